@@ -1,0 +1,444 @@
+//! The presentation-format lexer (RFC 1035 §5.1): splits text into entries and tokens.
+//!
+//! An *entry* is one logical line: it ends at a newline outside parentheses. Inside an
+//! entry the lexer yields [`Token`]s: unquoted character runs (a backslash escapes the
+//! next byte, so `a\ b` is one token) and quoted strings (quotes removed, escapes kept).
+//! Comments (`;` to end of line) and parentheses are consumed here; escapes are left in
+//! the token for the field parser (names, character strings) to interpret.
+//!
+//! The lexer borrows the whole input and never allocates, so the zone-file parser can run
+//! it over a memory-mapped or fully read file at full speed.
+
+use crate::error::{Error, Result};
+use crate::types::parse_decimal;
+
+/// Byte classes for the scanning loop.
+const PLAIN: u8 = 0;
+const BLANK: u8 = 1;
+const NEWLINE: u8 = 2;
+const SPECIAL: u8 = 3;
+
+/// The scanning class of a byte (the compiler turns this into a table lookup).
+const fn class(b: u8) -> u8 {
+    match b {
+        b' ' | b'\t' | b'\r' => BLANK,
+        b'\n' => NEWLINE,
+        b'(' | b')' | b';' | b'"' | b'\\' => SPECIAL,
+        _ => PLAIN,
+    }
+}
+
+/// One token of an entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Token<'a> {
+    /// The raw text: quotes removed, escapes still in place.
+    pub text: &'a [u8],
+    /// True if the token was a quoted string.
+    pub quoted: bool,
+    /// Line of the token's first byte (1-based).
+    pub line: u32,
+    /// Column of the token's first byte (1-based, in bytes).
+    pub column: u32,
+}
+
+impl<'a> Token<'a> {
+    /// A token standing for a whole string, at line 1, column 1 (for parsing values that
+    /// did not come from a file).
+    pub fn whole(text: &'a [u8]) -> Token<'a> {
+        Token { text, quoted: false, line: 1, column: 1 }
+    }
+
+    /// A syntax error located at this token.
+    pub fn error(&self, message: impl Into<String>) -> Error {
+        Error::syntax(self.line, self.column, message)
+    }
+
+    /// The token as (lossy) UTF-8, for error messages.
+    pub fn display(&self) -> String {
+        String::from_utf8_lossy(self.text).into_owned()
+    }
+
+    /// Parses an unsigned decimal number that must fit `T`.
+    pub fn number<T: TryFrom<u64>>(&self, what: &str) -> Result<T> {
+        parse_decimal(self.text)
+            .and_then(|v| T::try_from(v).ok())
+            .ok_or_else(|| self.error(format!("expected {what}, found '{}'", self.display())))
+    }
+
+    /// Parses a TTL: seconds, or BIND-style units (`1w2d3h4m5s`), at most 2^31-1
+    /// (RFC 2181 §8).
+    pub fn ttl(&self) -> Result<u32> {
+        parse_ttl(self.text).ok_or_else(|| {
+            self.error(format!(
+                "expected a TTL (seconds or 1w2d3h4m5s), found '{}'",
+                self.display()
+            ))
+        })
+    }
+}
+
+/// Parses a TTL in seconds or with `w d h m s` units; `None` if malformed or above
+/// 2^31-1.
+pub fn parse_ttl(text: &[u8]) -> Option<u32> {
+    if text.is_empty() {
+        return None;
+    }
+    if let Some(v) = parse_decimal(text) {
+        return u32::try_from(v).ok().filter(|v| *v <= 0x7FFF_FFFF);
+    }
+    let mut total: u64 = 0;
+    let mut current: Option<u64> = None;
+    for &b in text {
+        if b.is_ascii_digit() {
+            let v = current.unwrap_or(0) * 10 + u64::from(b - b'0');
+            if v > 0x7FFF_FFFF {
+                return None;
+            }
+            current = Some(v);
+            continue;
+        }
+        let unit = match b.to_ascii_lowercase() {
+            b'w' => 604_800,
+            b'd' => 86_400,
+            b'h' => 3_600,
+            b'm' => 60,
+            b's' => 1,
+            _ => return None,
+        };
+        total += current.take()? * unit;
+        if total > 0x7FFF_FFFF {
+            return None;
+        }
+    }
+    if current.is_some() {
+        return None; // a trailing number without unit after units, e.g. "1h30"
+    }
+    u32::try_from(total).ok()
+}
+
+/// How an entry begins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Entry {
+    /// True when the line starts with a blank: the owner is omitted (RFC 1035 §5.1).
+    pub blank_owner: bool,
+    /// Line where the entry starts.
+    pub line: u32,
+}
+
+/// Splits presentation-format text into entries and tokens.
+#[derive(Debug, Clone)]
+pub struct Lexer<'a> {
+    input: &'a [u8],
+    pos: usize,
+    line: u32,
+    line_start: usize,
+    /// Line of the open parenthesis, when inside one.
+    paren_line: Option<u32>,
+    /// True once the current entry has ended (or before the first entry is started).
+    entry_done: bool,
+}
+
+impl<'a> Lexer<'a> {
+    /// A lexer at the start of `input`, before the first entry.
+    pub fn new(input: &'a [u8]) -> Lexer<'a> {
+        Lexer { input, pos: 0, line: 1, line_start: 0, paren_line: None, entry_done: true }
+    }
+
+    /// A lexer over a single entry's fields (for example rdata given as a string): tokens
+    /// can be read at once, without [`Lexer::next_entry`].
+    pub fn for_fields(input: &'a [u8]) -> Lexer<'a> {
+        Lexer { entry_done: false, ..Lexer::new(input) }
+    }
+
+    /// Current line (1-based).
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// A syntax error at the current position.
+    pub fn error_here(&self, message: impl Into<String>) -> Error {
+        Error::syntax(self.line, self.column(), message)
+    }
+
+    fn column(&self) -> u32 {
+        u32::try_from(self.pos - self.line_start + 1).unwrap_or(u32::MAX)
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.input.get(self.pos).copied()
+    }
+
+    fn newline(&mut self) {
+        self.pos += 1;
+        self.line += 1;
+        self.line_start = self.pos;
+    }
+
+    /// Moves to the next entry, skipping blank and comment-only lines; `None` at the end
+    /// of the input. Any unread tokens of the current entry are skipped first.
+    pub fn next_entry(&mut self) -> Result<Option<Entry>> {
+        self.skip_rest_of_entry()?;
+        loop {
+            let at_start = self.pos == self.line_start;
+            let line = self.line;
+            let blank = matches!(self.peek(), Some(b' ' | b'\t'));
+            self.skip_blanks();
+            match self.peek() {
+                None => return Ok(None),
+                Some(b'\n') => self.newline(),
+                Some(b';') => self.skip_comment(),
+                Some(_) => {
+                    self.entry_done = false;
+                    let blank_owner = blank || !at_start;
+                    return Ok(Some(Entry { blank_owner, line }));
+                }
+            }
+        }
+    }
+
+    /// Skips whatever is left of the current entry (for error recovery).
+    pub fn skip_rest_of_entry(&mut self) -> Result<()> {
+        while self.next_token()?.is_some() {}
+        Ok(())
+    }
+
+    fn skip_blanks(&mut self) {
+        while self.peek().is_some_and(|b| class(b) == BLANK) {
+            self.pos += 1;
+        }
+    }
+
+    fn skip_comment(&mut self) {
+        while self.peek().is_some_and(|b| b != b'\n') {
+            self.pos += 1;
+        }
+    }
+
+    /// The next token of the current entry, or `None` at its end.
+    #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
+    pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
+        if self.entry_done {
+            return Ok(None);
+        }
+        loop {
+            self.skip_blanks();
+            match self.peek() {
+                None => return self.end_of_input(),
+                Some(b'\n') => {
+                    self.newline();
+                    if self.paren_line.is_none() {
+                        self.entry_done = true;
+                        return Ok(None);
+                    }
+                }
+                Some(b';') => self.skip_comment(),
+                Some(b'(') => self.open_paren()?,
+                Some(b')') => self.close_paren()?,
+                Some(b'"') => return self.quoted().map(Some),
+                Some(_) => return self.unquoted().map(Some),
+            }
+        }
+    }
+
+    fn end_of_input(&mut self) -> Result<Option<Token<'a>>> {
+        self.entry_done = true;
+        match self.paren_line.take() {
+            Some(line) => {
+                Err(self
+                    .error_here(format!("end of input inside parentheses opened at line {line}")))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn open_paren(&mut self) -> Result<()> {
+        if let Some(line) = self.paren_line {
+            return Err(
+                self.error_here(format!("nested '(' (one is already open since line {line})"))
+            );
+        }
+        self.paren_line = Some(self.line);
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn close_paren(&mut self) -> Result<()> {
+        if self.paren_line.take().is_none() {
+            return Err(self.error_here("')' without a matching '('"));
+        }
+        self.pos += 1;
+        Ok(())
+    }
+
+    fn token(&self, start: usize, end: usize, quoted: bool, column: u32) -> Token<'a> {
+        Token { text: self.input.get(start..end).unwrap_or(&[]), quoted, line: self.line, column }
+    }
+
+    fn unquoted(&mut self) -> Result<Token<'a>> {
+        let (start, column) = (self.pos, self.column());
+        while let Some(b) = self.peek() {
+            match class(b) {
+                PLAIN => self.pos += 1,
+                SPECIAL if b == b'\\' => self.escape()?,
+                _ => break,
+            }
+        }
+        Ok(self.token(start, self.pos, false, column))
+    }
+
+    /// Steps over a backslash and the byte it escapes.
+    fn escape(&mut self) -> Result<()> {
+        match self.input.get(self.pos + 1) {
+            None => Err(self.error_here("backslash at the end of the input")),
+            Some(b'\n') => Err(self.error_here("backslash before the end of the line")),
+            Some(_) => {
+                self.pos += 2;
+                Ok(())
+            }
+        }
+    }
+
+    fn quoted(&mut self) -> Result<Token<'a>> {
+        let column = self.column();
+        self.pos += 1;
+        let start = self.pos;
+        loop {
+            match self.peek() {
+                None | Some(b'\n') => {
+                    return Err(Error::syntax(self.line, column, "unterminated quoted string"));
+                }
+                Some(b'"') => break,
+                Some(b'\\') => self.escape()?,
+                Some(_) => self.pos += 1,
+            }
+        }
+        let token = self.token(start, self.pos, true, column);
+        self.pos += 1;
+        Ok(token)
+    }
+
+    /// The next token without consuming it.
+    pub fn peek_token(&self) -> Result<Option<Token<'a>>> {
+        self.clone().next_token()
+    }
+
+    /// The next token, which must exist; `what` names it for the error message.
+    pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
+        self.next_token()?.ok_or_else(|| self.error_here(format!("expected {what}")))
+    }
+
+    /// Succeeds when the entry has no more tokens.
+    pub fn expect_end(&mut self) -> Result<()> {
+        match self.next_token()? {
+            None => Ok(()),
+            Some(t) => {
+                Err(t.error(format!("unexpected '{}' at the end of the entry", t.display())))
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(lexer: &mut Lexer<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(t) = lexer.next_token().unwrap() {
+            out.push(format!("{}{}", if t.quoted { "q:" } else { "" }, t.display()));
+        }
+        out
+    }
+
+    #[test]
+    fn entries_tokens_comments_parentheses() {
+        let text = b"; header comment\n\n@ IN SOA ns hm ( 1 ; serial\n  2 3\n 4 5 )\n  A 1.2.3.4\nx TXT \"a \\\" b\" c\\ d\n";
+        let mut lx = Lexer::new(text);
+        let e = lx.next_entry().unwrap().unwrap();
+        assert_eq!(e, Entry { blank_owner: false, line: 3 });
+        assert_eq!(tokens(&mut lx), ["@", "IN", "SOA", "ns", "hm", "1", "2", "3", "4", "5"]);
+        let e = lx.next_entry().unwrap().unwrap();
+        assert_eq!(e, Entry { blank_owner: true, line: 6 });
+        assert_eq!(tokens(&mut lx), ["A", "1.2.3.4"]);
+        lx.next_entry().unwrap().unwrap();
+        assert_eq!(tokens(&mut lx), ["x", "TXT", "q:a \\\" b", "c\\ d"]);
+        assert!(lx.next_entry().unwrap().is_none());
+    }
+
+    #[test]
+    fn positions() {
+        let mut lx = Lexer::new(b"a b\n  c  d");
+        lx.next_entry().unwrap();
+        let a = lx.next_token().unwrap().unwrap();
+        let b = lx.next_token().unwrap().unwrap();
+        assert_eq!((a.line, a.column, b.column), (1, 1, 3));
+        lx.next_entry().unwrap();
+        let d = [lx.next_token().unwrap().unwrap(), lx.next_token().unwrap().unwrap()];
+        assert_eq!((d[0].line, d[0].column, d[1].column), (2, 3, 6));
+    }
+
+    #[test]
+    fn errors_are_located() {
+        let mut lx = Lexer::new(b"a \"open\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert_eq!(lx.next_token(), Err(Error::syntax(1, 3, "unterminated quoted string")));
+
+        let mut lx = Lexer::new(b"a ( b (\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        lx.next_token().unwrap();
+        assert!(matches!(lx.next_token(), Err(Error::Syntax { line: 1, column: 7, .. })));
+
+        let mut lx = Lexer::new(b"a ( b\n c\n");
+        lx.next_entry().unwrap();
+        assert_eq!(tokens_until_err(&mut lx), 3);
+
+        let mut lx = Lexer::new(b"a )\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert!(lx.next_token().is_err());
+    }
+
+    fn tokens_until_err(lx: &mut Lexer<'_>) -> usize {
+        let mut n = 0;
+        while let Ok(Some(_)) = lx.next_token() {
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn deep_parentheses_fail_fast() {
+        let text = "(".repeat(10_000);
+        let mut lx = Lexer::new(text.as_bytes());
+        lx.next_entry().unwrap();
+        assert!(lx.next_token().is_err());
+    }
+
+    #[test]
+    fn ttl_units() {
+        assert_eq!(parse_ttl(b"3600"), Some(3600));
+        assert_eq!(parse_ttl(b"1h"), Some(3600));
+        assert_eq!(parse_ttl(b"1W2d3H4m5s"), Some(604_800 + 172_800 + 10_800 + 240 + 5));
+        assert_eq!(parse_ttl(b"2147483647"), Some(0x7FFF_FFFF));
+        assert_eq!(parse_ttl(b"2147483648"), None);
+        assert_eq!(parse_ttl(b"1h30"), None);
+        assert_eq!(parse_ttl(b"h"), None);
+        assert_eq!(parse_ttl(b""), None);
+        assert_eq!(parse_ttl(b"-1"), None);
+    }
+
+    #[test]
+    fn fields_lexer_and_expectations() {
+        let mut lx = Lexer::for_fields(b"10 mail.example.");
+        let pref = lx.expect("preference").unwrap();
+        assert_eq!(pref.number::<u16>("a preference").unwrap(), 10);
+        assert_eq!(lx.expect("exchange").unwrap().text, b"mail.example.");
+        assert!(lx.expect_end().is_ok());
+        let mut lx = Lexer::for_fields(b"70000");
+        let t = lx.expect("n").unwrap();
+        assert!(t.number::<u16>("a 16-bit number").is_err());
+        assert!(lx.expect("more").is_err());
+    }
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Runs every test of Tern, as CI does. Installs what it needs when missing.
+#   scripts/test-all.sh            everything (unit, integration, conformance, short fuzz)
+#   QUICK=1 scripts/test-all.sh    skip the fuzz runs
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need_apt=()
+for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
+            dnsperf:dnsperf ldns-signzone:ldnsutils; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
+done
+if ((${#need_apt[@]})); then
+  echo "installing: ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+python3 -c 'import dns.message' 2>/dev/null || python3 -m pip install -q dnspython
+
+echo "== format and lints"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+
+echo "== unit and integration tests"
+cargo nextest run --workspace --release --no-fail-fast
+
+for t in tests/*/run.sh; do
+  [[ -x $t ]] || continue
+  echo "== $t"
+  "$t"
+done
+
+if [[ -z ${QUICK:-} && -x fuzz/run-short.sh ]]; then
+  echo "== short fuzz runs"
+  fuzz/run-short.sh
+fi
+echo "== all tests passed"
