@@ -1,1 +1,35 @@
-//! placeholder
+//! Zones for Tern: zone files in, immutable query-ready snapshots out.
+//!
+//! * [`builder`] turns a stream of records into a [`ZoneContents`] snapshot, running the
+//!   [`adjust`] pass and the semantic [`check`]s.
+//! * [`contents`] is the snapshot and its one-lookup query API; [`node`] the node layout.
+//! * [`hash`], [`index`] and [`cow`] are the copy-on-write name table underneath.
+//! * [`nsec3`] holds the NSEC3 chain.
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+pub mod adjust;
+pub mod builder;
+pub mod check;
+pub mod contents;
+pub mod cow;
+pub mod error;
+pub mod hash;
+pub mod index;
+pub mod node;
+pub mod nsec3;
+pub mod report;
+
+pub use builder::ZoneBuilder;
+pub use contents::{Denial, Lookup, ZoneContents, APEX};
+pub use error::Error;
+pub use node::{Flags, Node, NodeId, Rrset, NO_NODE};
+pub use report::{Issue, Report, Severity};
+
+#[cfg(test)]
+mod tests;
+#[cfg(test)]
+mod testutil;
