@@ -18,13 +18,63 @@ use crate::node::{Flags, Node, NodeId, NO_NODE};
 pub fn full(zone: &mut ZoneContents) {
     flags(zone);
     wildcards(zone);
-    zone.serial = apex_serial(zone).unwrap_or(0);
-    zone.denial = denial(zone);
+    zone_facts(zone);
     zone.order = None;
     match zone.denial {
         Denial::Nsec => canonical_order(zone),
-        Denial::Nsec3 => nsec3_links(zone),
+        Denial::Nsec3 => {
+            let ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId).collect();
+            nsec3_link(zone, &ids);
+        }
         Denial::Unsigned => {}
+    }
+}
+
+/// Reads the serial and the denial mode (after the apex's flags are current).
+pub fn zone_facts(zone: &mut ZoneContents) {
+    zone.serial = apex_serial(zone).unwrap_or(zone.serial);
+    zone.denial = denial(zone);
+}
+
+/// Recomputes one node's flags from its data and its parent's flags (the parent's must
+/// be current). Leaves the node's chunk unshared when nothing changes.
+pub fn node_flags(zone: &mut ZoneContents, id: NodeId) {
+    let Some(node) = zone.node(id) else { return };
+    let parent = node.parent;
+    let flags =
+        local_flags(node, id) | inherited_flags(zone.node(parent).map(|p| (parent, p.flags)));
+    if node.flags != flags {
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.flags = flags;
+        }
+    }
+}
+
+/// Updates the wildcard links of the parents of the wildcard nodes among `ids`.
+pub fn wildcard_links(zone: &mut ZoneContents, ids: &[NodeId]) {
+    for &id in ids {
+        let Some(node) = zone.node(id) else { continue };
+        if !node.owner().is_wildcard() {
+            continue;
+        }
+        let real = !node.flags.contains(Flags::PHANTOM);
+        let Some(parent_name) = node.owner().parent().map(|p| p.to_name()) else { continue };
+        let Some(pid) = zone.find_hashed(&parent_name, crate::hash::name_hash(&parent_name)) else {
+            continue;
+        };
+        let current = zone.node(pid).map_or(NO_NODE, |p| p.wildcard);
+        let wanted = if real {
+            id
+        } else if current == id {
+            NO_NODE
+        } else {
+            current
+        };
+        if wanted != current {
+            if let Some(p) = zone.nodes.get_mut(pid as usize) {
+                p.wildcard = wanted;
+            }
+        }
     }
 }
 
@@ -140,12 +190,13 @@ fn apex_serial(zone: &ZoneContents) -> Option<u32> {
     rd.u32().ok()
 }
 
-/// NSEC3 when the zone has an NSEC3 chain; NSEC when any node has NSEC; else unsigned.
+/// NSEC3 when the zone has an NSEC3 chain; NSEC when the apex has an NSEC record (every
+/// NSEC-signed zone has one there, RFC 4035 §2.3); else unsigned.
 fn denial(zone: &ZoneContents) -> Denial {
     if zone.nsec3.as_ref().is_some_and(|c| !c.is_empty()) {
         return Denial::Nsec3;
     }
-    if zone.nodes.iter().any(|n| n.flags.contains(Flags::NSEC)) {
+    if zone.apex().is_some_and(|n| n.flags.contains(Flags::NSEC)) {
         return Denial::Nsec;
     }
     Denial::Unsigned
@@ -153,7 +204,7 @@ fn denial(zone: &ZoneContents) -> Denial {
 
 /// Canonical order of real nodes and each node's predecessor (RFC 4034 §6.1), for NSEC
 /// denial.
-fn canonical_order(zone: &mut ZoneContents) {
+pub fn canonical_order(zone: &mut ZoneContents) {
     let mut ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId)
         .filter(|&id| zone.node(id).is_some_and(|n| !n.flags.contains(Flags::PHANTOM)))
         .collect();
@@ -169,26 +220,30 @@ fn canonical_order(zone: &mut ZoneContents) {
     zone.order = Some(ChunkVec::from_vec(ids));
 }
 
-/// Links each authoritative node (and delegation) to the NSEC3 record of its hash
-/// (RFC 5155 §7.2: the closest-encloser and NODATA proofs use it).
-fn nsec3_links(zone: &mut ZoneContents) {
+/// Links each of `ids` that is authoritative (or a delegation) to the NSEC3 record of its
+/// hash (RFC 5155 §7.2: closest-encloser and NODATA proofs use it). Links are a cache: the
+/// engine hashes at query time when a link is missing.
+pub fn nsec3_link(zone: &mut ZoneContents, ids: &[NodeId]) {
     let Some(chain) = zone.nsec3.as_ref() else { return };
     if !chain.params.is_supported() {
         return;
     }
     let mut links: Vec<(NodeId, u32)> = Vec::new();
-    for (id, node) in zone.nodes.iter().enumerate() {
+    for &id in ids {
+        let Some(node) = zone.node(id) else { continue };
         let skip = Flags::PHANTOM | Flags::NONAUTH | Flags::BELOW_DNAME;
-        if node.flags.intersects(skip) {
-            continue;
-        }
-        if let Some(pos) = chain.find_exact(&chain.params.hash(node.owner())) {
-            links.push((id as NodeId, pos));
+        let link = if node.flags.intersects(skip) {
+            u32::MAX
+        } else {
+            chain.find_exact(&chain.params.hash(node.owner())).unwrap_or(u32::MAX)
+        };
+        if link != node.nsec3 {
+            links.push((id, link));
         }
     }
-    for (id, pos) in links {
+    for (id, link) in links {
         if let Some(n) = zone.nodes.get_mut(id as usize) {
-            n.nsec3 = pos;
+            n.nsec3 = link;
         }
     }
 }

@@ -8,7 +8,6 @@
 //! to node references, encodes each node once, then runs the adjust pass and the semantic
 //! checks.
 
-use tern_wire::rdata::Field;
 use tern_wire::{Dname, Name, Rtype};
 
 use crate::contents::{Denial, ZoneContents, APEX};
@@ -18,6 +17,7 @@ use crate::hash::SuffixHashes;
 use crate::index::NameIndex;
 use crate::node::{has_targets, BlobWriter, Flags, Node, NodeId, RrsetHead, NO_NODE};
 use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Hash, Nsec3Params};
+use crate::records::{canonical_eq, covered_type, in_nsec3_chain, target_name};
 use crate::report::Report;
 use crate::{adjust, check};
 
@@ -130,7 +130,7 @@ impl ZoneBuilder {
             self.report.error(Some(owner), Some(rtype), "has RDATA longer than 65535 bytes");
             return;
         };
-        let node = if self.is_nsec3_record(owner, rtype, rdata) {
+        let node = if in_nsec3_chain(&self.origin, owner, rtype, rdata) {
             self.nsec3_node(owner) | NSEC3_SPACE
         } else {
             self.main_node(owner)
@@ -138,17 +138,6 @@ impl ZoneBuilder {
         let rdata_at = self.rdata.len();
         self.rdata.extend_from_slice(rdata);
         self.records.push(Pending { rdata_at, node, ttl, target: NO_NODE, len, rtype });
-    }
-
-    /// NSEC3 records and their signatures go to the NSEC3 chain when the owner is a
-    /// hashed name directly below the apex (RFC 5155 §3).
-    fn is_nsec3_record(&self, owner: &Dname, rtype: Rtype, rdata: &[u8]) -> bool {
-        let covers_nsec3 = rtype == Rtype::RRSIG && covered_type(rdata) == Some(Rtype::NSEC3);
-        if rtype != Rtype::NSEC3 && !covers_nsec3 {
-            return false;
-        }
-        owner.parent().is_some_and(|p| p.eq_ignore_case(&self.origin))
-            && owner.first_label().and_then(decode_hash_label).is_some()
     }
 
     fn nsec3_node(&mut self, owner: &Dname) -> NodeId {
@@ -278,6 +267,7 @@ impl ZoneBuilder {
             }
             nodes.push(node);
         }
+        count_children(&mut nodes);
         nodes
     }
 
@@ -385,6 +375,20 @@ impl ZoneBuilder {
     }
 }
 
+/// Sets each node's child count from the parent links (phantoms are nobody's child).
+fn count_children(nodes: &mut [Node]) {
+    let parents: Vec<NodeId> = nodes
+        .iter()
+        .filter(|n| !n.flags.contains(Flags::PHANTOM) && n.parent != NO_NODE)
+        .map(|n| n.parent)
+        .collect();
+    for parent in parents {
+        if let Some(p) = nodes.get_mut(parent as usize) {
+            p.children += 1;
+        }
+    }
+}
+
 /// Sort key putting each type's records first and the RRSIGs covering it right after.
 fn rrset_key(p: &Pending, rdata: &[u8]) -> (u16, bool) {
     if p.rtype == Rtype::RRSIG {
@@ -393,60 +397,4 @@ fn rrset_key(p: &Pending, rdata: &[u8]) -> (u16, bool) {
         }
     }
     (p.rtype.0, false)
-}
-
-/// The type an RRSIG covers (RFC 4034 §3.1).
-pub fn covered_type(rrsig: &[u8]) -> Option<Rtype> {
-    let b = rrsig.get(..2)?;
-    Some(Rtype(u16::from_be_bytes([*b.first()?, *b.get(1)?])))
-}
-
-/// The first name in a record's RDATA (the target of NS, MX, SRV, SVCB, CNAME, …).
-pub fn target_name(rtype: Rtype, rdata: &[u8]) -> Option<&Dname> {
-    let mut at = 0usize;
-    for field in rtype.shape().fields {
-        match *field {
-            Field::Bytes(n) => at += usize::from(n),
-            Field::CharString => at += 1 + usize::from(*rdata.get(at)?),
-            Field::Name => return Dname::from_wire_prefix(rdata.get(at..)?).ok().map(|(n, _)| n),
-            Field::Rest => return None,
-        }
-    }
-    None
-}
-
-/// True when two RDATA of `rtype` are equal in DNSSEC canonical form (RFC 4034 §6.2):
-/// byte-equal, except that names in the types listed there compare case-insensitively.
-fn canonical_eq(rtype: Rtype, a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let shape = rtype.shape();
-    if !shape.canonical_lowercase || a == b {
-        return a == b;
-    }
-    let mut at = 0usize;
-    for field in shape.fields {
-        let len = match *field {
-            Field::Bytes(n) => usize::from(n),
-            Field::CharString => 1 + usize::from(a.get(at).copied().unwrap_or(0)),
-            Field::Name => match a.get(at..).map(Dname::from_wire_prefix) {
-                Some(Ok((_, len))) => {
-                    let (x, y) = (a.get(at..at + len), b.get(at..at + len));
-                    if !x.zip(y).is_some_and(|(x, y)| x.eq_ignore_ascii_case(y)) {
-                        return false;
-                    }
-                    at += len;
-                    continue;
-                }
-                _ => return false,
-            },
-            Field::Rest => a.len().saturating_sub(at),
-        };
-        if a.get(at..at + len) != b.get(at..at + len) {
-            return false;
-        }
-        at += len;
-    }
-    a.get(at..) == b.get(at..)
 }

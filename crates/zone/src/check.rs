@@ -43,6 +43,22 @@ pub fn zone(zone: &ZoneContents, report: &mut Report) {
     }
 }
 
+/// The checks that concern one changed node (after a changeset).
+pub fn changed_node(zone: &ZoneContents, id: NodeId, report: &mut Report) {
+    let Some(node) = zone.node(id) else { return };
+    if id == APEX {
+        apex(zone, report);
+    }
+    if node.flags.contains(Flags::PHANTOM) {
+        return;
+    }
+    if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
+        glue(zone, node, report);
+    }
+    node_data(node, id, report);
+    placement(node, report);
+}
+
 fn apex(zone: &ZoneContents, report: &mut Report) {
     let Some(apex) = zone.apex() else { return };
     let origin: &Dname = zone.origin();

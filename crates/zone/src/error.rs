@@ -9,6 +9,8 @@ use crate::report::Report;
 pub enum Error {
     /// The zone's data breaks rules that make it unusable; the report lists them all.
     Semantic(Box<Report>),
+    /// A changeset that does not fit the zone it is applied to (RFC 1995 §5).
+    Changeset(String),
 }
 
 impl fmt::Display for Error {
@@ -18,6 +20,7 @@ impl fmt::Display for Error {
                 let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
                 write!(f, "zone has {} error(s): {}", errors.len(), errors.join("; "))
             }
+            Error::Changeset(message) => write!(f, "changeset does not apply: {message}"),
         }
     }
 }

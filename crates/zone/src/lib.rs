@@ -13,22 +13,29 @@
 
 pub mod adjust;
 pub mod builder;
+pub mod changeset;
 pub mod check;
 pub mod contents;
 pub mod cow;
+pub mod db;
 pub mod error;
 pub mod hash;
 pub mod index;
 pub mod node;
 pub mod nsec3;
+pub mod records;
 pub mod report;
 
 pub use builder::ZoneBuilder;
+pub use changeset::{Changeset, RecordData};
 pub use contents::{Denial, Lookup, ZoneContents, APEX};
+pub use db::{ZoneDb, ZoneSet, ZoneSlot};
 pub use error::Error;
 pub use node::{Flags, Node, NodeId, Rrset, NO_NODE};
 pub use report::{Issue, Report, Severity};
 
+#[cfg(test)]
+mod changeset_tests;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]

@@ -55,6 +55,14 @@ impl Flags {
     pub const fn empty() -> Flags {
         Flags(0)
     }
+    /// The raw bits.
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
+    /// Flags from raw bits.
+    pub const fn from_bits(bits: u16) -> Flags {
+        Flags(bits)
+    }
     /// True when every flag of `other` is set.
     #[inline]
     pub const fn contains(self, other: Flags) -> bool {
@@ -126,6 +134,9 @@ pub struct Node {
     pub nsec3: u32,
     /// The previous node in canonical order (NSEC-signed zones; `NO_NODE` otherwise).
     pub prev: NodeId,
+    /// Number of child nodes (phantoms excluded): an emptied node without children is no
+    /// longer a name of the zone.
+    pub children: u32,
     /// Adjust facts.
     pub flags: Flags,
 }
@@ -139,6 +150,7 @@ impl Node {
             wildcard: NO_NODE,
             nsec3: u32::MAX,
             prev: NO_NODE,
+            children: 0,
             flags: Flags::empty(),
         }
     }
@@ -338,10 +350,13 @@ pub struct RrsetData {
 }
 
 impl RrsetData {
-    /// Copies a stored RRset out for editing.
+    /// Copies a stored RRset out for editing. A pseudo-set of orphan RRSIGs comes out
+    /// under the type its signatures cover, with no records.
     pub fn from_stored(r: &Rrset<'_>) -> RrsetData {
+        let covered = r.sigs().next().and_then(crate::records::covered_type);
+        let rtype = if r.has_records() { r.rtype } else { covered.unwrap_or(r.rtype) };
         RrsetData {
-            rtype: r.rtype,
+            rtype,
             ttl: r.ttl,
             rdatas: r.rdatas().map(<[u8]>::to_vec).collect(),
             targets: (0..usize::from(r.count)).map(|i| r.target(i)).collect(),
@@ -394,9 +409,11 @@ impl BlobWriter {
         self.patch(start + 14, &body_len.to_le_bytes());
     }
 
-    /// Appends an [`RrsetData`].
+    /// Appends an [`RrsetData`]; one without records becomes an RRSIG pseudo-set.
     pub fn rrset_data(&mut self, r: &RrsetData) {
-        let head = RrsetHead { rtype: r.rtype, ttl: r.ttl, sig_ttl: r.sig_ttl };
+        let (rtype, ttl) =
+            if r.rdatas.is_empty() { (Rtype::RRSIG, r.sig_ttl) } else { (r.rtype, r.ttl) };
+        let head = RrsetHead { rtype, ttl, sig_ttl: r.sig_ttl };
         self.rrset(
             head,
             r.rdatas.iter().map(Vec::as_slice),

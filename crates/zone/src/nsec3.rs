@@ -6,6 +6,8 @@ use tern_wire::rdata::RdataReader;
 use tern_wire::Dname;
 
 use crate::cow::ChunkVec;
+use crate::hash::name_hash;
+use crate::index::NameIndex;
 use crate::node::Node;
 
 /// Length of a SHA-1 NSEC3 hash, the only algorithm defined (RFC 5155 §11).
@@ -89,16 +91,21 @@ pub fn decode_hash_label(label: &[u8]) -> Option<Nsec3Hash> {
     Some(out)
 }
 
-/// The NSEC3 records of a zone, ordered by hashed owner name.
+/// The NSEC3 records of a zone.
+///
+/// Nodes keep stable ids (so links from the main tree survive changes to the chain);
+/// a sorted list of (hash, id) answers "which record matches or covers this hash", and an
+/// owner index finds a node by name for updates.
 #[derive(Clone, Debug)]
 pub struct Nsec3Chain {
-    /// The parameters from the apex NSEC3PARAM.
+    /// The parameters from the apex NSEC3PARAM (or the first NSEC3 record).
     pub params: Nsec3Params,
-    hashes: ChunkVec<Nsec3Hash>,
     nodes: ChunkVec<Node>,
+    sorted: ChunkVec<(Nsec3Hash, u32)>,
+    index: NameIndex,
 }
 
-/// Where a hash falls in the chain.
+/// Where a hash falls in the chain (ids are stable node ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Nsec3Position {
     /// An NSEC3 record has exactly this hash.
@@ -109,55 +116,105 @@ pub enum Nsec3Position {
 
 impl Nsec3Chain {
     /// Builds the chain from (hash, node) pairs in any order.
-    pub fn new(params: Nsec3Params, mut entries: Vec<(Nsec3Hash, Node)>) -> Nsec3Chain {
-        entries.sort_by_key(|e| e.0);
-        let (hashes, nodes): (Vec<_>, Vec<_>) = entries.into_iter().unzip();
-        Nsec3Chain { params, hashes: ChunkVec::from_vec(hashes), nodes: ChunkVec::from_vec(nodes) }
+    pub fn new(params: Nsec3Params, entries: Vec<(Nsec3Hash, Node)>) -> Nsec3Chain {
+        let mut index = NameIndex::with_capacity(entries.len());
+        let mut sorted = Vec::with_capacity(entries.len());
+        let mut nodes = Vec::with_capacity(entries.len());
+        for (id, (hash, node)) in entries.into_iter().enumerate() {
+            index.insert(name_hash(node.owner()), id as u32);
+            sorted.push((hash, id as u32));
+            nodes.push(node);
+        }
+        sorted.sort_unstable_by_key(|e| e.0);
+        Nsec3Chain {
+            params,
+            nodes: ChunkVec::from_vec(nodes),
+            sorted: ChunkVec::from_vec(sorted),
+            index,
+        }
     }
 
-    /// Number of NSEC3 nodes.
+    /// Number of NSEC3 records' owners in the chain.
     pub fn len(&self) -> usize {
-        self.nodes.len()
+        self.sorted.len()
     }
 
     /// True when the chain is empty.
     pub fn is_empty(&self) -> bool {
-        self.nodes.is_empty()
+        self.sorted.is_empty()
     }
 
-    /// The NSEC3 node at a position.
+    /// The NSEC3 node with a stable id.
     #[inline]
-    pub fn node(&self, index: u32) -> Option<&Node> {
-        self.nodes.get(index as usize)
+    pub fn node(&self, id: u32) -> Option<&Node> {
+        self.nodes.get(id as usize)
     }
 
-    /// All NSEC3 nodes in hash order.
+    /// All live NSEC3 nodes in hash order.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
-        self.nodes.iter()
+        self.sorted.iter().filter_map(|(_, id)| self.node(*id))
     }
 
     /// Finds the NSEC3 record matching or covering `hash`; `None` for an empty chain.
     pub fn find(&self, hash: &Nsec3Hash) -> Option<Nsec3Position> {
-        let (mut lo, mut hi) = (0usize, self.hashes.len());
+        let (mut lo, mut hi) = (0usize, self.sorted.len());
         while lo < hi {
             let mid = lo + (hi - lo) / 2;
-            match self.hashes.get(mid)?.cmp(hash) {
+            let (h, id) = self.sorted.get(mid)?;
+            match h.cmp(hash) {
                 std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Equal => return Some(Nsec3Position::Match(mid as u32)),
+                std::cmp::Ordering::Equal => return Some(Nsec3Position::Match(*id)),
                 std::cmp::Ordering::Greater => hi = mid,
             }
         }
         // The predecessor covers the hash; before the first hash, the last one wraps.
-        let pos = if lo == 0 { self.hashes.len().checked_sub(1)? } else { lo - 1 };
-        Some(Nsec3Position::Covered(pos as u32))
+        let pos = if lo == 0 { self.sorted.len().checked_sub(1)? } else { lo - 1 };
+        self.sorted.get(pos).map(|(_, id)| Nsec3Position::Covered(*id))
     }
 
-    /// The position of the record whose hash equals `hash`.
+    /// The id of the record whose hash equals `hash`.
     pub fn find_exact(&self, hash: &Nsec3Hash) -> Option<u32> {
         match self.find(hash)? {
             Nsec3Position::Match(i) => Some(i),
             Nsec3Position::Covered(_) => None,
         }
+    }
+
+    /// The id of the NSEC3 node owned by `owner` (live or emptied).
+    pub fn find_owner(&self, owner: &Dname) -> Option<u32> {
+        self.index.find(name_hash(owner), |id| {
+            self.node(id).is_some_and(|n| n.owner().eq_ignore_case(owner))
+        })
+    }
+
+    /// Replaces a node's data, or adds a node for a new owner; returns its id. The sorted
+    /// list is rebuilt by [`Nsec3Chain::resort`].
+    pub(crate) fn put(&mut self, owner: &Dname, data: std::sync::Arc<[u8]>) -> u32 {
+        if let Some(id) = self.find_owner(owner) {
+            if let Some(node) = self.nodes.get_mut(id as usize) {
+                node.set_data(data);
+            }
+            return id;
+        }
+        let id = self.nodes.len() as u32;
+        self.nodes.push(Node::new(data));
+        self.index.insert(name_hash(owner), id);
+        id
+    }
+
+    /// Rebuilds the sorted list from the live (non-empty) nodes.
+    pub(crate) fn resort(&mut self) {
+        let mut sorted: Vec<(Nsec3Hash, u32)> = self
+            .nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.is_empty())
+            .filter_map(|(id, n)| {
+                Some((n.owner().first_label().and_then(decode_hash_label)?, id as u32))
+            })
+            .collect();
+        sorted.sort_unstable_by_key(|e| e.0);
+        self.sorted = ChunkVec::from_vec(sorted);
     }
 }
 
@@ -207,11 +264,12 @@ mod tests {
             rfc5155_params(),
             vec![(h(50), node()), (h(10), node()), (h(30), node())],
         );
-        assert_eq!(chain.find(&h(30)), Some(Nsec3Position::Match(1)));
-        assert_eq!(chain.find(&h(40)), Some(Nsec3Position::Covered(1)));
-        assert_eq!(chain.find(&h(60)), Some(Nsec3Position::Covered(2)));
-        assert_eq!(chain.find(&h(5)), Some(Nsec3Position::Covered(2)));
-        assert_eq!(chain.find_exact(&h(10)), Some(0));
+        // Stable ids follow insertion order: 50 → 0, 10 → 1, 30 → 2.
+        assert_eq!(chain.find(&h(30)), Some(Nsec3Position::Match(2)));
+        assert_eq!(chain.find(&h(40)), Some(Nsec3Position::Covered(2)));
+        assert_eq!(chain.find(&h(60)), Some(Nsec3Position::Covered(0)));
+        assert_eq!(chain.find(&h(5)), Some(Nsec3Position::Covered(0)));
+        assert_eq!(chain.find_exact(&h(10)), Some(1));
         assert_eq!(chain.find_exact(&h(11)), None);
     }
 }

@@ -35,6 +35,7 @@ pub fn zone(origin: &str, text: &str) -> (ZoneContents, Report) {
 pub fn refused(origin: &str, text: &str) -> Report {
     match builder(origin, text).finish() {
         Err(Error::Semantic(report)) => *report,
+        Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("zone was accepted"),
     }
 }
