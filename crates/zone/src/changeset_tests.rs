@@ -162,12 +162,15 @@ const OWNERS: &[&str] = &[
 fn random_record(rng: &mut Rng) -> RecordData {
     let owner = *rng.pick(OWNERS);
     match rng.next() % 5 {
-        0 => {
-            rec(owner, Rtype::NS, 300, *rng.pick(&["ns.other.", "ns.a.example.", "f.e.d.example."]))
-        }
-        1 => rec(owner, Rtype::MX, 300, *rng.pick(&["1 d.example.", "2 x.a.example."])),
-        2 => rec(owner, Rtype::TXT, 300, *rng.pick(&["\"1\"", "\"2\""])),
-        _ => rec(owner, Rtype::A, 300, *rng.pick(&["192.0.2.1", "192.0.2.2", "192.0.2.3"])),
+        0 => rec(
+            owner,
+            Rtype::NS,
+            300,
+            rng.pick::<&str>(&["ns.other.", "ns.a.example.", "f.e.d.example."]),
+        ),
+        1 => rec(owner, Rtype::MX, 300, rng.pick::<&str>(&["1 d.example.", "2 x.a.example."])),
+        2 => rec(owner, Rtype::TXT, 300, rng.pick::<&str>(&["\"1\"", "\"2\""])),
+        _ => rec(owner, Rtype::A, 300, rng.pick::<&str>(&["192.0.2.1", "192.0.2.2", "192.0.2.3"])),
     }
 }
 

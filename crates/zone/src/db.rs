@@ -220,7 +220,7 @@ mod tests {
         s.parse().unwrap()
     }
 
-    fn find<'s>(set: &'s ZoneSet, q: &str) -> Option<String> {
+    fn find(set: &ZoneSet, q: &str) -> Option<String> {
         let q = name(q);
         set.find(&q, &SuffixHashes::of(&q)).map(|s| s.origin().to_string())
     }
