@@ -29,7 +29,7 @@ fn owner_of(z: &ZoneContents, id: u32) -> String {
 const RICH: &str = "
 sub.example. 3600 NS ns.sub.example.
 sub.example. 3600 NS ns1.example.
-sub.example. 3600 DS \\# 8 30390D02AABBCCDD
+sub.example. 3600 DS 12345 13 2 ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB
 ns.sub.example. 3600 A 192.0.2.1
 deep.below.sub.example. 3600 TXT \"occluded\"
 *.wild.example. 300 A 192.0.2.2
@@ -190,7 +190,7 @@ fn semantic_errors_refuse_the_zone() {
 fn warnings_keep_the_zone() {
     let text = format!(
         "{}sub.example. 300 NS ns.sub.example.\nsub.example. 300 NS ns3.example.\nx.sub.example. 300 MX 1 a.\n\
-         plain.example. 300 DS \\# 6 00010D02AABB\n",
+         plain.example. 300 DS 1 13 2 ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB\n",
         testutil::APEX
     );
     let (_, report) = zone("example.", &text);
