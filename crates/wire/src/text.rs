@@ -53,9 +53,16 @@ impl<'a> Token<'a> {
         Error::syntax(self.line, self.column, message)
     }
 
-    /// The token as (lossy) UTF-8, for error messages.
+    /// The token as (lossy) UTF-8 for error messages, shortened to its first 64 bytes
+    /// when longer (a hostile 100 MB token must not be copied into every message).
     pub fn display(&self) -> String {
-        String::from_utf8_lossy(self.text).into_owned()
+        const SHOWN: usize = 64;
+        match self.text.get(..SHOWN) {
+            Some(head) if self.text.len() > SHOWN => {
+                format!("{}... ({} bytes)", String::from_utf8_lossy(head), self.text.len())
+            }
+            _ => String::from_utf8_lossy(self.text).into_owned(),
+        }
     }
 
     /// Parses an unsigned decimal number that must fit `T`.
@@ -80,18 +87,26 @@ impl<'a> Token<'a> {
 /// Parses a TTL in seconds or with `w d h m s` units; `None` if malformed or above
 /// 2^31-1.
 pub fn parse_ttl(text: &[u8]) -> Option<u32> {
+    parse_duration(text).filter(|v| *v <= 0x7FFF_FFFF)
+}
+
+/// Parses a duration in seconds or with `w d h m s` units (`1w2d3h4m5s`), up to 2^32-1;
+/// `None` if malformed or larger. The zone-file parser uses it to tell a TTL above 2^31-1
+/// (RFC 2181 §8: taken as zero) from one that is not a number at all.
+pub fn parse_duration(text: &[u8]) -> Option<u32> {
+    const MAX: u64 = 0xFFFF_FFFF;
     if text.is_empty() {
         return None;
     }
     if let Some(v) = parse_decimal(text) {
-        return u32::try_from(v).ok().filter(|v| *v <= 0x7FFF_FFFF);
+        return u32::try_from(v).ok();
     }
     let mut total: u64 = 0;
     let mut current: Option<u64> = None;
     for &b in text {
         if b.is_ascii_digit() {
             let v = current.unwrap_or(0) * 10 + u64::from(b - b'0');
-            if v > 0x7FFF_FFFF {
+            if v > MAX {
                 return None;
             }
             current = Some(v);
@@ -106,7 +121,7 @@ pub fn parse_ttl(text: &[u8]) -> Option<u32> {
             _ => return None,
         };
         total += current.take()? * unit;
-        if total > 0x7FFF_FFFF {
+        if total > MAX {
             return None;
         }
     }
@@ -200,6 +215,22 @@ impl<'a> Lexer<'a> {
     pub fn skip_rest_of_entry(&mut self) -> Result<()> {
         while self.next_token()?.is_some() {}
         Ok(())
+    }
+
+    /// Gives up on the current entry after an error: skips the rest of the entry if it
+    /// can still be read, else (a lexical error such as a nested parenthesis) skips to the
+    /// start of the next line and forgets any open parenthesis. Always makes progress, so
+    /// a caller that collects errors cannot loop.
+    pub fn abandon_entry(&mut self) {
+        if self.skip_rest_of_entry().is_ok() {
+            return;
+        }
+        self.skip_comment(); // to the newline, or the end of the input
+        if self.peek().is_some() {
+            self.newline();
+        }
+        self.paren_line = None;
+        self.entry_done = true;
     }
 
     fn skip_blanks(&mut self) {
@@ -427,6 +458,45 @@ mod tests {
         assert_eq!(parse_ttl(b"h"), None);
         assert_eq!(parse_ttl(b""), None);
         assert_eq!(parse_ttl(b"-1"), None);
+        assert_eq!(parse_duration(b"2147483648"), Some(0x8000_0000));
+        assert_eq!(parse_duration(b"4294967295"), Some(u32::MAX));
+        assert_eq!(parse_duration(b"4294967296"), None);
+        assert_eq!(parse_duration(b"7102w"), None);
+        assert_eq!(parse_duration(b"7101w"), Some(7101 * 604_800));
+    }
+
+    #[test]
+    fn abandoning_an_entry_always_moves_on() {
+        // A nested parenthesis is a lexical error: the rest of its line is dropped.
+        let mut lx = Lexer::new(b"a ( b ( c\nd e\n");
+        lx.next_entry().unwrap();
+        while lx.next_token().is_ok() {}
+        lx.abandon_entry();
+        assert_eq!(lx.next_entry().unwrap(), Some(Entry { blank_owner: false, line: 2 }));
+        assert_eq!(tokens(&mut lx), ["d", "e"]);
+        // A plain error mid-entry: the entry is skipped up to its closing parenthesis.
+        let mut lx = Lexer::new(b"a ( b\n c ) d\nnext\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        lx.abandon_entry();
+        lx.next_entry().unwrap();
+        assert_eq!(tokens(&mut lx), ["next"]);
+        // An unterminated quote at the end of the input.
+        let mut lx = Lexer::new(b"x \"open");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert!(lx.next_token().is_err());
+        lx.abandon_entry();
+        assert_eq!(lx.next_entry().unwrap(), None);
+    }
+
+    #[test]
+    fn long_tokens_are_shortened_in_messages() {
+        let long = vec![b'a'; 1000];
+        let shown = Token::whole(&long).display();
+        assert!(shown.len() < 100, "{shown}");
+        assert!(shown.ends_with("(1000 bytes)"));
+        assert_eq!(Token::whole(b"short").display(), "short");
     }
 
     #[test]
