@@ -151,12 +151,22 @@ pub struct Lexer<'a> {
     paren_line: Option<u32>,
     /// True once the current entry has ended (or before the first entry is started).
     entry_done: bool,
+    /// Line and column where the last entry ended, for "expected ..." errors.
+    end: (u32, u32),
 }
 
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `input`, before the first entry.
     pub fn new(input: &'a [u8]) -> Lexer<'a> {
-        Lexer { input, pos: 0, line: 1, line_start: 0, paren_line: None, entry_done: true }
+        Lexer {
+            input,
+            pos: 0,
+            line: 1,
+            line_start: 0,
+            paren_line: None,
+            entry_done: true,
+            end: (1, 1),
+        }
     }
 
     /// A lexer over a single entry's fields (for example rdata given as a string): tokens
@@ -256,11 +266,13 @@ impl<'a> Lexer<'a> {
             match self.peek() {
                 None => return self.end_of_input(),
                 Some(b'\n') => {
-                    self.newline();
                     if self.paren_line.is_none() {
+                        self.end = (self.line, self.column());
+                        self.newline();
                         self.entry_done = true;
                         return Ok(None);
                     }
+                    self.newline();
                 }
                 Some(b';') => self.skip_comment(),
                 Some(b'(') => self.open_paren()?,
@@ -273,6 +285,7 @@ impl<'a> Lexer<'a> {
 
     fn end_of_input(&mut self) -> Result<Option<Token<'a>>> {
         self.entry_done = true;
+        self.end = (self.line, self.column());
         match self.paren_line.take() {
             Some(line) => {
                 Err(self
@@ -353,9 +366,13 @@ impl<'a> Lexer<'a> {
         self.clone().next_token()
     }
 
-    /// The next token, which must exist; `what` names it for the error message.
+    /// The next token, which must exist; `what` names it for the error message, which
+    /// points at the end of the entry.
     pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
-        self.next_token()?.ok_or_else(|| self.error_here(format!("expected {what}")))
+        self.next_token()?.ok_or_else(|| {
+            let (line, column) = self.end;
+            Error::syntax(line, column, format!("expected {what}"))
+        })
     }
 
     /// Succeeds when the entry has no more tokens.
@@ -510,5 +527,20 @@ mod tests {
         let t = lx.expect("n").unwrap();
         assert!(t.number::<u16>("a 16-bit number").is_err());
         assert!(lx.expect("more").is_err());
+    }
+
+    #[test]
+    fn missing_tokens_are_reported_where_the_entry_ends() {
+        let mut lx = Lexer::new(b"x 1\nnext ( a\n b )  \n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        lx.next_token().unwrap();
+        assert_eq!(lx.expect("a type"), Err(Error::syntax(1, 4, "expected a type")));
+        lx.next_entry().unwrap();
+        assert_eq!(tokens(&mut lx), ["next", "a", "b"]);
+        assert_eq!(lx.expect("c"), Err(Error::syntax(3, 7, "expected c")));
+        let mut lx = Lexer::for_fields(b"10");
+        lx.next_token().unwrap();
+        assert_eq!(lx.expect("a name"), Err(Error::syntax(1, 3, "expected a name")));
     }
 }
