@@ -9,6 +9,8 @@
 //! The lexer borrows the whole input and never allocates, so the zone-file parser can run
 //! it over a memory-mapped or fully read file at full speed.
 
+use std::cell::Cell;
+
 use crate::error::{Error, Result};
 use crate::types::parse_decimal;
 
@@ -18,14 +20,37 @@ const BLANK: u8 = 1;
 const NEWLINE: u8 = 2;
 const SPECIAL: u8 = 3;
 
-/// The scanning class of a byte (the compiler turns this into a table lookup).
-const fn class(b: u8) -> u8 {
+/// The scanning class of a byte, by definition.
+const fn class_of(b: u8) -> u8 {
     match b {
         b' ' | b'\t' | b'\r' => BLANK,
         b'\n' => NEWLINE,
         b'(' | b')' | b';' | b'"' | b'\\' => SPECIAL,
         _ => PLAIN,
     }
+}
+
+/// [`class_of`] for every byte, so the scanning loops do one load per byte.
+static CLASSES: [u8; 256] = {
+    let mut table = [PLAIN; 256];
+    let mut b = 0u8;
+    loop {
+        #[allow(clippy::indexing_slicing)] // constant evaluation: b < 256
+        {
+            table[b as usize] = class_of(b);
+        }
+        if b == u8::MAX {
+            break table;
+        }
+        b += 1;
+    }
+};
+
+/// The scanning class of a byte.
+#[inline]
+fn class(b: u8) -> u8 {
+    // A u8 always indexes a 256-entry table; the check compiles away.
+    CLASSES.get(usize::from(b)).copied().unwrap_or(PLAIN)
 }
 
 /// One token of an entry.
@@ -153,6 +178,23 @@ pub struct Lexer<'a> {
     entry_done: bool,
     /// Line and column where the last entry ended, for "expected ..." errors.
     end: (u32, u32),
+    /// True when `peeked` holds the next token (checked first: it is one byte).
+    has_peeked: Cell<bool>,
+    /// The token [`Lexer::peek_token`] read and the state after it, so that the next
+    /// [`Lexer::next_token`] does not read it again.
+    peeked: Cell<Peeked<'a>>,
+}
+
+/// A peeked token and the lexer state after it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Peeked<'a> {
+    token: Option<Token<'a>>,
+    pos: usize,
+    line: u32,
+    line_start: usize,
+    paren_line: Option<u32>,
+    entry_done: bool,
+    end: (u32, u32),
 }
 
 impl<'a> Lexer<'a> {
@@ -166,6 +208,8 @@ impl<'a> Lexer<'a> {
             paren_line: None,
             entry_done: true,
             end: (1, 1),
+            has_peeked: Cell::new(false),
+            peeked: Cell::new(Peeked::default()),
         }
     }
 
@@ -258,6 +302,16 @@ impl<'a> Lexer<'a> {
     /// The next token of the current entry, or `None` at its end.
     #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
     pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
+        if self.has_peeked.replace(false) {
+            let peeked = self.peeked.get();
+            self.pos = peeked.pos;
+            self.line = peeked.line;
+            self.line_start = peeked.line_start;
+            self.paren_line = peeked.paren_line;
+            self.entry_done = peeked.entry_done;
+            self.end = peeked.end;
+            return Ok(peeked.token);
+        }
         if self.entry_done {
             return Ok(None);
         }
@@ -320,12 +374,19 @@ impl<'a> Lexer<'a> {
 
     fn unquoted(&mut self) -> Result<Token<'a>> {
         let (start, column) = (self.pos, self.column());
-        while let Some(b) = self.peek() {
-            match class(b) {
-                PLAIN => self.pos += 1,
-                SPECIAL if b == b'\\' => self.escape()?,
-                _ => break,
+        loop {
+            let mut pos = self.pos;
+            while let Some(&b) = self.input.get(pos) {
+                if class(b) != PLAIN {
+                    break;
+                }
+                pos += 1;
             }
+            self.pos = pos;
+            if self.peek() != Some(b'\\') {
+                break;
+            }
+            self.escape()?;
         }
         Ok(self.token(start, self.pos, false, column))
     }
@@ -361,9 +422,25 @@ impl<'a> Lexer<'a> {
         Ok(token)
     }
 
-    /// The next token without consuming it.
+    /// The next token without consuming it (read once: the next [`Lexer::next_token`]
+    /// returns it without reading it again).
     pub fn peek_token(&self) -> Result<Option<Token<'a>>> {
-        self.clone().next_token()
+        if self.has_peeked.get() {
+            return Ok(self.peeked.get().token);
+        }
+        let mut ahead = self.clone();
+        let token = ahead.next_token()?;
+        self.has_peeked.set(true);
+        self.peeked.set(Peeked {
+            token,
+            pos: ahead.pos,
+            line: ahead.line,
+            line_start: ahead.line_start,
+            paren_line: ahead.paren_line,
+            entry_done: ahead.entry_done,
+            end: ahead.end,
+        });
+        Ok(token)
     }
 
     /// The next token, which must exist; `what` names it for the error message, which
@@ -527,6 +604,32 @@ mod tests {
         let t = lx.expect("n").unwrap();
         assert!(t.number::<u16>("a 16-bit number").is_err());
         assert!(lx.expect("more").is_err());
+    }
+
+    #[test]
+    fn peeking_reads_a_token_once() {
+        let mut lx = Lexer::new(b"a b\nc\n");
+        lx.next_entry().unwrap();
+        assert_eq!(lx.peek_token().unwrap().unwrap().text, b"a");
+        assert_eq!(lx.peek_token().unwrap().unwrap().text, b"a");
+        let copy = lx.clone();
+        assert_eq!(lx.next_token().unwrap().unwrap().text, b"a");
+        assert_eq!(lx.peek_token().unwrap().unwrap().text, b"b");
+        assert_eq!(lx.next_token().unwrap().unwrap().text, b"b");
+        assert_eq!(lx.peek_token().unwrap(), None);
+        assert_eq!(lx.next_token().unwrap(), None);
+        assert_eq!(lx.next_entry().unwrap(), Some(Entry { blank_owner: false, line: 2 }));
+        assert_eq!(tokens(&mut lx), ["c"]);
+        // A clone taken while a token was peeked continues from the same place.
+        let mut copy = copy;
+        assert_eq!(tokens(&mut copy), ["a", "b"]);
+        // Peeking at the end of an entry, then moving to the next entry.
+        let mut lx = Lexer::new(b"x\ny z\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert_eq!(lx.peek_token().unwrap(), None);
+        lx.next_entry().unwrap();
+        assert_eq!(tokens(&mut lx), ["y", "z"]);
     }
 
     #[test]

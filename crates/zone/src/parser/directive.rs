@@ -14,7 +14,7 @@ impl Parser<'_, '_> {
         &mut self,
         keyword: &Token<'_>,
         lx: &mut Lexer<'_>,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
     ) -> Result<(), Failure> {
         let name = keyword.text;
         if name.eq_ignore_ascii_case(b"$ORIGIN") {
@@ -35,7 +35,7 @@ impl Parser<'_, '_> {
     }
 
     /// `$TTL <ttl>`: the TTL of later records that state none (RFC 2308 §4).
-    fn default_ttl(&mut self, lx: &mut Lexer<'_>, scope: &mut Scope) -> Result<(), Failure> {
+    fn default_ttl(&mut self, lx: &mut Lexer<'_>, scope: &mut Scope<'_>) -> Result<(), Failure> {
         let token = lx.expect("a TTL after $TTL")?;
         let ttl = self.ttl_value(&token)?;
         lx.expect_end()?;
@@ -46,10 +46,10 @@ impl Parser<'_, '_> {
 
 /// `$ORIGIN <name>`: a relative name is taken relative to the current origin, as BIND,
 /// Knot DNS and NSD do (RFC 1035 §5.1 does not say).
-fn origin(lx: &mut Lexer<'_>, scope: &mut Scope) -> Result<(), Failure> {
+fn origin(lx: &mut Lexer<'_>, scope: &mut Scope<'_>) -> Result<(), Failure> {
     let token = lx.expect("a domain name after $ORIGIN")?;
     let origin = parse_name(&token, &scope.origin)?;
     lx.expect_end()?;
-    scope.origin = origin;
+    scope.set_origin(origin);
     Ok(())
 }

@@ -39,26 +39,47 @@ pub(super) struct Stop;
 /// State scoped to one file (RFC 1035 §5.1): an `$INCLUDE`d file starts from a copy of
 /// its includer's state and its changes end with it.
 #[derive(Debug, Clone)]
-pub(super) struct Scope {
+pub(super) struct Scope<'t> {
     /// The origin appended to relative names (`$ORIGIN`).
     pub origin: NameBuf,
     /// The owner of the previous record, used by lines that start with a blank.
     pub owner: Option<NameBuf>,
+    /// The text `owner` was parsed from, under the current origin: the same text again
+    /// (the usual case, as records of a name are written together) is not parsed again.
+    pub owner_text: Option<&'t [u8]>,
     /// The `$TTL` in force (RFC 2308 §4).
     pub default_ttl: Option<u32>,
     /// The last TTL stated explicitly (RFC 1035 §5.1), used when there is no `$TTL`.
     pub last_ttl: Option<u32>,
 }
 
-impl Scope {
+impl<'t> Scope<'t> {
     /// The state at the top of a zone file.
-    pub fn new(origin: &Dname) -> Scope {
+    pub fn new(origin: &Dname) -> Scope<'t> {
         Scope {
             origin: NameBuf::from_dname(origin),
             owner: None,
+            owner_text: None,
             default_ttl: None,
             last_ttl: None,
         }
+    }
+
+    /// The state at the top of a file included with `origin`: no previous owner, the
+    /// TTLs of the includer.
+    pub fn for_include<'i>(&self, origin: NameBuf) -> Scope<'i> {
+        Scope {
+            origin,
+            default_ttl: self.default_ttl,
+            last_ttl: self.last_ttl,
+            ..Scope::new(Dname::ROOT)
+        }
+    }
+
+    /// Changes the origin (which changes what relative owner text means).
+    pub fn set_origin(&mut self, origin: NameBuf) {
+        self.origin = origin;
+        self.owner_text = None;
     }
 }
 
@@ -119,7 +140,7 @@ impl<'p, 's> Parser<'p, 's> {
     }
 
     /// Reads every entry of one file's text.
-    pub fn read_text(&mut self, text: &[u8], scope: &mut Scope) -> Result<(), Stop> {
+    pub fn read_text<'t>(&mut self, text: &'t [u8], scope: &mut Scope<'t>) -> Result<(), Stop> {
         let mut lx = Lexer::new(text);
         loop {
             let outcome = match lx.next_entry() {
@@ -135,11 +156,11 @@ impl<'p, 's> Parser<'p, 's> {
     }
 
     /// One entry: a directive or a record.
-    fn entry(
+    fn entry<'t>(
         &mut self,
-        lx: &mut Lexer<'_>,
+        lx: &mut Lexer<'t>,
         entry: Entry,
-        scope: &mut Scope,
+        scope: &mut Scope<'t>,
     ) -> Result<(), Failure> {
         self.entry_line = entry.line;
         if entry.blank_owner {
@@ -206,7 +227,7 @@ impl<'p, 's> Parser<'p, 's> {
 
     /// Picks the TTL of a record without an explicit one: `$TTL`, else the last TTL
     /// stated (RFC 1035 §5.1), else `Options::default_ttl` with a warning.
-    pub fn implicit_ttl(&mut self, scope: &Scope, at: &Token<'_>) -> u32 {
+    pub fn implicit_ttl(&mut self, scope: &Scope<'_>, at: &Token<'_>) -> u32 {
         if let Some(ttl) = scope.default_ttl.or(scope.last_ttl) {
             return ttl;
         }

@@ -28,15 +28,19 @@ pub(super) struct Head<'a> {
 
 impl Parser<'_, '_> {
     /// Reads a record entry whose owner token (if any) has been taken.
-    pub(super) fn record(
+    pub(super) fn record<'t>(
         &mut self,
-        lx: &mut Lexer<'_>,
+        lx: &mut Lexer<'t>,
         entry: Entry,
-        owner: Option<Token<'_>>,
-        scope: &mut Scope,
+        owner: Option<Token<'t>>,
+        scope: &mut Scope<'t>,
     ) -> Result<(), Failure> {
         if let Some(token) = owner {
-            scope.owner = Some(parse_name(&token, &scope.origin)?);
+            if scope.owner_text != Some(token.text) || scope.owner.is_none() {
+                scope.owner_text = None;
+                scope.owner = Some(parse_name(&token, &scope.origin)?);
+                scope.owner_text = Some(token.text);
+            }
         } else if scope.owner.is_none() {
             let message = "the line starts with a blank, which means the previous owner, \
                            but there is no previous record in this file";
@@ -78,7 +82,7 @@ impl Parser<'_, '_> {
     }
 
     /// The TTL of a record: as stated (and remembered, RFC 1035 §5.1), else implicit.
-    pub(super) fn record_ttl(&mut self, head: Head<'_>, scope: &mut Scope) -> u32 {
+    pub(super) fn record_ttl(&mut self, head: Head<'_>, scope: &mut Scope<'_>) -> u32 {
         match head.ttl {
             Some(ttl) => {
                 scope.last_ttl = Some(ttl);

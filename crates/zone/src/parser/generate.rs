@@ -94,7 +94,7 @@ impl Parser<'_, '_> {
         &mut self,
         keyword: &Token<'_>,
         lx: &mut Lexer<'_>,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
     ) -> Result<(), Failure> {
         let range_token = lx.expect("a range (start-stop[/step]) after $GENERATE")?;
         let range = Range::parse(&range_token)?;
@@ -140,7 +140,7 @@ impl Parser<'_, '_> {
         &mut self,
         d: &Directive<'_>,
         value: u32,
-        scope: &Scope,
+        scope: &Scope<'_>,
         text: &mut Vec<u8>,
     ) -> Result<(), Failure> {
         expand(&d.owner, &d.owner_token, value, text)?;

@@ -26,7 +26,7 @@ impl Parser<'_, '_> {
         &mut self,
         keyword: &Token<'_>,
         lx: &mut Lexer<'_>,
-        scope: &mut Scope,
+        scope: &mut Scope<'_>,
     ) -> Result<(), Failure> {
         let file = lx.expect("a file name after $INCLUDE")?;
         let origin = match lx.next_token()? {
@@ -39,7 +39,7 @@ impl Parser<'_, '_> {
             frame.include_line = keyword.line;
         }
         self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0 });
-        let mut inner = Scope { origin, owner: None, ..scope.clone() };
+        let mut inner = scope.for_include(origin);
         let result = self.read_text(&text, &mut inner);
         self.frames.pop();
         result.map_err(|Stop| Failure::Stop)
