@@ -22,7 +22,7 @@ fn fails(text: &[u8], options: &Options) -> String {
     let result = records_of_text(text, "example.", options);
     let elapsed = start.elapsed();
     assert!(elapsed < LIMIT, "took {elapsed:?}");
-    let error = result.err().expect("hostile text must not parse").to_string();
+    let error = result.expect_err("hostile text must not parse").to_string();
     assert!(
         error.len() < 400 * error.lines().count().max(1),
         "message too long: {} bytes",
