@@ -48,7 +48,7 @@ impl fmt::Display for Issue {
 pub const MAX_ISSUES: usize = 1000;
 
 /// The findings and counts of one zone load.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     issues: Vec<Issue>,
     /// Issues not kept because of [`MAX_ISSUES`].
