@@ -14,3 +14,9 @@ pub mod config;
 pub mod error;
 
 pub use error::{Error, Result};
+pub mod handler;
+pub mod stats;
+pub mod udp;
+
+pub use handler::{Handler, RequestContext, Transport};
+pub mod tcp;
