@@ -20,3 +20,5 @@ pub mod udp;
 
 pub use handler::{Handler, RequestContext, Transport};
 pub mod tcp;
+pub mod refuse;
+pub mod server;
