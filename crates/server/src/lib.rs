@@ -3,22 +3,30 @@
 //!
 //! The I/O layer knows nothing of DNS answers: per query it calls a [`Handler`], the seam
 //! where the query engine plugs in. Zone data is (re)loaded through the [`Reload`] hook.
-//! The `ternd` binary (`src/main.rs`) wires these together.
+//! The `ternd` binary (`src/main.rs`) wires these together; tests start the same server
+//! in-process with [`server::start`].
 
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod cli;
 pub mod config;
+pub mod demo;
 pub mod error;
-
-pub use error::{Error, Result};
 pub mod handler;
-pub mod stats;
-pub mod udp;
-
-pub use handler::{Handler, RequestContext, Transport};
-pub mod tcp;
+pub mod lifecycle;
+pub mod logging;
 pub mod refuse;
 pub mod server;
+pub mod stats;
+pub mod tcp;
+pub mod udp;
+
+pub use config::Config;
+pub use error::{Error, Result};
+pub use handler::{Handler, RequestContext, Transport};
+pub use lifecycle::{Reload, ReloadReport};
+pub use refuse::Refuser;
+pub use server::{Listeners, RunningServer};

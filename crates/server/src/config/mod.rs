@@ -48,7 +48,7 @@ pub struct Config {
 }
 
 /// `[server]`: where to listen and how many workers.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ServerConfig {
     /// Addresses to serve on, UDP and TCP alike.
@@ -75,7 +75,7 @@ pub struct ServerConfig {
 }
 
 /// `[tcp]`: connection limits and timeouts.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TcpConfig {
     /// Close a connection with no query in progress after this long (RFC 7766 §6.2.3);
@@ -98,7 +98,7 @@ pub struct TcpConfig {
 }
 
 /// `[identity]`: what the server says about itself.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct IdentityConfig {
     /// EDNS NSID (RFC 5001): `true` sends the host name.
@@ -113,7 +113,7 @@ pub struct IdentityConfig {
 }
 
 /// `[log]`: level, format, destination.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct LogConfig {
     /// `error`, `warn`, `info`, `debug` or `trace`.
@@ -162,6 +162,8 @@ pub struct Identity {
 impl Config {
     /// Reads and checks a configuration file.
     pub fn from_file(path: &Path) -> Result<Config> {
+        // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
+        let path = &std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::File { path: path.to_owned(), source })?;
         Config::from_text(&text, path)
