@@ -8,6 +8,7 @@
 //! closed after its query cap. None of this touches any other connection.
 
 use std::cell::RefCell;
+use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -154,7 +155,9 @@ impl<H: Handler> Connection<H> {
             if self.frames.has_message() {
                 return;
             }
-            match self.stream.try_read(self.frames.spare()) {
+            // A direct non-blocking read: tokio's `try_read` would trust its readiness
+            // cache and miss bytes that arrived since the last poll.
+            match (&*socket2::SockRef::from(&self.stream)).read(self.frames.spare()) {
                 Ok(n) if n > 0 => self.frames.filled(n),
                 _ => return,
             }
