@@ -162,11 +162,12 @@ pub struct Identity {
 impl Config {
     /// Reads and checks a configuration file.
     pub fn from_file(path: &Path) -> Result<Config> {
-        // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
-        let path = &std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::File { path: path.to_owned(), source })?;
-        Config::from_text(&text, path)
+        let mut config = Config::from_text(&text, path)?;
+        // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
+        config.path = std::path::absolute(path).ok();
+        Ok(config)
     }
 
     /// Parses configuration text; `path` names it in errors and anchors relative paths.
@@ -175,7 +176,8 @@ impl Config {
             .map_err(|e| Error::Config(report::render(path, text, e.span(), e.message())))?;
         config.path = Some(path.to_owned());
         config.take_zones(text)?;
-        config.resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        let base = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
+        config.resolve_paths(base.parent().unwrap_or(Path::new("/")));
         Ok(config)
     }
 
