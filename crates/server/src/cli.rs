@@ -143,8 +143,14 @@ mod tests {
     #[test]
     fn quick_mode() {
         let config = run_config(&[
-            "--listen", "127.0.0.1:5300", "--zone", "example.com=ex.zone", "--zone", "example.net.=/z/net",
-            "--workers", "1",
+            "--listen",
+            "127.0.0.1:5300",
+            "--zone",
+            "example.com=ex.zone",
+            "--zone",
+            "example.net.=/z/net",
+            "--workers",
+            "1",
         ]);
         assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:5300");
         assert_eq!(config.zones.len(), 2);

@@ -45,7 +45,8 @@ pub fn init(config: &LogConfig) -> Result<LogHandle> {
         None => (BoxMakeWriter::new(std::io::stderr), std::io::stderr().is_terminal()),
     };
     let (filter, handle) = reload::Layer::new(config.level);
-    let lines = tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi).with_target(false);
+    let lines =
+        tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi).with_target(false);
     let lines = match config.format {
         LogFormat::Human => lines.boxed(),
         LogFormat::Json => lines.json().flatten_event(true).boxed(),
@@ -81,7 +82,12 @@ impl LoadProgress {
         let zone = zone.to_string();
         info!(zone = %zone, "loading zone");
         let started = Instant::now();
-        LoadProgress { zone, started, next_line: started + Self::EVERY, next_check: Self::CHECK_RECORDS }
+        LoadProgress {
+            zone,
+            started,
+            next_line: started + Self::EVERY,
+            next_check: Self::CHECK_RECORDS,
+        }
     }
 
     /// Reports that `records` records are read so far.

@@ -50,7 +50,9 @@ fn check_zone_sources(config: &Config) -> Result<ReloadReport> {
     let mut report = ReloadReport::default();
     for zone in &config.zones {
         let readable = match &zone.source {
-            ZoneSource::File(path) => std::fs::File::open(path).map(drop).map_err(|e| format!("{}: {e}", path.display())),
+            ZoneSource::File(path) => {
+                std::fs::File::open(path).map(drop).map_err(|e| format!("{}: {e}", path.display()))
+            }
             ZoneSource::Embedded(_) => Ok(()),
         };
         match readable {

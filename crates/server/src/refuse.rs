@@ -22,7 +22,13 @@ impl Handler for Refuser {
 
     fn begin_batch(&self) {}
 
-    fn handle(&self, _: &mut (), query: &[u8], _: &RequestContext, out: &mut [u8]) -> Option<usize> {
+    fn handle(
+        &self,
+        _: &mut (),
+        query: &[u8],
+        _: &RequestContext,
+        out: &mut [u8],
+    ) -> Option<usize> {
         let header: &[u8; HEADER] = query.get(..HEADER)?.try_into().ok()?;
         let [id0, id1, flags0, flags1, qd0, qd1, ..] = *header;
         if flags0 & 0x80 != 0 {
@@ -39,7 +45,9 @@ impl Handler for Refuser {
         // QR set; opcode and RD copied; AA, TC, RA, Z, AD cleared; CD copied.
         let flags = [0x80 | (flags0 & 0x79), (flags1 & 0x10) | rcode.header_bits()];
         let qdcount = u16::from(question.is_some()).to_be_bytes();
-        out.get_mut(..HEADER)?.copy_from_slice(&[id0, id1, flags[0], flags[1], qdcount[0], qdcount[1], 0, 0, 0, 0, 0, 0]);
+        out.get_mut(..HEADER)?.copy_from_slice(&[
+            id0, id1, flags[0], flags[1], qdcount[0], qdcount[1], 0, 0, 0, 0, 0, 0,
+        ]);
         out.get_mut(HEADER..)?.copy_from_slice(query.get(HEADER..len)?);
         Some(len)
     }

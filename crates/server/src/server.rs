@@ -75,7 +75,11 @@ pub struct RunningServer {
 }
 
 /// Starts the UDP workers and the TCP runtime on `listeners`, answering with `handler`.
-pub fn start<H: Handler>(config: &Config, listeners: Listeners, handler: Arc<H>) -> Result<RunningServer> {
+pub fn start<H: Handler>(
+    config: &Config,
+    listeners: Listeners,
+    handler: Arc<H>,
+) -> Result<RunningServer> {
     let stats = Arc::new(Stats::default());
     let stop = Arc::new(AtomicBool::new(false));
     let max_response = usize::try_from(config.server.udp_payload_max).unwrap_or(1232);
@@ -88,8 +92,10 @@ pub fn start<H: Handler>(config: &Config, listeners: Listeners, handler: Arc<H>)
             stop: Arc::clone(&stop),
             stats: Arc::clone(&stats),
         };
-        let thread = std::thread::Builder::new().name(format!("ternd-udp-{n}")).spawn(move || worker.run());
-        udp_threads.push(thread.map_err(|source| Error::Os { doing: "starting a UDP worker", source })?);
+        let thread =
+            std::thread::Builder::new().name(format!("ternd-udp-{n}")).spawn(move || worker.run());
+        udp_threads
+            .push(thread.map_err(|source| Error::Os { doing: "starting a UDP worker", source })?);
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.tcp_workers())
@@ -115,7 +121,13 @@ pub fn start<H: Handler>(config: &Config, listeners: Listeners, handler: Arc<H>)
         let _guard = runtime.enter();
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|source| Error::Os { doing: "registering a TCP listener", source })?;
-        let task = tcp::accept_loop(listener, Arc::clone(&shared), Arc::clone(&limits), stopping_rx.clone(), alive_tx.clone());
+        let task = tcp::accept_loop(
+            listener,
+            Arc::clone(&shared),
+            Arc::clone(&limits),
+            stopping_rx.clone(),
+            alive_tx.clone(),
+        );
         runtime.spawn(task);
     }
     let drain_timeout = tcp.io_timeout + Duration::from_secs(1);

@@ -2,6 +2,8 @@
 //! SIGHUP reloads under load, SIGTERM/SIGINT drain and exit 0, the PID file, the
 //! privilege drop, `--daemon`, and JSON logs.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
 mod common;
 
 use std::net::SocketAddr;
@@ -55,7 +57,10 @@ fn check_config_errors_name_file_line_and_hint() {
     std::fs::write(&path, "[server]\nlisten = [\"127.0.0.1:53\"]\nudp-wrkers = 2\n").unwrap();
     let (code, _, stderr) = output(ternd().arg("--check-config").arg(&path));
     assert_eq!(code, 1);
-    assert!(stderr.contains(&format!("{}:3:1: unknown field `udp-wrkers`", path.display())), "{stderr}");
+    assert!(
+        stderr.contains(&format!("{}:3:1: unknown field `udp-wrkers`", path.display())),
+        "{stderr}"
+    );
     assert!(stderr.contains("hint: did you mean `udp-workers`?"), "{stderr}");
 
     std::fs::write(&path, "[tcp]\nidle-timeout = \"forever\"\n").unwrap();
@@ -63,7 +68,8 @@ fn check_config_errors_name_file_line_and_hint() {
     assert_eq!(code, 1);
     assert!(stderr.contains(":2:16: `forever` is not a duration"), "{stderr}");
 
-    let (code, _, stderr) = output(ternd().arg("--check-config").arg(dir.path().join("missing.toml")));
+    let (code, _, stderr) =
+        output(ternd().arg("--check-config").arg(dir.path().join("missing.toml")));
     assert_eq!(code, 1);
     assert!(stderr.contains("missing.toml: No such file"), "{stderr}");
 }
@@ -101,7 +107,11 @@ fn quick_mode_answers_dig_and_kdig_over_udp_and_tcp() {
     let zone = format!("example.com={}", dir.path().join("example.com.zone").display());
     let listen = format!("127.0.0.1:{port}");
     let log = dir.path().join("log");
-    let daemon = Daemon::spawn(&["--listen", &listen, "--zone", &zone, "--workers", "1"], loopback(port), &log);
+    let daemon = Daemon::spawn(
+        &["--listen", &listen, "--zone", &zone, "--workers", "1"],
+        loopback(port),
+        &log,
+    );
     assert!(dig_answers("dig", daemon.addr, &[]));
     assert!(dig_answers("dig", daemon.addr, &["+tcp"]));
     assert!(dig_answers("kdig", daemon.addr, &[]));
@@ -114,12 +124,16 @@ fn demo_serves_on_the_given_address() {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let listen = format!("127.0.0.1:{port}");
-    let daemon = Daemon::spawn(&["demo", "--listen", &listen], loopback(port), &dir.path().join("log"));
+    let daemon =
+        Daemon::spawn(&["demo", "--listen", &listen], loopback(port), &dir.path().join("log"));
     assert!(dig_answers("dig", daemon.addr, &[]));
 }
 
 /// Queries from another thread all the while; returns (sent, answered).
-fn query_continuously(addr: SocketAddr, stop: Arc<AtomicBool>) -> std::thread::JoinHandle<(u32, u32)> {
+fn query_continuously(
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(u32, u32)> {
     std::thread::spawn(move || {
         let socket = udp_client();
         socket.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
@@ -141,7 +155,8 @@ fn query_continuously(addr: SocketAddr, stop: Arc<AtomicBool>) -> std::thread::J
 #[test]
 fn sighup_reloads_without_dropping_a_query() {
     let (dir, config, addr) = setup("");
-    let mut daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
     let stop = Arc::new(AtomicBool::new(false));
     let load = query_continuously(addr, Arc::clone(&stop));
     std::thread::sleep(Duration::from_millis(100));
@@ -174,7 +189,8 @@ fn sigterm_drains_exits_zero_and_removes_the_pid_file() {
     let dir_pid = tempfile::tempdir().unwrap();
     let pid_file = dir_pid.path().join("ternd.pid");
     let (dir, config, addr) = setup(&format!("pid-file = \"{}\"\n", pid_file.display()));
-    let mut daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
     assert_eq!(std::fs::read_to_string(&pid_file).unwrap(), format!("{}\n", daemon.pid()));
     // A TCP client with queries in flight gets its answers before the exit.
     let mut stream = tcp_connect(addr);
@@ -199,7 +215,8 @@ fn sigterm_drains_exits_zero_and_removes_the_pid_file() {
 #[test]
 fn sigint_stops_too() {
     let (dir, config, addr) = setup("");
-    let mut daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
     daemon.signal(libc::SIGINT);
     assert_eq!(daemon.wait(Duration::from_secs(10)).map(|s| s.code()), Some(Some(0)));
 }
@@ -220,7 +237,8 @@ fn privileges_are_dropped_to_nobody_after_binding() {
     let (dir, config, addr) = setup("user = \"nobody\"\n");
     // nobody must be able to read the zone directory.
     std::process::Command::new("chmod").arg("755").arg(dir.path()).status().unwrap();
-    let daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
     let nobody = tern_server::lifecycle::privileges::resolve("nobody", None).unwrap();
     assert_eq!(status_ids(daemon.pid(), "Uid:"), vec![nobody.uid; 4]);
     assert_eq!(status_ids(daemon.pid(), "Gid:"), vec![nobody.gid; 4]);
@@ -234,8 +252,11 @@ fn daemon_detaches_and_reports_readiness() {
     let dir_pid = tempfile::tempdir().unwrap();
     let pid_file = dir_pid.path().join("ternd.pid");
     let log = dir_pid.path().join("ternd.log");
-    let (_dir, config, addr) =
-        setup(&format!("pid-file = \"{}\"\n[log]\nfile = \"{}\"\n", pid_file.display(), log.display()));
+    let (_dir, config, addr) = setup(&format!(
+        "pid-file = \"{}\"\n[log]\nfile = \"{}\"\n",
+        pid_file.display(),
+        log.display()
+    ));
     let started = Instant::now();
     let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
     assert_eq!(code, 0, "{stderr}");
@@ -268,7 +289,8 @@ fn daemon_start_failure_reaches_the_starting_command() {
 #[test]
 fn json_logs_are_one_object_per_line() {
     let (dir, config, addr) = setup("[log]\nformat = \"json\"\nlevel = \"debug\"\n");
-    let daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
     let log = daemon.log_text();
     let lines: Vec<&str> = log.lines().collect();
     assert!(!lines.is_empty());

@@ -2,6 +2,8 @@
 //! pipelining, split and out-of-order reads, limits, timeouts, slow readers, half-open
 //! connections, garbage, the largest messages, and the stop drain.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
 mod common;
 
 use std::collections::HashSet;
@@ -12,7 +14,9 @@ use std::time::{Duration, Instant};
 use common::*;
 
 fn config(tcp: &str) -> String {
-    format!("[server]\nlisten = [\"127.0.0.1:0\"]\nudp-workers = 1\ntcp-workers = 2\n\n[tcp]\n{tcp}")
+    format!(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\nudp-workers = 1\ntcp-workers = 2\n\n[tcp]\n{tcp}"
+    )
 }
 
 fn addr(server: &tern_server::RunningServer) -> SocketAddr {
@@ -187,5 +191,6 @@ fn stop_answers_received_queries_then_closes() {
     }
     assert_eq!(answered, 10, "queries sent before the stop are answered");
     assert_eq!(report.tcp_cut, 0);
-    assert!(TcpStream::connect_timeout(&stream.peer_addr().unwrap(), Duration::from_millis(500)).is_err());
+    assert!(TcpStream::connect_timeout(&stream.peer_addr().unwrap(), Duration::from_millis(500))
+        .is_err());
 }

@@ -1,6 +1,8 @@
 //! The UDP data plane, in-process with the test handler: answers, batches, drops,
 //! garbage, the answer's source address on a wildcard socket, and the stop drain.
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
 mod common;
 
 use std::net::{SocketAddr, UdpSocket};
@@ -44,7 +46,7 @@ fn every_query_of_a_burst_is_answered_by_several_workers() {
         }
         assert!(seen.iter().all(|s| *s));
     }
-    assert_eq!(server.stats().udp_received, 8 * u64::from(per_client) );
+    assert_eq!(server.stats().udp_received, 8 * u64::from(per_client));
 }
 
 #[test]
@@ -64,7 +66,8 @@ fn dropped_and_garbage_datagrams_get_no_answer_and_harm_nothing() {
 
 #[test]
 fn large_query_is_read_whole_and_answer_is_capped_by_payload_max() {
-    let server = start("[server]\nlisten = [\"127.0.0.1:0\"]\nudp-workers = 1\nudp-payload-max = 4096\n");
+    let server =
+        start("[server]\nlisten = [\"127.0.0.1:0\"]\nudp-workers = 1\nudp-payload-max = 4096\n");
     let addr = server.local_addrs()[0];
     let mut big_query = query(9, "echo.test");
     big_query.resize(3000, 0);

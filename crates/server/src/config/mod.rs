@@ -61,7 +61,10 @@ pub struct ServerConfig {
     #[serde(default, deserialize_with = "workers")]
     pub tcp_workers: Option<NonZeroUsize>,
     /// Largest UDP response the server sends (RFC 6891 §6.2.5; 1232 after DNS Flag Day 2020).
-    #[serde(default = "default_udp_payload", deserialize_with = "values::count_in::<_, 512, 65535>")]
+    #[serde(
+        default = "default_udp_payload",
+        deserialize_with = "values::count_in::<_, 512, 65535>"
+    )]
     pub udp_payload_max: u64,
     /// User to switch to after binding the sockets.
     #[serde(default)]
@@ -87,7 +90,10 @@ pub struct TcpConfig {
     #[serde(default = "default_io_timeout", deserialize_with = "values::duration")]
     pub io_timeout: Duration,
     /// Connections open at once, all clients together.
-    #[serde(default = "default_max_connections", deserialize_with = "values::count_in::<_, 1, 1000000>")]
+    #[serde(
+        default = "default_max_connections",
+        deserialize_with = "values::count_in::<_, 1, 1000000>"
+    )]
     pub max_connections: u64,
     /// Connections open at once from one client address (0: no limit).
     #[serde(default, deserialize_with = "values::count_in::<_, 0, 1000000>")]

@@ -28,7 +28,8 @@ pub fn render(path: &Path, text: &str, span: Option<Range<usize>>, message: &str
 fn locate(text: &str, offset: usize) -> (usize, usize, &str) {
     let before = text.get(..offset).unwrap_or(text);
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let line_end = text.get(line_start..).and_then(|t| t.find('\n')).map_or(text.len(), |i| line_start + i);
+    let line_end =
+        text.get(line_start..).and_then(|t| t.find('\n')).map_or(text.len(), |i| line_start + i);
     let line = before.matches('\n').count() + 1;
     let column = text.get(line_start..offset).map_or(0, |t| t.chars().count()) + 1;
     (line, column, text.get(line_start..line_end).unwrap_or("").trim_end_matches('\r'))

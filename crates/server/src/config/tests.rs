@@ -89,7 +89,10 @@ fn every_section() {
 #[test]
 fn unknown_key_names_line_and_suggests() {
     let message = error("[server]\nlisten = [\"127.0.0.1\"]\nudp-worker = 2\n");
-    assert!(message.starts_with("/etc/tern/ternd.toml:3:1: unknown field `udp-worker`"), "{message}");
+    assert!(
+        message.starts_with("/etc/tern/ternd.toml:3:1: unknown field `udp-worker`"),
+        "{message}"
+    );
     assert!(message.contains("hint: did you mean `udp-workers`?"), "{message}");
 }
 

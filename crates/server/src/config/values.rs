@@ -165,7 +165,9 @@ pub fn parse_log_level(text: &str) -> Result<LevelFilter, String> {
         "error" | "warn" | "info" | "debug" | "trace" => {
             text.parse().map_err(|_| format!("`{text}` is not a log level"))
         }
-        _ => Err(format!("`{text}` is not a log level (expected error, warn, info, debug or trace)")),
+        _ => {
+            Err(format!("`{text}` is not a log level (expected error, warn, info, debug or trace)"))
+        }
     }
 }
 

@@ -79,16 +79,11 @@ fn serve<H: Handler>(
     if let Some(readiness) = readiness {
         readiness.ready();
     }
-    loop {
-        match signals.wait() {
-            Signal::Reload => {
-                info!("SIGHUP: reloading");
-                if let Ok(next) = reload::reload(&config, hook) {
-                    log.set_level(next.log.level);
-                    config = next;
-                }
-            }
-            Signal::Stop => break,
+    while signals.wait() == Signal::Reload {
+        info!("SIGHUP: reloading");
+        if let Ok(next) = reload::reload(&config, hook) {
+            log.set_level(next.log.level);
+            config = next;
         }
     }
     info!("stopping: no new connections, answering what has arrived");

@@ -18,11 +18,14 @@ impl PidFile {
     /// Writes this process's id to `path`, unless the file names another running process.
     pub fn create(path: &Path) -> Result<PidFile> {
         let fail = |source| Error::File { path: path.to_owned(), source };
-        if let Some(pid) = fs::read_to_string(path).ok().and_then(|t| t.trim().parse::<i32>().ok()) {
+        if let Some(pid) = fs::read_to_string(path).ok().and_then(|t| t.trim().parse::<i32>().ok())
+        {
             if pid != std::process::id() as i32 && is_running(pid) {
                 let busy = std::io::Error::new(
                     std::io::ErrorKind::AlreadyExists,
-                    format!("process {pid} is running (another ternd?); stop it or remove the file"),
+                    format!(
+                        "process {pid} is running (another ternd?); stop it or remove the file"
+                    ),
                 );
                 return Err(fail(busy));
             }

@@ -41,7 +41,13 @@ pub fn run_and_log(hook: &dyn Reload, config: &Config, what: &str) -> Result<Rel
             info!(zones = report.zones, records = report.records, elapsed_ms, "{what} done");
         }
         Ok(report) => {
-            warn!(zones = report.zones, failed = report.failed, records = report.records, elapsed_ms, "{what} done, with failed zones");
+            warn!(
+                zones = report.zones,
+                failed = report.failed,
+                records = report.records,
+                elapsed_ms,
+                "{what} done, with failed zones"
+            );
         }
         Err(e) => error!(elapsed_ms, "{what} failed, serving the previous data: {e}"),
     }

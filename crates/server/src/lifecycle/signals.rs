@@ -31,7 +31,10 @@ impl SignalSet {
             }
             let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
             if rc != 0 {
-                return Err(Error::Os { doing: "blocking signals", source: std::io::Error::from_raw_os_error(rc) });
+                return Err(Error::Os {
+                    doing: "blocking signals",
+                    source: std::io::Error::from_raw_os_error(rc),
+                });
             }
             Ok(SignalSet(set))
         }

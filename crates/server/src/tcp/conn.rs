@@ -97,7 +97,14 @@ pub async fn serve<H: Handler>(
         max_response: MAX_MESSAGE,
         keepalive: Some(shared.settings.idle_timeout),
     };
-    let mut conn = Connection { stream, ctx, shared, frames: FrameBuffer::default(), out: Vec::new(), answered: 0 };
+    let mut conn = Connection {
+        stream,
+        ctx,
+        shared,
+        frames: FrameBuffer::default(),
+        out: Vec::new(),
+        answered: 0,
+    };
     loop {
         let stop = if conn.frames.has_message() { None } else { conn.read(&mut stopping).await };
         if let Some(Stop::Drain) = stop {
@@ -130,7 +137,8 @@ impl<H: Handler> Connection<H> {
             return Some(Stop::Drain);
         }
         let settings = self.shared.settings;
-        let limit = if self.frames.is_empty() { settings.idle_timeout } else { settings.io_timeout };
+        let limit =
+            if self.frames.is_empty() { settings.idle_timeout } else { settings.io_timeout };
         let spare = self.frames.spare();
         tokio::select! {
             read = timeout(limit, self.stream.read(spare)) => match read {
@@ -182,7 +190,8 @@ impl<H: Handler> Connection<H> {
                 }
                 let Some(query) = self.frames.next_message() else { return Progress::Done };
                 self.answered += 1;
-                let Some(len) = handler.handle(&mut batch, query, &self.ctx, &mut scratch[..]) else {
+                let Some(len) = handler.handle(&mut batch, query, &self.ctx, &mut scratch[..])
+                else {
                     continue;
                 };
                 if let (Some(answer), Ok(prefix)) = (scratch.get(..len), u16::try_from(len)) {
@@ -201,7 +210,8 @@ impl<H: Handler> Connection<H> {
         if self.out.is_empty() {
             return true;
         }
-        let written = timeout(self.shared.settings.io_timeout, self.stream.write_all(&self.out)).await;
+        let written =
+            timeout(self.shared.settings.io_timeout, self.stream.write_all(&self.out)).await;
         self.out.clear();
         match written {
             Ok(Ok(())) => true,

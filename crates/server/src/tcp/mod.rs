@@ -30,7 +30,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 /// Binds a TCP listener to `addr` (`SO_REUSEADDR`, IPv6-only on IPv6 addresses).
 pub fn bind(addr: SocketAddr) -> Result<StdListener> {
     let fail = |source| Error::Bind { addr, source };
-    let socket = Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(fail)?;
+    let socket =
+        Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(fail)?;
     socket.set_reuse_address(true).map_err(fail)?;
     if addr.is_ipv6() {
         socket.set_only_v6(true).map_err(fail)?;
@@ -68,7 +69,14 @@ pub async fn accept_loop<H: Handler>(
             continue;
         };
         shared.stats.add_tcp_accepted();
-        let task = conn::serve(stream, client, Arc::clone(&shared), stopping.clone(), permit, alive.clone());
+        let task = conn::serve(
+            stream,
+            client,
+            Arc::clone(&shared),
+            stopping.clone(),
+            permit,
+            alive.clone(),
+        );
         tokio::spawn(task);
     }
 }

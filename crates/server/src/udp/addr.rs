@@ -15,16 +15,24 @@ pub fn from_raw(storage: &libc::sockaddr_storage, len: libc::socklen_t) -> Optio
         libc::AF_INET if len >= size_of::<libc::sockaddr_in>() => {
             // SAFETY: the family says the storage holds a `sockaddr_in`, `len` says it was
             // written in full, and `sockaddr_storage` is aligned for every address type.
-            let sin = unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
+            let sin =
+                unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in>() };
             let ip = Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr));
             Some(SocketAddr::V4(SocketAddrV4::new(ip, u16::from_be(sin.sin_port))))
         }
         libc::AF_INET6 if len >= size_of::<libc::sockaddr_in6>() => {
             // SAFETY: as above, for `sockaddr_in6`.
-            let sin6 = unsafe { &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>() };
+            let sin6 = unsafe {
+                &*(storage as *const libc::sockaddr_storage).cast::<libc::sockaddr_in6>()
+            };
             let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
             let port = u16::from_be(sin6.sin6_port);
-            Some(SocketAddr::V6(SocketAddrV6::new(ip, port, sin6.sin6_flowinfo, sin6.sin6_scope_id)))
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                port,
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
         }
         _ => None,
     }
@@ -67,6 +75,8 @@ pub unsafe fn read_pktinfo(msg: &libc::msghdr) -> Destination {
         // SAFETY: CMSG_DATA points at the payload of this header, whose length the
         // kernel set; the payload types are plain data read unaligned.
         let data = unsafe { libc::CMSG_DATA(cmsg) };
+        // `cmsg_len` is `usize` on glibc and `u32` on musl.
+        #[allow(clippy::useless_conversion)]
         let payload = usize::try_from(header.cmsg_len).unwrap_or(0);
         match (header.cmsg_level, header.cmsg_type) {
             (libc::IPPROTO_IP, libc::IP_PKTINFO)
@@ -114,7 +124,9 @@ pub unsafe fn write_pktinfo(msg: &mut libc::msghdr, dst: Destination) {
             return;
         }
         Destination::V4(_) => (libc::IPPROTO_IP, libc::IP_PKTINFO, size_of::<libc::in_pktinfo>()),
-        Destination::V6(..) => (libc::IPPROTO_IPV6, libc::IPV6_PKTINFO, size_of::<libc::in6_pktinfo>()),
+        Destination::V6(..) => {
+            (libc::IPPROTO_IPV6, libc::IPV6_PKTINFO, size_of::<libc::in6_pktinfo>())
+        }
     };
     // SAFETY: `cmsg` points into the caller's buffer, which has room for CMSG_SPACE(size)
     // (checked by the CONTROL_SIZE assertion below); the payload is written unaligned.
@@ -124,15 +136,19 @@ pub unsafe fn write_pktinfo(msg: &mut libc::msghdr, dst: Destination) {
         (*cmsg).cmsg_len = libc::CMSG_LEN(size as u32) as _;
         let data = libc::CMSG_DATA(cmsg);
         match dst {
-            Destination::V4(ip) => data.cast::<libc::in_pktinfo>().write_unaligned(libc::in_pktinfo {
-                ipi_ifindex: 0,
-                ipi_spec_dst: libc::in_addr { s_addr: u32::from(ip).to_be() },
-                ipi_addr: libc::in_addr { s_addr: 0 },
-            }),
-            Destination::V6(ip, ifindex) => data.cast::<libc::in6_pktinfo>().write_unaligned(libc::in6_pktinfo {
-                ipi6_addr: libc::in6_addr { s6_addr: ip.octets() },
-                ipi6_ifindex: ifindex,
-            }),
+            Destination::V4(ip) => {
+                data.cast::<libc::in_pktinfo>().write_unaligned(libc::in_pktinfo {
+                    ipi_ifindex: 0,
+                    ipi_spec_dst: libc::in_addr { s_addr: u32::from(ip).to_be() },
+                    ipi_addr: libc::in_addr { s_addr: 0 },
+                })
+            }
+            Destination::V6(ip, ifindex) => {
+                data.cast::<libc::in6_pktinfo>().write_unaligned(libc::in6_pktinfo {
+                    ipi6_addr: libc::in6_addr { s6_addr: ip.octets() },
+                    ipi6_ifindex: ifindex,
+                })
+            }
             Destination::Unknown => {}
         }
         msg.msg_controllen = libc::CMSG_SPACE(size as u32) as _;
@@ -148,7 +164,8 @@ pub const CONTROL_SIZE: usize = 64;
 #[repr(C, align(8))]
 pub struct ControlBuf(pub [u8; CONTROL_SIZE]);
 
-const _: () = assert!(size_of::<libc::in6_pktinfo>() + 2 * size_of::<libc::cmsghdr>() <= CONTROL_SIZE);
+const _: () =
+    assert!(size_of::<libc::in6_pktinfo>() + 2 * size_of::<libc::cmsghdr>() <= CONTROL_SIZE);
 
 #[cfg(test)]
 mod tests {
@@ -180,10 +197,9 @@ mod tests {
 
     #[test]
     fn pktinfo_round_trip() {
-        for dst in [
-            Destination::V4(Ipv4Addr::new(127, 0, 0, 2)),
-            Destination::V6(Ipv6Addr::LOCALHOST, 1),
-        ] {
+        for dst in
+            [Destination::V4(Ipv4Addr::new(127, 0, 0, 2)), Destination::V6(Ipv6Addr::LOCALHOST, 1)]
+        {
             let mut control = ControlBuf([0; CONTROL_SIZE]);
             // SAFETY (test): a zeroed msghdr is valid; the control buffer outlives it.
             let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };

@@ -36,7 +36,10 @@ pub struct Batch {
 
 impl std::fmt::Debug for Batch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Batch").field("received", &self.received).field("queued", &self.queued).finish()
+        f.debug_struct("Batch")
+            .field("received", &self.received)
+            .field("queued", &self.queued)
+            .finish()
     }
 }
 
@@ -198,7 +201,8 @@ mod tests {
     fn receives_a_batch_and_answers_each_source() {
         let server = UdpSocket::bind("127.0.0.1:0").unwrap();
         let server_addr = server.local_addr().unwrap();
-        let clients: Vec<UdpSocket> = (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+        let clients: Vec<UdpSocket> =
+            (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
         for (n, client) in clients.iter().enumerate() {
             client.send_to(&[n as u8; 5], server_addr).unwrap();
         }

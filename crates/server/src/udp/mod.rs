@@ -97,7 +97,9 @@ impl<H: Handler> Worker<H> {
         for i in 0..batch.received() {
             let Some((client, destination)) = batch.addresses(i) else { continue };
             let local = match destination.ip() {
-                Some(ip) if endpoint.pktinfo => std::net::SocketAddr::new(ip, endpoint.local.port()),
+                Some(ip) if endpoint.pktinfo => {
+                    std::net::SocketAddr::new(ip, endpoint.local.port())
+                }
                 _ => endpoint.local,
             };
             let ctx = RequestContext {
@@ -119,7 +121,10 @@ impl<H: Handler> Worker<H> {
 
 /// Errors that only mean "nothing to read now".
 fn is_transient(e: &io::Error) -> bool {
-    matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted)
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
 }
 
 /// Waits until one of the sockets is readable, or [`WAKE`] passes. Returns false on

@@ -30,7 +30,8 @@ pub struct UdpEndpoint {
 /// receive timeout after which a blocked worker looks at the stop flag.
 pub fn bind(addr: SocketAddr, wake: Duration) -> Result<UdpEndpoint> {
     let fail = |source| Error::Bind { addr, source };
-    let socket = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP)).map_err(fail)?;
+    let socket =
+        Socket::new(Domain::for_address(addr), Type::DGRAM, Some(Protocol::UDP)).map_err(fail)?;
     socket.set_reuse_port(true).map_err(fail)?;
     if addr.is_ipv6() {
         socket.set_only_v6(true).map_err(fail)?;

@@ -1,7 +1,13 @@
 //! Test helpers: a small handler double, query builders, socket helpers, and starting
 //! the server in-process or the real `ternd` binary.
 
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -26,7 +32,13 @@ impl Handler for TestHandler {
 
     fn begin_batch(&self) {}
 
-    fn handle(&self, _: &mut (), query: &[u8], ctx: &RequestContext, out: &mut [u8]) -> Option<usize> {
+    fn handle(
+        &self,
+        _: &mut (),
+        query: &[u8],
+        ctx: &RequestContext,
+        out: &mut [u8],
+    ) -> Option<usize> {
         let header = query.get(..12)?;
         let label_len = usize::from(*query.get(12)?);
         let label = query.get(13..13 + label_len).unwrap_or_default();
@@ -145,7 +157,9 @@ pub fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
     match stream.read(&mut buf) {
         Ok(0) => true,
         Ok(_) => false,
-        Err(e) => !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut),
+        Err(e) => {
+            !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+        }
     }
 }
 
