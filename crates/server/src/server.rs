@@ -17,8 +17,8 @@ use crate::stats::{Stats, StatsSnapshot};
 use crate::tcp::{self, ConnectionLimits, Shared, TcpSettings};
 use crate::udp::{self, UdpEndpoint, Worker};
 
-/// Most listen addresses one UDP worker polls.
-pub const MAX_LISTEN: usize = 16;
+/// Most listen addresses (each UDP worker polls one socket per address).
+pub const MAX_LISTEN: usize = udp::MAX_SOCKETS;
 
 /// Every socket the server will use, bound and ready.
 #[derive(Debug)]

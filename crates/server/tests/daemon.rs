@@ -299,3 +299,22 @@ fn json_logs_are_one_object_per_line() {
     }
     assert!(log.contains("\"message\":\"serving\""), "{log}");
 }
+
+#[test]
+fn sighup_applies_a_new_log_level() {
+    let (dir, config, addr) = setup("");
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n[log]\nlevel = \"warn\"\n")).unwrap();
+    daemon.signal(libc::SIGHUP);
+    assert!(eventually(Duration::from_secs(5), || daemon.log_text().contains("reload done")));
+    daemon.signal(libc::SIGHUP); // logged at info: no longer shown
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(udp_ask(addr, &query(1, "still.example.com")).is_some());
+    daemon.signal(libc::SIGTERM);
+    assert_eq!(daemon.wait(Duration::from_secs(10)).map(|s| s.code()), Some(Some(0)));
+    let log = daemon.log_text();
+    assert_eq!(log.matches("SIGHUP: reloading").count(), 1, "{log}");
+    assert!(!log.contains("stopped"), "info lines are off after the reload: {log}");
+}

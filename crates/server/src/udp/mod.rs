@@ -27,6 +27,8 @@ pub use socket::UdpEndpoint;
 
 /// How often a waiting worker looks at the stop flag.
 pub const WAKE: Duration = Duration::from_millis(100);
+/// Most sockets (listen addresses) one worker serves.
+pub const MAX_SOCKETS: usize = 16;
 /// At most this many batches are drained from each socket on stop.
 const DRAIN_BATCHES: usize = 64;
 
@@ -45,42 +47,77 @@ pub struct Worker<H> {
     pub stats: Arc<Stats>,
 }
 
+/// Counts kept by one worker and added to the shared [`Stats`] now and then, so that
+/// workers do not contend on one cache line per batch.
+#[derive(Debug, Default)]
+struct Tally {
+    received: usize,
+    sent: usize,
+    batches: usize,
+}
+
+impl Tally {
+    /// Batches between two flushes under load (an idle worker flushes at each wake).
+    const FLUSH_EVERY: usize = 64;
+
+    fn flush(&mut self, stats: &Stats) {
+        if self.batches > 0 {
+            stats.add_udp(self.received, self.sent);
+            *self = Tally::default();
+        }
+    }
+}
+
 impl<H: Handler> Worker<H> {
     /// Serves until the stop flag is set, then drains the sockets.
     pub fn run(self) {
         let mut batch = Batch::new(self.max_response);
+        let mut tally = Tally::default();
         while !self.stop.load(Ordering::Relaxed) {
-            match self.endpoints.as_slice() {
-                [one] => {
-                    self.serve(one, &mut batch, 0);
-                }
+            let received = match self.endpoints.as_slice() {
+                [one] => self.serve(one, &mut batch, 0, &mut tally),
                 many => {
-                    if wait_readable(many) {
-                        for endpoint in many {
-                            self.serve(endpoint, &mut batch, libc::MSG_DONTWAIT);
+                    let ready = wait_readable(many);
+                    let mut received = 0;
+                    for (n, endpoint) in many.iter().enumerate() {
+                        if ready & (1 << n) != 0 {
+                            received +=
+                                self.serve(endpoint, &mut batch, libc::MSG_DONTWAIT, &mut tally);
                         }
                     }
+                    received
                 }
+            };
+            if received == 0 || tally.batches >= Tally::FLUSH_EVERY {
+                tally.flush(&self.stats);
             }
         }
         for endpoint in &self.endpoints {
             for _ in 0..DRAIN_BATCHES {
-                if self.serve(endpoint, &mut batch, libc::MSG_DONTWAIT) == 0 {
+                if self.serve(endpoint, &mut batch, libc::MSG_DONTWAIT, &mut tally) == 0 {
                     break;
                 }
             }
         }
+        tally.flush(&self.stats);
     }
 
     /// Receives one batch on `endpoint` and answers it; returns the datagrams received.
-    fn serve(&self, endpoint: &UdpEndpoint, batch: &mut Batch, flags: i32) -> usize {
+    fn serve(
+        &self,
+        endpoint: &UdpEndpoint,
+        batch: &mut Batch,
+        flags: i32,
+        tally: &mut Tally,
+    ) -> usize {
         let fd = endpoint.socket.as_raw_fd();
         match batch.receive(fd, flags) {
             Ok(0) => 0,
             Ok(received) => {
                 self.answer(endpoint, batch);
-                let sent = batch.send(fd);
-                self.stats.add_udp(received, sent);
+                tally.sent += batch.send(fd);
+                tally.received += received;
+                tally.batches += 1;
                 received
             }
             Err(e) if is_transient(&e) => 0,
@@ -127,17 +164,26 @@ fn is_transient(e: &io::Error) -> bool {
     )
 }
 
-/// Waits until one of the sockets is readable, or [`WAKE`] passes. Returns false on
-/// timeout. The `pollfd` array lives on the stack (a worker has few sockets).
-fn wait_readable(endpoints: &[UdpEndpoint]) -> bool {
-    const MAX: usize = 16;
-    let mut fds = [libc::pollfd { fd: -1, events: 0, revents: 0 }; MAX];
+/// Waits until one of the sockets is readable, or [`WAKE`] passes. Returns a bit mask of
+/// the readable sockets (bit `n` for `endpoints[n]`; 0 on timeout). The `pollfd` array
+/// lives on the stack: a worker has at most [`MAX_SOCKETS`] sockets.
+fn wait_readable(endpoints: &[UdpEndpoint]) -> u32 {
+    let mut fds = [libc::pollfd { fd: -1, events: 0, revents: 0 }; MAX_SOCKETS];
     for (slot, endpoint) in fds.iter_mut().zip(endpoints) {
         *slot = libc::pollfd { fd: endpoint.socket.as_raw_fd(), events: libc::POLLIN, revents: 0 };
     }
-    let count = endpoints.len().min(MAX);
+    let count = endpoints.len().min(MAX_SOCKETS);
     let timeout = i32::try_from(WAKE.as_millis()).unwrap_or(100);
-    // SAFETY: `fds` is a valid array of `count` (≤ MAX) pollfd structs on the stack.
+    // SAFETY: `fds` is a valid array of `count` (≤ MAX_SOCKETS) pollfd structs on the stack.
     let rc = unsafe { libc::poll(fds.as_mut_ptr(), count as libc::nfds_t, timeout) };
-    rc > 0
+    if rc <= 0 {
+        return 0;
+    }
+    let mut ready = 0;
+    for (n, fd) in fds.iter().take(count).enumerate() {
+        if fd.revents != 0 {
+            ready |= 1 << n;
+        }
+    }
+    ready
 }
