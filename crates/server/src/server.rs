@@ -82,21 +82,55 @@ pub fn start<H: Handler>(
 ) -> Result<RunningServer> {
     let stats = Arc::new(Stats::default());
     let stop = Arc::new(AtomicBool::new(false));
+    let (stopping, stopping_rx) = watch::channel(false);
+    let (alive_tx, alive) = mpsc::channel(1);
+    let tcp =
+        start_tcp(config, listeners.tcp, Arc::clone(&handler), &stats, &stopping_rx, &alive_tx)?;
+    let mut server = RunningServer {
+        addrs: listeners.addrs,
+        stop,
+        udp_threads: Vec::new(),
+        runtime: Some(tcp.runtime),
+        stopping,
+        alive,
+        limits: tcp.limits,
+        stats,
+        drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
+    };
     let max_response = usize::try_from(config.server.udp_payload_max).unwrap_or(1232);
-    let mut udp_threads = Vec::new();
     for (n, endpoints) in listeners.udp.into_iter().enumerate() {
         let worker = Worker {
             endpoints,
             handler: Arc::clone(&handler),
             max_response,
-            stop: Arc::clone(&stop),
-            stats: Arc::clone(&stats),
+            stop: Arc::clone(&server.stop),
+            stats: Arc::clone(&server.stats),
         };
         let thread =
             std::thread::Builder::new().name(format!("ternd-udp-{n}")).spawn(move || worker.run());
-        udp_threads
-            .push(thread.map_err(|source| Error::Os { doing: "starting a UDP worker", source })?);
+        // On failure, dropping `server` stops what was started.
+        let thread =
+            thread.map_err(|source| Error::Os { doing: "starting a UDP worker", source })?;
+        server.udp_threads.push(thread);
     }
+    Ok(server)
+}
+
+/// The TCP side once started.
+struct TcpStarted {
+    runtime: Runtime,
+    limits: Arc<ConnectionLimits>,
+}
+
+/// Builds the TCP runtime and spawns one accept loop per listener.
+fn start_tcp<H: Handler>(
+    config: &Config,
+    listeners: Vec<StdListener>,
+    handler: Arc<H>,
+    stats: &Arc<Stats>,
+    stopping: &watch::Receiver<bool>,
+    alive: &mpsc::Sender<()>,
+) -> Result<TcpStarted> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.tcp_workers())
         .thread_name("ternd-tcp")
@@ -110,38 +144,26 @@ pub fn start<H: Handler>(
         io_timeout: tcp.io_timeout,
         max_queries: tcp.max_queries_per_connection,
     };
-    let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(&stats) });
+    let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(stats) });
     let limits = ConnectionLimits::new(
         usize::try_from(tcp.max_connections).unwrap_or(usize::MAX),
         usize::try_from(tcp.max_connections_per_client).unwrap_or(usize::MAX),
     );
-    let (stopping, stopping_rx) = watch::channel(false);
-    let (alive_tx, alive) = mpsc::channel(1);
-    for listener in listeners.tcp {
+    for listener in listeners {
         let _guard = runtime.enter();
         let listener = tokio::net::TcpListener::from_std(listener)
             .map_err(|source| Error::Os { doing: "registering a TCP listener", source })?;
+        let shared = Arc::clone(&shared);
         let task = tcp::accept_loop(
             listener,
-            Arc::clone(&shared),
+            shared,
             Arc::clone(&limits),
-            stopping_rx.clone(),
-            alive_tx.clone(),
+            stopping.clone(),
+            alive.clone(),
         );
         runtime.spawn(task);
     }
-    let drain_timeout = tcp.io_timeout + Duration::from_secs(1);
-    Ok(RunningServer {
-        addrs: listeners.addrs,
-        stop,
-        udp_threads,
-        runtime: Some(runtime),
-        stopping,
-        alive,
-        limits,
-        stats,
-        drain_timeout,
-    })
+    Ok(TcpStarted { runtime, limits })
 }
 
 /// What stopping found.
