@@ -14,19 +14,21 @@
 pub mod cli;
 pub mod config;
 pub mod demo;
+pub mod dns;
 pub mod error;
 pub mod handler;
 pub mod lifecycle;
 pub mod logging;
-pub mod refuse;
 pub mod server;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
+pub mod zones;
 
 pub use config::Config;
+pub use dns::EngineHandler;
 pub use error::{Error, Result};
 pub use handler::{Handler, RequestContext, Transport};
 pub use lifecycle::{Reload, ReloadReport};
-pub use refuse::Refuser;
 pub use server::{Listeners, RunningServer};
+pub use zones::ZoneLoader;

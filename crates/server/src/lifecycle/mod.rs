@@ -67,7 +67,6 @@ fn serve<H: Handler>(
         info!(user = %user, uid = ids.uid, gid = ids.gid, "privileges dropped");
     }
     let signals = SignalSet::block()?;
-    let _ = reload::run_and_log(hook, &config, "load");
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
     let running = server::start(&config, listeners, handler)?;
     info!(
@@ -76,6 +75,9 @@ fn serve<H: Handler>(
         tcp_workers = config.tcp_workers(),
         "serving"
     );
+    // Zones load while the listeners run: each zone answers as soon as it is loaded
+    // (SERVFAIL before), so one big zone does not hold up the others.
+    let _ = reload::run_and_log(hook, &config, "load");
     if let Some(readiness) = readiness {
         readiness.ready();
     }
