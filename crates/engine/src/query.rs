@@ -3,7 +3,7 @@
 
 use tern_wire::edns::OptionCode;
 use tern_wire::message::{Flags, MessageReader, Question, Section};
-use tern_wire::Rcode;
+use tern_wire::{Error, Rcode};
 
 /// What the response needs to know about the query's OPT record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,8 +56,16 @@ pub fn parse(message: &[u8]) -> Option<Query> {
             return Some(query);
         }
     }
-    if reader.finish().is_err() {
-        query.malformed = true;
+    match reader.finish() {
+        Ok(()) => {}
+        // Bytes after the last record are ignored, as Knot DNS and NSD do.
+        Err(Error::TrailingData { .. }) => {}
+        // A bad OPT record is not echoed (RFC 6891 §6.1.1: FORMERR without OPT).
+        Err(Error::BadOpt { .. }) => {
+            query.malformed = true;
+            return Some(query);
+        }
+        Err(_) => query.malformed = true,
     }
     query.edns = reader.edns().map(|e| EdnsInfo {
         udp_payload: e.udp_payload_size(),

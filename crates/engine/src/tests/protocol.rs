@@ -91,3 +91,4 @@ fn required_glue_truncates_instead_of_being_dropped() {
     let r = ask_with(&z, "big.example.", Rtype::A, Ask { edns: None, ..Ask::default() });
     assert!(r.starts_with("NOERROR tc rd | au: big.example. 300 NS"), "{r}");
 }
+
