@@ -1,0 +1,4 @@
+//! Helpers shared by the integration tests and benchmarks.
+#![allow(dead_code)]
+
+pub mod naive;
