@@ -31,8 +31,20 @@ struct Msg {
 
 fn arb_name() -> impl Strategy<Value = Name> {
     let label = prop::sample::select(vec![
-        &b"www"[..], b"WWW", b"mail", b"example", b"Example", b"com", b"COM", b"org", b"a", b"b",
-        b"xn--bcher-kva", b"\x00\xff", b"*", b"ns1",
+        &b"www"[..],
+        b"WWW",
+        b"mail",
+        b"example",
+        b"Example",
+        b"com",
+        b"COM",
+        b"org",
+        b"a",
+        b"b",
+        b"xn--bcher-kva",
+        b"\x00\xff",
+        b"*",
+        b"ns1",
     ]);
     prop::collection::vec(label, 0..6).prop_map(|labels| {
         let mut b = NameBuilder::new();
@@ -49,8 +61,10 @@ fn arb_rdata() -> impl Strategy<Value = (Rtype, Vec<u8>)> {
         any::<[u8; 4]>().prop_map(|a| (Rtype::A, a.to_vec())),
         arb_name().prop_map(|n| (Rtype::NS, n.as_wire().to_vec())),
         arb_name().prop_map(|n| (Rtype::CNAME, n.as_wire().to_vec())),
-        (any::<u16>(), arb_name())
-            .prop_map(move |(p, n)| (Rtype::MX, wire(vec![p.to_be_bytes().to_vec(), n.as_wire().to_vec()]))),
+        (any::<u16>(), arb_name()).prop_map(move |(p, n)| (
+            Rtype::MX,
+            wire(vec![p.to_be_bytes().to_vec(), n.as_wire().to_vec()])
+        )),
         (arb_name(), arb_name(), any::<[u8; 20]>()).prop_map(move |(m, r, t)| {
             (Rtype::SOA, wire(vec![m.as_wire().to_vec(), r.as_wire().to_vec(), t.to_vec()]))
         }),
@@ -64,9 +78,11 @@ fn arb_rdata() -> impl Strategy<Value = (Rtype, Vec<u8>)> {
 }
 
 fn arb_msg() -> impl Strategy<Value = Msg> {
-    let section = prop::sample::select(vec![Section::Answer, Section::Authority, Section::Additional]);
-    let record = (section, arb_name(), arb_rdata(), any::<u32>())
-        .prop_map(|(section, owner, (rtype, rdata), ttl)| Rec { section, owner, rtype, ttl, rdata });
+    let section =
+        prop::sample::select(vec![Section::Answer, Section::Authority, Section::Additional]);
+    let record = (section, arb_name(), arb_rdata(), any::<u32>()).prop_map(
+        |(section, owner, (rtype, rdata), ttl)| Rec { section, owner, rtype, ttl, rdata },
+    );
     (
         any::<u16>(),
         any::<u16>(),

@@ -36,9 +36,11 @@ impl NaiveCompressor {
         let start = self.msg.len();
         for (i, &off) in offsets.as_slice().iter().enumerate() {
             let suffix = Dname::from_wire(&wire[usize::from(off)..]).unwrap();
-            if let Some(&target) = self.targets.iter().find(|&&t| {
-                read_name(&self.msg, t).is_ok_and(|(n, _)| n.eq_ignore_case(suffix))
-            }) {
+            if let Some(&target) = self
+                .targets
+                .iter()
+                .find(|&&t| read_name(&self.msg, t).is_ok_and(|(n, _)| n.eq_ignore_case(suffix)))
+            {
                 self.msg.extend_from_slice(&wire[..usize::from(off)]);
                 self.msg.extend_from_slice(&(0xC000 | target as u16).to_be_bytes());
                 self.remember(start, &offsets.as_slice()[..i]);
