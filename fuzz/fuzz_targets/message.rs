@@ -29,8 +29,10 @@ fn read(wire: &[u8]) -> Option<(u16, Flags, Vec<Question>, Vec<Rr>)> {
     let mut records = Vec::new();
     let mut scratch = vec![0u8; MAX_RDATA_LEN];
     while let Some(r) = reader.record(&mut scratch).ok()? {
+        // Expanded names may come back in another spelling (compression points to the
+        // first one written); ASCII-folding the whole RDATA is enough to compare them.
         let rdata = if r.rtype.shape().decompress {
-            lowercase_names(r.rtype, r.rdata)
+            r.rdata.to_ascii_lowercase()
         } else {
             r.rdata.to_vec()
         };
@@ -45,12 +47,6 @@ fn read(wire: &[u8]) -> Option<(u16, Flags, Vec<Question>, Vec<Rr>)> {
     }
     let h = reader.header();
     Some((h.id, h.flags, questions, records))
-}
-
-/// Expanded RDATA with every ASCII letter lower-cased: good enough to compare RDATA whose
-/// names may come back in another spelling.
-fn lowercase_names(_rtype: Rtype, rdata: &[u8]) -> Vec<u8> {
-    rdata.to_ascii_lowercase()
 }
 
 fn write(id: u16, flags: Flags, questions: &[Question], records: &[Rr], buf: &mut [u8]) -> Option<usize> {

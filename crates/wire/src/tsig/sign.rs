@@ -199,10 +199,15 @@ impl<'k> SequenceSigner<'k> {
     }
 
     fn start(&self) -> hmac::Context {
-        let mut ctx = self.key.context();
-        digest_mac(&mut ctx, self.prior.as_slice());
-        ctx
+        chained_context(self.key, &self.prior)
     }
+}
+
+/// A digest context for a later message of a sequence: it starts with the prior MAC.
+pub(crate) fn chained_context(key: &Key, prior: &Mac) -> hmac::Context {
+    let mut ctx = key.context();
+    digest_mac(&mut ctx, prior.as_slice());
+    ctx
 }
 
 /// Digests a MAC preceded by its 2-byte length (request MAC, prior MAC).
