@@ -112,7 +112,8 @@ impl Solver<'_, '_, '_> {
                 }
                 let wildcard = self.node(encloser).map_or(NO_NODE, |n| n.wildcard);
                 let ctx = WildcardMatch { encloser, encloser_labels };
-                let wild_cut = self.node(wildcard).is_some_and(|n| n.flags.contains(Flags::DELEGATION));
+                let wild_cut =
+                    self.node(wildcard).is_some_and(|n| n.flags.contains(Flags::DELEGATION));
                 if wild_cut && self.qtype != Rtype::DS {
                     // An NS RRset at a wildcard is a zone cut of its own: refer to it as
                     // it is, without synthesis (RFC 4592 §4.2; as Knot DNS does).
