@@ -124,7 +124,7 @@ impl Engine {
         flags.set(Flags::CD, query.flags.has(Flags::CD));
         writer.set_flags(flags);
         if let Some(q) = &query.question {
-            if writer.push_question(&q.name, q.qtype, q.qclass).is_err() {
+            if writer.push_question(q.qname(), q.qtype, q.qclass).is_err() {
                 return Outcome::Dropped;
             }
         }
@@ -133,14 +133,15 @@ impl Engine {
             return Outcome::Dropped;
         }
         let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
-        let mut resp = Response::new(writer, dnssec, request.transport);
+        let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
+        let mut resp = Response::new(writer, dnssec, request.transport, qname);
         self.dispatch(zones, &query, &mut resp);
         self.finish(resp, &query, request)
     }
 
     /// 512 bytes without EDNS, the requestor's size clamped to [512, configured maximum]
     /// with it (RFC 6891 §6.2.5), 65535 over TCP.
-    fn size_limit(&self, query: &Query, transport: Transport) -> usize {
+    fn size_limit(&self, query: &Query<'_>, transport: Transport) -> usize {
         match (transport, query.edns) {
             (Transport::Tcp, _) => 65535,
             (Transport::Udp, None) => 512,
@@ -151,7 +152,7 @@ impl Engine {
     }
 
     /// Bytes the OPT record will need.
-    fn opt_len(&self, query: &Query, request: &Request<'_>) -> usize {
+    fn opt_len(&self, query: &Query<'_>, request: &Request<'_>) -> usize {
         let Some(edns) = query.edns else { return 0 };
         let nsid = match (&self.config.nsid, edns.nsid) {
             (Some(id), true) => 4 + id.len(),
@@ -161,13 +162,13 @@ impl Engine {
         11 + nsid + keepalive
     }
 
-    fn keepalive(&self, query: &Query, request: &Request<'_>) -> Option<u16> {
+    fn keepalive(&self, query: &Query<'_>, request: &Request<'_>) -> Option<u16> {
         let asked = query.edns.is_some_and(|e| e.keepalive);
         (asked && request.transport == Transport::Tcp).then_some(request.tcp_keepalive).flatten()
     }
 
     /// Decides what kind of response this is and writes its sections.
-    fn dispatch(&self, zones: &ZoneSet, query: &Query, resp: &mut Response<'_>) {
+    fn dispatch(&self, zones: &ZoneSet, query: &Query<'_>, resp: &mut Response<'_>) {
         if let Some(rcode) = query::precheck(query) {
             resp.rcode = rcode;
             return;
@@ -190,14 +191,14 @@ impl Engine {
             return;
         }
         match q.qclass {
-            Class::CH => chaos::answer(&self.config, &q.name, q.qtype, resp),
-            Class::IN | Class::ANY => answer_in(zones, &q.name, q.qtype, resp),
+            Class::CH => chaos::answer(&self.config, q.qname(), q.qtype, resp),
+            Class::IN | Class::ANY => answer_in(zones, q.qname(), q.qtype, resp),
             _ => resp.rcode = Rcode::REFUSED,
         }
     }
 
     /// Sets the RCODE and appends the OPT record.
-    fn finish(&self, mut resp: Response<'_>, query: &Query, request: &Request<'_>) -> Outcome {
+    fn finish(&self, mut resp: Response<'_>, query: &Query<'_>, request: &Request<'_>) -> Outcome {
         let rcode = resp.rcode;
         if !matches!(rcode, Rcode::NOERROR | Rcode::NXDOMAIN | Rcode::YXDOMAIN) {
             resp.set_authoritative(false);
@@ -264,4 +265,4 @@ fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
