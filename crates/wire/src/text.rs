@@ -288,9 +288,11 @@ impl<'a> Lexer<'a> {
     }
 
     fn skip_blanks(&mut self) {
-        while self.peek().is_some_and(|b| class(b) == BLANK) {
-            self.pos += 1;
+        let mut pos = self.pos;
+        while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
+            pos += 1;
         }
+        self.pos = pos;
     }
 
     fn skip_comment(&mut self) {
@@ -302,19 +304,35 @@ impl<'a> Lexer<'a> {
     /// The next token of the current entry, or `None` at its end.
     #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
     pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
-        if self.has_peeked.replace(false) {
-            let peeked = self.peeked.get();
-            self.pos = peeked.pos;
-            self.line = peeked.line;
-            self.line_start = peeked.line_start;
-            self.paren_line = peeked.paren_line;
-            self.entry_done = peeked.entry_done;
-            self.end = peeked.end;
-            return Ok(peeked.token);
+        if self.has_peeked.get() {
+            return Ok(self.take_peeked());
         }
         if self.entry_done {
             return Ok(None);
         }
+        self.skip_blanks();
+        // The common case first: a plain token after the blanks.
+        if self.peek().is_some_and(|b| class(b) == PLAIN) {
+            return self.unquoted().map(Some);
+        }
+        self.next_token_slow()
+    }
+
+    /// Moves past the token [`Lexer::peek_token`] read and returns it.
+    fn take_peeked(&mut self) -> Option<Token<'a>> {
+        let peeked = self.peeked.get();
+        self.has_peeked.set(false);
+        self.pos = peeked.pos;
+        self.line = peeked.line;
+        self.line_start = peeked.line_start;
+        self.paren_line = peeked.paren_line;
+        self.entry_done = peeked.entry_done;
+        self.end = peeked.end;
+        peeked.token
+    }
+
+    /// [`Lexer::next_token`] past newlines, comments, parentheses and quotes.
+    fn next_token_slow(&mut self) -> Result<Option<Token<'a>>> {
         loop {
             self.skip_blanks();
             match self.peek() {
