@@ -7,6 +7,8 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::report::Report;
+
 /// A place in a zone file: the file, the line and column (1-based, columns in bytes),
 /// and the `$INCLUDE` chain that led there.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,6 +63,10 @@ pub enum Error {
     /// A record the zone cannot hold (reported by the consumer of parsed records, which
     /// adds its position through [`Error::Rejected`]).
     Record(String),
+    /// The zone's data breaks rules that make it unusable; the report lists them all.
+    Semantic(Box<Report>),
+    /// A changeset that does not fit the zone it is applied to (RFC 1995 §5).
+    Changeset(String),
 }
 
 impl Error {
@@ -71,7 +77,7 @@ impl Error {
                 Some(at)
             }
             Error::Many(errors) => errors.first().and_then(Error::position),
-            Error::Io { .. } | Error::Record(_) => None,
+            Error::Io { .. } | Error::Record(_) | Error::Semantic(_) | Error::Changeset(_) => None,
         }
     }
 
@@ -106,6 +112,11 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Error::Record(message) => f.write_str(message),
+            Error::Semantic(report) => {
+                let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
+                write!(f, "zone has {} error(s): {}", errors.len(), errors.join("; "))
+            }
+            Error::Changeset(message) => write!(f, "changeset does not apply: {message}"),
         }
     }
 }
