@@ -237,7 +237,7 @@ impl<'a> Lexer<'a> {
 
     fn newline(&mut self) {
         self.at.pos += 1;
-        self.at.line += 1;
+        self.at.line = self.at.line.saturating_add(1); // past 4G lines, stay at the last
         self.at.line_start = self.at.pos;
     }
 
