@@ -133,7 +133,7 @@ impl Engine {
             return Outcome::Dropped;
         }
         let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
-        let mut resp = Response::new(writer, dnssec);
+        let mut resp = Response::new(writer, dnssec, request.transport);
         self.dispatch(zones, &query, &mut resp);
         self.finish(resp, &query, request)
     }
@@ -173,8 +173,20 @@ impl Engine {
             return;
         }
         let Some(q) = &query.question else { return };
-        if query.flags.opcode() != Opcode::QUERY {
-            resp.rcode = Rcode::NOTIMP; // RFC 1035 §4.1.1; NOTIFY and UPDATE come later
+        match query.flags.opcode() {
+            Opcode::QUERY => {}
+            // No peer is allowed to notify or update yet (RFC 1996 §3.10, RFC 2136 §3.1):
+            // not authorized, as Knot DNS answers without an ACL.
+            Opcode::NOTIFY | Opcode::UPDATE => {
+                resp.rcode = Rcode::NOTAUTH;
+                return;
+            }
+            _ => {
+                resp.rcode = Rcode::NOTIMP; // RFC 1035 §4.1.1
+                return;
+            }
+        }
+        if transfer_refused(q.qtype, resp.transport, resp) {
             return;
         }
         match q.qclass {
@@ -200,6 +212,9 @@ impl Engine {
                 if let Some(timeout) = self.keepalive(query, request) {
                     let _ = opt.option(OptionCode::TCP_KEEPALIVE, &timeout.to_be_bytes());
                 }
+                if let Some(code) = resp.ede {
+                    let _ = opt.option(OptionCode::EXTENDED_ERROR, &code.to_be_bytes());
+                }
             }
         }
         let truncated = resp.is_truncated();
@@ -207,13 +222,24 @@ impl Engine {
     }
 }
 
+/// Zone transfers and key exchange are not offered (yet): AXFR over UDP is not
+/// implemented at all (RFC 5936 §4.2), the rest is refused. True when answered here.
+fn transfer_refused(qtype: Rtype, transport: Transport, resp: &mut Response<'_>) -> bool {
+    resp.rcode = match (qtype, transport) {
+        (Rtype::AXFR, Transport::Udp) => Rcode::NOTIMP,
+        (Rtype::AXFR | Rtype::IXFR | Rtype::TKEY | Rtype::TSIG, _) => Rcode::REFUSED,
+        _ => return false,
+    };
+    true
+}
+
+/// Extended DNS Error "Not Authoritative" (RFC 8914 §4.21): no zone of ours holds the
+/// name, as Knot DNS and NSD report with REFUSED.
+const EDE_NOT_AUTHORITATIVE: u16 = 20;
+
 /// Answers an IN query: finds the zone (the parent's, for DS at a child apex we also
 /// serve, RFC 4035 §3.1.4.1) and solves it there.
 fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
-    if matches!(qtype, Rtype::AXFR | Rtype::IXFR | Rtype::OPT | Rtype::TSIG | Rtype::TKEY) {
-        resp.rcode = if qtype == Rtype::OPT { Rcode::FORMERR } else { Rcode::REFUSED };
-        return;
-    }
     let hashes = SuffixHashes::of(qname);
     let mut slot = zones.find(qname, &hashes);
     if qtype == Rtype::DS {
@@ -227,6 +253,7 @@ fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'
     }
     let Some(slot) = slot else {
         resp.rcode = Rcode::REFUSED;
+        resp.ede = Some(EDE_NOT_AUTHORITATIVE);
         return;
     };
     let contents = slot.contents();

@@ -3,7 +3,7 @@
 
 use tern_wire::edns::OptionCode;
 use tern_wire::message::{Flags, MessageReader, Question, Section};
-use tern_wire::Rcode;
+use tern_wire::{Error, Rcode};
 
 /// What the response needs to know about the query's OPT record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,31 +33,63 @@ pub struct Query {
     pub edns: Option<EdnsInfo>,
     /// Set when the message breaks the format: answer FORMERR (RFC 1035 §4.1.1).
     pub malformed: bool,
+    /// Where trailing bytes begin, when the message has any.
+    trailing_at: Option<usize>,
 }
 
 /// Reads a query. `None` means no answer at all: shorter than a header, or a response
-/// (answering responses invites loops).
+/// (answering responses invites loops). Bytes after the last record make the query
+/// malformed (FORMERR), but what came before them is still echoed, as Knot DNS does.
 pub fn parse(message: &[u8]) -> Option<Query> {
+    let mut query = parse_exact(message)?;
+    if let Some(end) = query.trailing_at.take() {
+        query = parse_exact(message.get(..end)?)?;
+        query.malformed = true;
+    }
+    Some(query)
+}
+
+fn parse_exact(message: &[u8]) -> Option<Query> {
     let mut reader = MessageReader::new(message).ok()?;
     let header = *reader.header();
     if header.flags.has(Flags::QR) {
         return None;
     }
-    let mut query =
-        Query { id: header.id, flags: header.flags, question: None, edns: None, malformed: false };
+    let mut query = Query {
+        id: header.id,
+        flags: header.flags,
+        question: None,
+        edns: None,
+        malformed: false,
+        trailing_at: None,
+    };
     if header.count(Section::Question) != 1 {
         query.malformed = true;
     }
     match reader.question() {
         Ok(Some(q)) if !query.malformed => query.question = Some(q),
         Ok(_) => {}
+        Err(Error::TrailingData { offset }) => {
+            query.trailing_at = Some(offset);
+            return Some(query);
+        }
         Err(_) => {
             query.malformed = true;
             return Some(query);
         }
     }
-    if reader.finish().is_err() {
-        query.malformed = true;
+    match reader.finish() {
+        Ok(()) => {}
+        Err(Error::TrailingData { offset }) => {
+            query.trailing_at = Some(offset);
+            return Some(query);
+        }
+        // A bad OPT record is not echoed (RFC 6891 §6.1.1: FORMERR without OPT).
+        Err(Error::BadOpt { .. }) => {
+            query.malformed = true;
+            return Some(query);
+        }
+        Err(_) => query.malformed = true,
     }
     query.edns = reader.edns().map(|e| EdnsInfo {
         udp_payload: e.udp_payload_size(),

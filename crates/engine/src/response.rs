@@ -21,12 +21,16 @@ pub struct Response<'b> {
     pub dnssec: bool,
     /// The response code so far.
     pub rcode: Rcode,
+    /// An Extended DNS Error to report (RFC 8914), when the query had EDNS.
+    pub ede: Option<u16>,
+    /// The transport the query came over.
+    pub transport: crate::Transport,
 }
 
 impl<'b> Response<'b> {
     /// Wraps a writer whose header and question are already written.
-    pub fn new(writer: MessageWriter<'b>, dnssec: bool) -> Self {
-        Response { writer, dnssec, rcode: Rcode::NOERROR }
+    pub fn new(writer: MessageWriter<'b>, dnssec: bool, transport: crate::Transport) -> Self {
+        Response { writer, dnssec, rcode: Rcode::NOERROR, ede: None, transport }
     }
 
     /// Sets or clears the AA bit.

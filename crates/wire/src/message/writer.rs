@@ -313,7 +313,7 @@ impl<'b> MessageWriter<'b> {
         while split > 0 {
             let i = split - 1;
             let label = label_wire(wire, &offsets, i);
-            hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+            hash = hash_label(wire, usize::from(offsets.get(i).unwrap_or(0)), hash);
             let written = self.buf.get(..self.len).unwrap_or(&[]);
             let found = if compress { self.table.find(hash, written, label, rest) } else { None };
             match found {
@@ -332,12 +332,11 @@ impl<'b> MessageWriter<'b> {
         }
         // Labels written in full become targets; `hash` is already that of label split-1.
         for i in (0..split).rev() {
-            let label = label_wire(wire, &offsets, i);
+            let label_at = usize::from(offsets.get(i).unwrap_or(0));
             if i + 1 < split {
-                hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+                hash = hash_label(wire, label_at, hash);
             }
-            let at = start + usize::from(offsets.get(i).unwrap_or(0));
-            self.table.insert(hash, at, self.len);
+            self.table.insert(hash, start + label_at, self.len);
         }
         Ok(())
     }
