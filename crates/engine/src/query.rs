@@ -25,7 +25,9 @@ pub struct EdnsInfo {
     pub keepalive: bool,
 }
 
-/// The question's name: borrowed from the packet, or decompressed into a buffer.
+/// The question's name: borrowed from the packet, or decompressed into a buffer. (The
+/// buffer stays inline: boxing it would allocate for compressed questions.)
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 pub enum Qname<'a> {
     /// An uncompressed name in the packet (the usual case).
