@@ -22,7 +22,7 @@ pub mod response;
 mod solve;
 
 use tern_wire::edns::{Edns, OptionCode};
-use tern_wire::message::{CompressionTable, Flags, MessageWriter};
+use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
 use tern_zone::ZoneSet;
@@ -117,6 +117,7 @@ impl Engine {
         let Some(query) = query::parse(request.message) else { return Outcome::Dropped };
         let limit = self.size_limit(&query, request.transport);
         let Ok(mut writer) = MessageWriter::new(out, limit, table) else { return Outcome::Dropped };
+        writer.set_compression(Compression::Anchor);
         writer.set_id(query.id);
         let mut flags = Flags(Flags::QR);
         flags.set_opcode(query.flags.opcode());

@@ -35,7 +35,13 @@ pub struct Response<'b> {
     /// Address of the query's QNAME bytes: an owner at this address is the question's
     /// name, already in the response at offset 12.
     qname_addr: usize,
+    /// Where the first RDATA name of each record of the last RRset written decodes
+    /// from: an NS target's glue can point its owner there.
+    names_at: [Option<u16>; MAX_TARGETS],
 }
+
+/// Records per RRset whose RDATA name positions are remembered.
+pub const MAX_TARGETS: usize = 16;
 
 impl<'b> Response<'b> {
     /// Wraps a writer whose header and question (of name `qname`) are already written.
@@ -46,7 +52,16 @@ impl<'b> Response<'b> {
         qname: &Dname,
     ) -> Self {
         let qname_addr = qname.as_wire().as_ptr() as usize;
-        Response { writer, dnssec, rcode: Rcode::NOERROR, ede: None, transport, qname_addr }
+        let names_at = [None; MAX_TARGETS];
+        Response {
+            writer,
+            dnssec,
+            rcode: Rcode::NOERROR,
+            ede: None,
+            transport,
+            qname_addr,
+            names_at,
+        }
     }
 
     /// Sets or clears the AA bit.
@@ -90,13 +105,25 @@ impl<'b> Response<'b> {
     }
 
     /// Writes an RRset if it fits; returns false (without TC) when it does not.
-    pub fn may(&mut self, section: Section, owner: &Dname, rrset: &Rrset<'_>) -> bool {
+    /// `owner_at`, when known, is where the owner already is in the message.
+    pub fn may(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        owner_at: Option<u16>,
+        rrset: &Rrset<'_>,
+    ) -> bool {
         let mark = self.writer.mark();
-        let fits = self.put(section, owner, rrset, rrset.ttl).is_ok();
+        let fits = self.put_at(section, owner, owner_at, rrset, rrset.ttl).is_ok();
         if !fits {
             self.writer.rollback(mark);
         }
         fits
+    }
+
+    /// Where the first RDATA name of record `i` of the last RRset written decodes from.
+    pub fn name_at(&self, i: usize) -> Option<u16> {
+        self.names_at.get(i).copied().flatten()
     }
 
     /// A mark to roll back to.
@@ -116,10 +143,25 @@ impl<'b> Response<'b> {
         rrset: &Rrset<'_>,
         ttl: u32,
     ) -> Result<(), ()> {
-        let mut owner_at = self.known_owner(owner);
+        let owner_at = self.known_owner(owner);
+        self.put_at(section, owner, owner_at, rrset, ttl)
+    }
+
+    fn put_at(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        mut owner_at: Option<u16>,
+        rrset: &Rrset<'_>,
+        ttl: u32,
+    ) -> Result<(), ()> {
+        self.names_at = [None; MAX_TARGETS];
         if rrset.has_records() {
-            for rdata in rrset.rdatas() {
+            for (i, rdata) in rrset.rdatas().enumerate() {
                 owner_at = self.record(section, owner, owner_at, rrset.rtype, ttl, rdata)?;
+                if let Some(slot) = self.names_at.get_mut(i) {
+                    *slot = self.writer.last_rdata_name_at();
+                }
             }
         }
         if self.dnssec {

@@ -37,13 +37,23 @@ pub(crate) struct WildcardMatch {
     pub encloser_labels: usize,
 }
 
+/// A node whose addresses go in the additional section.
+#[derive(Clone, Copy, Debug)]
+struct Extra {
+    node: NodeId,
+    /// Glue the referral cannot do without (RFC 9471 §3).
+    required: bool,
+    /// Where the node's name is already in the message (the NS/MX/SRV target written).
+    owner_at: Option<u16>,
+}
+
 /// State of answering one query from one zone.
 pub(crate) struct Solver<'z, 'r, 'b> {
     pub zone: &'z ZoneContents,
     pub resp: &'r mut Response<'b>,
     pub qtype: Rtype,
     /// Additional-section candidates: (node, required glue).
-    extras: [(NodeId, bool); MAX_EXTRAS],
+    extras: [Extra; MAX_EXTRAS],
     extras_len: usize,
     /// Nodes already answered in this chain (loop detection).
     visited: [NodeId; MAX_CHAIN],
@@ -69,7 +79,7 @@ pub(crate) fn answer(
         zone,
         resp,
         qtype,
-        extras: [(NO_NODE, false); MAX_EXTRAS],
+        extras: [Extra { node: NO_NODE, required: false, owner_at: None }; MAX_EXTRAS],
         extras_len: 0,
         visited: [NO_NODE; MAX_CHAIN],
         visited_len: 0,
@@ -256,19 +266,19 @@ impl Solver<'_, '_, '_> {
             return;
         }
         for i in 0..usize::from(rrset.count) {
-            let target = rrset.target(i);
-            if target == NO_NODE
-                || self
-                    .extras
-                    .get(..self.extras_len)
-                    .is_some_and(|e| e.iter().any(|x| x.0 == target))
-            {
+            let node = rrset.target(i);
+            let queued = self
+                .extras
+                .get(..self.extras_len)
+                .is_some_and(|e| e.iter().any(|x| x.node == node));
+            if node == NO_NODE || queued {
                 continue;
             }
             let required =
-                cut.is_some_and(|c| self.node(target).is_some_and(|n| n.owner().is_below(c)));
+                cut.is_some_and(|c| self.node(node).is_some_and(|n| n.owner().is_below(c)));
+            let owner_at = self.resp.name_at(i);
             if let Some(slot) = self.extras.get_mut(self.extras_len) {
-                *slot = (target, required);
+                *slot = Extra { node, required, owner_at };
                 self.extras_len += 1;
             }
         }
@@ -280,21 +290,24 @@ impl Solver<'_, '_, '_> {
         let extras = self.extras;
         let list = extras.get(..self.extras_len).unwrap_or(&[]);
         for required in [true, false] {
-            for &(id, _) in list.iter().filter(|e| e.1 == required) {
-                self.write_addresses(id, required);
+            for extra in list.iter().filter(|e| e.required == required) {
+                self.write_addresses(extra);
             }
         }
     }
 
-    fn write_addresses(&mut self, id: NodeId, required: bool) {
+    fn write_addresses(&mut self, extra: &Extra) {
         let zone = self.zone;
-        let Some(node) = zone.node(id) else { return };
+        let Some(node) = zone.node(extra.node) else { return };
         if node.flags.contains(Flags::PHANTOM) {
             return;
         }
+        let mut owner_at = extra.owner_at;
         for rtype in [Rtype::A, Rtype::AAAA] {
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
-            if !self.resp.may(Section::Additional, node.owner(), &rrset) && required {
+            if self.resp.may(Section::Additional, node.owner(), owner_at, &rrset) {
+                owner_at = self.resp.writer.last_owner_at();
+            } else if extra.required {
                 self.resp.truncate();
             }
         }

@@ -372,3 +372,34 @@ fn names_past_0x4000_are_not_targets() {
     let msg = w.finish().to_vec();
     assert!(read_all(&msg).is_ok());
 }
+
+/// Writes a referral-like response in the given compression mode.
+fn referral(mode: super::Compression) -> Vec<u8> {
+    let mut buf = vec![0u8; 1232];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 1232, &mut table).unwrap();
+    w.set_compression(mode);
+    w.push_question(&name("www.Foo.example."), Rtype::A, Class::IN).unwrap();
+    for target in ["ns1.foo.example.", "ns.other.net.", "ns2.foo.example."] {
+        let rdata = name(target).as_wire().to_vec();
+        w.push_record(Section::Authority, &name("foo.example."), Rtype::NS, Class::IN, 60, &rdata)
+            .unwrap();
+    }
+    let soa = [name("ns1.example.").as_wire(), name("hm.example.").as_wire(), &[0; 20]].concat();
+    w.push_record(Section::Authority, &name("example."), Rtype::SOA, Class::IN, 60, &soa).unwrap();
+    w.push_record(Section::Additional, &name("ns1.foo.example."), Rtype::A, Class::IN, 60, &[1; 4])
+        .unwrap();
+    w.finish().to_vec()
+}
+
+#[test]
+fn anchor_mode_reads_back_like_table_mode() {
+    let table = read_all(&referral(super::Compression::Table)).unwrap();
+    let anchor_msg = referral(super::Compression::Anchor);
+    let anchor = read_all(&anchor_msg).unwrap();
+    assert_eq!(anchor, table);
+    // Names sharing the query name's tail point into the question.
+    assert!(anchor_msg.len() < 200, "{} bytes", anchor_msg.len());
+    let ns1 = b"\x03ns1\xc0\x10"; // "ns1" + pointer to "Foo.example." at 16
+    assert!(anchor_msg.windows(ns1.len()).any(|w| w == ns1));
+}
