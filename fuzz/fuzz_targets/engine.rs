@@ -1,0 +1,73 @@
+//! The query engine on arbitrary input: any bytes as a query, over UDP or TCP, against
+//! fixed zones (a bit of every answer kind). No panic, and every response parses with
+//! the strict reader.
+#![no_main]
+
+use std::sync::{Arc, OnceLock};
+
+use libfuzzer_sys::fuzz_target;
+use tern_engine::{Config, Engine, Outcome, Request, Transport};
+use tern_wire::message::{CompressionTable, MessageReader};
+use tern_wire::Name;
+use tern_zone::{Options, ZoneSet, ZoneSlot};
+
+const ZONE: &str = r#"$ORIGIN example.
+$TTL 300
+@ SOA ns1 hostmaster 1 7200 3600 1209600 300
+@ NS ns1
+@ NS ns2.other.
+@ MX 10 mail
+ns1 A 192.0.2.53
+ns1 AAAA 2001:db8::53
+mail A 192.0.2.25
+www CNAME @
+c1 CNAME c2
+c2 CNAME c1
+*.wild A 192.0.2.80
+*.wild TXT "w"
+*.cn CNAME www
+sub NS ns.sub
+sub NS ns1
+ns.sub A 192.0.2.99
+dn DNAME example.
+long DNAME a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r.s.t.u.v.w.x.y.z.long.example.
+big TXT "0123456789012345678901234567890123456789012345678901234567890123456789"
+big TXT "1123456789012345678901234567890123456789012345678901234567890123456789"
+big TXT "2123456789012345678901234567890123456789012345678901234567890123456789"
+big TXT "3123456789012345678901234567890123456789012345678901234567890123456789"
+big TXT "4123456789012345678901234567890123456789012345678901234567890123456789"
+big TXT "5123456789012345678901234567890123456789012345678901234567890123456789"
+big TXT "6123456789012345678901234567890123456789012345678901234567890123456789"
+svc HTTPS 1 . alpn=h2
+"#;
+
+fn zones() -> &'static ZoneSet {
+    static ZONES: OnceLock<ZoneSet> = OnceLock::new();
+    ZONES.get_or_init(|| {
+        let origin: Name = "example.".parse().unwrap_or_else(|_| Name::root());
+        let loaded = tern_zone::load_bytes(ZONE.as_bytes(), std::path::Path::new("fuzz"), &origin, &Options::default());
+        let slot = Arc::new(ZoneSlot::new(&origin));
+        if let Ok(loaded) = loaded {
+            slot.publish(Arc::new(loaded.contents));
+        }
+        ZoneSet::new(vec![slot])
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&selector, message)) = data.split_first() else { return };
+    let transport = if selector & 1 == 0 { Transport::Udp } else { Transport::Tcp };
+    let config = Config { nsid: Some(b"fuzz".to_vec()), version: Some("v".into()), ..Config::default() };
+    let engine = Engine::new(config);
+    let mut out = vec![0u8; 65535];
+    let mut table = CompressionTable::new();
+    let request = Request { message, transport, tcp_keepalive: Some(100) };
+    if let Outcome::Answered { len, .. } = engine.answer(zones(), &request, &mut out, &mut table) {
+        let response = out.get(..len).unwrap_or(&[]);
+        let mut reader = MessageReader::new(response).expect("response header");
+        reader.finish().expect("response parses");
+        if transport == Transport::Udp {
+            assert!(len <= 1232, "UDP response of {len} bytes");
+        }
+    }
+});
