@@ -7,7 +7,7 @@
 //! A zone is reloaded when its file's size or modification time changed, or when its last
 //! load failed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
@@ -110,8 +110,9 @@ impl Reload for ZoneLoader {
             }
             report.records += slot.contents_full().map_or(0, |c| c.record_count() as u64);
         }
+        let configured: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
         if let Ok(mut map) = self.loaded.lock() {
-            map.retain(|name, _| config.zones.iter().any(|z| &z.name == name));
+            map.retain(|name, _| configured.contains(name));
         }
         Ok(report)
     }

@@ -94,7 +94,7 @@ pub struct ZoneBuilder {
 impl ZoneBuilder {
     /// A builder for the zone at `origin`.
     pub fn new(origin: &Dname) -> ZoneBuilder {
-        let mut main = Space::new(1024);
+        let mut main = Space::new(16);
         let hash = crate::hash::name_hash(origin);
         main.create(origin, hash, NO_NODE, false);
         ZoneBuilder {
@@ -195,7 +195,7 @@ impl ZoneBuilder {
         let mut contents = ZoneContents {
             origin: self.origin.clone(),
             nodes: ChunkVec::from_vec(nodes),
-            index: std::mem::replace(&mut self.main.index, NameIndex::with_capacity(0)),
+            index: self.main.index.fitted(),
             nsec3: None,
             order: None,
             denial: Denial::Unsigned,

@@ -18,8 +18,8 @@ pub struct NameIndex {
     used: usize,
 }
 
-/// Smallest table size.
-const MIN_SLOTS: usize = 1024;
+/// Smallest table size (small zones are common: a hosting server has many of them).
+const MIN_SLOTS: usize = 16;
 
 #[inline]
 fn encode(tag: u32, id: u32) -> u64 {
@@ -32,10 +32,21 @@ fn decode_id(slot: u64) -> u32 {
 }
 
 impl NameIndex {
-    /// An index sized for about `expected` names.
+    /// An index sized for about `expected` names (at most 3/4 full).
     pub fn with_capacity(expected: usize) -> Self {
-        let size = (expected.saturating_mul(2)).next_power_of_two().max(MIN_SLOTS);
+        let size = (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS);
         NameIndex { slots: ChunkVec::filled(0, size), mask: size - 1, used: 0 }
+    }
+
+    /// The same entries in a table sized for them (after a build that grew it step by
+    /// step, or left it large).
+    pub fn fitted(&self) -> NameIndex {
+        let mut index = NameIndex::with_capacity(self.used);
+        for &slot in self.slots.iter().filter(|&&s| s != 0) {
+            index.insert_slot(slot);
+        }
+        index.used = self.used;
+        index
     }
 
     /// Number of entries.

@@ -191,8 +191,9 @@ impl Config {
     pub fn built_in(listen: Vec<ListenAddr>, zones: Vec<ZoneConfig>) -> Result<Config> {
         let mut config = Config::default();
         config.server.listen = listen;
+        let mut seen = std::collections::HashSet::new();
         for zone in zones {
-            if config.zones.iter().any(|z| z.name == zone.name) {
+            if !seen.insert(zone.name.clone()) {
                 return Err(Error::Config(format!("zone {} is given twice", zone.name)));
             }
             config.zones.push(zone);
@@ -203,10 +204,11 @@ impl Config {
     /// Moves `raw_zones` to `zones`, refusing a zone listed twice.
     fn take_zones(&mut self, text: &str) -> Result<()> {
         let path = self.path.clone().unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
         for spanned in std::mem::take(&mut self.raw_zones) {
             let span = spanned.span();
             let zone = spanned.into_inner();
-            if self.zones.iter().any(|z| z.name == zone.name) {
+            if !seen.insert(zone.name.clone()) {
                 let message = format!("zone {} is listed twice", zone.name);
                 return Err(Error::Config(report::render(&path, text, Some(span), &message)));
             }
