@@ -4,16 +4,26 @@
 
 use super::dnssec::Algorithm;
 use super::fields::RdataReader;
-use super::format::{rdata_format, FieldKind};
+use super::format::{hash_length, rdata_format, FieldKind};
 use super::kinds::{Base64, Hex, U16, U8};
 use super::push_fmt;
 use crate::error::Result;
 use crate::name::Dname;
 use crate::text::Lexer;
 
+/// SHA-1 (RFC 4255 §3.1.3) and SHA-256 (RFC 6594 §3.2) fingerprints have fixed lengths.
+fn sshfp_length(wire: &[u8]) -> Result<(), &'static str> {
+    hash_length(wire, 1, 2, &[(1, 20), (2, 32)])
+}
+
+/// Matching types SHA-256 and SHA-512 (RFC 6698 §2.1.3) have fixed lengths.
+fn tlsa_length(wire: &[u8]) -> Result<(), &'static str> {
+    hash_length(wire, 2, 3, &[(1, 32), (2, 64)])
+}
+
 rdata_format! {
     /// SSHFP (RFC 4255 §3.1).
-    Sshfp {
+    Sshfp [sshfp_length] {
         /// Key algorithm (1 RSA, 2 DSA, 3 ECDSA, 4 Ed25519).
         algorithm: u8 as U8,
         /// Fingerprint type (1 SHA-1, 2 SHA-256).
@@ -25,7 +35,7 @@ rdata_format! {
 
 rdata_format! {
     /// TLSA (RFC 6698 §2.1), also SMIMEA (RFC 8162 §2).
-    Tlsa {
+    Tlsa [tlsa_length] {
         /// Certificate usage (0..3).
         usage: u8 as U8,
         /// Selector (0 full certificate, 1 SubjectPublicKeyInfo).
@@ -161,6 +171,8 @@ mod tests {
             [3, 0, 0, 0x30, 0x82, 0x03, 0x07]
         );
         assert!(parse_str(Rtype::TLSA, "3 0 0 308", None).is_err());
+        assert!(parse_str(Rtype::TLSA, "3 0 1 3082", None).is_err(), "SHA-256 is 32 bytes");
+        assert!(parse_str(Rtype::SSHFP, "2 2 123456789abcdef67890123456789abcdef67890", None).is_err());
     }
 
     #[test]

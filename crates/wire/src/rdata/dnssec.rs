@@ -4,7 +4,7 @@
 
 use super::bitmap::TypeBitmap;
 use super::fields::RdataReader;
-use super::format::{rdata_format, FieldKind};
+use super::format::{hash_length, rdata_format, FieldKind};
 use super::kinds::{Base64, Duration, Hex, NameKind, U16, U8};
 use super::push_fmt;
 use super::time::SigTime;
@@ -112,19 +112,7 @@ impl FieldKind for RtypeKind {
 /// The digest length each known digest type requires (SHA-1 RFC 3658 §2.4, SHA-256
 /// RFC 4509 §2.2, GOST RFC 5933 §4, SHA-384 RFC 6605 §2); other types take any length.
 fn ds_digest_length(wire: &[u8]) -> Result<(), &'static str> {
-    let Some((&digest_type, digest)) = wire.get(3..).and_then(<[u8]>::split_first) else {
-        return Ok(()); // too short: the field checks report it
-    };
-    let expected = match digest_type {
-        1 => 20,
-        2 | 3 => 32,
-        4 => 48,
-        _ => return Ok(()),
-    };
-    if digest.len() != expected {
-        return Err("digest length does not match the digest type");
-    }
-    Ok(())
+    hash_length(wire, 3, 4, &[(1, 20), (2, 32), (3, 32), (4, 48)])
 }
 
 rdata_format! {
