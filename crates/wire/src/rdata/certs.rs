@@ -172,7 +172,9 @@ mod tests {
         );
         assert!(parse_str(Rtype::TLSA, "3 0 0 308", None).is_err());
         assert!(parse_str(Rtype::TLSA, "3 0 1 3082", None).is_err(), "SHA-256 is 32 bytes");
-        assert!(parse_str(Rtype::SSHFP, "2 2 123456789abcdef67890123456789abcdef67890", None).is_err());
+        assert!(
+            parse_str(Rtype::SSHFP, "2 2 123456789abcdef67890123456789abcdef67890", None).is_err()
+        );
     }
 
     #[test]

@@ -70,8 +70,10 @@ fn run_dnspython(cases: &[Case]) -> Option<Vec<Option<String>>> {
     if stdout.starts_with("NO-DNSPYTHON") {
         return None;
     }
-    let answers: Vec<Option<String>> =
-        stdout.lines().map(|l| if l.starts_with("ERR") { None } else { Some(l.to_string()) }).collect();
+    let answers: Vec<Option<String>> = stdout
+        .lines()
+        .map(|l| if l.starts_with("ERR") { None } else { Some(l.to_string()) })
+        .collect();
     assert_eq!(answers.len(), cases.len(), "dnspython script output: {stdout}");
     Some(answers)
 }

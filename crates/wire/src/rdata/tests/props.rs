@@ -181,12 +181,15 @@ fn rdata() -> impl Strategy<Value = Rdata> {
                 },
             )
     };
-    let tlsa =
-        || {
-            (any::<[u8; 3]>(), bytes(0..40)).prop_map(|([usage, selector, matching_type], data)| {
-                Tlsa { usage, selector, matching_type, data }
-            })
-        };
+    let tlsa = || {
+        let data = prop_oneof![(3u8..=255, bytes(0..40)), bytes(32..33).prop_map(|d| (1u8, d))];
+        (any::<[u8; 2]>(), data).prop_map(|([usage, selector], (matching_type, data))| Tlsa {
+            usage,
+            selector,
+            matching_type,
+            data,
+        })
+    };
     let svcb = || {
         (any::<u16>(), name(), svc_params()).prop_map(|(priority, target, params)| Svcb {
             priority,
@@ -241,8 +244,8 @@ fn rdata() -> impl Strategy<Value = Rdata> {
         prop::collection::vec(apl_item(), 0..4).prop_map(|items| Rdata::Apl(Apl { items })).boxed(),
         ds().prop_map(Rdata::Ds).boxed(),
         ds().prop_map(Rdata::Cds).boxed(),
-        (any::<[u8; 2]>(), bytes(0..40))
-            .prop_map(|([algorithm, fp_type], fingerprint)| {
+        (any::<u8>(), prop_oneof![(3u8..=255, bytes(0..40)), bytes(20..21).prop_map(|d| (1u8, d))])
+            .prop_map(|(algorithm, (fp_type, fingerprint))| {
                 Rdata::Sshfp(Sshfp { algorithm, fp_type, fingerprint })
             })
             .boxed(),
