@@ -3,6 +3,9 @@
 //!
 //! Run: `cargo bench -p tern-wire --bench rdata_text`.
 
+// A measuring harness: a failure should stop it loudly.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
+
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use tern_wire::rdata::{self, Rdata};
 use tern_wire::text::Lexer;
@@ -74,6 +77,7 @@ fn bench_mix(c: &mut Criterion) {
     let origin: Name = "example.com.".parse().unwrap();
     let records = records();
     let bytes: usize = records.iter().map(|(_, t)| t.len() + 1).sum();
+    eprintln!("zone mix: {} records, {bytes} bytes of RDATA text", records.len());
     let mut wires = Vec::new();
     let mut out = Vec::new();
     for (t, text) in &records {

@@ -5,7 +5,7 @@
 use super::dnssec::Algorithm;
 use super::fields::RdataReader;
 use super::format::{hash_length, rdata_format, FieldKind};
-use super::kinds::{Base64, Hex, U16, U8};
+use super::kinds::{number_or_mnemonic, Base64, Hex, U16, U8};
 use super::push_fmt;
 use crate::error::Result;
 use crate::name::Dname;
@@ -70,12 +70,8 @@ impl FieldKind for CertType {
 
     fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
         let token = lx.expect("a certificate type")?;
-        let named =
-            CERT_TYPES.iter().find(|(name, _)| token.text.eq_ignore_ascii_case(name.as_bytes()));
-        let value: u16 = match named {
-            Some(&(_, v)) => v,
-            None => token.number("a certificate type mnemonic or number")?,
-        };
+        let value =
+            number_or_mnemonic(&token, CERT_TYPES, "a certificate type mnemonic or number")?;
         out.extend_from_slice(&value.to_be_bytes());
         Ok(())
     }

@@ -5,7 +5,7 @@
 use super::bitmap::TypeBitmap;
 use super::fields::RdataReader;
 use super::format::{hash_length, rdata_format, FieldKind};
-use super::kinds::{Base64, Duration, Hex, NameKind, U16, U8};
+use super::kinds::{number_or_mnemonic, Base64, Duration, Hex, NameKind, U16, U8};
 use super::push_fmt;
 use super::time::SigTime;
 use crate::error::Result;
@@ -49,13 +49,7 @@ impl FieldKind for Algorithm {
 
     fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
         let token = lx.expect("an algorithm number or mnemonic")?;
-        let named =
-            ALGORITHMS.iter().find(|(name, _)| token.text.eq_ignore_ascii_case(name.as_bytes()));
-        let value = match named {
-            Some(&(_, v)) => v,
-            None => token.number("an algorithm number or mnemonic")?,
-        };
-        out.push(value);
+        out.push(number_or_mnemonic(&token, ALGORITHMS, "an algorithm number or mnemonic")?);
         Ok(())
     }
 

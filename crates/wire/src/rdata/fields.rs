@@ -160,6 +160,10 @@ pub fn next_ttl(lx: &mut Lexer<'_>, what: &str, out: &mut Vec<u8>) -> Result<u32
 
 /// Unescapes a token's text (`\X`, `\DDD`) into `out`; returns the number of bytes added.
 pub fn unescape_into(token: &Token<'_>, out: &mut Vec<u8>) -> Result<usize> {
+    if !token.text.contains(&b'\\') {
+        out.extend_from_slice(token.text);
+        return Ok(token.text.len());
+    }
     let start = out.len();
     let mut rest = token.text;
     while let Some((&c, tail)) = rest.split_first() {
@@ -208,9 +212,44 @@ pub fn write_char_string(data: &[u8], out: &mut dyn Write) -> fmt::Result {
 /// Reads the next token as an IPv4 address.
 pub fn next_ipv4(lx: &mut Lexer<'_>, out: &mut Vec<u8>) -> Result<()> {
     let token = lx.expect("an IPv4 address")?;
-    let addr: std::net::Ipv4Addr = parse_utf8(&token, "an IPv4 address")?;
-    out.extend_from_slice(&addr.octets());
+    let octets = parse_ipv4(token.text).ok_or_else(|| {
+        token.error(format!("expected an IPv4 address, found '{}'", token.display()))
+    })?;
+    out.extend_from_slice(&octets);
     Ok(())
+}
+
+/// Parses a dotted-quad IPv4 address: four decimal parts of at most three digits, each
+/// up to 255, without leading zeros (which some parsers read as octal; `std` and
+/// dnspython refuse them too).
+pub fn parse_ipv4(text: &[u8]) -> Option<[u8; 4]> {
+    let mut octets = [0u8; 4];
+    let (mut part, mut value, mut digits) = (0usize, 0u32, 0u32);
+    for &c in text {
+        if c == b'.' {
+            if digits == 0 {
+                return None;
+            }
+            *octets.get_mut(part)? = value as u8; // at most 255, checked below
+            part += 1;
+            (value, digits) = (0, 0);
+            continue;
+        }
+        let d = c.wrapping_sub(b'0');
+        if d > 9 || (digits == 1 && value == 0) {
+            return None; // not a digit, or a digit after a leading zero
+        }
+        value = value * 10 + u32::from(d);
+        digits += 1;
+        if value > 255 {
+            return None;
+        }
+    }
+    if digits == 0 || part != 3 {
+        return None;
+    }
+    *octets.get_mut(3)? = value as u8;
+    Some(octets)
 }
 
 /// Reads the next token as an IPv6 address.
@@ -227,4 +266,41 @@ pub fn parse_utf8<T: std::str::FromStr>(token: &Token<'_>, what: &str) -> Result
         .ok()
         .and_then(|s| s.parse().ok())
         .ok_or_else(|| token.error(format!("expected {what}, found '{}'", token.display())))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ipv4_text() {
+        assert_eq!(parse_ipv4(b"192.0.2.1"), Some([192, 0, 2, 1]));
+        assert_eq!(parse_ipv4(b"0.0.0.0"), Some([0; 4]));
+        assert_eq!(parse_ipv4(b"255.255.255.255"), Some([255; 4]));
+        for bad in [
+            "192.0.2",
+            "192.0.2.1.",
+            "192.0.2.256",
+            "01.2.3.4",
+            "1..2.3",
+            "1.2.3.4.5",
+            "",
+            "a.b.c.d",
+            "1.2.3.1000",
+            "+1.2.3.4",
+            "1.2.3.-4",
+        ] {
+            assert_eq!(parse_ipv4(bad.as_bytes()), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn reader_bounds() {
+        let mut rd = RdataReader::new(&[1, 2, 3]);
+        assert_eq!(rd.u16().unwrap(), 0x0102);
+        assert!(rd.u16().is_err());
+        assert_eq!(rd.array::<1>().unwrap(), [3]);
+        assert!(rd.finish().is_ok());
+        assert!(RdataReader::new(&[1]).finish().is_err());
+    }
 }
