@@ -246,6 +246,44 @@ impl FieldKind for CharStr {
     }
 }
 
+/// An optional last `<character-string>` (ISDN subaddress): absent when the RDATA ends.
+pub(crate) struct OptCharStr;
+
+impl FieldKind for OptCharStr {
+    type Value = Option<CharString>;
+
+    fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
+        match lx.next_token()? {
+            Some(token) => fields::parse_char_string(&token, out),
+            None => Ok(()),
+        }
+    }
+
+    fn print(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
+        match rd.is_empty() {
+            true => Ok(()),
+            false => CharStr::print(rd, out),
+        }
+    }
+
+    fn check(rd: &mut RdataReader<'_>) -> Result<()> {
+        OptCharStr::decode(rd).map(drop)
+    }
+
+    fn decode(rd: &mut RdataReader<'_>) -> Result<Option<CharString>> {
+        match rd.is_empty() {
+            true => Ok(None),
+            false => CharStr::decode(rd).map(Some),
+        }
+    }
+
+    fn encode(value: &Option<CharString>, out: &mut Vec<u8>) {
+        if let Some(s) = value {
+            s.encode(out);
+        }
+    }
+}
+
 /// One or more `<character-string>`s up to the end of the RDATA (TXT, RFC 1035 §3.3.14).
 pub(crate) struct CharStrs;
 

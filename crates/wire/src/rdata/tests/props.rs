@@ -222,6 +222,14 @@ fn rdata() -> impl Strategy<Value = Rdata> {
         pair().prop_map(Rdata::Rp).boxed(),
         pair().prop_map(Rdata::Minfo).boxed(),
         char_string().prop_map(|address| Rdata::X25(X25 { address })).boxed(),
+        (char_string(), prop::option::of(char_string()))
+            .prop_map(|(address, subaddress)| Rdata::Isdn(Isdn { address, subaddress }))
+            .boxed(),
+        (any::<u8>(), bytes(1..20), bytes(1..60), prop::collection::vec(name(), 0..3))
+            .prop_map(|(algorithm, hit, public_key, servers)| {
+                Rdata::Hip(Hip { algorithm, hit, public_key, servers })
+            })
+            .boxed(),
         (any::<u16>(), name(), name())
             .prop_map(|(preference, map822, mapx400)| Rdata::Px(Px { preference, map822, mapx400 }))
             .boxed(),
