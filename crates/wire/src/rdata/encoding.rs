@@ -12,24 +12,27 @@ use crate::text::Token;
 /// Marks a byte that is not a digit in the lookup tables below.
 const INVALID: u8 = 0xFF;
 
-/// Hex digit values by byte.
-// Built at compile time: an index out of bounds would fail the build, not panic.
+/// A table of digit values by byte for `alphabet` (digit value = position), upper- and
+/// lower-case letters alike when `fold_case`; [`INVALID`] elsewhere.
+// Evaluated at compile time only: an index out of bounds would fail the build.
 #[allow(clippy::indexing_slicing)]
-static HEX_VALUES: [u8; 256] = {
+const fn digit_values(alphabet: &[u8], fold_case: bool) -> [u8; 256] {
     let mut table = [INVALID; 256];
     let mut i = 0;
-    while i < 10 {
-        table[b'0' as usize + i] = i as u8;
-        i += 1;
-    }
-    let mut i = 0;
-    while i < 6 {
-        table[b'a' as usize + i] = 10 + i as u8;
-        table[b'A' as usize + i] = 10 + i as u8;
+    while i < alphabet.len() {
+        let c = alphabet[i];
+        table[c as usize] = i as u8;
+        if fold_case {
+            table[c.to_ascii_uppercase() as usize] = i as u8;
+            table[c.to_ascii_lowercase() as usize] = i as u8;
+        }
         i += 1;
     }
     table
-};
+}
+
+/// Hex digit values by byte.
+static HEX_VALUES: [u8; 256] = digit_values(b"0123456789abcdef", true);
 
 fn hex_value(c: u8) -> Result<u8, &'static str> {
     match HEX_VALUES.get(usize::from(c)).copied() {
@@ -130,15 +133,10 @@ const PAD: u8 = 0xFE;
 
 /// Base64 digit values by byte; [`PAD`] for `=`, [`INVALID`] for the rest. Both
 /// markers have the top bits set, which no digit value (0..64) has.
-// Built at compile time: an index out of bounds would fail the build, not panic.
+// Evaluated at compile time only: an index out of bounds would fail the build.
 #[allow(clippy::indexing_slicing)]
 static BASE64_VALUES: [u8; 256] = {
-    let mut table = [INVALID; 256];
-    let mut i = 0;
-    while i < 64 {
-        table[BASE64[i] as usize] = i as u8;
-        i += 1;
-    }
+    let mut table = digit_values(BASE64, false);
     table[b'=' as usize] = PAD;
     table
 };
@@ -286,18 +284,7 @@ pub(crate) fn write_base64(data: &[u8], out: &mut String) {
 const BASE32HEX: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
 
 /// Base32hex digit values by byte, either case.
-// Built at compile time: an index out of bounds would fail the build, not panic.
-#[allow(clippy::indexing_slicing)]
-static BASE32HEX_VALUES: [u8; 256] = {
-    let mut table = [INVALID; 256];
-    let mut i = 0;
-    while i < 32 {
-        table[BASE32HEX[i] as usize] = i as u8;
-        table[BASE32HEX[i].to_ascii_uppercase() as usize] = i as u8;
-        i += 1;
-    }
-    table
-};
+static BASE32HEX_VALUES: [u8; 256] = digit_values(BASE32HEX, true);
 
 /// Decodes unpadded base32hex (case-insensitive). Rejects padding, impossible lengths and
 /// non-zero bits after the last byte, so every byte string has exactly one spelling.
