@@ -3,7 +3,6 @@
 //! of non-existence (RFC 4035 §3.1.3, RFC 5155 §7.2).
 
 use tern_wire::message::Section;
-use tern_wire::rdata::RdataReader;
 use tern_wire::{Dname, Rcode, Rtype};
 use tern_zone::NodeId;
 
@@ -44,16 +43,6 @@ impl Solver<'_, '_, '_> {
         let zone = self.zone;
         let Some(apex) = zone.apex() else { return Ok(()) };
         let Some(soa) = apex.rrset(Rtype::SOA) else { return Ok(()) };
-        let minimum = soa.rdatas().next().and_then(soa_minimum).unwrap_or(soa.ttl);
-        self.resp.must(Section::Authority, apex.owner(), &soa, soa.ttl.min(minimum))
+        self.resp.must(Section::Authority, apex.owner(), &soa, zone.negative_ttl())
     }
-}
-
-/// The MINIMUM field of SOA RDATA (RFC 1035 §3.3.13).
-fn soa_minimum(rdata: &[u8]) -> Option<u32> {
-    let mut rd = RdataReader::new(rdata);
-    rd.name().ok()?;
-    rd.name().ok()?;
-    rd.bytes(16).ok()?;
-    rd.u32().ok()
 }

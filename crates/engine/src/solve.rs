@@ -10,9 +10,10 @@ use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, NO_NODE};
 
 use crate::response::{Response, Truncated};
 
-/// Longest CNAME/DNAME chain followed inside a zone (Knot DNS and BIND use similar
-/// bounds); longer chains end where they are, as a loop does.
-pub const MAX_CHAIN: usize = 16;
+/// Most names looked up for one query: the query name and the CNAME or DNAME targets
+/// followed from it inside the zone. Longer chains end where they are, as a loop does
+/// (the bound Knot DNS uses; the resolver continues the chain itself).
+pub const MAX_CHAIN: usize = 5;
 
 /// Additional-section entries kept per response.
 const MAX_EXTRAS: usize = 32;
@@ -36,20 +37,33 @@ pub(crate) struct WildcardMatch {
     pub encloser_labels: usize,
 }
 
+/// A node whose addresses go in the additional section.
+#[derive(Clone, Copy, Debug)]
+struct Extra {
+    node: NodeId,
+    /// Glue the referral cannot do without (RFC 9471 §3).
+    required: bool,
+    /// Where the node's name is already in the message (the NS/MX/SRV target written).
+    owner_at: Option<u16>,
+}
+
 /// State of answering one query from one zone.
 pub(crate) struct Solver<'z, 'r, 'b> {
     pub zone: &'z ZoneContents,
     pub resp: &'r mut Response<'b>,
     pub qtype: Rtype,
     /// Additional-section candidates: (node, required glue).
-    extras: [(NodeId, bool); MAX_EXTRAS],
+    extras: [Extra; MAX_EXTRAS],
     extras_len: usize,
     /// Nodes already answered in this chain (loop detection).
     visited: [NodeId; MAX_CHAIN],
     visited_len: usize,
-    /// NSEC/NSEC3 nodes already written to the authority section.
+    /// NSEC/NSEC3 records proving what the answer needs, written to the authority
+    /// section once the answer section is complete: (in the NSEC3 chain, node, type).
     pub proofs: [(bool, NodeId); 8],
     pub proofs_len: usize,
+    /// The DNAME node already written to the answer (a DNAME may apply repeatedly).
+    pub dname_written: NodeId,
 }
 
 /// Answers `qname`/`qtype` from `zone` into `resp`; `hashes` are `qname`'s.
@@ -65,14 +79,15 @@ pub(crate) fn answer(
         zone,
         resp,
         qtype,
-        extras: [(NO_NODE, false); MAX_EXTRAS],
+        extras: [Extra { node: NO_NODE, required: false, owner_at: None }; MAX_EXTRAS],
         extras_len: 0,
         visited: [NO_NODE; MAX_CHAIN],
         visited_len: 0,
         proofs: [(false, NO_NODE); 8],
         proofs_len: 0,
+        dname_written: NO_NODE,
     };
-    if solver.chain(qname, hashes).is_ok() {
+    if solver.chain(qname, hashes).is_ok() && solver.write_proofs().is_ok() {
         solver.write_extras();
     }
 }
@@ -107,6 +122,14 @@ impl Solver<'_, '_, '_> {
                 }
                 let wildcard = self.node(encloser).map_or(NO_NODE, |n| n.wildcard);
                 let ctx = WildcardMatch { encloser, encloser_labels };
+                let wild_cut =
+                    self.node(wildcard).is_some_and(|n| n.flags.contains(Flags::DELEGATION));
+                if wild_cut && self.qtype != Rtype::DS {
+                    // An NS RRset at a wildcard is a zone cut of its own: refer to it as
+                    // it is, without synthesis (RFC 4592 §4.2; as Knot DNS does).
+                    self.referral(wildcard)?;
+                    return Ok(Step::Done);
+                }
                 if wildcard != NO_NODE {
                     return self.at_node(wildcard, name, Some(ctx));
                 }
@@ -160,7 +183,10 @@ impl Solver<'_, '_, '_> {
             }
             return Ok(Step::Done);
         }
-        if let Some(cname) = node.rrset(Rtype::CNAME).filter(|r| r.has_records()) {
+        // NSEC and RRSIG may sit beside a CNAME (RFC 4035 §2.5): a query for them asks
+        // about the owner itself, so the CNAME is not followed.
+        let follows = !matches!(self.qtype, Rtype::NSEC | Rtype::RRSIG);
+        if let Some(cname) = node.rrset(Rtype::CNAME).filter(|r| r.has_records() && follows) {
             self.resp.must(Section::Answer, owner, &cname, cname.ttl)?;
             if let Some(w) = wildcard {
                 self.wildcard_answer_proof(owner, w)?;
@@ -202,13 +228,15 @@ impl Solver<'_, '_, '_> {
             return Ok(Step::Done);
         };
         self.resp.must(Section::Answer, owner, &rrset, rrset.ttl)?;
+        self.note_targets(&rrset, None);
         if let Some(w) = wildcard {
             self.wildcard_answer_proof(owner, w)?;
         }
         Ok(Step::Done)
     }
 
-    /// QTYPE=RRSIG: every signature at the node, DO or not (RFC 4035 §3.1.5).
+    /// QTYPE=RRSIG: the signatures of one RRset (the lowest type signed), DO or not —
+    /// minimal like ANY (RFC 8482 §4.1), as Knot DNS answers.
     fn rrsigs(
         &mut self,
         node: &Node,
@@ -216,13 +244,17 @@ impl Solver<'_, '_, '_> {
         id: NodeId,
         wildcard: Option<WildcardMatch>,
     ) -> Result<Step, Truncated> {
-        let mut any = false;
-        for rrset in node.rrsets().filter(|r| r.sig_count > 0) {
-            self.resp.must_sigs(Section::Answer, owner, &rrset)?;
-            any = true;
-        }
-        if !any {
+        let signed = node.rrsets().filter(|r| r.sig_count > 0).min_by_key(|r| {
+            let covered = r.sigs().next().and_then(tern_zone::records::covered_type);
+            covered.map_or(u16::MAX, |t| t.0)
+        });
+        let Some(rrset) = signed else {
             self.nodata(id, owner, wildcard)?;
+            return Ok(Step::Done);
+        };
+        self.resp.must_sigs(Section::Answer, owner, &rrset)?;
+        if let Some(w) = wildcard {
+            self.wildcard_answer_proof(owner, w)?;
         }
         Ok(Step::Done)
     }
@@ -234,52 +266,50 @@ impl Solver<'_, '_, '_> {
             return;
         }
         for i in 0..usize::from(rrset.count) {
-            let target = rrset.target(i);
-            if target == NO_NODE
-                || self
-                    .extras
-                    .get(..self.extras_len)
-                    .is_some_and(|e| e.iter().any(|x| x.0 == target))
-            {
+            let node = rrset.target(i);
+            let queued = self
+                .extras
+                .get(..self.extras_len)
+                .is_some_and(|e| e.iter().any(|x| x.node == node));
+            if node == NO_NODE || queued {
                 continue;
             }
             let required =
-                cut.is_some_and(|c| self.node(target).is_some_and(|n| n.owner().is_below(c)));
+                cut.is_some_and(|c| self.node(node).is_some_and(|n| n.owner().is_below(c)));
+            let owner_at = self.resp.name_at(i);
             if let Some(slot) = self.extras.get_mut(self.extras_len) {
-                *slot = (target, required);
+                *slot = Extra { node, required, owner_at };
                 self.extras_len += 1;
             }
         }
     }
 
-    /// Writes the queued addresses: required glue first (TC if it does not fit, RFC 9471
-    /// §3), then the rest while it fits.
+    /// Writes the queued addresses: required glue first (TC when some does not fit,
+    /// RFC 9471 §3), then the rest. Every RRset that fits goes in, as Knot DNS fills it.
     fn write_extras(&mut self) {
         let extras = self.extras;
         let list = extras.get(..self.extras_len).unwrap_or(&[]);
         for required in [true, false] {
-            for &(id, req) in list.iter().filter(|e| e.1 == required) {
-                if self.write_addresses(id, req).is_err() {
-                    return;
-                }
+            for extra in list.iter().filter(|e| e.required == required) {
+                self.write_addresses(extra);
             }
         }
     }
 
-    fn write_addresses(&mut self, id: NodeId, required: bool) -> Result<(), Truncated> {
+    fn write_addresses(&mut self, extra: &Extra) {
         let zone = self.zone;
-        let Some(node) = zone.node(id) else { return Ok(()) };
+        let Some(node) = zone.node(extra.node) else { return };
         if node.flags.contains(Flags::PHANTOM) {
-            return Ok(());
+            return;
         }
+        let mut owner_at = extra.owner_at;
         for rtype in [Rtype::A, Rtype::AAAA] {
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
-            if required {
-                self.resp.must(Section::Additional, node.owner(), &rrset, rrset.ttl)?;
-            } else if !self.resp.may(Section::Additional, node.owner(), &rrset) {
-                return Err(Truncated);
+            if self.resp.may(Section::Additional, node.owner(), owner_at, &rrset) {
+                owner_at = self.resp.writer.last_owner_at();
+            } else if extra.required {
+                self.resp.truncate();
             }
         }
-        Ok(())
     }
 }

@@ -52,12 +52,21 @@ enum Command {
         #[arg(long, value_name = "ADDR", value_parser = ListenAddr::parse)]
         listen: Option<ListenAddr>,
     },
+    /// Check a zone file: every error and warning, then a summary (exit 1 if unusable).
+    CheckZone {
+        /// The zone file.
+        file: PathBuf,
+        /// The zone's name (its origin).
+        #[arg(value_parser = parse_zone_name)]
+        origin: tern_wire::Name,
+    },
 }
 
 const EXAMPLES: &str = "Examples:
   ternd --config /etc/tern/ternd.toml
   ternd --check-config /etc/tern/ternd.toml
   ternd --listen 127.0.0.1:5353 --zone example.com=example.com.zone --workers 2
+  ternd check-zone example.com.zone example.com
   ternd demo";
 
 /// What the command line asks for.
@@ -65,6 +74,13 @@ const EXAMPLES: &str = "Examples:
 pub enum Plan {
     /// Validate a configuration file.
     CheckConfig(PathBuf),
+    /// Check a zone file.
+    CheckZone {
+        /// The zone file.
+        file: PathBuf,
+        /// Its origin.
+        origin: tern_wire::Name,
+    },
     /// Run the server.
     Run {
         /// The configuration, command-line overrides applied.
@@ -81,6 +97,9 @@ impl Cli {
             return Ok(Plan::CheckConfig(path));
         }
         let mut config = match (self.command, self.config) {
+            (Some(Command::CheckZone { file, origin }), _) => {
+                return Ok(Plan::CheckZone { file, origin });
+            }
             (Some(Command::Demo { listen }), _) => demo::config(listen)?,
             (None, Some(path)) => Config::from_file(&path)?,
             (None, None) if !self.listen.is_empty() => Config::built_in(self.listen, self.zone)?,
@@ -181,5 +200,7 @@ mod tests {
         assert!(plan(&["--workers", "0", "demo"]).is_err());
         assert!(plan(&["--listen", "127.0.0.1", "--zone", "a=f", "--zone", "A.=g"]).is_err());
         assert!(matches!(plan(&["--check-config", "f"]), Ok(Plan::CheckConfig(_))));
+        assert!(matches!(plan(&["check-zone", "f", "example.com"]), Ok(Plan::CheckZone { .. })));
+        assert!(plan(&["check-zone", "f"]).is_err(), "the origin is needed");
     }
 }

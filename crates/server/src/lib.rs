@@ -11,6 +11,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod check_zone;
 pub mod cli;
 pub mod config;
 pub mod demo;

@@ -18,6 +18,11 @@ fn main() -> ExitCode {
     };
     let outcome = match plan {
         Plan::CheckConfig(path) => check_config(&path),
+        Plan::CheckZone { file, origin } => {
+            let checked = tern_server::check_zone::check(&file, &origin);
+            print!("{}", checked.text);
+            return if checked.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+        }
         Plan::Run { config, daemon } => run(*config, daemon),
     };
     match outcome {

@@ -122,6 +122,14 @@ impl Dname {
         self.0.get(start..).map(Dname::from_valid)
     }
 
+    /// The suffix starting at byte `offset`, which must be where a label starts (an offset
+    /// from [`Dname::label_offsets`], or the root's). O(1): the offset is trusted, not
+    /// re-validated; a wrong one gives a wrong name but never reads out of bounds.
+    #[inline]
+    pub fn suffix_at(&self, offset: usize) -> Option<&Dname> {
+        self.0.get(offset..).filter(|s| !s.is_empty()).map(Dname::from_valid)
+    }
+
     /// Byte offsets of each label's length byte, left to right, root excluded.
     pub fn label_offsets(&self) -> LabelOffsets {
         let mut offsets = LabelOffsets { count: 0, offsets: [0; MAX_LABELS] };

@@ -30,9 +30,13 @@ pub fn full(zone: &mut ZoneContents) {
     }
 }
 
-/// Reads the serial and the denial mode (after the apex's flags are current).
+/// Reads the serial, the negative TTL and the denial mode (after the apex's flags are
+/// current).
 pub fn zone_facts(zone: &mut ZoneContents) {
-    zone.serial = apex_serial(zone).unwrap_or(zone.serial);
+    if let Some((serial, negative_ttl)) = apex_soa_facts(zone) {
+        zone.serial = serial;
+        zone.negative_ttl = negative_ttl;
+    }
     zone.denial = denial(zone);
 }
 
@@ -180,14 +184,17 @@ fn wildcards(zone: &mut ZoneContents) {
     }
 }
 
-/// The apex SOA's serial.
-fn apex_serial(zone: &ZoneContents) -> Option<u32> {
+/// The apex SOA's serial, and min(SOA TTL, MINIMUM) for negative answers (RFC 2308 §3).
+fn apex_soa_facts(zone: &ZoneContents) -> Option<(u32, u32)> {
     let soa = zone.apex()?.rrset(Rtype::SOA)?;
     let rdata = soa.rdatas().next()?;
     let mut rd = RdataReader::new(rdata);
     rd.name().ok()?;
     rd.name().ok()?;
-    rd.u32().ok()
+    let serial = rd.u32().ok()?;
+    rd.bytes(12).ok()?;
+    let minimum = rd.u32().ok()?;
+    Some((serial, soa.ttl.min(minimum)))
 }
 
 /// NSEC3 when the zone has an NSEC3 chain; NSEC when the apex has an NSEC record (every

@@ -13,7 +13,7 @@ use tern_wire::{Dname, Name, Rtype};
 use crate::contents::{Denial, ZoneContents, APEX};
 use crate::cow::ChunkVec;
 use crate::error::Error;
-use crate::hash::SuffixHashes;
+use crate::hash::{NameTag, SuffixHashes};
 use crate::index::NameIndex;
 use crate::node::{has_targets, BlobWriter, Flags, Node, NodeId, RrsetHead, NO_NODE};
 use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Hash, Nsec3Params};
@@ -64,11 +64,11 @@ impl Space {
             .unwrap_or(Dname::ROOT)
     }
 
-    fn find(&self, name: &Dname, hash: u64) -> Option<NodeId> {
+    fn find(&self, name: &Dname, hash: NameTag) -> Option<NodeId> {
         self.index.find(hash, |id| self.owner(id).eq_ignore_case(name))
     }
 
-    fn create(&mut self, name: &Dname, hash: u64, parent: NodeId, phantom: bool) -> NodeId {
+    fn create(&mut self, name: &Dname, hash: NameTag, parent: NodeId, phantom: bool) -> NodeId {
         let id = self.nodes.len() as NodeId;
         let name_at = self.names.len();
         self.names.extend_from_slice(name.as_wire());
@@ -200,6 +200,7 @@ impl ZoneBuilder {
             order: None,
             denial: Denial::Unsigned,
             serial: 0,
+            negative_ttl: 0,
             record_count: self.report.records,
         };
         contents.nsec3 = chain;

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use tern_wire::{Dname, Name, Rtype};
 
 use crate::cow::ChunkVec;
-use crate::hash::SuffixHashes;
+use crate::hash::{NameTag, SuffixHashes};
 use crate::index::NameIndex;
 use crate::node::{Flags, Node, NodeId, NO_NODE};
 use crate::nsec3::Nsec3Chain;
@@ -56,6 +56,8 @@ pub struct ZoneContents {
     pub(crate) order: Option<ChunkVec<NodeId>>,
     pub(crate) denial: Denial,
     pub(crate) serial: u32,
+    /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
+    pub(crate) negative_ttl: u32,
     pub(crate) record_count: usize,
 }
 
@@ -73,6 +75,12 @@ impl ZoneContents {
     /// The SOA serial.
     pub fn serial(&self) -> u32 {
         self.serial
+    }
+
+    /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
+    #[inline]
+    pub fn negative_ttl(&self) -> u32 {
+        self.negative_ttl
     }
 
     /// How non-existence is proven.
@@ -109,7 +117,7 @@ impl ZoneContents {
 
     /// Finds a node (phantoms included) whose owner is `name`, given `name`'s hash.
     #[inline]
-    pub fn find_hashed(&self, name: &Dname, hash: u64) -> Option<NodeId> {
+    pub fn find_hashed(&self, name: &Dname, hash: NameTag) -> Option<NodeId> {
         self.index.find(hash, |id| self.node(id).is_some_and(|n| n.owner().eq_ignore_case(name)))
     }
 
@@ -143,7 +151,7 @@ impl ZoneContents {
     }
 
     #[inline]
-    fn find_real(&self, name: &Dname, hash: u64) -> Option<NodeId> {
+    fn find_real(&self, name: &Dname, hash: NameTag) -> Option<NodeId> {
         let id = self.find_hashed(name, hash)?;
         let phantom = self.node(id).is_none_or(|n| n.flags.contains(Flags::PHANTOM));
         (!phantom).then_some(id)

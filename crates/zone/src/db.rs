@@ -16,7 +16,7 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use tern_wire::{Dname, Name};
 
 use crate::contents::ZoneContents;
-use crate::hash::{name_hash, SuffixHashes};
+use crate::hash::{name_hash, NameTag, SuffixHashes};
 use crate::index::NameIndex;
 
 /// One served zone: its name and its current contents (`None` until a first successful
@@ -95,7 +95,7 @@ impl ZoneSet {
         self.slots.push(slot);
     }
 
-    fn position(&self, origin: &Dname, hash: u64) -> Option<usize> {
+    fn position(&self, origin: &Dname, hash: NameTag) -> Option<usize> {
         let found = self.index.find(hash, |i| {
             self.slots.get(i as usize).is_some_and(|s| s.origin().eq_ignore_case(origin))
         });

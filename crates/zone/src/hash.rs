@@ -3,11 +3,15 @@
 //! The hash of a name is built from its parent's hash and its first label, so one pass
 //! over a query name from the root down yields the hash of *every* suffix: each possible
 //! zone apex (zone-database lookup) and each possible ancestor node (closest-encloser
-//! search) without rehashing. Letters are lower-cased eight at a time (SWAR).
+//! search) without rehashing. Letters are lower-cased eight at a time (SWAR). What the
+//! tables key on is the 32-bit [`NameTag`], the finished hash.
 
 use tern_wire::name::{Dname, MAX_LABELS};
 
-/// The hash of the root name.
+/// The 32-bit finished hash of a name, as the name tables use it.
+pub type NameTag = u32;
+
+/// The hash state of the root name.
 pub const ROOT_HASH: u64 = 0x243F_6A88_85A3_08D3;
 
 const K: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -49,92 +53,112 @@ pub fn label_hash(label: &[u8]) -> u64 {
     h
 }
 
-/// Hash of the name made of `label` under a parent whose hash is `parent`.
+/// Hash state of the name made of `label` under a parent whose state is `parent`.
 #[inline]
 pub fn child_hash(parent: u64, label: &[u8]) -> u64 {
     mix(parent, label_hash(label))
 }
 
-/// Final avalanche before a hash picks a table slot (murmur3's fmix64).
+/// The tag of a hash state (murmur3's fmix64, low 32 bits).
 #[inline]
-pub fn finish(mut h: u64) -> u64 {
+pub fn finish(mut h: u64) -> NameTag {
     h ^= h >> 33;
     h = h.wrapping_mul(0xFF51_AFD7_ED55_8CCD);
     h ^= h >> 33;
     h = h.wrapping_mul(0xC4CE_B9FE_1A85_EC53);
-    h ^ (h >> 33)
+    (h ^ (h >> 33)) as u32
 }
 
-/// Hash of a whole name.
-pub fn name_hash(name: &Dname) -> u64 {
+/// Tag of a whole name.
+pub fn name_hash(name: &Dname) -> NameTag {
     SuffixHashes::of(name).full()
 }
 
-/// The hashes of every suffix of a name, indexed by the suffix's label count
-/// (0 = the root), computed in one pass, with where each suffix starts.
+/// The tags of every suffix of a name, indexed by the suffix's label count (0 = the
+/// root), computed in one pass, with where each suffix starts.
 #[derive(Clone)]
 pub struct SuffixHashes {
-    labels: usize,
-    hashes: [u64; MAX_LABELS + 1],
+    labels: u8,
+    tags: [NameTag; MAX_LABELS + 1],
     /// Byte offset where the suffix with `k` labels starts (`k` = 0: the root byte).
     starts: [u8; MAX_LABELS + 1],
 }
 
 impl SuffixHashes {
     /// Hashes every suffix of `name`.
+    #[inline(always)]
     pub fn of(name: &Dname) -> SuffixHashes {
         let mut out =
-            SuffixHashes { labels: 0, hashes: [0; MAX_LABELS + 1], starts: [0; MAX_LABELS + 1] };
-        let offsets = name.label_offsets();
-        let wire = name.as_wire();
-        let mut h = ROOT_HASH;
-        if let (Some(slot), Some(start)) = (out.hashes.first_mut(), out.starts.first_mut()) {
-            *slot = h;
-            *start = (wire.len() - 1) as u8;
-        }
-        for (depth, &offset) in offsets.as_slice().iter().rev().enumerate() {
-            let start = usize::from(offset);
-            let len = usize::from(wire.get(start).copied().unwrap_or(0));
-            h = child_hash(h, wire.get(start + 1..start + 1 + len).unwrap_or(&[]));
-            if let (Some(slot), Some(s)) =
-                (out.hashes.get_mut(depth + 1), out.starts.get_mut(depth + 1))
-            {
-                *slot = h;
-                *s = offset;
-            }
-        }
-        out.labels = offsets.len();
+            SuffixHashes { labels: 0, tags: [0; MAX_LABELS + 1], starts: [0; MAX_LABELS + 1] };
+        out.fill(name);
         out
     }
 
-    /// Number of labels of the whole name.
-    pub fn labels(&self) -> usize {
-        self.labels
-    }
-
-    /// Hash of the whole name.
-    pub fn full(&self) -> u64 {
-        self.suffix(self.labels)
-    }
-
-    /// Hash of the suffix with `labels` labels (0 = root); the root's hash if out of range.
+    /// Fills in the suffixes of `name`, label starts first, then tags from the root down.
     #[inline]
-    pub fn suffix(&self, labels: usize) -> u64 {
-        self.hashes.get(labels).copied().unwrap_or(ROOT_HASH)
+    fn fill(&mut self, name: &Dname) {
+        let wire = name.as_wire();
+        let mut count = 0usize;
+        let mut pos = 0usize;
+        let mut rev = [0u8; MAX_LABELS];
+        while let Some(&len) = wire.get(pos) {
+            if len == 0 {
+                break;
+            }
+            if let Some(slot) = rev.get_mut(count) {
+                *slot = pos as u8;
+            }
+            count += 1;
+            pos += usize::from(len) + 1;
+        }
+        let count = count.min(MAX_LABELS);
+        let mut h = ROOT_HASH;
+        if let (Some(tag), Some(start)) = (self.tags.first_mut(), self.starts.first_mut()) {
+            *tag = finish(h);
+            *start = pos as u8;
+        }
+        for depth in 1..=count {
+            let start = usize::from(rev.get(count - depth).copied().unwrap_or(0));
+            let len = usize::from(wire.get(start).copied().unwrap_or(0));
+            h = child_hash(h, wire.get(start + 1..start + 1 + len).unwrap_or(&[]));
+            if let (Some(tag), Some(s)) = (self.tags.get_mut(depth), self.starts.get_mut(depth)) {
+                *tag = finish(h);
+                *s = start as u8;
+            }
+        }
+        self.labels = count as u8;
     }
 
-    /// The suffix of `name` (the name these hashes were computed from) with `labels`
+    /// Number of labels of the whole name.
+    #[inline]
+    pub fn labels(&self) -> usize {
+        usize::from(self.labels)
+    }
+
+    /// Tag of the whole name.
+    #[inline]
+    pub fn full(&self) -> NameTag {
+        self.suffix(self.labels())
+    }
+
+    /// Tag of the suffix with `labels` labels (0 = root); the root's if out of range.
+    #[inline]
+    pub fn suffix(&self, labels: usize) -> NameTag {
+        self.tags.get(labels).or(self.tags.first()).copied().unwrap_or(0)
+    }
+
+    /// The suffix of `name` (the name these tags were computed from) with `labels`
     /// labels.
     #[inline]
     pub fn suffix_name<'n>(&self, name: &'n Dname, labels: usize) -> &'n Dname {
         let start = usize::from(self.starts.get(labels).copied().unwrap_or(0));
-        name.as_wire().get(start..).and_then(|w| Dname::from_wire(w).ok()).unwrap_or(Dname::ROOT)
+        name.suffix_at(start).unwrap_or(Dname::ROOT)
     }
 }
 
 impl std::fmt::Debug for SuffixHashes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_list().entries(self.hashes.iter().take(self.labels + 1)).finish()
+        f.debug_list().entries(self.tags.iter().take(self.labels() + 1)).finish()
     }
 }
 
@@ -154,7 +178,7 @@ mod tests {
         assert_eq!(a.full(), b.full());
         assert_eq!(a.suffix(2), name_hash(&n("example.com.")));
         assert_eq!(a.suffix(1), name_hash(&n("com.")));
-        assert_eq!(a.suffix(0), ROOT_HASH);
+        assert_eq!(a.suffix(0), finish(ROOT_HASH));
         assert_eq!(a.labels(), 3);
         let name = n("WWW.Example.COM.");
         assert_eq!(a.suffix_name(&name, 2).to_string(), "Example.COM.");
@@ -162,6 +186,17 @@ mod tests {
         assert_eq!(a.suffix_name(&name, 0).to_string(), ".");
         assert_ne!(name_hash(&n("a.b.")), name_hash(&n("b.a.")));
         assert_ne!(name_hash(&n("ab.")), name_hash(&n("a.b.")));
+    }
+
+    #[test]
+    fn deepest_names_hash_every_suffix() {
+        let deep: String = "a.".repeat(127);
+        let name = n(&deep);
+        let h = SuffixHashes::of(&name);
+        assert_eq!(h.labels(), 127);
+        assert_eq!(h.suffix(127), name_hash(&name));
+        assert_eq!(h.suffix_name(&name, 1).to_string(), "a.");
+        assert_eq!(h.suffix(1), name_hash(&n("a.")));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! The name index: an open-addressing hash table from a name's hash to a node id.
 //!
-//! Slots are `u64`: the low 32 bits are the finished hash (which also gives the slot
+//! Slots are `u64`: the low 32 bits are the name's [`NameTag`] (which also gives the slot
 //! position, so the table can be resized without the names), the high 32 bits the node id
 //! plus one (zero = empty). Linear probing with backward-shift deletion, no tombstones.
 //! Slots live in a [`ChunkVec`], so a changed snapshot copies only the chunks it touches.
@@ -8,7 +8,7 @@
 //! free of name storage.
 
 use crate::cow::ChunkVec;
-use crate::hash;
+use crate::hash::NameTag;
 
 /// Hash-table index over node ids.
 #[derive(Clone, Debug)]
@@ -20,11 +20,6 @@ pub struct NameIndex {
 
 /// Smallest table size.
 const MIN_SLOTS: usize = 1024;
-
-#[inline]
-fn tag_of(name_hash: u64) -> u32 {
-    hash::finish(name_hash) as u32
-}
 
 #[inline]
 fn encode(tag: u32, id: u32) -> u64 {
@@ -58,10 +53,9 @@ impl NameIndex {
         self.slots.get(i).copied().unwrap_or(0)
     }
 
-    /// Finds the node for a name hash; `is_match` confirms a candidate id.
+    /// Finds the node for a name tag; `is_match` confirms a candidate id.
     #[inline]
-    pub fn find(&self, name_hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
-        let tag = tag_of(name_hash);
+    pub fn find(&self, tag: NameTag, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
         let mut i = tag as usize & self.mask;
         loop {
             let slot = self.slot(i);
@@ -76,11 +70,11 @@ impl NameIndex {
     }
 
     /// Adds an entry (the caller has checked the name is not present yet).
-    pub fn insert(&mut self, name_hash: u64, id: u32) {
+    pub fn insert(&mut self, tag: NameTag, id: u32) {
         if (self.used + 1) * 4 > (self.mask + 1) * 3 {
             self.grow();
         }
-        self.insert_slot(encode(tag_of(name_hash), id));
+        self.insert_slot(encode(tag, id));
         self.used += 1;
     }
 
@@ -101,9 +95,8 @@ impl NameIndex {
         }
     }
 
-    /// Removes the entry for `id` under `name_hash`; returns whether it was present.
-    pub fn remove(&mut self, name_hash: u64, id: u32) -> bool {
-        let tag = tag_of(name_hash);
+    /// Removes the entry for `id` under `tag`; returns whether it was present.
+    pub fn remove(&mut self, tag: NameTag, id: u32) -> bool {
         let mut i = tag as usize & self.mask;
         loop {
             let slot = self.slot(i);
@@ -151,14 +144,14 @@ mod tests {
     use std::collections::HashMap;
 
     /// Hashes that collide in the low bits a lot, to exercise probing and deletion.
-    fn weak_hash(i: u32) -> u64 {
-        u64::from(i % 97)
+    fn weak_hash(i: u32) -> NameTag {
+        i % 97
     }
 
     #[test]
     fn insert_find_remove_against_a_model() {
         let mut index = NameIndex::with_capacity(10);
-        let mut model: HashMap<u32, u64> = HashMap::new();
+        let mut model: HashMap<u32, NameTag> = HashMap::new();
         for id in 0..5000u32 {
             index.insert(weak_hash(id), id);
             model.insert(id, weak_hash(id));

@@ -8,6 +8,7 @@
 //!
 //! EDNS(0) lives in [`crate::edns`], TSIG in [`crate::tsig`]; both build on these types.
 
+mod anchor;
 pub mod compress;
 pub mod decompress;
 pub mod header;
@@ -21,4 +22,4 @@ pub use compress::CompressionTable;
 pub use decompress::{read_name, MAX_RDATA_LEN};
 pub use header::{Flags, Header, Section, HEADER_LEN};
 pub use reader::{MessageReader, Question, Record};
-pub use writer::{Mark, MessageWriter, MAX_MESSAGE_LEN};
+pub use writer::{Compression, Mark, MessageWriter, MAX_MESSAGE_LEN};

@@ -15,7 +15,10 @@
 //!   3597 §4); every name written in full becomes a compression target.
 
 use crate::error::{Error, Result};
-use crate::message::compress::{hash_label, pointer_bytes, CompressionTable, Suffix, ROOT_HASH};
+use crate::message::anchor::Anchor;
+use crate::message::compress::{
+    hash_label, pointer_bytes, CompressionTable, Suffix, MAX_POINTER, ROOT_HASH,
+};
 use crate::message::header::{Flags, Header, Section, HEADER_LEN};
 use crate::name::{Dname, LabelOffsets};
 use crate::rdata::Field;
@@ -47,6 +50,24 @@ pub struct MessageWriter<'b> {
     rcode: Rcode,
     /// Offset of the OPT record's TTL field, to patch the extended RCODE.
     opt_ttl_at: Option<usize>,
+    /// Where the owner of the last record written decodes from (a pointer target).
+    last_owner_at: Option<u16>,
+    /// Where the first name in the last record's RDATA decodes from (a pointer target).
+    last_rdata_name_at: Option<u16>,
+    /// In anchor mode, the name that names are compressed against (see [`Compression`]).
+    anchor: Option<Anchor>,
+    mode: Compression,
+}
+
+/// How the writer compresses names (RFC 1035 §4.1.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Against every name written, through the [`CompressionTable`] (the default).
+    Table,
+    /// Only against the question's name, without the table: a label comparison per name
+    /// instead of hashing and probing (see the `anchor` module). The engine's choice for
+    /// answers, where names mostly end in the query name's zone.
+    Anchor,
 }
 
 impl<'b> MessageWriter<'b> {
@@ -71,7 +92,22 @@ impl<'b> MessageWriter<'b> {
             section: Section::Question,
             rcode: Rcode::NOERROR,
             opt_ttl_at: None,
+            last_owner_at: None,
+            last_rdata_name_at: None,
+            anchor: None,
+            mode: Compression::Table,
         })
+    }
+
+    /// Chooses how names are compressed; call before writing the question.
+    pub fn set_compression(&mut self, mode: Compression) {
+        self.mode = mode;
+    }
+
+    /// Where the first name in the last record's RDATA decodes from, when it can be
+    /// pointed to (for example an NS target, to point its glue's owner at it).
+    pub fn last_rdata_name_at(&self) -> Option<u16> {
+        self.last_rdata_name_at
     }
 
     /// The message written so far.
@@ -206,7 +242,7 @@ impl<'b> MessageWriter<'b> {
         self.enter(Section::Question)?;
         let start = self.len;
         let limit = self.soft_limit();
-        let result = self.write_name_within(name, true, limit).and_then(|()| {
+        let result = self.write_question_name(name, limit).and_then(|_| {
             let [t0, t1] = qtype.0.to_be_bytes();
             let [c0, c1] = qclass.0.to_be_bytes();
             self.put(&[t0, t1, c0, c1], limit)
@@ -235,7 +271,43 @@ impl<'b> MessageWriter<'b> {
     /// callers assembling a record themselves.
     pub fn write_name(&mut self, name: &Dname, compress: bool) -> Result<()> {
         let limit = self.soft_limit();
-        self.write_name_within(name, compress, limit)
+        self.write_name_within(name, compress, limit).map(drop)
+    }
+
+    /// Where the owner of the last record written decodes from: the offset to pass to
+    /// [`push_record_at`](Self::push_record_at) for more records of the same owner.
+    pub fn last_owner_at(&self) -> Option<u16> {
+        self.last_owner_at
+    }
+
+    /// Appends a record whose owner is already in the message at `owner_at` (the
+    /// question's name at 12, or [`last_owner_at`](Self::last_owner_at)): the owner is
+    /// a 2-byte pointer, with no compression lookup. On [`Error::NoSpace`] nothing is
+    /// written; an `owner_at` that is not below the current end is refused.
+    pub fn push_record_at(
+        &mut self,
+        section: Section,
+        owner_at: u16,
+        rtype: Rtype,
+        class: Class,
+        ttl: u32,
+        rdata: &[u8],
+    ) -> Result<()> {
+        let target = usize::from(owner_at);
+        if target < HEADER_LEN || target >= self.len || target > MAX_POINTER {
+            return Err(Error::BadPointer { offset: self.len });
+        }
+        self.enter(section)?;
+        let limit = self.soft_limit();
+        let start = self.len;
+        let rr = Rr { owner: Dname::ROOT, compress_owner: false, rtype, class, ttl, rdata };
+        let result = self
+            .put(&pointer_bytes(owner_at), limit)
+            .and_then(|()| self.write_record_body(&rr, limit));
+        if result.is_ok() {
+            self.last_owner_at = Some(owner_at);
+        }
+        self.finish_item(section, start, result)
     }
 
     /// Appends raw bytes at the current position (no count changes).
@@ -259,7 +331,12 @@ impl<'b> MessageWriter<'b> {
     }
 
     fn write_record(&mut self, rr: &Rr<'_>, limit: usize) -> Result<()> {
-        self.write_name_within(rr.owner, rr.compress_owner, limit)?;
+        self.last_owner_at = self.write_name_within(rr.owner, rr.compress_owner, limit)?;
+        self.write_record_body(rr, limit)
+    }
+
+    /// TYPE, CLASS, TTL, RDLENGTH and RDATA after an owner already written.
+    fn write_record_body(&mut self, rr: &Rr<'_>, limit: usize) -> Result<()> {
         let [t0, t1] = rr.rtype.0.to_be_bytes();
         let [c0, c1] = rr.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rr.ttl.to_be_bytes();
@@ -271,10 +348,25 @@ impl<'b> MessageWriter<'b> {
         Ok(())
     }
 
+    /// The question's name: in anchor mode it is written in full and becomes the anchor.
+    fn write_question_name(&mut self, name: &Dname, limit: usize) -> Result<Option<u16>> {
+        if self.mode == Compression::Anchor && self.anchor.is_none() {
+            let at = self.len;
+            self.put(name.as_wire(), limit)?;
+            self.anchor = Anchor::new(name, at);
+            return Ok(u16::try_from(at).ok());
+        }
+        self.write_name_within(name, true, limit)
+    }
+
     /// Writes RDATA, compressing its names if the type's shape allows it.
     fn write_rdata(&mut self, rtype: Rtype, rdata: &[u8], limit: usize) -> Result<()> {
         let shape = rtype.shape();
+        self.last_rdata_name_at = None;
         if !shape.compress || rdata.is_empty() || !shape.has_names() {
+            self.last_rdata_name_at = first_name_offset(shape, rdata)
+                .and_then(|at| u16::try_from(self.len + at).ok())
+                .filter(|&at| usize::from(at) <= MAX_POINTER);
             return self.put(rdata, limit);
         }
         let mut pos = 0usize;
@@ -283,7 +375,10 @@ impl<'b> MessageWriter<'b> {
             let take = match *field {
                 Field::Name => {
                     let (name, len) = Dname::from_wire_prefix(rest).map_err(|e| e.shifted(pos))?;
-                    self.write_name_within(name, true, limit)?;
+                    let at = self.write_name_within(name, true, limit)?;
+                    if self.last_rdata_name_at.is_none() {
+                        self.last_rdata_name_at = at;
+                    }
                     pos += len;
                     continue;
                 }
@@ -301,8 +396,18 @@ impl<'b> MessageWriter<'b> {
         Ok(())
     }
 
-    /// Writes `name`, pointing to the longest suffix already in the message.
-    fn write_name_within(&mut self, name: &Dname, compress: bool, limit: usize) -> Result<()> {
+    /// Writes `name`, pointing to the longest suffix already in the message; returns the
+    /// offset the name decodes from (a pointer target for later copies of it), if that
+    /// offset can be pointed to.
+    fn write_name_within(
+        &mut self,
+        name: &Dname,
+        compress: bool,
+        limit: usize,
+    ) -> Result<Option<u16>> {
+        if self.mode == Compression::Anchor {
+            return self.write_name_anchored(name, compress, limit);
+        }
         let wire = name.as_wire();
         let offsets = name.label_offsets();
         let count = offsets.len();
@@ -313,7 +418,7 @@ impl<'b> MessageWriter<'b> {
         while split > 0 {
             let i = split - 1;
             let label = label_wire(wire, &offsets, i);
-            hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+            hash = hash_label(wire, usize::from(offsets.get(i).unwrap_or(0)), hash);
             let written = self.buf.get(..self.len).unwrap_or(&[]);
             let found = if compress { self.table.find(hash, written, label, rest) } else { None };
             match found {
@@ -323,6 +428,10 @@ impl<'b> MessageWriter<'b> {
             split = i;
         }
         let start = self.len;
+        let decodes_from = match rest {
+            Suffix::At { offset, .. } if split == 0 => Some(offset),
+            _ => u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER),
+        };
         match rest {
             Suffix::Root => self.put(wire, limit)?,
             Suffix::At { offset, .. } => {
@@ -332,14 +441,45 @@ impl<'b> MessageWriter<'b> {
         }
         // Labels written in full become targets; `hash` is already that of label split-1.
         for i in (0..split).rev() {
-            let label = label_wire(wire, &offsets, i);
+            let label_at = usize::from(offsets.get(i).unwrap_or(0));
             if i + 1 < split {
-                hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+                hash = hash_label(wire, label_at, hash);
             }
-            let at = start + usize::from(offsets.get(i).unwrap_or(0));
-            self.table.insert(hash, at, self.len);
+            self.table.insert(hash, start + label_at, self.len);
         }
-        Ok(())
+        Ok(decodes_from)
+    }
+
+    /// Anchor mode: the name's labels in common with the anchor become a pointer to it.
+    #[inline]
+    fn write_name_anchored(
+        &mut self,
+        name: &Dname,
+        compress: bool,
+        limit: usize,
+    ) -> Result<Option<u16>> {
+        let start = self.len;
+        if name.is_root() {
+            self.put(&[0], limit)?;
+            return Ok(None);
+        }
+        let written = self.buf.get(..self.len).unwrap_or(&[]);
+        let split = if compress { self.anchor.and_then(|a| a.split(written, name)) } else { None };
+        let wire = name.as_wire();
+        match split {
+            Some((0, target)) => {
+                self.put(&pointer_bytes(target), limit)?;
+                Ok(Some(target))
+            }
+            Some((inline, target)) => {
+                self.put2(wire.get(..inline).unwrap_or(&[]), &pointer_bytes(target), limit)?;
+                Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
+            }
+            None => {
+                self.put(wire, limit)?;
+                Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
+            }
+        }
     }
 
     /// Checks that items are written section by section.
@@ -428,6 +568,20 @@ pub(crate) struct Rr<'r> {
     pub(crate) class: Class,
     pub(crate) ttl: u32,
     pub(crate) rdata: &'r [u8],
+}
+
+/// Where the first name starts in RDATA of this shape (fixed fields before it only).
+fn first_name_offset(shape: &crate::rdata::Shape, rdata: &[u8]) -> Option<usize> {
+    let mut at = 0usize;
+    for field in shape.fields {
+        match *field {
+            Field::Name => return (at < rdata.len()).then_some(at),
+            Field::Bytes(n) => at += usize::from(n),
+            Field::CharString => at += 1 + usize::from(*rdata.get(at)?),
+            Field::Rest => return None,
+        }
+    }
+    None
 }
 
 /// The wire form (length byte and content) of label `i` of a name.
