@@ -6,7 +6,9 @@
 use std::net::{Ipv4Addr, Ipv6Addr};
 
 use super::format::rdata_format;
-use super::kinds::{CharStr, CharString, CharStrs, Duration, Ipv4, Ipv6, NameKind, U16, U32};
+use super::kinds::{
+    CharStr, CharString, CharStrs, Duration, Ipv4, Ipv6, NameKind, OptCharStr, U16, U32,
+};
 use crate::name::Name;
 
 rdata_format! {
@@ -104,6 +106,16 @@ rdata_format! {
 }
 
 rdata_format! {
+    /// ISDN (RFC 1183 §3.2).
+    Isdn {
+        /// The ISDN number.
+        address: CharString as CharStr,
+        /// The optional subaddress.
+        subaddress: Option<CharString> as OptCharStr,
+    }
+}
+
+rdata_format! {
     /// PX (RFC 2163 §4): X.400 mail mapping.
     Px {
         /// Lower is preferred.
@@ -151,6 +163,12 @@ mod tests {
         assert_eq!(hinfo, b"\x06PDP-11\x04UNIX");
         round_trip(Rtype::SPF, "\"\"", "\"\"");
         round_trip(Rtype::X25, "311061700956", "\"311061700956\"");
+        // RFC 1183 §3.2 examples.
+        let isdn = round_trip(Rtype::ISDN, "150862028003217", "\"150862028003217\"");
+        assert_eq!(isdn, b"\x0f150862028003217");
+        let isdn = round_trip(Rtype::ISDN, "150862028003217 004", "\"150862028003217\" \"004\"");
+        assert_eq!(&isdn[16..], b"\x03004");
+        assert!(parse_str(Rtype::ISDN, "1 2 3", None).is_err());
         assert!(validate(Rtype::TXT, b"").is_err(), "TXT needs a string");
         assert!(parse_str(Rtype::TXT, "", None).is_err());
         let long = format!("\"{}\"", "x".repeat(256));

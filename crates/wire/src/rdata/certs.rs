@@ -1,19 +1,30 @@
 //! Keys, certificates and fingerprints outside DNSSEC proper: SSHFP (RFC 4255), TLSA
-//! (RFC 6698) and SMIMEA (RFC 8162), CERT (RFC 4398), OPENPGPKEY (RFC 7929) and DHCID
-//! (RFC 4701).
+//! (RFC 6698) and SMIMEA (RFC 8162), CERT (RFC 4398), OPENPGPKEY (RFC 7929), DHCID
+//! (RFC 4701) and HIP (RFC 8005).
 
 use super::dnssec::Algorithm;
-use super::fields::RdataReader;
-use super::format::{rdata_format, FieldKind};
-use super::kinds::{Base64, Hex, U16, U8};
-use super::push_fmt;
+use super::encoding;
+use super::fields::{self, RdataReader};
+use super::format::{hash_length, rdata_format, FieldKind, Format};
+use super::kinds::{number_or_mnemonic, Base64, Hex, U16, U8};
+use super::{bad, push_fmt};
 use crate::error::Result;
-use crate::name::Dname;
+use crate::name::{Dname, Name};
 use crate::text::Lexer;
+
+/// SHA-1 (RFC 4255 §3.1.3) and SHA-256 (RFC 6594 §3.2) fingerprints have fixed lengths.
+fn sshfp_length(wire: &[u8]) -> Result<(), &'static str> {
+    hash_length(wire, 1, 2, &[(1, 20), (2, 32)])
+}
+
+/// Matching types SHA-256 and SHA-512 (RFC 6698 §2.1.3) have fixed lengths.
+fn tlsa_length(wire: &[u8]) -> Result<(), &'static str> {
+    hash_length(wire, 2, 3, &[(1, 32), (2, 64)])
+}
 
 rdata_format! {
     /// SSHFP (RFC 4255 §3.1).
-    Sshfp {
+    Sshfp [sshfp_length] {
         /// Key algorithm (1 RSA, 2 DSA, 3 ECDSA, 4 Ed25519).
         algorithm: u8 as U8,
         /// Fingerprint type (1 SHA-1, 2 SHA-256).
@@ -25,7 +36,7 @@ rdata_format! {
 
 rdata_format! {
     /// TLSA (RFC 6698 §2.1), also SMIMEA (RFC 8162 §2).
-    Tlsa {
+    Tlsa [tlsa_length] {
         /// Certificate usage (0..3).
         usage: u8 as U8,
         /// Selector (0 full certificate, 1 SubjectPublicKeyInfo).
@@ -60,12 +71,8 @@ impl FieldKind for CertType {
 
     fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
         let token = lx.expect("a certificate type")?;
-        let named =
-            CERT_TYPES.iter().find(|(name, _)| token.text.eq_ignore_ascii_case(name.as_bytes()));
-        let value: u16 = match named {
-            Some(&(_, v)) => v,
-            None => token.number("a certificate type mnemonic or number")?,
-        };
+        let value =
+            number_or_mnemonic(&token, CERT_TYPES, "a certificate type mnemonic or number")?;
         out.extend_from_slice(&value.to_be_bytes());
         Ok(())
     }
@@ -123,6 +130,113 @@ rdata_format! {
     }
 }
 
+/// HIP (RFC 8005 §5).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Hip {
+    /// Public key algorithm (IPSECKEY numbers).
+    pub algorithm: u8,
+    /// Host Identity Tag, 1 to 255 bytes; hex in text.
+    pub hit: Vec<u8>,
+    /// Host Identity public key, 1 to 65535 bytes; base64 in text.
+    pub public_key: Vec<u8>,
+    /// Rendezvous servers, possibly none.
+    pub servers: Vec<Name>,
+}
+
+/// The fixed part of a HIP RDATA on the wire: HIT length, algorithm, key length, HIT, key.
+struct HipHead<'a> {
+    algorithm: u8,
+    hit: &'a [u8],
+    public_key: &'a [u8],
+}
+
+impl<'a> HipHead<'a> {
+    fn read(rd: &mut RdataReader<'a>) -> Result<HipHead<'a>> {
+        let at = rd.pos();
+        let hit_len = rd.u8()?;
+        let algorithm = rd.u8()?;
+        let key_len = rd.u16()?;
+        if hit_len == 0 || key_len == 0 {
+            return Err(bad(at, "HIP needs a HIT and a public key"));
+        }
+        let hit = rd.bytes(usize::from(hit_len))?;
+        Ok(HipHead { algorithm, hit, public_key: rd.bytes(usize::from(key_len))? })
+    }
+}
+
+impl Format for Hip {
+    fn parse(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
+        let start = out.len();
+        let algorithm: u8 = lx.expect("a public key algorithm")?.number("an algorithm (0..255)")?;
+        out.extend_from_slice(&[0, algorithm, 0, 0]);
+        let hit = lx.expect("the HIT in hex")?;
+        encoding::decode_hex(hit.text, out).map_err(|m| hit.error(m))?;
+        let hit_len = u8::try_from(out.len() - start - 4)
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or_else(|| hit.error("the HIT must be 1 to 255 bytes"))?;
+        let key = lx.expect("the public key in base64")?;
+        encoding::decode_base64(key.text, out).map_err(|m| key.error(m))?;
+        let key_len = u16::try_from(out.len() - start - 4 - usize::from(hit_len))
+            .ok()
+            .filter(|&l| l > 0)
+            .ok_or_else(|| key.error("the public key must be 1 to 65535 bytes"))?;
+        if let Some(head) = out.get_mut(start..start + 4) {
+            head.copy_from_slice(&[hit_len, algorithm, (key_len >> 8) as u8, key_len as u8]);
+        }
+        while let Some(token) = lx.next_token()? {
+            fields::parse_name(&token, origin, out)?;
+        }
+        Ok(())
+    }
+
+    fn print(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
+        let head = HipHead::read(rd)?;
+        push_fmt(out, format_args!("{} ", head.algorithm));
+        encoding::write_hex(head.hit, out);
+        out.push(' ');
+        encoding::write_base64(head.public_key, out);
+        while !rd.is_empty() {
+            push_fmt(out, format_args!(" {}", rd.name()?));
+        }
+        Ok(())
+    }
+
+    fn check(rd: &mut RdataReader<'_>) -> Result<()> {
+        HipHead::read(rd)?;
+        while !rd.is_empty() {
+            rd.name()?;
+        }
+        Ok(())
+    }
+
+    fn decode(rd: &mut RdataReader<'_>) -> Result<Self> {
+        let head = HipHead::read(rd)?;
+        let mut servers = Vec::new();
+        while !rd.is_empty() {
+            servers.push(Name::from_dname(rd.name()?));
+        }
+        Ok(Hip {
+            algorithm: head.algorithm,
+            hit: head.hit.to_vec(),
+            public_key: head.public_key.to_vec(),
+            servers,
+        })
+    }
+
+    fn encode(&self, out: &mut Vec<u8>) {
+        let hit = self.hit.get(..self.hit.len().min(255)).unwrap_or(&[]);
+        let key = self.public_key.get(..self.public_key.len().min(65535)).unwrap_or(&[]);
+        out.extend_from_slice(&[hit.len() as u8, self.algorithm]);
+        out.extend_from_slice(&(key.len() as u16).to_be_bytes());
+        out.extend_from_slice(hit);
+        out.extend_from_slice(key);
+        for server in &self.servers {
+            out.extend_from_slice(server.as_wire());
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rdata::parse_str;
@@ -161,6 +275,10 @@ mod tests {
             [3, 0, 0, 0x30, 0x82, 0x03, 0x07]
         );
         assert!(parse_str(Rtype::TLSA, "3 0 0 308", None).is_err());
+        assert!(parse_str(Rtype::TLSA, "3 0 1 3082", None).is_err(), "SHA-256 is 32 bytes");
+        assert!(
+            parse_str(Rtype::SSHFP, "2 2 123456789abcdef67890123456789abcdef67890", None).is_err()
+        );
     }
 
     #[test]
@@ -184,6 +302,21 @@ mod tests {
             assert_eq!(wire.len(), 35);
             assert_eq!(wire[2], 1, "SHA-256 digest type");
         }
+    }
+
+    #[test]
+    fn rfc8005_hip() {
+        // §5, with the key joined into one token as §5 requires.
+        let key = "AwEAAbdxyhNuSutc5EMzxTs9LBPCIkOFH8cIvM4p9+LrV4e19WzK00+CI6zBCQTdtWsuxKbWIy87UOoJTwkUs7lBu+Upr1gsNrut79ryra+bSRGQb1slImA8YVJyuIDsj7kwzG7jnERNqnWxZ48AWkskmdHaVDP4BcelrTI3rMXdXF5D";
+        let text = format!("( 2 200100107B1A74DF365639CC39F1D578 {key} rvs.example.com. )");
+        let printed = format!("2 200100107B1A74DF365639CC39F1D578 {key} rvs.example.com.");
+        let wire = round_trip(Rtype::HIP, &text, &printed);
+        assert_eq!(&wire[..6], [16, 2, 0, 132, 0x20, 0x01]);
+        assert!(wire.ends_with(b"\x03rvs\x07example\x03com\x00"));
+        round_trip(Rtype::HIP, "2 20 AQID", "2 20 AQID");
+        round_trip(Rtype::HIP, "2 20 AQID a. b.", "2 20 AQID a. b.");
+        assert!(parse_str(Rtype::HIP, "2 - AQID", None).is_err());
+        assert!(crate::rdata::validate(Rtype::HIP, &[0, 2, 0, 1, 7]).is_err());
     }
 
     #[test]

@@ -4,8 +4,8 @@
 
 use super::bitmap::TypeBitmap;
 use super::fields::RdataReader;
-use super::format::{rdata_format, FieldKind};
-use super::kinds::{Base64, Duration, Hex, NameKind, U16, U8};
+use super::format::{hash_length, rdata_format, FieldKind};
+use super::kinds::{number_or_mnemonic, Base64, Duration, Hex, NameKind, U16, U8};
 use super::push_fmt;
 use super::time::SigTime;
 use crate::error::Result;
@@ -49,13 +49,7 @@ impl FieldKind for Algorithm {
 
     fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
         let token = lx.expect("an algorithm number or mnemonic")?;
-        let named =
-            ALGORITHMS.iter().find(|(name, _)| token.text.eq_ignore_ascii_case(name.as_bytes()));
-        let value = match named {
-            Some(&(_, v)) => v,
-            None => token.number("an algorithm number or mnemonic")?,
-        };
-        out.push(value);
+        out.push(number_or_mnemonic(&token, ALGORITHMS, "an algorithm number or mnemonic")?);
         Ok(())
     }
 
@@ -112,19 +106,7 @@ impl FieldKind for RtypeKind {
 /// The digest length each known digest type requires (SHA-1 RFC 3658 §2.4, SHA-256
 /// RFC 4509 §2.2, GOST RFC 5933 §4, SHA-384 RFC 6605 §2); other types take any length.
 fn ds_digest_length(wire: &[u8]) -> Result<(), &'static str> {
-    let Some((&digest_type, digest)) = wire.get(3..).and_then(<[u8]>::split_first) else {
-        return Ok(()); // too short: the field checks report it
-    };
-    let expected = match digest_type {
-        1 => 20,
-        2 | 3 => 32,
-        4 => 48,
-        _ => return Ok(()),
-    };
-    if digest.len() != expected {
-        return Err("digest length does not match the digest type");
-    }
-    Ok(())
+    hash_length(wire, 3, 4, &[(1, 20), (2, 32), (3, 32), (4, 48)])
 }
 
 rdata_format! {

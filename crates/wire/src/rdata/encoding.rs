@@ -9,6 +9,38 @@
 use crate::error::Result;
 use crate::text::Token;
 
+/// Marks a byte that is not a digit in the lookup tables below.
+const INVALID: u8 = 0xFF;
+
+/// A table of digit values by byte for `alphabet` (digit value = position), upper- and
+/// lower-case letters alike when `fold_case`; [`INVALID`] elsewhere.
+// Evaluated at compile time only: an index out of bounds would fail the build.
+#[allow(clippy::indexing_slicing)]
+const fn digit_values(alphabet: &[u8], fold_case: bool) -> [u8; 256] {
+    let mut table = [INVALID; 256];
+    let mut i = 0;
+    while i < alphabet.len() {
+        let c = alphabet[i];
+        table[c as usize] = i as u8;
+        if fold_case {
+            table[c.to_ascii_uppercase() as usize] = i as u8;
+            table[c.to_ascii_lowercase() as usize] = i as u8;
+        }
+        i += 1;
+    }
+    table
+}
+
+/// Hex digit values by byte.
+static HEX_VALUES: [u8; 256] = digit_values(b"0123456789abcdef", true);
+
+fn hex_value(c: u8) -> Result<u8, &'static str> {
+    match HEX_VALUES.get(usize::from(c)).copied() {
+        Some(v) if v != INVALID => Ok(v),
+        _ => Err("expected hex digits"),
+    }
+}
+
 /// Decodes hex digits fed in pieces (pairs may be split between pieces).
 #[derive(Debug, Default)]
 pub(crate) struct HexDecoder {
@@ -19,12 +51,22 @@ pub(crate) struct HexDecoder {
 impl HexDecoder {
     /// Appends the bytes of `text`'s hex digits to `out`.
     pub(crate) fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
-        for &c in text {
-            let v = hex_value(c).ok_or("expected hex digits")?;
-            match self.pending.take() {
-                Some(high) => out.push(high << 4 | v),
-                None => self.pending = Some(v),
+        let mut rest = text;
+        if let Some(high) = self.pending {
+            let Some((&c, tail)) = rest.split_first() else { return Ok(()) };
+            out.push(high << 4 | hex_value(c)?);
+            self.pending = None;
+            rest = tail;
+        }
+        out.reserve(rest.len() / 2);
+        let mut pairs = rest.chunks_exact(2);
+        for pair in &mut pairs {
+            if let [high, low] = *pair {
+                out.push(hex_value(high)? << 4 | hex_value(low)?);
             }
+        }
+        if let [c] = *pairs.remainder() {
+            self.pending = Some(hex_value(c)?);
         }
         Ok(())
     }
@@ -35,15 +77,6 @@ impl HexDecoder {
             Some(_) => Err("hex digits must come in pairs"),
             None => Ok(()),
         }
-    }
-}
-
-fn hex_value(c: u8) -> Option<u8> {
-    match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        b'A'..=b'F' => Some(c - b'A' + 10),
-        _ => None,
     }
 }
 
@@ -95,17 +128,31 @@ pub(crate) fn parse_hex_tokens(
 }
 
 const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+/// `=` in [`BASE64_VALUES`].
+const PAD: u8 = 0xFE;
 
-fn base64_value(c: u8) -> Option<u32> {
-    let v = match c {
-        b'A'..=b'Z' => c - b'A',
-        b'a'..=b'z' => c - b'a' + 26,
-        b'0'..=b'9' => c - b'0' + 52,
-        b'+' => 62,
-        b'/' => 63,
-        _ => return None,
-    };
-    Some(u32::from(v))
+/// Base64 digit values by byte; [`PAD`] for `=`, [`INVALID`] for the rest. Both
+/// markers have the top bits set, which no digit value (0..64) has.
+// Evaluated at compile time only: an index out of bounds would fail the build.
+#[allow(clippy::indexing_slicing)]
+static BASE64_VALUES: [u8; 256] = {
+    let mut table = digit_values(BASE64, false);
+    table[b'=' as usize] = PAD;
+    table
+};
+
+fn base64_value(c: u8) -> u8 {
+    BASE64_VALUES.get(usize::from(c)).copied().unwrap_or(INVALID)
+}
+
+/// The 24 bits of four data characters; `None` if one is padding or not base64.
+fn decode_quantum(quantum: &[u8]) -> Option<u32> {
+    let [a, b, c, d] = *quantum else { return None };
+    let (a, b, c, d) = (base64_value(a), base64_value(b), base64_value(c), base64_value(d));
+    if (a | b | c | d) & 0xC0 != 0 {
+        return None;
+    }
+    Some(u32::from(a) << 18 | u32::from(b) << 12 | u32::from(c) << 6 | u32::from(d))
 }
 
 /// Decodes base64 fed in pieces. Quanta may be split between pieces; `=` padding may only
@@ -125,26 +172,46 @@ pub(crate) struct Base64Decoder {
 impl Base64Decoder {
     /// Appends the bytes encoded by `text`.
     pub(crate) fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
-        for &c in text {
-            if self.done {
-                return Err("base64 data after the padding");
+        let mut rest = text;
+        // Complete a quantum begun in an earlier piece.
+        while self.chars != 0 {
+            let Some((&c, tail)) = rest.split_first() else { return Ok(()) };
+            self.push_char(c, out)?;
+            rest = tail;
+        }
+        // Whole quanta of data characters, four at a time.
+        if !self.done {
+            out.reserve(rest.len() / 4 * 3);
+            let mut decoded = 0;
+            for quantum in rest.chunks_exact(4) {
+                let Some(v) = decode_quantum(quantum) else { break };
+                let [_, b0, b1, b2] = v.to_be_bytes();
+                out.extend_from_slice(&[b0, b1, b2]);
+                decoded += 4;
             }
-            if c == b'=' {
-                if self.chars < 2 {
-                    return Err("misplaced base64 padding");
-                }
-                self.pad += 1;
-            } else {
-                if self.pad > 0 {
-                    return Err("base64 data after the padding");
-                }
-                let v = base64_value(c).ok_or("expected base64 data")?;
-                self.acc |= v << (18 - 6 * u32::from(self.chars));
-            }
-            self.chars += 1;
-            if self.chars == 4 {
-                self.flush(out);
-            }
+            rest = rest.get(decoded..).unwrap_or(&[]);
+        }
+        for &c in rest {
+            self.push_char(c, out)?;
+        }
+        Ok(())
+    }
+
+    /// Adds one character, checking the padding rules.
+    fn push_char(&mut self, c: u8, out: &mut Vec<u8>) -> Result<(), &'static str> {
+        if self.done {
+            return Err("base64 data after the padding");
+        }
+        match base64_value(c) {
+            PAD if self.chars < 2 => return Err("misplaced base64 padding"),
+            PAD => self.pad += 1,
+            INVALID => return Err("expected base64 data"),
+            _ if self.pad > 0 => return Err("base64 data after the padding"),
+            v => self.acc |= u32::from(v) << (18 - 6 * u32::from(self.chars)),
+        }
+        self.chars += 1;
+        if self.chars == 4 {
+            self.flush(out);
         }
         Ok(())
     }
@@ -153,8 +220,7 @@ impl Base64Decoder {
         let bytes = self.acc.to_be_bytes();
         let keep = 3 - usize::from(self.pad);
         out.extend_from_slice(bytes.get(1..1 + keep).unwrap_or(&[]));
-        self.done = self.pad > 0;
-        *self = Base64Decoder { done: self.done, ..Base64Decoder::default() };
+        *self = Base64Decoder { done: self.pad > 0, ..Base64Decoder::default() };
     }
 
     /// Fails unless the data ended on a quantum boundary.
@@ -217,6 +283,9 @@ pub(crate) fn write_base64(data: &[u8], out: &mut String) {
 
 const BASE32HEX: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
 
+/// Base32hex digit values by byte, either case.
+static BASE32HEX_VALUES: [u8; 256] = digit_values(BASE32HEX, true);
+
 /// Decodes unpadded base32hex (case-insensitive). Rejects padding, impossible lengths and
 /// non-zero bits after the last byte, so every byte string has exactly one spelling.
 pub(crate) fn decode_base32hex(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
@@ -225,10 +294,10 @@ pub(crate) fn decode_base32hex(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'s
     }
     let mut acc: u64 = 0;
     let mut bits = 0u32;
+    out.reserve(text.len() * 5 / 8);
     for &c in text {
-        let v = match c.to_ascii_lowercase() {
-            d @ b'0'..=b'9' => d - b'0',
-            d @ b'a'..=b'v' => d - b'a' + 10,
+        let v = match BASE32HEX_VALUES.get(usize::from(c)).copied() {
+            Some(v) if v != INVALID => v,
             _ => return Err("expected base32hex digits (0-9, a-v) without padding"),
         };
         acc = acc << 5 | u64::from(v);

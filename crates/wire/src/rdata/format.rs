@@ -88,6 +88,23 @@ pub(crate) fn print_field<K: FieldKind>(
 /// digest whose length depends on the digest type). Gets the wire form.
 pub(crate) type Rule = fn(&[u8]) -> Result<(), &'static str>;
 
+/// A common [`Rule`] body: the hash or digest that starts at byte `data_at` must have the
+/// length `table` gives for the algorithm byte at `type_at` (other algorithms: any).
+pub(crate) fn hash_length(
+    wire: &[u8],
+    type_at: usize,
+    data_at: usize,
+    table: &[(u8, usize)],
+) -> Result<(), &'static str> {
+    let (Some(&algorithm), Some(data)) = (wire.get(type_at), wire.get(data_at..)) else {
+        return Ok(()); // too short: the field checks report it
+    };
+    match table.iter().find(|&&(a, _)| a == algorithm) {
+        Some(&(_, len)) if data.len() != len => Err("hash length does not match its algorithm"),
+        _ => Ok(()),
+    }
+}
+
 /// Declares an RDATA layout as a sequence of fields: the public struct with one public
 /// field per wire field, and its [`Format`] implementation.
 ///

@@ -11,7 +11,7 @@ use super::format::FieldKind;
 use super::{bad, push_fmt};
 use crate::error::{Error, Result};
 use crate::name::{Dname, Name};
-use crate::text::{parse_ttl, Lexer};
+use crate::text::{parse_ttl, Lexer, Token};
 use crate::types::parse_decimal;
 
 /// A `<character-string>` (RFC 1035 §3.3): at most 255 bytes. Also used for the other
@@ -77,6 +77,22 @@ impl fmt::Debug for CharString {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fields::write_char_string(&self.0, f)
     }
+}
+
+/// A number given in decimal or as a mnemonic from `table` (case-insensitive), as DNSSEC
+/// algorithms and CERT types are. Digits are tried first: they are the common case.
+pub(crate) fn number_or_mnemonic<T: Copy + TryFrom<u64>>(
+    token: &Token<'_>,
+    table: &[(&str, T)],
+    what: &str,
+) -> Result<T> {
+    if !token.text.first().is_some_and(u8::is_ascii_digit) {
+        let named = table.iter().find(|(name, _)| token.text.eq_ignore_ascii_case(name.as_bytes()));
+        if let Some(&(_, value)) = named {
+            return Ok(value);
+        }
+    }
+    token.number(what)
 }
 
 /// Defines an unsigned number kind of `$bytes` wire bytes read with `RdataReader::$read`.
@@ -227,6 +243,44 @@ impl FieldKind for CharStr {
 
     fn encode(value: &CharString, out: &mut Vec<u8>) {
         value.encode(out);
+    }
+}
+
+/// An optional last `<character-string>` (ISDN subaddress): absent when the RDATA ends.
+pub(crate) struct OptCharStr;
+
+impl FieldKind for OptCharStr {
+    type Value = Option<CharString>;
+
+    fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
+        match lx.next_token()? {
+            Some(token) => fields::parse_char_string(&token, out),
+            None => Ok(()),
+        }
+    }
+
+    fn print(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
+        match rd.is_empty() {
+            true => Ok(()),
+            false => CharStr::print(rd, out),
+        }
+    }
+
+    fn check(rd: &mut RdataReader<'_>) -> Result<()> {
+        OptCharStr::decode(rd).map(drop)
+    }
+
+    fn decode(rd: &mut RdataReader<'_>) -> Result<Option<CharString>> {
+        match rd.is_empty() {
+            true => Ok(None),
+            false => CharStr::decode(rd).map(Some),
+        }
+    }
+
+    fn encode(value: &Option<CharString>, out: &mut Vec<u8>) {
+        if let Some(s) = value {
+            s.encode(out);
+        }
     }
 }
 
@@ -444,7 +498,7 @@ impl<const NONEMPTY: bool> FieldKind for TextRest<NONEMPTY> {
 
 /// A token that must match a fixed spelling pattern: used for error messages of the
 /// small text formats below.
-fn syntax_error(token: &crate::text::Token<'_>, what: &str) -> Error {
+fn syntax_error(token: &Token<'_>, what: &str) -> Error {
     token.error(format!("expected {what}, found '{}'", token.display()))
 }
 

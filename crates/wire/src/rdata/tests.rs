@@ -154,3 +154,5 @@ fn typed_api() {
 }
 
 mod props;
+
+mod dnspython;

@@ -10,8 +10,8 @@
 use std::fmt;
 
 use super::address::{Apl, Eui48, Eui64, Nid, L32, L64};
-use super::basic::{Aaaa, Exchange, Hinfo, NamePair, Px, Soa, Target, Txt, A, X25};
-use super::certs::{Cert, Dhcid, Openpgpkey, Sshfp, Tlsa};
+use super::basic::{Aaaa, Exchange, Hinfo, Isdn, NamePair, Px, Soa, Target, Txt, A, X25};
+use super::certs::{Cert, Dhcid, Hip, Openpgpkey, Sshfp, Tlsa};
 use super::dnssec::{Dnskey, Ds, Nsec, Rrsig};
 use super::fields::RdataReader;
 use super::format::Format;
@@ -108,6 +108,7 @@ rdata_types! {
     RP => Rp(NamePair),
     AFSDB => Afsdb(Exchange),
     X25 => X25(X25),
+    ISDN => Isdn(Isdn),
     RT => Rt(Exchange),
     SIG => Sig(Rrsig),
     KEY => Key(Dnskey),
@@ -131,6 +132,7 @@ rdata_types! {
     NSEC3PARAM => Nsec3param(Nsec3param),
     TLSA => Tlsa(Tlsa),
     SMIMEA => Smimea(Tlsa),
+    HIP => Hip(Hip),
     NINFO => Ninfo(Txt),
     TALINK => Talink(NamePair),
     CDS => Cds(Ds),

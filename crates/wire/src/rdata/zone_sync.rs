@@ -2,25 +2,14 @@
 //! synchronisation) and ZONEMD (RFC 8976, a digest over the whole zone).
 
 use super::bitmap::TypeBitmap;
-use super::format::rdata_format;
+use super::format::{hash_length, rdata_format};
 use super::kinds::{Hex, U16, U32, U8};
 use crate::types::Rtype;
 
 /// RFC 8976 §2.2.4: the digest is at least 12 octets, and exactly the hash length for
 /// the known hash algorithms (1 = SHA-384, 2 = SHA-512, §5.3).
 fn zonemd_digest_length(wire: &[u8]) -> Result<(), &'static str> {
-    let Some((&algorithm, digest)) = wire.get(5..).and_then(<[u8]>::split_first) else {
-        return Ok(()); // too short: the field checks report it
-    };
-    let expected = match algorithm {
-        1 => Some(48),
-        2 => Some(64),
-        _ => None,
-    };
-    if expected.is_some_and(|len| digest.len() != len) {
-        return Err("ZONEMD digest length does not match the hash algorithm");
-    }
-    Ok(())
+    hash_length(wire, 5, 6, &[(1, 48), (2, 64)])
 }
 
 rdata_format! {

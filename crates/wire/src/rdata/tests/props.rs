@@ -117,85 +117,93 @@ fn svc_params() -> impl Strategy<Value = Vec<SvcParam>> {
         })
 }
 
-/// A generated value of every known type.
-fn rdata() -> impl Strategy<Value = Rdata> {
-    let target = || name().prop_map(|target| Target { target });
-    let exchange = || {
-        (any::<u16>(), name()).prop_map(|(preference, exchange)| Exchange { preference, exchange })
-    };
-    let txt = || prop::collection::vec(char_string(), 1..4).prop_map(|strings| Txt { strings });
-    let ds = || {
-        let digest = prop_oneof![
-            (5u8..=255, bytes(0..40)),
-            bytes(32..33).prop_map(|d| (2u8, d)),
-            bytes(20..21).prop_map(|d| (1u8, d)),
-        ];
-        (any::<u16>(), any::<u8>(), digest).prop_map(
-            |(key_tag, algorithm, (digest_type, digest))| Ds {
+fn target() -> impl Strategy<Value = Target> {
+    name().prop_map(|target| Target { target })
+}
+
+fn exchange() -> impl Strategy<Value = Exchange> {
+    (any::<u16>(), name()).prop_map(|(preference, exchange)| Exchange { preference, exchange })
+}
+
+fn txt() -> impl Strategy<Value = Txt> {
+    prop::collection::vec(char_string(), 1..4).prop_map(|strings| Txt { strings })
+}
+
+fn ds() -> impl Strategy<Value = Ds> {
+    let digest = prop_oneof![
+        (5u8..=255, bytes(0..40)),
+        bytes(32..33).prop_map(|d| (2u8, d)),
+        bytes(20..21).prop_map(|d| (1u8, d)),
+    ];
+    (any::<u16>(), any::<u8>(), digest).prop_map(|(key_tag, algorithm, (digest_type, digest))| Ds {
+        key_tag,
+        algorithm,
+        digest_type,
+        digest,
+    })
+}
+
+fn dnskey() -> impl Strategy<Value = Dnskey> {
+    (any::<u16>(), any::<u8>(), any::<u8>(), bytes(0..50)).prop_map(
+        |(flags, protocol, algorithm, public_key)| Dnskey {
+            flags,
+            protocol,
+            algorithm,
+            public_key,
+        },
+    )
+}
+
+fn rrsig() -> impl Strategy<Value = Rrsig> {
+    (any::<u16>(), any::<u8>(), any::<u8>(), any::<[u32; 3]>(), any::<u16>(), name(), bytes(0..50))
+        .prop_map(
+            |(
+                t,
+                algorithm,
+                labels,
+                [original_ttl, expiration, inception],
                 key_tag,
+                signer,
+                signature,
+            )| Rrsig {
+                type_covered: Rtype(t),
                 algorithm,
-                digest_type,
-                digest,
+                labels,
+                original_ttl,
+                expiration,
+                inception,
+                key_tag,
+                signer,
+                signature,
             },
         )
-    };
-    let dnskey = || {
-        (any::<u16>(), any::<u8>(), any::<u8>(), bytes(0..50)).prop_map(
-            |(flags, protocol, algorithm, public_key)| Dnskey {
-                flags,
-                protocol,
-                algorithm,
-                public_key,
-            },
-        )
-    };
-    let rrsig = || {
-        (
-            any::<u16>(),
-            any::<u8>(),
-            any::<u8>(),
-            any::<[u32; 3]>(),
-            any::<u16>(),
-            name(),
-            bytes(0..50),
-        )
-            .prop_map(
-                |(
-                    t,
-                    algorithm,
-                    labels,
-                    [original_ttl, expiration, inception],
-                    key_tag,
-                    signer,
-                    signature,
-                )| Rrsig {
-                    type_covered: Rtype(t),
-                    algorithm,
-                    labels,
-                    original_ttl,
-                    expiration,
-                    inception,
-                    key_tag,
-                    signer,
-                    signature,
-                },
-            )
-    };
-    let tlsa =
-        || {
-            (any::<[u8; 3]>(), bytes(0..40)).prop_map(|([usage, selector, matching_type], data)| {
-                Tlsa { usage, selector, matching_type, data }
-            })
-        };
-    let svcb = || {
-        (any::<u16>(), name(), svc_params()).prop_map(|(priority, target, params)| Svcb {
-            priority,
-            target,
-            params,
-        })
-    };
-    let pair = || (name(), name()).prop_map(|(first, second)| NamePair { first, second });
-    let arms: Vec<BoxedStrategy<Rdata>> = vec![
+}
+
+fn tlsa() -> impl Strategy<Value = Tlsa> {
+    let data = prop_oneof![(3u8..=255, bytes(0..40)), bytes(32..33).prop_map(|d| (1u8, d))];
+    (any::<[u8; 2]>(), data).prop_map(|([usage, selector], (matching_type, data))| Tlsa {
+        usage,
+        selector,
+        matching_type,
+        data,
+    })
+}
+
+fn svcb() -> impl Strategy<Value = Svcb> {
+    (any::<u16>(), name(), svc_params()).prop_map(|(priority, target, params)| Svcb {
+        priority,
+        target,
+        params,
+    })
+}
+
+fn pair() -> impl Strategy<Value = NamePair> {
+    (name(), name()).prop_map(|(first, second)| NamePair { first, second })
+}
+
+/// Generated values of the RFC 1035 family, addresses, services and locations.
+fn classic_arms() -> Vec<BoxedStrategy<Rdata>> {
+    vec![
         any::<[u8; 4]>().prop_map(|a| Rdata::A(A { address: Ipv4Addr::from(a) })).boxed(),
         any::<[u8; 16]>().prop_map(|a| Rdata::Aaaa(Aaaa { address: Ipv6Addr::from(a) })).boxed(),
         target().prop_map(Rdata::Ns).boxed(),
@@ -219,6 +227,14 @@ fn rdata() -> impl Strategy<Value = Rdata> {
         pair().prop_map(Rdata::Rp).boxed(),
         pair().prop_map(Rdata::Minfo).boxed(),
         char_string().prop_map(|address| Rdata::X25(X25 { address })).boxed(),
+        (char_string(), prop::option::of(char_string()))
+            .prop_map(|(address, subaddress)| Rdata::Isdn(Isdn { address, subaddress }))
+            .boxed(),
+        (any::<u8>(), bytes(1..20), bytes(1..60), prop::collection::vec(name(), 0..3))
+            .prop_map(|(algorithm, hit, public_key, servers)| {
+                Rdata::Hip(Hip { algorithm, hit, public_key, servers })
+            })
+            .boxed(),
         (any::<u16>(), name(), name())
             .prop_map(|(preference, map822, mapx400)| Rdata::Px(Px { preference, map822, mapx400 }))
             .boxed(),
@@ -239,10 +255,16 @@ fn rdata() -> impl Strategy<Value = Rdata> {
             })
             .boxed(),
         prop::collection::vec(apl_item(), 0..4).prop_map(|items| Rdata::Apl(Apl { items })).boxed(),
+    ]
+}
+
+/// Generated values of the DNSSEC and key-carrying types.
+fn dnssec_arms() -> Vec<BoxedStrategy<Rdata>> {
+    vec![
         ds().prop_map(Rdata::Ds).boxed(),
         ds().prop_map(Rdata::Cds).boxed(),
-        (any::<[u8; 2]>(), bytes(0..40))
-            .prop_map(|([algorithm, fp_type], fingerprint)| {
+        (any::<u8>(), prop_oneof![(3u8..=255, bytes(0..40)), bytes(20..21).prop_map(|d| (1u8, d))])
+            .prop_map(|(algorithm, (fp_type, fingerprint))| {
                 Rdata::Sshfp(Sshfp { algorithm, fp_type, fingerprint })
             })
             .boxed(),
@@ -284,6 +306,12 @@ fn rdata() -> impl Strategy<Value = Rdata> {
                 Rdata::Zonemd(Zonemd { serial, scheme, hash_algorithm, digest })
             })
             .boxed(),
+    ]
+}
+
+/// Generated values of SVCB/HTTPS, the ILNP and EUI types, URI, CAA, AMTRELAY and unknown types.
+fn other_arms() -> Vec<BoxedStrategy<Rdata>> {
+    vec![
         svcb().prop_map(Rdata::Svcb).boxed(),
         svcb().prop_map(Rdata::Https).boxed(),
         (any::<u16>(), any::<u64>())
@@ -313,8 +341,12 @@ fn rdata() -> impl Strategy<Value = Rdata> {
         (any::<u16>(), bytes(0..20))
             .prop_map(|(t, data)| Rdata::Unknown { rtype: Rtype(65280 + t % 255), data })
             .boxed(),
-    ];
-    Union::new(arms)
+    ]
+}
+
+/// A generated value of every known type.
+fn rdata() -> impl Strategy<Value = Rdata> {
+    Union::new([classic_arms(), dnssec_arms(), other_arms()].concat())
 }
 
 /// Every type code with a known format.
