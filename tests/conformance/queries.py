@@ -20,6 +20,7 @@ import struct
 from dataclasses import dataclass
 
 import dns.edns
+import dns.flags
 import dns.message
 import dns.name
 import dns.rdatatype
@@ -76,12 +77,15 @@ class Query:
     def wire(self, qid):
         """The query message in wire form with ID `qid`."""
         options = [dns.edns.GenericOption(code, data) for code, data in self.options]
-        msg = dns.message.make_query(
-            self.qname, self.qtype, self.qclass, use_edns=self.use_edns,
-            want_dnssec=self.dnssec_ok, payload=self.payload, options=options or None,
-            ednsflags=(self.ednsflags | (dns.flags.DO if self.dnssec_ok else 0))
-            if self.use_edns is not None else None,
-            flags=0, id=qid)
+        if self.use_edns is None:
+            msg = dns.message.make_query(self.qname, self.qtype, self.qclass,
+                                         use_edns=False, flags=0, id=qid)
+        else:
+            msg = dns.message.make_query(
+                self.qname, self.qtype, self.qclass, use_edns=self.use_edns,
+                want_dnssec=self.dnssec_ok, payload=self.payload, options=options or None,
+                ednsflags=self.ednsflags | (dns.flags.DO if self.dnssec_ok else 0),
+                flags=0, id=qid)
         data = bytearray(msg.to_wire())
         flags = self.flags | (self.opcode << 11)
         data[2:4] = struct.pack("!H", flags)
