@@ -53,7 +53,8 @@ def _sign(zone, out, origin):
         for extra in ([], ["-f", "KSK"]):
             _run(["dnssec-keygen", "-q", "-K", keys, "-a", "ECDSAP256SHA256", "-L", "3600",
                   "-n", "ZONE", *extra, origin], stdout=subprocess.DEVNULL)
-        _run(["dnssec-signzone", "-q", "-n", str(os.cpu_count() or 1), "-K", keys, "-S",
+        _run(["dnssec-signzone", "-q", "-n", str(os.cpu_count() or 1), "-K", keys, "-d", keys,
+              "-S",
               "-o", origin, "-s", "20260101000000", "-e", "20450101000000",
               "-3", "-", "-H", "0", "-A", "-O", "full", "-f", out + ".tmp", zone],
              stdout=subprocess.DEVNULL)

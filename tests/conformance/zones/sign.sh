@@ -15,7 +15,7 @@ sign() {
   local origin=$1 src=$2; shift 2
   dnssec-keygen -q -K "$keys" -a ECDSAP256SHA256 -L 3600 -n ZONE "$origin" >/dev/null
   dnssec-keygen -q -K "$keys" -a ECDSAP256SHA256 -L 3600 -n ZONE -f KSK "$origin" >/dev/null
-  dnssec-signzone -q -K "$keys" -S -o "$origin" -s 20260101000000 -e 20450101000000 \
+  dnssec-signzone -q -K "$keys" -d "$keys" -S -o "$origin" -s 20260101000000 -e 20450101000000 \
     -O full -f "$src.signed" "$@" "$src"
   echo "signed $origin -> $src.signed"
 }
