@@ -8,18 +8,8 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
-need=()
-for pair in knotd:knot nsd:nsd named:bind9 dnsperf:dnsperf dnssec-signzone:bind9-utils \
-            cc:gcc taskset:util-linux; do
-  command -v "${pair%%:*}" >/dev/null 2>&1 || need+=("${pair#*:}")
-done
-if ((${#need[@]})); then
-  echo "installing: ${need[*]}"
-  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-python3 -c 'import dns.message' 2>/dev/null || python3 -m pip install -q dnspython
+"$here/install-tools.sh" knotd:knot nsd:nsd named:bind9 dnsperf:dnsperf \
+  dnssec-signzone:bind9-utils cc:gcc taskset:util-linux
 if (($(nproc) < 2)); then echo "bench/run.sh needs at least 2 CPUs" >&2; exit 2; fi
 
 exec python3 "$here/bench.py" "$@"

@@ -107,6 +107,20 @@ def detail(names, answers):
     return lines
 
 
+def tcp_udp_mismatch(tcp, udp):
+    """Fields where a TCP answer contradicts the same server's untruncated UDP answer.
+
+    RFC 7766 §5: TCP carries the same answers as UDP. An untruncated UDP answer may
+    still leave out optional additional records (RFC 2181 §9), so its additional
+    section only has to be a subset of the TCP one.
+    """
+    if udp.get("result") != "answer" or "tc" in udp.get("flags", "").split():
+        return []
+    bad = [f for f in differing_fields(tcp, udp) if f != "additional"]
+    only_udp, _ = section_delta(udp, tcp, "additional")
+    return bad + (["additional"] if only_udp else [])
+
+
 class Verdicts:
     """Everything the run found, ready to print and write."""
 
@@ -117,7 +131,9 @@ class Verdicts:
         self.tern_outcome = Counter()  # same / knot / nsd / allowed / fail
         self.tern_fails = []  # (query index, signatures vs each peer)
         self.tern_allowed = []  # (query index, allowlist entry)
+        self.tcp_mismatches = Counter()  # server -> TCP answers unlike its UDP answer
         self._judge()
+        self._judge_tcp()
 
     def _judge(self):
         a, b = self.peers[:2] if len(self.peers) >= 2 else (None, None)
@@ -144,6 +160,28 @@ class Verdicts:
         sigs = [signature(self.tern, mine, p, self.results[p][i]) for p in self.peers]
         self.tern_fails.append((i, sigs))
 
+    def _judge_tcp(self):
+        """Each server's TCP answers against its own UDP answers to the same query."""
+        index = {q.key: i for i, q in enumerate(self.queries)}
+        for i, q in enumerate(self.queries):
+            j = index.get(q.key.replace("tcp/tcp/", "matrix/udp/", 1))
+            if not q.key.startswith("tcp/tcp/") or j is None:
+                continue
+            for server, answers in self.results.items():
+                fields = tcp_udp_mismatch(answers[i], answers[j])
+                if not fields:
+                    continue
+                self.tcp_mismatches[server] += 1
+                if server == self.tern:
+                    self._tern_inconsistent(i, fields)
+
+    def _tern_inconsistent(self, i, fields):
+        entry = self.allowlist.find(self.queries[i].key)
+        if entry:
+            self.tern_allowed.append((i, entry))
+        else:
+            self.tern_fails.append((i, [f"TCP answer unlike UDP in {', '.join(fields)}"]))
+
     def summary(self):
         """The text printed at the end of a run."""
         lines = [f"{len(self.queries)} queries to {', '.join(self.results)}"]
@@ -153,6 +191,8 @@ class Verdicts:
                          f"by difference (count, first example):")
             for sig, count, example in self._by_signature(self.peer_diffs)[:25]:
                 lines.append(f"  {count:6d}  {sig}\n          e.g. {example}")
+        counts = ", ".join(f"{s} {self.tcp_mismatches[s]}" for s in self.results)
+        lines.append(f"TCP answers unlike the same server's untruncated UDP answer: {counts}")
         if self.tern:
             outcome = ", ".join(f"{k}: {v}" for k, v in sorted(self.tern_outcome.items()))
             lines.append(f"{self.tern} vs peers: {outcome}")

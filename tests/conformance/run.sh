@@ -9,15 +9,6 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 
-need=()
-command -v knotd >/dev/null 2>&1 || need+=(knot)
-command -v nsd >/dev/null 2>&1 || need+=(nsd)
-if ((${#need[@]})); then
-  echo "installing: ${need[*]}"
-  SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  $SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
-fi
-python3 -c 'import dns.message' 2>/dev/null || python3 -m pip install -q dnspython
+"$here/../../bench/install-tools.sh" knotd:knot nsd:nsd
 
 exec python3 "$here/runner.py" "$@"
