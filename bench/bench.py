@@ -187,7 +187,7 @@ def main():
     started = time.time()
     records = run_all(args, kinds, tools)
     import table  # noqa: E402  (after the run: only needed for the summary)
-    meta = {"command": " ".join(sys.argv), "started": time.strftime(
+    meta = {"command": " ".join(["bench/run.sh"] + sys.argv[1:]), "started": time.strftime(
         "%Y-%m-%d %H:%M UTC", time.gmtime(started)), "minutes": (time.time() - started) / 60,
         "machine": machine_notes(), "args": vars(args)}
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started))

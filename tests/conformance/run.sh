@@ -11,4 +11,5 @@ here=$(cd "$(dirname "$0")" && pwd)
 
 "$here/../../bench/install-tools.sh" knotd:knot nsd:nsd
 
+(cd "$here" && python3 -m unittest -q test_harness 2>&1 | tail -n 3)
 exec python3 "$here/runner.py" "$@"
