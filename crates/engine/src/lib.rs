@@ -1,1 +1,240 @@
-//! placeholder
+//! The query engine of Tern: answering a DNS query from a zone snapshot is a pure
+//! function — [`Engine::answer`] takes the zones, the query bytes and an output buffer, and
+//! does no I/O, reads no clock, takes no lock and does not allocate on the common path.
+//!
+//! * [`query`] reads the query and decides what must be echoed.
+//! * [`response`] wraps the message writer with the truncation policy.
+//! * `solve` runs RFC 1034 §4.3.2 against one zone, with `referral`, `negative`,
+//!   `dname` and `dnssec` for the kinds of answer, and `chaos` for identity queries.
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+mod chaos;
+mod dname;
+mod dnssec;
+mod negative;
+pub mod query;
+mod referral;
+pub mod response;
+mod solve;
+
+use tern_wire::edns::{Edns, OptionCode};
+use tern_wire::message::{CompressionTable, Flags, MessageWriter};
+use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
+use tern_zone::hash::SuffixHashes;
+use tern_zone::ZoneSet;
+
+use query::Query;
+use response::Response;
+
+/// How the engine answers, as configured by the operator.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Largest UDP response (RFC 6891 §6.2.5; default 1232, the DNS flag day 2020 value).
+    pub udp_max_payload: u16,
+    /// NSID returned when asked (RFC 5001); `None` to not answer it.
+    pub nsid: Option<Vec<u8>>,
+    /// Value for `version.bind`/`version.server` CH TXT; `None` refuses.
+    pub version: Option<String>,
+    /// Value for `hostname.bind` CH TXT; `None` refuses.
+    pub hostname: Option<String>,
+    /// Value for `id.server` CH TXT; `None` refuses.
+    pub server_id: Option<String>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { udp_max_payload: 1232, nsid: None, version: None, hostname: None, server_id: None }
+    }
+}
+
+/// The transport a query came over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// UDP: responses are limited to 512 bytes or the EDNS size.
+    Udp,
+    /// TCP: responses up to 65535 bytes.
+    Tcp,
+}
+
+/// One query to answer.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The query message.
+    pub message: &'a [u8],
+    /// Its transport.
+    pub transport: Transport,
+    /// On TCP, the idle timeout to advertise in edns-tcp-keepalive (units of 100 ms,
+    /// RFC 7828 §3.2.2) when the client asks for it.
+    pub tcp_keepalive: Option<u16>,
+}
+
+/// What answering produced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// A response of `len` bytes is at the start of the output buffer.
+    Answered {
+        /// Length of the response.
+        len: usize,
+        /// Its response code.
+        rcode: Rcode,
+        /// Whether TC is set.
+        truncated: bool,
+    },
+    /// No response is to be sent (not a query, or too short to answer).
+    Dropped,
+}
+
+/// The query engine.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    config: Config,
+}
+
+impl Engine {
+    /// An engine with the given configuration.
+    pub fn new(config: Config) -> Engine {
+        Engine { config }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Answers `request` from `zones` into `out` (65535 bytes suffice for any response).
+    /// `table` is the caller's reusable compression table.
+    pub fn answer(
+        &self,
+        zones: &ZoneSet,
+        request: &Request<'_>,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> Outcome {
+        let Some(query) = query::parse(request.message) else { return Outcome::Dropped };
+        let limit = self.size_limit(&query, request.transport);
+        let Ok(mut writer) = MessageWriter::new(out, limit, table) else { return Outcome::Dropped };
+        writer.set_id(query.id);
+        let mut flags = Flags(Flags::QR);
+        flags.set_opcode(query.flags.opcode());
+        flags.set(Flags::RD, query.flags.has(Flags::RD));
+        flags.set(Flags::CD, query.flags.has(Flags::CD));
+        writer.set_flags(flags);
+        if let Some(q) = &query.question {
+            if writer.push_question(&q.name, q.qtype, q.qclass).is_err() {
+                return Outcome::Dropped;
+            }
+        }
+        let opt_len = self.opt_len(&query, request);
+        if writer.reserve(opt_len).is_err() {
+            return Outcome::Dropped;
+        }
+        let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
+        let mut resp = Response::new(writer, dnssec);
+        self.dispatch(zones, &query, &mut resp);
+        self.finish(resp, &query, request)
+    }
+
+    /// 512 bytes without EDNS, the requestor's size clamped to [512, configured maximum]
+    /// with it (RFC 6891 §6.2.5), 65535 over TCP.
+    fn size_limit(&self, query: &Query, transport: Transport) -> usize {
+        match (transport, query.edns) {
+            (Transport::Tcp, _) => 65535,
+            (Transport::Udp, None) => 512,
+            (Transport::Udp, Some(e)) => {
+                usize::from(e.udp_payload.clamp(512, self.config.udp_max_payload.max(512)))
+            }
+        }
+    }
+
+    /// Bytes the OPT record will need.
+    fn opt_len(&self, query: &Query, request: &Request<'_>) -> usize {
+        let Some(edns) = query.edns else { return 0 };
+        let nsid = match (&self.config.nsid, edns.nsid) {
+            (Some(id), true) => 4 + id.len(),
+            _ => 0,
+        };
+        let keepalive = if self.keepalive(query, request).is_some() { 6 } else { 0 };
+        11 + nsid + keepalive
+    }
+
+    fn keepalive(&self, query: &Query, request: &Request<'_>) -> Option<u16> {
+        let asked = query.edns.is_some_and(|e| e.keepalive);
+        (asked && request.transport == Transport::Tcp).then_some(request.tcp_keepalive).flatten()
+    }
+
+    /// Decides what kind of response this is and writes its sections.
+    fn dispatch(&self, zones: &ZoneSet, query: &Query, resp: &mut Response<'_>) {
+        if let Some(rcode) = query::precheck(query) {
+            resp.rcode = rcode;
+            return;
+        }
+        let Some(q) = &query.question else { return };
+        if query.flags.opcode() != Opcode::QUERY {
+            resp.rcode = Rcode::NOTIMP; // RFC 1035 §4.1.1; NOTIFY and UPDATE come later
+            return;
+        }
+        match q.qclass {
+            Class::CH => chaos::answer(&self.config, &q.name, q.qtype, resp),
+            Class::IN | Class::ANY => answer_in(zones, &q.name, q.qtype, resp),
+            _ => resp.rcode = Rcode::REFUSED,
+        }
+    }
+
+    /// Sets the RCODE and appends the OPT record.
+    fn finish(&self, mut resp: Response<'_>, query: &Query, request: &Request<'_>) -> Outcome {
+        let rcode = resp.rcode;
+        if !matches!(rcode, Rcode::NOERROR | Rcode::NXDOMAIN | Rcode::YXDOMAIN) {
+            resp.set_authoritative(false);
+        }
+        resp.writer.set_rcode(rcode);
+        if let Some(edns) = query.edns {
+            let flags = if edns.dnssec_ok { Edns::DO } else { 0 };
+            if let Ok(mut opt) = resp.writer.push_opt(self.config.udp_max_payload, 0, flags) {
+                if let (Some(id), true) = (&self.config.nsid, edns.nsid) {
+                    let _ = opt.option(OptionCode::NSID, id);
+                }
+                if let Some(timeout) = self.keepalive(query, request) {
+                    let _ = opt.option(OptionCode::TCP_KEEPALIVE, &timeout.to_be_bytes());
+                }
+            }
+        }
+        let truncated = resp.is_truncated();
+        Outcome::Answered { len: resp.writer.len(), rcode, truncated }
+    }
+}
+
+/// Answers an IN query: finds the zone (the parent's, for DS at a child apex we also
+/// serve, RFC 4035 §3.1.4.1) and solves it there.
+fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
+    if matches!(qtype, Rtype::AXFR | Rtype::IXFR | Rtype::OPT | Rtype::TSIG | Rtype::TKEY) {
+        resp.rcode = if qtype == Rtype::OPT { Rcode::FORMERR } else { Rcode::REFUSED };
+        return;
+    }
+    let hashes = SuffixHashes::of(qname);
+    let mut slot = zones.find(qname, &hashes);
+    if qtype == Rtype::DS {
+        let at_apex = slot.is_some_and(|s| s.origin().eq_ignore_case(qname));
+        if let (true, Some(parent)) = (at_apex, qname.parent()) {
+            let parent_slot = zones.find(parent, &SuffixHashes::of(parent));
+            if parent_slot.is_some() {
+                slot = parent_slot;
+            }
+        }
+    }
+    let Some(slot) = slot else {
+        resp.rcode = Rcode::REFUSED;
+        return;
+    };
+    let contents = slot.contents();
+    match contents.as_ref() {
+        Some(zone) => solve::answer(zone, qname, &hashes, qtype, resp),
+        None => resp.rcode = Rcode::SERVFAIL, // configured but not loaded
+    }
+}
+
+#[cfg(test)]
+mod tests;

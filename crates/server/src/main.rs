@@ -1,1 +1,47 @@
-fn main() {}
+//! `ternd`, Tern's authoritative DNS server: parse the command line, set up logging, and
+//! run the server with the query handler and the zone reload hook of this build.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::Parser;
+use tern_server::cli::{Cli, Plan};
+use tern_server::config::Config;
+use tern_server::lifecycle::{self, RunOptions};
+use tern_server::{logging, EngineHandler, Result, ZoneLoader};
+use tern_zone::ZoneDb;
+
+fn main() -> ExitCode {
+    let plan = match Cli::parse().plan() {
+        Ok(plan) => plan,
+        Err(e) => return fail(&e),
+    };
+    let outcome = match plan {
+        Plan::CheckConfig(path) => check_config(&path),
+        Plan::Run { config, daemon } => run(*config, daemon),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e),
+    }
+}
+
+fn fail(e: &dyn std::fmt::Display) -> ExitCode {
+    eprintln!("ternd: {e}");
+    ExitCode::FAILURE
+}
+
+/// `--check-config`: parse and validate without starting.
+fn check_config(path: &std::path::Path) -> Result<()> {
+    let config = Config::from_file(path)?;
+    println!("{}: valid ({} zones)", path.display(), config.zones.len());
+    Ok(())
+}
+
+fn run(config: Config, daemon: bool) -> Result<()> {
+    let log = logging::init(&config.log)?;
+    let zones = Arc::new(ZoneDb::new());
+    let handler = Arc::new(EngineHandler::new(&config, Arc::clone(&zones)));
+    let loader = ZoneLoader::new(zones);
+    lifecycle::run(config, handler, &loader, &log, RunOptions { daemon })
+}

@@ -26,6 +26,14 @@ pub enum Error {
     BadRdata { offset: usize, reason: &'static str },
     /// A message, record or field that breaks a protocol rule other than the above.
     Malformed { offset: usize, reason: &'static str },
+    /// An OPT record or EDNS option that breaks RFC 6891 §6.1.1 (a second OPT, OPT outside
+    /// the additional section, a non-root owner, bad option framing) or an option's own
+    /// length rules. A server answers FORMERR, without an OPT record when the OPT itself is
+    /// at fault.
+    BadOpt { offset: usize, reason: &'static str },
+    /// A TSIG record that is malformed or not the last record of the message (RFC 8945
+    /// §5.1, §5.2.2.1): FORMERR.
+    BadTsig { offset: usize, reason: &'static str },
     /// The output buffer (or its configured limit) has no room for what was written.
     NoSpace,
     /// Presentation format that cannot be read: where, and what was expected instead.
@@ -42,7 +50,9 @@ impl Error {
             | Error::NameTooLong { offset }
             | Error::TrailingData { offset }
             | Error::BadRdata { offset, .. }
-            | Error::Malformed { offset, .. } => Some(*offset),
+            | Error::Malformed { offset, .. }
+            | Error::BadOpt { offset, .. }
+            | Error::BadTsig { offset, .. } => Some(*offset),
             Error::NoSpace | Error::Syntax { .. } => None,
         }
     }
@@ -66,6 +76,8 @@ impl Error {
             Error::Malformed { offset, reason } => {
                 Error::Malformed { offset: offset + base, reason }
             }
+            Error::BadOpt { offset, reason } => Error::BadOpt { offset: offset + base, reason },
+            Error::BadTsig { offset, reason } => Error::BadTsig { offset: offset + base, reason },
             other => other,
         }
     }
@@ -86,6 +98,12 @@ impl fmt::Display for Error {
             Error::BadRdata { offset, reason } => write!(f, "bad rdata at byte {offset}: {reason}"),
             Error::Malformed { offset, reason } => {
                 write!(f, "malformed at byte {offset}: {reason}")
+            }
+            Error::BadOpt { offset, reason } => {
+                write!(f, "bad OPT record at byte {offset}: {reason}")
+            }
+            Error::BadTsig { offset, reason } => {
+                write!(f, "bad TSIG record at byte {offset}: {reason}")
             }
             Error::NoSpace => f.write_str("no room left in the output buffer"),
             Error::Syntax { line, column, message } => write!(f, "{line}:{column}: {message}"),

@@ -10,10 +10,13 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod edns;
 pub mod error;
+pub mod message;
 pub mod name;
 pub mod rdata;
 pub mod text;
+pub mod tsig;
 pub mod types;
 
 pub use error::{Error, Result};

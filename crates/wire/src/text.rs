@@ -9,6 +9,8 @@
 //! The lexer borrows the whole input and never allocates, so the zone-file parser can run
 //! it over a memory-mapped or fully read file at full speed.
 
+use std::cell::Cell;
+
 use crate::error::{Error, Result};
 use crate::types::parse_decimal;
 
@@ -18,14 +20,37 @@ const BLANK: u8 = 1;
 const NEWLINE: u8 = 2;
 const SPECIAL: u8 = 3;
 
-/// The scanning class of a byte (the compiler turns this into a table lookup).
-const fn class(b: u8) -> u8 {
+/// The scanning class of a byte, by definition.
+const fn class_of(b: u8) -> u8 {
     match b {
         b' ' | b'\t' | b'\r' => BLANK,
         b'\n' => NEWLINE,
         b'(' | b')' | b';' | b'"' | b'\\' => SPECIAL,
         _ => PLAIN,
     }
+}
+
+/// [`class_of`] for every byte, so the scanning loops do one load per byte.
+static CLASSES: [u8; 256] = {
+    let mut table = [PLAIN; 256];
+    let mut b = 0u8;
+    loop {
+        #[allow(clippy::indexing_slicing)] // constant evaluation: b < 256
+        {
+            table[b as usize] = class_of(b);
+        }
+        if b == u8::MAX {
+            break table;
+        }
+        b += 1;
+    }
+};
+
+/// The scanning class of a byte.
+#[inline]
+fn class(b: u8) -> u8 {
+    // A u8 always indexes a 256-entry table; the check compiles away.
+    CLASSES.get(usize::from(b)).copied().unwrap_or(PLAIN)
 }
 
 /// One token of an entry.
@@ -53,9 +78,16 @@ impl<'a> Token<'a> {
         Error::syntax(self.line, self.column, message)
     }
 
-    /// The token as (lossy) UTF-8, for error messages.
+    /// The token as (lossy) UTF-8 for error messages, shortened to its first 64 bytes
+    /// when longer (a hostile 100 MB token must not be copied into every message).
     pub fn display(&self) -> String {
-        String::from_utf8_lossy(self.text).into_owned()
+        const SHOWN: usize = 64;
+        match self.text.get(..SHOWN) {
+            Some(head) if self.text.len() > SHOWN => {
+                format!("{}... ({} bytes)", String::from_utf8_lossy(head), self.text.len())
+            }
+            _ => String::from_utf8_lossy(self.text).into_owned(),
+        }
     }
 
     /// Parses an unsigned decimal number that must fit `T`.
@@ -80,18 +112,26 @@ impl<'a> Token<'a> {
 /// Parses a TTL in seconds or with `w d h m s` units; `None` if malformed or above
 /// 2^31-1.
 pub fn parse_ttl(text: &[u8]) -> Option<u32> {
+    parse_duration(text).filter(|v| *v <= 0x7FFF_FFFF)
+}
+
+/// Parses a duration in seconds or with `w d h m s` units (`1w2d3h4m5s`), up to 2^32-1;
+/// `None` if malformed or larger. The zone-file parser uses it to tell a TTL above 2^31-1
+/// (RFC 2181 §8: taken as zero) from one that is not a number at all.
+pub fn parse_duration(text: &[u8]) -> Option<u32> {
+    const MAX: u64 = 0xFFFF_FFFF;
     if text.is_empty() {
         return None;
     }
     if let Some(v) = parse_decimal(text) {
-        return u32::try_from(v).ok().filter(|v| *v <= 0x7FFF_FFFF);
+        return u32::try_from(v).ok();
     }
     let mut total: u64 = 0;
     let mut current: Option<u64> = None;
     for &b in text {
         if b.is_ascii_digit() {
             let v = current.unwrap_or(0) * 10 + u64::from(b - b'0');
-            if v > 0x7FFF_FFFF {
+            if v > MAX {
                 return None;
             }
             current = Some(v);
@@ -106,7 +146,7 @@ pub fn parse_ttl(text: &[u8]) -> Option<u32> {
             _ => return None,
         };
         total += current.take()? * unit;
-        if total > 0x7FFF_FFFF {
+        if total > MAX {
             return None;
         }
     }
@@ -136,12 +176,41 @@ pub struct Lexer<'a> {
     paren_line: Option<u32>,
     /// True once the current entry has ended (or before the first entry is started).
     entry_done: bool,
+    /// Line and column where the last entry ended, for "expected ..." errors.
+    end: (u32, u32),
+    /// True when `peeked` holds the next token (checked first: it is one byte).
+    has_peeked: Cell<bool>,
+    /// The token [`Lexer::peek_token`] read and the state after it, so that the next
+    /// [`Lexer::next_token`] does not read it again.
+    peeked: Cell<Peeked<'a>>,
+}
+
+/// A peeked token and the lexer state after it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Peeked<'a> {
+    token: Option<Token<'a>>,
+    pos: usize,
+    line: u32,
+    line_start: usize,
+    paren_line: Option<u32>,
+    entry_done: bool,
+    end: (u32, u32),
 }
 
 impl<'a> Lexer<'a> {
     /// A lexer at the start of `input`, before the first entry.
     pub fn new(input: &'a [u8]) -> Lexer<'a> {
-        Lexer { input, pos: 0, line: 1, line_start: 0, paren_line: None, entry_done: true }
+        Lexer {
+            input,
+            pos: 0,
+            line: 1,
+            line_start: 0,
+            paren_line: None,
+            entry_done: true,
+            end: (1, 1),
+            has_peeked: Cell::new(false),
+            peeked: Cell::new(Peeked::default()),
+        }
     }
 
     /// A lexer over a single entry's fields (for example rdata given as a string): tokens
@@ -202,6 +271,22 @@ impl<'a> Lexer<'a> {
         Ok(())
     }
 
+    /// Gives up on the current entry after an error: skips the rest of the entry if it
+    /// can still be read, else (a lexical error such as a nested parenthesis) skips to the
+    /// start of the next line and forgets any open parenthesis. Always makes progress, so
+    /// a caller that collects errors cannot loop.
+    pub fn abandon_entry(&mut self) {
+        if self.skip_rest_of_entry().is_ok() {
+            return;
+        }
+        self.skip_comment(); // to the newline, or the end of the input
+        if self.peek().is_some() {
+            self.newline();
+        }
+        self.paren_line = None;
+        self.entry_done = true;
+    }
+
     fn skip_blanks(&mut self) {
         while self.peek().is_some_and(|b| class(b) == BLANK) {
             self.pos += 1;
@@ -217,6 +302,16 @@ impl<'a> Lexer<'a> {
     /// The next token of the current entry, or `None` at its end.
     #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
     pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
+        if self.has_peeked.replace(false) {
+            let peeked = self.peeked.get();
+            self.pos = peeked.pos;
+            self.line = peeked.line;
+            self.line_start = peeked.line_start;
+            self.paren_line = peeked.paren_line;
+            self.entry_done = peeked.entry_done;
+            self.end = peeked.end;
+            return Ok(peeked.token);
+        }
         if self.entry_done {
             return Ok(None);
         }
@@ -225,11 +320,13 @@ impl<'a> Lexer<'a> {
             match self.peek() {
                 None => return self.end_of_input(),
                 Some(b'\n') => {
-                    self.newline();
                     if self.paren_line.is_none() {
+                        self.end = (self.line, self.column());
+                        self.newline();
                         self.entry_done = true;
                         return Ok(None);
                     }
+                    self.newline();
                 }
                 Some(b';') => self.skip_comment(),
                 Some(b'(') => self.open_paren()?,
@@ -242,6 +339,7 @@ impl<'a> Lexer<'a> {
 
     fn end_of_input(&mut self) -> Result<Option<Token<'a>>> {
         self.entry_done = true;
+        self.end = (self.line, self.column());
         match self.paren_line.take() {
             Some(line) => {
                 Err(self
@@ -276,12 +374,19 @@ impl<'a> Lexer<'a> {
 
     fn unquoted(&mut self) -> Result<Token<'a>> {
         let (start, column) = (self.pos, self.column());
-        while let Some(b) = self.peek() {
-            match class(b) {
-                PLAIN => self.pos += 1,
-                SPECIAL if b == b'\\' => self.escape()?,
-                _ => break,
+        loop {
+            let mut pos = self.pos;
+            while let Some(&b) = self.input.get(pos) {
+                if class(b) != PLAIN {
+                    break;
+                }
+                pos += 1;
             }
+            self.pos = pos;
+            if self.peek() != Some(b'\\') {
+                break;
+            }
+            self.escape()?;
         }
         Ok(self.token(start, self.pos, false, column))
     }
@@ -317,14 +422,34 @@ impl<'a> Lexer<'a> {
         Ok(token)
     }
 
-    /// The next token without consuming it.
+    /// The next token without consuming it (read once: the next [`Lexer::next_token`]
+    /// returns it without reading it again).
     pub fn peek_token(&self) -> Result<Option<Token<'a>>> {
-        self.clone().next_token()
+        if self.has_peeked.get() {
+            return Ok(self.peeked.get().token);
+        }
+        let mut ahead = self.clone();
+        let token = ahead.next_token()?;
+        self.has_peeked.set(true);
+        self.peeked.set(Peeked {
+            token,
+            pos: ahead.pos,
+            line: ahead.line,
+            line_start: ahead.line_start,
+            paren_line: ahead.paren_line,
+            entry_done: ahead.entry_done,
+            end: ahead.end,
+        });
+        Ok(token)
     }
 
-    /// The next token, which must exist; `what` names it for the error message.
+    /// The next token, which must exist; `what` names it for the error message, which
+    /// points at the end of the entry.
     pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
-        self.next_token()?.ok_or_else(|| self.error_here(format!("expected {what}")))
+        self.next_token()?.ok_or_else(|| {
+            let (line, column) = self.end;
+            Error::syntax(line, column, format!("expected {what}"))
+        })
     }
 
     /// Succeeds when the entry has no more tokens.
@@ -427,6 +552,45 @@ mod tests {
         assert_eq!(parse_ttl(b"h"), None);
         assert_eq!(parse_ttl(b""), None);
         assert_eq!(parse_ttl(b"-1"), None);
+        assert_eq!(parse_duration(b"2147483648"), Some(0x8000_0000));
+        assert_eq!(parse_duration(b"4294967295"), Some(u32::MAX));
+        assert_eq!(parse_duration(b"4294967296"), None);
+        assert_eq!(parse_duration(b"7102w"), None);
+        assert_eq!(parse_duration(b"7101w"), Some(7101 * 604_800));
+    }
+
+    #[test]
+    fn abandoning_an_entry_always_moves_on() {
+        // A nested parenthesis is a lexical error: the rest of its line is dropped.
+        let mut lx = Lexer::new(b"a ( b ( c\nd e\n");
+        lx.next_entry().unwrap();
+        while lx.next_token().is_ok() {}
+        lx.abandon_entry();
+        assert_eq!(lx.next_entry().unwrap(), Some(Entry { blank_owner: false, line: 2 }));
+        assert_eq!(tokens(&mut lx), ["d", "e"]);
+        // A plain error mid-entry: the entry is skipped up to its closing parenthesis.
+        let mut lx = Lexer::new(b"a ( b\n c ) d\nnext\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        lx.abandon_entry();
+        lx.next_entry().unwrap();
+        assert_eq!(tokens(&mut lx), ["next"]);
+        // An unterminated quote at the end of the input.
+        let mut lx = Lexer::new(b"x \"open");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert!(lx.next_token().is_err());
+        lx.abandon_entry();
+        assert_eq!(lx.next_entry().unwrap(), None);
+    }
+
+    #[test]
+    fn long_tokens_are_shortened_in_messages() {
+        let long = vec![b'a'; 1000];
+        let shown = Token::whole(&long).display();
+        assert!(shown.len() < 100, "{shown}");
+        assert!(shown.ends_with("(1000 bytes)"));
+        assert_eq!(Token::whole(b"short").display(), "short");
     }
 
     #[test]
@@ -440,5 +604,46 @@ mod tests {
         let t = lx.expect("n").unwrap();
         assert!(t.number::<u16>("a 16-bit number").is_err());
         assert!(lx.expect("more").is_err());
+    }
+
+    #[test]
+    fn peeking_reads_a_token_once() {
+        let mut lx = Lexer::new(b"a b\nc\n");
+        lx.next_entry().unwrap();
+        assert_eq!(lx.peek_token().unwrap().unwrap().text, b"a");
+        assert_eq!(lx.peek_token().unwrap().unwrap().text, b"a");
+        let copy = lx.clone();
+        assert_eq!(lx.next_token().unwrap().unwrap().text, b"a");
+        assert_eq!(lx.peek_token().unwrap().unwrap().text, b"b");
+        assert_eq!(lx.next_token().unwrap().unwrap().text, b"b");
+        assert_eq!(lx.peek_token().unwrap(), None);
+        assert_eq!(lx.next_token().unwrap(), None);
+        assert_eq!(lx.next_entry().unwrap(), Some(Entry { blank_owner: false, line: 2 }));
+        assert_eq!(tokens(&mut lx), ["c"]);
+        // A clone taken while a token was peeked continues from the same place.
+        let mut copy = copy;
+        assert_eq!(tokens(&mut copy), ["a", "b"]);
+        // Peeking at the end of an entry, then moving to the next entry.
+        let mut lx = Lexer::new(b"x\ny z\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert_eq!(lx.peek_token().unwrap(), None);
+        lx.next_entry().unwrap();
+        assert_eq!(tokens(&mut lx), ["y", "z"]);
+    }
+
+    #[test]
+    fn missing_tokens_are_reported_where_the_entry_ends() {
+        let mut lx = Lexer::new(b"x 1\nnext ( a\n b )  \n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        lx.next_token().unwrap();
+        assert_eq!(lx.expect("a type"), Err(Error::syntax(1, 4, "expected a type")));
+        lx.next_entry().unwrap();
+        assert_eq!(tokens(&mut lx), ["next", "a", "b"]);
+        assert_eq!(lx.expect("c"), Err(Error::syntax(3, 7, "expected c")));
+        let mut lx = Lexer::for_fields(b"10");
+        lx.next_token().unwrap();
+        assert_eq!(lx.expect("a name"), Err(Error::syntax(1, 3, "expected a name")));
     }
 }

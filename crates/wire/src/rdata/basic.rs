@@ -1,161 +1,178 @@
 //! The RFC 1035 family of types and their close relatives: A, AAAA, the single-name types
-//! (NS, CNAME, PTR, DNAME, …), SOA, MX-like (preference + name), TXT/SPF, HINFO and the
-//! two-name types (MINFO, RP).
+//! (NS, CNAME, PTR, DNAME, …), SOA, the preference-and-name types (MX, AFSDB, RT, KX,
+//! LP), TXT and its look-alikes, HINFO, the two-name types (MINFO, RP, TALINK), and the
+//! RFC 1183 / RFC 2163 leftovers X25 and PX.
 
 use std::net::{Ipv4Addr, Ipv6Addr};
 
-use super::fields::{self, RdataReader};
-use super::{push_fmt, Codec};
-use crate::error::Result;
-use crate::name::Dname;
-use crate::text::Lexer;
-use crate::types::Rtype;
+use super::format::rdata_format;
+use super::kinds::{CharStr, CharString, CharStrs, Duration, Ipv4, Ipv6, NameKind, U16, U32};
+use crate::name::Name;
 
-/// Codecs of this module's types.
-pub(super) fn codec(rtype: Rtype) -> Option<&'static Codec> {
-    Some(match rtype {
-        Rtype::A => &A,
-        Rtype::AAAA => &AAAA,
-        Rtype::NS | Rtype::MD | Rtype::MF | Rtype::CNAME | Rtype::MB | Rtype::MG | Rtype::MR => {
-            &ONE_NAME
-        }
-        Rtype::PTR | Rtype::DNAME => &ONE_NAME,
-        Rtype::SOA => &SOA,
-        Rtype::MX | Rtype::AFSDB | Rtype::RT | Rtype::KX | Rtype::LP => &PREF_NAME,
-        Rtype::TXT | Rtype::SPF => &TXT,
-        Rtype::HINFO => &HINFO,
-        Rtype::MINFO | Rtype::RP => &TWO_NAMES,
-        _ => return None,
-    })
-}
-
-static A: Codec = Codec::new(parse_a, print_a);
-static AAAA: Codec = Codec::new(parse_aaaa, print_aaaa);
-static ONE_NAME: Codec = Codec::new(parse_one_name, print_one_name);
-static SOA: Codec = Codec::new(parse_soa, print_soa);
-static PREF_NAME: Codec = Codec::new(parse_pref_name, print_pref_name);
-static TXT: Codec = Codec::new(parse_txt, print_txt);
-static HINFO: Codec = Codec::new(parse_hinfo, print_hinfo);
-static TWO_NAMES: Codec = Codec::new(parse_two_names, print_two_names);
-
-fn parse_a(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::next_ipv4(lx, out)
-}
-
-fn print_a(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let b = rd.bytes(4)?;
-    let octets: [u8; 4] = b.try_into().unwrap_or([0; 4]);
-    push_fmt(out, format_args!("{}", Ipv4Addr::from(octets)));
-    Ok(())
-}
-
-fn parse_aaaa(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::next_ipv6(lx, out)
-}
-
-fn print_aaaa(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let b = rd.bytes(16)?;
-    let octets: [u8; 16] = b.try_into().unwrap_or([0; 16]);
-    push_fmt(out, format_args!("{}", Ipv6Addr::from(octets)));
-    Ok(())
-}
-
-fn parse_one_name(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::next_name(lx, "a domain name", origin, out)
-}
-
-fn print_one_name(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    push_fmt(out, format_args!("{}", rd.name()?));
-    Ok(())
-}
-
-/// SOA (RFC 1035 §3.3.13): MNAME RNAME SERIAL REFRESH RETRY EXPIRE MINIMUM; the four
-/// timers accept TTL units as BIND and Knot do.
-fn parse_soa(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::next_name(lx, "the primary server name (MNAME)", origin, out)?;
-    fields::next_name(lx, "the responsible mailbox (RNAME)", origin, out)?;
-    fields::next_u32(lx, "the serial number", out)?;
-    fields::next_ttl(lx, "the refresh interval", out)?;
-    fields::next_ttl(lx, "the retry interval", out)?;
-    fields::next_ttl(lx, "the expire interval", out)?;
-    fields::next_ttl(lx, "the minimum (negative caching) TTL", out)?;
-    Ok(())
-}
-
-fn print_soa(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let mname = rd.name()?;
-    let rname = rd.name()?;
-    push_fmt(out, format_args!("{mname} {rname}"));
-    for _ in 0..5 {
-        push_fmt(out, format_args!(" {}", rd.u32()?));
+rdata_format! {
+    /// A (RFC 1035 §3.4.1).
+    A {
+        /// The IPv4 address.
+        address: Ipv4Addr as Ipv4,
     }
-    Ok(())
 }
 
-fn parse_pref_name(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::next_u16(lx, "a preference (0..65535)", out)?;
-    fields::next_name(lx, "a domain name", origin, out)
-}
-
-fn print_pref_name(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let pref = rd.u16()?;
-    push_fmt(out, format_args!("{pref} {}", rd.name()?));
-    Ok(())
-}
-
-/// TXT (RFC 1035 §3.3.14): one or more character strings.
-fn parse_txt(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    let first = lx.expect("a character string")?;
-    fields::parse_char_string(&first, out)?;
-    while let Some(token) = lx.next_token()? {
-        fields::parse_char_string(&token, out)?;
+rdata_format! {
+    /// AAAA (RFC 3596 §2.2).
+    Aaaa {
+        /// The IPv6 address.
+        address: Ipv6Addr as Ipv6,
     }
-    Ok(())
 }
 
-fn print_txt(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    if rd.is_empty() {
-        return Err(super::bad(0, "TXT needs at least one character string"));
+rdata_format! {
+    /// One domain name: NS, CNAME, PTR (RFC 1035 §3.3), DNAME (RFC 6672 §2.1), and the
+    /// obsolete MB, MD, MF, MG, MR.
+    Target {
+        /// The name the record points to.
+        target: Name as NameKind,
     }
-    print_char_strings(rd, out)
 }
 
-fn print_char_strings(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let mut first = true;
-    while !rd.is_empty() {
-        if !first {
-            out.push(' ');
-        }
-        first = false;
-        // Writing into a String never fails.
-        let _ = fields::write_char_string(rd.char_string()?, out);
+rdata_format! {
+    /// SOA (RFC 1035 §3.3.13). The four timers accept TTL units in text, as BIND and
+    /// Knot DNS do.
+    Soa {
+        /// The primary name server.
+        mname: Name as NameKind,
+        /// The responsible person's mailbox.
+        rname: Name as NameKind,
+        /// Zone version.
+        serial: u32 as U32,
+        /// Seconds between refresh checks by secondaries.
+        refresh: u32 as Duration,
+        /// Seconds between retries of a failed refresh.
+        retry: u32 as Duration,
+        /// Seconds after which secondaries stop answering without a refresh.
+        expire: u32 as Duration,
+        /// TTL of negative answers (RFC 2308 §4).
+        minimum: u32 as Duration,
     }
-    Ok(())
 }
 
-/// HINFO (RFC 1035 §3.3.2): CPU and OS character strings.
-fn parse_hinfo(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::parse_char_string(&lx.expect("the CPU string")?, out)?;
-    fields::parse_char_string(&lx.expect("the OS string")?, out)
+rdata_format! {
+    /// A preference and a name: MX (RFC 1035 §3.3.9), AFSDB (RFC 1183 §1, the subtype
+    /// in `preference`), RT (RFC 1183 §3.3), KX (RFC 2230 §3.1), LP (RFC 6742 §2.4).
+    Exchange {
+        /// Lower is preferred (AFSDB: the subtype).
+        preference: u16 as U16,
+        /// The host.
+        exchange: Name as NameKind,
+    }
 }
 
-fn print_hinfo(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let cpu = rd.char_string()?;
-    let os = rd.char_string()?;
-    let _ = fields::write_char_string(cpu, out);
-    out.push(' ');
-    let _ = fields::write_char_string(os, out);
-    Ok(())
+rdata_format! {
+    /// One or more character strings: TXT (RFC 1035 §3.3.14), SPF (RFC 7208 §3.1),
+    /// RESINFO (RFC 9606 §4), AVC, NINFO, WALLET.
+    Txt {
+        /// The strings, in order.
+        strings: Vec<CharString> as CharStrs,
+    }
 }
 
-fn parse_two_names(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    fields::next_name(lx, "a domain name", origin, out)?;
-    fields::next_name(lx, "a second domain name", origin, out)
+rdata_format! {
+    /// HINFO (RFC 1035 §3.3.2).
+    Hinfo {
+        /// CPU type.
+        cpu: CharString as CharStr,
+        /// Operating system.
+        os: CharString as CharStr,
+    }
 }
 
-fn print_two_names(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
-    let a = rd.name()?;
-    let b = rd.name()?;
-    push_fmt(out, format_args!("{a} {b}"));
-    Ok(())
+rdata_format! {
+    /// Two names: MINFO (RFC 1035 §3.3.7), RP (RFC 1183 §2.2), TALINK.
+    NamePair {
+        /// MINFO RMAILBX, RP mailbox, TALINK previous.
+        first: Name as NameKind,
+        /// MINFO EMAILBX, RP TXT owner, TALINK next.
+        second: Name as NameKind,
+    }
+}
+
+rdata_format! {
+    /// X25 (RFC 1183 §3.1): a PSDN address.
+    X25 {
+        /// The address digits.
+        address: CharString as CharStr,
+    }
+}
+
+rdata_format! {
+    /// PX (RFC 2163 §4): X.400 mail mapping.
+    Px {
+        /// Lower is preferred.
+        preference: u16 as U16,
+        /// RFC 822 domain.
+        map822: Name as NameKind,
+        /// X.400 domain.
+        mapx400: Name as NameKind,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::rdata::tests::{origin, round_trip};
+    use crate::rdata::{parse_str, to_text, validate};
+    use crate::types::Rtype;
+
+    #[test]
+    fn addresses_and_names() {
+        assert_eq!(round_trip(Rtype::A, "192.0.2.1", "192.0.2.1"), [192, 0, 2, 1]);
+        let mut v6 = [0u8; 16];
+        v6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
+        v6[15] = 1;
+        assert_eq!(round_trip(Rtype::AAAA, "2001:DB8::1", "2001:db8::1"), v6);
+        let ns = round_trip(Rtype::NS, "ns1", "ns1.example.com.");
+        assert_eq!(ns, b"\x03ns1\x07example\x03com\x00");
+        let mx = round_trip(Rtype::MX, "10 @", "10 example.com.");
+        assert_eq!(mx, b"\x00\x0a\x07example\x03com\x00");
+        round_trip(Rtype::DNAME, "Target.Example.", "Target.Example.");
+        round_trip(Rtype::AFSDB, "1 afs.example.", "1 afs.example.");
+        round_trip(Rtype::KX, "10 kx.example.", "10 kx.example.");
+        round_trip(Rtype::RP, "mbox.example. txt.example.", "mbox.example. txt.example.");
+        round_trip(Rtype::PX, "10 a.example. b.example.", "10 a.example. b.example.");
+    }
+
+    #[test]
+    fn strings() {
+        let txt = round_trip(
+            Rtype::TXT,
+            r#""v=spf1 -all" plain "q\"\\" "\009""#,
+            r#""v=spf1 -all" "plain" "q\"\\" "\009""#,
+        );
+        assert_eq!(txt, b"\x0bv=spf1 -all\x05plain\x03q\"\\\x01\x09");
+        let hinfo = round_trip(Rtype::HINFO, "PDP-11 UNIX", r#""PDP-11" "UNIX""#);
+        assert_eq!(hinfo, b"\x06PDP-11\x04UNIX");
+        round_trip(Rtype::SPF, "\"\"", "\"\"");
+        round_trip(Rtype::X25, "311061700956", "\"311061700956\"");
+        assert!(validate(Rtype::TXT, b"").is_err(), "TXT needs a string");
+        assert!(parse_str(Rtype::TXT, "", None).is_err());
+        let long = format!("\"{}\"", "x".repeat(256));
+        assert!(parse_str(Rtype::TXT, &long, None).is_err());
+        let max = format!("\"{}\"", "x".repeat(255));
+        round_trip(Rtype::TXT, &max, &max);
+    }
+
+    #[test]
+    fn soa_accepts_units_across_lines() {
+        let o = origin();
+        let text = "ns hostmaster ( 2026112201 ; serial\n 2h 1h 2w 1h )";
+        let wire = parse_str(Rtype::SOA, text, Some(&o)).unwrap();
+        assert_eq!(
+            to_text(Rtype::SOA, &wire),
+            "ns.example.com. hostmaster.example.com. 2026112201 7200 3600 1209600 3600"
+        );
+        // Timers use all 32 bits.
+        round_trip(
+            Rtype::SOA,
+            ". . 4294967295 4294967295 0 0 0",
+            ". . 4294967295 4294967295 0 0 0",
+        );
+    }
 }

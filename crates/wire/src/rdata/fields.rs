@@ -45,6 +45,17 @@ impl<'a> RdataReader<'a> {
         Ok(out)
     }
 
+    /// The whole RDATA, read or not.
+    pub fn all(&self) -> &'a [u8] {
+        self.data
+    }
+
+    /// The next `N` bytes as an array.
+    pub fn array<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let b = self.bytes(N)?;
+        Ok(b.try_into().unwrap_or([0; N]))
+    }
+
     /// Everything left.
     pub fn rest(&mut self) -> &'a [u8] {
         let out = self.data.get(self.pos..).unwrap_or(&[]);

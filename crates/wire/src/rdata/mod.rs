@@ -1,20 +1,43 @@
 //! Resource record data (RDATA).
 //!
 //! RDATA is held in uncompressed wire form everywhere in Tern (zones, changesets,
-//! journals); this module converts it from and to presentation format, one codec per
-//! type, and knows each type's name layout ([`shape`]).
+//! journals); this module converts it from and to presentation format, checks it, puts it
+//! in DNSSEC canonical form, and offers a typed view ([`Rdata`]).
 //!
-//! * [`parse_text`] reads one record's RDATA fields from a [`Lexer`] entry into wire form.
-//!   The RFC 3597 §5 generic form `\# <length> <hex>` is accepted for every type, and
-//!   checked against the type's format when the type is known.
+//! * [`parse_text`] reads one record's RDATA fields from a [`Lexer`] entry straight into
+//!   wire form — the zone loader's fast path, which builds no typed value. The RFC 3597 §5
+//!   generic form `\# <length> <hex>` is accepted for every type, and checked against the
+//!   type's format when the type is known.
 //! * [`write_text`] prints wire RDATA in presentation format, falling back to the generic
-//!   form for unknown types and for data that does not follow its type's format.
+//!   form for unknown types and for data its type's text form cannot express.
+//! * [`validate`] checks wire RDATA against its type's format without allocating.
+//! * [`canonical_wire`] lower-cases embedded names where RFC 4034 §6.2 says so.
+//! * [`Rdata`] decodes to and encodes from typed structs with public fields.
+//!
+//! Each layout is declared once (see [`format`]): its fields' kinds give the text parser,
+//! printer, checker, decoder and encoder, and [`typed`]'s table maps type codes to
+//! layouts for both the typed enum and the text dispatch.
 
 pub mod fields;
 pub mod shape;
 
+mod address;
 mod basic;
+mod bitmap;
+mod certs;
+mod dnssec;
+mod encoding;
+mod format;
+mod gateway;
 mod generic;
+mod kinds;
+mod loc;
+mod nsec3;
+mod services;
+mod svcb;
+mod time;
+mod typed;
+mod zone_sync;
 
 use std::fmt::Write;
 
@@ -23,29 +46,50 @@ use crate::name::Dname;
 use crate::text::Lexer;
 use crate::types::Rtype;
 
+pub use address::{Apl, AplItem, Eui48, Eui64, Nid, L32, L64};
+pub use basic::{Aaaa, Exchange, Hinfo, NamePair, Px, Soa, Target, Txt, A, X25};
+pub use certs::{Cert, Dhcid, Openpgpkey, Sshfp, Tlsa};
+pub use dnssec::{Dnskey, Ds, Nsec, Rrsig};
 pub use fields::RdataReader;
+pub use gateway::{Amtrelay, Gateway, Ipseckey};
+pub use kinds::CharString;
+pub use loc::Loc;
+pub use nsec3::{Nsec3, Nsec3param};
+pub use services::{Caa, Naptr, Srv, Uri};
 pub use shape::{Field, Shape};
+pub use svcb::{SvcParam, Svcb};
+pub use typed::Rdata;
+pub use zone_sync::{Csync, Zonemd};
 
-/// Reads presentation-format fields of one type into wire form.
+/// Reads presentation-format fields of one layout into wire form.
 type ParseFn = fn(&mut Lexer<'_>, Option<&Dname>, &mut Vec<u8>) -> Result<()>;
-/// Prints wire-form RDATA of one type; fails if the data breaks the type's format.
+/// Prints wire-form RDATA of one layout; fails if the data breaks the layout.
 type PrintFn = fn(&mut RdataReader<'_>, &mut String) -> Result<()>;
+/// Checks wire-form RDATA of one layout.
+type CheckFn = fn(&mut RdataReader<'_>) -> Result<()>;
 
-/// The presentation codec of one type.
+/// The presentation codec and checker of one layout.
 pub(crate) struct Codec {
     parse: ParseFn,
     print: PrintFn,
+    check: CheckFn,
 }
 
 impl Codec {
-    pub(crate) const fn new(parse: ParseFn, print: PrintFn) -> Codec {
-        Codec { parse, print }
+    pub(crate) const fn new(parse: ParseFn, print: PrintFn, check: CheckFn) -> Codec {
+        Codec { parse, print, check }
     }
 }
 
 /// The codec for a type, if Tern knows its presentation format.
 fn codec(rtype: Rtype) -> Option<&'static Codec> {
-    basic::codec(rtype)
+    typed::codec(rtype)
+}
+
+/// True when Tern knows the presentation format of `rtype` (otherwise only the generic
+/// form is read and written).
+pub fn is_known(rtype: Rtype) -> bool {
+    codec(rtype).is_some()
 }
 
 /// Reads one record's RDATA from the rest of the lexer's entry and appends its
@@ -101,14 +145,17 @@ pub fn parse_str(rtype: Rtype, text: &str, origin: Option<&Dname>) -> Result<Vec
     Ok(out)
 }
 
-/// Checks that wire RDATA follows its type's format (known types only; any bytes are
-/// valid for an unknown type).
+/// Checks that wire RDATA follows its type's format (known types only; any bytes up to
+/// 65535 are valid for an unknown type). Does not allocate.
 pub fn validate(rtype: Rtype, rdata: &[u8]) -> Result<()> {
+    if rdata.len() > usize::from(u16::MAX) {
+        return Err(bad(usize::from(u16::MAX), "RDATA longer than 65535 bytes"));
+    }
     let Some(codec) = codec(rtype) else {
         return Ok(());
     };
     let mut reader = RdataReader::new(rdata);
-    (codec.print)(&mut reader, &mut String::new())?;
+    (codec.check)(&mut reader)?;
     reader.finish()
 }
 
@@ -132,6 +179,42 @@ pub fn to_text(rtype: Rtype, rdata: &[u8]) -> String {
     out
 }
 
+/// Appends the DNSSEC canonical form of wire RDATA (RFC 4034 §6.2 as amended by
+/// RFC 6840 §5.1): names in the listed types lower-cased, everything else unchanged.
+/// Used for signing, verification and duplicate detection. On error `out` is left as
+/// it was.
+pub fn canonical_wire(rtype: Rtype, rdata: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let shape = rtype.shape();
+    if !shape.canonical_lowercase {
+        out.extend_from_slice(rdata);
+        return Ok(());
+    }
+    let start = out.len();
+    let result = lowercase_names(shape, rdata, out);
+    if result.is_err() {
+        out.truncate(start);
+    }
+    result
+}
+
+/// Copies `rdata` field by field following `shape`, lower-casing names.
+fn lowercase_names(shape: &Shape, rdata: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    let mut rd = RdataReader::new(rdata);
+    for field in shape.fields {
+        match *field {
+            Field::Bytes(n) => out.extend_from_slice(rd.bytes(usize::from(n))?),
+            Field::Name => rd.name()?.write_lowercase(out),
+            Field::CharString => {
+                let s = rd.char_string()?;
+                out.push(s.len() as u8); // came from a length byte
+                out.extend_from_slice(s);
+            }
+            Field::Rest => out.extend_from_slice(rd.rest()),
+        }
+    }
+    rd.finish()
+}
+
 /// Writes `fmt::Write` output into a String, where it cannot fail.
 pub(crate) fn push_fmt(out: &mut String, args: std::fmt::Arguments<'_>) {
     // Writing into a String never fails.
@@ -144,4 +227,4 @@ pub(crate) fn bad(offset: usize, reason: &'static str) -> Error {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

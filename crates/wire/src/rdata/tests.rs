@@ -1,50 +1,35 @@
-//! Round trips text → wire → text for the types of this module family, plus the generic
-//! form of RFC 3597.
+//! Shared test helpers and cross-type tests: the generic form of RFC 3597, fallback
+//! printing, canonical form, the typed API, and property tests over every type.
 
 use super::*;
 use crate::name::Name;
 
-fn origin() -> Name {
+pub(crate) fn origin() -> Name {
     "example.com.".parse().unwrap()
 }
 
-/// Parses `text`, checks the wire bytes, prints, and checks the printed text.
-fn round_trip(rtype: Rtype, text: &str, wire: &[u8], printed: &str) {
+/// The full round trip every type must pass. Parses `text` (origin `example.com.`) and
+/// checks: the wire is valid; it prints as `printed`; `printed` parses back to the same
+/// wire; the typed value re-encodes to the same wire and displays as `printed`; the
+/// generic form of the wire parses back to it. Returns the wire bytes.
+pub(crate) fn round_trip(rtype: Rtype, text: &str, printed: &str) -> Vec<u8> {
     let o = origin();
-    let got = parse_str(rtype, text, Some(&o)).unwrap_or_else(|e| panic!("{rtype} {text}: {e}"));
-    assert_eq!(got, wire, "{rtype} {text}");
-    assert_eq!(to_text(rtype, &got), printed);
-    let again = parse_str(rtype, printed, None).unwrap();
+    let wire = parse_str(rtype, text, Some(&o)).unwrap_or_else(|e| panic!("{rtype} {text}: {e}"));
+    validate(rtype, &wire).unwrap_or_else(|e| panic!("{rtype} {text}: invalid wire: {e}"));
+    assert_eq!(to_text(rtype, &wire), printed, "{rtype} {text}");
+    let again =
+        parse_str(rtype, printed, None).unwrap_or_else(|e| panic!("reparse {printed}: {e}"));
     assert_eq!(again, wire, "reparse of {printed}");
-}
-
-#[test]
-fn basic_types() {
-    round_trip(Rtype::A, "192.0.2.1", &[192, 0, 2, 1], "192.0.2.1");
-    let mut v6 = [0u8; 16];
-    v6[..4].copy_from_slice(&[0x20, 0x01, 0x0d, 0xb8]);
-    v6[15] = 1;
-    round_trip(Rtype::AAAA, "2001:DB8::1", &v6, "2001:db8::1");
-    round_trip(Rtype::NS, "ns1", b"\x03ns1\x07example\x03com\x00", "ns1.example.com.");
-    round_trip(Rtype::MX, "10 @", b"\x00\x0a\x07example\x03com\x00", "10 example.com.");
-    round_trip(
-        Rtype::TXT,
-        r#""v=spf1 -all" plain "q\"\\" "\009""#,
-        b"\x0bv=spf1 -all\x05plain\x03q\"\\\x01\x09",
-        r#""v=spf1 -all" "plain" "q\"\\" "\009""#,
-    );
-    round_trip(Rtype::HINFO, "PDP-11 UNIX", b"\x06PDP-11\x04UNIX", r#""PDP-11" "UNIX""#);
-}
-
-#[test]
-fn soa_accepts_units_across_lines() {
-    let o = origin();
-    let text = "ns hostmaster ( 2026112201 ; serial\n 2h 1h 2w 1h )";
-    let wire = parse_str(Rtype::SOA, text, Some(&o)).unwrap();
-    assert_eq!(
-        to_text(Rtype::SOA, &wire),
-        "ns.example.com. hostmaster.example.com. 2026112201 7200 3600 1209600 3600"
-    );
+    let typed = Rdata::from_wire(rtype, &wire).unwrap_or_else(|e| panic!("{rtype} {text}: {e}"));
+    assert_eq!(typed.rtype(), rtype);
+    assert!(!matches!(typed, Rdata::Unknown { .. }), "{rtype} decoded as Unknown");
+    assert_eq!(typed.to_wire_vec(), wire, "typed re-encoding of {text}");
+    assert_eq!(typed.to_string(), printed);
+    assert_eq!(Rdata::parse(rtype, printed, None).unwrap(), typed);
+    let mut generic = String::new();
+    generic::write(&wire, &mut generic);
+    assert_eq!(parse_str(rtype, &generic, None).unwrap(), wire, "generic form {generic}");
+    wire
 }
 
 #[test]
@@ -57,15 +42,19 @@ fn generic_form_rfc3597() {
     );
     assert_eq!(parse_str(Rtype(62347), r"\# 0", Some(&o)).unwrap(), b"");
     assert_eq!(parse_str(Rtype::A, r"\# 4 0A000001", Some(&o)).unwrap(), [10, 0, 0, 1]);
+    assert_eq!(parse_str(Rtype(731), r"\# 3 abc def", Some(&o)).unwrap(), [0xab, 0xcd, 0xef]);
     assert_eq!(to_text(Rtype(731), &[0xab, 0xcd]), r"\# 2 ABCD");
     assert_eq!(to_text(Rtype(731), &[]), r"\# 0");
     // Known type in generic form must be valid for the type.
     assert!(parse_str(Rtype::A, r"\# 3 0A0000", Some(&o)).is_err());
     // Length must match.
     assert!(parse_str(Rtype(731), r"\# 3 0A00", Some(&o)).is_err());
+    assert!(parse_str(Rtype(731), r"\# 1 0", Some(&o)).is_err());
     // Unknown type without the generic form is an error naming the fix.
     let err = parse_str(Rtype(731), "abc", Some(&o)).unwrap_err().to_string();
     assert!(err.contains("generic form"), "{err}");
+    // A quoted "\#" is a TXT string, not the generic form.
+    assert_eq!(parse_str(Rtype::TXT, r#""\#""#, None).unwrap(), b"\x01#");
 }
 
 #[test]
@@ -74,6 +63,7 @@ fn malformed_wire_prints_generically() {
     assert_eq!(to_text(Rtype::NS, b"\x03abc"), r"\# 4 03616263");
     assert!(validate(Rtype::MX, b"\x00\x0a\x00").is_ok());
     assert!(validate(Rtype::MX, b"\x00\x0a\x00\x00").is_err());
+    assert!(validate(Rtype(731), &[0; 70_000]).is_err());
 }
 
 #[test]
@@ -85,6 +75,82 @@ fn errors_name_what_was_expected() {
     assert!(err.starts_with("1:1: expected an IPv4 address"), "{err}");
     let err = parse_str(Rtype::A, "192.0.2.1 extra", Some(&o)).unwrap_err().to_string();
     assert!(err.starts_with("1:11: unexpected 'extra'"), "{err}");
-    let long = format!("\"{}\"", "x".repeat(256));
-    assert!(parse_str(Rtype::TXT, &long, Some(&o)).is_err());
+    let err = parse_str(Rtype::DS, "1 2 3 XYZ", Some(&o)).unwrap_err().to_string();
+    assert!(err.starts_with("1:7: expected hex digits"), "{err}");
 }
+
+#[test]
+fn parse_failure_leaves_buffer_alone() {
+    let mut out = vec![1, 2, 3];
+    let mut lx = Lexer::for_fields(b"10 mail.example. extra");
+    assert!(parse_text(Rtype::MX, &mut lx, None, &mut out).is_err());
+    assert_eq!(out, [1, 2, 3]);
+}
+
+#[test]
+fn rdata_longer_than_65535_is_refused() {
+    let strings = vec![format!("\"{}\"", "x".repeat(255)); 257].join(" ");
+    assert!(parse_str(Rtype::TXT, &strings, None).is_err());
+    let strings = vec![format!("\"{}\"", "x".repeat(255)); 255].join(" ");
+    assert_eq!(parse_str(Rtype::TXT, &strings, None).unwrap().len(), 255 * 256);
+}
+
+#[test]
+fn canonical_form_lowercases_listed_types_only() {
+    let o = origin();
+    let canon = |rtype: Rtype, text: &str| {
+        let wire = parse_str(rtype, text, Some(&o)).unwrap();
+        let mut out = vec![0xEE];
+        canonical_wire(rtype, &wire, &mut out).unwrap();
+        out.remove(0);
+        out
+    };
+    assert_eq!(canon(Rtype::MX, "10 Mail.EXAMPLE."), b"\x00\x0a\x04mail\x07example\x00");
+    assert_eq!(
+        canon(Rtype::SOA, "NS.Example. Host.Master. 1 2 3 4 5")[..25],
+        *b"\x02ns\x07example\x00\x04host\x06master\x00"
+    );
+    assert_eq!(canon(Rtype::SRV, "1 2 3 Target.Example.")[6..], *b"\x06target\x07example\x00");
+    let naptr = canon(Rtype::NAPTR, r#"1 2 "S" "SIP+D2U" "" _Sip._Udp.Example."#);
+    assert!(naptr.ends_with(b"\x04_sip\x04_udp\x07example\x00"));
+    assert!(naptr.windows(7).any(|w| w == b"SIP+D2U"), "strings keep their case");
+    let rrsig = canon(Rtype::RRSIG, "A 8 2 300 20250101000000 20240101000000 1 Example.COM. AQID");
+    assert!(rrsig.ends_with(b"\x07example\x03com\x00\x01\x02\x03"));
+    // Not in the list: NSEC (RFC 6840 §5.1), SVCB, unknown types.
+    assert_eq!(canon(Rtype::NSEC, "Next.Example. A"), b"\x04Next\x07Example\x00\x00\x01\x40");
+    assert_eq!(canon(Rtype::SVCB, "1 Foo.Example."), b"\x00\x01\x03Foo\x07Example\x00");
+    let mut out = Vec::new();
+    assert!(canonical_wire(Rtype::MX, b"\x00\x0a\x03abc", &mut out).is_err());
+    assert!(out.is_empty());
+}
+
+#[test]
+fn typed_api() {
+    let o = origin();
+    let mx = Rdata::parse(Rtype::MX, "10 mail", Some(&o)).unwrap();
+    let Rdata::Mx(Exchange { preference, exchange }) = &mx else { panic!("{mx:?}") };
+    assert_eq!(*preference, 10);
+    assert_eq!(exchange.to_string(), "mail.example.com.");
+    assert_eq!(mx.rtype(), Rtype::MX);
+    assert_eq!(mx.to_string(), "10 mail.example.com.");
+
+    let built = Rdata::Cname(Target { target: "www.example.".parse().unwrap() });
+    assert_eq!(built.to_wire_vec(), b"\x03www\x07example\x00");
+    assert_eq!(built.to_string(), "www.example.");
+
+    let unknown = Rdata::from_wire(Rtype(65280), &[1, 2]).unwrap();
+    assert_eq!(unknown, Rdata::Unknown { rtype: Rtype(65280), data: vec![1, 2] });
+    assert_eq!(unknown.to_string(), r"\# 2 0102");
+    assert!(Rdata::from_wire(Rtype::A, &[1, 2]).is_err());
+    assert!(Rdata::from_wire(Rtype::A, &[1, 2, 3, 4, 5]).is_err());
+    assert!(is_known(Rtype::HTTPS) && !is_known(Rtype::NULL));
+
+    // A hand-built NSEC with unsorted, repeated types encodes canonically.
+    let nsec = Rdata::Nsec(Nsec {
+        next: "b.example.".parse().unwrap(),
+        types: vec![Rtype::RRSIG, Rtype::A, Rtype::A, Rtype::NSEC],
+    });
+    assert_eq!(nsec.to_string(), "b.example. A RRSIG NSEC");
+}
+
+mod props;

@@ -1,0 +1,214 @@
+//! Proofs of non-existence for DNSSEC-signed zones: NSEC (RFC 4035 §3.1.3) and NSEC3
+//! (RFC 5155 §7.2), written to the authority section with their RRSIGs when DO is set.
+//! Each NSEC/NSEC3 RRset is written once even when it proves two things.
+
+use tern_wire::message::Section;
+use tern_wire::{Dname, NameBuf, NameBuilder, Rtype};
+use tern_zone::nsec3::Nsec3Position;
+use tern_zone::{Denial, Flags, NodeId, NO_NODE};
+
+use crate::response::Truncated;
+use crate::solve::{Solver, WildcardMatch};
+
+/// Which table a proof node lives in.
+const MAIN: bool = false;
+const CHAIN: bool = true;
+
+impl Solver<'_, '_, '_> {
+    /// NXDOMAIN: no such name and no wildcard (RFC 4035 §3.1.3.2, RFC 5155 §7.2.2).
+    pub(crate) fn nxdomain_proof(
+        &mut self,
+        name: &Dname,
+        w: WildcardMatch,
+    ) -> Result<(), Truncated> {
+        let wildcard = self.wildcard_name(w.encloser);
+        match self.zone.denial() {
+            Denial::Nsec => {
+                self.nsec_covering(name)?;
+                if let Some(wc) = wildcard {
+                    self.nsec_covering(&wc)?;
+                }
+            }
+            Denial::Nsec3 => {
+                self.closest_encloser_proof(name, w)?;
+                if let Some(wc) = wildcard {
+                    self.nsec3_cover(&wc)?;
+                }
+            }
+            Denial::Unsigned => {}
+        }
+        Ok(())
+    }
+
+    /// NODATA at an existing node (RFC 4035 §3.1.3.1, RFC 5155 §7.2.3 and §7.2.4).
+    pub(crate) fn nodata_proof(&mut self, id: NodeId, owner: &Dname) -> Result<(), Truncated> {
+        match self.zone.denial() {
+            Denial::Nsec => {
+                if self.node(id).is_some_and(|n| n.flags.contains(Flags::NSEC)) {
+                    self.proof(MAIN, id, Rtype::NSEC)
+                } else {
+                    self.nsec_covering(owner) // an empty non-terminal has no NSEC of its own
+                }
+            }
+            Denial::Nsec3 => match self.nsec3_match(id) {
+                Some(m) => self.proof(CHAIN, m, Rtype::NSEC3),
+                None => self.closest_provable_encloser(id),
+            },
+            Denial::Unsigned => Ok(()),
+        }
+    }
+
+    /// A wildcard matched but has no data of the type (RFC 4035 §3.1.3.4, RFC 5155
+    /// §7.2.5).
+    pub(crate) fn wildcard_nodata_proof(
+        &mut self,
+        wild: NodeId,
+        qname: &Dname,
+        w: WildcardMatch,
+    ) -> Result<(), Truncated> {
+        match self.zone.denial() {
+            Denial::Nsec => {
+                self.nsec_covering(qname)?;
+                self.proof(MAIN, wild, Rtype::NSEC)
+            }
+            Denial::Nsec3 => {
+                self.closest_encloser_proof(qname, w)?;
+                match self.nsec3_match(wild) {
+                    Some(m) => self.proof(CHAIN, m, Rtype::NSEC3),
+                    None => Ok(()),
+                }
+            }
+            Denial::Unsigned => Ok(()),
+        }
+    }
+
+    /// A wildcard answer: the query name itself does not exist (RFC 4035 §3.1.3.3,
+    /// RFC 5155 §7.2.6).
+    pub(crate) fn wildcard_answer_proof(
+        &mut self,
+        qname: &Dname,
+        w: WildcardMatch,
+    ) -> Result<(), Truncated> {
+        if !self.resp.dnssec {
+            return Ok(());
+        }
+        match self.zone.denial() {
+            Denial::Nsec => self.nsec_covering(qname),
+            Denial::Nsec3 => match next_closer(qname, w.encloser_labels) {
+                Some(nc) => self.nsec3_cover(nc),
+                None => Ok(()),
+            },
+            Denial::Unsigned => Ok(()),
+        }
+    }
+
+    /// An unsigned delegation (RFC 4035 §3.1.4.1, RFC 5155 §7.2.7).
+    pub(crate) fn no_ds_proof(&mut self, cut: NodeId) -> Result<(), Truncated> {
+        match self.zone.denial() {
+            Denial::Nsec => self.proof(MAIN, cut, Rtype::NSEC),
+            Denial::Nsec3 => match self.nsec3_match(cut) {
+                Some(m) => self.proof(CHAIN, m, Rtype::NSEC3),
+                None => self.closest_provable_encloser(cut),
+            },
+            Denial::Unsigned => Ok(()),
+        }
+    }
+
+    /// The closest encloser proof (RFC 5155 §7.2.1): the NSEC3 matching the closest
+    /// encloser and the one covering the next closer name.
+    fn closest_encloser_proof(&mut self, name: &Dname, w: WildcardMatch) -> Result<(), Truncated> {
+        if let Some(m) = self.nsec3_match(w.encloser) {
+            self.proof(CHAIN, m, Rtype::NSEC3)?;
+        }
+        match next_closer(name, w.encloser_labels) {
+            Some(nc) => self.nsec3_cover(nc),
+            None => Ok(()),
+        }
+    }
+
+    /// For a node without its own NSEC3 (below an opt-out span): the closest ancestor that
+    /// has one, and the NSEC3 covering the next closer name (RFC 5155 §7.2.4, §7.2.7).
+    fn closest_provable_encloser(&mut self, id: NodeId) -> Result<(), Truncated> {
+        let zone = self.zone;
+        let Some(node) = zone.node(id) else { return Ok(()) };
+        let name = node.owner();
+        let mut ancestor = node.parent;
+        while ancestor != NO_NODE {
+            if let Some(m) = self.nsec3_match(ancestor) {
+                self.proof(CHAIN, m, Rtype::NSEC3)?;
+                let labels = zone.node(ancestor).map_or(0, |a| a.owner().label_count());
+                return match next_closer(name, labels) {
+                    Some(nc) => self.nsec3_cover(nc),
+                    None => Ok(()),
+                };
+            }
+            ancestor = zone.node(ancestor).map_or(NO_NODE, |a| a.parent);
+        }
+        Ok(())
+    }
+
+    /// Writes the NSEC RRset covering `name` (the one at its canonical predecessor).
+    fn nsec_covering(&mut self, name: &Dname) -> Result<(), Truncated> {
+        let zone = self.zone;
+        let found = zone.predecessor(name).and_then(|p| zone.nsec_node_at_or_before(p));
+        match found {
+            Some(id) => self.proof(MAIN, id, Rtype::NSEC),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the NSEC3 RRset covering the hash of `name`.
+    fn nsec3_cover(&mut self, name: &Dname) -> Result<(), Truncated> {
+        let Some(chain) = self.zone.nsec3() else { return Ok(()) };
+        match chain.find(&chain.params.hash(name)) {
+            Some(Nsec3Position::Covered(id) | Nsec3Position::Match(id)) => {
+                self.proof(CHAIN, id, Rtype::NSEC3)
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// The NSEC3 record matching a main-tree node: its precomputed link, or a hash when
+    /// the link is missing or stale (after a changeset).
+    fn nsec3_match(&self, id: NodeId) -> Option<u32> {
+        let chain = self.zone.nsec3()?;
+        let node = self.zone.node(id)?;
+        let linked = chain.node(node.nsec3).filter(|n| !n.is_empty());
+        if linked.is_some() {
+            return Some(node.nsec3);
+        }
+        chain.find_exact(&chain.params.hash(node.owner()))
+    }
+
+    /// Writes one proof RRset (NSEC or NSEC3) of a node, once per response.
+    fn proof(&mut self, chain: bool, id: NodeId, rtype: Rtype) -> Result<(), Truncated> {
+        let done = self.proofs.get(..self.proofs_len).is_some_and(|p| p.contains(&(chain, id)));
+        if done {
+            return Ok(());
+        }
+        let zone = self.zone;
+        let node = if chain { zone.nsec3().and_then(|c| c.node(id)) } else { zone.node(id) };
+        let Some(node) = node else { return Ok(()) };
+        let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { return Ok(()) };
+        self.resp.must(Section::Authority, node.owner(), &rrset, rrset.ttl)?;
+        if let Some(slot) = self.proofs.get_mut(self.proofs_len) {
+            *slot = (chain, id);
+            self.proofs_len += 1;
+        }
+        Ok(())
+    }
+
+    /// `*.<encloser>`, the source of synthesis that does not exist.
+    fn wildcard_name(&self, encloser: NodeId) -> Option<NameBuf> {
+        let owner = self.zone.node(encloser)?.owner();
+        let mut builder = NameBuilder::new();
+        builder.push_label(b"*").ok()?;
+        builder.finish_with(owner).ok()
+    }
+}
+
+/// The next closer name: `name`'s suffix one label longer than the closest encloser
+/// (RFC 5155 §1.3).
+fn next_closer(name: &Dname, encloser_labels: usize) -> Option<&Dname> {
+    name.suffix(encloser_labels + 1)
+}

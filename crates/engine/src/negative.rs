@@ -1,0 +1,59 @@
+//! Negative answers (RFC 2308): NXDOMAIN and NODATA carry the zone's SOA in the authority
+//! section with TTL min(SOA TTL, SOA MINIMUM) (RFC 2308 §3), and with DNSSEC the proofs
+//! of non-existence (RFC 4035 §3.1.3, RFC 5155 §7.2).
+
+use tern_wire::message::Section;
+use tern_wire::rdata::RdataReader;
+use tern_wire::{Dname, Rcode, Rtype};
+use tern_zone::NodeId;
+
+use crate::response::Truncated;
+use crate::solve::{Solver, WildcardMatch};
+
+impl Solver<'_, '_, '_> {
+    /// The name does not exist and no wildcard matched.
+    pub(crate) fn nxdomain(&mut self, name: &Dname, w: WildcardMatch) -> Result<(), Truncated> {
+        self.resp.rcode = Rcode::NXDOMAIN; // RFC 6604 §3: the last name of a chain decides
+        self.negative_soa()?;
+        if self.resp.dnssec {
+            self.nxdomain_proof(name, w)?;
+        }
+        Ok(())
+    }
+
+    /// The name exists (node `id`, or the wildcard that matched) but has no data of the
+    /// queried type.
+    pub(crate) fn nodata(
+        &mut self,
+        id: NodeId,
+        owner: &Dname,
+        wildcard: Option<WildcardMatch>,
+    ) -> Result<(), Truncated> {
+        self.negative_soa()?;
+        if self.resp.dnssec {
+            match wildcard {
+                None => self.nodata_proof(id, owner)?,
+                Some(w) => self.wildcard_nodata_proof(id, owner, w)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// The apex SOA with the negative-caching TTL.
+    fn negative_soa(&mut self) -> Result<(), Truncated> {
+        let zone = self.zone;
+        let Some(apex) = zone.apex() else { return Ok(()) };
+        let Some(soa) = apex.rrset(Rtype::SOA) else { return Ok(()) };
+        let minimum = soa.rdatas().next().and_then(soa_minimum).unwrap_or(soa.ttl);
+        self.resp.must(Section::Authority, apex.owner(), &soa, soa.ttl.min(minimum))
+    }
+}
+
+/// The MINIMUM field of SOA RDATA (RFC 1035 §3.3.13).
+fn soa_minimum(rdata: &[u8]) -> Option<u32> {
+    let mut rd = RdataReader::new(rdata);
+    rd.name().ok()?;
+    rd.name().ok()?;
+    rd.bytes(16).ok()?;
+    rd.u32().ok()
+}

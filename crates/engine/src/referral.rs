@@ -1,0 +1,33 @@
+//! Referrals at zone cuts (RFC 1034 §4.3.2 step 3b): the child's NS RRset in the
+//! authority section, DS or the proof of its absence with DNSSEC (RFC 4035 §3.1.4), and
+//! glue for the name servers (RFC 9471: in-bailiwick glue is required, sibling glue added
+//! when it fits). A referral is not authoritative data, so AA is clear unless the answer
+//! section already holds this zone's records (a CNAME chain leading to the cut).
+
+use tern_wire::message::Section;
+use tern_wire::Rtype;
+use tern_zone::NodeId;
+
+use crate::response::Truncated;
+use crate::solve::Solver;
+
+impl Solver<'_, '_, '_> {
+    /// Writes a referral to the zone cut at `cut`.
+    pub(crate) fn referral(&mut self, cut: NodeId) -> Result<(), Truncated> {
+        let zone = self.zone;
+        let Some(node) = zone.node(cut) else { return Ok(()) };
+        if self.resp.count(Section::Answer) == 0 {
+            self.resp.set_authoritative(false);
+        }
+        let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
+        self.resp.must(Section::Authority, node.owner(), &ns, ns.ttl)?;
+        if self.resp.dnssec {
+            match node.rrset(Rtype::DS).filter(|r| r.has_records()) {
+                Some(ds) => self.resp.must(Section::Authority, node.owner(), &ds, ds.ttl)?,
+                None => self.no_ds_proof(cut)?,
+            }
+        }
+        self.note_targets(&ns, Some(node.owner()));
+        Ok(())
+    }
+}

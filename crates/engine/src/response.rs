@@ -1,0 +1,158 @@
+//! The response under construction: a [`MessageWriter`] plus the truncation policy.
+//!
+//! RRsets are written whole or not at all (RFC 2181 §9). What does not fit in the answer
+//! or authority section, or required glue in the additional section (RFC 9471), sets TC;
+//! other additional data is left out quietly.
+
+use tern_wire::message::{Flags, Mark, MessageWriter, Section};
+use tern_wire::{Class, Dname, Rcode, Rtype};
+use tern_zone::Rrset;
+
+/// The message did not fit and TC is set: stop adding to the response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Truncated;
+
+/// A response being written.
+#[derive(Debug)]
+pub struct Response<'b> {
+    /// The message.
+    pub writer: MessageWriter<'b>,
+    /// The query asked for DNSSEC records (DO=1).
+    pub dnssec: bool,
+    /// The response code so far.
+    pub rcode: Rcode,
+}
+
+impl<'b> Response<'b> {
+    /// Wraps a writer whose header and question are already written.
+    pub fn new(writer: MessageWriter<'b>, dnssec: bool) -> Self {
+        Response { writer, dnssec, rcode: Rcode::NOERROR }
+    }
+
+    /// Sets or clears the AA bit.
+    pub fn set_authoritative(&mut self, on: bool) {
+        self.writer.set_flag(Flags::AA, on);
+    }
+
+    /// Records in a section so far.
+    pub fn count(&self, section: Section) -> u16 {
+        self.writer.count(section)
+    }
+
+    /// Sets TC.
+    pub fn truncate(&mut self) -> Truncated {
+        self.writer.set_flag(Flags::TC, true);
+        Truncated
+    }
+
+    /// True once TC is set.
+    pub fn is_truncated(&self) -> bool {
+        self.writer.flags().has(Flags::TC)
+    }
+
+    /// Writes an RRset (and its RRSIGs when DO is set) that the response needs: on
+    /// overflow the RRset is taken out again and TC is set.
+    pub fn must(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        rrset: &Rrset<'_>,
+        ttl: u32,
+    ) -> Result<(), Truncated> {
+        let mark = self.writer.mark();
+        match self.put(section, owner, rrset, ttl) {
+            Ok(()) => Ok(()),
+            Err(()) => {
+                self.writer.rollback(mark);
+                Err(self.truncate())
+            }
+        }
+    }
+
+    /// Writes an RRset if it fits; returns false (without TC) when it does not.
+    pub fn may(&mut self, section: Section, owner: &Dname, rrset: &Rrset<'_>) -> bool {
+        let mark = self.writer.mark();
+        let fits = self.put(section, owner, rrset, rrset.ttl).is_ok();
+        if !fits {
+            self.writer.rollback(mark);
+        }
+        fits
+    }
+
+    /// A mark to roll back to.
+    pub fn mark(&self) -> Mark {
+        self.writer.mark()
+    }
+
+    /// Undoes everything written since `mark`.
+    pub fn rollback(&mut self, mark: Mark) {
+        self.writer.rollback(mark);
+    }
+
+    fn put(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        rrset: &Rrset<'_>,
+        ttl: u32,
+    ) -> Result<(), ()> {
+        if rrset.has_records() {
+            for rdata in rrset.rdatas() {
+                self.writer
+                    .push_record(section, owner, rrset.rtype, Class::IN, ttl, rdata)
+                    .map_err(drop)?;
+            }
+        }
+        if self.dnssec {
+            self.sigs(section, owner, rrset, ttl)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the RRSIGs of an RRset (RFC 4035 §3.1.1), with the TTL the RRset is given.
+    fn sigs(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        rrset: &Rrset<'_>,
+        ttl: u32,
+    ) -> Result<(), ()> {
+        let ttl = if rrset.has_records() { ttl } else { rrset.sig_ttl };
+        for sig in rrset.sigs() {
+            self.writer
+                .push_record(section, owner, Rtype::RRSIG, Class::IN, ttl, sig)
+                .map_err(drop)?;
+        }
+        Ok(())
+    }
+
+    /// Writes the RRSIGs of an RRset whatever DO says (a query for type RRSIG).
+    pub fn must_sigs(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        rrset: &Rrset<'_>,
+    ) -> Result<(), Truncated> {
+        let mark = self.writer.mark();
+        if self.sigs(section, owner, rrset, rrset.sig_ttl).is_err() {
+            self.writer.rollback(mark);
+            return Err(self.truncate());
+        }
+        Ok(())
+    }
+
+    /// Writes one record the response needs (a synthesized CNAME).
+    pub fn must_record(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        rtype: Rtype,
+        ttl: u32,
+        rdata: &[u8],
+    ) -> Result<(), Truncated> {
+        match self.writer.push_record(section, owner, rtype, Class::IN, ttl, rdata) {
+            Ok(()) => Ok(()),
+            Err(_) => Err(self.truncate()),
+        }
+    }
+}

@@ -1,0 +1,285 @@
+//! Answering from one zone (RFC 1034 §4.3.2 step 3, with RFC 4592 wildcards, RFC 6672
+//! DNAME and RFC 4035 §3.1 DNSSEC): one lookup decides between an answer at a node, a
+//! referral, a DNAME synthesis, a wildcard synthesis and NXDOMAIN. CNAME and DNAME
+//! targets inside the zone are followed (the chain is bounded and loops are cut).
+
+use tern_wire::message::Section;
+use tern_wire::{Dname, NameBuf, Rtype};
+use tern_zone::hash::SuffixHashes;
+use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, NO_NODE};
+
+use crate::response::{Response, Truncated};
+
+/// Longest CNAME/DNAME chain followed inside a zone (Knot DNS and BIND use similar
+/// bounds); longer chains end where they are, as a loop does.
+pub const MAX_CHAIN: usize = 16;
+
+/// Additional-section entries kept per response.
+const MAX_EXTRAS: usize = 32;
+
+/// What one step of the chain decided. (The name stays on the stack: boxing it would
+/// allocate on the hot path.)
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum Step {
+    /// The response is complete (bar the additional section).
+    Done,
+    /// Continue with this name (a CNAME or synthesized CNAME target in the zone).
+    Follow(NameBuf),
+}
+
+/// Where the data of an answer comes from when it is not the query name's own node.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WildcardMatch {
+    /// The closest encloser.
+    pub encloser: NodeId,
+    /// Its label count.
+    pub encloser_labels: usize,
+}
+
+/// State of answering one query from one zone.
+pub(crate) struct Solver<'z, 'r, 'b> {
+    pub zone: &'z ZoneContents,
+    pub resp: &'r mut Response<'b>,
+    pub qtype: Rtype,
+    /// Additional-section candidates: (node, required glue).
+    extras: [(NodeId, bool); MAX_EXTRAS],
+    extras_len: usize,
+    /// Nodes already answered in this chain (loop detection).
+    visited: [NodeId; MAX_CHAIN],
+    visited_len: usize,
+    /// NSEC/NSEC3 nodes already written to the authority section.
+    pub proofs: [(bool, NodeId); 8],
+    pub proofs_len: usize,
+}
+
+/// Answers `qname`/`qtype` from `zone` into `resp`; `hashes` are `qname`'s.
+pub(crate) fn answer(
+    zone: &ZoneContents,
+    qname: &Dname,
+    hashes: &SuffixHashes,
+    qtype: Rtype,
+    resp: &mut Response<'_>,
+) {
+    resp.set_authoritative(true);
+    let mut solver = Solver {
+        zone,
+        resp,
+        qtype,
+        extras: [(NO_NODE, false); MAX_EXTRAS],
+        extras_len: 0,
+        visited: [NO_NODE; MAX_CHAIN],
+        visited_len: 0,
+        proofs: [(false, NO_NODE); 8],
+        proofs_len: 0,
+    };
+    if solver.chain(qname, hashes).is_ok() {
+        solver.write_extras();
+    }
+}
+
+impl Solver<'_, '_, '_> {
+    /// Follows the chain of names from `qname` until an answer is complete.
+    fn chain(&mut self, qname: &Dname, hashes: &SuffixHashes) -> Result<(), Truncated> {
+        let mut step = self.step(qname, hashes)?;
+        for _ in 1..MAX_CHAIN {
+            let Step::Follow(next) = step else { return Ok(()) };
+            if !next.ends_with(self.zone.origin()) {
+                return Ok(()); // RFC 1034 §4.3.2: the rest is for another server
+            }
+            step = self.step(&next, &SuffixHashes::of(&next))?;
+        }
+        Ok(())
+    }
+
+    /// One lookup and what follows from it.
+    fn step(&mut self, name: &Dname, hashes: &SuffixHashes) -> Result<Step, Truncated> {
+        match self.zone.lookup(name, hashes) {
+            Lookup::Found(id) => {
+                let cut = self.zone.cut_above(id).filter(|&c| c != id || self.is_referral_at(c));
+                match cut {
+                    Some(cut) => self.at_cut(cut, name),
+                    None => self.at_node(id, name, None),
+                }
+            }
+            Lookup::NotFound { encloser, encloser_labels } => {
+                if let Some(cut) = self.zone.cut_above(encloser) {
+                    return self.at_cut(cut, name);
+                }
+                let wildcard = self.node(encloser).map_or(NO_NODE, |n| n.wildcard);
+                let ctx = WildcardMatch { encloser, encloser_labels };
+                if wildcard != NO_NODE {
+                    return self.at_node(wildcard, name, Some(ctx));
+                }
+                self.nxdomain(name, ctx)?;
+                Ok(Step::Done)
+            }
+        }
+    }
+
+    /// A query for the delegation point's own name is a referral unless it asks for DS,
+    /// which the parent side answers (RFC 4035 §3.1.4.1).
+    fn is_referral_at(&self, cut: NodeId) -> bool {
+        let deleg = self.node(cut).is_some_and(|n| n.flags.contains(Flags::DELEGATION));
+        deleg && self.qtype != Rtype::DS
+    }
+
+    fn at_cut(&mut self, cut: NodeId, name: &Dname) -> Result<Step, Truncated> {
+        if self.node(cut).is_some_and(|n| n.flags.contains(Flags::DNAME)) {
+            return self.dname(cut, name);
+        }
+        self.referral(cut)?;
+        Ok(Step::Done)
+    }
+
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.zone.node(id)
+    }
+
+    /// Answers at an existing node, or at the wildcard that matched (`wildcard` set).
+    fn at_node(
+        &mut self,
+        id: NodeId,
+        owner: &Dname,
+        wildcard: Option<WildcardMatch>,
+    ) -> Result<Step, Truncated> {
+        if self.seen(id) {
+            return Ok(Step::Done); // a loop: stop where we are
+        }
+        let zone = self.zone;
+        let Some(node) = zone.node(id) else { return Ok(Step::Done) };
+        match self.qtype {
+            Rtype::ANY => return self.any(id, node, owner, wildcard),
+            Rtype::RRSIG => return self.rrsigs(node, owner, id, wildcard),
+            _ => {}
+        }
+        if let Some(rrset) = node.rrset(self.qtype).filter(|r| r.has_records()) {
+            self.resp.must(Section::Answer, owner, &rrset, rrset.ttl)?;
+            self.note_targets(&rrset, None);
+            if let Some(w) = wildcard {
+                self.wildcard_answer_proof(owner, w)?;
+            }
+            return Ok(Step::Done);
+        }
+        if let Some(cname) = node.rrset(Rtype::CNAME).filter(|r| r.has_records()) {
+            self.resp.must(Section::Answer, owner, &cname, cname.ttl)?;
+            if let Some(w) = wildcard {
+                self.wildcard_answer_proof(owner, w)?;
+            }
+            let target = cname.rdatas().next().and_then(|rd| Dname::from_wire(rd).ok());
+            return Ok(target.map_or(Step::Done, |t| Step::Follow(NameBuf::from_dname(t))));
+        }
+        self.nodata(id, owner, wildcard)?;
+        Ok(Step::Done)
+    }
+
+    /// Remembers a node of the chain; true if it was already answered (a loop).
+    fn seen(&mut self, id: NodeId) -> bool {
+        let seen = self.visited.get(..self.visited_len).is_some_and(|v| v.contains(&id));
+        if !seen {
+            if let Some(slot) = self.visited.get_mut(self.visited_len) {
+                *slot = id;
+                self.visited_len += 1;
+            }
+        }
+        seen
+    }
+
+    /// QTYPE=ANY (RFC 8482 §4.1): one RRset, the one with the lowest type, as Knot DNS
+    /// and NSD answer over UDP and TCP alike.
+    fn any(
+        &mut self,
+        id: NodeId,
+        node: &Node,
+        owner: &Dname,
+        wildcard: Option<WildcardMatch>,
+    ) -> Result<Step, Truncated> {
+        let first = node
+            .rrsets()
+            .filter(|r| r.has_records() && r.rtype != Rtype::RRSIG)
+            .min_by_key(|r| r.rtype.0);
+        let Some(rrset) = first else {
+            self.nodata(id, owner, wildcard)?;
+            return Ok(Step::Done);
+        };
+        self.resp.must(Section::Answer, owner, &rrset, rrset.ttl)?;
+        if let Some(w) = wildcard {
+            self.wildcard_answer_proof(owner, w)?;
+        }
+        Ok(Step::Done)
+    }
+
+    /// QTYPE=RRSIG: every signature at the node, DO or not (RFC 4035 §3.1.5).
+    fn rrsigs(
+        &mut self,
+        node: &Node,
+        owner: &Dname,
+        id: NodeId,
+        wildcard: Option<WildcardMatch>,
+    ) -> Result<Step, Truncated> {
+        let mut any = false;
+        for rrset in node.rrsets().filter(|r| r.sig_count > 0) {
+            self.resp.must_sigs(Section::Answer, owner, &rrset)?;
+            any = true;
+        }
+        if !any {
+            self.nodata(id, owner, wildcard)?;
+        }
+        Ok(Step::Done)
+    }
+
+    /// Queues the additional-section targets of an answered RRset (RFC 1035 §3.3.9,
+    /// RFC 2782, RFC 9460 §4). `cut` marks a referral: targets below it are required glue.
+    pub fn note_targets(&mut self, rrset: &tern_zone::Rrset<'_>, cut: Option<&Dname>) {
+        if !matches!(rrset.rtype, Rtype::NS | Rtype::MX | Rtype::SRV | Rtype::SVCB | Rtype::HTTPS) {
+            return;
+        }
+        for i in 0..usize::from(rrset.count) {
+            let target = rrset.target(i);
+            if target == NO_NODE
+                || self
+                    .extras
+                    .get(..self.extras_len)
+                    .is_some_and(|e| e.iter().any(|x| x.0 == target))
+            {
+                continue;
+            }
+            let required =
+                cut.is_some_and(|c| self.node(target).is_some_and(|n| n.owner().is_below(c)));
+            if let Some(slot) = self.extras.get_mut(self.extras_len) {
+                *slot = (target, required);
+                self.extras_len += 1;
+            }
+        }
+    }
+
+    /// Writes the queued addresses: required glue first (TC if it does not fit, RFC 9471
+    /// §3), then the rest while it fits.
+    fn write_extras(&mut self) {
+        let extras = self.extras;
+        let list = extras.get(..self.extras_len).unwrap_or(&[]);
+        for required in [true, false] {
+            for &(id, req) in list.iter().filter(|e| e.1 == required) {
+                if self.write_addresses(id, req).is_err() {
+                    return;
+                }
+            }
+        }
+    }
+
+    fn write_addresses(&mut self, id: NodeId, required: bool) -> Result<(), Truncated> {
+        let zone = self.zone;
+        let Some(node) = zone.node(id) else { return Ok(()) };
+        if node.flags.contains(Flags::PHANTOM) {
+            return Ok(());
+        }
+        for rtype in [Rtype::A, Rtype::AAAA] {
+            let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
+            if required {
+                self.resp.must(Section::Additional, node.owner(), &rrset, rrset.ttl)?;
+            } else if !self.resp.may(Section::Additional, node.owner(), &rrset) {
+                return Err(Truncated);
+            }
+        }
+        Ok(())
+    }
+}

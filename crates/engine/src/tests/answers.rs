@@ -1,0 +1,216 @@
+//! The kinds of authoritative answer (RFC 1034 §4.3.2, RFC 2308, RFC 4592, RFC 6672).
+
+use tern_wire::Rtype;
+
+use super::*;
+
+#[test]
+fn positive_answer_with_additional_addresses() {
+    let z = example();
+    // Compression is case-insensitive (RFC 1035 §4.1.4, RFC 4343 §4.1): the suffix of the
+    // exchange points at the question, so it takes the query's spelling.
+    assert_eq!(
+        ask(&z, "Example.", Rtype::MX),
+        "NOERROR aa rd | an: Example. 3600 MX 10 mail.Example. | ad: mail.Example. 3600 A 192.0.2.25; OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "example.", Rtype::NS),
+        "NOERROR aa rd | an: example. 3600 NS ns1.example.; example. 3600 NS ns2.other. | \
+         ad: ns1.example. 3600 A 192.0.2.53; ns1.example. 3600 AAAA 2001:db8::53; OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "_sip._tcp.example.", Rtype::SRV),
+        "NOERROR aa rd | an: _sip._tcp.example. 300 SRV 10 60 5060 sip.example. | ad: sip.example. 300 A 192.0.2.60; OPT(1232,-)"
+    );
+}
+
+#[test]
+fn query_spelling_is_echoed_in_owner_names() {
+    let z = example();
+    assert_eq!(
+        ask(&z, "NS1.EXAMPLE.", Rtype::A),
+        "NOERROR aa rd | an: NS1.EXAMPLE. 3600 A 192.0.2.53 | ad: OPT(1232,-)"
+    );
+}
+
+#[test]
+fn nxdomain_and_nodata_carry_the_soa_with_negative_ttl() {
+    let z = example();
+    let soa = "example. 300 SOA ns1.example. hostmaster.example. 1 7200 3600 1209600 300";
+    assert_eq!(
+        ask(&z, "nope.example.", Rtype::A),
+        format!("NXDOMAIN aa rd | au: {soa} | ad: OPT(1232,-)")
+    );
+    assert_eq!(
+        ask(&z, "mail.example.", Rtype::AAAA),
+        format!("NOERROR aa rd | au: {soa} | ad: OPT(1232,-)")
+    );
+    // An empty non-terminal exists: NODATA, not NXDOMAIN.
+    assert_eq!(
+        ask(&z, "ent.wild.example.", Rtype::A),
+        format!("NOERROR aa rd | au: {soa} | ad: OPT(1232,-)")
+    );
+    assert_eq!(
+        ask(&z, "example.", Rtype(666)),
+        format!("NOERROR aa rd | au: {soa} | ad: OPT(1232,-)")
+    );
+}
+
+#[test]
+fn cname_chains_are_followed_in_zone() {
+    let z = example();
+    assert_eq!(
+        ask(&z, "chain1.example.", Rtype::A),
+        "NOERROR aa rd | an: chain1.example. 300 CNAME chain2.example.; chain2.example. 300 CNAME www.example.; \
+         www.example. 300 CNAME example.; example. 3600 A 192.0.2.1 | ad: OPT(1232,-)"
+    );
+    // A CNAME query returns the CNAME itself.
+    assert_eq!(
+        ask(&z, "www.example.", Rtype::CNAME),
+        "NOERROR aa rd | an: www.example. 300 CNAME example. | ad: OPT(1232,-)"
+    );
+    // Out of zone: stop after the CNAME.
+    assert_eq!(
+        ask(&z, "out.example.", Rtype::A),
+        "NOERROR aa rd | an: out.example. 300 CNAME www.other. | ad: OPT(1232,-)"
+    );
+    // Dangling: NXDOMAIN for the target (RFC 6604), CNAME kept.
+    let soa = "example. 300 SOA ns1.example. hostmaster.example. 1 7200 3600 1209600 300";
+    assert_eq!(
+        ask(&z, "dangling.example.", Rtype::A),
+        format!("NXDOMAIN aa rd | an: dangling.example. 300 CNAME nothing.example. | au: {soa} | ad: OPT(1232,-)")
+    );
+    // Loops stop.
+    assert_eq!(
+        ask(&z, "loop1.example.", Rtype::A),
+        "NOERROR aa rd | an: loop1.example. 300 CNAME loop2.example.; loop2.example. 300 CNAME loop1.example. | ad: OPT(1232,-)"
+    );
+}
+
+#[test]
+fn wildcards_synthesize_only_for_missing_names() {
+    let z = example();
+    assert_eq!(
+        ask(&z, "any.wild.example.", Rtype::A),
+        "NOERROR aa rd | an: any.wild.example. 300 A 192.0.2.80 | ad: OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "a.b.wild.example.", Rtype::TXT),
+        "NOERROR aa rd | an: a.b.wild.example. 300 TXT \"wild\" | ad: OPT(1232,-)"
+    );
+    // An existing name or ENT blocks the wildcard (RFC 4592 §3.3.1).
+    assert_eq!(
+        ask(&z, "exists.wild.example.", Rtype::TXT),
+        "NOERROR aa rd | an: exists.wild.example. 300 TXT \"real\" | ad: OPT(1232,-)"
+    );
+    assert!(ask(&z, "exists.wild.example.", Rtype::A)
+        .starts_with("NOERROR aa rd | au: example. 300 SOA"));
+    assert!(ask(&z, "x.ent.wild.example.", Rtype::A)
+        .starts_with("NXDOMAIN aa rd | au: example. 300 SOA"));
+    // Wildcard NODATA.
+    assert!(
+        ask(&z, "q.wild.example.", Rtype::MX).starts_with("NOERROR aa rd | au: example. 300 SOA")
+    );
+    // The `*` label itself can be asked for.
+    assert_eq!(
+        ask(&z, "*.wild.example.", Rtype::A),
+        "NOERROR aa rd | an: *.wild.example. 300 A 192.0.2.80 | ad: OPT(1232,-)"
+    );
+    // CNAME wildcard: synthesized CNAME, then followed.
+    assert_eq!(
+        ask(&z, "foo.cname.example.", Rtype::A),
+        "NOERROR aa rd | an: foo.cname.example. 300 CNAME www.example.; www.example. 300 CNAME example.; \
+         example. 3600 A 192.0.2.1 | ad: OPT(1232,-)"
+    );
+}
+
+#[test]
+fn referrals_carry_ns_and_glue_without_aa() {
+    let z = example();
+    let referral = "NOERROR rd | au: sub.example. 3600 NS ns.sub.example.; sub.example. 3600 NS ns1.example.; \
+                    sub.example. 3600 NS ns.elsewhere.other. | ad: ns.sub.example. 3600 A 192.0.2.99; \
+                    ns1.example. 3600 A 192.0.2.53; ns1.example. 3600 AAAA 2001:db8::53; OPT(1232,-)";
+    assert_eq!(ask(&z, "sub.example.", Rtype::A), referral);
+    assert_eq!(ask(&z, "www.sub.example.", Rtype::A), referral);
+    // Glue and occluded data below the cut are referrals too, never authoritative.
+    assert_eq!(ask(&z, "ns.sub.example.", Rtype::A), referral);
+    assert_eq!(ask(&z, "deep.below.sub.example.", Rtype::A), referral);
+    assert_eq!(ask(&z, "sub.example.", Rtype::NS), referral);
+}
+
+#[test]
+fn ds_is_answered_by_the_parent() {
+    let z = example();
+    assert_eq!(
+        ask(&z, "secure.example.", Rtype::DS),
+        "NOERROR aa rd | an: secure.example. 3600 DS 12345 13 2 ABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABABAB | ad: OPT(1232,-)"
+    );
+    assert!(ask(&z, "sub.example.", Rtype::DS).starts_with("NOERROR aa rd | au: example. 300 SOA"));
+    // Below the cut, DS is the child's business: a referral.
+    assert!(
+        ask(&z, "x.sub.example.", Rtype::DS).starts_with("NOERROR rd | au: sub.example. 3600 NS")
+    );
+}
+
+#[test]
+fn ds_at_a_served_child_apex_comes_from_the_parent() {
+    let z = zones(&[
+        ("example.", EXAMPLE),
+        (
+            "sub.example.",
+            "@ 3600 SOA ns hm 5 1 1 1 60\n@ 3600 NS ns.sub.example.\nns 60 A 192.0.2.99\n",
+        ),
+    ]);
+    // The child answers its own names...
+    assert_eq!(
+        ask(&z, "ns.sub.example.", Rtype::A),
+        "NOERROR aa rd | an: ns.sub.example. 60 A 192.0.2.99 | ad: OPT(1232,-)"
+    );
+    // ...but DS at its apex is the parent's NODATA.
+    assert!(ask(&z, "sub.example.", Rtype::DS).starts_with("NOERROR aa rd | au: example. 300 SOA"));
+}
+
+#[test]
+fn dname_synthesizes_a_cname() {
+    let z = example();
+    assert_eq!(
+        ask(&z, "x.dn.example.", Rtype::A),
+        "NOERROR aa rd | an: dn.example. 300 DNAME target.example.; x.dn.example. 300 CNAME x.target.example.; \
+         x.target.example. 300 A 192.0.2.70 | ad: OPT(1232,-)"
+    );
+    // A CNAME query gets the synthesized CNAME and no more.
+    assert_eq!(
+        ask(&z, "x.dn.example.", Rtype::CNAME),
+        "NOERROR aa rd | an: dn.example. 300 DNAME target.example.; x.dn.example. 300 CNAME x.target.example. | ad: OPT(1232,-)"
+    );
+    // The DNAME owner itself is ordinary data.
+    assert_eq!(
+        ask(&z, "dn.example.", Rtype::DNAME),
+        "NOERROR aa rd | an: dn.example. 300 DNAME target.example. | ad: OPT(1232,-)"
+    );
+    // Too long a result: YXDOMAIN (RFC 6672 §2.2).
+    let long = format!("{0}.{0}.{0}.{1}.dn.example.", "a".repeat(63), "b".repeat(50));
+    assert!(
+        ask(&z, &long, Rtype::A).starts_with("YXDOMAIN aa rd | an: dn.example. 300 DNAME"),
+        "{}",
+        ask(&z, &long, Rtype::A)
+    );
+}
+
+#[test]
+fn any_returns_one_rrset_and_rrsig_queries_return_signatures() {
+    let z = example();
+    assert_eq!(
+        ask(&z, "example.", Rtype::ANY),
+        "NOERROR aa rd | an: example. 3600 A 192.0.2.1 | ad: OPT(1232,-)"
+    );
+    assert!(ask(&z, "example.", Rtype::RRSIG).starts_with("NOERROR aa rd | au: example. 300 SOA"));
+}
+
+#[test]
+fn other_zones_are_refused_and_unloaded_zones_fail() {
+    let z = example();
+    assert_eq!(ask(&z, "www.other.", Rtype::A), "REFUSED rd | ad: OPT(1232,-)");
+    let unloaded = ZoneSet::new(vec![Arc::new(ZoneSlot::new(&"late.".parse::<Name>().unwrap()))]);
+    assert_eq!(ask(&unloaded, "late.", Rtype::SOA), "SERVFAIL rd | ad: OPT(1232,-)");
+}

@@ -1,0 +1,93 @@
+//! Header, EDNS and error handling (RFC 1035 §4.1, RFC 6891, RFC 8906, RFC 2181 §9).
+
+use tern_wire::{Opcode, Rtype};
+
+use super::*;
+
+#[test]
+fn edns_is_echoed_only_when_asked() {
+    let z = example();
+    let no_edns = Ask { edns: None, ..Ask::default() };
+    assert_eq!(
+        ask_with(&z, "example.", Rtype::A, no_edns),
+        "NOERROR aa rd | an: example. 3600 A 192.0.2.1"
+    );
+    assert_eq!(
+        ask_with(&z, "example.", Rtype::A, dnssec()),
+        "NOERROR aa rd | an: example. 3600 A 192.0.2.1 | ad: OPT(1232,do)"
+    );
+}
+
+#[test]
+fn edns_version_1_is_badvers() {
+    let z = example();
+    let v1 = Ask { edns: Some((1232, 1, false)), ..Ask::default() };
+    assert_eq!(ask_with(&z, "example.", Rtype::A, v1), "BADVERS rd | ad: OPT(1232,-)");
+}
+
+#[test]
+fn unknown_opcode_is_notimp() {
+    let z = example();
+    let op15 = Ask { opcode: Opcode(15), ..Ask::default() };
+    assert_eq!(ask_with(&z, "example.", Rtype::A, op15), "NOTIMP rd | ad: OPT(1232,-)");
+}
+
+#[test]
+fn malformed_queries_get_formerr_and_responses_are_dropped() {
+    let z = example();
+    let mut two = query("example.", Rtype::A, Ask::default());
+    two[5] = 2; // QDCOUNT = 2
+    assert_eq!(render(&raw(&z, Config::default(), &two, Transport::Udp).unwrap()), "FORMERR rd");
+    let mut qr = query("example.", Rtype::A, Ask::default());
+    qr[2] |= 0x80;
+    assert_eq!(raw(&z, Config::default(), &qr, Transport::Udp), None);
+    assert_eq!(raw(&z, Config::default(), &[1, 2, 3], Transport::Udp), None);
+    let truncated = query("example.", Rtype::A, Ask::default());
+    let cut = &truncated[..truncated.len() - 3];
+    assert!(
+        render(&raw(&z, Config::default(), cut, Transport::Udp).unwrap()).starts_with("FORMERR")
+    );
+}
+
+#[test]
+fn chaos_identity_is_refused_unless_configured() {
+    let z = example();
+    let ch = Ask { class: Class::CH, ..Ask::default() };
+    assert_eq!(ask_with(&z, "version.bind.", Rtype::TXT, ch), "REFUSED rd | ad: OPT(1232,-)");
+    let config = Config { version: Some("tern 0.1".into()), ..Config::default() };
+    let answer = raw(&z, config, &query("VERSION.BIND.", Rtype::TXT, ch), Transport::Udp).unwrap();
+    assert_eq!(
+        render(&answer),
+        "NOERROR aa rd | an: VERSION.BIND. 0 TXT \"tern 0.1\" | ad: OPT(1232,-)"
+    );
+}
+
+#[test]
+fn large_answers_truncate_whole_rrsets() {
+    let mut text = String::from(EXAMPLE);
+    for i in 0..40 {
+        text.push_str(&format!("big 300 TXT \"{}\"\n", format!("{i:02}").repeat(20)));
+    }
+    let z = zones(&[("example.", &text)]);
+    let small = Ask { edns: None, ..Ask::default() };
+    assert_eq!(ask_with(&z, "big.example.", Rtype::TXT, small), "NOERROR aa tc rd");
+    let r = ask_with(&z, "big.example.", Rtype::TXT, Ask { transport: Transport::Tcp, ..small });
+    assert_eq!(r.matches("TXT").count(), 40);
+    // A 1232-byte EDNS buffer still truncates; the OPT record survives.
+    assert_eq!(
+        ask_with(&z, "big.example.", Rtype::TXT, Ask::default()),
+        "NOERROR aa tc rd | ad: OPT(1232,-)"
+    );
+}
+
+#[test]
+fn required_glue_truncates_instead_of_being_dropped() {
+    let mut text = String::from(EXAMPLE);
+    // 16 NS records fit in 512 bytes; their 16 AAAA glue records do not.
+    for i in 0..16 {
+        text.push_str(&format!("big 300 NS ns{i}.big\nns{i}.big 300 AAAA 2001:db8::{i}\n"));
+    }
+    let z = zones(&[("example.", &text)]);
+    let r = ask_with(&z, "big.example.", Rtype::A, Ask { edns: None, ..Ask::default() });
+    assert!(r.starts_with("NOERROR tc rd | au: big.example. 300 NS"), "{r}");
+}

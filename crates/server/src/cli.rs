@@ -1,0 +1,185 @@
+//! The command line of `ternd`: a configuration file, quick mode (`--listen`/`--zone`),
+//! `--check-config`, and the `demo` subcommand, turned into a [`Plan`].
+
+use std::num::NonZeroUsize;
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+use tracing::level_filters::LevelFilter;
+
+use crate::config::values::{parse_log_level, parse_zone_name};
+use crate::config::{Config, ListenAddr, LogFormat, ZoneConfig, ZoneSource};
+use crate::demo;
+use crate::error::{Error, Result};
+
+/// Tern's authoritative DNS server.
+#[derive(Debug, Parser)]
+#[command(name = "ternd", version, about, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Run with this configuration file.
+    #[arg(short, long, value_name = "FILE", conflicts_with_all = ["listen", "zone", "check_config"])]
+    config: Option<PathBuf>,
+    /// Check a configuration file and exit (0: valid).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["listen", "zone"])]
+    check_config: Option<PathBuf>,
+    /// Quick mode: listen on this address (repeatable; IP:PORT, [IPv6]:PORT or IP).
+    #[arg(long, value_name = "ADDR", value_parser = ListenAddr::parse)]
+    listen: Vec<ListenAddr>,
+    /// Quick mode: serve a zone from a file (repeatable).
+    #[arg(long, value_name = "NAME=FILE", value_parser = parse_zone_arg, requires = "listen")]
+    zone: Vec<ZoneConfig>,
+    /// UDP and TCP worker threads (default: one per CPU).
+    #[arg(long, value_name = "N")]
+    workers: Option<NonZeroUsize>,
+    /// Detach from the terminal after starting.
+    #[arg(long)]
+    daemon: bool,
+    /// Log level: error, warn, info, debug or trace.
+    #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
+    log_level: Option<LevelFilter>,
+    /// Log format: human or json.
+    #[arg(long, value_name = "FORMAT", value_parser = parse_log_format)]
+    log_format: Option<LogFormat>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Serve a built-in example zone (example.com.) on 127.0.0.1:5353.
+    Demo {
+        /// Listen here instead.
+        #[arg(long, value_name = "ADDR", value_parser = ListenAddr::parse)]
+        listen: Option<ListenAddr>,
+    },
+}
+
+const EXAMPLES: &str = "Examples:
+  ternd --config /etc/tern/ternd.toml
+  ternd --check-config /etc/tern/ternd.toml
+  ternd --listen 127.0.0.1:5353 --zone example.com=example.com.zone --workers 2
+  ternd demo";
+
+/// What the command line asks for.
+#[derive(Debug)]
+pub enum Plan {
+    /// Validate a configuration file.
+    CheckConfig(PathBuf),
+    /// Run the server.
+    Run {
+        /// The configuration, command-line overrides applied.
+        config: Box<Config>,
+        /// `--daemon`.
+        daemon: bool,
+    },
+}
+
+impl Cli {
+    /// Turns the arguments into a plan; reads the configuration file if one is given.
+    pub fn plan(self) -> Result<Plan> {
+        if let Some(path) = self.check_config {
+            return Ok(Plan::CheckConfig(path));
+        }
+        let mut config = match (self.command, self.config) {
+            (Some(Command::Demo { listen }), _) => demo::config(listen)?,
+            (None, Some(path)) => Config::from_file(&path)?,
+            (None, None) if !self.listen.is_empty() => Config::built_in(self.listen, self.zone)?,
+            (None, None) => {
+                return Err(Error::Config(
+                    "nothing to serve: give --config FILE, or --listen ADDR --zone NAME=FILE, or run `ternd demo` (see --help)".into(),
+                ))
+            }
+        };
+        if let Some(workers) = self.workers {
+            config.server.udp_workers = Some(workers);
+            config.server.tcp_workers = Some(workers);
+        }
+        if let Some(level) = self.log_level {
+            config.log.level = level;
+        }
+        if let Some(format) = self.log_format {
+            config.log.format = format;
+        }
+        Ok(Plan::Run { config: Box::new(config), daemon: self.daemon })
+    }
+}
+
+/// Parses `NAME=FILE`; a relative FILE is made absolute against the current directory.
+fn parse_zone_arg(text: &str) -> Result<ZoneConfig, String> {
+    let (name, file) = text.split_once('=').ok_or_else(|| format!("`{text}` is not NAME=FILE"))?;
+    if file.is_empty() {
+        return Err(format!("`{text}` names no file"));
+    }
+    let name = parse_zone_name(name)?;
+    let file = std::path::absolute(file).map_err(|e| format!("{file}: {e}"))?;
+    Ok(ZoneConfig { name, source: ZoneSource::File(file) })
+}
+
+fn parse_log_format(text: &str) -> Result<LogFormat, String> {
+    match text {
+        "human" => Ok(LogFormat::Human),
+        "json" => Ok(LogFormat::Json),
+        _ => Err(format!("`{text}` is not a log format (expected human or json)")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(args: &[&str]) -> Result<Plan> {
+        let mut argv = vec!["ternd"];
+        argv.extend_from_slice(args);
+        Cli::try_parse_from(argv).map_err(|e| Error::Config(e.to_string()))?.plan()
+    }
+
+    fn run_config(args: &[&str]) -> Config {
+        match plan(args).unwrap() {
+            Plan::Run { config, .. } => *config,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn quick_mode() {
+        let config = run_config(&[
+            "--listen",
+            "127.0.0.1:5300",
+            "--zone",
+            "example.com=ex.zone",
+            "--zone",
+            "example.net.=/z/net",
+            "--workers",
+            "1",
+        ]);
+        assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:5300");
+        assert_eq!(config.zones.len(), 2);
+        assert_eq!(config.zones[0].name.to_string(), "example.com.");
+        let ZoneSource::File(file) = &config.zones[0].source else { panic!() };
+        assert!(file.is_absolute() && file.ends_with("ex.zone"));
+        assert_eq!((config.udp_workers(), config.tcp_workers()), (1, 1));
+        assert!(config.path.is_none());
+    }
+
+    #[test]
+    fn demo_and_overrides() {
+        let config = run_config(&["--log-level", "debug", "--log-format", "json", "demo"]);
+        assert_eq!(config.zones[0].name.to_string(), "example.com.");
+        assert_eq!(config.log.level, LevelFilter::DEBUG);
+        assert_eq!(config.log.format, LogFormat::Json);
+        let config = run_config(&["demo", "--listen", "127.0.0.1:5399"]);
+        assert_eq!(config.server.listen[0].0.port(), 5399);
+    }
+
+    #[test]
+    fn refusals() {
+        assert!(plan(&[]).unwrap_err().to_string().contains("nothing to serve"));
+        assert!(plan(&["--zone", "a=b"]).is_err(), "--zone needs --listen");
+        assert!(plan(&["--listen", "127.0.0.1", "--zone", "a"]).is_err());
+        assert!(plan(&["--listen", "127.0.0.1", "--zone", "a..b=f"]).is_err());
+        assert!(plan(&["--config", "x", "--listen", "127.0.0.1"]).is_err());
+        assert!(plan(&["--workers", "0", "demo"]).is_err());
+        assert!(plan(&["--listen", "127.0.0.1", "--zone", "a=f", "--zone", "A.=g"]).is_err());
+        assert!(matches!(plan(&["--check-config", "f"]), Ok(Plan::CheckConfig(_))));
+    }
+}

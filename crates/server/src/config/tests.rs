@@ -1,0 +1,152 @@
+//! Parsing whole configuration files: defaults, every section, and located errors.
+
+use super::*;
+
+fn parse(text: &str) -> Result<Config> {
+    Config::from_text(text, Path::new("/etc/tern/ternd.toml"))
+}
+
+fn error(text: &str) -> String {
+    match parse(text) {
+        Err(Error::Config(message)) => message,
+        other => panic!("expected a configuration error, got {other:?}"),
+    }
+}
+
+#[test]
+fn empty_file_gives_the_defaults() {
+    let config = parse("").unwrap();
+    assert_eq!(config.server.listen.len(), 2);
+    assert_eq!(config.server.udp_payload_max, 1232);
+    assert_eq!(config.tcp.idle_timeout, Duration::from_secs(10));
+    assert_eq!(config.tcp.max_connections, 1024);
+    assert_eq!(config.identity.nsid, Toggle::Off);
+    assert_eq!(config.log.level, LevelFilter::INFO);
+    assert!(config.zones.is_empty());
+    assert!(config.udp_workers() >= 1);
+}
+
+#[test]
+fn every_section() {
+    let config = parse(
+        r#"
+        [server]
+        listen = ["127.0.0.1:5353", "::1"]
+        udp-workers = 3
+        tcp-workers = 2
+        udp-payload-max = 4096
+        user = "nobody"
+        pid-file = "run/ternd.pid"
+
+        [tcp]
+        idle-timeout = "3s"
+        io-timeout = "500ms"
+        max-connections = 10
+        max-connections-per-client = 2
+        max-queries-per-connection = 100
+
+        [identity]
+        nsid = "ns1"
+        version = false
+        hostname = true
+
+        [log]
+        level = "debug"
+        format = "json"
+
+        [[zone]]
+        name = "example.com"
+        file = "example.com.zone"
+
+        [[zone]]
+        name = "example.net."
+        file = "/var/lib/tern/example.net.zone"
+        "#,
+    )
+    .unwrap();
+    assert_eq!(config.server.listen[1].0.to_string(), "[::1]:53");
+    assert_eq!(config.udp_workers(), 3);
+    assert_eq!(config.tcp_workers(), 2);
+    assert_eq!(config.server.pid_file.as_deref(), Some(Path::new("/etc/tern/run/ternd.pid")));
+    assert_eq!(config.tcp.io_timeout, Duration::from_millis(500));
+    assert_eq!(config.tcp.max_queries_per_connection, 100);
+    let identity = config.identity.resolve("host.example");
+    assert_eq!(identity.nsid.as_deref(), Some("ns1"));
+    assert_eq!(identity.version, None);
+    assert_eq!(identity.hostname.as_deref(), Some("host.example"));
+    assert_eq!(config.log.format, LogFormat::Json);
+    assert_eq!(config.zones[0].name.to_string(), "example.com.");
+    assert_eq!(
+        config.zones[0].source,
+        ZoneSource::File(PathBuf::from("/etc/tern/example.com.zone"))
+    );
+    assert_eq!(
+        config.zones[1].source,
+        ZoneSource::File(PathBuf::from("/var/lib/tern/example.net.zone"))
+    );
+}
+
+#[test]
+fn unknown_key_names_line_and_suggests() {
+    let message = error("[server]\nlisten = [\"127.0.0.1\"]\nudp-worker = 2\n");
+    assert!(
+        message.starts_with("/etc/tern/ternd.toml:3:1: unknown field `udp-worker`"),
+        "{message}"
+    );
+    assert!(message.contains("hint: did you mean `udp-workers`?"), "{message}");
+}
+
+#[test]
+fn unknown_section() {
+    let message = error("[sever]\nlisten = []\n");
+    assert!(message.starts_with("/etc/tern/ternd.toml:1:"), "{message}");
+    assert!(message.contains("did you mean `server`?"), "{message}");
+}
+
+#[test]
+fn bad_values_point_at_the_value() {
+    let cases = [
+        ("[server]\nlisten = [\"1.2.3.4:99999\"]\n", "2:10", "not a listen address"),
+        ("[server]\nudp-payload-max = 100\n", "2:19", "out of range"),
+        ("[server]\nudp-workers = 0\n", "2:15", "out of range"),
+        ("[tcp]\nidle-timeout = \"ten\"\n", "2:16", "not a duration"),
+        ("[tcp]\nidle-timeout = 10\n", "2:16", "invalid type"),
+        ("[identity]\nnsid = \"\"\n", "2:8", "1 to 255 bytes"),
+        ("[log]\nlevel = \"loud\"\n", "2:9", "not a log level"),
+        ("[log]\nformat = \"xml\"\n", "2:10", "unknown variant"),
+        ("[[zone]]\nname = \"a..b\"\nfile = \"x\"\n", "2:8", "not a domain name"),
+        ("[[zone]]\nname = \"example.com\"\n", "1:1", "missing field `file`"),
+    ];
+    for (text, at, what) in cases {
+        let message = error(text);
+        let prefix = format!("/etc/tern/ternd.toml:{at}: ");
+        assert!(message.starts_with(&prefix), "{text:?} gave {message}");
+        assert!(message.contains(what), "{text:?} gave {message}");
+        assert!(message.contains("\nhint: "), "{message}");
+    }
+}
+
+#[test]
+fn duplicate_zone_points_at_the_second() {
+    let text = "[[zone]]\nname = \"a.\"\nfile = \"a\"\n\n[[zone]]\nname = \"A\"\nfile = \"b\"\n";
+    let message = error(text);
+    assert!(message.starts_with("/etc/tern/ternd.toml:5:"), "{message}");
+    assert!(message.contains("zone A. is listed twice"), "{message}");
+    assert!(message.contains("hint: each zone may be listed once"), "{message}");
+}
+
+#[test]
+fn toml_syntax_error_is_located() {
+    let message = error("[server]\nlisten = [\n");
+    assert!(message.starts_with("/etc/tern/ternd.toml:"), "{message}");
+}
+
+#[test]
+fn built_in_refuses_duplicates() {
+    let zone = |name: &str| ZoneConfig {
+        name: values::parse_zone_name(name).unwrap(),
+        source: ZoneSource::Embedded(""),
+    };
+    assert!(Config::built_in(vec![], vec![zone("a"), zone("b")]).is_ok());
+    assert!(Config::built_in(vec![], vec![zone("a"), zone("A.")]).is_err());
+}

@@ -1,0 +1,92 @@
+//! The query handler of `ternd`: the query engine over the published zone set.
+//!
+//! The zone set is loaded once per batch (a wait-free `arc_swap` guard) together with a
+//! fresh compression table; each query of the batch is then answered by
+//! [`tern_engine::Engine::answer`] without allocating, locking or logging.
+
+use std::sync::Arc;
+
+use tern_engine::{Engine, Outcome, Request};
+use tern_wire::message::CompressionTable;
+use tern_zone::{ZoneDb, ZoneSet};
+
+use crate::config::Config;
+use crate::handler::{Handler, RequestContext, Transport};
+
+/// Answers queries from the zones in a [`ZoneDb`].
+#[derive(Debug)]
+pub struct EngineHandler {
+    engine: Engine,
+    zones: Arc<ZoneDb>,
+}
+
+/// What one batch holds: the zone set as it was when the batch began, and the table the
+/// message writer compresses names with.
+pub struct EngineBatch {
+    zones: arc_swap::Guard<Arc<ZoneSet>>,
+    table: CompressionTable,
+}
+
+impl std::fmt::Debug for EngineBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "EngineBatch({} zones)", self.zones.len())
+    }
+}
+
+impl EngineHandler {
+    /// A handler answering from `zones` with the engine settings of `config`.
+    pub fn new(config: &Config, zones: Arc<ZoneDb>) -> EngineHandler {
+        EngineHandler { engine: Engine::new(engine_config(config)), zones }
+    }
+}
+
+/// The engine's settings from the daemon's configuration.
+pub fn engine_config(config: &Config) -> tern_engine::Config {
+    let host = hostname();
+    let identity = config.identity.resolve(&host);
+    tern_engine::Config {
+        udp_max_payload: u16::try_from(config.server.udp_payload_max).unwrap_or(u16::MAX),
+        nsid: identity.nsid.map(String::into_bytes),
+        version: identity.version,
+        server_id: identity.hostname.clone(),
+        hostname: identity.hostname,
+    }
+}
+
+/// The machine's host name (empty if it cannot be read).
+fn hostname() -> String {
+    let mut buf = [0u8; 256];
+    // SAFETY: gethostname writes at most `buf.len()` bytes into the buffer we own.
+    let rc = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
+    if rc != 0 {
+        return String::new();
+    }
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(buf.get(..end).unwrap_or(&[])).into_owned()
+}
+
+impl Handler for EngineHandler {
+    type Batch = EngineBatch;
+
+    fn begin_batch(&self) -> EngineBatch {
+        EngineBatch { zones: self.zones.load(), table: CompressionTable::new() }
+    }
+
+    fn handle(
+        &self,
+        batch: &mut EngineBatch,
+        query: &[u8],
+        ctx: &RequestContext,
+        out: &mut [u8],
+    ) -> Option<usize> {
+        let transport = match ctx.transport {
+            Transport::Udp => tern_engine::Transport::Udp,
+            Transport::Tcp => tern_engine::Transport::Tcp,
+        };
+        let request = Request { message: query, transport, tcp_keepalive: ctx.keepalive_units() };
+        match self.engine.answer(&batch.zones, &request, out, &mut batch.table) {
+            Outcome::Answered { len, .. } => Some(len),
+            Outcome::Dropped => None,
+        }
+    }
+}

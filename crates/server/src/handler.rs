@@ -1,0 +1,89 @@
+//! The seam between the I/O layer and DNS: the [`Handler`] trait and what it is told
+//! about each query.
+//!
+//! UDP and TCP workers call nothing else per query. A handler turns the bytes of one
+//! query into the bytes of one answer (or none), in a buffer the worker owns; it must not
+//! allocate, lock, block or log, because it runs on the data plane.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// The transport a query arrived on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transport {
+    /// A UDP datagram: answers larger than the client's EDNS buffer are truncated (TC).
+    Udp,
+    /// A TCP connection (RFC 7766): answers may use up to 65535 bytes.
+    Tcp,
+}
+
+/// What the I/O layer knows about one query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestContext {
+    /// UDP or TCP.
+    pub transport: Transport,
+    /// The client's address and port.
+    pub client: SocketAddr,
+    /// The address and port the query was sent to (the answer leaves from there).
+    pub local: SocketAddr,
+    /// The largest answer the transport allows: the configured UDP payload maximum, or
+    /// 65535 on TCP. The handler further limits UDP answers to the client's EDNS buffer
+    /// size (RFC 6891 §6.2.5), or to 512 bytes without EDNS (RFC 1035 §4.2.1).
+    pub max_response: usize,
+    /// On TCP, the idle timeout to advertise in an EDNS TCP keepalive option when the
+    /// query carried one (RFC 7828 §3.3.2); `None` on UDP.
+    pub keepalive: Option<Duration>,
+}
+
+impl RequestContext {
+    /// The keepalive timeout in the option's unit of 100 ms, saturated at 65535.
+    pub fn keepalive_units(&self) -> Option<u16> {
+        self.keepalive.map(|t| u16::try_from(t.as_millis() / 100).unwrap_or(u16::MAX))
+    }
+}
+
+/// Answers queries. Implemented by the query engine; tests use small doubles.
+///
+/// The I/O layer calls [`begin_batch`](Handler::begin_batch) once per batch of queries
+/// (one `recvmmsg` on UDP, one read on TCP) and [`handle`](Handler::handle) for each
+/// query of the batch, so a handler can load its zone snapshot once per batch (for
+/// example an `arc_swap` guard as `Batch`). A batch lives for a few microseconds and
+/// never across a blocking call.
+pub trait Handler: Send + Sync + 'static {
+    /// State held for one batch, such as a snapshot guard; `()` when none is needed.
+    type Batch;
+
+    /// Starts a batch.
+    fn begin_batch(&self) -> Self::Batch;
+
+    /// Answers `query` into `out` (which is at least `ctx.max_response` bytes long) and
+    /// returns the answer's length, or `None` to send nothing (a dropped query).
+    fn handle(
+        &self,
+        batch: &mut Self::Batch,
+        query: &[u8],
+        ctx: &RequestContext,
+        out: &mut [u8],
+    ) -> Option<usize>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keepalive_units_of_100ms() {
+        let mut ctx = RequestContext {
+            transport: Transport::Tcp,
+            client: SocketAddr::from(([127, 0, 0, 1], 1)),
+            local: SocketAddr::from(([127, 0, 0, 1], 53)),
+            max_response: 65535,
+            keepalive: Some(Duration::from_millis(10_050)),
+        };
+        assert_eq!(ctx.keepalive_units(), Some(100));
+        ctx.keepalive = Some(Duration::from_secs(100_000));
+        assert_eq!(ctx.keepalive_units(), Some(u16::MAX));
+        ctx.keepalive = None;
+        assert_eq!(ctx.keepalive_units(), None);
+    }
+}

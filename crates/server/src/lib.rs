@@ -1,0 +1,34 @@
+//! The Tern daemon as a library: configuration, the UDP and TCP data planes, and the
+//! process lifecycle around them.
+//!
+//! The I/O layer knows nothing of DNS answers: per query it calls a [`Handler`], the seam
+//! where the query engine plugs in. Zone data is (re)loaded through the [`Reload`] hook.
+//! The `ternd` binary (`src/main.rs`) wires these together; tests start the same server
+//! in-process with [`server::start`].
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+pub mod cli;
+pub mod config;
+pub mod demo;
+pub mod dns;
+pub mod error;
+pub mod handler;
+pub mod lifecycle;
+pub mod logging;
+pub mod server;
+pub mod stats;
+pub mod tcp;
+pub mod udp;
+pub mod zones;
+
+pub use config::Config;
+pub use dns::EngineHandler;
+pub use error::{Error, Result};
+pub use handler::{Handler, RequestContext, Transport};
+pub use lifecycle::{Reload, ReloadReport};
+pub use server::{Listeners, RunningServer};
+pub use zones::ZoneLoader;

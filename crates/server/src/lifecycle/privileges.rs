@@ -1,0 +1,110 @@
+//! Dropping root privileges after the sockets are bound: switch to the configured user
+//! and group, with no supplementary groups, and check that root cannot be regained.
+
+use std::ffi::CString;
+
+use crate::error::{Error, Result};
+
+/// The ids to switch to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ids {
+    /// User id.
+    pub uid: libc::uid_t,
+    /// Group id.
+    pub gid: libc::gid_t,
+}
+
+/// Looks up `user` (and `group`, default: the user's primary group).
+pub fn resolve(user: &str, group: Option<&str>) -> Result<Ids> {
+    let (uid, primary) = lookup_user(user)?;
+    let gid = match group {
+        Some(group) => lookup_group(group)?,
+        None => primary,
+    };
+    Ok(Ids { uid, gid })
+}
+
+/// Switches the process to `ids`. Call it before starting any thread.
+pub fn drop_to(ids: Ids) -> Result<()> {
+    let gids = [ids.gid];
+    // SAFETY: plain syscalls with a valid one-element group list.
+    unsafe {
+        if libc::setgroups(1, gids.as_ptr()) != 0 {
+            return Err(Error::Privileges(format!(
+                "setgroups: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        if libc::setgid(ids.gid) != 0 {
+            return Err(Error::Privileges(format!(
+                "setgid({}): {}",
+                ids.gid,
+                std::io::Error::last_os_error()
+            )));
+        }
+        if libc::setuid(ids.uid) != 0 {
+            return Err(Error::Privileges(format!(
+                "setuid({}): {}",
+                ids.uid,
+                std::io::Error::last_os_error()
+            )));
+        }
+        if ids.uid != 0 && libc::setuid(0) == 0 {
+            return Err(Error::Privileges("root could be regained after setuid".into()));
+        }
+    }
+    Ok(())
+}
+
+/// The uid and primary gid of `name`.
+fn lookup_user(name: &str) -> Result<(libc::uid_t, libc::gid_t)> {
+    let cname =
+        CString::new(name).map_err(|_| Error::Privileges(format!("bad user name {name:?}")))?;
+    // SAFETY: all-zero is a valid `passwd`; getpwnam_r writes into it and `buf`.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call and `buf.len()` is its size.
+    let rc = unsafe {
+        libc::getpwnam_r(cname.as_ptr(), &mut entry, buf.as_mut_ptr(), buf.len(), &mut found)
+    };
+    if rc != 0 || found.is_null() {
+        return Err(Error::Privileges(format!("unknown user `{name}`")));
+    }
+    Ok((entry.pw_uid, entry.pw_gid))
+}
+
+/// The gid of group `name`.
+fn lookup_group(name: &str) -> Result<libc::gid_t> {
+    let cname =
+        CString::new(name).map_err(|_| Error::Privileges(format!("bad group name {name:?}")))?;
+    // SAFETY: all-zero is a valid `group`; getgrnam_r writes into it and `buf`.
+    let mut entry: libc::group = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut found: *mut libc::group = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call and `buf.len()` is its size.
+    let rc = unsafe {
+        libc::getgrnam_r(cname.as_ptr(), &mut entry, buf.as_mut_ptr(), buf.len(), &mut found)
+    };
+    if rc != 0 || found.is_null() {
+        return Err(Error::Privileges(format!("unknown group `{name}`")));
+    }
+    Ok(entry.gr_gid)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_root_and_refuses_unknown_names() {
+        assert_eq!(resolve("root", None).unwrap(), Ids { uid: 0, gid: 0 });
+        assert_eq!(resolve("root", Some("root")).unwrap(), Ids { uid: 0, gid: 0 });
+        assert!(resolve("no-such-user-tern", None)
+            .unwrap_err()
+            .to_string()
+            .contains("unknown user"));
+        assert!(resolve("root", Some("no-such-group-tern")).is_err());
+        assert!(resolve("ro\0ot", None).is_err());
+    }
+}

@@ -1,0 +1,56 @@
+//! Signals for the control thread: SIGHUP (reload), SIGTERM and SIGINT (stop).
+//!
+//! They are blocked in every thread (the mask is set before any thread starts and is
+//! inherited) and taken synchronously with `sigwait` by the main thread, so no handler
+//! runs in signal context.
+
+use crate::error::{Error, Result};
+
+/// A signal the daemon acts on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signal {
+    /// Reload configuration and zones.
+    Reload,
+    /// Stop (SIGTERM or SIGINT).
+    Stop,
+}
+
+/// The blocked set; [`SignalSet::wait`] takes the next one.
+#[derive(Debug)]
+pub struct SignalSet(libc::sigset_t);
+
+impl SignalSet {
+    /// Blocks SIGHUP, SIGTERM and SIGINT in this thread (and in threads it starts later).
+    pub fn block() -> Result<SignalSet> {
+        // SAFETY: sigemptyset/sigaddset initialise the set; pthread_sigmask reads it.
+        unsafe {
+            let mut set: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut set);
+            for signal in [libc::SIGHUP, libc::SIGTERM, libc::SIGINT] {
+                libc::sigaddset(&mut set, signal);
+            }
+            let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+            if rc != 0 {
+                return Err(Error::Os {
+                    doing: "blocking signals",
+                    source: std::io::Error::from_raw_os_error(rc),
+                });
+            }
+            Ok(SignalSet(set))
+        }
+    }
+
+    /// Waits for the next signal of the set.
+    pub fn wait(&self) -> Signal {
+        loop {
+            let mut signal = 0;
+            // SAFETY: `self.0` is an initialised set; `signal` is a valid out pointer.
+            let rc = unsafe { libc::sigwait(&self.0, &mut signal) };
+            match (rc, signal) {
+                (0, libc::SIGHUP) => return Signal::Reload,
+                (0, libc::SIGTERM | libc::SIGINT) => return Signal::Stop,
+                _ => continue,
+            }
+        }
+    }
+}

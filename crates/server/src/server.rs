@@ -1,0 +1,227 @@
+//! Putting the data plane together: bind every socket (before privileges are dropped),
+//! start the UDP worker threads and the TCP runtime, and stop them again with a drain.
+
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use tokio::runtime::Runtime;
+use tokio::sync::{mpsc, watch};
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use crate::handler::Handler;
+use crate::stats::{Stats, StatsSnapshot};
+use crate::tcp::{self, ConnectionLimits, Shared, TcpSettings};
+use crate::udp::{self, UdpEndpoint, Worker};
+
+/// Most listen addresses (each UDP worker polls one socket per address).
+pub const MAX_LISTEN: usize = udp::MAX_SOCKETS;
+
+/// Every socket the server will use, bound and ready.
+#[derive(Debug)]
+pub struct Listeners {
+    /// Per UDP worker, one socket per listen address.
+    udp: Vec<Vec<UdpEndpoint>>,
+    tcp: Vec<StdListener>,
+    addrs: Vec<SocketAddr>,
+}
+
+impl Listeners {
+    /// Binds UDP (one socket per worker and address) and TCP on every listen address. A
+    /// port of 0 is resolved by the first UDP socket and reused for the rest and TCP.
+    pub fn bind(config: &Config) -> Result<Listeners> {
+        let listen = &config.server.listen;
+        if listen.is_empty() || listen.len() > MAX_LISTEN {
+            return Err(Error::Config(format!("listen: give 1 to {MAX_LISTEN} addresses")));
+        }
+        let workers = config.udp_workers();
+        let mut udp: Vec<Vec<UdpEndpoint>> = (0..workers).map(|_| Vec::new()).collect();
+        let mut tcp = Vec::new();
+        let mut addrs = Vec::new();
+        for addr in listen {
+            let mut resolved = addr.0;
+            for sockets in &mut udp {
+                let endpoint = udp::socket::bind(resolved, udp::WAKE)?;
+                resolved = endpoint.local;
+                sockets.push(endpoint);
+            }
+            tcp.push(tcp::bind(resolved)?);
+            addrs.push(resolved);
+        }
+        Ok(Listeners { udp, tcp, addrs })
+    }
+
+    /// The bound addresses, ports resolved.
+    pub fn addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+}
+
+/// A running server; dropping it stops it (see [`RunningServer::shutdown`]).
+#[derive(Debug)]
+pub struct RunningServer {
+    addrs: Vec<SocketAddr>,
+    stop: Arc<AtomicBool>,
+    udp_threads: Vec<JoinHandle<()>>,
+    runtime: Option<Runtime>,
+    stopping: watch::Sender<bool>,
+    alive: mpsc::Receiver<()>,
+    limits: Arc<ConnectionLimits>,
+    stats: Arc<Stats>,
+    drain_timeout: Duration,
+}
+
+/// Starts the UDP workers and the TCP runtime on `listeners`, answering with `handler`.
+pub fn start<H: Handler>(
+    config: &Config,
+    listeners: Listeners,
+    handler: Arc<H>,
+) -> Result<RunningServer> {
+    let stats = Arc::new(Stats::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let (stopping, stopping_rx) = watch::channel(false);
+    let (alive_tx, alive) = mpsc::channel(1);
+    let tcp =
+        start_tcp(config, listeners.tcp, Arc::clone(&handler), &stats, &stopping_rx, &alive_tx)?;
+    let mut server = RunningServer {
+        addrs: listeners.addrs,
+        stop,
+        udp_threads: Vec::new(),
+        runtime: Some(tcp.runtime),
+        stopping,
+        alive,
+        limits: tcp.limits,
+        stats,
+        drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
+    };
+    let max_response = usize::try_from(config.server.udp_payload_max).unwrap_or(1232);
+    for (n, endpoints) in listeners.udp.into_iter().enumerate() {
+        let worker = Worker {
+            endpoints,
+            handler: Arc::clone(&handler),
+            max_response,
+            stop: Arc::clone(&server.stop),
+            stats: Arc::clone(&server.stats),
+        };
+        let thread =
+            std::thread::Builder::new().name(format!("ternd-udp-{n}")).spawn(move || worker.run());
+        // On failure, dropping `server` stops what was started.
+        let thread =
+            thread.map_err(|source| Error::Os { doing: "starting a UDP worker", source })?;
+        server.udp_threads.push(thread);
+    }
+    Ok(server)
+}
+
+/// The TCP side once started.
+struct TcpStarted {
+    runtime: Runtime,
+    limits: Arc<ConnectionLimits>,
+}
+
+/// Builds the TCP runtime and spawns one accept loop per listener.
+fn start_tcp<H: Handler>(
+    config: &Config,
+    listeners: Vec<StdListener>,
+    handler: Arc<H>,
+    stats: &Arc<Stats>,
+    stopping: &watch::Receiver<bool>,
+    alive: &mpsc::Sender<()>,
+) -> Result<TcpStarted> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.tcp_workers())
+        .thread_name("ternd-tcp")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|source| Error::Os { doing: "starting the TCP runtime", source })?;
+    let tcp = &config.tcp;
+    let settings = TcpSettings {
+        idle_timeout: tcp.idle_timeout,
+        io_timeout: tcp.io_timeout,
+        max_queries: tcp.max_queries_per_connection,
+    };
+    let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(stats) });
+    let limits = ConnectionLimits::new(
+        usize::try_from(tcp.max_connections).unwrap_or(usize::MAX),
+        usize::try_from(tcp.max_connections_per_client).unwrap_or(usize::MAX),
+    );
+    for listener in listeners {
+        let _guard = runtime.enter();
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|source| Error::Os { doing: "registering a TCP listener", source })?;
+        let shared = Arc::clone(&shared);
+        let task = tcp::accept_loop(
+            listener,
+            shared,
+            Arc::clone(&limits),
+            stopping.clone(),
+            alive.clone(),
+        );
+        runtime.spawn(task);
+    }
+    Ok(TcpStarted { runtime, limits })
+}
+
+/// What stopping found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShutdownReport {
+    /// TCP connections still open when the drain timeout passed (closed hard).
+    pub tcp_cut: usize,
+    /// The final counters.
+    pub stats: StatsSnapshot,
+}
+
+impl RunningServer {
+    /// The addresses served, ports resolved.
+    pub fn local_addrs(&self) -> &[SocketAddr] {
+        &self.addrs
+    }
+
+    /// The counters now.
+    pub fn stats(&self) -> StatsSnapshot {
+        self.stats.snapshot()
+    }
+
+    /// TCP connections open now.
+    pub fn tcp_connections(&self) -> usize {
+        self.limits.open()
+    }
+
+    /// Stops accepting, lets UDP workers answer what is queued and TCP connections
+    /// answer what they have received (up to the I/O timeout plus a second), then stops.
+    pub fn shutdown(mut self) -> ShutdownReport {
+        self.stop_and_join()
+    }
+
+    fn stop_and_join(&mut self) -> ShutdownReport {
+        let _ = self.stopping.send(true);
+        self.stop.store(true, Ordering::Relaxed);
+        for thread in self.udp_threads.drain(..) {
+            let _ = thread.join();
+        }
+        let mut tcp_cut = 0;
+        if let Some(runtime) = self.runtime.take() {
+            let alive = &mut self.alive;
+            let drained = runtime.block_on(async {
+                tokio::time::timeout(self.drain_timeout, alive.recv()).await.is_ok()
+            });
+            if !drained {
+                tcp_cut = self.limits.open();
+            }
+            runtime.shutdown_timeout(Duration::from_millis(100));
+        }
+        ShutdownReport { tcp_cut, stats: self.stats.snapshot() }
+    }
+}
+
+impl Drop for RunningServer {
+    fn drop(&mut self) {
+        if self.runtime.is_some() || !self.udp_threads.is_empty() {
+            self.stop_and_join();
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Server counters, shared by all workers and updated once per batch or connection
+//! event (never per query on UDP), with relaxed atomics.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// Counters since start.
+#[derive(Debug, Default)]
+pub struct Stats {
+    udp_received: AtomicU64,
+    udp_sent: AtomicU64,
+    udp_errors: AtomicU64,
+    tcp_accepted: AtomicU64,
+    tcp_refused: AtomicU64,
+    tcp_queries: AtomicU64,
+    tcp_closed_idle: AtomicU64,
+    tcp_closed_slow: AtomicU64,
+}
+
+/// A copy of the counters at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StatsSnapshot {
+    /// UDP datagrams received.
+    pub udp_received: u64,
+    /// UDP answers the kernel accepted.
+    pub udp_sent: u64,
+    /// Failed `recvmmsg` calls other than timeouts.
+    pub udp_errors: u64,
+    /// TCP connections accepted and served.
+    pub tcp_accepted: u64,
+    /// TCP connections closed at once because a connection limit was reached.
+    pub tcp_refused: u64,
+    /// Queries read on TCP connections.
+    pub tcp_queries: u64,
+    /// TCP connections closed for being idle, or for a query not arriving in time.
+    pub tcp_closed_idle: u64,
+    /// TCP connections closed because the client did not take its answers in time.
+    pub tcp_closed_slow: u64,
+}
+
+impl Stats {
+    pub(crate) fn add_udp(&self, received: usize, sent: usize) {
+        self.udp_received.fetch_add(received as u64, Relaxed);
+        self.udp_sent.fetch_add(sent as u64, Relaxed);
+    }
+
+    pub(crate) fn add_udp_error(&self) {
+        self.udp_errors.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_tcp_accepted(&self) {
+        self.tcp_accepted.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_tcp_refused(&self) {
+        self.tcp_refused.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_tcp_queries(&self, count: u64) {
+        self.tcp_queries.fetch_add(count, Relaxed);
+    }
+
+    pub(crate) fn add_tcp_closed_idle(&self) {
+        self.tcp_closed_idle.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_tcp_closed_slow(&self) {
+        self.tcp_closed_slow.fetch_add(1, Relaxed);
+    }
+
+    /// Reads all counters.
+    pub fn snapshot(&self) -> StatsSnapshot {
+        StatsSnapshot {
+            udp_received: self.udp_received.load(Relaxed),
+            udp_sent: self.udp_sent.load(Relaxed),
+            udp_errors: self.udp_errors.load(Relaxed),
+            tcp_accepted: self.tcp_accepted.load(Relaxed),
+            tcp_refused: self.tcp_refused.load(Relaxed),
+            tcp_queries: self.tcp_queries.load(Relaxed),
+            tcp_closed_idle: self.tcp_closed_idle.load(Relaxed),
+            tcp_closed_slow: self.tcp_closed_slow.load(Relaxed),
+        }
+    }
+}

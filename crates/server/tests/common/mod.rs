@@ -1,0 +1,248 @@
+//! Test helpers: a small handler double, query builders, socket helpers, and starting
+//! the server in-process or the real `ternd` binary.
+
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::indexing_slicing,
+    clippy::panic
+)]
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tern_server::server::{self, Listeners, RunningServer};
+use tern_server::{Config, Handler, RequestContext, Transport};
+
+/// The test double: decides by the query name's first label.
+/// * `drop`: no answer;
+/// * `big`: an answer of `ctx.max_response` bytes (ID, QR, then zeros);
+/// * `ctx`: the header, then `transport local keepalive-units max-response` as text;
+/// * anything else: the query echoed with QR set.
+#[derive(Debug, Default)]
+pub struct TestHandler;
+
+impl Handler for TestHandler {
+    type Batch = ();
+
+    fn begin_batch(&self) {}
+
+    fn handle(
+        &self,
+        _: &mut (),
+        query: &[u8],
+        ctx: &RequestContext,
+        out: &mut [u8],
+    ) -> Option<usize> {
+        let header = query.get(..12)?;
+        let label_len = usize::from(*query.get(12)?);
+        let label = query.get(13..13 + label_len).unwrap_or_default();
+        let len = match label {
+            b"drop" => return None,
+            b"big" => {
+                out.get_mut(..ctx.max_response)?.fill(0);
+                out.get_mut(..2)?.copy_from_slice(&header[..2]);
+                ctx.max_response
+            }
+            b"ctx" => {
+                let transport = match ctx.transport {
+                    Transport::Udp => "udp",
+                    Transport::Tcp => "tcp",
+                };
+                let text = format!(
+                    "{transport} {} {} {}",
+                    ctx.local,
+                    ctx.keepalive_units().map_or("-".into(), |u| u.to_string()),
+                    ctx.max_response
+                );
+                out.get_mut(..12)?.copy_from_slice(header);
+                out.get_mut(12..12 + text.len())?.copy_from_slice(text.as_bytes());
+                12 + text.len()
+            }
+            _ => {
+                out.get_mut(..query.len())?.copy_from_slice(query);
+                query.len()
+            }
+        };
+        *out.get_mut(2)? |= 0x80;
+        Some(len)
+    }
+}
+
+/// A query for `name` (dotted, no final dot), type A, with ID `id` and RD set.
+pub fn query(id: u16, name: &str) -> Vec<u8> {
+    let mut q = id.to_be_bytes().to_vec();
+    q.extend_from_slice(&[0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]);
+    for label in name.split('.').filter(|l| !l.is_empty()) {
+        q.push(label.len() as u8);
+        q.extend_from_slice(label.as_bytes());
+    }
+    q.extend_from_slice(&[0, 0, 1, 0, 1]);
+    q
+}
+
+/// The ID of a message.
+pub fn id_of(message: &[u8]) -> u16 {
+    u16::from_be_bytes([message[0], message[1]])
+}
+
+/// Parses configuration text (with `path` for errors).
+pub fn config(text: &str) -> Config {
+    Config::from_text(text, Path::new("test.toml")).unwrap()
+}
+
+/// Starts the server in-process with the test handler.
+pub fn start(text: &str) -> RunningServer {
+    let config = config(text);
+    let listeners = Listeners::bind(&config).unwrap();
+    server::start(&config, listeners, Arc::new(TestHandler)).unwrap()
+}
+
+/// A UDP socket on loopback with a receive timeout.
+pub fn udp_client() -> UdpSocket {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    socket
+}
+
+/// Sends one UDP query and waits for its answer.
+pub fn udp_ask(server: SocketAddr, message: &[u8]) -> Option<Vec<u8>> {
+    let socket = udp_client();
+    socket.send_to(message, server).unwrap();
+    let mut buf = vec![0u8; 65535];
+    let (len, _) = socket.recv_from(&mut buf).ok()?;
+    Some(buf[..len].to_vec())
+}
+
+/// A TCP connection with read and write timeouts.
+pub fn tcp_connect(server: SocketAddr) -> TcpStream {
+    let stream = TcpStream::connect(server).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.set_write_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream
+}
+
+/// Frames `message` for TCP.
+pub fn framed(message: &[u8]) -> Vec<u8> {
+    let mut out = (message.len() as u16).to_be_bytes().to_vec();
+    out.extend_from_slice(message);
+    out
+}
+
+/// Reads one framed message; `None` on end of stream or timeout.
+pub fn tcp_read(stream: &mut TcpStream) -> Option<Vec<u8>> {
+    let mut len = [0u8; 2];
+    stream.read_exact(&mut len).ok()?;
+    let mut message = vec![0u8; usize::from(u16::from_be_bytes(len))];
+    stream.read_exact(&mut message).ok()?;
+    Some(message)
+}
+
+/// Sends one framed query and reads one answer.
+pub fn tcp_ask(stream: &mut TcpStream, message: &[u8]) -> Option<Vec<u8>> {
+    stream.write_all(&framed(message)).ok()?;
+    tcp_read(stream)
+}
+
+/// Whether the server closed `stream` (end of stream or reset) within `limit`; data or
+/// a timeout mean it did not.
+pub fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
+    stream.set_read_timeout(Some(limit)).unwrap();
+    let mut buf = [0u8; 1];
+    match stream.read(&mut buf) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => {
+            !matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
+        }
+    }
+}
+
+/// Polls `check` every 20 ms until it holds or `limit` passes.
+pub fn eventually(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    check()
+}
+
+/// A free loopback port (bound then released; both UDP and TCP were free).
+pub fn free_port() -> u16 {
+    loop {
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = udp.local_addr().unwrap().port();
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+}
+
+/// The `ternd` binary built for these tests.
+pub fn ternd() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_ternd"))
+}
+
+/// A running `ternd` child, killed when dropped.
+pub struct Daemon {
+    pub child: Child,
+    pub addr: SocketAddr,
+    pub log: std::path::PathBuf,
+}
+
+impl Daemon {
+    /// Starts `ternd` with `args`, stderr to `log`, and waits until it answers on `addr`.
+    pub fn spawn(args: &[&str], addr: SocketAddr, log: &Path) -> Daemon {
+        let log_file = std::fs::File::create(log).unwrap();
+        let child = ternd().args(args).stdout(Stdio::null()).stderr(log_file).spawn().unwrap();
+        let daemon = Daemon { child, addr, log: log.to_owned() };
+        let up = eventually(Duration::from_secs(10), || {
+            let socket = udp_client();
+            socket.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+            socket.send_to(&query(1, "up.test"), addr).unwrap();
+            socket.recv_from(&mut [0u8; 512]).is_ok()
+        });
+        assert!(up, "ternd did not answer on {addr}: {}", daemon.log_text());
+        daemon
+    }
+
+    pub fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub fn signal(&self, signal: i32) {
+        // SAFETY (test): sending a signal to our own child.
+        assert_eq!(unsafe { libc::kill(self.pid(), signal) }, 0);
+    }
+
+    /// Waits up to `limit` for the exit status.
+    pub fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + limit;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+
+    pub fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

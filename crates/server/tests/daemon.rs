@@ -1,0 +1,323 @@
+//! The real `ternd` binary: `--check-config`, quick mode with dig and kdig, `demo`,
+//! SIGHUP reloads under load, SIGTERM/SIGINT drain and exit 0, the PID file, the
+//! privilege drop, `--daemon`, and JSON logs.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn example_config() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/ternd.example.toml")
+}
+
+fn loopback(port: u16) -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], port))
+}
+
+/// A temporary directory with a zone file and a configuration file.
+fn setup(extra: &str) -> (tempfile::TempDir, PathBuf, SocketAddr) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("example.com.zone"), tern_server::demo::ZONE_TEXT).unwrap();
+    let port = free_port();
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n{extra}\n\
+         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
+    );
+    let config = dir.path().join("ternd.toml");
+    std::fs::write(&config, text).unwrap();
+    (dir, config, loopback(port))
+}
+
+fn output(cmd: &mut Command) -> (i32, String, String) {
+    let out = cmd.output().unwrap();
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+#[test]
+fn check_config_accepts_the_documented_example() {
+    let (code, stdout, stderr) = output(ternd().arg("--check-config").arg(example_config()));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.contains("valid (2 zones)"), "{stdout}");
+}
+
+#[test]
+fn check_config_errors_name_file_line_and_hint() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.toml");
+    std::fs::write(&path, "[server]\nlisten = [\"127.0.0.1:53\"]\nudp-wrkers = 2\n").unwrap();
+    let (code, _, stderr) = output(ternd().arg("--check-config").arg(&path));
+    assert_eq!(code, 1);
+    assert!(
+        stderr.contains(&format!("{}:3:1: unknown field `udp-wrkers`", path.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains("hint: did you mean `udp-workers`?"), "{stderr}");
+
+    std::fs::write(&path, "[tcp]\nidle-timeout = \"forever\"\n").unwrap();
+    let (code, _, stderr) = output(ternd().arg("--check-config").arg(&path));
+    assert_eq!(code, 1);
+    assert!(stderr.contains(":2:16: `forever` is not a duration"), "{stderr}");
+
+    let (code, _, stderr) =
+        output(ternd().arg("--check-config").arg(dir.path().join("missing.toml")));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("missing.toml: No such file"), "{stderr}");
+}
+
+#[test]
+fn no_arguments_explain_what_to_give() {
+    let (code, _, stderr) = output(&mut ternd());
+    assert_eq!(code, 1);
+    assert!(stderr.contains("nothing to serve"), "{stderr}");
+}
+
+fn dig_answers(tool: &str, addr: SocketAddr, extra: &[&str]) -> bool {
+    let out = Command::new(tool)
+        .arg(format!("@{}", addr.ip()))
+        .args(["-p", &addr.port().to_string(), "www.example.com", "A"])
+        .args(if tool == "kdig" { ["+retry=0", "+timeout=2"] } else { ["+tries=1", "+time=2"] })
+        .args(extra)
+        .output();
+    match out {
+        Ok(out) => {
+            // The demo zone: www.example.com is a CNAME to example.com, which has an A.
+            let text = String::from_utf8_lossy(&out.stdout);
+            text.contains("status: NOERROR")
+                && text.contains("192.0.2.1")
+                && !text.contains("timed out")
+        }
+        Err(_) => {
+            eprintln!("{tool} is not installed; skipped");
+            true
+        }
+    }
+}
+
+#[test]
+fn quick_mode_answers_dig_and_kdig_over_udp_and_tcp() {
+    let (dir, _, _) = setup("");
+    let port = free_port();
+    let zone = format!("example.com={}", dir.path().join("example.com.zone").display());
+    let listen = format!("127.0.0.1:{port}");
+    let log = dir.path().join("log");
+    let daemon = Daemon::spawn(
+        &["--listen", &listen, "--zone", &zone, "--workers", "1"],
+        loopback(port),
+        &log,
+    );
+    assert!(dig_answers("dig", daemon.addr, &[]));
+    assert!(dig_answers("dig", daemon.addr, &["+tcp"]));
+    assert!(dig_answers("kdig", daemon.addr, &[]));
+    assert!(dig_answers("kdig", daemon.addr, &["+tcp", "+nsid"]));
+    assert!(daemon.log_text().contains("serving"), "{}", daemon.log_text());
+}
+
+#[test]
+fn demo_serves_on_the_given_address() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let listen = format!("127.0.0.1:{port}");
+    let daemon =
+        Daemon::spawn(&["demo", "--listen", &listen], loopback(port), &dir.path().join("log"));
+    assert!(dig_answers("dig", daemon.addr, &[]));
+}
+
+/// Queries from another thread all the while; returns (sent, answered).
+fn query_continuously(
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<(u32, u32)> {
+    std::thread::spawn(move || {
+        let socket = udp_client();
+        socket.set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let (mut sent, mut answered) = (0u32, 0u32);
+        let mut buf = [0u8; 512];
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !stop.load(Ordering::Relaxed) && sent < 20_000 && Instant::now() < deadline {
+            let id = sent as u16;
+            socket.send_to(&query(id, "load.example.com"), addr).unwrap();
+            sent += 1;
+            if let Ok((len, _)) = socket.recv_from(&mut buf) {
+                answered += u32::from(id_of(&buf[..len]) == id);
+            }
+        }
+        (sent, answered)
+    })
+}
+
+#[test]
+fn sighup_reloads_without_dropping_a_query() {
+    let (dir, config, addr) = setup("");
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let stop = Arc::new(AtomicBool::new(false));
+    let load = query_continuously(addr, Arc::clone(&stop));
+    std::thread::sleep(Duration::from_millis(100));
+    for round in 0..5 {
+        if round == 2 {
+            // A broken file is reported and the running configuration kept.
+            let good = std::fs::read_to_string(&config).unwrap();
+            std::fs::write(&config, format!("{good}\nbogus = 1\n")).unwrap();
+            daemon.signal(libc::SIGHUP);
+            std::thread::sleep(Duration::from_millis(150));
+            std::fs::write(&config, good).unwrap();
+        }
+        daemon.signal(libc::SIGHUP);
+        std::thread::sleep(Duration::from_millis(150));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let (sent, answered) = load.join().unwrap();
+    assert!(sent > 50, "only {sent} queries sent");
+    assert_eq!(answered, sent, "no query lost across reloads");
+    let log = daemon.log_text();
+    assert_eq!(log.matches("reload done").count(), 5, "{log}");
+    assert!(log.contains("configuration not reloaded"), "{log}");
+    assert!(log.contains("unknown field `bogus`"), "{log}");
+    daemon.signal(libc::SIGTERM);
+    assert_eq!(daemon.wait(Duration::from_secs(10)).map(|s| s.code()), Some(Some(0)));
+}
+
+#[test]
+fn sigterm_drains_exits_zero_and_removes_the_pid_file() {
+    let dir_pid = tempfile::tempdir().unwrap();
+    let pid_file = dir_pid.path().join("ternd.pid");
+    let (dir, config, addr) = setup(&format!("pid-file = \"{}\"\n", pid_file.display()));
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    assert_eq!(std::fs::read_to_string(&pid_file).unwrap(), format!("{}\n", daemon.pid()));
+    // A TCP client with queries in flight gets its answers before the exit.
+    let mut stream = tcp_connect(addr);
+    let mut wire = Vec::new();
+    for id in 0..20 {
+        wire.extend(framed(&query(id, "drain.example.com")));
+    }
+    std::io::Write::write_all(&mut stream, &wire).unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    daemon.signal(libc::SIGTERM);
+    let mut answered = 0;
+    while tcp_read(&mut stream).is_some() {
+        answered += 1;
+    }
+    assert_eq!(answered, 20);
+    assert_eq!(daemon.wait(Duration::from_secs(10)).map(|s| s.code()), Some(Some(0)));
+    assert!(!pid_file.exists(), "PID file removed");
+    let log = daemon.log_text();
+    assert!(log.contains("stopping") && log.contains("stopped"), "{log}");
+}
+
+#[test]
+fn sigint_stops_too() {
+    let (dir, config, addr) = setup("");
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    daemon.signal(libc::SIGINT);
+    assert_eq!(daemon.wait(Duration::from_secs(10)).map(|s| s.code()), Some(Some(0)));
+}
+
+fn status_ids(pid: i32, key: &str) -> Vec<u32> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(key)).unwrap();
+    line[key.len()..].split_whitespace().map(|n| n.parse().unwrap()).collect()
+}
+
+#[test]
+fn privileges_are_dropped_to_nobody_after_binding() {
+    // SAFETY (test): geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: not root");
+        return;
+    }
+    let (dir, config, addr) = setup("user = \"nobody\"\n");
+    // nobody must be able to read the zone directory.
+    std::process::Command::new("chmod").arg("755").arg(dir.path()).status().unwrap();
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let nobody = tern_server::lifecycle::privileges::resolve("nobody", None).unwrap();
+    assert_eq!(status_ids(daemon.pid(), "Uid:"), vec![nobody.uid; 4]);
+    assert_eq!(status_ids(daemon.pid(), "Gid:"), vec![nobody.gid; 4]);
+    assert_eq!(status_ids(daemon.pid(), "Groups:"), vec![nobody.gid]);
+    assert!(dig_answers("dig", addr, &["+tcp"]));
+    assert!(daemon.log_text().contains("privileges dropped"));
+}
+
+#[test]
+fn daemon_detaches_and_reports_readiness() {
+    let dir_pid = tempfile::tempdir().unwrap();
+    let pid_file = dir_pid.path().join("ternd.pid");
+    let log = dir_pid.path().join("ternd.log");
+    let (_dir, config, addr) = setup(&format!(
+        "pid-file = \"{}\"\n[log]\nfile = \"{}\"\n",
+        pid_file.display(),
+        log.display()
+    ));
+    let started = Instant::now();
+    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(udp_ask(addr, &query(1, "up.example.com")).is_some(), "daemon answers");
+    // SAFETY (test): signalling the daemon we started.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    assert!(eventually(Duration::from_secs(10), || !Path::new(&format!("/proc/{pid}")).exists()
+        || std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))));
+    assert!(eventually(Duration::from_secs(2), || !pid_file.exists()));
+    assert!(std::fs::read_to_string(&log).unwrap().contains("stopped"));
+}
+
+#[test]
+fn daemon_start_failure_reaches_the_starting_command() {
+    let (_dir, config, _) = setup("user = \"no-such-user-tern\"\n");
+    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    assert_eq!(code, 1);
+    assert!(stderr.contains("unknown user `no-such-user-tern`"), "{stderr}");
+
+    let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = busy.local_addr().unwrap().port();
+    let (code, _, stderr) =
+        output(ternd().args(["--daemon", "--listen", &format!("127.0.0.1:{port}")]));
+    assert_eq!(code, 1);
+    assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+}
+
+#[test]
+fn json_logs_are_one_object_per_line() {
+    let (dir, config, addr) = setup("[log]\nformat = \"json\"\nlevel = \"debug\"\n");
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let log = daemon.log_text();
+    let lines: Vec<&str> = log.lines().collect();
+    assert!(!lines.is_empty());
+    for line in &lines {
+        assert!(line.starts_with('{') && line.ends_with('}'), "{line}");
+    }
+    assert!(log.contains("\"message\":\"serving\""), "{log}");
+}
+
+#[test]
+fn sighup_applies_a_new_log_level() {
+    let (dir, config, addr) = setup("");
+    let mut daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, format!("{text}\n[log]\nlevel = \"warn\"\n")).unwrap();
+    daemon.signal(libc::SIGHUP);
+    assert!(eventually(Duration::from_secs(5), || daemon.log_text().contains("reload done")));
+    daemon.signal(libc::SIGHUP); // logged at info: no longer shown
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(udp_ask(addr, &query(1, "still.example.com")).is_some());
+    daemon.signal(libc::SIGTERM);
+    assert_eq!(daemon.wait(Duration::from_secs(10)).map(|s| s.code()), Some(Some(0)));
+    let log = daemon.log_text();
+    assert_eq!(log.matches("SIGHUP: reloading").count(), 1, "{log}");
+    assert!(!log.contains("stopped"), "info lines are off after the reload: {log}");
+}

@@ -1,0 +1,196 @@
+//! The TCP data plane (RFC 7766, RFC 7828), in-process with the test handler:
+//! pipelining, split and out-of-order reads, limits, timeouts, slow readers, half-open
+//! connections, garbage, the largest messages, and the stop drain.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::collections::HashSet;
+use std::io::Write;
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use common::*;
+
+fn config(tcp: &str) -> String {
+    format!(
+        "[server]\nlisten = [\"127.0.0.1:0\"]\nudp-workers = 1\ntcp-workers = 2\n\n[tcp]\n{tcp}"
+    )
+}
+
+fn addr(server: &tern_server::RunningServer) -> SocketAddr {
+    server.local_addrs()[0]
+}
+
+#[test]
+fn answers_and_advertises_keepalive() {
+    let server = start(&config("idle-timeout = \"7s\"\n"));
+    let mut stream = tcp_connect(addr(&server));
+    let answer = tcp_ask(&mut stream, &query(0x4242, "www.example.com")).unwrap();
+    assert_eq!(id_of(&answer), 0x4242);
+    let ctx = tcp_ask(&mut stream, &query(1, "ctx")).unwrap();
+    assert_eq!(&ctx[12..], format!("tcp {} 70 65535", addr(&server)).as_bytes());
+}
+
+#[test]
+fn pipelined_queries_in_one_write_are_all_answered() {
+    let server = start(&config(""));
+    let mut stream = tcp_connect(addr(&server));
+    let mut wire = Vec::new();
+    for id in 0..200u16 {
+        wire.extend(framed(&query(id, &format!("q{id}.example"))));
+    }
+    stream.write_all(&wire).unwrap();
+    let ids: HashSet<u16> = (0..200).map(|_| id_of(&tcp_read(&mut stream).unwrap())).collect();
+    assert_eq!(ids.len(), 200, "every ID answered once; order is free (RFC 7766 §7)");
+    assert_eq!(server.stats().tcp_queries, 200);
+}
+
+#[test]
+fn queries_split_at_every_byte_are_reassembled() {
+    let server = start(&config(""));
+    let mut stream = tcp_connect(addr(&server));
+    stream.set_nodelay(true).unwrap();
+    let mut wire = framed(&query(1, "split.example"));
+    wire.extend(framed(&query(2, "other.example")));
+    for byte in &wire {
+        stream.write_all(std::slice::from_ref(byte)).unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    assert_eq!(id_of(&tcp_read(&mut stream).unwrap()), 1);
+    assert_eq!(id_of(&tcp_read(&mut stream).unwrap()), 2);
+}
+
+#[test]
+fn largest_messages_both_ways() {
+    let server = start(&config(""));
+    let mut stream = tcp_connect(addr(&server));
+    let mut q = query(5, "echo.example");
+    q.resize(65535, 0);
+    assert_eq!(tcp_ask(&mut stream, &q).unwrap().len(), 65535, "65535-byte query echoed");
+    assert_eq!(tcp_ask(&mut stream, &query(6, "big")).unwrap().len(), 65535);
+}
+
+#[test]
+fn idle_connection_is_closed_after_the_idle_timeout() {
+    let server = start(&config("idle-timeout = \"300ms\"\n"));
+    let mut stream = tcp_connect(addr(&server));
+    assert!(tcp_ask(&mut stream, &query(1, "a.example")).is_some());
+    let started = Instant::now();
+    assert!(closed_within(&mut stream, Duration::from_secs(3)));
+    let waited = started.elapsed();
+    assert!(waited >= Duration::from_millis(250) && waited < Duration::from_secs(2), "{waited:?}");
+    assert_eq!(server.stats().tcp_closed_idle, 1);
+}
+
+#[test]
+fn connection_limits_total_and_per_client() {
+    let server = start(&config("max-connections = 3\nmax-connections-per-client = 2\n"));
+    let port = addr(&server).port();
+    let from_1 = SocketAddr::from(([127, 0, 0, 1], port));
+    let mut a = tcp_connect(from_1);
+    let mut b = tcp_connect(from_1);
+    assert!(tcp_ask(&mut a, &query(1, "a")).is_some());
+    assert!(tcp_ask(&mut b, &query(2, "b")).is_some());
+    let mut c = tcp_connect(from_1);
+    assert!(closed_within(&mut c, Duration::from_secs(2)), "third from one client is closed");
+    // Another client address (127.0.0.2 as source) is still admitted, up to the total.
+    let other = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    other.bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into()).unwrap();
+    other.connect(&from_1.into()).unwrap();
+    let mut d: TcpStream = other.into();
+    d.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    assert!(tcp_ask(&mut d, &query(3, "d")).is_some());
+    let mut e = tcp_connect(from_1);
+    assert!(closed_within(&mut e, Duration::from_secs(2)), "over the total");
+    assert_eq!(server.stats().tcp_refused, 2);
+    drop(a);
+    assert!(eventually(Duration::from_secs(2), || server.tcp_connections() == 2));
+    let mut f = tcp_connect(from_1);
+    assert!(tcp_ask(&mut f, &query(4, "f")).is_some(), "slot given back on close");
+}
+
+#[test]
+fn connection_is_closed_after_its_query_cap() {
+    let server = start(&config("max-queries-per-connection = 3\n"));
+    let mut stream = tcp_connect(addr(&server));
+    let mut wire = Vec::new();
+    for id in 0..5 {
+        wire.extend(framed(&query(id, "capped.example")));
+    }
+    stream.write_all(&wire).unwrap();
+    for id in 0..3 {
+        assert_eq!(id_of(&tcp_read(&mut stream).unwrap()), id);
+    }
+    assert!(closed_within(&mut stream, Duration::from_secs(2)));
+}
+
+#[test]
+fn half_open_query_is_cut_off_after_the_io_timeout() {
+    let server = start(&config("idle-timeout = \"30s\"\nio-timeout = \"300ms\"\n"));
+    let mut stream = tcp_connect(addr(&server));
+    stream.write_all(&[0, 40, 1, 2]).unwrap(); // 4 of 42 bytes, then silence
+    let started = Instant::now();
+    assert!(closed_within(&mut stream, Duration::from_secs(5)));
+    assert!(started.elapsed() < Duration::from_secs(3), "io timeout, not idle timeout");
+}
+
+#[test]
+fn client_that_never_reads_is_cut_off_and_others_are_served() {
+    let server = start(&config("io-timeout = \"500ms\"\n"));
+    let slow = tcp_connect(addr(&server));
+    slow.set_write_timeout(Some(Duration::from_millis(200))).unwrap();
+    let mut slow_w = &slow;
+    // Ask for many 64 KiB answers and never read them; bounded at 2000 queries.
+    let mut sent = 0;
+    for id in 0..2000u16 {
+        if slow_w.write_all(&framed(&query(id, "big"))).is_err() {
+            break;
+        }
+        sent += 1;
+    }
+    assert!(sent > 0);
+    let mut other = tcp_connect(addr(&server));
+    let started = Instant::now();
+    assert!(tcp_ask(&mut other, &query(1, "ok.example")).is_some());
+    assert!(started.elapsed() < Duration::from_secs(1), "others are not held up");
+    assert!(eventually(Duration::from_secs(5), || server.stats().tcp_closed_slow == 1));
+}
+
+#[test]
+fn garbage_is_dropped_without_harm() {
+    let server = start(&config(""));
+    let mut stream = tcp_connect(addr(&server));
+    stream.write_all(&framed(&[])).unwrap();
+    stream.write_all(&framed(&[0xde, 0xad])).unwrap();
+    stream.write_all(&framed(&query(1, "drop"))).unwrap();
+    assert_eq!(id_of(&tcp_ask(&mut stream, &query(9, "after.example")).unwrap()), 9);
+    let mut noise = tcp_connect(addr(&server));
+    let bytes: Vec<u8> = (0..10_000u32).map(|i| (i * 7919 % 251) as u8).collect();
+    let _ = noise.write_all(&bytes);
+    drop(noise);
+    let mut fresh = tcp_connect(addr(&server));
+    assert!(tcp_ask(&mut fresh, &query(10, "x")).is_some());
+}
+
+#[test]
+fn stop_answers_received_queries_then_closes() {
+    let server = start(&config(""));
+    let mut stream = tcp_connect(addr(&server));
+    assert!(tcp_ask(&mut stream, &query(1, "first")).is_some());
+    let mut wire = Vec::new();
+    for id in 2..12 {
+        wire.extend(framed(&query(id, "pending")));
+    }
+    stream.write_all(&wire).unwrap();
+    let report = server.shutdown();
+    let mut answered = 0;
+    while tcp_read(&mut stream).is_some() {
+        answered += 1;
+    }
+    assert_eq!(answered, 10, "queries sent before the stop are answered");
+    assert_eq!(report.tcp_cut, 0);
+    assert!(TcpStream::connect_timeout(&stream.peer_addr().unwrap(), Duration::from_millis(500))
+        .is_err());
+}

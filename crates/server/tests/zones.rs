@@ -1,0 +1,164 @@
+//! The real `ternd` binary serving zones: answers come from the zone files, SIGHUP picks
+//! up a changed zone under continuous load with every answer taken wholly from one
+//! version, and a broken zone file keeps the previous contents in service.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use common::*;
+use tern_wire::message::{CompressionTable, MessageReader, MessageWriter, Section};
+use tern_wire::{rdata, Class, Name, Rtype};
+
+/// A query for `name`/`rtype` with EDNS.
+fn ask_query(id: u16, name: &str, rtype: Rtype) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(id);
+    w.push_question(&name.parse::<Name>().unwrap(), rtype, Class::IN).unwrap();
+    w.push_opt(1232, 0, 0).unwrap();
+    w.finish().to_vec()
+}
+
+/// `RCODE an: rr; rr` with answer records as text (TTLs left out).
+fn summary(message: &[u8]) -> String {
+    let mut reader = MessageReader::new(message).unwrap();
+    let rcode = reader.header().flags.rcode_bits();
+    while reader.question().unwrap().is_some() {}
+    let mut scratch = vec![0u8; 65535];
+    let mut answers = Vec::new();
+    while let Some(rr) = reader.record(&mut scratch).unwrap() {
+        if rr.section == Section::Answer {
+            answers.push(format!(
+                "{} {} {}",
+                rr.owner,
+                rr.rtype,
+                rdata::to_text(rr.rtype, rr.rdata)
+            ));
+        }
+    }
+    format!("{} an: {}", tern_wire::Rcode::from(u16::from(rcode)), answers.join("; "))
+}
+
+fn udp(addr: SocketAddr, name: &str, rtype: Rtype) -> String {
+    let answer = udp_ask(addr, &ask_query(7, name, rtype)).expect("no answer");
+    summary(&answer)
+}
+
+const APEX: &str = "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hostmaster SERIAL 7200 3600 1209600 300\n@ NS ns1\nns1 A 192.0.2.53\n";
+
+/// Zone version `v`: `load` is a CNAME to `aV`, which has address 192.0.2.V, plus
+/// `filler` records to make loading take a while.
+fn zone_text(v: u32, filler: usize) -> String {
+    let mut text = APEX.replace("SERIAL", &v.to_string());
+    text.push_str(&format!("load CNAME a{v}\na{v} A 192.0.2.{v}\n"));
+    for i in 0..filler {
+        text.push_str(&format!("f{i} A 198.51.100.{}\n", i % 250));
+    }
+    text
+}
+
+fn start(dir: &Path, zone: &str) -> Daemon {
+    std::fs::write(dir.join("example.com.zone"), zone).unwrap();
+    let port = free_port();
+    let config = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
+    );
+    std::fs::write(dir.join("ternd.toml"), config).unwrap();
+    let conf = dir.join("ternd.toml");
+    Daemon::spawn(
+        &["--config", conf.to_str().unwrap()],
+        SocketAddr::from(([127, 0, 0, 1], port)),
+        &dir.join("log"),
+    )
+}
+
+#[test]
+fn answers_come_from_the_zone_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = start(dir.path(), &zone_text(1, 0));
+    assert_eq!(
+        udp(daemon.addr, "load.example.com.", Rtype::A),
+        "NOERROR an: load.example.com. CNAME a1.example.com.; a1.example.com. A 192.0.2.1"
+    );
+    assert_eq!(udp(daemon.addr, "nothing.example.com.", Rtype::A), "NXDOMAIN an: ");
+    assert_eq!(udp(daemon.addr, "example.org.", Rtype::A), "REFUSED an: ");
+    let mut stream = tcp_connect(daemon.addr);
+    let answer = tcp_ask(&mut stream, &ask_query(9, "ns1.example.com.", Rtype::A)).unwrap();
+    assert_eq!(summary(&answer), "NOERROR an: ns1.example.com. A 192.0.2.53");
+}
+
+/// Asks `load.example.com A` until stopped; counts each distinct answer.
+fn watch(
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<BTreeMap<String, u32>> {
+    std::thread::spawn(move || {
+        let socket = udp_client();
+        socket.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut seen: BTreeMap<String, u32> = BTreeMap::new();
+        let mut buf = [0u8; 1500];
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let mut id = 0u16;
+        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline && id < 60_000 {
+            id += 1;
+            socket.send_to(&ask_query(id, "load.example.com.", Rtype::A), addr).unwrap();
+            let text = match socket.recv_from(&mut buf) {
+                Ok((len, _)) if id_of(&buf[..len]) == id => summary(&buf[..len]),
+                Ok(_) => "wrong id".to_string(),
+                Err(_) => "timeout".to_string(),
+            };
+            *seen.entry(text).or_default() += 1;
+        }
+        seen
+    })
+}
+
+#[test]
+fn sighup_swaps_a_changed_zone_whole_and_keeps_it_when_the_next_is_broken() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = start(dir.path(), &zone_text(1, 0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let watcher = watch(daemon.addr, Arc::clone(&stop));
+    std::thread::sleep(Duration::from_millis(200));
+    // Version 2 is big enough that loading it takes a noticeable time under load.
+    std::fs::write(dir.path().join("example.com.zone"), zone_text(2, 200_000)).unwrap();
+    daemon.signal(libc::SIGHUP);
+    let v2 = "NOERROR an: load.example.com. CNAME a2.example.com.; a2.example.com. A 192.0.2.2";
+    assert!(eventually(Duration::from_secs(30), || udp(
+        daemon.addr,
+        "load.example.com.",
+        Rtype::A
+    ) == v2));
+    // A broken version 3: reported with file and line, version 2 stays in service.
+    let broken = zone_text(3, 0).replace("a3 A 192.0.2.3", "a3 A 192.0.2.333");
+    std::fs::write(dir.path().join("example.com.zone"), broken).unwrap();
+    daemon.signal(libc::SIGHUP);
+    assert!(eventually(Duration::from_secs(10), || daemon.log_text().contains("zone not loaded")));
+    std::thread::sleep(Duration::from_millis(200));
+    stop.store(true, Ordering::Relaxed);
+    let seen = watcher.join().unwrap();
+    let v1 = "NOERROR an: load.example.com. CNAME a1.example.com.; a1.example.com. A 192.0.2.1";
+    let total: u32 = seen.values().sum();
+    assert!(total > 200, "only {total} queries: {seen:?}");
+    for answer in seen.keys() {
+        assert!(
+            answer == v1 || answer == v2,
+            "an answer from neither whole version: {answer:?} in {seen:?}"
+        );
+    }
+    assert!(seen.contains_key(v1) && seen.contains_key(v2), "{seen:?}");
+    assert_eq!(udp(daemon.addr, "load.example.com.", Rtype::A), v2);
+    let log = daemon.log_text();
+    assert!(log.contains("example.com.zone:7:"), "the error names file and line: {log}");
+    assert!(log.contains("previous contents kept"), "{log}");
+}

@@ -1,0 +1,24 @@
+//! DNS messages on the wire (RFC 1035 §4.1): the header, a reader that decompresses
+//! names safely, and a writer that compresses them in linear time.
+//!
+//! * [`MessageReader`] walks a received message without allocating (see [`reader`]).
+//! * [`MessageWriter`] builds a message in a caller's buffer (see [`writer`]), using a
+//!   reusable [`CompressionTable`] (see [`compress`]).
+//! * [`read_name`] decodes one possibly compressed name (see [`decompress`]).
+//!
+//! EDNS(0) lives in [`crate::edns`], TSIG in [`crate::tsig`]; both build on these types.
+
+pub mod compress;
+pub mod decompress;
+pub mod header;
+pub mod reader;
+pub mod writer;
+
+#[cfg(test)]
+mod tests;
+
+pub use compress::CompressionTable;
+pub use decompress::{read_name, MAX_RDATA_LEN};
+pub use header::{Flags, Header, Section, HEADER_LEN};
+pub use reader::{MessageReader, Question, Record};
+pub use writer::{Mark, MessageWriter, MAX_MESSAGE_LEN};

@@ -1,0 +1,438 @@
+//! [`MessageWriter`]: builds a message in a caller's buffer, with name compression.
+//!
+//! The writer never allocates. It writes into a borrowed `&mut [u8]` up to a size limit
+//! (512 for plain UDP, the EDNS payload size, 65535 for TCP) and keeps the header counts
+//! current after every item, so the buffer always holds a well-formed message.
+//!
+//! * Items go in section order; a record that does not fit is not written at all and the
+//!   call returns [`Error::NoSpace`] with the message unchanged.
+//! * [`mark`](MessageWriter::mark) / [`rollback`](MessageWriter::rollback) undo a group
+//!   of records, so truncation drops whole RRsets (RFC 2181 §9).
+//! * Space can be [`reserve`](MessageWriter::reserve)d for what is appended last: the OPT
+//!   record (RFC 6891 §7) and the TSIG record (RFC 8945 §5.3) may use it, other records
+//!   may not.
+//! * Names in RDATA are compressed only for the RFC 1035 types (`Shape::compress`, RFC
+//!   3597 §4); every name written in full becomes a compression target.
+
+use crate::error::{Error, Result};
+use crate::message::compress::{hash_label, pointer_bytes, CompressionTable, Suffix, ROOT_HASH};
+use crate::message::header::{Flags, Header, Section, HEADER_LEN};
+use crate::name::{Dname, LabelOffsets};
+use crate::rdata::Field;
+use crate::types::{Class, Rcode, Rtype};
+
+/// Largest DNS message (TCP length prefix, RFC 1035 §4.2.2).
+pub const MAX_MESSAGE_LEN: usize = 65535;
+
+/// A point to return to with [`MessageWriter::rollback`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    len: usize,
+    counts: [u16; 4],
+    section: Section,
+    opt_ttl_at: Option<usize>,
+}
+
+/// Writes one message into a borrowed buffer. See the module documentation.
+#[derive(Debug)]
+pub struct MessageWriter<'b> {
+    buf: &'b mut [u8],
+    table: &'b mut CompressionTable,
+    len: usize,
+    limit: usize,
+    reserved: usize,
+    counts: [u16; 4],
+    /// The section of the last item written.
+    section: Section,
+    rcode: Rcode,
+    /// Offset of the OPT record's TTL field, to patch the extended RCODE.
+    opt_ttl_at: Option<usize>,
+}
+
+impl<'b> MessageWriter<'b> {
+    /// Starts a message with an all-zero header in `buf`, writing at most `limit` bytes
+    /// (capped by the buffer and 65535). `table` is cleared and reused.
+    pub fn new(
+        buf: &'b mut [u8],
+        limit: usize,
+        table: &'b mut CompressionTable,
+    ) -> Result<MessageWriter<'b>> {
+        let limit = limit.min(buf.len()).min(MAX_MESSAGE_LEN);
+        let header = buf.get_mut(..HEADER_LEN).filter(|_| limit >= HEADER_LEN);
+        header.ok_or(Error::NoSpace)?.fill(0);
+        table.clear();
+        Ok(MessageWriter {
+            buf,
+            table,
+            len: HEADER_LEN,
+            limit,
+            reserved: 0,
+            counts: [0; 4],
+            section: Section::Question,
+            rcode: Rcode::NOERROR,
+            opt_ttl_at: None,
+        })
+    }
+
+    /// The message written so far.
+    pub fn as_bytes(&self) -> &[u8] {
+        self.buf.get(..self.len).unwrap_or(&[])
+    }
+
+    /// Ends writing and returns the finished message.
+    pub fn finish(self) -> &'b [u8] {
+        let len = self.len;
+        let buf: &'b [u8] = self.buf;
+        buf.get(..len).unwrap_or(&[])
+    }
+
+    /// Bytes written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when nothing but the header has been written.
+    pub fn is_empty(&self) -> bool {
+        self.len == HEADER_LEN
+    }
+
+    /// The size limit.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
+    /// Changes the size limit (capped by the buffer and 65535); fails if the message is
+    /// already longer than `limit` plus the reservation.
+    pub fn set_limit(&mut self, limit: usize) -> Result<()> {
+        let limit = limit.min(self.buf.len()).min(MAX_MESSAGE_LEN);
+        if self.len + self.reserved > limit {
+            return Err(Error::NoSpace);
+        }
+        self.limit = limit;
+        Ok(())
+    }
+
+    /// Keeps `bytes` at the end of the limit for the OPT and TSIG records; ordinary
+    /// records cannot use them. Replaces any earlier reservation.
+    pub fn reserve(&mut self, bytes: usize) -> Result<()> {
+        if self.len + bytes > self.limit {
+            return Err(Error::NoSpace);
+        }
+        self.reserved = bytes;
+        Ok(())
+    }
+
+    /// The current reservation.
+    pub fn reserved(&self) -> usize {
+        self.reserved
+    }
+
+    /// Room left for ordinary records.
+    pub fn remaining(&self) -> usize {
+        self.soft_limit().saturating_sub(self.len)
+    }
+
+    /// The header as written so far.
+    pub fn header(&self) -> Header {
+        Header::from_wire(self.as_bytes()).unwrap_or_default()
+    }
+
+    /// Sets the message ID.
+    pub fn set_id(&mut self, id: u16) {
+        self.patch(0, &id.to_be_bytes());
+    }
+
+    /// The flags word.
+    pub fn flags(&self) -> Flags {
+        self.header().flags
+    }
+
+    /// Replaces the flags word (opcode and RCODE bits included).
+    pub fn set_flags(&mut self, flags: Flags) {
+        self.patch(2, &flags.0.to_be_bytes());
+    }
+
+    /// Sets or clears the flag bits of `mask` (see [`Flags`]).
+    pub fn set_flag(&mut self, mask: u16, on: bool) {
+        let mut flags = self.flags();
+        flags.set(mask, on);
+        self.set_flags(flags);
+    }
+
+    /// The response code set with [`set_rcode`](Self::set_rcode).
+    pub fn rcode(&self) -> Rcode {
+        self.rcode
+    }
+
+    /// Sets the response code: the low 4 bits go into the header, the high 8 bits into the
+    /// OPT record's extended RCODE (RFC 6891 §6.1.3), now or when the OPT is written.
+    pub fn set_rcode(&mut self, rcode: Rcode) {
+        self.rcode = rcode;
+        let mut flags = self.flags();
+        flags.set_rcode_bits(rcode);
+        self.set_flags(flags);
+        if let Some(at) = self.opt_ttl_at {
+            self.patch(at, &[rcode.extended_bits()]);
+        }
+    }
+
+    /// The number of items written to `section`.
+    pub fn count(&self, section: Section) -> u16 {
+        self.counts.get(section.index()).copied().unwrap_or(0)
+    }
+
+    /// Remembers the current state for [`rollback`](Self::rollback).
+    pub fn mark(&self) -> Mark {
+        Mark {
+            len: self.len,
+            counts: self.counts,
+            section: self.section,
+            opt_ttl_at: self.opt_ttl_at,
+        }
+    }
+
+    /// Returns to a mark: the length, the counts and the compression targets are as they
+    /// were (targets written since are ignored from now on).
+    pub fn rollback(&mut self, mark: Mark) {
+        self.len = mark.len.min(self.len);
+        self.counts = mark.counts;
+        self.section = mark.section;
+        self.opt_ttl_at = mark.opt_ttl_at;
+        self.write_counts();
+    }
+
+    /// Appends a question.
+    pub fn push_question(&mut self, name: &Dname, qtype: Rtype, qclass: Class) -> Result<()> {
+        self.enter(Section::Question)?;
+        let start = self.len;
+        let limit = self.soft_limit();
+        let result = self.write_name_within(name, true, limit).and_then(|()| {
+            let [t0, t1] = qtype.0.to_be_bytes();
+            let [c0, c1] = qclass.0.to_be_bytes();
+            self.put(&[t0, t1, c0, c1], limit)
+        });
+        self.finish_item(Section::Question, start, result)
+    }
+
+    /// Appends a record. `rdata` is uncompressed wire form; its names are compressed when
+    /// the type allows it (RFC 3597 §4). On [`Error::NoSpace`] nothing is written.
+    pub fn push_record(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        rtype: Rtype,
+        class: Class,
+        ttl: u32,
+        rdata: &[u8],
+    ) -> Result<()> {
+        let limit = self.soft_limit();
+        let rr = Rr { owner, compress_owner: true, rtype, class, ttl, rdata };
+        self.push_record_within(section, &rr, limit)
+    }
+
+    /// Writes a name at the current position, compressed if `compress`; its labels
+    /// written in full become compression targets. Counts are not changed: this is for
+    /// callers assembling a record themselves.
+    pub fn write_name(&mut self, name: &Dname, compress: bool) -> Result<()> {
+        let limit = self.soft_limit();
+        self.write_name_within(name, compress, limit)
+    }
+
+    /// Appends raw bytes at the current position (no count changes).
+    pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<()> {
+        let limit = self.soft_limit();
+        self.put(bytes, limit)
+    }
+
+    /// `push_record` with an explicit limit (the full limit for OPT and TSIG) and owner
+    /// compression on or off.
+    pub(crate) fn push_record_within(
+        &mut self,
+        section: Section,
+        rr: &Rr<'_>,
+        limit: usize,
+    ) -> Result<()> {
+        self.enter(section)?;
+        let start = self.len;
+        let result = self.write_record(rr, limit);
+        self.finish_item(section, start, result)
+    }
+
+    fn write_record(&mut self, rr: &Rr<'_>, limit: usize) -> Result<()> {
+        self.write_name_within(rr.owner, rr.compress_owner, limit)?;
+        let [t0, t1] = rr.rtype.0.to_be_bytes();
+        let [c0, c1] = rr.class.0.to_be_bytes();
+        let [l0, l1, l2, l3] = rr.ttl.to_be_bytes();
+        self.put(&[t0, t1, c0, c1, l0, l1, l2, l3, 0, 0], limit)?;
+        let rdata_start = self.len;
+        self.write_rdata(rr.rtype, rr.rdata, limit)?;
+        let rdlength = u16::try_from(self.len - rdata_start).map_err(|_| Error::NoSpace)?;
+        self.patch(rdata_start - 2, &rdlength.to_be_bytes());
+        Ok(())
+    }
+
+    /// Writes RDATA, compressing its names if the type's shape allows it.
+    fn write_rdata(&mut self, rtype: Rtype, rdata: &[u8], limit: usize) -> Result<()> {
+        let shape = rtype.shape();
+        if !shape.compress || rdata.is_empty() || !shape.has_names() {
+            return self.put(rdata, limit);
+        }
+        let mut pos = 0usize;
+        for field in shape.fields {
+            let rest = rdata.get(pos..).unwrap_or(&[]);
+            let take = match *field {
+                Field::Name => {
+                    let (name, len) = Dname::from_wire_prefix(rest).map_err(|e| e.shifted(pos))?;
+                    self.write_name_within(name, true, limit)?;
+                    pos += len;
+                    continue;
+                }
+                Field::Bytes(n) => usize::from(n),
+                Field::CharString => 1 + usize::from(rest.first().copied().unwrap_or(0)),
+                Field::Rest => rest.len(),
+            };
+            let bytes = rest.get(..take).ok_or(Error::Truncated { offset: rdata.len() })?;
+            self.put(bytes, limit)?;
+            pos += take;
+        }
+        if pos != rdata.len() {
+            return Err(Error::TrailingData { offset: pos });
+        }
+        Ok(())
+    }
+
+    /// Writes `name`, pointing to the longest suffix already in the message.
+    fn write_name_within(&mut self, name: &Dname, compress: bool, limit: usize) -> Result<()> {
+        let wire = name.as_wire();
+        let offsets = name.label_offsets();
+        let count = offsets.len();
+        // Right to left: hash each suffix and look it up until one is missing.
+        let mut rest = Suffix::Root;
+        let mut hash = ROOT_HASH;
+        let mut split = count;
+        while split > 0 {
+            let i = split - 1;
+            let label = label_wire(wire, &offsets, i);
+            hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+            let written = self.buf.get(..self.len).unwrap_or(&[]);
+            let found = if compress { self.table.find(hash, written, label, rest) } else { None };
+            match found {
+                Some(suffix) => rest = suffix,
+                None => break,
+            }
+            split = i;
+        }
+        let start = self.len;
+        match rest {
+            Suffix::Root => self.put(wire, limit)?,
+            Suffix::At { offset, .. } => {
+                let inline = usize::from(offsets.get(split).unwrap_or(0));
+                self.put2(wire.get(..inline).unwrap_or(&[]), &pointer_bytes(offset), limit)?;
+            }
+        }
+        // Labels written in full become targets; `hash` is already that of label split-1.
+        for i in (0..split).rev() {
+            let label = label_wire(wire, &offsets, i);
+            if i + 1 < split {
+                hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+            }
+            let at = start + usize::from(offsets.get(i).unwrap_or(0));
+            self.table.insert(hash, at, self.len);
+        }
+        Ok(())
+    }
+
+    /// Checks that items are written section by section.
+    fn enter(&mut self, section: Section) -> Result<()> {
+        if section < self.section {
+            return Err(Error::Malformed {
+                offset: self.len,
+                reason: "records must be written section by section",
+            });
+        }
+        Ok(())
+    }
+
+    /// Counts a written item, or undoes a failed one.
+    fn finish_item(&mut self, section: Section, start: usize, result: Result<()>) -> Result<()> {
+        let counted = result.and_then(|()| {
+            let count = self.counts.get_mut(section.index()).ok_or(Error::NoSpace)?;
+            *count = count.checked_add(1).ok_or(Error::NoSpace)?;
+            Ok(())
+        });
+        match counted {
+            Ok(()) => {
+                self.section = section;
+                self.write_counts();
+                Ok(())
+            }
+            Err(e) => {
+                self.len = start;
+                Err(e)
+            }
+        }
+    }
+
+    fn write_counts(&mut self) {
+        let counts = self.counts;
+        for (i, count) in counts.iter().enumerate() {
+            self.patch(4 + 2 * i, &count.to_be_bytes());
+        }
+    }
+
+    pub(crate) fn soft_limit(&self) -> usize {
+        self.limit.saturating_sub(self.reserved)
+    }
+
+    /// Appends bytes if they fit under `limit`.
+    pub(crate) fn put(&mut self, bytes: &[u8], limit: usize) -> Result<()> {
+        let end = self.len + bytes.len();
+        let dst = self.buf.get_mut(self.len..end).filter(|_| end <= limit);
+        dst.ok_or(Error::NoSpace)?.copy_from_slice(bytes);
+        self.len = end;
+        Ok(())
+    }
+
+    /// Appends two pieces, both or neither.
+    fn put2(&mut self, a: &[u8], b: &[u8], limit: usize) -> Result<()> {
+        if self.len + a.len() + b.len() > limit {
+            return Err(Error::NoSpace);
+        }
+        self.put(a, limit)?;
+        self.put(b, limit)
+    }
+
+    /// Overwrites bytes already written (header fields, RDLENGTH).
+    pub(crate) fn patch(&mut self, at: usize, bytes: &[u8]) {
+        if let Some(dst) = self.buf.get_mut(at..at + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+    }
+
+    /// Remembers where the OPT record's TTL field is (see [`Self::set_rcode`]).
+    pub(crate) fn set_opt_ttl_at(&mut self, at: Option<usize>) {
+        self.opt_ttl_at = at;
+    }
+
+    /// True once an OPT record has been written.
+    pub fn has_opt(&self) -> bool {
+        self.opt_ttl_at.is_some()
+    }
+}
+
+/// A record to write.
+pub(crate) struct Rr<'r> {
+    pub(crate) owner: &'r Dname,
+    pub(crate) compress_owner: bool,
+    pub(crate) rtype: Rtype,
+    pub(crate) class: Class,
+    pub(crate) ttl: u32,
+    pub(crate) rdata: &'r [u8],
+}
+
+/// The wire form (length byte and content) of label `i` of a name.
+fn label_wire<'n>(wire: &'n [u8], offsets: &LabelOffsets, i: usize) -> &'n [u8] {
+    let start = usize::from(offsets.get(i).unwrap_or(0));
+    let len = usize::from(wire.get(start).copied().unwrap_or(0));
+    wire.get(start..start + 1 + len).unwrap_or(&[])
+}

@@ -1,0 +1,355 @@
+//! Binary-to-text encodings used in presentation format: hex (RFC 4648 §8), base64
+//! (RFC 4648 §4) and base32hex without padding (RFC 4648 §7, as NSEC3 uses it, RFC 5155
+//! §3.3).
+//!
+//! The decoders stream: a value split over several tokens (a DS digest, an RRSIG
+//! signature across lines) is fed token by token straight into the wire buffer, with a
+//! partial quantum carried from one token to the next. Nothing allocates.
+
+use crate::error::Result;
+use crate::text::Token;
+
+/// Decodes hex digits fed in pieces (pairs may be split between pieces).
+#[derive(Debug, Default)]
+pub(crate) struct HexDecoder {
+    /// A high nibble waiting for its low half.
+    pending: Option<u8>,
+}
+
+impl HexDecoder {
+    /// Appends the bytes of `text`'s hex digits to `out`.
+    pub(crate) fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+        for &c in text {
+            let v = hex_value(c).ok_or("expected hex digits")?;
+            match self.pending.take() {
+                Some(high) => out.push(high << 4 | v),
+                None => self.pending = Some(v),
+            }
+        }
+        Ok(())
+    }
+
+    /// Fails if an odd number of digits was fed.
+    pub(crate) fn finish(self) -> Result<(), &'static str> {
+        match self.pending {
+            Some(_) => Err("hex digits must come in pairs"),
+            None => Ok(()),
+        }
+    }
+}
+
+fn hex_value(c: u8) -> Option<u8> {
+    match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        b'A'..=b'F' => Some(c - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Appends the bytes of an even-length hex string.
+pub(crate) fn decode_hex(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    let mut decoder = HexDecoder::default();
+    decoder.feed(text, out)?;
+    decoder.finish()
+}
+
+/// Appends upper-case hex (the style of BIND and Knot DNS for digests).
+pub(crate) fn write_hex(data: &[u8], out: &mut String) {
+    write_hex_digits(data, b"0123456789ABCDEF", out);
+}
+
+/// Appends lower-case hex.
+pub(crate) fn write_hex_lower(data: &[u8], out: &mut String) {
+    write_hex_digits(data, b"0123456789abcdef", out);
+}
+
+fn write_hex_digits(data: &[u8], digits: &[u8; 16], out: &mut String) {
+    for &b in data {
+        for nibble in [b >> 4, b & 0x0F] {
+            out.push(char::from(digits.get(usize::from(nibble)).copied().unwrap_or(b'0')));
+        }
+    }
+}
+
+/// Reads the rest of the entry as hex, split into any number of tokens; returns the
+/// number of bytes appended.
+pub(crate) fn parse_hex_tokens(
+    lx: &mut crate::text::Lexer<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize> {
+    let start = out.len();
+    let mut decoder = HexDecoder::default();
+    let mut last: Option<Token<'_>> = None;
+    while let Some(token) = lx.next_token()? {
+        decoder.feed(token.text, out).map_err(|m| token.error(m))?;
+        last = Some(token);
+    }
+    if let Err(m) = decoder.finish() {
+        return Err(match last {
+            Some(token) => token.error(m),
+            None => lx.error_here(m),
+        });
+    }
+    Ok(out.len() - start)
+}
+
+const BASE64: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+fn base64_value(c: u8) -> Option<u32> {
+    let v = match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        b'/' => 63,
+        _ => return None,
+    };
+    Some(u32::from(v))
+}
+
+/// Decodes base64 fed in pieces. Quanta may be split between pieces; `=` padding may only
+/// end the data, and the data must end on a quantum boundary (RFC 4648 §4).
+#[derive(Debug, Default)]
+pub(crate) struct Base64Decoder {
+    /// Bits collected for the current quantum.
+    acc: u32,
+    /// Characters of the current quantum seen so far (0..4), padding included.
+    chars: u8,
+    /// Padding characters seen in the current quantum.
+    pad: u8,
+    /// True once a padded quantum has been completed: nothing may follow.
+    done: bool,
+}
+
+impl Base64Decoder {
+    /// Appends the bytes encoded by `text`.
+    pub(crate) fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+        for &c in text {
+            if self.done {
+                return Err("base64 data after the padding");
+            }
+            if c == b'=' {
+                if self.chars < 2 {
+                    return Err("misplaced base64 padding");
+                }
+                self.pad += 1;
+            } else {
+                if self.pad > 0 {
+                    return Err("base64 data after the padding");
+                }
+                let v = base64_value(c).ok_or("expected base64 data")?;
+                self.acc |= v << (18 - 6 * u32::from(self.chars));
+            }
+            self.chars += 1;
+            if self.chars == 4 {
+                self.flush(out);
+            }
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self, out: &mut Vec<u8>) {
+        let bytes = self.acc.to_be_bytes();
+        let keep = 3 - usize::from(self.pad);
+        out.extend_from_slice(bytes.get(1..1 + keep).unwrap_or(&[]));
+        self.done = self.pad > 0;
+        *self = Base64Decoder { done: self.done, ..Base64Decoder::default() };
+    }
+
+    /// Fails unless the data ended on a quantum boundary.
+    pub(crate) fn finish(self) -> Result<(), &'static str> {
+        match self.chars {
+            0 => Ok(()),
+            _ => Err("base64 data does not end on a 4-character boundary"),
+        }
+    }
+}
+
+/// Reads the rest of the entry as base64 split into any number of tokens; returns the
+/// number of bytes appended.
+pub(crate) fn parse_base64_tokens(
+    lx: &mut crate::text::Lexer<'_>,
+    out: &mut Vec<u8>,
+) -> Result<usize> {
+    let start = out.len();
+    let mut decoder = Base64Decoder::default();
+    let mut last: Option<Token<'_>> = None;
+    while let Some(token) = lx.next_token()? {
+        decoder.feed(token.text, out).map_err(|m| token.error(m))?;
+        last = Some(token);
+    }
+    if let Err(m) = decoder.finish() {
+        return Err(match last {
+            Some(token) => token.error(m),
+            None => lx.error_here(m),
+        });
+    }
+    Ok(out.len() - start)
+}
+
+/// Decodes one complete base64 string.
+pub(crate) fn decode_base64(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    let mut decoder = Base64Decoder::default();
+    decoder.feed(text, out)?;
+    decoder.finish()
+}
+
+/// Appends base64 with padding.
+pub(crate) fn write_base64(data: &[u8], out: &mut String) {
+    let digit = |v: u32| char::from(BASE64.get((v & 63) as usize).copied().unwrap_or(b'A'));
+    for chunk in data.chunks(3) {
+        let mut bytes = [0u8; 4];
+        for (dst, src) in bytes.iter_mut().skip(1).zip(chunk) {
+            *dst = *src;
+        }
+        let acc = u32::from_be_bytes(bytes);
+        let chars = chunk.len() + 1;
+        for i in 0..4 {
+            if i < chars {
+                out.push(digit(acc >> (18 - 6 * i)));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+}
+
+const BASE32HEX: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+
+/// Decodes unpadded base32hex (case-insensitive). Rejects padding, impossible lengths and
+/// non-zero bits after the last byte, so every byte string has exactly one spelling.
+pub(crate) fn decode_base32hex(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    if matches!(text.len() % 8, 1 | 3 | 6) {
+        return Err("base32hex data of impossible length");
+    }
+    let mut acc: u64 = 0;
+    let mut bits = 0u32;
+    for &c in text {
+        let v = match c.to_ascii_lowercase() {
+            d @ b'0'..=b'9' => d - b'0',
+            d @ b'a'..=b'v' => d - b'a' + 10,
+            _ => return Err("expected base32hex digits (0-9, a-v) without padding"),
+        };
+        acc = acc << 5 | u64::from(v);
+        bits += 5;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+            acc &= (1 << bits) - 1;
+        }
+    }
+    if acc != 0 {
+        return Err("base32hex data with non-zero trailing bits");
+    }
+    Ok(())
+}
+
+/// Appends lower-case base32hex without padding.
+pub(crate) fn write_base32hex(data: &[u8], out: &mut String) {
+    let digit = |v: u64| char::from(BASE32HEX.get((v & 31) as usize).copied().unwrap_or(b'0'));
+    let mut acc: u64 = 0;
+    let mut bits = 0u32;
+    for &b in data {
+        acc = acc << 8 | u64::from(b);
+        bits += 8;
+        while bits >= 5 {
+            bits -= 5;
+            out.push(digit(acc >> bits));
+        }
+        acc &= (1 << bits) - 1;
+    }
+    if bits > 0 {
+        out.push(digit(acc << (5 - bits)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn b64(text: &str) -> Result<Vec<u8>, &'static str> {
+        let mut out = Vec::new();
+        decode_base64(text.as_bytes(), &mut out).map(|()| out)
+    }
+
+    #[test]
+    fn rfc4648_base64_vectors() {
+        // RFC 4648 §10.
+        let vectors = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in vectors {
+            assert_eq!(b64(encoded).unwrap(), plain.as_bytes(), "{encoded}");
+            let mut out = String::new();
+            write_base64(plain.as_bytes(), &mut out);
+            assert_eq!(out, encoded);
+        }
+    }
+
+    #[test]
+    fn base64_split_and_errors() {
+        let mut out = Vec::new();
+        let mut d = Base64Decoder::default();
+        d.feed(b"Zm9", &mut out).unwrap();
+        d.feed(b"vYm", &mut out).unwrap();
+        d.feed(b"E=", &mut out).unwrap();
+        d.finish().unwrap();
+        assert_eq!(out, b"fooba");
+        assert!(b64("Zm9vY").is_err());
+        assert!(b64("Zm9vYg").is_err());
+        assert!(b64("Zg==Zg==").is_err());
+        assert!(b64("Z===").is_err());
+        assert!(b64("Zm=v").is_err());
+        assert!(b64("Zm9v!").is_err());
+    }
+
+    #[test]
+    fn rfc4648_base32hex_vectors() {
+        // RFC 4648 §10, padding removed, lower-cased.
+        let vectors = [
+            ("", ""),
+            ("f", "co"),
+            ("fo", "cpng"),
+            ("foo", "cpnmu"),
+            ("foob", "cpnmuog"),
+            ("fooba", "cpnmuoj1"),
+            ("foobar", "cpnmuoj1e8"),
+        ];
+        for (plain, encoded) in vectors {
+            let mut out = Vec::new();
+            decode_base32hex(encoded.to_uppercase().as_bytes(), &mut out).unwrap();
+            assert_eq!(out, plain.as_bytes());
+            let mut text = String::new();
+            write_base32hex(plain.as_bytes(), &mut text);
+            assert_eq!(text, encoded);
+        }
+        let mut out = Vec::new();
+        assert!(decode_base32hex(b"cp", &mut out).is_err(), "non-zero trailing bits");
+        assert!(decode_base32hex(b"c", &mut out).is_err(), "impossible length");
+        assert!(decode_base32hex(b"co======", &mut out).is_err(), "padding");
+        assert!(decode_base32hex(b"cw", &mut out).is_err(), "not base32hex");
+    }
+
+    #[test]
+    fn hex_split_over_pieces() {
+        let mut out = Vec::new();
+        let mut d = HexDecoder::default();
+        d.feed(b"a", &mut out).unwrap();
+        d.feed(b"Bc", &mut out).unwrap();
+        d.feed(b"D", &mut out).unwrap();
+        d.finish().unwrap();
+        assert_eq!(out, [0xAB, 0xCD]);
+        assert!(decode_hex(b"abc", &mut out).is_err());
+        assert!(decode_hex(b"zz", &mut out).is_err());
+        let mut text = String::new();
+        write_hex(&[0x00, 0xAB, 0x7F], &mut text);
+        assert_eq!(text, "00AB7F");
+    }
+}

@@ -1,0 +1,249 @@
+//! The adjust pass: everything a query needs beyond the lookup, computed once per load or
+//! change so that answering tests flags instead of searching (ARCHITECTURE.md "one lookup
+//! per query").
+//!
+//! Per node: apex / delegation / non-authoritative (below a cut) / below a DNAME / empty
+//! non-terminal / wildcard flags, the wildcard child, the canonical predecessor (NSEC
+//! zones) and the matching NSEC3 record (NSEC3 zones). The zone's denial mode and serial
+//! are read here too.
+
+use tern_wire::rdata::RdataReader;
+use tern_wire::Rtype;
+
+use crate::contents::{Denial, ZoneContents, APEX};
+use crate::cow::ChunkVec;
+use crate::node::{Flags, Node, NodeId, NO_NODE};
+
+/// Recomputes every derived fact of the zone.
+pub fn full(zone: &mut ZoneContents) {
+    flags(zone);
+    wildcards(zone);
+    zone_facts(zone);
+    zone.order = None;
+    match zone.denial {
+        Denial::Nsec => canonical_order(zone),
+        Denial::Nsec3 => {
+            let ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId).collect();
+            nsec3_link(zone, &ids);
+        }
+        Denial::Unsigned => {}
+    }
+}
+
+/// Reads the serial and the denial mode (after the apex's flags are current).
+pub fn zone_facts(zone: &mut ZoneContents) {
+    zone.serial = apex_serial(zone).unwrap_or(zone.serial);
+    zone.denial = denial(zone);
+}
+
+/// Recomputes one node's flags from its data and its parent's flags (the parent's must
+/// be current). Leaves the node's chunk unshared when nothing changes.
+pub fn node_flags(zone: &mut ZoneContents, id: NodeId) {
+    let Some(node) = zone.node(id) else { return };
+    let parent = node.parent;
+    let flags =
+        local_flags(node, id) | inherited_flags(zone.node(parent).map(|p| (parent, p.flags)));
+    if node.flags != flags {
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.flags = flags;
+        }
+    }
+}
+
+/// Updates the wildcard links of the parents of the wildcard nodes among `ids`.
+pub fn wildcard_links(zone: &mut ZoneContents, ids: &[NodeId]) {
+    for &id in ids {
+        let Some(node) = zone.node(id) else { continue };
+        if !node.owner().is_wildcard() {
+            continue;
+        }
+        let real = !node.flags.contains(Flags::PHANTOM);
+        let Some(parent_name) = node.owner().parent().map(|p| p.to_name()) else { continue };
+        let Some(pid) = zone.find_hashed(&parent_name, crate::hash::name_hash(&parent_name)) else {
+            continue;
+        };
+        let current = zone.node(pid).map_or(NO_NODE, |p| p.wildcard);
+        let wanted = if real {
+            id
+        } else if current == id {
+            NO_NODE
+        } else {
+            current
+        };
+        if wanted != current {
+            if let Some(p) = zone.nodes.get_mut(pid as usize) {
+                p.wildcard = wanted;
+            }
+        }
+    }
+}
+
+/// Flags a node has from its own RRsets and name.
+pub fn local_flags(node: &Node, id: NodeId) -> Flags {
+    let mut f = Flags::empty();
+    f.set(Flags::PHANTOM, node.flags.contains(Flags::PHANTOM));
+    f.set(Flags::APEX, id == APEX);
+    f.set(Flags::WILDCARD, node.owner().is_wildcard());
+    let mut any = false;
+    for rrset in node.rrsets() {
+        any |= rrset.has_records();
+        match rrset.rtype {
+            Rtype::NS if id != APEX => f.set(Flags::DELEGATION, true),
+            Rtype::DNAME => f.set(Flags::DNAME, true),
+            Rtype::CNAME => f.set(Flags::CNAME, true),
+            Rtype::NSEC => f.set(Flags::NSEC, true),
+            Rtype::DS => f.set(Flags::DS, true),
+            _ => {}
+        }
+    }
+    f.set(Flags::EMPTY, !any && !f.contains(Flags::PHANTOM));
+    f
+}
+
+/// Flags inherited from the parent: below a cut (RFC 1034 §4.2.1: data below a cut is not
+/// authoritative) and below a DNAME (RFC 6672 §2.3).
+pub fn inherited_flags(parent: Option<(NodeId, Flags)>) -> Flags {
+    let mut f = Flags::empty();
+    if let Some((pid, pf)) = parent {
+        let cut = pid != APEX && pf.intersects(Flags::DELEGATION | Flags::NONAUTH);
+        f.set(Flags::NONAUTH, cut);
+        f.set(Flags::BELOW_DNAME, pf.intersects(Flags::DNAME | Flags::BELOW_DNAME));
+    }
+    f
+}
+
+/// Sets the flags of every node, ancestors first (by label count, since updates may give
+/// a parent a higher id than its children).
+fn flags(zone: &mut ZoneContents) {
+    for id in by_depth(&zone.nodes) {
+        let Some(node) = zone.nodes.get(id as usize) else { continue };
+        let parent = node.parent;
+        let local = local_flags(node, id);
+        let parent_flags = zone.nodes.get(parent as usize).map(|p| (parent, p.flags));
+        let flags = local | inherited_flags(parent_flags);
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.flags = flags;
+        }
+    }
+}
+
+/// Node ids ordered by label count (a counting sort).
+fn by_depth(nodes: &ChunkVec<Node>) -> Vec<NodeId> {
+    let depths: Vec<u8> = nodes.iter().map(|n| n.owner().label_count() as u8).collect();
+    let mut starts = [0usize; 129];
+    for &d in &depths {
+        if let Some(s) = starts.get_mut(usize::from(d) + 1) {
+            *s += 1;
+        }
+    }
+    for i in 1..starts.len() {
+        let prev = starts.get(i - 1).copied().unwrap_or(0);
+        if let Some(s) = starts.get_mut(i) {
+            *s += prev;
+        }
+    }
+    let mut out = vec![0 as NodeId; depths.len()];
+    for (id, &d) in depths.iter().enumerate() {
+        if let Some(pos) = starts.get_mut(usize::from(d)) {
+            if let Some(slot) = out.get_mut(*pos) {
+                *slot = id as NodeId;
+            }
+            *pos += 1;
+        }
+    }
+    out
+}
+
+/// Points each node at its `*` child (RFC 4592 §3.3.1: the source of synthesis is the
+/// closest encloser's wildcard child).
+fn wildcards(zone: &mut ZoneContents) {
+    let mut stale: Vec<NodeId> = Vec::new();
+    let mut links: Vec<(NodeId, NodeId)> = Vec::new();
+    for (id, node) in zone.nodes.iter().enumerate() {
+        if node.wildcard != NO_NODE {
+            stale.push(id as NodeId);
+        }
+        let real = !node.flags.contains(Flags::PHANTOM) && node.parent != NO_NODE;
+        if real && node.flags.contains(Flags::WILDCARD) {
+            links.push((node.parent, id as NodeId));
+        }
+    }
+    for id in stale {
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.wildcard = NO_NODE;
+        }
+    }
+    for (parent, child) in links {
+        if let Some(p) = zone.nodes.get_mut(parent as usize) {
+            p.wildcard = child;
+        }
+    }
+}
+
+/// The apex SOA's serial.
+fn apex_serial(zone: &ZoneContents) -> Option<u32> {
+    let soa = zone.apex()?.rrset(Rtype::SOA)?;
+    let rdata = soa.rdatas().next()?;
+    let mut rd = RdataReader::new(rdata);
+    rd.name().ok()?;
+    rd.name().ok()?;
+    rd.u32().ok()
+}
+
+/// NSEC3 when the zone has an NSEC3 chain; NSEC when the apex has an NSEC record (every
+/// NSEC-signed zone has one there, RFC 4035 §2.3); else unsigned.
+fn denial(zone: &ZoneContents) -> Denial {
+    if zone.nsec3.as_ref().is_some_and(|c| !c.is_empty()) {
+        return Denial::Nsec3;
+    }
+    if zone.apex().is_some_and(|n| n.flags.contains(Flags::NSEC)) {
+        return Denial::Nsec;
+    }
+    Denial::Unsigned
+}
+
+/// Canonical order of real nodes and each node's predecessor (RFC 4034 §6.1), for NSEC
+/// denial.
+pub fn canonical_order(zone: &mut ZoneContents) {
+    let mut ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId)
+        .filter(|&id| zone.node(id).is_some_and(|n| !n.flags.contains(Flags::PHANTOM)))
+        .collect();
+    ids.sort_by_cached_key(|&id| zone.node(id).map(|n| n.owner().lookup_key().as_bytes().to_vec()));
+    let last = ids.last().copied().unwrap_or(APEX);
+    let mut prev = last;
+    for &id in &ids {
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.prev = prev;
+        }
+        prev = id;
+    }
+    zone.order = Some(ChunkVec::from_vec(ids));
+}
+
+/// Links each of `ids` that is authoritative (or a delegation) to the NSEC3 record of its
+/// hash (RFC 5155 §7.2: closest-encloser and NODATA proofs use it). Links are a cache: the
+/// engine hashes at query time when a link is missing.
+pub fn nsec3_link(zone: &mut ZoneContents, ids: &[NodeId]) {
+    let Some(chain) = zone.nsec3.as_ref() else { return };
+    if !chain.params.is_supported() {
+        return;
+    }
+    let mut links: Vec<(NodeId, u32)> = Vec::new();
+    for &id in ids {
+        let Some(node) = zone.node(id) else { continue };
+        let skip = Flags::PHANTOM | Flags::NONAUTH | Flags::BELOW_DNAME;
+        let link = if node.flags.intersects(skip) {
+            u32::MAX
+        } else {
+            chain.find_exact(&chain.params.hash(node.owner())).unwrap_or(u32::MAX)
+        };
+        if link != node.nsec3 {
+            links.push((id, link));
+        }
+    }
+    for (id, link) in links {
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.nsec3 = link;
+        }
+    }
+}

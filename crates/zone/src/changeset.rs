@@ -1,0 +1,364 @@
+//! Changesets — records removed and added, as IXFR and dynamic UPDATE produce them — and
+//! applying them copy-on-write to a snapshot.
+//!
+//! [`ZoneContents::apply`] returns a new snapshot that shares every untouched node chunk,
+//! index chunk and node blob with the old one; only the nodes an edit reaches are
+//! re-encoded, and the adjust pass is redone only where the change reaches (a cut or DNAME
+//! appearing above existing names is the one case that recomputes every node's flags).
+//! The old snapshot is never modified, so readers keep answering from it until the new
+//! one is published.
+
+use std::collections::BTreeMap;
+
+use tern_wire::{Dname, Name, Rtype};
+
+use crate::adjust;
+use crate::contents::{Denial, ZoneContents, APEX};
+use crate::error::Error;
+use crate::hash::{name_hash, SuffixHashes};
+use crate::node::{self, has_targets, Flags, Node, NodeId, RrsetData, NO_NODE};
+use crate::records::{canonical_eq, covered_type, in_nsec3_chain, target_name};
+use crate::report::Report;
+
+/// One record of a changeset.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RecordData {
+    /// Owner name.
+    pub owner: Name,
+    /// Type.
+    pub rtype: Rtype,
+    /// TTL.
+    pub ttl: u32,
+    /// RDATA in uncompressed wire form.
+    pub rdata: Vec<u8>,
+}
+
+/// Records to remove, then records to add (the new SOA among them when the serial
+/// changes, as in IXFR, RFC 1995 §4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Changeset {
+    /// Records removed.
+    pub removed: Vec<RecordData>,
+    /// Records added.
+    pub added: Vec<RecordData>,
+}
+
+/// The edits of one owner.
+#[derive(Debug, Default)]
+struct OwnerEdit<'c> {
+    removed: Vec<&'c RecordData>,
+    added: Vec<&'c RecordData>,
+}
+
+impl ZoneContents {
+    /// Applies `changes` and returns the new snapshot. Removing a record that is not in
+    /// the zone, or adding one that already is, is an error (the zone and the changeset
+    /// disagree, RFC 1995 §5), as are semantic errors in the nodes the change reaches.
+    pub fn apply(&self, changes: &Changeset) -> Result<(ZoneContents, Report), Error> {
+        let mut zone = self.clone();
+        let mut report = Report::default();
+        let mut edit = Apply { touched: Vec::new(), chain_changed: false, cuts_moved: false };
+        for (owner, owner_edit) in group(self.origin(), changes)? {
+            if let Some(first) = owner_edit.added.first().or(owner_edit.removed.first()) {
+                if in_nsec3_chain(self.origin(), &owner, first.rtype, &first.rdata) {
+                    edit.chain(&mut zone, &owner, &owner_edit)?;
+                    continue;
+                }
+            }
+            edit.node(&mut zone, &owner, &owner_edit)?;
+        }
+        zone.record_count =
+            (zone.record_count + changes.added.len()).saturating_sub(changes.removed.len());
+        edit.adjust(&mut zone);
+        for &id in &edit.touched {
+            crate::check::changed_node(&zone, id, &mut report);
+        }
+        if report.has_errors() {
+            return Err(Error::Semantic(Box::new(report)));
+        }
+        Ok((zone, report))
+    }
+}
+
+/// Groups a changeset by owner (case-insensitively), checking every owner is in the zone.
+fn group<'c>(
+    origin: &Dname,
+    changes: &'c Changeset,
+) -> Result<BTreeMap<Name, OwnerEdit<'c>>, Error> {
+    let mut owners: BTreeMap<Name, OwnerEdit<'c>> = BTreeMap::new();
+    for (list, removing) in [(&changes.removed, true), (&changes.added, false)] {
+        for record in list {
+            if !record.owner.ends_with(origin) {
+                return Err(changeset_error(record, "is outside the zone"));
+            }
+            let entry = owners.entry(record.owner.clone()).or_default();
+            if removing {
+                entry.removed.push(record);
+            } else {
+                entry.added.push(record);
+            }
+        }
+    }
+    Ok(owners)
+}
+
+fn changeset_error(record: &RecordData, what: &str) -> Error {
+    let rdata = tern_wire::rdata::to_text(record.rtype, &record.rdata);
+    Error::Changeset(format!("{} {} {rdata} {what}", record.owner, record.rtype))
+}
+
+/// State of one `apply`.
+struct Apply {
+    touched: Vec<NodeId>,
+    chain_changed: bool,
+    cuts_moved: bool,
+}
+
+impl Apply {
+    /// Edits one owner of the main tree.
+    fn node(
+        &mut self,
+        zone: &mut ZoneContents,
+        owner: &Dname,
+        edit: &OwnerEdit<'_>,
+    ) -> Result<(), Error> {
+        let id = match zone.find_hashed(owner, name_hash(owner)) {
+            Some(id) => id,
+            None => new_node(zone, owner, Flags::PHANTOM),
+        };
+        let Some(node) = zone.node(id) else { return Ok(()) };
+        let before = node.flags;
+        let mut rrsets: Vec<RrsetData> =
+            node.rrsets().map(|r| RrsetData::from_stored(&r)).collect();
+        edit_rrsets(&mut rrsets, edit)?;
+        for rrset in rrsets.iter_mut().filter(|r| has_targets(r.rtype)) {
+            rrset.targets =
+                rrset.rdatas.iter().map(|rd| target_of(zone, owner, rrset.rtype, rd)).collect();
+        }
+        rrsets.sort_by_key(|r| (r.rdatas.is_empty(), r.rtype.0));
+        let data = node::encode(owner, &rrsets);
+        if let Some(node) = zone.nodes.get_mut(id as usize) {
+            node.set_data(data);
+        }
+        link_or_unlink(zone, id, &mut self.touched);
+        let after = zone.node(id).map(|n| adjust::local_flags(n, id)).unwrap_or_default();
+        let cut = Flags::DELEGATION | Flags::DNAME;
+        if before.intersects(cut) != after.intersects(cut)
+            && zone.node(id).is_some_and(|n| n.children > 0)
+        {
+            self.cuts_moved = true;
+        }
+        self.touched.push(id);
+        Ok(())
+    }
+
+    /// Edits one owner of the NSEC3 chain.
+    fn chain(
+        &mut self,
+        zone: &mut ZoneContents,
+        owner: &Dname,
+        edit: &OwnerEdit<'_>,
+    ) -> Result<(), Error> {
+        let Some(chain) = zone.nsec3.as_mut() else {
+            return Err(Error::Changeset(format!(
+                "{owner}: NSEC3 records need an NSEC3-signed zone"
+            )));
+        };
+        let current = chain.find_owner(owner).and_then(|id| chain.node(id));
+        let mut rrsets: Vec<RrsetData> = current
+            .map(|n| n.rrsets().map(|r| RrsetData::from_stored(&r)).collect())
+            .unwrap_or_default();
+        edit_rrsets(&mut rrsets, edit)?;
+        chain.put(owner, node::encode(owner, &rrsets));
+        self.chain_changed = true;
+        Ok(())
+    }
+
+    /// Redoes the adjust pass where the change reaches.
+    fn adjust(&mut self, zone: &mut ZoneContents) {
+        if self.chain_changed {
+            if let Some(chain) = zone.nsec3.as_mut() {
+                chain.resort();
+            }
+        }
+        let denial_before = zone.denial;
+        if self.cuts_moved {
+            adjust::full(zone);
+            return;
+        }
+        let mut ids = self.touched.clone();
+        ids.sort_by_key(|&id| zone.node(id).map_or(0, |n| n.owner().label_count()));
+        ids.dedup();
+        for &id in &ids {
+            adjust::node_flags(zone, id);
+        }
+        adjust::wildcard_links(zone, &ids);
+        adjust::zone_facts(zone);
+        if zone.denial != denial_before {
+            adjust::full(zone);
+        } else if zone.denial == Denial::Nsec && !ids.is_empty() {
+            adjust::canonical_order(zone);
+        } else if zone.denial == Denial::Nsec3 {
+            adjust::nsec3_link(zone, &ids);
+        }
+    }
+}
+
+/// Applies one owner's removals, then additions, to its RRsets.
+fn edit_rrsets(rrsets: &mut Vec<RrsetData>, edit: &OwnerEdit<'_>) -> Result<(), Error> {
+    for record in &edit.removed {
+        let (rtype, is_sig) = edit_key(record);
+        let set = rrsets.iter_mut().find(|r| r.rtype == rtype);
+        let list = set.map(|r| if is_sig { &mut r.sigs } else { &mut r.rdatas });
+        let pos = list
+            .as_ref()
+            .and_then(|l| l.iter().position(|rd| canonical_eq(record.rtype, rd, &record.rdata)));
+        match (list, pos) {
+            (Some(list), Some(pos)) => {
+                list.remove(pos);
+            }
+            _ => return Err(changeset_error(record, "cannot be removed: it is not in the zone")),
+        }
+    }
+    for record in &edit.added {
+        let (rtype, is_sig) = edit_key(record);
+        let index = match rrsets.iter().position(|r| r.rtype == rtype) {
+            Some(i) => i,
+            None => {
+                rrsets.push(RrsetData {
+                    rtype,
+                    ttl: record.ttl,
+                    sig_ttl: record.ttl,
+                    ..RrsetData::default()
+                });
+                rrsets.len() - 1
+            }
+        };
+        let Some(set) = rrsets.get_mut(index) else { continue };
+        let list = if is_sig { &mut set.sigs } else { &mut set.rdatas };
+        if list.iter().any(|rd| canonical_eq(record.rtype, rd, &record.rdata)) {
+            return Err(changeset_error(record, "cannot be added: it is already in the zone"));
+        }
+        list.push(record.rdata.clone());
+        // RFC 2136 §3.4.2.2: the RRset takes the TTL of the record last added.
+        if is_sig {
+            set.sig_ttl = record.ttl;
+        } else {
+            set.ttl = record.ttl;
+        }
+    }
+    rrsets.retain(|r| !r.rdatas.is_empty() || !r.sigs.is_empty());
+    Ok(())
+}
+
+/// The RRset a record edits: its type, or for an RRSIG the type it covers.
+fn edit_key(record: &RecordData) -> (Rtype, bool) {
+    match (record.rtype, covered_type(&record.rdata)) {
+        (Rtype::RRSIG, Some(covered)) => (covered, true),
+        (rtype, _) => (rtype, false),
+    }
+}
+
+/// The node a record's target name refers to (a phantom is made for an in-zone name
+/// without a node).
+fn target_of(zone: &mut ZoneContents, owner: &Dname, rtype: Rtype, rdata: &[u8]) -> NodeId {
+    let Some(target) = target_name(rtype, rdata) else { return NO_NODE };
+    let target = if target.is_root() && matches!(rtype, Rtype::SVCB | Rtype::HTTPS) {
+        owner
+    } else {
+        target
+    };
+    if !target.ends_with(zone.origin()) {
+        return NO_NODE;
+    }
+    match zone.find_hashed(target, name_hash(target)) {
+        Some(id) => id,
+        None => new_node(zone, target, Flags::PHANTOM),
+    }
+}
+
+/// Appends a node without data and indexes it.
+fn new_node(zone: &mut ZoneContents, owner: &Dname, flags: Flags) -> NodeId {
+    let id = zone.nodes.len() as NodeId;
+    let mut node = Node::new(node::encode(owner, &[]));
+    node.flags = flags;
+    zone.nodes.push(node);
+    zone.index.insert(name_hash(owner), id);
+    id
+}
+
+/// Keeps the tree consistent after node `id` changed: a node that gained data joins the
+/// tree (with any missing ancestors); a node left without data or children leaves it,
+/// and so may its emptied ancestors. Every node whose links changed is added to `touched`.
+fn link_or_unlink(zone: &mut ZoneContents, id: NodeId, touched: &mut Vec<NodeId>) {
+    let Some(node) = zone.node(id) else { return };
+    let (empty, phantom, children) =
+        (node.is_empty(), node.flags.contains(Flags::PHANTOM), node.children);
+    if id == APEX {
+        return;
+    }
+    if !empty && phantom {
+        link(zone, id, touched);
+    } else if empty && !phantom && children == 0 {
+        unlink(zone, id, touched);
+    }
+}
+
+/// Joins node `id` to the tree under its closest existing ancestor, creating the empty
+/// non-terminals between them.
+fn link(zone: &mut ZoneContents, id: NodeId, touched: &mut Vec<NodeId>) {
+    let Some(owner) = zone.node(id).map(|n| n.owner().to_name()) else { return };
+    let hashes = SuffixHashes::of(&owner);
+    let apex_labels = zone.origin_labels();
+    let mut labels = hashes.labels() - 1;
+    let mut parent = APEX;
+    while labels > apex_labels {
+        let name = hashes.suffix_name(&owner, labels);
+        match zone.find_hashed(name, hashes.suffix(labels)) {
+            Some(pid) if zone.node(pid).is_some_and(|n| !n.flags.contains(Flags::PHANTOM)) => {
+                parent = pid;
+                break;
+            }
+            _ => labels -= 1,
+        }
+    }
+    for l in labels + 1..hashes.labels() {
+        let name = hashes.suffix_name(&owner, l);
+        let child = match zone.find_hashed(name, hashes.suffix(l)) {
+            Some(existing) => existing,
+            None => new_node(zone, name, Flags::empty()),
+        };
+        attach(zone, child, parent);
+        touched.push(child);
+        parent = child;
+    }
+    attach(zone, id, parent);
+}
+
+fn attach(zone: &mut ZoneContents, child: NodeId, parent: NodeId) {
+    if let Some(n) = zone.nodes.get_mut(child as usize) {
+        n.parent = parent;
+        n.flags.set(Flags::PHANTOM, false);
+    }
+    if let Some(p) = zone.nodes.get_mut(parent as usize) {
+        p.children += 1;
+    }
+}
+
+/// Removes node `id` from the tree (it stays indexed as a phantom, so references to it
+/// stay valid), then its parent if that is now an empty leaf.
+fn unlink(zone: &mut ZoneContents, mut id: NodeId, touched: &mut Vec<NodeId>) {
+    while id != APEX {
+        let Some(n) = zone.nodes.get_mut(id as usize) else { return };
+        let parent = n.parent;
+        n.parent = NO_NODE;
+        n.flags.set(Flags::PHANTOM, true);
+        touched.push(id);
+        let Some(p) = zone.nodes.get_mut(parent as usize) else { return };
+        p.children = p.children.saturating_sub(1);
+        if p.children > 0 || !p.is_empty() {
+            return;
+        }
+        id = parent;
+    }
+}

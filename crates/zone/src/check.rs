@@ -1,0 +1,155 @@
+//! Semantic checks of a built zone, in the spirit of `named-checkzone` and Knot DNS's
+//! semantic checks. Errors make the zone unusable (it is not loaded, the previous version
+//! stays in service); warnings are reported and the zone is served.
+//!
+//! | check | severity | reference |
+//! |---|---|---|
+//! | no SOA at the apex, or more than one | error | RFC 1035 §5.2 |
+//! | SOA below the apex | error | RFC 1035 §5.2 |
+//! | no NS at the apex | error | RFC 1034 §4.2.1 |
+//! | CNAME beside other data (RRSIG/NSEC aside) | error | RFC 2181 §10.1, RFC 4035 §2.5 |
+//! | more than one CNAME, more than one DNAME | error | RFC 2181 §10.1, RFC 6672 §2.4 |
+//! | data below a DNAME | error | RFC 6672 §2.3 |
+//! | records outside the zone | warning, ignored | RFC 1035 §5.2 |
+//! | duplicate records | warning, dropped | RFC 2181 §5 |
+//! | different TTLs in one RRset | warning, lowest used | RFC 2181 §5.2 |
+//! | non-address data below a zone cut | warning, kept, not authoritative | RFC 1034 §4.2.1 |
+//! | in-zone NS target without addresses (missing glue) | warning | RFC 1034 §4.2.1 |
+//! | DS at a name that is not a delegation | warning | RFC 4035 §2.4 |
+//! | NSEC3PARAM below the apex | warning | RFC 5155 §4 |
+
+use tern_wire::{Dname, Rtype};
+
+use crate::contents::{ZoneContents, APEX};
+use crate::node::{Flags, Node, NodeId};
+use crate::report::Report;
+
+/// Runs every check and records the findings.
+pub fn zone(zone: &ZoneContents, report: &mut Report) {
+    apex(zone, report);
+    for (id, node) in zone.nodes.iter().enumerate() {
+        if node.flags.contains(Flags::PHANTOM) {
+            continue;
+        }
+        if !node.flags.contains(Flags::EMPTY) {
+            report.names += 1;
+        }
+        if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
+            report.delegations += 1;
+            glue(zone, node, report);
+        }
+        node_data(node, id as NodeId, report);
+        placement(node, report);
+    }
+}
+
+/// The checks that concern one changed node (after a changeset).
+pub fn changed_node(zone: &ZoneContents, id: NodeId, report: &mut Report) {
+    let Some(node) = zone.node(id) else { return };
+    if id == APEX {
+        apex(zone, report);
+    }
+    if node.flags.contains(Flags::PHANTOM) {
+        return;
+    }
+    if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
+        glue(zone, node, report);
+    }
+    node_data(node, id, report);
+    placement(node, report);
+}
+
+fn apex(zone: &ZoneContents, report: &mut Report) {
+    let Some(apex) = zone.apex() else { return };
+    let origin: &Dname = zone.origin();
+    match apex.rrset(Rtype::SOA).map(|r| r.count) {
+        None | Some(0) => report.error(Some(origin), Some(Rtype::SOA), "missing at the zone apex"),
+        Some(1) => {}
+        Some(n) => report.error(
+            Some(origin),
+            Some(Rtype::SOA),
+            format!("{n} records at the apex; exactly one is allowed"),
+        ),
+    }
+    if apex.rrset(Rtype::NS).is_none_or(|r| r.count == 0) {
+        report.error(Some(origin), Some(Rtype::NS), "missing at the zone apex");
+    }
+    glue(zone, apex, report);
+}
+
+/// Rules about which types may share a name.
+fn node_data(node: &Node, id: NodeId, report: &mut Report) {
+    let owner = node.owner();
+    for rrset in node.rrsets().filter(|r| r.has_records()) {
+        match rrset.rtype {
+            Rtype::SOA if id != APEX => {
+                report.error(Some(owner), Some(Rtype::SOA), "below the zone apex")
+            }
+            Rtype::CNAME | Rtype::DNAME if rrset.count > 1 => report.error(
+                Some(owner),
+                Some(rrset.rtype),
+                format!("{} records at one name; only one is allowed", rrset.count),
+            ),
+            Rtype::NSEC3PARAM if id != APEX => {
+                report.warn(Some(owner), Some(Rtype::NSEC3PARAM), "below the zone apex: ignored")
+            }
+            Rtype::DS if !node.flags.contains(Flags::DELEGATION) => {
+                report.warn(Some(owner), Some(Rtype::DS), "at a name that is not a delegation")
+            }
+            _ => {}
+        }
+    }
+    if node.flags.contains(Flags::CNAME) {
+        let other = node.rrsets().filter(|r| r.has_records()).find(|r| !cname_neighbour(r.rtype));
+        if let Some(other) = other {
+            report.error(
+                Some(owner),
+                Some(Rtype::CNAME),
+                format!("exists beside {} data", other.rtype),
+            );
+        }
+    }
+}
+
+/// Types allowed at a CNAME's owner (RFC 2181 §10.1, RFC 4035 §2.5).
+fn cname_neighbour(rtype: Rtype) -> bool {
+    matches!(rtype, Rtype::CNAME | Rtype::RRSIG | Rtype::NSEC | Rtype::KEY | Rtype::SIG)
+}
+
+/// Data that sits where it will never be served authoritatively.
+fn placement(node: &Node, report: &mut Report) {
+    if node.flags.contains(Flags::EMPTY) {
+        return;
+    }
+    let owner = node.owner();
+    if node.flags.contains(Flags::BELOW_DNAME) {
+        report.error(Some(owner), None, "is below a DNAME (RFC 6672 §2.3 forbids data there)");
+    } else if node.flags.contains(Flags::NONAUTH) {
+        let not_glue = node.rrsets().find(|r| !matches!(r.rtype, Rtype::A | Rtype::AAAA));
+        if let Some(r) = not_glue {
+            report.warn(
+                Some(owner),
+                Some(r.rtype),
+                "is below a zone cut: kept, but not authoritative",
+            );
+        }
+    }
+}
+
+/// In-zone NS targets need addresses (glue when below the cut).
+fn glue(zone: &ZoneContents, node: &Node, report: &mut Report) {
+    let Some(ns) = node.rrset(Rtype::NS) else { return };
+    for i in 0..usize::from(ns.count) {
+        let Some(target) = zone.node(ns.target(i)) else { continue };
+        let has_address = target.rrset(Rtype::A).is_some() || target.rrset(Rtype::AAAA).is_some();
+        if !has_address {
+            let what =
+                if target.owner().is_below(node.owner()) { "glue" } else { "address records" };
+            report.warn(
+                Some(node.owner()),
+                Some(Rtype::NS),
+                format!("target {} is in the zone but has no {what} (A or AAAA)", target.owner()),
+            );
+        }
+    }
+}

@@ -1,0 +1,234 @@
+//! `ZoneContents`: one zone's immutable, query-ready snapshot.
+//!
+//! Nodes live in a copy-on-write table indexed by [`NodeId`] (the apex is node 0); a hash
+//! index finds a node by name in one probe, and the query name's suffix hashes
+//! ([`SuffixHashes`]) give every ancestor's probe without rehashing. NSEC3 records live in
+//! their own chain ([`Nsec3Chain`]); NSEC-signed zones also keep nodes in canonical order
+//! for predecessor search. Everything an answer needs beyond the lookup was precomputed by
+//! the adjust pass (`crate::adjust`).
+
+use std::cmp::Ordering;
+
+use tern_wire::{Dname, Name, Rtype};
+
+use crate::cow::ChunkVec;
+use crate::hash::SuffixHashes;
+use crate::index::NameIndex;
+use crate::node::{Flags, Node, NodeId, NO_NODE};
+use crate::nsec3::Nsec3Chain;
+
+/// The apex is always node 0.
+pub const APEX: NodeId = 0;
+
+/// How a zone proves non-existence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denial {
+    /// Not signed (no DNSKEY at the apex).
+    Unsigned,
+    /// Signed with NSEC (RFC 4034).
+    Nsec,
+    /// Signed with NSEC3 (RFC 5155).
+    Nsec3,
+}
+
+/// Result of looking a name up in one zone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lookup {
+    /// The name exists (possibly as an empty non-terminal, or below a zone cut).
+    Found(NodeId),
+    /// The name does not exist; this is its closest existing ancestor.
+    NotFound {
+        /// The closest encloser (RFC 4592 §3.3.1).
+        encloser: NodeId,
+        /// Labels of the closest encloser.
+        encloser_labels: usize,
+    },
+}
+
+/// One zone's snapshot.
+#[derive(Clone, Debug)]
+pub struct ZoneContents {
+    pub(crate) origin: Name,
+    pub(crate) nodes: ChunkVec<Node>,
+    pub(crate) index: NameIndex,
+    pub(crate) nsec3: Option<Nsec3Chain>,
+    /// Node ids in canonical order (NSEC-signed zones only).
+    pub(crate) order: Option<ChunkVec<NodeId>>,
+    pub(crate) denial: Denial,
+    pub(crate) serial: u32,
+    pub(crate) record_count: usize,
+}
+
+impl ZoneContents {
+    /// The zone's origin (apex name).
+    pub fn origin(&self) -> &Name {
+        &self.origin
+    }
+
+    /// Labels of the origin.
+    pub fn origin_labels(&self) -> usize {
+        self.origin.label_count()
+    }
+
+    /// The SOA serial.
+    pub fn serial(&self) -> u32 {
+        self.serial
+    }
+
+    /// How non-existence is proven.
+    pub fn denial(&self) -> Denial {
+        self.denial
+    }
+
+    /// Number of records (RRSIGs and NSEC3 included).
+    pub fn record_count(&self) -> usize {
+        self.record_count
+    }
+
+    /// Number of nodes (phantoms and empty non-terminals included).
+    pub fn node_count(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// The node with this id.
+    #[inline]
+    pub fn node(&self, id: NodeId) -> Option<&Node> {
+        self.nodes.get(id as usize)
+    }
+
+    /// The apex node.
+    #[inline]
+    pub fn apex(&self) -> Option<&Node> {
+        self.node(APEX)
+    }
+
+    /// The NSEC3 chain, for NSEC3-signed zones.
+    pub fn nsec3(&self) -> Option<&Nsec3Chain> {
+        self.nsec3.as_ref()
+    }
+
+    /// Finds a node (phantoms included) whose owner is `name`, given `name`'s hash.
+    #[inline]
+    pub fn find_hashed(&self, name: &Dname, hash: u64) -> Option<NodeId> {
+        self.index.find(hash, |id| self.node(id).is_some_and(|n| n.owner().eq_ignore_case(name)))
+    }
+
+    /// Finds the real (non-phantom) node of `name`.
+    pub fn find(&self, name: &Dname) -> Option<NodeId> {
+        let id = self.find_hashed(name, crate::hash::name_hash(name))?;
+        let node = self.node(id)?;
+        (!node.flags.contains(Flags::PHANTOM)).then_some(id)
+    }
+
+    /// Looks up `qname` (which must be at or below the origin): the exact node, or the
+    /// closest encloser. `hashes` are `qname`'s suffix hashes.
+    #[inline]
+    pub fn lookup(&self, qname: &Dname, hashes: &SuffixHashes) -> Lookup {
+        let apex_labels = self.origin_labels();
+        let mut labels = hashes.labels();
+        while labels > apex_labels {
+            let name = hashes.suffix_name(qname, labels);
+            if let Some(id) = self.find_real(name, hashes.suffix(labels)) {
+                if labels == hashes.labels() {
+                    return Lookup::Found(id);
+                }
+                return Lookup::NotFound { encloser: id, encloser_labels: labels };
+            }
+            labels -= 1;
+        }
+        if hashes.labels() == apex_labels {
+            return Lookup::Found(APEX);
+        }
+        Lookup::NotFound { encloser: APEX, encloser_labels: apex_labels }
+    }
+
+    #[inline]
+    fn find_real(&self, name: &Dname, hash: u64) -> Option<NodeId> {
+        let id = self.find_hashed(name, hash)?;
+        let phantom = self.node(id).is_none_or(|n| n.flags.contains(Flags::PHANTOM));
+        (!phantom).then_some(id)
+    }
+
+    /// The highest zone cut or DNAME at or above `id` (below the apex), if `id` is at or
+    /// below one: the node that decides the answer instead of `id` (RFC 1034 §4.3.2 step
+    /// 3b, RFC 6672 §3).
+    pub fn cut_above(&self, id: NodeId) -> Option<NodeId> {
+        let mut found = None;
+        let mut current = id;
+        while current != NO_NODE && current != APEX {
+            let node = self.node(current)?;
+            if node.flags.intersects(Flags::DELEGATION | Flags::DNAME) {
+                found = Some(current);
+            }
+            current = node.parent;
+        }
+        found
+    }
+
+    /// The node just before `name` in canonical order, or the last node if `name` sorts
+    /// before every node (NSEC-signed zones only; `None` otherwise).
+    pub fn predecessor(&self, name: &Dname) -> Option<NodeId> {
+        let order = self.order.as_ref()?;
+        let (mut lo, mut hi) = (0usize, order.len());
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            let id = order.get(mid).copied().unwrap_or(APEX);
+            let owner = self.node(id).map(Node::owner).unwrap_or(Dname::ROOT);
+            match owner.canonical_cmp(name) {
+                Ordering::Less => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        let pos = if lo == 0 { order.len().checked_sub(1)? } else { lo - 1 };
+        order.get(pos).copied()
+    }
+
+    /// Walks back from `id` (inclusive) in canonical order to the first node holding an
+    /// NSEC RRset.
+    pub fn nsec_node_at_or_before(&self, mut id: NodeId) -> Option<NodeId> {
+        for _ in 0..self.nodes.len() {
+            let node = self.node(id)?;
+            if node.flags.contains(Flags::NSEC) {
+                return Some(id);
+            }
+            id = node.prev;
+        }
+        None
+    }
+
+    /// Every node id holding data, in table order (phantoms and empty non-terminals
+    /// skipped).
+    pub fn data_nodes(&self) -> impl Iterator<Item = (NodeId, &Node)> + '_ {
+        self.nodes
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| !n.flags.intersects(Flags::PHANTOM | Flags::EMPTY))
+            .map(|(i, n)| (i as NodeId, n))
+    }
+
+    /// Calls `f` for every record of the zone (SOA first, then nodes in table order, then
+    /// the NSEC3 chain), as (owner, type, ttl, rdata). RRSIGs are reported with type RRSIG.
+    pub fn for_each_record(&self, mut f: impl FnMut(&Dname, Rtype, u32, &[u8])) {
+        if let Some(apex) = self.apex() {
+            if let Some(soa) = apex.rrset(Rtype::SOA) {
+                soa.rdatas().for_each(|rd| f(apex.owner(), Rtype::SOA, soa.ttl, rd));
+            }
+        }
+        let mut emit = |node: &Node, skip_soa: bool| {
+            for rrset in node.rrsets() {
+                if !(skip_soa && rrset.rtype == Rtype::SOA) {
+                    rrset.rdatas().for_each(|rd| f(node.owner(), rrset.rtype, rrset.ttl, rd));
+                }
+                rrset.sigs().for_each(|rd| f(node.owner(), Rtype::RRSIG, rrset.sig_ttl, rd));
+            }
+        };
+        for (id, node) in self.data_nodes() {
+            emit(node, id == APEX);
+        }
+        if let Some(chain) = &self.nsec3 {
+            for node in chain.nodes() {
+                emit(node, false);
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! A copy-on-write vector in fixed-size chunks.
+//!
+//! Cloning a [`ChunkVec`] copies only the list of chunk pointers; changing an element
+//! copies the one chunk it lives in if that chunk is shared with another snapshot. This is
+//! what lets an update of a large zone share every untouched node with the previous
+//! snapshot (ARCHITECTURE.md: copy-on-write of nodes, structural sharing of the rest).
+
+use std::sync::Arc;
+
+/// Elements per chunk (a power of two).
+pub const CHUNK: usize = 1024;
+const SHIFT: u32 = CHUNK.trailing_zeros();
+
+/// A vector of `T` split into shared, copy-on-write chunks.
+#[derive(Clone)]
+pub struct ChunkVec<T> {
+    chunks: Vec<Arc<[T]>>,
+    len: usize,
+}
+
+impl<T: Clone> ChunkVec<T> {
+    /// An empty vector.
+    pub fn new() -> Self {
+        ChunkVec { chunks: Vec::new(), len: 0 }
+    }
+
+    /// Moves a plain vector into chunks.
+    pub fn from_vec(items: Vec<T>) -> Self {
+        let len = items.len();
+        let mut chunks = Vec::with_capacity(len.div_ceil(CHUNK));
+        let mut items = items.into_iter();
+        loop {
+            let chunk: Arc<[T]> = items.by_ref().take(CHUNK).collect();
+            if chunk.is_empty() {
+                break;
+            }
+            chunks.push(chunk);
+        }
+        ChunkVec { chunks, len }
+    }
+
+    /// A vector of `len` copies of `value`.
+    pub fn filled(value: T, len: usize) -> Self {
+        Self::from_vec(vec![value; len])
+    }
+
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The element at `index`.
+    #[inline]
+    pub fn get(&self, index: usize) -> Option<&T> {
+        self.chunks.get(index >> SHIFT)?.get(index & (CHUNK - 1))
+    }
+
+    /// Mutable access to the element at `index`, copying its chunk first if it is shared.
+    pub fn get_mut(&mut self, index: usize) -> Option<&mut T> {
+        let chunk = self.chunks.get_mut(index >> SHIFT)?;
+        Arc::make_mut(chunk).get_mut(index & (CHUNK - 1))
+    }
+
+    /// Replaces the element at `index`; returns false if out of range.
+    pub fn set(&mut self, index: usize, value: T) -> bool {
+        match self.get_mut(index) {
+            Some(slot) => {
+                *slot = value;
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Appends an element (copies the last chunk: meant for small updates; build large
+    /// vectors with [`ChunkVec::from_vec`]).
+    pub fn push(&mut self, value: T) {
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < CHUNK => {
+                let mut items: Vec<T> = last.iter().cloned().collect();
+                items.push(value);
+                *last = items.into();
+            }
+            _ => self.chunks.push(Arc::from(vec![value])),
+        }
+        self.len += 1;
+    }
+
+    /// Iterates over all elements in order.
+    pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
+        self.chunks.iter().flat_map(|c| c.iter())
+    }
+
+    /// Number of chunks shared with `other` (for tests and diagnostics).
+    pub fn shared_chunks(&self, other: &Self) -> usize {
+        self.chunks.iter().zip(&other.chunks).filter(|(a, b)| Arc::ptr_eq(a, b)).count()
+    }
+}
+
+impl<T: Clone> Default for ChunkVec<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T> std::fmt::Debug for ChunkVec<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ChunkVec(len {}, {} chunks)", self.len, self.chunks.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_on_write_shares_untouched_chunks() {
+        let a = ChunkVec::from_vec((0..5000u32).collect());
+        assert_eq!(a.len(), 5000);
+        assert_eq!(a.get(4999), Some(&4999));
+        assert_eq!(a.get(5000), None);
+        let mut b = a.clone();
+        assert!(b.set(1500, 7));
+        assert_eq!(b.get(1500), Some(&7));
+        assert_eq!(a.get(1500), Some(&1500));
+        assert_eq!(b.shared_chunks(&a), 4);
+        b.push(99_999);
+        assert_eq!(b.get(5000), Some(&99_999));
+        assert_eq!(a.len(), 5000);
+        assert_eq!(b.iter().copied().filter(|&x| x == 99_999).count(), 1);
+    }
+
+    #[test]
+    fn push_across_chunk_boundary() {
+        let mut v = ChunkVec::new();
+        for i in 0..(CHUNK + 3) {
+            v.push(i);
+        }
+        assert_eq!(v.len(), CHUNK + 3);
+        assert_eq!(v.get(CHUNK), Some(&CHUNK));
+        assert_eq!(v.iter().count(), CHUNK + 3);
+    }
+}

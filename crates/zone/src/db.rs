@@ -1,0 +1,264 @@
+//! The zone database: which zones are served, and their current contents.
+//!
+//! A [`ZoneSet`] is an immutable snapshot of the set of zones; each zone sits in a
+//! [`ZoneSlot`] whose contents are swapped atomically (`arc_swap`) when the zone is
+//! reloaded or changed, so replacing one zone costs one pointer swap and never touches the
+//! others. Adding or removing a zone publishes a new set. Readers (the data plane) load the
+//! set once per batch and a zone's contents once per query: wait-free, never blocked by a
+//! writer, never seeing half a zone.
+//!
+//! Finding the zone for a query name probes one hash per label count that some zone has
+//! (O(labels)), longest match first, reusing the name's [`SuffixHashes`].
+
+use std::sync::Arc;
+
+use arc_swap::{ArcSwap, ArcSwapOption};
+use tern_wire::{Dname, Name};
+
+use crate::contents::ZoneContents;
+use crate::hash::{name_hash, SuffixHashes};
+use crate::index::NameIndex;
+
+/// One served zone: its name and its current contents (`None` until a first successful
+/// load).
+#[derive(Debug)]
+pub struct ZoneSlot {
+    origin: Name,
+    contents: ArcSwapOption<ZoneContents>,
+}
+
+impl ZoneSlot {
+    /// An empty slot for `origin`.
+    pub fn new(origin: &Dname) -> ZoneSlot {
+        ZoneSlot { origin: origin.to_name(), contents: ArcSwapOption::empty() }
+    }
+
+    /// The zone's name.
+    pub fn origin(&self) -> &Name {
+        &self.origin
+    }
+
+    /// The current contents (a cheap, wait-free load).
+    #[inline]
+    pub fn contents(&self) -> arc_swap::Guard<Option<Arc<ZoneContents>>> {
+        self.contents.load()
+    }
+
+    /// The current contents as an owned reference (for the control plane).
+    pub fn contents_full(&self) -> Option<Arc<ZoneContents>> {
+        self.contents.load_full()
+    }
+
+    /// Publishes new contents; readers see either the old or the new, never a mix.
+    pub fn publish(&self, contents: Arc<ZoneContents>) {
+        self.contents.store(Some(contents));
+    }
+}
+
+/// An immutable set of zones with longest-match lookup.
+#[derive(Debug, Clone)]
+pub struct ZoneSet {
+    slots: Vec<Arc<ZoneSlot>>,
+    index: NameIndex,
+    /// Bit `n` set when some zone's origin has `n` labels.
+    label_counts: u128,
+}
+
+impl Default for ZoneSet {
+    fn default() -> Self {
+        ZoneSet { slots: Vec::new(), index: NameIndex::with_capacity(0), label_counts: 0 }
+    }
+}
+
+impl ZoneSet {
+    /// A set of the given slots (the last of duplicate origins wins).
+    pub fn new(slots: Vec<Arc<ZoneSlot>>) -> ZoneSet {
+        let mut set =
+            ZoneSet { index: NameIndex::with_capacity(slots.len()), ..ZoneSet::default() };
+        for slot in slots {
+            set.insert(slot);
+        }
+        set
+    }
+
+    fn insert(&mut self, slot: Arc<ZoneSlot>) {
+        let hash = name_hash(slot.origin());
+        if let Some(i) = self.position(slot.origin(), hash) {
+            if let Some(old) = self.slots.get_mut(i) {
+                *old = slot;
+            }
+            return;
+        }
+        let labels = slot.origin().label_count();
+        self.label_counts |= 1u128 << labels.min(127);
+        self.index.insert(hash, self.slots.len() as u32);
+        self.slots.push(slot);
+    }
+
+    fn position(&self, origin: &Dname, hash: u64) -> Option<usize> {
+        let found = self.index.find(hash, |i| {
+            self.slots.get(i as usize).is_some_and(|s| s.origin().eq_ignore_case(origin))
+        });
+        found.map(|i| i as usize)
+    }
+
+    /// Number of zones.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// True when no zone is served.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// All zones.
+    pub fn slots(&self) -> &[Arc<ZoneSlot>] {
+        &self.slots
+    }
+
+    /// The zone named exactly `origin`.
+    pub fn get(&self, origin: &Dname) -> Option<&Arc<ZoneSlot>> {
+        self.slots.get(self.position(origin, name_hash(origin))?)
+    }
+
+    /// The zone with the longest origin that `qname` is at or below (RFC 1034 §4.3.2
+    /// step 2). `hashes` are `qname`'s suffix hashes.
+    #[inline]
+    pub fn find(&self, qname: &Dname, hashes: &SuffixHashes) -> Option<&Arc<ZoneSlot>> {
+        let mut labels = hashes.labels().min(127);
+        loop {
+            if self.label_counts & (1u128 << labels) != 0 {
+                let suffix = hashes.suffix_name(qname, labels);
+                if let Some(i) = self.position(suffix, hashes.suffix(labels)) {
+                    return self.slots.get(i);
+                }
+            }
+            if labels == 0 {
+                return None;
+            }
+            labels -= 1;
+        }
+    }
+
+    /// A copy of this set with `slot` added (or replacing the zone of the same name).
+    pub fn with(&self, slot: Arc<ZoneSlot>) -> ZoneSet {
+        let mut set = self.clone();
+        set.insert(slot);
+        set
+    }
+
+    /// A copy of this set without the zone `origin`.
+    pub fn without(&self, origin: &Dname) -> ZoneSet {
+        let slots =
+            self.slots.iter().filter(|s| !s.origin().eq_ignore_case(origin)).cloned().collect();
+        ZoneSet::new(slots)
+    }
+}
+
+/// The published zone set, shared by the data plane and the control plane.
+#[derive(Debug, Default)]
+pub struct ZoneDb {
+    set: ArcSwap<ZoneSet>,
+}
+
+impl ZoneDb {
+    /// An empty database.
+    pub fn new() -> ZoneDb {
+        ZoneDb::default()
+    }
+
+    /// The current set (wait-free; hold it for a batch of queries).
+    #[inline]
+    pub fn load(&self) -> arc_swap::Guard<Arc<ZoneSet>> {
+        self.set.load()
+    }
+
+    /// The current set as an owned reference.
+    pub fn snapshot(&self) -> Arc<ZoneSet> {
+        self.set.load_full()
+    }
+
+    /// Replaces the whole set (control plane only; one writer at a time).
+    pub fn publish_set(&self, set: ZoneSet) {
+        self.set.store(Arc::new(set));
+    }
+
+    /// The slot of `origin`, created and published if the zone is new.
+    pub fn slot(&self, origin: &Dname) -> Arc<ZoneSlot> {
+        let set = self.set.load_full();
+        if let Some(slot) = set.get(origin) {
+            return Arc::clone(slot);
+        }
+        let slot = Arc::new(ZoneSlot::new(origin));
+        self.publish_set(set.with(Arc::clone(&slot)));
+        slot
+    }
+
+    /// Publishes new contents for a zone (adding the zone if needed).
+    pub fn publish(&self, contents: Arc<ZoneContents>) {
+        self.slot(contents.origin()).publish(contents);
+    }
+
+    /// Stops serving a zone; returns whether it was served.
+    pub fn remove(&self, origin: &Dname) -> bool {
+        let set = self.set.load_full();
+        if set.get(origin).is_none() {
+            return false;
+        }
+        self.publish_set(set.without(origin));
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil;
+
+    fn name(s: &str) -> Name {
+        s.parse().unwrap()
+    }
+
+    fn find(set: &ZoneSet, q: &str) -> Option<String> {
+        let q = name(q);
+        set.find(&q, &SuffixHashes::of(&q)).map(|s| s.origin().to_string())
+    }
+
+    #[test]
+    fn longest_match() {
+        let slots = ["example.", "sub.example.", "other.", "."]
+            .iter()
+            .map(|o| Arc::new(ZoneSlot::new(&name(o))))
+            .collect();
+        let set = ZoneSet::new(slots);
+        assert_eq!(find(&set, "www.sub.EXAMPLE.").as_deref(), Some("sub.example."));
+        assert_eq!(find(&set, "sub.example.").as_deref(), Some("sub.example."));
+        assert_eq!(find(&set, "xsub.example.").as_deref(), Some("example."));
+        assert_eq!(find(&set, "a.b.c.other.").as_deref(), Some("other."));
+        assert_eq!(find(&set, "com.").as_deref(), Some("."));
+        let set = set.without(&name("."));
+        assert_eq!(find(&set, "com."), None);
+        assert_eq!(set.len(), 3);
+    }
+
+    #[test]
+    fn publish_replaces_one_zone_for_readers() {
+        let db = ZoneDb::new();
+        let (v1, _) = testutil::zone("example.", testutil::APEX);
+        db.publish(Arc::new(v1));
+        let reader_view = db.load();
+        let slot = Arc::clone(reader_view.get(&name("example.")).unwrap());
+        let before = slot.contents_full().unwrap();
+        assert_eq!(before.serial(), 1);
+        let (v2, _) = testutil::zone("example.", &testutil::APEX.replace(" 1 7200", " 2 7200"));
+        db.publish(Arc::new(v2));
+        // The same slot now holds the new contents; the old snapshot is still intact.
+        assert_eq!(slot.contents_full().unwrap().serial(), 2);
+        assert_eq!(before.serial(), 1);
+        assert_eq!(db.load().len(), 1);
+        assert!(db.remove(&name("example.")));
+        assert!(!db.remove(&name("example.")));
+        assert!(db.load().is_empty());
+    }
+}

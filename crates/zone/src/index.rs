@@ -1,0 +1,195 @@
+//! The name index: an open-addressing hash table from a name's hash to a node id.
+//!
+//! Slots are `u64`: the low 32 bits are the finished hash (which also gives the slot
+//! position, so the table can be resized without the names), the high 32 bits the node id
+//! plus one (zero = empty). Linear probing with backward-shift deletion, no tombstones.
+//! Slots live in a [`ChunkVec`], so a changed snapshot copies only the chunks it touches.
+//! The caller decides equality (it compares the node's owner name), keeping the index
+//! free of name storage.
+
+use crate::cow::ChunkVec;
+use crate::hash;
+
+/// Hash-table index over node ids.
+#[derive(Clone, Debug)]
+pub struct NameIndex {
+    slots: ChunkVec<u64>,
+    mask: usize,
+    used: usize,
+}
+
+/// Smallest table size.
+const MIN_SLOTS: usize = 1024;
+
+#[inline]
+fn tag_of(name_hash: u64) -> u32 {
+    hash::finish(name_hash) as u32
+}
+
+#[inline]
+fn encode(tag: u32, id: u32) -> u64 {
+    (u64::from(id) + 1) << 32 | u64::from(tag)
+}
+
+#[inline]
+fn decode_id(slot: u64) -> u32 {
+    ((slot >> 32) as u32).wrapping_sub(1)
+}
+
+impl NameIndex {
+    /// An index sized for about `expected` names.
+    pub fn with_capacity(expected: usize) -> Self {
+        let size = (expected.saturating_mul(2)).next_power_of_two().max(MIN_SLOTS);
+        NameIndex { slots: ChunkVec::filled(0, size), mask: size - 1, used: 0 }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.used
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    #[inline]
+    fn slot(&self, i: usize) -> u64 {
+        self.slots.get(i).copied().unwrap_or(0)
+    }
+
+    /// Finds the node for a name hash; `is_match` confirms a candidate id.
+    #[inline]
+    pub fn find(&self, name_hash: u64, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        let tag = tag_of(name_hash);
+        let mut i = tag as usize & self.mask;
+        loop {
+            let slot = self.slot(i);
+            if slot == 0 {
+                return None;
+            }
+            if slot as u32 == tag && is_match(decode_id(slot)) {
+                return Some(decode_id(slot));
+            }
+            i = (i + 1) & self.mask;
+        }
+    }
+
+    /// Adds an entry (the caller has checked the name is not present yet).
+    pub fn insert(&mut self, name_hash: u64, id: u32) {
+        if (self.used + 1) * 4 > (self.mask + 1) * 3 {
+            self.grow();
+        }
+        self.insert_slot(encode(tag_of(name_hash), id));
+        self.used += 1;
+    }
+
+    fn insert_slot(&mut self, slot: u64) {
+        let mut i = slot as u32 as usize & self.mask;
+        while self.slot(i) != 0 {
+            i = (i + 1) & self.mask;
+        }
+        self.slots.set(i, slot);
+    }
+
+    fn grow(&mut self) {
+        let size = (self.mask + 1) * 2;
+        let old = std::mem::replace(&mut self.slots, ChunkVec::filled(0, size));
+        self.mask = size - 1;
+        for &slot in old.iter().filter(|&&s| s != 0) {
+            self.insert_slot(slot);
+        }
+    }
+
+    /// Removes the entry for `id` under `name_hash`; returns whether it was present.
+    pub fn remove(&mut self, name_hash: u64, id: u32) -> bool {
+        let tag = tag_of(name_hash);
+        let mut i = tag as usize & self.mask;
+        loop {
+            let slot = self.slot(i);
+            if slot == 0 {
+                return false;
+            }
+            if slot as u32 == tag && decode_id(slot) == id {
+                break;
+            }
+            i = (i + 1) & self.mask;
+        }
+        self.shift_back(i);
+        self.used -= 1;
+        true
+    }
+
+    /// Backward-shift deletion: closes the hole at `hole` so every entry stays reachable.
+    fn shift_back(&mut self, mut hole: usize) {
+        let mut j = hole;
+        loop {
+            j = (j + 1) & self.mask;
+            let slot = self.slot(j);
+            if slot == 0 {
+                break;
+            }
+            let home = slot as u32 as usize & self.mask;
+            let stays = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
+            if !stays {
+                self.slots.set(hole, slot);
+                hole = j;
+            }
+        }
+        self.slots.set(hole, 0);
+    }
+
+    /// All node ids in the index (in table order).
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.slots.iter().filter(|&&s| s != 0).map(|&s| decode_id(s))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    /// Hashes that collide in the low bits a lot, to exercise probing and deletion.
+    fn weak_hash(i: u32) -> u64 {
+        u64::from(i % 97)
+    }
+
+    #[test]
+    fn insert_find_remove_against_a_model() {
+        let mut index = NameIndex::with_capacity(10);
+        let mut model: HashMap<u32, u64> = HashMap::new();
+        for id in 0..5000u32 {
+            index.insert(weak_hash(id), id);
+            model.insert(id, weak_hash(id));
+        }
+        for id in (0..5000u32).step_by(3) {
+            assert!(index.remove(weak_hash(id), id));
+            model.remove(&id);
+        }
+        assert!(!index.remove(weak_hash(0), 0));
+        assert_eq!(index.len(), model.len());
+        for id in 0..5000u32 {
+            let found = index.find(weak_hash(id), |c| c == id);
+            assert_eq!(found.is_some(), model.contains_key(&id), "id {id}");
+        }
+        let mut ids: Vec<u32> = index.ids().collect();
+        ids.sort_unstable();
+        let mut expect: Vec<u32> = model.keys().copied().collect();
+        expect.sort_unstable();
+        assert_eq!(ids, expect);
+    }
+
+    #[test]
+    fn snapshots_are_independent() {
+        let mut a = NameIndex::with_capacity(100);
+        a.insert(1, 10);
+        let mut b = a.clone();
+        b.insert(2, 20);
+        assert!(b.remove(1, 10));
+        assert_eq!(a.find(1, |id| id == 10), Some(10));
+        assert_eq!(a.find(2, |id| id == 20), None);
+        assert_eq!(b.find(1, |id| id == 10), None);
+        assert_eq!(b.find(2, |id| id == 20), Some(20));
+    }
+}

@@ -1,0 +1,514 @@
+//! Zone nodes: one owner name with its RRsets, plus the facts the adjust pass
+//! precomputes so that answering needs a single lookup.
+//!
+//! A node's data is one immutable allocation (`Arc<[u8]>`), shared between snapshots:
+//!
+//! ```text
+//! owner:  [len u8][owner wire form]
+//! rrset:  [rtype u16][ttl u32][count u16][sig ttl u32][sig count u16][body len u32]
+//!         count × ([rdlen u16][rdata])            RDATA in uncompressed wire form
+//!         count × [target node u32]               only for types with targets (NS, MX, …)
+//!         sig count × ([rdlen u16][rrsig rdata])  RRSIGs covering this RRset
+//! ```
+//! Numbers are little-endian (internal format). RRSIGs whose covered type has no RRset at
+//! the node are kept in a pseudo RRset of type RRSIG with no records.
+
+use std::sync::Arc;
+
+use tern_wire::{Dname, Rtype};
+
+/// Index of a node in its zone's node table.
+pub type NodeId = u32;
+
+/// "No node" in reference fields.
+pub const NO_NODE: NodeId = u32::MAX;
+
+/// Facts about a node computed by the adjust pass.
+#[derive(Clone, Copy, PartialEq, Eq, Default)]
+pub struct Flags(u16);
+
+impl Flags {
+    /// The zone apex.
+    pub const APEX: Flags = Flags(1);
+    /// A zone cut: NS at a name other than the apex.
+    pub const DELEGATION: Flags = Flags(1 << 1);
+    /// Strictly below a zone cut or a DNAME: glue or occluded data, not authoritative.
+    pub const NONAUTH: Flags = Flags(1 << 2);
+    /// An empty non-terminal: no RRsets, exists because names below it do.
+    pub const EMPTY: Flags = Flags(1 << 3);
+    /// Not a name of the zone: only the target of references (see `adjust`).
+    pub const PHANTOM: Flags = Flags(1 << 4);
+    /// The first label is `*` (RFC 4592).
+    pub const WILDCARD: Flags = Flags(1 << 5);
+    /// Holds a DNAME RRset.
+    pub const DNAME: Flags = Flags(1 << 6);
+    /// Holds a CNAME RRset.
+    pub const CNAME: Flags = Flags(1 << 7);
+    /// Holds an NSEC RRset.
+    pub const NSEC: Flags = Flags(1 << 8);
+    /// Holds a DS RRset.
+    pub const DS: Flags = Flags(1 << 9);
+    /// Strictly below a DNAME (occluded; RFC 6672 §2.3).
+    pub const BELOW_DNAME: Flags = Flags(1 << 10);
+
+    /// No flags.
+    pub const fn empty() -> Flags {
+        Flags(0)
+    }
+    /// The raw bits.
+    pub const fn bits(self) -> u16 {
+        self.0
+    }
+    /// Flags from raw bits.
+    pub const fn from_bits(bits: u16) -> Flags {
+        Flags(bits)
+    }
+    /// True when every flag of `other` is set.
+    #[inline]
+    pub const fn contains(self, other: Flags) -> bool {
+        self.0 & other.0 == other.0
+    }
+    /// True when any flag of `other` is set.
+    #[inline]
+    pub const fn intersects(self, other: Flags) -> bool {
+        self.0 & other.0 != 0
+    }
+    /// Sets or clears `other`.
+    pub fn set(&mut self, other: Flags, on: bool) {
+        if on {
+            self.0 |= other.0;
+        } else {
+            self.0 &= !other.0;
+        }
+    }
+}
+
+impl std::ops::BitOr for Flags {
+    type Output = Flags;
+    fn bitor(self, rhs: Flags) -> Flags {
+        Flags(self.0 | rhs.0)
+    }
+}
+
+impl std::fmt::Debug for Flags {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const NAMES: [&str; 11] = [
+            "APEX",
+            "DELEGATION",
+            "NONAUTH",
+            "EMPTY",
+            "PHANTOM",
+            "WILDCARD",
+            "DNAME",
+            "CNAME",
+            "NSEC",
+            "DS",
+            "BELOW_DNAME",
+        ];
+        let set: Vec<&str> = NAMES
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| self.0 & (1 << i) != 0)
+            .map(|(_, n)| *n)
+            .collect();
+        write!(f, "{}", set.join("|"))
+    }
+}
+
+/// Types whose RDATA names a host whose addresses go in the additional section, or whose
+/// target the engine follows (CNAME): their RRsets carry one target node per record.
+pub fn has_targets(rtype: Rtype) -> bool {
+    matches!(rtype, Rtype::NS | Rtype::MX | Rtype::SRV | Rtype::SVCB | Rtype::HTTPS | Rtype::CNAME)
+}
+
+/// One node of a zone.
+#[derive(Clone)]
+pub struct Node {
+    data: Arc<[u8]>,
+    /// The parent node (`NO_NODE` for the apex and for phantoms).
+    pub parent: NodeId,
+    /// The child node whose first label is `*`, if any.
+    pub wildcard: NodeId,
+    /// The NSEC3 record whose hashed owner matches this name (index into the NSEC3
+    /// chain), if any.
+    pub nsec3: u32,
+    /// The previous node in canonical order (NSEC-signed zones; `NO_NODE` otherwise).
+    pub prev: NodeId,
+    /// Number of child nodes (phantoms excluded): an emptied node without children is no
+    /// longer a name of the zone.
+    pub children: u32,
+    /// Adjust facts.
+    pub flags: Flags,
+}
+
+impl Node {
+    /// A node with the given data and no adjust facts yet.
+    pub fn new(data: Arc<[u8]>) -> Node {
+        Node {
+            data,
+            parent: NO_NODE,
+            wildcard: NO_NODE,
+            nsec3: u32::MAX,
+            prev: NO_NODE,
+            children: 0,
+            flags: Flags::empty(),
+        }
+    }
+
+    /// The owner name (in the zone's original spelling).
+    #[inline]
+    pub fn owner(&self) -> &Dname {
+        owner_of(&self.data)
+    }
+
+    /// The node's data blob (shared between snapshots).
+    pub fn data(&self) -> &Arc<[u8]> {
+        &self.data
+    }
+
+    /// Replaces the data blob.
+    pub fn set_data(&mut self, data: Arc<[u8]>) {
+        self.data = data;
+    }
+
+    /// The RRsets in stored order.
+    #[inline]
+    pub fn rrsets(&self) -> RrsetIter<'_> {
+        RrsetIter { rest: rrsets_of(&self.data) }
+    }
+
+    /// The RRset of one type (RRSIG pseudo-set for orphan signatures included).
+    #[inline]
+    pub fn rrset(&self, rtype: Rtype) -> Option<Rrset<'_>> {
+        self.rrsets().find(|r| r.rtype == rtype)
+    }
+
+    /// True when the node holds no RRset at all.
+    pub fn is_empty(&self) -> bool {
+        self.rrsets().next().is_none()
+    }
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let types: Vec<String> = self.rrsets().map(|r| r.rtype.to_string()).collect();
+        write!(f, "Node({} [{}] {:?})", self.owner(), types.join(" "), self.flags)
+    }
+}
+
+fn owner_of(data: &[u8]) -> &Dname {
+    let len = usize::from(data.first().copied().unwrap_or(0));
+    data.get(1..1 + len).and_then(|w| Dname::from_wire(w).ok()).unwrap_or(Dname::ROOT)
+}
+
+fn rrsets_of(data: &[u8]) -> &[u8] {
+    let len = usize::from(data.first().copied().unwrap_or(0));
+    data.get(1 + len..).unwrap_or(&[])
+}
+
+const HEADER: usize = 18;
+
+#[inline]
+fn le16(b: &[u8], at: usize) -> u16 {
+    b.get(at..at + 2).and_then(|s| s.try_into().ok()).map(u16::from_le_bytes).unwrap_or(0)
+}
+
+#[inline]
+fn le32(b: &[u8], at: usize) -> u32 {
+    b.get(at..at + 4).and_then(|s| s.try_into().ok()).map(u32::from_le_bytes).unwrap_or(0)
+}
+
+/// A view of one stored RRset.
+#[derive(Clone, Copy, Debug)]
+pub struct Rrset<'a> {
+    /// The type.
+    pub rtype: Rtype,
+    /// The TTL (the lowest of the records', RFC 2181 §5.2).
+    pub ttl: u32,
+    /// Number of records.
+    pub count: u16,
+    /// TTL of the covering RRSIGs.
+    pub sig_ttl: u32,
+    /// Number of covering RRSIGs.
+    pub sig_count: u16,
+    rdatas: &'a [u8],
+    targets: &'a [u8],
+    sigs: &'a [u8],
+}
+
+impl<'a> Rrset<'a> {
+    /// The records' RDATA, in stored order.
+    #[inline]
+    pub fn rdatas(&self) -> RdataIter<'a> {
+        RdataIter { rest: self.rdatas }
+    }
+
+    /// The covering RRSIGs' RDATA.
+    #[inline]
+    pub fn sigs(&self) -> RdataIter<'a> {
+        RdataIter { rest: self.sigs }
+    }
+
+    /// The target node of record `i` (types with targets only).
+    #[inline]
+    pub fn target(&self, i: usize) -> NodeId {
+        if self.targets.is_empty() {
+            return NO_NODE;
+        }
+        let at = i * 4;
+        match self.targets.get(at..at + 4) {
+            Some(b) => u32::from_le_bytes(b.try_into().unwrap_or([0xFF; 4])),
+            None => NO_NODE,
+        }
+    }
+
+    /// True when the RRset has records (the RRSIG pseudo-set of orphans has none).
+    pub fn has_records(&self) -> bool {
+        self.count > 0
+    }
+}
+
+/// Iterator over a node's RRsets.
+#[derive(Clone, Debug)]
+pub struct RrsetIter<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for RrsetIter<'a> {
+    type Item = Rrset<'a>;
+    #[inline]
+    fn next(&mut self) -> Option<Rrset<'a>> {
+        let b = self.rest;
+        if b.len() < HEADER {
+            return None;
+        }
+        let rtype = Rtype(le16(b, 0));
+        let count = le16(b, 6);
+        let sig_count = le16(b, 12);
+        let body_len = le32(b, 14) as usize;
+        let body = b.get(HEADER..HEADER + body_len)?;
+        self.rest = b.get(HEADER + body_len..).unwrap_or(&[]);
+        let rd_len = records_len(body, usize::from(count));
+        let rdatas = body.get(..rd_len)?;
+        let targets_len = if has_targets(rtype) { usize::from(count) * 4 } else { 0 };
+        let targets = body.get(rd_len..rd_len + targets_len)?;
+        let sigs = body.get(rd_len + targets_len..)?;
+        Some(Rrset {
+            rtype,
+            ttl: le32(b, 2),
+            count,
+            sig_ttl: le32(b, 8),
+            sig_count,
+            rdatas,
+            targets,
+            sigs,
+        })
+    }
+}
+
+/// Length of `count` length-prefixed records at the start of `body`.
+fn records_len(body: &[u8], count: usize) -> usize {
+    let mut at = 0;
+    for _ in 0..count {
+        at += 2 + usize::from(le16(body, at));
+    }
+    at.min(body.len())
+}
+
+/// Iterator over length-prefixed RDATA.
+#[derive(Clone, Debug)]
+pub struct RdataIter<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for RdataIter<'a> {
+    type Item = &'a [u8];
+    #[inline]
+    fn next(&mut self) -> Option<&'a [u8]> {
+        let len = usize::from(le16(self.rest, 0));
+        let rdata = self.rest.get(2..2 + len)?;
+        self.rest = self.rest.get(2 + len..).unwrap_or(&[]);
+        Some(rdata)
+    }
+}
+
+/// One RRset to be encoded into a node blob.
+#[derive(Debug, Clone, Default)]
+pub struct RrsetData {
+    /// The type.
+    pub rtype: Rtype,
+    /// The TTL.
+    pub ttl: u32,
+    /// The records' RDATA.
+    pub rdatas: Vec<Vec<u8>>,
+    /// One target node per record (types with targets; may be empty otherwise).
+    pub targets: Vec<NodeId>,
+    /// TTL of the covering RRSIGs.
+    pub sig_ttl: u32,
+    /// Covering RRSIGs' RDATA.
+    pub sigs: Vec<Vec<u8>>,
+}
+
+impl RrsetData {
+    /// Copies a stored RRset out for editing. A pseudo-set of orphan RRSIGs comes out
+    /// under the type its signatures cover, with no records.
+    pub fn from_stored(r: &Rrset<'_>) -> RrsetData {
+        let covered = r.sigs().next().and_then(crate::records::covered_type);
+        let rtype = if r.has_records() { r.rtype } else { covered.unwrap_or(r.rtype) };
+        RrsetData {
+            rtype,
+            ttl: r.ttl,
+            rdatas: r.rdatas().map(<[u8]>::to_vec).collect(),
+            targets: (0..usize::from(r.count)).map(|i| r.target(i)).collect(),
+            sig_ttl: r.sig_ttl,
+            sigs: r.sigs().map(<[u8]>::to_vec).collect(),
+        }
+    }
+}
+
+/// Encodes an owner and its RRsets into a node blob.
+#[derive(Debug, Default)]
+pub struct BlobWriter {
+    buf: Vec<u8>,
+}
+
+impl BlobWriter {
+    /// Starts a blob for `owner`.
+    pub fn new(owner: &Dname) -> BlobWriter {
+        let mut buf = Vec::with_capacity(64);
+        buf.push(owner.len() as u8);
+        buf.extend_from_slice(owner.as_wire());
+        BlobWriter { buf }
+    }
+
+    /// Appends one RRset; records and signatures are given as length-free slices.
+    pub fn rrset<'r>(
+        &mut self,
+        head: RrsetHead,
+        rdatas: impl IntoIterator<Item = &'r [u8]>,
+        targets: &[NodeId],
+        sigs: impl IntoIterator<Item = &'r [u8]>,
+    ) {
+        let start = self.buf.len();
+        self.buf.extend_from_slice(&head.rtype.0.to_le_bytes());
+        self.buf.extend_from_slice(&head.ttl.to_le_bytes());
+        self.buf.extend_from_slice(&[0, 0]); // count, patched below
+        self.buf.extend_from_slice(&head.sig_ttl.to_le_bytes());
+        self.buf.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // sig count, body len
+        let count = self.records(rdatas);
+        if has_targets(head.rtype) {
+            for i in 0..usize::from(count) {
+                let t = targets.get(i).copied().unwrap_or(NO_NODE);
+                self.buf.extend_from_slice(&t.to_le_bytes());
+            }
+        }
+        let sig_count = self.records(sigs);
+        let body_len = (self.buf.len() - start - HEADER) as u32;
+        self.patch(start + 6, &count.to_le_bytes());
+        self.patch(start + 12, &sig_count.to_le_bytes());
+        self.patch(start + 14, &body_len.to_le_bytes());
+    }
+
+    /// Appends an [`RrsetData`]; one without records becomes an RRSIG pseudo-set.
+    pub fn rrset_data(&mut self, r: &RrsetData) {
+        let (rtype, ttl) =
+            if r.rdatas.is_empty() { (Rtype::RRSIG, r.sig_ttl) } else { (r.rtype, r.ttl) };
+        let head = RrsetHead { rtype, ttl, sig_ttl: r.sig_ttl };
+        self.rrset(
+            head,
+            r.rdatas.iter().map(Vec::as_slice),
+            &r.targets,
+            r.sigs.iter().map(Vec::as_slice),
+        );
+    }
+
+    fn records<'r>(&mut self, items: impl IntoIterator<Item = &'r [u8]>) -> u16 {
+        let mut count = 0u16;
+        for rdata in items {
+            self.buf.extend_from_slice(&(rdata.len() as u16).to_le_bytes());
+            self.buf.extend_from_slice(rdata);
+            count += 1;
+        }
+        count
+    }
+
+    fn patch(&mut self, at: usize, bytes: &[u8]) {
+        if let Some(dst) = self.buf.get_mut(at..at + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+    }
+
+    /// The finished blob.
+    pub fn finish(self) -> Arc<[u8]> {
+        self.buf.into()
+    }
+}
+
+/// The fixed part of an RRset being written.
+#[derive(Debug, Clone, Copy)]
+pub struct RrsetHead {
+    /// The type.
+    pub rtype: Rtype,
+    /// The TTL.
+    pub ttl: u32,
+    /// TTL of the covering RRSIGs.
+    pub sig_ttl: u32,
+}
+
+/// Encodes a node blob from owned RRsets.
+pub fn encode(owner: &Dname, rrsets: &[RrsetData]) -> Arc<[u8]> {
+    let mut w = BlobWriter::new(owner);
+    for r in rrsets {
+        w.rrset_data(r);
+    }
+    w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_wire::Name;
+
+    #[test]
+    fn blob_round_trip() {
+        let owner: Name = "Www.Example.".parse().unwrap();
+        let ns = RrsetData {
+            rtype: Rtype::NS,
+            ttl: 3600,
+            rdatas: vec![b"\x02ns\x00".to_vec(), b"\x03ns2\x00".to_vec()],
+            targets: vec![7, NO_NODE],
+            sig_ttl: 3600,
+            sigs: vec![vec![1, 2, 3]],
+        };
+        let a = RrsetData {
+            rtype: Rtype::A,
+            ttl: 60,
+            rdatas: vec![vec![192, 0, 2, 1]],
+            ..Default::default()
+        };
+        let node = Node::new(encode(&owner, &[ns, a]));
+        assert_eq!(node.owner().to_string(), "Www.Example.");
+        let types: Vec<Rtype> = node.rrsets().map(|r| r.rtype).collect();
+        assert_eq!(types, [Rtype::NS, Rtype::A]);
+        let ns = node.rrset(Rtype::NS).unwrap();
+        assert_eq!(ns.count, 2);
+        assert_eq!(ns.rdatas().collect::<Vec<_>>(), [&b"\x02ns\x00"[..], b"\x03ns2\x00"]);
+        assert_eq!((ns.target(0), ns.target(1), ns.target(2)), (7, NO_NODE, NO_NODE));
+        assert_eq!(ns.sigs().collect::<Vec<_>>(), [&[1u8, 2, 3][..]]);
+        let a = node.rrset(Rtype::A).unwrap();
+        assert_eq!((a.ttl, a.target(0), a.sig_count), (60, NO_NODE, 0));
+        assert!(node.rrset(Rtype::MX).is_none());
+        assert_eq!(RrsetData::from_stored(&a).rdatas, vec![vec![192, 0, 2, 1]]);
+    }
+
+    #[test]
+    fn empty_node_and_flags() {
+        let owner: Name = "a.".parse().unwrap();
+        let node = Node::new(encode(&owner, &[]));
+        assert!(node.is_empty());
+        let mut f = Flags::APEX | Flags::NSEC;
+        assert!(f.contains(Flags::APEX) && !f.contains(Flags::DS));
+        f.set(Flags::APEX, false);
+        assert_eq!(format!("{f:?}"), "NSEC");
+    }
+}

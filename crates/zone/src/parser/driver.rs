@@ -1,0 +1,266 @@
+//! The parse driver: runs the lexer over a file entry by entry, keeps the state scoped to
+//! each file, turns failures into located errors (stopping at the first, or collecting
+//! them), and hands finished records to the sink.
+
+use std::path::PathBuf;
+
+use tern_wire::text::{Entry, Lexer, Token};
+use tern_wire::{Dname, NameBuf, Rtype};
+
+use super::options::Options;
+use super::record::{Location, Record};
+use super::report::{Report, Warning};
+use crate::error::{Error, Position};
+
+/// The consumer of parsed records.
+pub(super) type Sink<'s> = dyn FnMut(&Record<'_>) -> Result<(), Error> + 's;
+
+/// Why an entry could not be used.
+#[derive(Debug)]
+pub(super) enum Failure {
+    /// A text error, located by line and column in the current file.
+    Text(tern_wire::Error),
+    /// An error that already knows its position (from an `$INCLUDE` or the sink).
+    Located(Error),
+    /// Parsing must stop; the error that caused it has been recorded.
+    Stop,
+}
+
+impl From<tern_wire::Error> for Failure {
+    fn from(error: tern_wire::Error) -> Failure {
+        Failure::Text(error)
+    }
+}
+
+/// Parsing stops: the first error when not collecting, or too many errors.
+#[derive(Debug)]
+pub(super) struct Stop;
+
+/// State scoped to one file (RFC 1035 §5.1): an `$INCLUDE`d file starts from a copy of
+/// its includer's state and its changes end with it.
+#[derive(Debug, Clone)]
+pub(super) struct Scope<'t> {
+    /// The origin appended to relative names (`$ORIGIN`).
+    pub origin: NameBuf,
+    /// The owner of the previous record, used by lines that start with a blank.
+    pub owner: Option<NameBuf>,
+    /// The text `owner` was parsed from, under the current origin: the same text again
+    /// (the usual case, as records of a name are written together) is not parsed again.
+    pub owner_text: Option<&'t [u8]>,
+    /// The `$TTL` in force (RFC 2308 §4).
+    pub default_ttl: Option<u32>,
+    /// The last TTL stated explicitly (RFC 1035 §5.1), used when there is no `$TTL`.
+    pub last_ttl: Option<u32>,
+}
+
+impl<'t> Scope<'t> {
+    /// The state at the top of a zone file.
+    pub fn new(origin: &Dname) -> Scope<'t> {
+        Scope {
+            origin: NameBuf::from_dname(origin),
+            owner: None,
+            owner_text: None,
+            default_ttl: None,
+            last_ttl: None,
+        }
+    }
+
+    /// The state at the top of a file included with `origin`: no previous owner, the
+    /// TTLs of the includer.
+    pub fn for_include<'i>(&self, origin: NameBuf) -> Scope<'i> {
+        Scope {
+            origin,
+            default_ttl: self.default_ttl,
+            last_ttl: self.last_ttl,
+            ..Scope::new(Dname::ROOT)
+        }
+    }
+
+    /// Changes the origin (which changes what relative owner text means).
+    pub fn set_origin(&mut self, origin: NameBuf) {
+        self.origin = origin;
+        self.owner_text = None;
+    }
+}
+
+/// One file being read.
+#[derive(Debug)]
+pub(super) struct Frame {
+    /// The name used in messages and as the base of relative `$INCLUDE` paths.
+    pub path: PathBuf,
+    /// The resolved path, to refuse recursive `$INCLUDE`s (`None` for in-memory text).
+    pub canonical: Option<PathBuf>,
+    /// Line of the `$INCLUDE` this file is executing, if any (for the include chain).
+    pub include_line: u32,
+}
+
+/// A parse in progress, over the zone file and its `$INCLUDE`s.
+pub(super) struct Parser<'p, 's> {
+    pub options: &'p Options,
+    sink: &'p mut Sink<'s>,
+    /// RDATA of the record being read, reused for every record.
+    pub rdata: Vec<u8>,
+    /// The files being read, outermost first.
+    pub frames: Vec<Frame>,
+    /// Records made by `$GENERATE` so far.
+    pub generated: u64,
+    report: Report,
+    errors: Vec<Error>,
+    /// Line of the entry being read, for errors that carry no position.
+    entry_line: u32,
+    /// True once the "no TTL anywhere" warning was given.
+    warned_ttl_fallback: bool,
+}
+
+impl<'p, 's> Parser<'p, 's> {
+    /// A parser that will read `top` first.
+    pub fn new(options: &'p Options, sink: &'p mut Sink<'s>, top: Frame) -> Self {
+        Parser {
+            options,
+            sink,
+            rdata: Vec::with_capacity(512),
+            frames: vec![top],
+            generated: 0,
+            report: Report::default(),
+            errors: Vec::new(),
+            entry_line: 1,
+            warned_ttl_fallback: false,
+        }
+    }
+
+    /// Reads the top file's text and returns the report, or the error(s).
+    pub fn run(mut self, text: &[u8], origin: &Dname) -> Result<Report, Error> {
+        // Errors are in `self.errors` whether or not parsing stopped early.
+        let _ = self.read_text(text, &mut Scope::new(origin));
+        match self.errors.len() {
+            0 => Ok(self.report),
+            1 => Err(self.errors.remove(0)),
+            _ => Err(Error::Many(self.errors)),
+        }
+    }
+
+    /// Reads every entry of one file's text.
+    pub fn read_text<'t>(&mut self, text: &'t [u8], scope: &mut Scope<'t>) -> Result<(), Stop> {
+        let mut lx = Lexer::new(text);
+        loop {
+            let outcome = match lx.next_entry() {
+                Ok(None) => return Ok(()),
+                Ok(Some(entry)) => self.entry(&mut lx, entry, scope),
+                Err(error) => Err(Failure::Text(error)),
+            };
+            if let Err(failure) = outcome {
+                self.fail(failure)?;
+                lx.abandon_entry();
+            }
+        }
+    }
+
+    /// One entry: a directive or a record.
+    fn entry<'t>(
+        &mut self,
+        lx: &mut Lexer<'t>,
+        entry: Entry,
+        scope: &mut Scope<'t>,
+    ) -> Result<(), Failure> {
+        self.entry_line = entry.line;
+        if entry.blank_owner {
+            return self.record(lx, entry, None, scope);
+        }
+        let first = lx.expect("an owner name")?;
+        if first.text.first() == Some(&b'$') && !first.quoted {
+            return self.directive(&first, lx, scope);
+        }
+        self.record(lx, entry, Some(first), scope)
+    }
+
+    /// Records a failure; `Err(Stop)` when parsing must end.
+    fn fail(&mut self, failure: Failure) -> Result<(), Stop> {
+        let error = match failure {
+            Failure::Stop => return Err(Stop),
+            Failure::Located(error) => error,
+            Failure::Text(error) => self.locate(error),
+        };
+        let at = error.position().cloned();
+        self.errors.push(error);
+        if !self.options.collect_errors {
+            return Err(Stop);
+        }
+        if self.errors.len() >= self.options.max_errors.max(1) {
+            let at = Box::new(at.unwrap_or_else(|| self.position(self.entry_line, 1)));
+            let message = format!("too many errors ({}): stopped reading", self.errors.len());
+            self.errors.push(Error::Syntax { at, message });
+            return Err(Stop);
+        }
+        Ok(())
+    }
+
+    /// A wire-crate error placed in the current file.
+    fn locate(&self, error: tern_wire::Error) -> Error {
+        match error {
+            tern_wire::Error::Syntax { line, column, message } => {
+                Error::Syntax { at: Box::new(self.position(line, column)), message }
+            }
+            other => Error::Syntax {
+                at: Box::new(self.position(self.entry_line, 1)),
+                message: other.to_string(),
+            },
+        }
+    }
+
+    /// A position in the current file, with its include chain.
+    pub fn position(&self, line: u32, column: u32) -> Position {
+        let mut outer = self.frames.iter().rev();
+        let file = outer.next().map(|f| f.path.clone()).unwrap_or_default();
+        let included_from = outer.map(|f| (f.path.clone(), f.include_line)).collect();
+        Position { file, line, column, included_from }
+    }
+
+    /// Notes a warning at a token (kept up to `max_errors` of them).
+    pub fn warn(&mut self, token: &Token<'_>, message: String) {
+        if self.report.warnings.len() >= self.options.max_errors {
+            self.report.warnings_dropped += 1;
+            return;
+        }
+        let at = self.position(token.line, token.column);
+        self.report.warnings.push(Warning { at, message });
+    }
+
+    /// Picks the TTL of a record without an explicit one: `$TTL`, else the last TTL
+    /// stated (RFC 1035 §5.1), else `Options::default_ttl` with a warning.
+    pub fn implicit_ttl(&mut self, scope: &Scope<'_>, at: &Token<'_>) -> u32 {
+        if let Some(ttl) = scope.default_ttl.or(scope.last_ttl) {
+            return ttl;
+        }
+        if !self.warned_ttl_fallback {
+            self.warned_ttl_fallback = true;
+            let ttl = self.options.default_ttl;
+            self.warn(at, format!("no TTL, no $TTL and no earlier TTL: using {ttl}"));
+        }
+        self.options.default_ttl
+    }
+
+    /// Hands the record whose RDATA is in `self.rdata` to the sink.
+    pub fn emit(
+        &mut self,
+        owner: &Dname,
+        rtype: Rtype,
+        ttl: u32,
+        line: u32,
+    ) -> Result<(), Failure> {
+        let file = self.frames.last().map(|f| f.path.as_path()).unwrap_or(std::path::Path::new(""));
+        let record = Record {
+            owner,
+            class: self.options.class,
+            rtype,
+            ttl,
+            rdata: &self.rdata,
+            location: Location { file, line },
+        };
+        let result = (self.sink)(&record);
+        self.report.records += 1;
+        result.map_err(|error| {
+            let at = Box::new(self.position(line, 1));
+            Failure::Located(Error::Rejected { at, error: Box::new(error) })
+        })
+    }
+}

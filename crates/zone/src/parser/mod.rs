@@ -1,0 +1,89 @@
+//! The zone-file parser (RFC 1035 §5, with `$TTL` from RFC 2308 §4 and BIND's
+//! `$GENERATE`), streaming records to a sink.
+//!
+//! The whole file is read into memory and run through [`tern_wire::text::Lexer`]; each
+//! record's RDATA goes straight into wire form with [`tern_wire::rdata::parse_text`], in a
+//! buffer reused for every record, and the sink receives a borrowed [`Record`]. Nothing is
+//! allocated per record.
+//!
+//! What a file may contain, and how the parser decides what RFC 1035 leaves open:
+//!
+//! * Entries end at a newline outside parentheses; `;` starts a comment; quoted strings,
+//!   `\X` and `\DDD` escapes, `@` for the origin, relative names completed with the
+//!   origin, `TYPEnnn`, `CLASSnnn` and the RFC 3597 `\# len hex` RDATA form.
+//! * A token at the start of a line is the owner, even if it looks like a type or class.
+//!   A line starting with a blank reuses the previous record's owner *in the same file*.
+//! * TTL and class may come in either order. A stated class must be the zone's
+//!   ([`Options::class`]). A TTL above 2^31-1 (up to 2^32-1) is taken as 0 with a warning
+//!   (RFC 2181 §8, as BIND does).
+//! * A record without a TTL takes the `$TTL` in force; without one, the last TTL stated in
+//!   the file (RFC 1035 §5.1: "the last explicitly stated values"); without that,
+//!   [`Options::default_ttl`] (3600, as Knot DNS and NSD), with a warning. BIND would use
+//!   the SOA MINIMUM for the SOA and reject other records.
+//! * `$ORIGIN name` (relative to the current origin), `$TTL ttl`, `$INCLUDE file
+//!   [origin]` (paths and scoping are described in the `include` module) and
+//!   `$GENERATE` (the `generate` module).
+//! * Errors read `file:line:column: what was expected, found what`, plus the `$INCLUDE`
+//!   chain. [`Options::collect_errors`] keeps reading after an error (skipping the rest of
+//!   the bad entry) and returns them all, up to [`Options::max_errors`].
+//!
+//! Checks that need the whole zone (records outside the zone, CNAME beside other data,
+//! a missing SOA) belong to the zone store, which is the sink.
+//!
+//! [`write_record`] prints records back, one per line with absolute names.
+
+mod directive;
+mod driver;
+mod entry;
+mod generate;
+mod include;
+mod options;
+mod print;
+mod record;
+mod report;
+mod template;
+
+use std::path::Path;
+
+use tern_wire::Dname;
+
+use crate::error::Error;
+use driver::{Frame, Parser};
+
+pub use options::Options;
+pub use print::write_record;
+pub use record::{Location, Record, RecordBuf};
+pub use report::{Report, Warning};
+
+/// Reads the zone file at `path` with `origin` as the initial `$ORIGIN`, handing each
+/// record to `sink`. A sink error stops the parse (or is collected) like a syntax error,
+/// as [`Error::Rejected`] at the record's position.
+pub fn parse_file(
+    path: &Path,
+    origin: &Dname,
+    options: &Options,
+    sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
+) -> Result<Report, Error> {
+    let io_error =
+        |e: std::io::Error| Error::Io { path: path.to_path_buf(), message: e.to_string() };
+    let text = std::fs::read(path).map_err(io_error)?;
+    let canonical = std::fs::canonicalize(path).ok();
+    let top = Frame { path: path.to_path_buf(), canonical, include_line: 0 };
+    Parser::new(options, sink, top).run(&text, origin)
+}
+
+/// Reads zone text held in memory. `source` names it in messages and is the base of
+/// relative `$INCLUDE` paths.
+pub fn parse_bytes(
+    text: &[u8],
+    source: &Path,
+    origin: &Dname,
+    options: &Options,
+    sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
+) -> Result<Report, Error> {
+    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0 };
+    Parser::new(options, sink, top).run(text, origin)
+}
+
+#[cfg(test)]
+mod tests;

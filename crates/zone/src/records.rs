@@ -1,0 +1,75 @@
+//! Facts about RDATA that the builder, changesets and checks share: what an RRSIG covers,
+//! where a record's target name is, whether two records are the same in canonical form,
+//! and whether a record belongs to the NSEC3 chain.
+
+use tern_wire::rdata::Field;
+use tern_wire::{Dname, Rtype};
+
+use crate::nsec3::decode_hash_label;
+
+/// The type an RRSIG covers (RFC 4034 §3.1).
+pub fn covered_type(rrsig: &[u8]) -> Option<Rtype> {
+    let b = rrsig.get(..2)?;
+    Some(Rtype(u16::from_be_bytes([*b.first()?, *b.get(1)?])))
+}
+
+/// The first name in a record's RDATA (the target of NS, MX, SRV, SVCB, CNAME, …).
+pub fn target_name(rtype: Rtype, rdata: &[u8]) -> Option<&Dname> {
+    let mut at = 0usize;
+    for field in rtype.shape().fields {
+        match *field {
+            Field::Bytes(n) => at += usize::from(n),
+            Field::CharString => at += 1 + usize::from(*rdata.get(at)?),
+            Field::Name => return Dname::from_wire_prefix(rdata.get(at..)?).ok().map(|(n, _)| n),
+            Field::Rest => return None,
+        }
+    }
+    None
+}
+
+/// True when two RDATA of `rtype` are equal in DNSSEC canonical form (RFC 4034 §6.2):
+/// byte-equal, except that names in the types listed there compare case-insensitively.
+pub fn canonical_eq(rtype: Rtype, a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let shape = rtype.shape();
+    if !shape.canonical_lowercase || a == b {
+        return a == b;
+    }
+    let mut at = 0usize;
+    for field in shape.fields {
+        let len = match *field {
+            Field::Bytes(n) => usize::from(n),
+            Field::CharString => 1 + usize::from(a.get(at).copied().unwrap_or(0)),
+            Field::Name => match a.get(at..).map(Dname::from_wire_prefix) {
+                Some(Ok((_, len))) => {
+                    let (x, y) = (a.get(at..at + len), b.get(at..at + len));
+                    if !x.zip(y).is_some_and(|(x, y)| x.eq_ignore_ascii_case(y)) {
+                        return false;
+                    }
+                    at += len;
+                    continue;
+                }
+                _ => return false,
+            },
+            Field::Rest => a.len().saturating_sub(at),
+        };
+        if a.get(at..at + len) != b.get(at..at + len) {
+            return false;
+        }
+        at += len;
+    }
+    a.get(at..) == b.get(at..)
+}
+
+/// NSEC3 records and their signatures belong to the NSEC3 chain when the owner is a
+/// hashed name directly below the apex (RFC 5155 §3).
+pub fn in_nsec3_chain(origin: &Dname, owner: &Dname, rtype: Rtype, rdata: &[u8]) -> bool {
+    let covers_nsec3 = rtype == Rtype::RRSIG && covered_type(rdata) == Some(Rtype::NSEC3);
+    if rtype != Rtype::NSEC3 && !covers_nsec3 {
+        return false;
+    }
+    owner.parent().is_some_and(|p| p.eq_ignore_case(origin))
+        && owner.first_label().and_then(decode_hash_label).is_some()
+}

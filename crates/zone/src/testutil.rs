@@ -1,0 +1,49 @@
+//! Test helpers: build zones from `owner ttl TYPE rdata` lines (absolute owners, no
+//! directives) without the zone-file parser.
+
+use tern_wire::text::Lexer;
+use tern_wire::{rdata, Name, Rtype};
+
+use crate::builder::ZoneBuilder;
+use crate::contents::ZoneContents;
+use crate::error::Error;
+use crate::report::Report;
+
+/// Adds every line of `text` to a builder for `origin`.
+pub fn builder(origin: &str, text: &str) -> ZoneBuilder {
+    let origin: Name = origin.parse().unwrap();
+    let mut b = ZoneBuilder::new(&origin);
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with(';')) {
+        let mut lx = Lexer::for_fields(line.as_bytes());
+        let owner = Name::parse_text(lx.expect("owner").unwrap().text, Some(&origin)).unwrap();
+        let ttl = lx.expect("ttl").unwrap().ttl().unwrap();
+        let rtype = Rtype::from_mnemonic(lx.expect("type").unwrap().text).unwrap();
+        let mut wire = Vec::new();
+        rdata::parse_text(rtype, &mut lx, Some(&origin), &mut wire)
+            .unwrap_or_else(|e| panic!("{line}: {e}"));
+        b.add(&owner, rtype, ttl, &wire);
+    }
+    b
+}
+
+/// Builds a zone that must be valid.
+pub fn zone(origin: &str, text: &str) -> (ZoneContents, Report) {
+    builder(origin, text).finish().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Builds a zone that must be refused; returns the report.
+pub fn refused(origin: &str, text: &str) -> Report {
+    match builder(origin, text).finish() {
+        Err(Error::Semantic(report)) => *report,
+        Err(e) => panic!("unexpected error {e}"),
+        Ok(_) => panic!("zone was accepted"),
+    }
+}
+
+/// A minimal valid apex.
+pub const APEX: &str = "
+example. 3600 SOA ns1.example. hostmaster.example. 1 7200 3600 1209600 300
+example. 3600 NS ns1.example.
+example. 3600 NS ns2.other.
+ns1.example. 3600 A 192.0.2.53
+";
