@@ -83,9 +83,21 @@ def dnsperf(port, data, seconds, args, dnssec=False, tcp=False):
             fields["lost"] = float(words[3].strip("()%"))
         elif line.strip().startswith("Queries per second:"):
             fields["qps"] = float(words[3])
-    if len(fields) != 3:
+        elif line.strip().startswith("Response codes:"):
+            fields["rcodes"] = _rcode_mix(line.split(":", 1)[1])
+    if len(fields) != 4:
         raise RuntimeError(f"unexpected dnsperf output:\n{out}")
-    return fields["answered"], fields["qps"], fields["lost"]
+    return fields["answered"], fields["qps"], fields["lost"], fields["rcodes"]
+
+
+def _rcode_mix(text):
+    """'NOERROR 11833 (59.17%), NXDOMAIN 8167 (40.83%)' -> 'NOERROR 59%, NXDOMAIN 41%'."""
+    parts = []
+    for item in text.split(","):
+        words = item.split()
+        if len(words) == 3:
+            parts.append(f"{words[0]} {float(words[2].strip('()%')):.0f}%")
+    return ", ".join(parts)
 
 
 def fresh(tool, port, data, seconds, concurrency):
@@ -105,11 +117,12 @@ def load_generator(mode, server, data, args, tools):
     if mode == "fresh":
         answered, qps, lost = fresh(tools["tcp-fresh"], server.port, data.queries_tcp,
                                     args.duration, args.fresh_concurrency)
+        rcodes = None
     else:
-        answered, qps, lost = dnsperf(server.port, data.queries, args.duration, args,
-                                      dnssec=mode == "do", tcp=mode == "tcp")
+        answered, qps, lost, rcodes = dnsperf(server.port, data.queries, args.duration, args,
+                                              dnssec=mode == "do", tcp=mode == "tcp")
     cpu = server.cpu_seconds() - cpu0
-    return {"mode": mode, "qps": qps, "answered": answered, "lost": lost,
+    return {"mode": mode, "qps": qps, "answered": answered, "lost": lost, "rcodes": rcodes,
             "cpu_us": 1e6 * cpu / answered if answered else None}
 
 
@@ -189,7 +202,8 @@ def main():
     import table  # noqa: E402  (after the run: only needed for the summary)
     meta = {"command": " ".join(["bench/run.sh"] + sys.argv[1:]), "started": time.strftime(
         "%Y-%m-%d %H:%M UTC", time.gmtime(started)), "minutes": (time.time() - started) / 60,
-        "machine": machine_notes(), "args": vars(args)}
+        "machine": machine_notes(), "args": vars(args),
+        "ternd": f"{tools['ternd']} (tree at {git_head()})" if "tern" in kinds else None}
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started))
     with open(os.path.join(args.work, f"results-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
@@ -197,6 +211,14 @@ def main():
     with open(os.path.join(args.work, f"table-{stamp}.md"), "w") as f:
         f.write(text)
     print(text)
+
+
+def git_head():
+    try:
+        return subprocess.run(["git", "-C", REPO, "describe", "--always", "--dirty"],
+                              capture_output=True, text=True, timeout=10).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return "?"
 
 
 def machine_notes():

@@ -35,8 +35,8 @@ def throughput(records, size):
     rows = [r for r in records if r["size"] == size and r["mode"] in MODE_TITLES]
     if not rows:
         return []
-    lines = [f"| mode | server | qps (median) | qps (min–max) | server CPU µs/query | lost % |",
-             "|---|---|---:|---:|---:|---:|"]
+    lines = ["| mode | server | qps (median) | qps (min–max) | server CPU µs/query | lost % "
+             "| answers (first round) |", "|---|---|---:|---:|---:|---:|---|"]
     for mode in [m for m in MODE_TITLES if any(r["mode"] == m for r in rows)]:
         for server in _order(rows, "server"):
             runs = [r for r in rows if r["mode"] == mode and r["server"] == server]
@@ -47,7 +47,8 @@ def throughput(records, size):
                 f"| {MODE_TITLES[mode]} | {server} | {_median(qps):,.0f} | "
                 f"{min(qps):,.0f}–{max(qps):,.0f} | "
                 f"{_fmt(_median([r['cpu_us'] for r in runs]), '.2f')} | "
-                f"{_fmt(_median([r['lost'] for r in runs]), '.2f')} |")
+                f"{_fmt(_median([r['lost'] for r in runs]), '.2f')} | "
+                f"{runs[0].get('rcodes') or '—'} |")
     return lines
 
 
@@ -78,7 +79,10 @@ def render(records, meta):
     out = [f"Run {meta['started']} ({meta['minutes']:.0f} min): `{meta['command']}`", ""]
     machine = meta["machine"]
     out += [f"Machine: {machine['cpu']}, Linux {machine['kernel']}; {machine['knot']}, "
-            f"{machine['nsd']}, {machine['bind']}, dnsperf {machine['dnsperf']}.", ""]
+            f"{machine['nsd']}, {machine['bind']}, dnsperf {machine['dnsperf']}."]
+    if meta.get("ternd"):
+        out.append(f"Tern: {meta['ternd']}.")
+    out.append("")
     for size in _order(records, "size"):
         table = throughput(records, size)
         if table:
