@@ -32,6 +32,7 @@ sys.path.insert(0, HERE)
 
 import datasets  # noqa: E402
 import peers  # noqa: E402
+import table  # noqa: E402
 
 SERVER_CPU, CLIENT_CPU = 1, 0
 MODES = ("udp", "do", "tcp", "fresh")
@@ -199,7 +200,6 @@ def main():
             kinds.append(kind)
     started = time.time()
     records = run_all(args, kinds, tools)
-    import table  # noqa: E402  (after the run: only needed for the summary)
     meta = {"command": " ".join(["bench/run.sh"] + sys.argv[1:]), "started": time.strftime(
         "%Y-%m-%d %H:%M UTC", time.gmtime(started)), "minutes": (time.time() - started) / 60,
         "machine": machine_notes(), "args": vars(args),

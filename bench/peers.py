@@ -18,7 +18,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 
-KINDS = ("tern", "knot", "nsd", "bind", "floor")
+KINDS = ("tern", "knot", "nsd", "nsd-minimal", "bind", "floor")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -47,7 +47,7 @@ def free_port():
 
 def missing_reason(kind, tern_bin=None, floor_bin=None):
     """Why `kind` cannot be started here, or None when it can."""
-    programs = {"knot": "knotd", "nsd": "nsd", "bind": "named"}
+    programs = {"knot": "knotd", "nsd": "nsd", "nsd-minimal": "nsd", "bind": "named"}
     if kind in programs:
         if shutil.which(programs[kind]) is None:
             return f"{programs[kind]} is not installed"
@@ -89,7 +89,7 @@ zone:
     return ["knotd", "-c", path]
 
 
-def _nsd(zones, port, work):
+def _nsd(zones, port, work, minimal=False):
     zone_lines = "".join(f'zone:\n  name: "{z.origin}"\n  zonefile: "{z.path}"\n' for z in zones)
     conf = f"""server:
   ip-address: 127.0.0.1@{port}
@@ -108,6 +108,7 @@ def _nsd(zones, port, work):
   tcp-count: 1000
   rrl-ratelimit: 0
   rrl-whitelist-ratelimit: 0
+  minimal-responses: {"yes" if minimal else "no"}
 remote-control:
   control-enable: no
 {zone_lines}"""
@@ -155,6 +156,8 @@ def command(kind, zones, port, work, tern_bin=None, floor_bin=None):
         return _knot(zones, port, work)
     if kind == "nsd":
         return _nsd(zones, port, work)
+    if kind == "nsd-minimal":  # NSD without optional authority/additional records
+        return _nsd(zones, port, work, minimal=True)
     if kind == "bind":
         return _bind(zones, port, work)
     if kind == "tern":

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Conformance runner: the same queries to Knot DNS, NSD and Tern, answers compared.
 
-Starts every server (each on its own loopback port, all serving the zones of
-`queries.ZONES`), sends each query of `queries.generate()` to each server (in parallel
-across servers), normalizes the answers (`normalize.py`) and judges them (`report.py`).
+Starts every server (Tern, Knot DNS, NSD, and NSD with minimal responses), each on its
+own loopback port serving the zones of `queries.ZONES`, sends each query of
+`queries.generate()` to each server (in parallel across servers), normalizes the
+answers (`normalize.py`) and judges them (`report.py`).
 
 Exit status: 0 when Tern matched a peer or the allowlist on every query (or Tern is not
 built yet and the peers answered), 1 when Tern has unexplained differences, 2 when a peer
@@ -15,6 +16,7 @@ cannot be started or does not answer.
 import argparse
 import fnmatch
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -30,15 +32,18 @@ from client import ask_all  # noqa: E402
 from normalize import normalize  # noqa: E402
 from report import Allowlist, Verdicts  # noqa: E402
 
-PEERS = ("knot", "nsd")
+# The reference servers. NSD runs twice: as configured by default (NS and glue added to
+# positive answers) and with `minimal-responses: yes` — both are NSD's behaviour, and the
+# RFCs leave those records optional (RFC 2181 §9, RFC 1034 §4.3.2 step 6).
+PEERS = ("knot", "nsd", "nsd-minimal")
 
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--tern", default=None,
                    help="ternd binary (default: $TERND or <cargo target>/release/ternd)")
-    p.add_argument("--servers", default="tern,knot,nsd",
-                   help="comma-separated servers to run (tern, knot, nsd)")
+    p.add_argument("--servers", default="tern,knot,nsd,nsd-minimal",
+                   help="comma-separated servers to run (tern, knot, nsd, nsd-minimal)")
     p.add_argument("--filter", default="*", help="only queries whose key matches this glob")
     p.add_argument("--out", default=os.path.join(HERE, "out"), help="report directory")
     p.add_argument("--allowlist", default=os.path.join(HERE, "allowlist.toml"))
@@ -124,7 +129,6 @@ def main():
     print(verdicts.summary())
     print(f"report: {os.path.join(args.out, 'report.md')}")
     if not args.keep:
-        import shutil
         shutil.rmtree(work, ignore_errors=True)
     problems = peers_answer(results, chosen)
     for problem in problems:
