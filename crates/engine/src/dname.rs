@@ -17,7 +17,10 @@ impl Solver<'_, '_, '_> {
         let Some(dname) = node.rrset(Rtype::DNAME).filter(|r| r.has_records()) else {
             return Ok(Step::Done);
         };
-        self.resp.must(Section::Answer, node.owner(), &dname, dname.ttl)?;
+        if self.dname_written != id {
+            self.resp.must(Section::Answer, node.owner(), &dname, dname.ttl)?;
+            self.dname_written = id;
+        }
         let Some(target) = dname.rdatas().next().and_then(|rd| Dname::from_wire(rd).ok()) else {
             return Ok(Step::Done);
         };

@@ -180,20 +180,33 @@ impl Solver<'_, '_, '_> {
         chain.find_exact(&chain.params.hash(node.owner()))
     }
 
-    /// Writes one proof RRset (NSEC or NSEC3) of a node, once per response.
-    fn proof(&mut self, chain: bool, id: NodeId, rtype: Rtype) -> Result<(), Truncated> {
+    /// Queues one proof (the NSEC or NSEC3 RRset of a node), once per response; proofs
+    /// are written after the answer section is complete (a wildcard CNAME's proof comes
+    /// before its target's records are known).
+    fn proof(&mut self, chain: bool, id: NodeId, _rtype: Rtype) -> Result<(), Truncated> {
         let done = self.proofs.get(..self.proofs_len).is_some_and(|p| p.contains(&(chain, id)));
-        if done {
-            return Ok(());
+        if !done {
+            if let Some(slot) = self.proofs.get_mut(self.proofs_len) {
+                *slot = (chain, id);
+                self.proofs_len += 1;
+            }
         }
+        Ok(())
+    }
+
+    /// Writes the queued proofs to the authority section.
+    pub(crate) fn write_proofs(&mut self) -> Result<(), Truncated> {
         let zone = self.zone;
-        let node = if chain { zone.nsec3().and_then(|c| c.node(id)) } else { zone.node(id) };
-        let Some(node) = node else { return Ok(()) };
-        let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { return Ok(()) };
-        self.resp.must(Section::Authority, node.owner(), &rrset, rrset.ttl)?;
-        if let Some(slot) = self.proofs.get_mut(self.proofs_len) {
-            *slot = (chain, id);
-            self.proofs_len += 1;
+        let proofs = self.proofs;
+        for &(chain, id) in proofs.get(..self.proofs_len).unwrap_or(&[]) {
+            let (node, rtype) = if chain {
+                (zone.nsec3().and_then(|c| c.node(id)), Rtype::NSEC3)
+            } else {
+                (zone.node(id), Rtype::NSEC)
+            };
+            let Some(node) = node else { continue };
+            let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
+            self.resp.must(Section::Authority, node.owner(), &rrset, rrset.ttl)?;
         }
         Ok(())
     }

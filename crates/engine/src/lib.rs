@@ -124,7 +124,7 @@ impl Engine {
         flags.set(Flags::CD, query.flags.has(Flags::CD));
         writer.set_flags(flags);
         if let Some(q) = &query.question {
-            if writer.push_question(&q.name, q.qtype, q.qclass).is_err() {
+            if writer.push_question(q.qname(), q.qtype, q.qclass).is_err() {
                 return Outcome::Dropped;
             }
         }
@@ -133,14 +133,15 @@ impl Engine {
             return Outcome::Dropped;
         }
         let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
-        let mut resp = Response::new(writer, dnssec);
+        let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
+        let mut resp = Response::new(writer, dnssec, request.transport, qname);
         self.dispatch(zones, &query, &mut resp);
         self.finish(resp, &query, request)
     }
 
     /// 512 bytes without EDNS, the requestor's size clamped to [512, configured maximum]
     /// with it (RFC 6891 §6.2.5), 65535 over TCP.
-    fn size_limit(&self, query: &Query, transport: Transport) -> usize {
+    fn size_limit(&self, query: &Query<'_>, transport: Transport) -> usize {
         match (transport, query.edns) {
             (Transport::Tcp, _) => 65535,
             (Transport::Udp, None) => 512,
@@ -151,7 +152,7 @@ impl Engine {
     }
 
     /// Bytes the OPT record will need.
-    fn opt_len(&self, query: &Query, request: &Request<'_>) -> usize {
+    fn opt_len(&self, query: &Query<'_>, request: &Request<'_>) -> usize {
         let Some(edns) = query.edns else { return 0 };
         let nsid = match (&self.config.nsid, edns.nsid) {
             (Some(id), true) => 4 + id.len(),
@@ -161,31 +162,43 @@ impl Engine {
         11 + nsid + keepalive
     }
 
-    fn keepalive(&self, query: &Query, request: &Request<'_>) -> Option<u16> {
+    fn keepalive(&self, query: &Query<'_>, request: &Request<'_>) -> Option<u16> {
         let asked = query.edns.is_some_and(|e| e.keepalive);
         (asked && request.transport == Transport::Tcp).then_some(request.tcp_keepalive).flatten()
     }
 
     /// Decides what kind of response this is and writes its sections.
-    fn dispatch(&self, zones: &ZoneSet, query: &Query, resp: &mut Response<'_>) {
+    fn dispatch(&self, zones: &ZoneSet, query: &Query<'_>, resp: &mut Response<'_>) {
         if let Some(rcode) = query::precheck(query) {
             resp.rcode = rcode;
             return;
         }
         let Some(q) = &query.question else { return };
-        if query.flags.opcode() != Opcode::QUERY {
-            resp.rcode = Rcode::NOTIMP; // RFC 1035 §4.1.1; NOTIFY and UPDATE come later
+        match query.flags.opcode() {
+            Opcode::QUERY => {}
+            // No peer is allowed to notify or update yet (RFC 1996 §3.10, RFC 2136 §3.1):
+            // not authorized, as Knot DNS answers without an ACL.
+            Opcode::NOTIFY | Opcode::UPDATE => {
+                resp.rcode = Rcode::NOTAUTH;
+                return;
+            }
+            _ => {
+                resp.rcode = Rcode::NOTIMP; // RFC 1035 §4.1.1
+                return;
+            }
+        }
+        if transfer_refused(q.qtype, resp.transport, resp) {
             return;
         }
         match q.qclass {
-            Class::CH => chaos::answer(&self.config, &q.name, q.qtype, resp),
-            Class::IN | Class::ANY => answer_in(zones, &q.name, q.qtype, resp),
+            Class::CH => chaos::answer(&self.config, q.qname(), q.qtype, resp),
+            Class::IN | Class::ANY => answer_in(zones, q.qname(), q.qtype, resp),
             _ => resp.rcode = Rcode::REFUSED,
         }
     }
 
     /// Sets the RCODE and appends the OPT record.
-    fn finish(&self, mut resp: Response<'_>, query: &Query, request: &Request<'_>) -> Outcome {
+    fn finish(&self, mut resp: Response<'_>, query: &Query<'_>, request: &Request<'_>) -> Outcome {
         let rcode = resp.rcode;
         if !matches!(rcode, Rcode::NOERROR | Rcode::NXDOMAIN | Rcode::YXDOMAIN) {
             resp.set_authoritative(false);
@@ -200,6 +213,9 @@ impl Engine {
                 if let Some(timeout) = self.keepalive(query, request) {
                     let _ = opt.option(OptionCode::TCP_KEEPALIVE, &timeout.to_be_bytes());
                 }
+                if let Some(code) = resp.ede {
+                    let _ = opt.option(OptionCode::EXTENDED_ERROR, &code.to_be_bytes());
+                }
             }
         }
         let truncated = resp.is_truncated();
@@ -207,13 +223,24 @@ impl Engine {
     }
 }
 
+/// Zone transfers and key exchange are not offered (yet): AXFR over UDP is not
+/// implemented at all (RFC 5936 §4.2), the rest is refused. True when answered here.
+fn transfer_refused(qtype: Rtype, transport: Transport, resp: &mut Response<'_>) -> bool {
+    resp.rcode = match (qtype, transport) {
+        (Rtype::AXFR, Transport::Udp) => Rcode::NOTIMP,
+        (Rtype::AXFR | Rtype::IXFR | Rtype::TKEY | Rtype::TSIG, _) => Rcode::REFUSED,
+        _ => return false,
+    };
+    true
+}
+
+/// Extended DNS Error "Not Authoritative" (RFC 8914 §4.21): no zone of ours holds the
+/// name, as Knot DNS and NSD report with REFUSED.
+const EDE_NOT_AUTHORITATIVE: u16 = 20;
+
 /// Answers an IN query: finds the zone (the parent's, for DS at a child apex we also
 /// serve, RFC 4035 §3.1.4.1) and solves it there.
 fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
-    if matches!(qtype, Rtype::AXFR | Rtype::IXFR | Rtype::OPT | Rtype::TSIG | Rtype::TKEY) {
-        resp.rcode = if qtype == Rtype::OPT { Rcode::FORMERR } else { Rcode::REFUSED };
-        return;
-    }
     let hashes = SuffixHashes::of(qname);
     let mut slot = zones.find(qname, &hashes);
     if qtype == Rtype::DS {
@@ -227,6 +254,7 @@ fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'
     }
     let Some(slot) = slot else {
         resp.rcode = Rcode::REFUSED;
+        resp.ede = Some(EDE_NOT_AUTHORITATIVE);
         return;
     };
     let contents = slot.contents();
@@ -237,4 +265,4 @@ fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,9 +1,14 @@
 //! Reading the query: what the response must echo, and whether it can be answered at
 //! all (RFC 1035 §4.1, RFC 6891 §6.1, RFC 8906 §3).
+//!
+//! Nearly every query is one uncompressed question and at most an OPT record; those are
+//! read in place by [`fast`] (the QNAME is borrowed from the packet, nothing is copied).
+//! Anything else goes through the general [`MessageReader`], which decompresses names
+//! and reports exactly what is wrong.
 
-use tern_wire::edns::OptionCode;
-use tern_wire::message::{Flags, MessageReader, Question, Section};
-use tern_wire::Rcode;
+use tern_wire::edns::{Edns, OptionCode};
+use tern_wire::message::{Flags, Header, MessageReader, Section, HEADER_LEN};
+use tern_wire::{Class, Dname, Error, NameBuf, Rcode, Rtype};
 
 /// What the response needs to know about the query's OPT record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,15 +25,48 @@ pub struct EdnsInfo {
     pub keepalive: bool,
 }
 
+/// The question's name: borrowed from the packet, or decompressed into a buffer. (The
+/// buffer stays inline: boxing it would allocate for compressed questions.)
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone)]
+pub enum Qname<'a> {
+    /// An uncompressed name in the packet (the usual case).
+    Borrowed(&'a Dname),
+    /// A name that needed decompression.
+    Owned(NameBuf),
+}
+
+/// The one question of a query.
+#[derive(Debug, Clone)]
+pub struct Question<'a> {
+    /// QNAME, in the spelling the sender used.
+    pub name: Qname<'a>,
+    /// QTYPE.
+    pub qtype: Rtype,
+    /// QCLASS.
+    pub qclass: Class,
+}
+
+impl Question<'_> {
+    /// QNAME.
+    #[inline]
+    pub fn qname(&self) -> &Dname {
+        match &self.name {
+            Qname::Borrowed(name) => name,
+            Qname::Owned(buf) => buf,
+        }
+    }
+}
+
 /// A query as far as it could be read.
 #[derive(Debug, Clone)]
-pub struct Query {
+pub struct Query<'a> {
     /// Message ID.
     pub id: u16,
     /// Header flags (opcode included).
     pub flags: Flags,
     /// The question, when there is exactly one and it could be read.
-    pub question: Option<Question>,
+    pub question: Option<Question<'a>>,
     /// The OPT record, when present and well-formed.
     pub edns: Option<EdnsInfo>,
     /// Set when the message breaks the format: answer FORMERR (RFC 1035 §4.1.1).
@@ -36,41 +74,127 @@ pub struct Query {
 }
 
 /// Reads a query. `None` means no answer at all: shorter than a header, or a response
-/// (answering responses invites loops).
-pub fn parse(message: &[u8]) -> Option<Query> {
-    let mut reader = MessageReader::new(message).ok()?;
-    let header = *reader.header();
+/// (answering responses invites loops). Bytes after the last record make the query
+/// malformed (FORMERR), but what came before them is still echoed, as Knot DNS does.
+pub fn parse(message: &[u8]) -> Option<Query<'_>> {
+    let header = Header::from_wire(message).ok()?;
     if header.flags.has(Flags::QR) {
         return None;
     }
+    if let Some(query) = fast(message, &header) {
+        return Some(query);
+    }
+    let (mut query, trailing_at) = general(message, &header);
+    if let Some(end) = trailing_at {
+        query = general(message.get(..end)?, &header).0;
+        query.malformed = true;
+    }
+    Some(query)
+}
+
+/// The common shape: one uncompressed question, no answer or authority records, and
+/// either nothing more or exactly one OPT record ending the message. `None` for anything
+/// else (left to [`general`]).
+pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
+    let counts = [Section::Question, Section::Answer, Section::Authority, Section::Additional]
+        .map(|s| header.count(s));
+    if counts[0] != 1 || counts[1] != 0 || counts[2] != 0 || counts[3] > 1 {
+        return None;
+    }
+    let (qname, len) = Dname::from_wire_prefix(message.get(HEADER_LEN..)?).ok()?;
+    let at = HEADER_LEN + len;
+    let fixed = message.get(at..at + 4)?;
+    let qtype = Rtype(u16::from_be_bytes([*fixed.first()?, *fixed.get(1)?]));
+    let qclass = Class(u16::from_be_bytes([*fixed.get(2)?, *fixed.get(3)?]));
+    let rest = message.get(at + 4..)?;
+    let edns = match counts[3] {
+        0 if rest.is_empty() => None,
+        1 => Some(fast_opt(rest)?),
+        _ => return None,
+    };
+    let question = Question { name: Qname::Borrowed(qname), qtype, qclass };
+    Some(Query {
+        id: header.id,
+        flags: header.flags,
+        question: Some(question),
+        edns,
+        malformed: false,
+    })
+}
+
+/// An OPT record that fills `rest` exactly: root owner, type OPT, and well-framed options.
+fn fast_opt(rest: &[u8]) -> Option<EdnsInfo> {
+    let (head, options) = rest.split_at_checked(11)?;
+    let [0, t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = *head else { return None };
+    if u16::from_be_bytes([t0, t1]) != Rtype::OPT.0
+        || usize::from(u16::from_be_bytes([r0, r1])) != options.len()
+    {
+        return None;
+    }
+    let edns = Edns::from_record(
+        Class(u16::from_be_bytes([c0, c1])),
+        u32::from_be_bytes([l0, l1, l2, l3]),
+        options,
+    )
+    .ok()?;
+    Some(edns_info(&edns))
+}
+
+fn edns_info(e: &Edns<'_>) -> EdnsInfo {
+    let (mut nsid, mut keepalive) = (false, false);
+    for option in e.options() {
+        nsid |= option.code == OptionCode::NSID;
+        keepalive |= option.code == OptionCode::TCP_KEEPALIVE;
+    }
+    EdnsInfo {
+        udp_payload: e.udp_payload_size(),
+        version: e.version,
+        dnssec_ok: e.dnssec_ok(),
+        nsid,
+        keepalive,
+    }
+}
+
+/// Everything else, through the general reader. Returns the query and, when the message
+/// has bytes after its last item, where they begin.
+fn general<'a>(message: &'a [u8], header: &Header) -> (Query<'a>, Option<usize>) {
     let mut query =
         Query { id: header.id, flags: header.flags, question: None, edns: None, malformed: false };
+    let Ok(mut reader) = MessageReader::new(message) else {
+        query.malformed = true;
+        return (query, None);
+    };
     if header.count(Section::Question) != 1 {
         query.malformed = true;
     }
     match reader.question() {
-        Ok(Some(q)) if !query.malformed => query.question = Some(q),
+        Ok(Some(q)) if !query.malformed => {
+            let name = Qname::Owned(q.name);
+            query.question = Some(Question { name, qtype: q.qtype, qclass: q.qclass });
+        }
         Ok(_) => {}
+        Err(Error::TrailingData { offset }) => return (query, Some(offset)),
         Err(_) => {
             query.malformed = true;
-            return Some(query);
+            return (query, None);
         }
     }
-    if reader.finish().is_err() {
-        query.malformed = true;
+    match reader.finish() {
+        Ok(()) => {}
+        Err(Error::TrailingData { offset }) => return (query, Some(offset)),
+        // A bad OPT record is not echoed (RFC 6891 §6.1.1: FORMERR without OPT).
+        Err(Error::BadOpt { .. }) => {
+            query.malformed = true;
+            return (query, None);
+        }
+        Err(_) => query.malformed = true,
     }
-    query.edns = reader.edns().map(|e| EdnsInfo {
-        udp_payload: e.udp_payload_size(),
-        version: e.version,
-        dnssec_ok: e.dnssec_ok(),
-        nsid: e.option(OptionCode::NSID).is_some(),
-        keepalive: e.option(OptionCode::TCP_KEEPALIVE).is_some(),
-    });
-    Some(query)
+    query.edns = reader.edns().map(edns_info);
+    (query, None)
 }
 
 /// The response code for queries the engine refuses before looking at zones.
-pub fn precheck(query: &Query) -> Option<Rcode> {
+pub fn precheck(query: &Query<'_>) -> Option<Rcode> {
     if query.malformed || query.question.is_none() {
         return Some(Rcode::FORMERR);
     }
@@ -78,4 +202,36 @@ pub fn precheck(query: &Query) -> Option<Rcode> {
         return Some(Rcode::BADVERS); // RFC 6891 §6.1.3
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tests::{query, Ask};
+
+    #[test]
+    fn common_queries_take_the_fast_path_and_agree_with_the_reader() {
+        for ask in [Ask { edns: None, ..Ask::default() }, Ask::default(), crate::tests::dnssec()] {
+            let q = query("www.Example.", Rtype::AAAA, ask);
+            let header = Header::from_wire(&q).unwrap();
+            let fast = fast(&q, &header).expect("fast path");
+            let (general, trailing) = general(&q, &header);
+            assert_eq!(trailing, None);
+            let (f, g) = (fast.question.unwrap(), general.question.unwrap());
+            assert_eq!(f.qname().as_wire(), g.qname().as_wire());
+            assert_eq!((f.qtype, f.qclass), (g.qtype, g.qclass));
+            assert_eq!(fast.edns, general.edns);
+            assert!(!fast.malformed && !general.malformed);
+        }
+    }
+
+    #[test]
+    fn unusual_queries_leave_the_fast_path() {
+        let mut q = query("example.", Rtype::A, Ask::default());
+        q.push(0); // trailing byte
+        assert!(fast(&q, &Header::from_wire(&q).unwrap()).is_none());
+        let mut two = query("example.", Rtype::A, Ask { edns: None, ..Ask::default() });
+        two[5] = 2;
+        assert!(fast(&two, &Header::from_wire(&two).unwrap()).is_none());
+    }
 }

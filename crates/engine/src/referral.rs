@@ -6,7 +6,7 @@
 
 use tern_wire::message::Section;
 use tern_wire::Rtype;
-use tern_zone::NodeId;
+use tern_zone::{Denial, NodeId};
 
 use crate::response::Truncated;
 use crate::solve::Solver;
@@ -21,7 +21,7 @@ impl Solver<'_, '_, '_> {
         }
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
         self.resp.must(Section::Authority, node.owner(), &ns, ns.ttl)?;
-        if self.resp.dnssec {
+        if self.resp.dnssec && zone.denial() != Denial::Unsigned {
             match node.rrset(Rtype::DS).filter(|r| r.has_records()) {
                 Some(ds) => self.resp.must(Section::Authority, node.owner(), &ds, ds.ttl)?,
                 None => self.no_ds_proof(cut)?,

@@ -3,6 +3,10 @@
 //! RRsets are written whole or not at all (RFC 2181 §9). What does not fit in the answer
 //! or authority section, or required glue in the additional section (RFC 9471), sets TC;
 //! other additional data is left out quietly.
+//!
+//! Owners cost no compression lookup in the common cases: an owner that is the question's
+//! name points to offset 12, and every record after the first of an RRset points to where
+//! the first one's owner is.
 
 use tern_wire::message::{Flags, Mark, MessageWriter, Section};
 use tern_wire::{Class, Dname, Rcode, Rtype};
@@ -11,6 +15,9 @@ use tern_zone::Rrset;
 /// The message did not fit and TC is set: stop adding to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Truncated;
+
+/// Where the question's name sits in every response.
+const QNAME_AT: u16 = 12;
 
 /// A response being written.
 #[derive(Debug)]
@@ -21,12 +28,25 @@ pub struct Response<'b> {
     pub dnssec: bool,
     /// The response code so far.
     pub rcode: Rcode,
+    /// An Extended DNS Error to report (RFC 8914), when the query had EDNS.
+    pub ede: Option<u16>,
+    /// The transport the query came over.
+    pub transport: crate::Transport,
+    /// Address of the query's QNAME bytes: an owner at this address is the question's
+    /// name, already in the response at offset 12.
+    qname_addr: usize,
 }
 
 impl<'b> Response<'b> {
-    /// Wraps a writer whose header and question are already written.
-    pub fn new(writer: MessageWriter<'b>, dnssec: bool) -> Self {
-        Response { writer, dnssec, rcode: Rcode::NOERROR }
+    /// Wraps a writer whose header and question (of name `qname`) are already written.
+    pub fn new(
+        writer: MessageWriter<'b>,
+        dnssec: bool,
+        transport: crate::Transport,
+        qname: &Dname,
+    ) -> Self {
+        let qname_addr = qname.as_wire().as_ptr() as usize;
+        Response { writer, dnssec, rcode: Rcode::NOERROR, ede: None, transport, qname_addr }
     }
 
     /// Sets or clears the AA bit.
@@ -96,17 +116,43 @@ impl<'b> Response<'b> {
         rrset: &Rrset<'_>,
         ttl: u32,
     ) -> Result<(), ()> {
+        let mut owner_at = self.known_owner(owner);
         if rrset.has_records() {
             for rdata in rrset.rdatas() {
-                self.writer
-                    .push_record(section, owner, rrset.rtype, Class::IN, ttl, rdata)
-                    .map_err(drop)?;
+                owner_at = self.record(section, owner, owner_at, rrset.rtype, ttl, rdata)?;
             }
         }
         if self.dnssec {
-            self.sigs(section, owner, rrset, ttl)?;
+            self.sigs(section, owner, owner_at, rrset, ttl)?;
         }
         Ok(())
+    }
+
+    /// Where `owner` already is in the message without a lookup: the question's name.
+    #[inline]
+    fn known_owner(&self, owner: &Dname) -> Option<u16> {
+        (owner.as_wire().as_ptr() as usize == self.qname_addr).then_some(QNAME_AT)
+    }
+
+    /// Writes one record, pointing to its owner when it is already in the message;
+    /// returns where the owner now is, for the records that follow.
+    #[inline]
+    fn record(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        owner_at: Option<u16>,
+        rtype: Rtype,
+        ttl: u32,
+        rdata: &[u8],
+    ) -> Result<Option<u16>, ()> {
+        let w = &mut self.writer;
+        let written = match owner_at {
+            Some(at) => w.push_record_at(section, at, rtype, Class::IN, ttl, rdata),
+            None => w.push_record(section, owner, rtype, Class::IN, ttl, rdata),
+        };
+        written.map_err(drop)?;
+        Ok(self.writer.last_owner_at())
     }
 
     /// Writes the RRSIGs of an RRset (RFC 4035 §3.1.1), with the TTL the RRset is given.
@@ -114,14 +160,13 @@ impl<'b> Response<'b> {
         &mut self,
         section: Section,
         owner: &Dname,
+        mut owner_at: Option<u16>,
         rrset: &Rrset<'_>,
         ttl: u32,
     ) -> Result<(), ()> {
         let ttl = if rrset.has_records() { ttl } else { rrset.sig_ttl };
         for sig in rrset.sigs() {
-            self.writer
-                .push_record(section, owner, Rtype::RRSIG, Class::IN, ttl, sig)
-                .map_err(drop)?;
+            owner_at = self.record(section, owner, owner_at, Rtype::RRSIG, ttl, sig)?;
         }
         Ok(())
     }
@@ -134,7 +179,8 @@ impl<'b> Response<'b> {
         rrset: &Rrset<'_>,
     ) -> Result<(), Truncated> {
         let mark = self.writer.mark();
-        if self.sigs(section, owner, rrset, rrset.sig_ttl).is_err() {
+        let owner_at = self.known_owner(owner);
+        if self.sigs(section, owner, owner_at, rrset, rrset.sig_ttl).is_err() {
             self.writer.rollback(mark);
             return Err(self.truncate());
         }
@@ -150,9 +196,10 @@ impl<'b> Response<'b> {
         ttl: u32,
         rdata: &[u8],
     ) -> Result<(), Truncated> {
-        match self.writer.push_record(section, owner, rtype, Class::IN, ttl, rdata) {
-            Ok(()) => Ok(()),
-            Err(_) => Err(self.truncate()),
+        let owner_at = self.known_owner(owner);
+        match self.record(section, owner, owner_at, rtype, ttl, rdata) {
+            Ok(_) => Ok(()),
+            Err(()) => Err(self.truncate()),
         }
     }
 }

@@ -10,9 +10,10 @@ use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, NO_NODE};
 
 use crate::response::{Response, Truncated};
 
-/// Longest CNAME/DNAME chain followed inside a zone (Knot DNS and BIND use similar
-/// bounds); longer chains end where they are, as a loop does.
-pub const MAX_CHAIN: usize = 16;
+/// Most names looked up for one query: the query name and the CNAME or DNAME targets
+/// followed from it inside the zone. Longer chains end where they are, as a loop does
+/// (the bound Knot DNS uses; the resolver continues the chain itself).
+pub const MAX_CHAIN: usize = 5;
 
 /// Additional-section entries kept per response.
 const MAX_EXTRAS: usize = 32;
@@ -47,9 +48,12 @@ pub(crate) struct Solver<'z, 'r, 'b> {
     /// Nodes already answered in this chain (loop detection).
     visited: [NodeId; MAX_CHAIN],
     visited_len: usize,
-    /// NSEC/NSEC3 nodes already written to the authority section.
+    /// NSEC/NSEC3 records proving what the answer needs, written to the authority
+    /// section once the answer section is complete: (in the NSEC3 chain, node, type).
     pub proofs: [(bool, NodeId); 8],
     pub proofs_len: usize,
+    /// The DNAME node already written to the answer (a DNAME may apply repeatedly).
+    pub dname_written: NodeId,
 }
 
 /// Answers `qname`/`qtype` from `zone` into `resp`; `hashes` are `qname`'s.
@@ -71,8 +75,9 @@ pub(crate) fn answer(
         visited_len: 0,
         proofs: [(false, NO_NODE); 8],
         proofs_len: 0,
+        dname_written: NO_NODE,
     };
-    if solver.chain(qname, hashes).is_ok() {
+    if solver.chain(qname, hashes).is_ok() && solver.write_proofs().is_ok() {
         solver.write_extras();
     }
 }
@@ -107,6 +112,14 @@ impl Solver<'_, '_, '_> {
                 }
                 let wildcard = self.node(encloser).map_or(NO_NODE, |n| n.wildcard);
                 let ctx = WildcardMatch { encloser, encloser_labels };
+                let wild_cut =
+                    self.node(wildcard).is_some_and(|n| n.flags.contains(Flags::DELEGATION));
+                if wild_cut && self.qtype != Rtype::DS {
+                    // An NS RRset at a wildcard is a zone cut of its own: refer to it as
+                    // it is, without synthesis (RFC 4592 §4.2; as Knot DNS does).
+                    self.referral(wildcard)?;
+                    return Ok(Step::Done);
+                }
                 if wildcard != NO_NODE {
                     return self.at_node(wildcard, name, Some(ctx));
                 }
@@ -160,7 +173,10 @@ impl Solver<'_, '_, '_> {
             }
             return Ok(Step::Done);
         }
-        if let Some(cname) = node.rrset(Rtype::CNAME).filter(|r| r.has_records()) {
+        // NSEC and RRSIG may sit beside a CNAME (RFC 4035 §2.5): a query for them asks
+        // about the owner itself, so the CNAME is not followed.
+        let follows = !matches!(self.qtype, Rtype::NSEC | Rtype::RRSIG);
+        if let Some(cname) = node.rrset(Rtype::CNAME).filter(|r| r.has_records() && follows) {
             self.resp.must(Section::Answer, owner, &cname, cname.ttl)?;
             if let Some(w) = wildcard {
                 self.wildcard_answer_proof(owner, w)?;
@@ -202,13 +218,15 @@ impl Solver<'_, '_, '_> {
             return Ok(Step::Done);
         };
         self.resp.must(Section::Answer, owner, &rrset, rrset.ttl)?;
+        self.note_targets(&rrset, None);
         if let Some(w) = wildcard {
             self.wildcard_answer_proof(owner, w)?;
         }
         Ok(Step::Done)
     }
 
-    /// QTYPE=RRSIG: every signature at the node, DO or not (RFC 4035 §3.1.5).
+    /// QTYPE=RRSIG: the signatures of one RRset (the lowest type signed), DO or not —
+    /// minimal like ANY (RFC 8482 §4.1), as Knot DNS answers.
     fn rrsigs(
         &mut self,
         node: &Node,
@@ -216,13 +234,17 @@ impl Solver<'_, '_, '_> {
         id: NodeId,
         wildcard: Option<WildcardMatch>,
     ) -> Result<Step, Truncated> {
-        let mut any = false;
-        for rrset in node.rrsets().filter(|r| r.sig_count > 0) {
-            self.resp.must_sigs(Section::Answer, owner, &rrset)?;
-            any = true;
-        }
-        if !any {
+        let signed = node.rrsets().filter(|r| r.sig_count > 0).min_by_key(|r| {
+            let covered = r.sigs().next().and_then(tern_zone::records::covered_type);
+            covered.map_or(u16::MAX, |t| t.0)
+        });
+        let Some(rrset) = signed else {
             self.nodata(id, owner, wildcard)?;
+            return Ok(Step::Done);
+        };
+        self.resp.must_sigs(Section::Answer, owner, &rrset)?;
+        if let Some(w) = wildcard {
+            self.wildcard_answer_proof(owner, w)?;
         }
         Ok(Step::Done)
     }
@@ -252,34 +274,29 @@ impl Solver<'_, '_, '_> {
         }
     }
 
-    /// Writes the queued addresses: required glue first (TC if it does not fit, RFC 9471
-    /// §3), then the rest while it fits.
+    /// Writes the queued addresses: required glue first (TC when some does not fit,
+    /// RFC 9471 §3), then the rest. Every RRset that fits goes in, as Knot DNS fills it.
     fn write_extras(&mut self) {
         let extras = self.extras;
         let list = extras.get(..self.extras_len).unwrap_or(&[]);
         for required in [true, false] {
-            for &(id, req) in list.iter().filter(|e| e.1 == required) {
-                if self.write_addresses(id, req).is_err() {
-                    return;
-                }
+            for &(id, _) in list.iter().filter(|e| e.1 == required) {
+                self.write_addresses(id, required);
             }
         }
     }
 
-    fn write_addresses(&mut self, id: NodeId, required: bool) -> Result<(), Truncated> {
+    fn write_addresses(&mut self, id: NodeId, required: bool) {
         let zone = self.zone;
-        let Some(node) = zone.node(id) else { return Ok(()) };
+        let Some(node) = zone.node(id) else { return };
         if node.flags.contains(Flags::PHANTOM) {
-            return Ok(());
+            return;
         }
         for rtype in [Rtype::A, Rtype::AAAA] {
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
-            if required {
-                self.resp.must(Section::Additional, node.owner(), &rrset, rrset.ttl)?;
-            } else if !self.resp.may(Section::Additional, node.owner(), &rrset) {
-                return Err(Truncated);
+            if !self.resp.may(Section::Additional, node.owner(), &rrset) && required {
+                self.resp.truncate();
             }
         }
-        Ok(())
     }
 }

@@ -169,6 +169,18 @@ pub struct Entry {
 #[derive(Debug, Clone)]
 pub struct Lexer<'a> {
     input: &'a [u8],
+    /// Where reading is.
+    at: Cursor,
+    /// True when `peeked` holds the next token (checked first: it is one byte).
+    has_peeked: Cell<bool>,
+    /// The token [`Lexer::peek_token`] read and where reading is after it, so that the
+    /// next [`Lexer::next_token`] does not read it again.
+    peeked: Cell<(Option<Token<'a>>, Cursor)>,
+}
+
+/// Everything that moves as the lexer reads.
+#[derive(Debug, Clone, Copy)]
+struct Cursor {
     pos: usize,
     line: u32,
     line_start: usize,
@@ -178,23 +190,12 @@ pub struct Lexer<'a> {
     entry_done: bool,
     /// Line and column where the last entry ended, for "expected ..." errors.
     end: (u32, u32),
-    /// True when `peeked` holds the next token (checked first: it is one byte).
-    has_peeked: Cell<bool>,
-    /// The token [`Lexer::peek_token`] read and the state after it, so that the next
-    /// [`Lexer::next_token`] does not read it again.
-    peeked: Cell<Peeked<'a>>,
 }
 
-/// A peeked token and the lexer state after it.
-#[derive(Debug, Clone, Copy, Default)]
-struct Peeked<'a> {
-    token: Option<Token<'a>>,
-    pos: usize,
-    line: u32,
-    line_start: usize,
-    paren_line: Option<u32>,
-    entry_done: bool,
-    end: (u32, u32),
+impl Cursor {
+    /// The start of the input, before the first entry.
+    const START: Cursor =
+        Cursor { pos: 0, line: 1, line_start: 0, paren_line: None, entry_done: true, end: (1, 1) };
 }
 
 impl<'a> Lexer<'a> {
@@ -202,45 +203,42 @@ impl<'a> Lexer<'a> {
     pub fn new(input: &'a [u8]) -> Lexer<'a> {
         Lexer {
             input,
-            pos: 0,
-            line: 1,
-            line_start: 0,
-            paren_line: None,
-            entry_done: true,
-            end: (1, 1),
+            at: Cursor::START,
             has_peeked: Cell::new(false),
-            peeked: Cell::new(Peeked::default()),
+            peeked: Cell::new((None, Cursor::START)),
         }
     }
 
     /// A lexer over a single entry's fields (for example rdata given as a string): tokens
     /// can be read at once, without [`Lexer::next_entry`].
     pub fn for_fields(input: &'a [u8]) -> Lexer<'a> {
-        Lexer { entry_done: false, ..Lexer::new(input) }
+        let mut lexer = Lexer::new(input);
+        lexer.at.entry_done = false;
+        lexer
     }
 
     /// Current line (1-based).
     pub fn line(&self) -> u32 {
-        self.line
+        self.at.line
     }
 
     /// A syntax error at the current position.
     pub fn error_here(&self, message: impl Into<String>) -> Error {
-        Error::syntax(self.line, self.column(), message)
+        Error::syntax(self.at.line, self.column(), message)
     }
 
     fn column(&self) -> u32 {
-        u32::try_from(self.pos - self.line_start + 1).unwrap_or(u32::MAX)
+        u32::try_from(self.at.pos - self.at.line_start + 1).unwrap_or(u32::MAX)
     }
 
     fn peek(&self) -> Option<u8> {
-        self.input.get(self.pos).copied()
+        self.input.get(self.at.pos).copied()
     }
 
     fn newline(&mut self) {
-        self.pos += 1;
-        self.line += 1;
-        self.line_start = self.pos;
+        self.at.pos += 1;
+        self.at.line = self.at.line.saturating_add(1); // past 4G lines, stay at the last
+        self.at.line_start = self.at.pos;
     }
 
     /// Moves to the next entry, skipping blank and comment-only lines; `None` at the end
@@ -248,8 +246,8 @@ impl<'a> Lexer<'a> {
     pub fn next_entry(&mut self) -> Result<Option<Entry>> {
         self.skip_rest_of_entry()?;
         loop {
-            let at_start = self.pos == self.line_start;
-            let line = self.line;
+            let at_start = self.at.pos == self.at.line_start;
+            let line = self.at.line;
             let blank = matches!(self.peek(), Some(b' ' | b'\t'));
             self.skip_blanks();
             match self.peek() {
@@ -257,7 +255,7 @@ impl<'a> Lexer<'a> {
                 Some(b'\n') => self.newline(),
                 Some(b';') => self.skip_comment(),
                 Some(_) => {
-                    self.entry_done = false;
+                    self.at.entry_done = false;
                     let blank_owner = blank || !at_start;
                     return Ok(Some(Entry { blank_owner, line }));
                 }
@@ -283,47 +281,60 @@ impl<'a> Lexer<'a> {
         if self.peek().is_some() {
             self.newline();
         }
-        self.paren_line = None;
-        self.entry_done = true;
+        self.at.paren_line = None;
+        self.at.entry_done = true;
     }
 
     fn skip_blanks(&mut self) {
-        while self.peek().is_some_and(|b| class(b) == BLANK) {
-            self.pos += 1;
+        let mut pos = self.at.pos;
+        while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
+            pos += 1;
         }
+        self.at.pos = pos;
     }
 
     fn skip_comment(&mut self) {
         while self.peek().is_some_and(|b| b != b'\n') {
-            self.pos += 1;
+            self.at.pos += 1;
         }
     }
 
     /// The next token of the current entry, or `None` at its end.
     #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
     pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
-        if self.has_peeked.replace(false) {
-            let peeked = self.peeked.get();
-            self.pos = peeked.pos;
-            self.line = peeked.line;
-            self.line_start = peeked.line_start;
-            self.paren_line = peeked.paren_line;
-            self.entry_done = peeked.entry_done;
-            self.end = peeked.end;
-            return Ok(peeked.token);
+        if self.has_peeked.get() {
+            return Ok(self.take_peeked());
         }
-        if self.entry_done {
+        if self.at.entry_done {
             return Ok(None);
         }
+        self.skip_blanks();
+        // The common case first: a plain token after the blanks.
+        if self.peek().is_some_and(|b| class(b) == PLAIN) {
+            return self.unquoted().map(Some);
+        }
+        self.next_token_slow()
+    }
+
+    /// Moves past the token [`Lexer::peek_token`] read and returns it.
+    fn take_peeked(&mut self) -> Option<Token<'a>> {
+        let (token, after) = self.peeked.get();
+        self.has_peeked.set(false);
+        self.at = after;
+        token
+    }
+
+    /// [`Lexer::next_token`] past newlines, comments, parentheses and quotes.
+    fn next_token_slow(&mut self) -> Result<Option<Token<'a>>> {
         loop {
             self.skip_blanks();
             match self.peek() {
                 None => return self.end_of_input(),
                 Some(b'\n') => {
-                    if self.paren_line.is_none() {
-                        self.end = (self.line, self.column());
+                    if self.at.paren_line.is_none() {
+                        self.at.end = (self.at.line, self.column());
                         self.newline();
-                        self.entry_done = true;
+                        self.at.entry_done = true;
                         return Ok(None);
                     }
                     self.newline();
@@ -338,9 +349,9 @@ impl<'a> Lexer<'a> {
     }
 
     fn end_of_input(&mut self) -> Result<Option<Token<'a>>> {
-        self.entry_done = true;
-        self.end = (self.line, self.column());
-        match self.paren_line.take() {
+        self.at.entry_done = true;
+        self.at.end = (self.at.line, self.column());
+        match self.at.paren_line.take() {
             Some(line) => {
                 Err(self
                     .error_here(format!("end of input inside parentheses opened at line {line}")))
@@ -350,54 +361,59 @@ impl<'a> Lexer<'a> {
     }
 
     fn open_paren(&mut self) -> Result<()> {
-        if let Some(line) = self.paren_line {
+        if let Some(line) = self.at.paren_line {
             return Err(
                 self.error_here(format!("nested '(' (one is already open since line {line})"))
             );
         }
-        self.paren_line = Some(self.line);
-        self.pos += 1;
+        self.at.paren_line = Some(self.at.line);
+        self.at.pos += 1;
         Ok(())
     }
 
     fn close_paren(&mut self) -> Result<()> {
-        if self.paren_line.take().is_none() {
+        if self.at.paren_line.take().is_none() {
             return Err(self.error_here("')' without a matching '('"));
         }
-        self.pos += 1;
+        self.at.pos += 1;
         Ok(())
     }
 
     fn token(&self, start: usize, end: usize, quoted: bool, column: u32) -> Token<'a> {
-        Token { text: self.input.get(start..end).unwrap_or(&[]), quoted, line: self.line, column }
+        Token {
+            text: self.input.get(start..end).unwrap_or(&[]),
+            quoted,
+            line: self.at.line,
+            column,
+        }
     }
 
     fn unquoted(&mut self) -> Result<Token<'a>> {
-        let (start, column) = (self.pos, self.column());
+        let (start, column) = (self.at.pos, self.column());
         loop {
-            let mut pos = self.pos;
+            let mut pos = self.at.pos;
             while let Some(&b) = self.input.get(pos) {
                 if class(b) != PLAIN {
                     break;
                 }
                 pos += 1;
             }
-            self.pos = pos;
+            self.at.pos = pos;
             if self.peek() != Some(b'\\') {
                 break;
             }
             self.escape()?;
         }
-        Ok(self.token(start, self.pos, false, column))
+        Ok(self.token(start, self.at.pos, false, column))
     }
 
     /// Steps over a backslash and the byte it escapes.
     fn escape(&mut self) -> Result<()> {
-        match self.input.get(self.pos + 1) {
+        match self.input.get(self.at.pos + 1) {
             None => Err(self.error_here("backslash at the end of the input")),
             Some(b'\n') => Err(self.error_here("backslash before the end of the line")),
             Some(_) => {
-                self.pos += 2;
+                self.at.pos += 2;
                 Ok(())
             }
         }
@@ -405,20 +421,20 @@ impl<'a> Lexer<'a> {
 
     fn quoted(&mut self) -> Result<Token<'a>> {
         let column = self.column();
-        self.pos += 1;
-        let start = self.pos;
+        self.at.pos += 1;
+        let start = self.at.pos;
         loop {
             match self.peek() {
                 None | Some(b'\n') => {
-                    return Err(Error::syntax(self.line, column, "unterminated quoted string"));
+                    return Err(Error::syntax(self.at.line, column, "unterminated quoted string"));
                 }
                 Some(b'"') => break,
                 Some(b'\\') => self.escape()?,
-                Some(_) => self.pos += 1,
+                Some(_) => self.at.pos += 1,
             }
         }
-        let token = self.token(start, self.pos, true, column);
-        self.pos += 1;
+        let token = self.token(start, self.at.pos, true, column);
+        self.at.pos += 1;
         Ok(token)
     }
 
@@ -426,20 +442,12 @@ impl<'a> Lexer<'a> {
     /// returns it without reading it again).
     pub fn peek_token(&self) -> Result<Option<Token<'a>>> {
         if self.has_peeked.get() {
-            return Ok(self.peeked.get().token);
+            return Ok(self.peeked.get().0);
         }
         let mut ahead = self.clone();
         let token = ahead.next_token()?;
         self.has_peeked.set(true);
-        self.peeked.set(Peeked {
-            token,
-            pos: ahead.pos,
-            line: ahead.line,
-            line_start: ahead.line_start,
-            paren_line: ahead.paren_line,
-            entry_done: ahead.entry_done,
-            end: ahead.end,
-        });
+        self.peeked.set((token, ahead.at));
         Ok(token)
     }
 
@@ -447,7 +455,7 @@ impl<'a> Lexer<'a> {
     /// points at the end of the entry.
     pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
         self.next_token()?.ok_or_else(|| {
-            let (line, column) = self.end;
+            let (line, column) = self.at.end;
             Error::syntax(line, column, format!("expected {what}"))
         })
     }

@@ -11,18 +11,26 @@ fn rss_kb() -> u64 {
         .unwrap_or(0)
 }
 
+fn fail(e: &dyn std::fmt::Display) -> ! {
+    eprintln!("load: {e}");
+    std::process::exit(1);
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let (Some(file), Some(origin)) = (args.get(1), args.get(2)) else {
         eprintln!("usage: load FILE ORIGIN");
         std::process::exit(2);
     };
-    let origin: tern_wire::Name = origin.parse().unwrap_or_else(|e| panic!("{e}"));
+    let origin: tern_wire::Name = match origin.parse() {
+        Ok(origin) => origin,
+        Err(e) => fail(&e),
+    };
     let before = rss_kb();
     let loaded = tern_zone::load_file(Path::new(file), &origin, &Default::default(), &mut |p| {
         eprintln!("  {} records, {:.1}s", p.records, p.elapsed)
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
+    });
+    let loaded = loaded.unwrap_or_else(|e| fail(&e));
     println!(
         "records={} nodes={} load_s={:.2} rss_kb={} (before {before})",
         loaded.contents.record_count(),

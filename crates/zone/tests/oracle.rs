@@ -24,6 +24,13 @@ const ZONES: &[(&str, &str, u32)] = &[
     ("generate.zone", "example.", 3600),
     ("rfc1035/isi.edu.zone", "ISI.EDU.", 60),
     ("include/main.zone", "example.", 3600),
+    ("types.zone", "types.example.", 3600),
+    // Made by `genzone.py tld --names 1000` and `genzone.py hosting --zones 2`
+    // (/work/shared/bench), and signed by BIND's dnssec-signzone (NSEC and NSEC3).
+    ("generated/tld-1000.zone", "tld.", 3600),
+    ("generated/ffxkt0.example.zone", "ffxkt0.example.", 3600),
+    ("generated/signed-nsec.zone", "ffxkt0.example.", 3600),
+    ("generated/signed-nsec3.zone", "ffxkt0.example.", 3600),
 ];
 
 /// A record as compared: owner lower-cased.

@@ -211,6 +211,10 @@ fn any_returns_one_rrset_and_rrsig_queries_return_signatures() {
 fn other_zones_are_refused_and_unloaded_zones_fail() {
     let z = example();
     assert_eq!(ask(&z, "www.other.", Rtype::A), "REFUSED rd | ad: OPT(1232,-)");
+    let refused =
+        raw(&z, Config::default(), &query("www.other.", Rtype::A, Ask::default()), Transport::Udp)
+            .unwrap();
+    assert!(refused.ends_with(&[0, 15, 0, 2, 0, 20]), "EDE 20 Not Authoritative");
     let unloaded = ZoneSet::new(vec![Arc::new(ZoneSlot::new(&"late.".parse::<Name>().unwrap()))]);
     assert_eq!(ask(&unloaded, "late.", Rtype::SOA), "SERVFAIL rd | ad: OPT(1232,-)");
 }

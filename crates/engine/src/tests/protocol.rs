@@ -91,3 +91,13 @@ fn required_glue_truncates_instead_of_being_dropped() {
     let r = ask_with(&z, "big.example.", Rtype::A, Ask { edns: None, ..Ask::default() });
     assert!(r.starts_with("NOERROR tc rd | au: big.example. 300 NS"), "{r}");
 }
+
+#[test]
+fn trailing_bytes_are_formerr_with_the_question_echoed() {
+    let z = example();
+    let mut q = query("example.", Rtype::A, Ask { edns: None, ..Ask::default() });
+    q.extend_from_slice(&[1, 2, 3]);
+    let answer = raw(&z, Config::default(), &q, Transport::Udp).unwrap();
+    assert_eq!(render(&answer), "FORMERR rd");
+    assert_eq!(&answer[4..6], &[0, 1], "the question is echoed");
+}

@@ -151,7 +151,8 @@ mod tests {
             let ok = len == 8 || (16..=40).contains(&len);
             assert_eq!(Cookie::parse(&data).is_ok(), ok, "length {len}");
         }
-        let c = Cookie::parse(&hex("2464c4abcf10c957")).unwrap();
+        let data = hex("2464c4abcf10c957");
+        let c = Cookie::parse(&data).unwrap();
         assert_eq!(c.client, [0x24, 0x64, 0xc4, 0xab, 0xcf, 0x10, 0xc9, 0x57]);
         assert!(c.server.is_empty());
     }

@@ -88,6 +88,7 @@ impl CompressionTable {
 
     /// Finds where `label` followed by `rest` already sits in `msg` (the bytes written so
     /// far), given the suffix's `hash`.
+    #[inline]
     pub(crate) fn find(&self, hash: u32, msg: &[u8], label: &[u8], rest: Suffix) -> Option<Suffix> {
         let tag = tag_of(hash);
         for i in 0..MAX_PROBE {
@@ -139,7 +140,8 @@ fn tag_of(hash: u32) -> u32 {
 fn verify(msg: &[u8], candidate: usize, label: &[u8], rest: Suffix) -> Option<Suffix> {
     let after = candidate + label.len();
     let here = msg.get(candidate..after)?;
-    if !here.eq_ignore_ascii_case(label) {
+    // Same spelling is the common case; fold case only when the bytes differ.
+    if here != label && !here.eq_ignore_ascii_case(label) {
         return None;
     }
     let offset = u16::try_from(candidate).ok()?;
@@ -169,19 +171,34 @@ pub(crate) fn pointer_bytes(offset: u16) -> [u8; 2] {
 /// Seed of the hash of the root (the empty suffix).
 pub(crate) const ROOT_HASH: u32 = 0x9E37_79B9;
 
-/// Hash of the suffix made of `label` (content bytes, no length byte) followed by the
-/// suffix whose hash is `rest`. ASCII case is folded; eight bytes are mixed per step.
-pub(crate) fn hash_label(label: &[u8], rest: u32) -> u32 {
-    let mut h = u64::from(rest) ^ (label.len() as u64) << 32;
-    for chunk in label.chunks(8) {
-        let mut word = [0u8; 8];
-        if let Some(dst) = word.get_mut(..chunk.len()) {
-            dst.copy_from_slice(chunk);
-        }
-        h = (h.rotate_left(23) ^ ascii_lowercase_word(u64::from_le_bytes(word)))
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
+/// Hash of the suffix made of a label followed by the suffix whose hash is `rest`. The
+/// label is `wire[at]` (its length byte) and the bytes after it; reading eight bytes at a
+/// time from `wire` (masking what lies past the label) avoids byte loops. ASCII case is
+/// folded.
+#[inline]
+pub(crate) fn hash_label(wire: &[u8], at: usize, rest: u32) -> u32 {
+    let len = usize::from(wire.get(at).copied().unwrap_or(0));
+    let mut h = u64::from(rest) ^ (len as u64) << 32;
+    let mut pos = at + 1;
+    let end = pos + len;
+    while pos < end {
+        let take = (end - pos).min(8);
+        let word = match wire.get(pos..pos + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+            Some(bytes) => u64::from_le_bytes(bytes) & (u64::MAX >> (64 - 8 * take)),
+            None => load_word(wire.get(pos..pos + take).unwrap_or(&[])),
+        };
+        h = (h.rotate_left(23) ^ ascii_lowercase_word(word)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        pos += take;
     }
     (h ^ h >> 32) as u32
+}
+
+/// Up to eight bytes as a little-endian word, zero-padded (no call to `memcpy`).
+fn load_word(bytes: &[u8]) -> u64 {
+    if let Ok(word) = <[u8; 8]>::try_from(bytes) {
+        return u64::from_le_bytes(word);
+    }
+    bytes.iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b))
 }
 
 /// Lower-cases the ASCII letters of eight bytes at once.
@@ -212,11 +229,27 @@ mod tests {
     }
 
     #[test]
+    fn load_word_pads_with_zeros() {
+        assert_eq!(load_word(b"abc"), u64::from_le_bytes(*b"abc\0\0\0\0\0"));
+        assert_eq!(load_word(b"abcdefgh"), u64::from_le_bytes(*b"abcdefgh"));
+        assert_eq!(load_word(b""), 0);
+    }
+
+    #[test]
     fn hash_folds_case_and_depends_on_rest() {
-        assert_eq!(hash_label(b"ExAmPlE", 7), hash_label(b"example", 7));
-        assert_ne!(hash_label(b"example", 7), hash_label(b"example", 8));
-        assert_ne!(hash_label(b"a", ROOT_HASH), hash_label(b"b", ROOT_HASH));
-        assert_ne!(hash_label(b"ab", ROOT_HASH), hash_label(b"ab\0", ROOT_HASH));
+        let h = |wire: &[u8], rest| hash_label(wire, 0, rest);
+        assert_eq!(h(b"\x07ExAmPlE\x00", 7), h(b"\x07example\x00", 7));
+        assert_ne!(h(b"\x07example\x00", 7), h(b"\x07example\x00", 8));
+        assert_ne!(h(b"\x01a\x00", ROOT_HASH), h(b"\x01b\x00", ROOT_HASH));
+        assert_ne!(h(b"\x02ab\x00", ROOT_HASH), h(b"\x03ab\x00\x00", ROOT_HASH));
+        // What follows the label does not matter, short or long labels alike.
+        assert_eq!(h(b"\x02ab\x00", 1), h(b"\x02ab\x03xyz\x00", 1));
+        let long = b"\x0babcdefghijk\x00";
+        let mut other = long.to_vec();
+        other.extend_from_slice(b"\x05zzzzz\x00");
+        assert_eq!(h(long, 1), h(&other, 1));
+        // The same label inside a longer name hashes the same.
+        assert_eq!(hash_label(b"\x01x\x07example\x00", 2, 5), h(b"\x07example\x00", 5));
     }
 
     #[test]
@@ -254,7 +287,7 @@ mod tests {
         let mut msg = vec![0u8; 12];
         msg.extend_from_slice(b"\x03com\x00");
         let mut table = CompressionTable::new();
-        let h = hash_label(b"com", ROOT_HASH);
+        let h = hash_label(b"\x03com\x00", 0, ROOT_HASH);
         assert_eq!(table.find(h, &msg, b"\x03com", Suffix::Root), None);
         table.insert(h, 12, msg.len());
         let found = table.find(h, &msg, b"\x03com", Suffix::Root);

@@ -124,7 +124,7 @@ pub(crate) fn expand_rdata(
                 if next > end {
                     return Err(Error::BadRdata { offset: pos, reason: "name runs past RDATA" });
                 }
-                out.put(name.as_wire())?;
+                emit(out, name.as_wire(), pos)?;
                 next
             }
         };
@@ -132,17 +132,22 @@ pub(crate) fn expand_rdata(
     if pos != end {
         return Err(Error::TrailingData { offset: pos });
     }
-    if out.len() > MAX_RDATA_LEN {
-        return Err(Error::BadRdata { offset: start, reason: "expanded RDATA too long" });
-    }
     Ok(())
 }
 
 /// Copies `msg[from..to]` (which must end by `end`); returns `to`.
 fn copy(msg: &[u8], from: usize, to: usize, end: usize, out: &mut impl Sink) -> Result<usize> {
     let bytes = msg.get(from..to).filter(|_| to <= end).ok_or(short(from))?;
-    out.put(bytes)?;
+    emit(out, bytes, from)?;
     Ok(to)
+}
+
+/// Appends expanded bytes, refusing RDATA that would grow past 65535 bytes.
+fn emit(out: &mut impl Sink, bytes: &[u8], offset: usize) -> Result<()> {
+    if out.len() + bytes.len() > MAX_RDATA_LEN {
+        return Err(Error::BadRdata { offset, reason: "expanded RDATA longer than 65535 bytes" });
+    }
+    out.put(bytes)
 }
 
 fn short(offset: usize) -> Error {
@@ -265,6 +270,21 @@ mod tests {
         let mut count = CountSink(0);
         let err = expand_rdata(&msg, start, end + 1, Rtype::MX.shape(), &mut count).unwrap_err();
         assert_eq!(err, Error::TrailingData { offset: end });
+        // Expansion past 65535 bytes: a SIG-shaped RDATA (18 bytes, a name, the rest) whose
+        // signer is a pointer to a 255-byte name and whose rest fills the RDATA.
+        let mut big = vec![0u8; 12];
+        for len in [63u8, 63, 63, 61] {
+            big.push(len);
+            big.extend(std::iter::repeat_n(b'q', usize::from(len)));
+        }
+        big.push(0);
+        let sig_at = big.len();
+        big.extend_from_slice(&[0u8; 18]);
+        big.extend_from_slice(b"\xc0\x0c");
+        big.resize(sig_at + 65535, 0);
+        let mut count = CountSink(0);
+        let err = expand_rdata(&big, sig_at, sig_at + 65535, Rtype::SIG.shape(), &mut count);
+        assert!(matches!(err, Err(Error::BadRdata { .. })), "{err:?}");
         // A buffer too small is reported, not a panic.
         let mut tiny = [0u8; 4];
         let mut sink = SliceSink { out: &mut tiny, len: 0 };

@@ -173,7 +173,7 @@ mod tests {
     #[test]
     fn header_round_trip() {
         // RFC 1035 §4.1.1 layout: ID 0xbeef, QR|opcode 5 (UPDATE)|AA|RD|CD, rcode 3.
-        let wire = [0xbe, 0xef, 0xac, 0x13, 0, 1, 0, 2, 0, 3, 0, 4];
+        let wire = [0xbe, 0xef, 0xad, 0x13, 0, 1, 0, 2, 0, 3, 0, 4];
         let h = Header::from_wire(&wire).unwrap();
         assert_eq!(h.id, 0xbeef);
         assert!(h.flags.has(Flags::QR | Flags::AA | Flags::RD | Flags::CD));

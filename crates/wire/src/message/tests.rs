@@ -1,1 +1,374 @@
+//! Message reader and writer tests with literal wire bytes.
 
+use super::*;
+use crate::error::Error;
+use crate::name::Name;
+use crate::types::{Class, Opcode, Rcode, Rtype};
+
+fn name(s: &str) -> Name {
+    s.parse().unwrap()
+}
+
+/// A query for `www.example.com. A` with ID 0x1234, RD, and an OPT record (payload 1232,
+/// DO) carrying a client COOKIE.
+const QUERY: &[u8] = b"\x12\x34\x01\x00\x00\x01\x00\x00\x00\x00\x00\x01\
+\x03www\x07example\x03com\x00\x00\x01\x00\x01\
+\x00\x00\x29\x04\xd0\x00\x00\x80\x00\x00\x0c\x00\x0a\x00\x08\x01\x02\x03\x04\x05\x06\x07\x08";
+
+/// A response: question `example.com. MX`, answer `example.com. 300 MX 10 mail.example.com.`
+/// (exchange compressed to the question), authority `example.com. NS ns.example.com.`.
+const RESPONSE: &[u8] = b"\xab\xcd\x84\x00\x00\x01\x00\x01\x00\x01\x00\x00\
+\x07example\x03com\x00\x00\x0f\x00\x01\
+\xc0\x0c\x00\x0f\x00\x01\x00\x00\x01\x2c\x00\x09\x00\x0a\x04mail\xc0\x0c\
+\xc0\x0c\x00\x02\x00\x01\x00\x00\x01\x2c\x00\x05\x02ns\xc0\x0c";
+
+/// A record reduced to what the tests compare.
+type Rr = (Section, String, Rtype, Vec<u8>);
+
+fn read_all(msg: &[u8]) -> Result<(Vec<Question>, Vec<Rr>), Error> {
+    let mut reader = MessageReader::new(msg)?;
+    let mut questions = Vec::new();
+    while let Some(q) = reader.question()? {
+        questions.push(q);
+    }
+    let mut records = Vec::new();
+    let mut scratch = [0u8; MAX_RDATA_LEN];
+    while let Some(r) = reader.record(&mut scratch)? {
+        records.push((r.section, r.owner.to_string(), r.rtype, r.rdata.to_vec()));
+    }
+    assert!(reader.is_done());
+    Ok((questions, records))
+}
+
+#[test]
+fn reads_a_query_with_edns() {
+    let mut reader = MessageReader::new(QUERY).unwrap();
+    let h = *reader.header();
+    assert_eq!(h.id, 0x1234);
+    assert!(h.flags.has(Flags::RD) && !h.flags.has(Flags::QR));
+    assert_eq!(h.flags.opcode(), Opcode::QUERY);
+    let q = reader.question().unwrap().unwrap();
+    assert_eq!(q.name.to_string(), "www.example.com.");
+    assert_eq!((q.qtype, q.qclass), (Rtype::A, Class::IN));
+    assert_eq!((q.offset, q.end), (12, 33));
+    assert_eq!(&QUERY[q.offset..q.end - 4], q.name.as_wire());
+    assert!(reader.question().unwrap().is_none());
+    let mut scratch = [0u8; 64];
+    let opt = reader.record(&mut scratch).unwrap().unwrap();
+    assert_eq!(
+        (opt.section, opt.rtype, opt.offset, opt.rdata_offset),
+        (Section::Additional, Rtype::OPT, 33, 44)
+    );
+    assert!(reader.record(&mut scratch).unwrap().is_none());
+    assert!(reader.is_done());
+    assert_eq!(reader.section_offset(Section::Answer), Some(33));
+    assert_eq!(reader.section_offset(Section::Additional), Some(33));
+    assert_eq!(reader.opt_offset(), Some(33));
+    let edns = reader.edns().unwrap();
+    assert_eq!(edns.udp_payload_size(), 1232);
+    assert!(edns.dnssec_ok());
+    let cookie = edns.option(crate::edns::OptionCode::COOKIE).unwrap();
+    assert_eq!(cookie.offset, 48);
+    assert_eq!(cookie.cookie().unwrap().client, [1, 2, 3, 4, 5, 6, 7, 8]);
+}
+
+#[test]
+fn reads_and_expands_a_compressed_response() {
+    let (questions, records) = read_all(RESPONSE).unwrap();
+    assert_eq!(questions.len(), 1);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0].0, Section::Answer);
+    assert_eq!(records[0].1, "example.com.");
+    assert_eq!(records[0].3, b"\x00\x0a\x04mail\x07example\x03com\x00");
+    assert_eq!(records[1].0, Section::Authority);
+    assert_eq!(records[1].3, b"\x02ns\x07example\x03com\x00");
+}
+
+#[test]
+fn rdata_of_non_decompressed_types_is_a_slice() {
+    // An SRV whose target is a pointer: RFC 3597 §4 lets receivers decompress it.
+    let mut msg = RESPONSE[..12].to_vec();
+    msg[4..12].copy_from_slice(&[0, 1, 0, 1, 0, 0, 0, 0]);
+    msg.extend_from_slice(b"\x07example\x03com\x00\x00\x21\x00\x01");
+    msg.extend_from_slice(
+        b"\xc0\x0c\x00\x21\x00\x01\x00\x00\x00\x3c\x00\x08\x00\x01\x00\x02\x00\x35\xc0\x0c",
+    );
+    let (_, records) = read_all(&msg).unwrap();
+    assert_eq!(records[0].3, b"\x00\x01\x00\x02\x00\x35\x07example\x03com\x00");
+    // An NSEC (never compressed) keeps its bytes as they are, pointer and all.
+    let mut msg = RESPONSE[..12].to_vec();
+    msg[4..12].copy_from_slice(&[0, 1, 0, 1, 0, 0, 0, 0]);
+    msg.extend_from_slice(b"\x07example\x03com\x00\x00\x2f\x00\x01");
+    msg.extend_from_slice(b"\xc0\x0c\x00\x2f\x00\x01\x00\x00\x00\x3c\x00\x05\xc0\x0c\x00\x01\x40");
+    let (_, records) = read_all(&msg).unwrap();
+    assert_eq!(records[0].3, b"\xc0\x0c\x00\x01\x40");
+}
+
+#[test]
+fn every_truncation_point_is_an_error() {
+    for msg in [QUERY, RESPONSE] {
+        for len in 0..msg.len() {
+            let err = read_all(&msg[..len]).unwrap_err();
+            assert!(
+                matches!(err, Error::Truncated { .. } | Error::BadRdata { .. }),
+                "length {len}: {err:?}"
+            );
+            assert!(err.offset().unwrap() <= len, "length {len}: {err:?}");
+        }
+        assert!(read_all(msg).is_ok());
+    }
+}
+
+#[test]
+fn trailing_bytes_after_the_last_section() {
+    let mut msg = RESPONSE.to_vec();
+    msg.push(0);
+    assert_eq!(read_all(&msg).unwrap_err(), Error::TrailingData { offset: RESPONSE.len() });
+    let mut header_only = b"\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00".to_vec();
+    assert!(MessageReader::new(&header_only).unwrap().is_done());
+    header_only.push(1);
+    assert_eq!(MessageReader::new(&header_only).unwrap_err(), Error::TrailingData { offset: 12 });
+}
+
+#[test]
+fn bad_names_in_messages() {
+    // QNAME is a pointer to itself, a forward pointer, into the header (allowed: it is
+    // below), a 0x40 label.
+    let header = b"\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00";
+    let with = |name: &[u8]| {
+        let mut m = header.to_vec();
+        m.extend_from_slice(name);
+        m.extend_from_slice(b"\x00\x01\x00\x01");
+        read_all(&m)
+    };
+    assert_eq!(with(b"\xc0\x0c").unwrap_err(), Error::BadPointer { offset: 12 });
+    assert_eq!(with(b"\xc0\x0e\x00").unwrap_err(), Error::BadPointer { offset: 12 });
+    assert_eq!(with(b"\x01a\x80").unwrap_err(), Error::BadLabelType { offset: 14 });
+    // A pointer to offset 11 reads the header's last byte (0: the root) - legal.
+    assert_eq!(with(b"\x01a\xc0\x0b").unwrap().0[0].name.to_string(), "a.");
+    // A pointer to offset 5 reads "\x01\x00": label "\0" then the root.
+    assert_eq!(with(b"\xc0\x05").unwrap().0[0].name.as_wire(), b"\x01\x00\x00");
+}
+
+/// Builds a message with `answers` answer records and the given additional records.
+fn with_additional(records: &[&[u8]], counts: [u16; 4]) -> Vec<u8> {
+    let mut m = vec![0u8; 12];
+    for (i, c) in counts.iter().enumerate() {
+        m[4 + 2 * i..6 + 2 * i].copy_from_slice(&c.to_be_bytes());
+    }
+    for r in records {
+        m.extend_from_slice(r);
+    }
+    m
+}
+
+const OPT: &[u8] = b"\x00\x00\x29\x10\x00\x00\x00\x00\x00\x00\x00";
+const A: &[u8] = b"\x00\x00\x01\x00\x01\x00\x00\x00\x00\x00\x04\x7f\x00\x00\x01";
+const TSIG: &[u8] = b"\x03key\x00\x00\xfa\x00\xff\x00\x00\x00\x00\x00\x1d\
+\x0bhmac-sha256\x00\
+\x00\x00\x00\x00\x00\x00\x01\x2c\x00\x00\x00\x00\x00\x00\x00\x00";
+
+#[test]
+fn opt_placement_rules() {
+    assert!(read_all(&with_additional(&[A, OPT], [0, 0, 0, 2])).is_ok());
+    let two = read_all(&with_additional(&[OPT, OPT], [0, 0, 0, 2])).unwrap_err();
+    assert_eq!(two, Error::BadOpt { offset: 23, reason: "more than one OPT record" });
+    let in_answer = read_all(&with_additional(&[OPT], [0, 1, 0, 0])).unwrap_err();
+    assert_eq!(
+        in_answer,
+        Error::BadOpt { offset: 12, reason: "OPT outside the additional section" }
+    );
+    let owner = b"\x01a\x00\x00\x29\x10\x00\x00\x00\x00\x00\x00\x00";
+    let err = read_all(&with_additional(&[owner], [0, 0, 0, 1])).unwrap_err();
+    assert_eq!(err, Error::BadOpt { offset: 12, reason: "OPT owner is not the root" });
+    // Option framing: an option claiming 4 bytes with only 2 present.
+    let bad = b"\x00\x00\x29\x10\x00\x00\x00\x00\x00\x00\x06\x00\x0a\x00\x04\x01\x02";
+    let err = read_all(&with_additional(&[bad], [0, 0, 0, 1])).unwrap_err();
+    assert_eq!(err, Error::BadOpt { offset: 23, reason: "option runs past the OPT RDATA" });
+}
+
+#[test]
+fn tsig_must_be_last() {
+    let ok = with_additional(&[A, OPT, TSIG], [0, 0, 0, 3]);
+    let mut reader = MessageReader::new(&ok).unwrap();
+    reader.finish().unwrap();
+    assert_eq!(reader.tsig_offset(), Some(12 + A.len() + OPT.len()));
+    let err = read_all(&with_additional(&[TSIG, A], [0, 0, 0, 2])).unwrap_err();
+    assert_eq!(err, Error::BadTsig { offset: 12, reason: "TSIG is not the last record" });
+    let err = read_all(&with_additional(&[TSIG, A], [0, 1, 0, 1])).unwrap_err();
+    assert_eq!(err, Error::BadTsig { offset: 12, reason: "TSIG is not the last record" });
+}
+
+#[test]
+fn skipping_validates_without_a_buffer() {
+    let mut reader = MessageReader::new(RESPONSE).unwrap();
+    reader.skip_to(Section::Authority).unwrap();
+    assert_eq!(reader.section(), Some(Section::Authority));
+    assert_eq!(reader.section_offset(Section::Answer), Some(29));
+    let mut scratch = [0u8; 32];
+    let ns = reader.record(&mut scratch).unwrap().unwrap();
+    assert_eq!(ns.rtype, Rtype::NS);
+    assert!(reader.record(&mut scratch).unwrap().is_none());
+    // A compressed name in skipped RDATA is still checked.
+    let mut broken = RESPONSE.to_vec();
+    let at = broken.len() - 1;
+    broken[at] = 0x50; // NS target pointer now points forward
+    let mut reader = MessageReader::new(&broken).unwrap();
+    assert!(matches!(reader.finish(), Err(Error::BadPointer { .. })));
+}
+
+fn writer_bytes(f: impl FnOnce(&mut MessageWriter<'_>)) -> Vec<u8> {
+    let mut buf = [0u8; 4096];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 4096, &mut table).unwrap();
+    f(&mut w);
+    w.finish().to_vec()
+}
+
+#[test]
+fn writes_rfc1035_compression_example() {
+    // F.ISI.ARPA, FOO.F.ISI.ARPA and ARPA as owners (RFC 1035 §4.1.4's names).
+    let msg = writer_bytes(|w| {
+        for n in ["F.ISI.ARPA.", "FOO.F.ISI.ARPA.", "ARPA.", "."] {
+            w.push_record(Section::Answer, &name(n), Rtype::A, Class::IN, 0, &[1, 2, 3, 4])
+                .unwrap();
+        }
+    });
+    let rr = |owner: &[u8]| {
+        let mut v = owner.to_vec();
+        v.extend_from_slice(b"\x00\x01\x00\x01\x00\x00\x00\x00\x00\x04\x01\x02\x03\x04");
+        v
+    };
+    let mut expected = b"\x00\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x00".to_vec();
+    expected.extend(rr(b"\x01F\x03ISI\x04ARPA\x00")); // at 12
+    expected.extend(rr(b"\x03FOO\xc0\x0c")); // points to F.ISI.ARPA
+    expected.extend(rr(b"\xc0\x12")); // ARPA at 12 + 6
+    expected.extend(rr(b"\x00")); // the root is never a pointer
+    assert_eq!(msg, expected);
+    let (_, records) = read_all(&msg).unwrap();
+    let owners: Vec<_> = records.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(owners, ["F.ISI.ARPA.", "FOO.F.ISI.ARPA.", "ARPA.", "."]);
+}
+
+#[test]
+fn compression_ignores_case_and_respects_rfc3597() {
+    let msg = writer_bytes(|w| {
+        w.push_question(&name("Example.COM."), Rtype::MX, Class::IN).unwrap();
+        let mx = b"\x00\x0a\x04mail\x07example\x03com\x00";
+        w.push_record(Section::Answer, &name("example.com."), Rtype::MX, Class::IN, 60, mx)
+            .unwrap();
+        // SRV targets are never compressed (RFC 2782, RFC 3597 §4).
+        let srv = b"\x00\x01\x00\x02\x00\x35\x04mail\x07example\x03com\x00";
+        w.push_record(
+            Section::Additional,
+            &name("_x.example.com."),
+            Rtype::SRV,
+            Class::IN,
+            60,
+            srv,
+        )
+        .unwrap();
+    });
+    let mut expected = b"\x00\x00\x00\x00\x00\x01\x00\x01\x00\x00\x00\x01".to_vec();
+    expected.extend_from_slice(b"\x07Example\x03COM\x00\x00\x0f\x00\x01");
+    expected.extend_from_slice(
+        b"\xc0\x0c\x00\x0f\x00\x01\x00\x00\x00\x3c\x00\x09\x00\x0a\x04mail\xc0\x0c",
+    );
+    expected.extend_from_slice(b"\x02_x\xc0\x0c\x00\x21\x00\x01\x00\x00\x00\x3c\x00\x18");
+    expected.extend_from_slice(b"\x00\x01\x00\x02\x00\x35\x04mail\x07example\x03com\x00");
+    assert_eq!(msg, expected);
+}
+
+#[test]
+fn rollback_restores_length_counts_and_targets() {
+    let mut buf = [0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.push_question(&name("a.example."), Rtype::A, Class::IN).unwrap();
+    let mark = w.mark();
+    let before = w.as_bytes().to_vec();
+    w.push_record(Section::Answer, &name("zzz.other."), Rtype::A, Class::IN, 0, &[1; 4]).unwrap();
+    w.push_record(Section::Authority, &name("other."), Rtype::A, Class::IN, 0, &[1; 4]).unwrap();
+    w.rollback(mark);
+    assert_eq!(w.as_bytes(), &before[..]);
+    assert_eq!(w.count(Section::Answer), 0);
+    // "other." was a target before the rollback; it must not be pointed to now.
+    w.push_record(Section::Answer, &name("x.other."), Rtype::A, Class::IN, 0, &[2; 4]).unwrap();
+    w.push_record(Section::Answer, &name("other."), Rtype::A, Class::IN, 0, &[3; 4]).unwrap();
+    let msg = w.finish().to_vec();
+    let (_, records) = read_all(&msg).unwrap();
+    let owners: Vec<_> = records.iter().map(|r| r.1.as_str()).collect();
+    assert_eq!(owners, ["x.other.", "other."]);
+    // The second "other." is a pointer into the first record's owner.
+    assert_eq!(&msg[msg.len() - 16..msg.len() - 14], b"\xc0\x1d");
+}
+
+#[test]
+fn no_space_leaves_the_message_unchanged() {
+    let mut buf = [0u8; 64];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 60, &mut table).unwrap();
+    w.push_question(&name("example."), Rtype::TXT, Class::IN).unwrap();
+    let before = w.as_bytes().to_vec();
+    let big = [7u8; 40];
+    let err = w.push_record(Section::Answer, &name("example."), Rtype::TXT, Class::IN, 0, &big);
+    assert_eq!(err, Err(Error::NoSpace));
+    assert_eq!(w.as_bytes(), &before[..]);
+    // Reservation: ordinary records cannot use it, OPT can.
+    w.reserve(11).unwrap();
+    let fits = [7u8; 60 - 25 - 12 - 11 - 1];
+    assert_eq!(
+        w.push_record(Section::Answer, &name("example."), Rtype::TXT, Class::IN, 0, &[7u8; 13]),
+        Err(Error::NoSpace)
+    );
+    w.push_record(Section::Answer, &name("example."), Rtype::TXT, Class::IN, 0, &fits[..0])
+        .unwrap();
+    assert_eq!(w.len(), 25 + 12);
+    w.push_opt(1232, 0, 0).unwrap();
+    assert_eq!(w.len(), 48);
+    assert_eq!(w.header().counts, [1, 1, 0, 1]);
+}
+
+#[test]
+fn sections_in_order_and_rcode_split() {
+    let mut buf = [0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(0xbeef);
+    w.set_flag(Flags::QR | Flags::AA, true);
+    w.push_record(Section::Authority, &name("x."), Rtype::A, Class::IN, 0, &[0; 4]).unwrap();
+    let err = w.push_record(Section::Answer, &name("x."), Rtype::A, Class::IN, 0, &[0; 4]);
+    assert!(matches!(err, Err(Error::Malformed { .. })));
+    assert!(w.push_question(&name("x."), Rtype::A, Class::IN).is_err());
+    w.set_rcode(Rcode::BADCOOKIE);
+    w.push_opt(4096, 0, crate::edns::Edns::DO).unwrap();
+    w.set_rcode(Rcode::BADVERS);
+    let msg = w.finish().to_vec();
+    let mut reader = MessageReader::new(&msg).unwrap();
+    reader.finish().unwrap();
+    let h = reader.header();
+    assert_eq!(h.id, 0xbeef);
+    assert!(h.flags.has(Flags::QR | Flags::AA));
+    assert_eq!(reader.edns().unwrap().rcode(h.flags), Rcode::BADVERS);
+    assert!(reader.edns().unwrap().dnssec_ok());
+}
+
+#[test]
+fn names_past_0x4000_are_not_targets() {
+    let mut buf = vec![0u8; 40000];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 40000, &mut table).unwrap();
+    let filler = [0u8; 16500];
+    w.push_record(Section::Answer, &name("."), Rtype::NULL, Class::IN, 0, &filler[..16400])
+        .unwrap();
+    assert!(w.len() > 0x4000);
+    w.push_record(Section::Answer, &name("late.example."), Rtype::A, Class::IN, 0, &[0; 4])
+        .unwrap();
+    let at = w.len();
+    w.push_record(Section::Answer, &name("late.example."), Rtype::A, Class::IN, 0, &[0; 4])
+        .unwrap();
+    // Written in full again: the first copy is beyond pointer range.
+    assert_eq!(&w.as_bytes()[at..at + 14], b"\x04late\x07example\x00");
+    let msg = w.finish().to_vec();
+    assert!(read_all(&msg).is_ok());
+}

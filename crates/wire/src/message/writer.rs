@@ -15,7 +15,9 @@
 //!   3597 §4); every name written in full becomes a compression target.
 
 use crate::error::{Error, Result};
-use crate::message::compress::{hash_label, pointer_bytes, CompressionTable, Suffix, ROOT_HASH};
+use crate::message::compress::{
+    hash_label, pointer_bytes, CompressionTable, Suffix, MAX_POINTER, ROOT_HASH,
+};
 use crate::message::header::{Flags, Header, Section, HEADER_LEN};
 use crate::name::{Dname, LabelOffsets};
 use crate::rdata::Field;
@@ -47,6 +49,8 @@ pub struct MessageWriter<'b> {
     rcode: Rcode,
     /// Offset of the OPT record's TTL field, to patch the extended RCODE.
     opt_ttl_at: Option<usize>,
+    /// Where the owner of the last record written decodes from (a pointer target).
+    last_owner_at: Option<u16>,
 }
 
 impl<'b> MessageWriter<'b> {
@@ -71,6 +75,7 @@ impl<'b> MessageWriter<'b> {
             section: Section::Question,
             rcode: Rcode::NOERROR,
             opt_ttl_at: None,
+            last_owner_at: None,
         })
     }
 
@@ -206,7 +211,7 @@ impl<'b> MessageWriter<'b> {
         self.enter(Section::Question)?;
         let start = self.len;
         let limit = self.soft_limit();
-        let result = self.write_name_within(name, true, limit).and_then(|()| {
+        let result = self.write_name_within(name, true, limit).and_then(|_| {
             let [t0, t1] = qtype.0.to_be_bytes();
             let [c0, c1] = qclass.0.to_be_bytes();
             self.put(&[t0, t1, c0, c1], limit)
@@ -235,7 +240,43 @@ impl<'b> MessageWriter<'b> {
     /// callers assembling a record themselves.
     pub fn write_name(&mut self, name: &Dname, compress: bool) -> Result<()> {
         let limit = self.soft_limit();
-        self.write_name_within(name, compress, limit)
+        self.write_name_within(name, compress, limit).map(drop)
+    }
+
+    /// Where the owner of the last record written decodes from: the offset to pass to
+    /// [`push_record_at`](Self::push_record_at) for more records of the same owner.
+    pub fn last_owner_at(&self) -> Option<u16> {
+        self.last_owner_at
+    }
+
+    /// Appends a record whose owner is already in the message at `owner_at` (the
+    /// question's name at 12, or [`last_owner_at`](Self::last_owner_at)): the owner is
+    /// a 2-byte pointer, with no compression lookup. On [`Error::NoSpace`] nothing is
+    /// written; an `owner_at` that is not below the current end is refused.
+    pub fn push_record_at(
+        &mut self,
+        section: Section,
+        owner_at: u16,
+        rtype: Rtype,
+        class: Class,
+        ttl: u32,
+        rdata: &[u8],
+    ) -> Result<()> {
+        let target = usize::from(owner_at);
+        if target < HEADER_LEN || target >= self.len || target > MAX_POINTER {
+            return Err(Error::BadPointer { offset: self.len });
+        }
+        self.enter(section)?;
+        let limit = self.soft_limit();
+        let start = self.len;
+        let rr = Rr { owner: Dname::ROOT, compress_owner: false, rtype, class, ttl, rdata };
+        let result = self
+            .put(&pointer_bytes(owner_at), limit)
+            .and_then(|()| self.write_record_body(&rr, limit));
+        if result.is_ok() {
+            self.last_owner_at = Some(owner_at);
+        }
+        self.finish_item(section, start, result)
     }
 
     /// Appends raw bytes at the current position (no count changes).
@@ -259,7 +300,12 @@ impl<'b> MessageWriter<'b> {
     }
 
     fn write_record(&mut self, rr: &Rr<'_>, limit: usize) -> Result<()> {
-        self.write_name_within(rr.owner, rr.compress_owner, limit)?;
+        self.last_owner_at = self.write_name_within(rr.owner, rr.compress_owner, limit)?;
+        self.write_record_body(rr, limit)
+    }
+
+    /// TYPE, CLASS, TTL, RDLENGTH and RDATA after an owner already written.
+    fn write_record_body(&mut self, rr: &Rr<'_>, limit: usize) -> Result<()> {
         let [t0, t1] = rr.rtype.0.to_be_bytes();
         let [c0, c1] = rr.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rr.ttl.to_be_bytes();
@@ -301,8 +347,15 @@ impl<'b> MessageWriter<'b> {
         Ok(())
     }
 
-    /// Writes `name`, pointing to the longest suffix already in the message.
-    fn write_name_within(&mut self, name: &Dname, compress: bool, limit: usize) -> Result<()> {
+    /// Writes `name`, pointing to the longest suffix already in the message; returns the
+    /// offset the name decodes from (a pointer target for later copies of it), if that
+    /// offset can be pointed to.
+    fn write_name_within(
+        &mut self,
+        name: &Dname,
+        compress: bool,
+        limit: usize,
+    ) -> Result<Option<u16>> {
         let wire = name.as_wire();
         let offsets = name.label_offsets();
         let count = offsets.len();
@@ -313,7 +366,7 @@ impl<'b> MessageWriter<'b> {
         while split > 0 {
             let i = split - 1;
             let label = label_wire(wire, &offsets, i);
-            hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+            hash = hash_label(wire, usize::from(offsets.get(i).unwrap_or(0)), hash);
             let written = self.buf.get(..self.len).unwrap_or(&[]);
             let found = if compress { self.table.find(hash, written, label, rest) } else { None };
             match found {
@@ -323,6 +376,10 @@ impl<'b> MessageWriter<'b> {
             split = i;
         }
         let start = self.len;
+        let decodes_from = match rest {
+            Suffix::At { offset, .. } if split == 0 => Some(offset),
+            _ => u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER),
+        };
         match rest {
             Suffix::Root => self.put(wire, limit)?,
             Suffix::At { offset, .. } => {
@@ -332,14 +389,13 @@ impl<'b> MessageWriter<'b> {
         }
         // Labels written in full become targets; `hash` is already that of label split-1.
         for i in (0..split).rev() {
-            let label = label_wire(wire, &offsets, i);
+            let label_at = usize::from(offsets.get(i).unwrap_or(0));
             if i + 1 < split {
-                hash = hash_label(label.get(1..).unwrap_or(&[]), hash);
+                hash = hash_label(wire, label_at, hash);
             }
-            let at = start + usize::from(offsets.get(i).unwrap_or(0));
-            self.table.insert(hash, at, self.len);
+            self.table.insert(hash, start + label_at, self.len);
         }
-        Ok(())
+        Ok(decodes_from)
     }
 
     /// Checks that items are written section by section.

@@ -142,20 +142,30 @@ impl MessageWriter<'_> {
     }
 }
 
-/// Signs each message of a response sequence (zone transfers, RFC 8945 §5.3.1): the
-/// first covers the request MAC and all variables, the others the prior MAC and the
-/// timers only. Every message is signed.
-#[derive(Debug)]
+/// Signs the messages of a response sequence (zone transfers, RFC 8945 §5.3.1): the
+/// first covers the request MAC and all variables; each later signed one covers the prior
+/// MAC, the unsigned messages sent since ([`skip`](Self::skip)), itself and the timers.
 pub struct SequenceSigner<'k> {
     key: &'k Key,
     prior: Mac,
     first: bool,
+    pending: Option<hmac::Context>,
+}
+
+impl std::fmt::Debug for SequenceSigner<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SequenceSigner")
+            .field("key", self.key)
+            .field("prior", &self.prior)
+            .field("first", &self.first)
+            .finish()
+    }
 }
 
 impl<'k> SequenceSigner<'k> {
     /// Starts a sequence answering a request whose MAC was `request_mac`.
     pub fn new(key: &'k Key, request_mac: &[u8]) -> SequenceSigner<'k> {
-        SequenceSigner { key, prior: Mac::from_slice(request_mac), first: true }
+        SequenceSigner { key, prior: Mac::from_slice(request_mac), first: true, pending: None }
     }
 
     /// Signs the next message at `now`.
@@ -164,8 +174,7 @@ impl<'k> SequenceSigner<'k> {
         let mac = if self.first {
             writer.sign_tsig(self.key, Some(self.prior.as_slice()), &fields)?
         } else {
-            let mut ctx = self.key.context();
-            digest_mac(&mut ctx, self.prior.as_slice());
+            let mut ctx = self.pending.take().unwrap_or_else(|| self.start());
             ctx.update(writer.as_bytes());
             digest_timers(&mut ctx, fields.time_signed, fields.fudge);
             let mac = Mac::from_slice(ctx.sign().as_ref());
@@ -176,6 +185,29 @@ impl<'k> SequenceSigner<'k> {
         self.prior = mac;
         Ok(mac)
     }
+
+    /// Sends `msg` unsigned: it is covered by the next signed message. The first message
+    /// must be signed; at most 99 in a row may be skipped (the caller counts).
+    pub fn skip(&mut self, msg: &[u8]) -> Result<()> {
+        if self.first {
+            return Err(Error::BadTsig { offset: 0, reason: "first message must be signed" });
+        }
+        let mut ctx = self.pending.take().unwrap_or_else(|| self.start());
+        ctx.update(msg);
+        self.pending = Some(ctx);
+        Ok(())
+    }
+
+    fn start(&self) -> hmac::Context {
+        chained_context(self.key, &self.prior)
+    }
+}
+
+/// A digest context for a later message of a sequence: it starts with the prior MAC.
+pub(crate) fn chained_context(key: &Key, prior: &Mac) -> hmac::Context {
+    let mut ctx = key.context();
+    digest_mac(&mut ctx, prior.as_slice());
+    ctx
 }
 
 /// Digests a MAC preceded by its 2-byte length (request MAC, prior MAC).

@@ -1,1 +1,257 @@
+//! TSIG sign/verify tests (interoperability with dnspython is in `tests/tsig_interop.rs`).
 
+use super::*;
+use crate::message::{CompressionTable, MessageWriter, Section};
+use crate::types::{Rcode, Rtype};
+
+const NOW: u64 = 1_700_000_000;
+
+fn key(alg: Algorithm) -> Key {
+    Key::new("tsig-key.example.".parse().unwrap(), alg, b"0123456789abcdef0123456789abcdef")
+}
+
+/// Builds a query (or a response with `id`) signed with `key`; returns bytes and MAC.
+fn signed(key: &Key, id: u16, request_mac: Option<&[u8]>, time: u64) -> (Vec<u8>, Mac) {
+    let mut buf = [0u8; 1024];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 1024, &mut table).unwrap();
+    w.set_id(id);
+    let qname: Name = "www.example.".parse().unwrap();
+    w.push_question(&qname, Rtype::A, crate::types::Class::IN).unwrap();
+    if request_mac.is_some() {
+        w.push_record(
+            Section::Answer,
+            &qname,
+            Rtype::A,
+            crate::types::Class::IN,
+            60,
+            &[192, 0, 2, 1],
+        )
+        .unwrap();
+    }
+    let mac = w.sign_tsig(key, request_mac, &TsigFields::at(time)).unwrap();
+    (w.finish().to_vec(), mac)
+}
+
+#[test]
+fn sign_then_verify_every_algorithm() {
+    for alg in Algorithm::ALL {
+        let k = key(alg);
+        let (query, mac) = signed(&k, 7, None, NOW);
+        assert_eq!(mac.as_slice().len(), alg.mac_len());
+        let tsig = TsigRecord::find(&query).unwrap().unwrap();
+        assert_eq!(tsig.algorithm, alg.name());
+        assert_eq!((tsig.time_signed, tsig.fudge, tsig.original_id), (NOW, 300, 7));
+        let outcome = verify_message(&query, &k, None, NOW + 10).unwrap().unwrap();
+        assert_eq!(outcome.status, TsigStatus::Ok, "{alg}");
+        assert_eq!(outcome.mac, mac);
+        // The response covers the request MAC.
+        let (response, _) = signed(&k, 7, Some(mac.as_slice()), NOW + 1);
+        let checked = verify_message(&response, &k, Some(mac.as_slice()), NOW).unwrap().unwrap();
+        assert_eq!(checked.status, TsigStatus::Ok);
+        let wrong = verify_message(&response, &k, Some(&[0; 32]), NOW).unwrap().unwrap();
+        assert_eq!(wrong.status, TsigStatus::BadSig);
+    }
+}
+
+#[test]
+fn failures_are_values() {
+    let k = key(Algorithm::HmacSha256);
+    let (query, _) = signed(&k, 7, None, NOW);
+    // Any flipped bit before the TSIG record: BADSIG.
+    let tsig_at = TsigRecord::find(&query).unwrap().unwrap().offset;
+    for i in (2..tsig_at).step_by(3) {
+        let mut tampered = query.clone();
+        tampered[i] ^= 0x20;
+        if let Ok(Some(outcome)) = verify_message(&tampered, &k, None, NOW) {
+            assert_eq!(outcome.status, TsigStatus::BadSig, "byte {i}");
+        }
+    }
+    // The ID may change (forwarders): the original ID is digested instead.
+    let mut renumbered = query.clone();
+    renumbered[0] = 0xff;
+    let outcome = verify_message(&renumbered, &k, None, NOW).unwrap().unwrap();
+    assert_eq!(outcome.status, TsigStatus::Ok);
+    // Unknown key name, or a known name with another algorithm: BADKEY.
+    let other = Key::new("other.".parse().unwrap(), Algorithm::HmacSha256, b"x");
+    assert_eq!(
+        verify_message(&query, &other, None, NOW).unwrap().unwrap().status,
+        TsigStatus::BadKey
+    );
+    let same_name = key(Algorithm::HmacSha512);
+    let outcome = verify_message(&query, &same_name, None, NOW).unwrap().unwrap();
+    assert_eq!((outcome.status, outcome.key.is_none()), (TsigStatus::BadKey, true));
+    // Wrong secret: BADSIG. Outside the fudge either way: BADTIME.
+    let wrong = Key::new("tsig-key.example.".parse().unwrap(), Algorithm::HmacSha256, b"y");
+    assert_eq!(
+        verify_message(&query, &wrong, None, NOW).unwrap().unwrap().status,
+        TsigStatus::BadSig
+    );
+    assert_eq!(
+        verify_message(&query, &k, None, NOW + 300).unwrap().unwrap().status,
+        TsigStatus::Ok
+    );
+    assert_eq!(
+        verify_message(&query, &k, None, NOW + 301).unwrap().unwrap().status,
+        TsigStatus::BadTime
+    );
+    assert_eq!(
+        verify_message(&query, &k, None, NOW - 301).unwrap().unwrap().status,
+        TsigStatus::BadTime
+    );
+    // A keyring of several keys finds the right one.
+    let ring = [other, k.clone()];
+    assert_eq!(
+        verify_message(&query, &ring[..], None, NOW).unwrap().unwrap().status,
+        TsigStatus::Ok
+    );
+    // Unsigned messages have no outcome.
+    assert!(verify_message(&query[..tsig_at], &k, None, NOW).is_err()); // ARCOUNT says 1
+}
+
+/// Rewrites the MAC of a signed message to its first `len` bytes.
+fn truncate_mac(msg: &[u8], len: usize) -> Vec<u8> {
+    let tsig = TsigRecord::find(msg).unwrap().unwrap();
+    let mac_at = tsig.mac.as_ptr() as usize - msg.as_ptr() as usize;
+    let cut = tsig.mac.len() - len;
+    let mut out = msg[..mac_at - 2].to_vec();
+    out.extend_from_slice(&(len as u16).to_be_bytes());
+    out.extend_from_slice(&msg[mac_at..mac_at + len]);
+    out.extend_from_slice(&msg[mac_at + tsig.mac.len()..]);
+    // Fix RDLENGTH (just before the algorithm name).
+    let alg_at = tsig.algorithm.as_wire().as_ptr() as usize - msg.as_ptr() as usize;
+    let rdlength = u16::from_be_bytes([out[alg_at - 2], out[alg_at - 1]]) - cut as u16;
+    out[alg_at - 2..alg_at].copy_from_slice(&rdlength.to_be_bytes());
+    out
+}
+
+#[test]
+fn truncated_macs_rfc8945_5_2_2_1() {
+    let k = key(Algorithm::HmacSha256);
+    let (query, _) = signed(&k, 7, None, NOW);
+    // 16 bytes = half of SHA-256: allowed, verified on the truncated value.
+    let half = truncate_mac(&query, 16);
+    assert_eq!(verify_message(&half, &k, None, NOW).unwrap().unwrap().status, TsigStatus::Ok);
+    // Below half: FORMERR.
+    let short = truncate_mac(&query, 15);
+    assert!(matches!(verify_message(&short, &k, None, NOW), Err(Error::BadTsig { .. })));
+    // Local policy wanting the full MAC: BADTRUNC after the MAC verified.
+    let strict = k.clone().with_min_mac_len(32);
+    assert_eq!(
+        verify_message(&half, &strict, None, NOW).unwrap().unwrap().status,
+        TsigStatus::BadTrunc
+    );
+    // SHA-1: the floor is 10 bytes (half would be 10 too).
+    let k1 = key(Algorithm::HmacSha1);
+    let (q1, _) = signed(&k1, 1, None, NOW);
+    assert_eq!(
+        verify_message(&truncate_mac(&q1, 10), &k1, None, NOW).unwrap().unwrap().status,
+        TsigStatus::Ok
+    );
+    assert!(verify_message(&truncate_mac(&q1, 9), &k1, None, NOW).is_err());
+    assert!(verify_message(&truncate_mac(&q1, 0), &k1, None, NOW).is_err());
+}
+
+fn respond(outcome: &TsigOutcome<'_>, now: u64) -> (Vec<u8>, Option<Mac>) {
+    let mut buf = [0u8; 1024];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 1024, &mut table).unwrap();
+    w.set_id(7);
+    w.set_rcode(if outcome.status == TsigStatus::Ok { Rcode::NOERROR } else { Rcode::NOTAUTH });
+    let mac = w.push_tsig_response(outcome, now).unwrap();
+    (w.finish().to_vec(), mac)
+}
+
+#[test]
+fn error_responses_rfc8945_5_3_2() {
+    let k = key(Algorithm::HmacSha256);
+    let (query, qmac) = signed(&k, 7, None, NOW);
+    // BADTIME: signed, request's Time Signed kept, server time in Other Data.
+    let late = NOW + 1000;
+    let outcome = verify_message(&query, &k, None, late).unwrap().unwrap();
+    assert_eq!(outcome.status, TsigStatus::BadTime);
+    let (resp, mac) = respond(&outcome, late);
+    let tsig = TsigRecord::find(&resp).unwrap().unwrap();
+    assert_eq!((tsig.error, tsig.time_signed), (Rcode::BADTIME, NOW));
+    assert_eq!(tsig.other, &crate::tsig::sign::time_bytes(late));
+    assert!(mac.is_some());
+    let client = verify_message(&resp, &k, Some(qmac.as_slice()), NOW).unwrap().unwrap();
+    assert_eq!(client.status, TsigStatus::Peer(Rcode::BADTIME));
+    // BADSIG / BADKEY: unsigned, MAC size 0, key and algorithm echoed.
+    let wrong = Key::new("tsig-key.example.".parse().unwrap(), Algorithm::HmacSha256, b"y");
+    let outcome = verify_message(&query, &wrong, None, NOW).unwrap().unwrap();
+    let (resp, mac) = respond(&outcome, NOW);
+    assert!(mac.is_none());
+    let tsig = TsigRecord::find(&resp).unwrap().unwrap();
+    assert_eq!((tsig.error, tsig.mac.len()), (Rcode::BADSIG, 0));
+    assert_eq!(tsig.key_name.to_string(), "tsig-key.example.");
+    assert_eq!(tsig.algorithm, Algorithm::HmacSha256.name());
+    let client = verify_message(&resp, &k, Some(qmac.as_slice()), NOW).unwrap().unwrap();
+    assert_eq!(client.status, TsigStatus::Peer(Rcode::BADSIG));
+    let unknown = Key::new("nobody.".parse().unwrap(), Algorithm::HmacSha256, b"z");
+    let outcome = verify_message(&query, &unknown, None, NOW).unwrap().unwrap();
+    let (resp, _) = respond(&outcome, NOW);
+    assert_eq!(TsigRecord::find(&resp).unwrap().unwrap().error, Rcode::BADKEY);
+    // OK: a normal signed response the client accepts.
+    let outcome = verify_message(&query, &k, None, NOW).unwrap().unwrap();
+    let (resp, _) = respond(&outcome, NOW);
+    let client = verify_message(&resp, &k, Some(qmac.as_slice()), NOW).unwrap().unwrap();
+    assert_eq!(client.status, TsigStatus::Ok);
+}
+
+#[test]
+fn sequences_rfc8945_5_3_1() {
+    let k = key(Algorithm::HmacSha384);
+    let (_, qmac) = signed(&k, 9, None, NOW);
+    let mut signer = SequenceSigner::new(&k, qmac.as_slice());
+    let mut messages = Vec::new();
+    for i in 0..5u8 {
+        let mut buf = [0u8; 512];
+        let mut table = CompressionTable::new();
+        let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+        w.set_id(9);
+        let owner: Name = format!("r{i}.example.").parse().unwrap();
+        w.push_record(Section::Answer, &owner, Rtype::A, crate::types::Class::IN, 60, &[i; 4])
+            .unwrap();
+        // Messages 2 and 3 go unsigned, covered by message 4.
+        if i == 2 || i == 3 {
+            signer.skip(w.as_bytes()).unwrap();
+        } else {
+            signer.sign(&mut w, NOW + u64::from(i)).unwrap();
+        }
+        messages.push(w.finish().to_vec());
+    }
+    let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
+    let steps: Vec<_> = messages.iter().map(|m| verifier.verify(m, NOW).unwrap()).collect();
+    let ok = SequenceStep::Signed(TsigStatus::Ok);
+    assert_eq!(steps, [ok, ok, SequenceStep::Unsigned, SequenceStep::Unsigned, ok]);
+    // Dropping an unsigned message breaks the chain.
+    let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
+    for m in [&messages[0], &messages[1], &messages[2]] {
+        verifier.verify(m, NOW).unwrap();
+    }
+    assert_eq!(
+        verifier.verify(&messages[4], NOW).unwrap(),
+        SequenceStep::Signed(TsigStatus::BadSig)
+    );
+    // A later message checked as if it were the first: its digest differs.
+    let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
+    assert_eq!(
+        verifier.verify(&messages[1], NOW).unwrap(),
+        SequenceStep::Signed(TsigStatus::BadSig)
+    );
+    // A sequence must start signed, on both sides.
+    let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
+    assert!(verifier.verify(&messages[2], NOW).is_err());
+    assert!(SequenceSigner::new(&k, qmac.as_slice()).skip(&messages[2]).is_err());
+}
+
+#[test]
+fn algorithm_names() {
+    assert_eq!(Algorithm::from_text("HMAC-SHA256."), Some(Algorithm::HmacSha256));
+    assert_eq!(Algorithm::from_text("hmac-sha1"), Some(Algorithm::HmacSha1));
+    assert_eq!(Algorithm::from_text("hmac-md5.sig-alg.reg.int"), None);
+    assert_eq!(Algorithm::HmacSha512.to_string(), "hmac-sha512.");
+    assert_eq!(Algorithm::HmacSha384.min_mac_len(), 24);
+    assert_eq!(Algorithm::HmacSha1.min_mac_len(), 10);
+}

@@ -6,7 +6,7 @@ use ring::hmac;
 use crate::error::{Error, Result};
 use crate::message::HEADER_LEN;
 use crate::name::NameBuf;
-use crate::tsig::sign::{digest_mac, digest_timers, digest_variables, TsigFields};
+use crate::tsig::sign::{chained_context, digest_mac, digest_timers, digest_variables, TsigFields};
 use crate::tsig::{constant_time_eq, Algorithm, Key, Keyring, Mac, TsigRecord};
 use crate::types::Rcode;
 
@@ -238,9 +238,7 @@ impl<'k> SequenceVerifier<'k> {
     }
 
     fn start(&self) -> hmac::Context {
-        let mut ctx = self.key.context();
-        digest_mac(&mut ctx, self.prior.as_slice());
-        ctx
+        chained_context(self.key, &self.prior)
     }
 
     fn signed(&mut self, tsig: &TsigRecord<'_>, status: TsigStatus) {

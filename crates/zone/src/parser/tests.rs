@@ -238,6 +238,47 @@ fn errors_say_where_what_was_expected_and_found() {
 }
 
 #[test]
+fn directive_errors() {
+    let cases = [
+        ("$ORIGIN\n", "test.zone:1:8: expected a domain name after $ORIGIN"),
+        ("$ORIGIN a. b.\n", "test.zone:1:12: unexpected 'b.' at the end of the entry"),
+        ("$origin sub\nx 1 A 192.0.2.1\n$Ttl x\n", "test.zone:3:6: expected a TTL"),
+        ("$INCLUDE\n", "test.zone:1:9: expected a file name after $INCLUDE"),
+        ("$INCLUDE a.zone b. c.\n", "test.zone:1:20: unexpected 'c.' at the end of the entry"),
+        ("$INCLUDE a.zone b..\n", "test.zone:1:17: bad name 'b..': empty label"),
+        ("$INCLUDE \\255.zone\n", "test.zone:1:10: the $INCLUDE file name is not UTF-8"),
+        ("$GENERATE\n", "test.zone:1:10: expected a range (start-stop[/step]) after $GENERATE"),
+        ("$GENERATE 1-2\n", "test.zone:1:14: expected an owner name template"),
+        (
+            "$GENERATE 1-2 x$ A\n",
+            "test.zone:1:19: expected an RDATA template (quoted if it has several fields)",
+        ),
+        ("$GENERATE 1-2 x$ 1 2 A y\n", "test.zone:1:20: a second TTL"),
+    ];
+    for (text, want) in cases {
+        let got = error(text);
+        assert!(got.starts_with(want), "for {text:?}:\n got {got}\nwant {want}");
+    }
+    // A directory is not a zone file. (Relative to the working directory: the source
+    // "test.zone" has no directory of its own.)
+    let dir = format!("$INCLUDE {}\n", env!("CARGO_MANIFEST_DIR"));
+    let got = error(&dir);
+    assert!(got.starts_with("test.zone:1:10: cannot read '") && got.contains("directory"), "{got}");
+    // A template longer than its bound.
+    let long = format!("$TTL 1\n$GENERATE 1-2 {} A 192.0.2.1\n", "x".repeat(5000));
+    assert!(error(&long).contains("$GENERATE template longer than 4096 bytes"));
+}
+
+#[test]
+fn origin_change_is_seen_by_a_repeated_owner() {
+    let text = "$TTL 1\nwww A 192.0.2.1\n$ORIGIN sub.example.\nwww A 192.0.2.2\n";
+    assert_eq!(
+        parse(text),
+        ["www.example.\t1\tIN\tA\t192.0.2.1", "www.sub.example.\t1\tIN\tA\t192.0.2.2"]
+    );
+}
+
+#[test]
 fn collecting_errors_reports_all_and_keeps_going() {
     let text = "a 1 A 192.0.2.1\nb 1 A bad\nc 1 BOGUS x\n\"open\nd 1 A 192.0.2.4\ne 1 TXT ( ( x\nf 1 A 192.0.2.6\n";
     let options = Options { collect_errors: true, ..Options::default() };

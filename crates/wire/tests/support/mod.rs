@@ -1,0 +1,5 @@
+//! Helpers shared by the integration tests and benchmarks.
+#![allow(dead_code)]
+
+pub mod naive;
+pub mod oracle;
