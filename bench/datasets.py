@@ -1,0 +1,112 @@
+"""Benchmark inputs, made once and cached under the work directory.
+
+* `prepare(size, work)`: the TLD-like zone with `size` delegations (`genzone.py`), its
+  signed copy (NSEC3, opt-out, no salt, 0 iterations, ECDSA P-256, signatures valid until
+  2045 — `dnssec-signzone`, which takes minutes for a million delegations, hence the
+  cache), the query mix for dnsperf and the same queries in TCP framing for tcp-fresh.
+  Cache directories are named by every parameter that shapes the files.
+* `build_tools(dir)`: compiles the C load tools and the floor responder.
+"""
+
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+
+import dns.message
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORIGIN = "tld."
+ZONE_SEED, QUERY_SEED, QUERY_COUNT, NX_SHARE = 1, 3, 200_000, 0.4
+TCP_QUERY_COUNT = 20_000
+
+
+@dataclass(frozen=True)
+class Dataset:
+    size: int
+    origin: str
+    zone: str
+    signed: str
+    queries: str
+    queries_tcp: str
+
+
+def _run(argv, **kw):
+    subprocess.run(argv, check=True, timeout=3600, **kw)
+
+
+def _genzone(*args):
+    _run([sys.executable, os.path.join(HERE, "genzone.py"), *map(str, args)])
+
+
+def _publish(tmp, final):
+    """Moves a finished file into place, so an interrupted run never leaves half a file."""
+    os.replace(tmp, final)
+
+
+def _sign(zone, out, origin):
+    keys = tempfile.mkdtemp(prefix="bench-keys-")
+    try:
+        for extra in ([], ["-f", "KSK"]):
+            _run(["dnssec-keygen", "-q", "-K", keys, "-a", "ECDSAP256SHA256", "-L", "3600",
+                  "-n", "ZONE", *extra, origin], stdout=subprocess.DEVNULL)
+        _run(["dnssec-signzone", "-q", "-n", str(os.cpu_count() or 1), "-K", keys, "-d", keys,
+              "-S",
+              "-o", origin, "-s", "20260101000000", "-e", "20450101000000",
+              "-3", "-", "-H", "0", "-A", "-O", "full", "-f", out + ".tmp", zone],
+             stdout=subprocess.DEVNULL)
+        _publish(out + ".tmp", out)
+    finally:
+        shutil.rmtree(keys, ignore_errors=True)
+
+
+def _tcp_queries(text_path, out, count):
+    """The first `count` queries of a dnsperf file, as 2-byte-length-framed messages."""
+    with open(text_path) as src, open(out + ".tmp", "wb") as dst:
+        for i, line in enumerate(src):
+            if i >= count:
+                break
+            name, qtype = line.split()
+            wire = dns.message.make_query(name, qtype, flags=0, id=i & 0xFFFF).to_wire()
+            dst.write(struct.pack("!H", len(wire)) + wire)
+    _publish(out + ".tmp", out)
+
+
+def prepare(size, work):
+    """The cached Dataset for `size` delegations, made if missing."""
+    base = os.path.join(work, f"tld-{size}-z{ZONE_SEED}")
+    os.makedirs(base, exist_ok=True)
+    zone, names = os.path.join(base, "zone.txt"), os.path.join(base, "names.txt")
+    signed = os.path.join(base, "zone.nsec3-optout.signed")
+    queries = os.path.join(base, f"queries-q{QUERY_SEED}-n{QUERY_COUNT}-nx{NX_SHARE}.txt")
+    queries_tcp = queries.replace(".txt", f".tcp{TCP_QUERY_COUNT}.bin")
+    if not os.path.exists(zone):
+        print(f"generating {zone}", flush=True)
+        _genzone("zone", "--delegations", size, "--origin", ORIGIN, "--seed", ZONE_SEED,
+                 "--out", zone + ".tmp", "--names", names)
+        _publish(zone + ".tmp", zone)
+    if not os.path.exists(queries):
+        _genzone("queries", "--names", names, "--origin", ORIGIN, "--seed", QUERY_SEED,
+                 "--count", QUERY_COUNT, "--nx", NX_SHARE, "--out", queries + ".tmp")
+        _publish(queries + ".tmp", queries)
+    if not os.path.exists(queries_tcp):
+        _tcp_queries(queries, queries_tcp, TCP_QUERY_COUNT)
+    if not os.path.exists(signed):
+        print(f"signing {zone} (NSEC3 opt-out; cached afterwards)", flush=True)
+        _sign(zone, signed, ORIGIN)
+    return Dataset(size, ORIGIN, zone, signed, queries, queries_tcp)
+
+
+def build_tools(out_dir):
+    """Compiles tools/*.c into `out_dir` when the source is newer; returns their paths."""
+    os.makedirs(out_dir, exist_ok=True)
+    tools = {}
+    for name in ("udp-floor", "tcp-fresh"):
+        src, binary = os.path.join(HERE, "tools", f"{name}.c"), os.path.join(out_dir, name)
+        if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(src):
+            _run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, src])
+        tools[name] = binary
+    return tools

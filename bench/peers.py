@@ -1,0 +1,313 @@
+"""Authoritative servers on loopback, started the same way for tests and benchmarks.
+
+Knot DNS, NSD, BIND, Tern (`ternd` quick mode) and the do-nothing floor responder are
+each started on 127.0.0.1:PORT with the same set of zones, optionally pinned to one CPU,
+in their own work directory and process group. A started server can be probed until it
+answers (load time), measured (CPU time and PSS over its whole process tree) and stopped.
+
+Used by `bench/bench.py` (peer benchmark) and `tests/conformance/runner.py`.
+"""
+
+import json
+import os
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import time
+from dataclasses import dataclass
+
+KINDS = ("tern", "knot", "nsd", "nsd-minimal", "bind", "floor")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Zone:
+    """One zone to serve: its origin (absolute, with the trailing dot) and its file."""
+
+    origin: str
+    path: str
+
+
+def free_port():
+    """A loopback port that is free for both UDP and TCP right now."""
+    for _ in range(200):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
+            udp.bind(("127.0.0.1", 0))
+            port = udp.getsockname()[1]
+            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+                try:
+                    tcp.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
+    raise RuntimeError("no free loopback port found")
+
+
+def missing_reason(kind, tern_bin=None, floor_bin=None):
+    """Why `kind` cannot be started here, or None when it can."""
+    programs = {"knot": "knotd", "nsd": "nsd", "nsd-minimal": "nsd", "bind": "named"}
+    if kind in programs:
+        if shutil.which(programs[kind]) is None:
+            return f"{programs[kind]} is not installed"
+        return None
+    if kind == "tern":
+        if not tern_bin or not os.access(tern_bin, os.X_OK):
+            return f"ternd binary not found at {tern_bin} (build it: cargo build --release -p ternd)"
+        return None
+    if kind == "floor":
+        if not floor_bin or not os.access(floor_bin, os.X_OK):
+            return f"floor responder not built at {floor_bin}"
+        return None
+    return f"unknown server kind {kind!r}"
+
+
+def _knot(zones, port, work):
+    zone_lines = "".join(f"  - domain: {z.origin}\n    file: {z.path}\n" for z in zones)
+    conf = f"""server:
+  rundir: {work}
+  listen: 127.0.0.1@{port}
+  udp-workers: 1
+  tcp-workers: 1
+  background-workers: 1
+log:
+  - target: stderr
+    any: notice
+database:
+  storage: {work}
+template:
+  - id: default
+    storage: {work}
+    journal-content: none
+    zonefile-sync: -1
+    zonefile-load: whole
+zone:
+{zone_lines}"""
+    path = os.path.join(work, "knot.conf")
+    _write(path, conf)
+    return ["knotd", "-c", path]
+
+
+def _nsd(zones, port, work, minimal=False):
+    zone_lines = "".join(f'zone:\n  name: "{z.origin}"\n  zonefile: "{z.path}"\n' for z in zones)
+    conf = f"""server:
+  ip-address: 127.0.0.1@{port}
+  do-ip6: no
+  server-count: 1
+  username: ""
+  chroot: ""
+  zonesdir: "{work}"
+  pidfile: "{work}/nsd.pid"
+  database: ""
+  zonelistfile: "{work}/zone.list"
+  xfrdfile: "{work}/xfrd.state"
+  xfrdir: "{work}"
+  zonefiles-write: 0
+  verbosity: 1
+  tcp-count: 1000
+  rrl-ratelimit: 0
+  rrl-whitelist-ratelimit: 0
+  minimal-responses: {"yes" if minimal else "no"}
+remote-control:
+  control-enable: no
+{zone_lines}"""
+    path = os.path.join(work, "nsd.conf")
+    _write(path, conf)
+    return ["nsd", "-d", "-c", path]
+
+
+def _bind(zones, port, work):
+    zone_lines = "".join(
+        f'zone "{z.origin}" {{ type primary; file "{z.path}"; notify no; }};\n' for z in zones
+    )
+    conf = f"""options {{
+  directory "{work}";
+  listen-on port {port} {{ 127.0.0.1; }};
+  listen-on-v6 {{ none; }};
+  recursion no;
+  dnssec-validation no;
+  pid-file "{work}/named.pid";
+  session-keyfile "{work}/session.key";
+  tcp-clients 1000;
+}};
+controls {{ }};
+{zone_lines}"""
+    path = os.path.join(work, "named.conf")
+    _write(path, conf)
+    return ["named", "-g", "-n", "1", "-U", "1", "-c", path]
+
+
+def _tern(zones, port, tern_bin):
+    argv = [tern_bin, "--listen", f"127.0.0.1:{port}", "--workers", "1"]
+    for z in zones:
+        argv += ["--zone", f"{z.origin.rstrip('.') or '.'}={z.path}"]
+    return argv
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def command(kind, zones, port, work, tern_bin=None, floor_bin=None):
+    """The argv that serves `zones` on 127.0.0.1:`port` with server `kind`."""
+    if kind == "knot":
+        return _knot(zones, port, work)
+    if kind == "nsd":
+        return _nsd(zones, port, work)
+    if kind == "nsd-minimal":  # NSD without optional authority/additional records
+        return _nsd(zones, port, work, minimal=True)
+    if kind == "bind":
+        return _bind(zones, port, work)
+    if kind == "tern":
+        return _tern(zones, port, tern_bin)
+    if kind == "floor":
+        return [floor_bin, str(port)]
+    raise ValueError(f"unknown server kind {kind!r}")
+
+
+class Server:
+    """A running server process (and its children) started by `start`."""
+
+    def __init__(self, kind, zones, port, work, argv, cpu):
+        self.kind, self.zones, self.port, self.work = kind, zones, port, work
+        self.log_path = os.path.join(work, f"{kind}.log")
+        log = open(self.log_path, "wb")
+        pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            start_new_session=True, preexec_fn=pin,
+        )
+        log.close()
+
+    def pids(self):
+        """The server's process tree (pids), parent first."""
+        tree, todo = [], [self.proc.pid]
+        while todo:
+            pid = todo.pop()
+            tree.append(pid)
+            try:
+                with open(f"/proc/{pid}/task/{pid}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+            except OSError:
+                pass
+        return tree
+
+    def cpu_seconds(self):
+        """User + system CPU time of the whole process tree (all threads), in seconds."""
+        ticks = 0
+        for pid in self.pids():
+            try:
+                with open(f"/proc/{pid}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ticks += int(fields[11]) + int(fields[12])
+            except (OSError, IndexError, ValueError):
+                pass
+        return ticks / CLK_TCK
+
+    def pss_kb(self):
+        """Proportional set size summed over the process tree (shared pages split)."""
+        total = 0
+        for pid in self.pids():
+            try:
+                with open(f"/proc/{pid}/smaps_rollup") as f:
+                    for line in f:
+                        if line.startswith("Pss:"):
+                            total += int(line.split()[1])
+                            break
+            except OSError:
+                pass
+        return total
+
+    def log_tail(self, lines=20):
+        try:
+            with open(self.log_path, errors="replace") as f:
+                return "".join(f.readlines()[-lines:])
+        except OSError:
+            return ""
+
+    def wait_answering(self, timeout=120.0, floor=False):
+        """Waits until every zone's SOA query gets an authoritative NOERROR answer.
+
+        Returns the seconds from process start until then. Raises RuntimeError if the
+        process exits or `timeout` passes first. The floor only has to answer at all.
+        """
+        pending = [z.origin for z in self.zones] or ["."]
+        deadline = self.started + timeout
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+            sock.settimeout(0.02)
+            while pending:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f"{self.kind} exited with {self.proc.returncode}:\n"
+                                       + self.log_tail())
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"{self.kind} did not answer within {timeout}s:\n"
+                                       + self.log_tail())
+                if _soa_ready(sock, self.port, pending[0], floor):
+                    pending.pop(0)
+                else:
+                    time.sleep(0.01)
+        return time.monotonic() - self.started
+
+    def stop(self):
+        """Ends the process group: SIGTERM, then SIGKILL after 10 s."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(timeout=10)
+            except ProcessLookupError:
+                pass
+
+
+def soa_query(origin, qid=0x5e5e):
+    """Wire form of a plain SOA query for `origin` (no EDNS)."""
+    qname = b"".join(bytes([len(l)]) + l.encode() for l in origin.rstrip(".").split(".") if l)
+    return struct.pack("!HHHHHH", qid, 0, 1, 0, 0, 0) + qname + b"\x00" + struct.pack("!HH", 6, 1)
+
+
+def _soa_ready(sock, port, origin, floor):
+    query = soa_query(origin)
+    try:
+        sock.sendto(query, ("127.0.0.1", port))
+        while True:
+            data, _ = sock.recvfrom(4096)
+            if data[:2] == query[:2]:
+                break
+    except OSError:
+        return False
+    if len(data) < 12:
+        return False
+    flags = struct.unpack("!H", data[2:4])[0]
+    if floor:
+        return bool(flags & 0x8000)
+    authoritative = flags & 0x0400
+    return bool(flags & 0x8000) and authoritative and (flags & 0x000F) == 0
+
+
+def start(kind, zones, port, work, cpu=None, tern_bin=None, floor_bin=None):
+    """Starts server `kind` serving `zones` on 127.0.0.1:`port`; returns a Server."""
+    os.makedirs(work, exist_ok=True)
+    argv = command(kind, zones, port, work, tern_bin, floor_bin)
+    return Server(kind, zones, port, work, argv, cpu)
+
+
+def default_ternd(repo):
+    """Where `cargo build --release -p ternd` puts ternd for the repository at `repo`:
+    $TERND if set, else <cargo target dir>/release/ternd."""
+    if os.environ.get("TERND"):
+        return os.environ["TERND"]
+    target = os.environ.get("CARGO_TARGET_DIR")
+    if not target and shutil.which("cargo"):
+        try:
+            meta = subprocess.run(
+                ["cargo", "metadata", "--format-version", "1", "--no-deps", "--offline"],
+                cwd=repo, capture_output=True, text=True, timeout=60, check=True)
+            target = json.loads(meta.stdout)["target_directory"]
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError):
+            target = None
+    return os.path.join(target or os.path.join(repo, "target"), "release", "ternd")

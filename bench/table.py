@@ -1,0 +1,97 @@
+"""Markdown tables from benchmark records (medians over repeats, ranges beside them).
+
+Render order follows the servers as given; ratios compare each server with Knot DNS,
+the zone-store targets being load time ≤ ⅓ and PSS ≤ ½ of Knot's (docs/benchmarks.md).
+"""
+
+import statistics
+
+MODE_TITLES = {
+    "udp": "UDP, DO=0",
+    "do": "UDP, DO=1 (signed zone)",
+    "tcp": "TCP, pipelined on 4 persistent connections",
+    "fresh": "TCP, fresh connection per query",
+}
+
+
+def _median(values):
+    values = [v for v in values if v is not None]
+    return statistics.median(values) if values else None
+
+
+def _order(records, key):
+    seen = []
+    for r in records:
+        if r[key] not in seen:
+            seen.append(r[key])
+    return seen
+
+
+def _fmt(value, spec):
+    return "—" if value is None else format(value, spec)
+
+
+def throughput(records, size):
+    rows = [r for r in records if r["size"] == size and r["mode"] in MODE_TITLES]
+    if not rows:
+        return []
+    lines = ["| mode | server | qps (median) | qps (min–max) | server CPU µs/query | lost % "
+             "| answers (first round) |", "|---|---|---:|---:|---:|---:|---|"]
+    for mode in [m for m in MODE_TITLES if any(r["mode"] == m for r in rows)]:
+        for server in _order(rows, "server"):
+            runs = [r for r in rows if r["mode"] == mode and r["server"] == server]
+            if not runs:
+                continue
+            qps = [r["qps"] for r in runs]
+            lines.append(
+                f"| {MODE_TITLES[mode]} | {server} | {_median(qps):,.0f} | "
+                f"{min(qps):,.0f}–{max(qps):,.0f} | "
+                f"{_fmt(_median([r['cpu_us'] for r in runs]), '.2f')} | "
+                f"{_fmt(_median([r['lost'] for r in runs]), '.2f')} | "
+                f"{runs[0].get('rcodes') or '—'} |")
+    return lines
+
+
+def load_memory(records, size):
+    rows = [r for r in records if r["size"] == size and r["mode"] == "load"]
+    if not rows:
+        return []
+    lines = ["| server | zone | load s (median) | load × Knot | PSS MiB (median) | PSS × Knot |",
+             "|---|---|---:|---:|---:|---:|"]
+    for zone in _order(rows, "zone"):
+        knot = [r for r in rows if r["server"] == "knot" and r["zone"] == zone]
+        knot_load = _median([r["load_s"] for r in knot])
+        knot_pss = _median([r["pss_kb"] for r in knot])
+        for server in _order(rows, "server"):
+            runs = [r for r in rows if r["server"] == server and r["zone"] == zone]
+            if not runs:
+                continue
+            load = _median([r["load_s"] for r in runs])
+            pss = _median([r["pss_kb"] for r in runs])
+            load_ratio = load / knot_load if knot_load else None
+            pss_ratio = pss / knot_pss if knot_pss else None
+            lines.append(f"| {server} | {zone} | {load:.2f} | {_fmt(load_ratio, '.2f')} | "
+                         f"{pss / 1024:,.1f} | {_fmt(pss_ratio, '.2f')} |")
+    return lines
+
+
+def render(records, meta):
+    out = [f"Run {meta['started']} ({meta['minutes']:.0f} min): `{meta['command']}`", ""]
+    machine = meta["machine"]
+    out += [f"Machine: {machine['cpu']}, Linux {machine['kernel']}; {machine['knot']}, "
+            f"{machine['nsd']}, {machine['bind']}, dnsperf {machine['dnsperf']}."]
+    if meta.get("ternd"):
+        out.append(f"Tern: {meta['ternd']}.")
+    out.append("")
+    for size in _order(records, "size"):
+        table = throughput(records, size)
+        if table:
+            out += [f"#### {size:,} delegations: throughput", ""] + table + [""]
+        table = load_memory(records, size)
+        if table:
+            out += [f"#### {size:,} delegations: load time and memory", ""] + table + [""]
+    errors = [r for r in records if r["mode"] == "error"]
+    for r in errors:
+        out.append(f"* error: {r['server']} {r['size']} {r['zone']} round {r['repeat'] + 1}: "
+                   f"{r['error'].splitlines()[0] if r['error'] else ''}")
+    return "\n".join(out) + "\n"

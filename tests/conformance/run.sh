@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Conformance suite: Tern's answers against Knot DNS's and NSD's for the same zones and
+# queries (see README.md). Picked up by scripts/test-all.sh.
+#   tests/conformance/run.sh [runner.py options]     e.g. --filter 'rfc8906/*'
+# Uses $TERND or <cargo target dir>/release/ternd; while that binary is missing, Tern is
+# skipped and the run only checks that Knot DNS and NSD start, answer, and where they
+# differ. Exit: 0 pass, 1 Tern differs from both peers without an allowlist entry,
+# 2 a peer cannot be run.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+
+"$here/../../bench/install-tools.sh" knotd:knot nsd:nsd
+
+(cd "$here" && python3 -m unittest -q test_harness 2>&1 | tail -n 3)
+exec python3 "$here/runner.py" "$@"
