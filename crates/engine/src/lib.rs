@@ -115,29 +115,52 @@ impl Engine {
         table: &mut CompressionTable,
     ) -> Outcome {
         let Some(query) = query::parse(request.message) else { return Outcome::Dropped };
-        let limit = self.size_limit(&query, request.transport);
+        let outcome = self.respond(zones, &query, request, out, table, Compression::Anchor);
+        match outcome {
+            // Anchor compression (against the question only) is the fast path; when the
+            // answer does not fit, the full compressor may make it fit.
+            Outcome::Answered { truncated: true, .. } => {
+                self.respond(zones, &query, request, out, table, Compression::Table)
+            }
+            other => other,
+        }
+    }
+
+    /// Writes the response to `query` with the given compression.
+    fn respond(
+        &self,
+        zones: &ZoneSet,
+        query: &Query<'_>,
+        request: &Request<'_>,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+        compression: Compression,
+    ) -> Outcome {
+        let limit = self.size_limit(query, request.transport);
         let Ok(mut writer) = MessageWriter::new(out, limit, table) else { return Outcome::Dropped };
-        writer.set_compression(Compression::Anchor);
+        writer.set_compression(compression);
         writer.set_id(query.id);
         let mut flags = Flags(Flags::QR);
         flags.set_opcode(query.flags.opcode());
+        // RD is copied (RFC 1035 §4.1.1); CD is cleared: "a security-aware name server
+        // SHOULD clear the CD bit when composing an authoritative response" (RFC 4035
+        // §3.1.6), as Knot DNS and NSD do.
         flags.set(Flags::RD, query.flags.has(Flags::RD));
-        flags.set(Flags::CD, query.flags.has(Flags::CD));
         writer.set_flags(flags);
         if let Some(q) = &query.question {
             if writer.push_question(q.qname(), q.qtype, q.qclass).is_err() {
                 return Outcome::Dropped;
             }
         }
-        let opt_len = self.opt_len(&query, request);
+        let opt_len = self.opt_len(query, request);
         if writer.reserve(opt_len).is_err() {
             return Outcome::Dropped;
         }
         let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
         let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
         let mut resp = Response::new(writer, dnssec, request.transport, qname);
-        self.dispatch(zones, &query, &mut resp);
-        self.finish(resp, &query, request)
+        self.dispatch(zones, query, &mut resp);
+        self.finish(resp, query, request)
     }
 
     /// 512 bytes without EDNS, the requestor's size clamped to [512, configured maximum]

@@ -38,6 +38,8 @@ pub struct Response<'b> {
     /// Where the first RDATA name of each record of the last RRset written decodes
     /// from: an NS target's glue can point its owner there.
     names_at: [Option<u16>; MAX_TARGETS],
+    /// A name value (by address) known to be in the message, and where.
+    alias: Option<(usize, u16)>,
 }
 
 /// Records per RRset whose RDATA name positions are remembered.
@@ -61,6 +63,7 @@ impl<'b> Response<'b> {
             transport,
             qname_addr,
             names_at,
+            alias: None,
         }
     }
 
@@ -170,10 +173,21 @@ impl<'b> Response<'b> {
         Ok(())
     }
 
-    /// Where `owner` already is in the message without a lookup: the question's name.
+    /// Where `owner` already is in the message without a lookup: the question's name, or
+    /// the name a chain is following (see [`Response::alias`]).
     #[inline]
     fn known_owner(&self, owner: &Dname) -> Option<u16> {
-        (owner.as_wire().as_ptr() as usize == self.qname_addr).then_some(QNAME_AT)
+        let addr = owner.as_wire().as_ptr() as usize;
+        if addr == self.qname_addr {
+            return Some(QNAME_AT);
+        }
+        self.alias.filter(|&(a, _)| a == addr).map(|(_, at)| at)
+    }
+
+    /// Declares that `name` (this very value) is already in the message at `at`: the
+    /// target of the CNAME a chain follows, so records owned by it point there.
+    pub fn alias(&mut self, name: &Dname, at: Option<u16>) {
+        self.alias = at.map(|at| (name.as_wire().as_ptr() as usize, at));
     }
 
     /// Writes one record, pointing to its owner when it is already in the message;
@@ -240,7 +254,13 @@ impl<'b> Response<'b> {
     ) -> Result<(), Truncated> {
         let owner_at = self.known_owner(owner);
         match self.record(section, owner, owner_at, rtype, ttl, rdata) {
-            Ok(_) => Ok(()),
+            Ok(_) => {
+                self.names_at = [None; MAX_TARGETS];
+                if let Some(slot) = self.names_at.first_mut() {
+                    *slot = self.writer.last_rdata_name_at();
+                }
+                Ok(())
+            }
             Err(()) => Err(self.truncate()),
         }
     }

@@ -96,12 +96,17 @@ impl Solver<'_, '_, '_> {
     /// Follows the chain of names from `qname` until an answer is complete.
     fn chain(&mut self, qname: &Dname, hashes: &SuffixHashes) -> Result<(), Truncated> {
         let mut step = self.step(qname, hashes)?;
+        let mut current;
         for _ in 1..MAX_CHAIN {
             let Step::Follow(next) = step else { return Ok(()) };
             if !next.ends_with(self.zone.origin()) {
                 return Ok(()); // RFC 1034 §4.3.2: the rest is for another server
             }
-            step = self.step(&next, &SuffixHashes::of(&next))?;
+            current = next;
+            // The new name is the target of the CNAME just written: point owners there.
+            let target_at = self.resp.name_at(0);
+            self.resp.alias(&current, target_at);
+            step = self.step(&current, &SuffixHashes::of(&current))?;
         }
         Ok(())
     }

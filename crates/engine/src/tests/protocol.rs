@@ -101,3 +101,14 @@ fn trailing_bytes_are_formerr_with_the_question_echoed() {
     assert_eq!(render(&answer), "FORMERR rd");
     assert_eq!(&answer[4..6], &[0, 1], "the question is echoed");
 }
+
+#[test]
+fn rd_is_copied_cd_is_cleared_ad_never_set() {
+    let z = example();
+    let mut q = query("example.", Rtype::A, Ask::default());
+    q[3] |= 0x30; // AD and CD
+    let answer = raw(&z, Config::default(), &q, Transport::Udp).unwrap();
+    let flags = u16::from_be_bytes([answer[2], answer[3]]);
+    assert_eq!(flags & 0x0100, 0x0100, "RD copied");
+    assert_eq!(flags & 0x0030, 0, "AD and CD clear (RFC 4035 §3.1.6)");
+}
