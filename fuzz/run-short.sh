@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Runs every fuzz target for a short time (FUZZ_SECONDS, default 45) as part of CI.
+# Runs every fuzz target for a short time (FUZZ_SECONDS, default 30) as part of CI.
 # cargo-fuzz needs unstable compiler flags; RUSTC_BOOTSTRAP lets the stable toolchain
 # accept them (this machine has no nightly).
 set -euo pipefail
 cd "$(dirname "$0")"
 command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked
 export RUSTC_BOOTSTRAP=1
-secs=${FUZZ_SECONDS:-45}
+secs=${FUZZ_SECONDS:-30}
 targets=$(cargo fuzz list)
 cargo fuzz build --release $targets >/dev/null 2>&1 || cargo fuzz build --release
 for t in $targets; do

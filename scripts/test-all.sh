@@ -26,6 +26,11 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== unit and integration tests"
 cargo nextest run --workspace --release --no-fail-fast
 
+# The conformance suite runs the release ternd; make sure it is this tree's.
+cargo build --release -p ternd --quiet
+export TERND="$PWD/target/release/ternd"
+[[ -x $TERND ]] || { echo "no ternd binary at $TERND" >&2; exit 1; }
+
 for t in tests/*/run.sh; do
   [[ -x $t ]] || continue
   echo "== $t"

@@ -119,7 +119,11 @@ fn quick_mode_answers_dig_and_kdig_over_udp_and_tcp() {
     assert!(dig_answers("dig", daemon.addr, &["+tcp"]));
     assert!(dig_answers("kdig", daemon.addr, &[]));
     assert!(dig_answers("kdig", daemon.addr, &["+tcp", "+nsid"]));
-    assert!(daemon.log_text().contains("serving"), "{}", daemon.log_text());
+    assert!(
+        eventually(Duration::from_secs(10), || daemon.log_text().contains("serving")),
+        "{}",
+        daemon.log_text()
+    );
 }
 
 #[test]
@@ -294,6 +298,8 @@ fn json_logs_are_one_object_per_line() {
     let (dir, config, addr) = setup("[log]\nformat = \"json\"\nlevel = \"debug\"\n");
     let daemon =
         Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    // Answers can start before the start-up lines are written: wait for the last one.
+    assert!(eventually(Duration::from_secs(10), || daemon.log_text().contains("load done")));
     let log = daemon.log_text();
     let lines: Vec<&str> = log.lines().collect();
     assert!(!lines.is_empty());
