@@ -5,7 +5,7 @@
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, NameBuilder, Rtype};
 use tern_zone::nsec3::Nsec3Position;
-use tern_zone::{Denial, Flags, NodeId, NO_NODE};
+use tern_zone::{Denial, Flags, NodeId, NO_NODE, NSEC3_COVERS};
 
 use crate::response::Truncated;
 use crate::solve::{Solver, WildcardMatch};
@@ -31,8 +31,13 @@ impl Solver<'_, '_, '_> {
             }
             Denial::Nsec3 => {
                 self.closest_encloser_proof(name, w)?;
-                if let Some(wc) = wildcard {
-                    self.nsec3_cover(&wc)?;
+                match self.zone.apex_wildcard_nsec3().filter(|_| w.encloser == tern_zone::APEX) {
+                    Some(id) => self.proof(CHAIN, id, Rtype::NSEC3)?,
+                    None => {
+                        if let Some(wc) = wildcard {
+                            self.nsec3_cover(&wc)?;
+                        }
+                    }
                 }
             }
             Denial::Unsigned => {}
@@ -127,21 +132,25 @@ impl Solver<'_, '_, '_> {
     }
 
     /// For a node without its own NSEC3 (below an opt-out span): the closest ancestor that
-    /// has one, and the NSEC3 covering the next closer name (RFC 5155 §7.2.4, §7.2.7).
+    /// has one, and the NSEC3 covering the next closer name (RFC 5155 §7.2.4, §7.2.7). The
+    /// next closer name is the node on the path just below that ancestor, whose covering
+    /// record the adjust pass usually precomputed.
     fn closest_provable_encloser(&mut self, id: NodeId) -> Result<(), Truncated> {
         let zone = self.zone;
-        let Some(node) = zone.node(id) else { return Ok(()) };
-        let name = node.owner();
-        let mut ancestor = node.parent;
+        let mut below = id;
+        let mut ancestor = zone.node(id).map_or(NO_NODE, |n| n.parent);
         while ancestor != NO_NODE {
             if let Some(m) = self.nsec3_match(ancestor) {
                 self.proof(CHAIN, m, Rtype::NSEC3)?;
-                let labels = zone.node(ancestor).map_or(0, |a| a.owner().label_count());
-                return match next_closer(name, labels) {
-                    Some(nc) => self.nsec3_cover(nc),
-                    None => Ok(()),
+                return match zone.nsec3_cover(below) {
+                    Some(cover) => self.proof(CHAIN, cover, Rtype::NSEC3),
+                    None => match zone.node(below) {
+                        Some(next_closer) => self.nsec3_cover(next_closer.owner()),
+                        None => Ok(()),
+                    },
                 };
             }
+            below = ancestor;
             ancestor = zone.node(ancestor).map_or(NO_NODE, |a| a.parent);
         }
         Ok(())
@@ -173,9 +182,12 @@ impl Solver<'_, '_, '_> {
     fn nsec3_match(&self, id: NodeId) -> Option<u32> {
         let chain = self.zone.nsec3()?;
         let node = self.zone.node(id)?;
-        let linked = chain.node(node.nsec3).filter(|n| !n.is_empty());
-        if linked.is_some() {
-            return Some(node.nsec3);
+        let link = node.nsec3;
+        if link & NSEC3_COVERS == 0 && chain.node(link).is_some_and(|n| !n.is_empty()) {
+            return Some(link);
+        }
+        if self.zone.nsec3_cover(id).is_some() {
+            return None; // known to have no record of its own
         }
         chain.find_exact(&chain.params.hash(node.owner()))
     }

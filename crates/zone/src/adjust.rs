@@ -12,7 +12,8 @@ use tern_wire::Rtype;
 
 use crate::contents::{Denial, ZoneContents, APEX};
 use crate::cow::ChunkVec;
-use crate::node::{Flags, Node, NodeId, NO_NODE};
+use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
+use crate::nsec3::Nsec3Position;
 
 /// Recomputes every derived fact of the zone.
 pub fn full(zone: &mut ZoneContents) {
@@ -25,6 +26,8 @@ pub fn full(zone: &mut ZoneContents) {
         Denial::Nsec3 => {
             let ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId).collect();
             nsec3_link(zone, &ids);
+            apex_wildcard_link(zone);
+            zone.nsec3_covers = true;
         }
         Denial::Unsigned => {}
     }
@@ -227,6 +230,19 @@ pub fn canonical_order(zone: &mut ZoneContents) {
     zone.order = Some(ChunkVec::from_vec(ids));
 }
 
+/// Finds the NSEC3 record for `*.<apex>` (every NXDOMAIN directly below the apex needs
+/// its cover, RFC 5155 §7.2.2).
+fn apex_wildcard_link(zone: &mut ZoneContents) {
+    let Some(chain) = zone.nsec3.as_ref() else { return };
+    let mut builder = tern_wire::NameBuilder::new();
+    let wildcard = builder.push_label(b"*").and_then(|()| builder.finish_with(zone.origin()));
+    zone.apex_wildcard_nsec3 = match wildcard.ok().and_then(|w| chain.find(&chain.params.hash(&w)))
+    {
+        Some(Nsec3Position::Match(id) | Nsec3Position::Covered(id)) => id,
+        None => u32::MAX,
+    };
+}
+
 /// Links each of `ids` that is authoritative (or a delegation) to the NSEC3 record of its
 /// hash (RFC 5155 §7.2: closest-encloser and NODATA proofs use it). Links are a cache: the
 /// engine hashes at query time when a link is missing.
@@ -242,7 +258,11 @@ pub fn nsec3_link(zone: &mut ZoneContents, ids: &[NodeId]) {
         let link = if node.flags.intersects(skip) {
             u32::MAX
         } else {
-            chain.find_exact(&chain.params.hash(node.owner())).unwrap_or(u32::MAX)
+            match chain.find(&chain.params.hash(node.owner())) {
+                Some(Nsec3Position::Match(id)) => id,
+                Some(Nsec3Position::Covered(id)) => id | NSEC3_COVERS,
+                None => u32::MAX,
+            }
         };
         if link != node.nsec3 {
             links.push((id, link));

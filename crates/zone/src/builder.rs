@@ -197,6 +197,8 @@ impl ZoneBuilder {
             nodes: ChunkVec::from_vec(nodes),
             index: self.main.index.fitted(),
             nsec3: None,
+            nsec3_covers: false,
+            apex_wildcard_nsec3: u32::MAX,
             order: None,
             denial: Denial::Unsigned,
             serial: 0,

@@ -180,6 +180,7 @@ impl Apply {
             if let Some(chain) = zone.nsec3.as_mut() {
                 chain.resort();
             }
+            zone.nsec3_covers = false;
         }
         let denial_before = zone.denial;
         if self.cuts_moved {

@@ -14,7 +14,7 @@ use tern_wire::{Dname, Name, Rtype};
 use crate::cow::ChunkVec;
 use crate::hash::{NameTag, SuffixHashes};
 use crate::index::NameIndex;
-use crate::node::{Flags, Node, NodeId, NO_NODE};
+use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
 use crate::nsec3::Nsec3Chain;
 
 /// The apex is always node 0.
@@ -52,6 +52,12 @@ pub struct ZoneContents {
     pub(crate) nodes: ChunkVec<Node>,
     pub(crate) index: NameIndex,
     pub(crate) nsec3: Option<Nsec3Chain>,
+    /// Whether covering links in [`Node::nsec3`] and `apex_wildcard_nsec3` are current
+    /// (a changeset that alters the NSEC3 chain makes them stale until the next full
+    /// adjust; matching links are always checked against the chain).
+    pub(crate) nsec3_covers: bool,
+    /// The NSEC3 record matching or covering the hash of `*.<apex>` (NXDOMAIN proofs).
+    pub(crate) apex_wildcard_nsec3: u32,
     /// Node ids in canonical order (NSEC-signed zones only).
     pub(crate) order: Option<ChunkVec<NodeId>>,
     pub(crate) denial: Denial,
@@ -108,6 +114,22 @@ impl ZoneContents {
     #[inline]
     pub fn apex(&self) -> Option<&Node> {
         self.node(APEX)
+    }
+
+    /// The NSEC3 record covering (or matching) node `id`'s hash, when precomputed and
+    /// current.
+    #[inline]
+    pub fn nsec3_cover(&self, id: NodeId) -> Option<u32> {
+        let link = self.node(id)?.nsec3;
+        (self.nsec3_covers && link != u32::MAX && link & NSEC3_COVERS != 0)
+            .then_some(link & !NSEC3_COVERS)
+    }
+
+    /// The NSEC3 record matching or covering the hash of `*.<apex>`, when current.
+    #[inline]
+    pub fn apex_wildcard_nsec3(&self) -> Option<u32> {
+        (self.nsec3_covers && self.apex_wildcard_nsec3 != u32::MAX)
+            .then_some(self.apex_wildcard_nsec3)
     }
 
     /// The NSEC3 chain, for NSEC3-signed zones.

@@ -23,6 +23,9 @@ pub type NodeId = u32;
 /// "No node" in reference fields.
 pub const NO_NODE: NodeId = u32::MAX;
 
+/// Flag in [`Node::nsec3`]: the NSEC3 record covers the name's hash instead of matching it.
+pub const NSEC3_COVERS: u32 = 1 << 31;
+
 /// Facts about a node computed by the adjust pass.
 #[derive(Clone, Copy, PartialEq, Eq, Default)]
 pub struct Flags(u16);
@@ -129,8 +132,9 @@ pub struct Node {
     pub parent: NodeId,
     /// The child node whose first label is `*`, if any.
     pub wildcard: NodeId,
-    /// The NSEC3 record whose hashed owner matches this name (index into the NSEC3
-    /// chain), if any.
+    /// The NSEC3 record for this name (id in the NSEC3 chain): the one whose hashed owner
+    /// matches it, or with [`NSEC3_COVERS`] set, the one covering its hash (a name without
+    /// its own record, such as an opt-out delegation); `u32::MAX` when not computed.
     pub nsec3: u32,
     /// The previous node in canonical order (NSEC-signed zones; `NO_NODE` otherwise).
     pub prev: NodeId,

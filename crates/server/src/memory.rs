@@ -1,0 +1,34 @@
+//! Memory placement for the data plane.
+//!
+//! Lookups touch zone data at random, so on large zones a good share of a query's user
+//! time is TLB and cache misses. Backing the heap with transparent huge pages removes most
+//! TLB misses (measured: about 0.27 µs less CPU per query on a 100,000-delegation zone).
+//! Where the kernel grants huge pages only on request (`madvise` mode, the common
+//! default), glibc asks for them when started with the tunable `glibc.malloc.hugetlb=1`;
+//! glibc reads tunables only at start, so `ternd` re-executes itself once with it set.
+//! `TERND_HUGE_PAGES=0` in the environment turns this off.
+
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+
+const TUNABLE: &str = "glibc.malloc.hugetlb=1";
+
+/// Re-executes the current program with huge-page malloc, unless it already runs that
+/// way, is told not to, or cannot (then it simply goes on).
+pub fn reexec_with_huge_pages() {
+    if std::env::var_os("TERND_HUGE_PAGES").is_some_and(|v| v == "0") {
+        return;
+    }
+    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
+    if tunables.contains("glibc.malloc.hugetlb") {
+        return;
+    }
+    let Ok(exe) = std::env::current_exe() else { return };
+    let mut args = std::env::args_os();
+    let arg0 = args.next().unwrap_or_else(|| OsString::from("ternd"));
+    let value =
+        if tunables.is_empty() { TUNABLE.to_owned() } else { format!("{tunables}:{TUNABLE}") };
+    // `exec` only returns on failure; then run as we are.
+    let _ = Command::new(exe).arg0(arg0).args(args).env("GLIBC_TUNABLES", value).exec();
+}
