@@ -12,7 +12,8 @@ use tern_zone::{Flags, Options, NSEC3_COVERS};
 
 #[test]
 fn precomputed_links_equal_query_time_lookups() {
-    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/zones/optout.example.zone.signed");
+    let file = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/conformance/zones/optout.example.zone.signed");
     let origin: Name = "optout.example.".parse().unwrap();
     let loaded = tern_zone::load_file(&file, &origin, &Options::default(), &mut |_| {}).unwrap();
     let zone = loaded.contents;
