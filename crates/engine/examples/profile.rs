@@ -121,17 +121,43 @@ fn zone_set(text: &str) -> ZoneSet {
     ZoneSet::new(vec![slot])
 }
 
+/// The zone and queries of a harness run (`bench/out/...`): a zone file for `tld.` and a
+/// dnsperf query file (`name type` lines), asked with DO when `dnssec`.
+fn from_files(zone: &str, query_file: &str, dnssec: bool, count: usize) -> (ZoneSet, Vec<Vec<u8>>) {
+    let origin: Name = "tld.".parse().unwrap();
+    let loaded =
+        tern_zone::load_file(std::path::Path::new(zone), &origin, &Default::default(), &mut |_| {})
+            .unwrap();
+    let slot = Arc::new(ZoneSlot::new(&origin));
+    slot.publish(Arc::new(loaded.contents));
+    let text = std::fs::read_to_string(query_file).unwrap();
+    let qs = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .take(count)
+        .map(|(name, t)| query(name, Rtype::from_mnemonic(t.trim().as_bytes()).unwrap(), dnssec))
+        .collect();
+    (ZoneSet::new(vec![slot]), qs)
+}
+
 fn main() {
     let names: usize =
         std::env::var("TERN_BENCH_NAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     let rounds: usize = std::env::var("ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let (text, owners) = tld_zone(names, &mut rng);
-    let zones = zone_set(&text);
     let engine = Engine::new(Config::default());
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
-    let qs = queries(&owners, 10_000, 0, &mut rng);
+    // TERN_ZONE_FILE + TERN_QUERY_FILE (+ TERN_DO=1): profile a harness data set instead.
+    let (zones, qs) = match (std::env::var("TERN_ZONE_FILE"), std::env::var("TERN_QUERY_FILE")) {
+        (Ok(zone), Ok(queries)) => {
+            from_files(&zone, &queries, std::env::var("TERN_DO").is_ok_and(|v| v == "1"), 10_000)
+        }
+        _ => {
+            let (text, owners) = tld_zone(names, &mut rng);
+            (zone_set(&text), queries(&owners, 10_000, 0, &mut rng))
+        }
+    };
     let start = std::time::Instant::now();
     let mut answered = 0usize;
     for _ in 0..rounds {

@@ -21,11 +21,10 @@ impl Solver<'_, '_, '_> {
         name: &Dname,
         w: WildcardMatch,
     ) -> Result<(), Truncated> {
-        let wildcard = self.wildcard_name(w.encloser);
         match self.zone.denial() {
             Denial::Nsec => {
                 self.nsec_covering(name)?;
-                if let Some(wc) = wildcard {
+                if let Some(wc) = self.wildcard_name(w.encloser) {
                     self.nsec_covering(&wc)?;
                 }
             }
@@ -34,7 +33,7 @@ impl Solver<'_, '_, '_> {
                 match self.zone.apex_wildcard_nsec3().filter(|_| w.encloser == tern_zone::APEX) {
                     Some(id) => self.proof(CHAIN, id, Rtype::NSEC3)?,
                     None => {
-                        if let Some(wc) = wildcard {
+                        if let Some(wc) = self.wildcard_name(w.encloser) {
                             self.nsec3_cover(&wc)?;
                         }
                     }

@@ -114,7 +114,10 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
     ) -> Outcome {
-        let Some(query) = query::parse(request.message) else { return Outcome::Dropped };
+        let mut scratch = None;
+        let Some(query) = query::parse(request.message, &mut scratch) else {
+            return Outcome::Dropped;
+        };
         let outcome = self.respond(zones, &query, request, out, table, Compression::Anchor);
         match outcome {
             // Anchor compression (against the question only) is the fast path; when the
@@ -160,7 +163,7 @@ impl Engine {
         let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
         let mut resp = Response::new(writer, dnssec, request.transport, qname);
         self.dispatch(zones, query, &mut resp);
-        self.finish(resp, query, request)
+        self.finish(&mut resp, query, request)
     }
 
     /// 512 bytes without EDNS, the requestor's size clamped to [512, configured maximum]
@@ -222,7 +225,7 @@ impl Engine {
     }
 
     /// Sets the RCODE and appends the OPT record.
-    fn finish(&self, mut resp: Response<'_>, query: &Query<'_>, request: &Request<'_>) -> Outcome {
+    fn finish(&self, resp: &mut Response<'_>, query: &Query<'_>, request: &Request<'_>) -> Outcome {
         let rcode = resp.rcode;
         if !matches!(rcode, Rcode::NOERROR | Rcode::NXDOMAIN | Rcode::YXDOMAIN) {
             resp.set_authoritative(false);
@@ -265,7 +268,8 @@ const EDE_NOT_AUTHORITATIVE: u16 = 20;
 /// Answers an IN query: finds the zone (the parent's, for DS at a child apex we also
 /// serve, RFC 4035 §3.1.4.1) and solves it there.
 fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
-    let hashes = SuffixHashes::of(qname);
+    let mut hashes = SuffixHashes::root();
+    hashes.refill(qname);
     let mut slot = zones.find(qname, &hashes);
     if qtype == Rtype::DS {
         let at_apex = slot.is_some_and(|s| s.origin().eq_ignore_case(qname));

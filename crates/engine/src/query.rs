@@ -4,7 +4,8 @@
 //! Nearly every query is one uncompressed question and at most an OPT record; those are
 //! read in place by [`fast`] (the QNAME is borrowed from the packet, nothing is copied).
 //! Anything else goes through the general [`MessageReader`], which decompresses names
-//! and reports exactly what is wrong.
+//! (into the caller's scratch buffer, which the query then borrows) and reports exactly
+//! what is wrong.
 
 use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Flags, Header, MessageReader, Section, HEADER_LEN};
@@ -25,41 +26,28 @@ pub struct EdnsInfo {
     pub keepalive: bool,
 }
 
-/// The question's name: borrowed from the packet, or decompressed into a buffer. (The
-/// buffer stays inline: boxing it would allocate for compressed questions.)
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
-pub enum Qname<'a> {
-    /// An uncompressed name in the packet (the usual case).
-    Borrowed(&'a Dname),
-    /// A name that needed decompression.
-    Owned(NameBuf),
-}
-
 /// The one question of a query.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Question<'a> {
-    /// QNAME, in the spelling the sender used.
-    pub name: Qname<'a>,
+    /// QNAME, in the spelling the sender used: in the packet, or in the scratch buffer
+    /// when it had to be decompressed.
+    pub name: &'a Dname,
     /// QTYPE.
     pub qtype: Rtype,
     /// QCLASS.
     pub qclass: Class,
 }
 
-impl Question<'_> {
+impl<'a> Question<'a> {
     /// QNAME.
     #[inline]
-    pub fn qname(&self) -> &Dname {
-        match &self.name {
-            Qname::Borrowed(name) => name,
-            Qname::Owned(buf) => buf,
-        }
+    pub fn qname(&self) -> &'a Dname {
+        self.name
     }
 }
 
 /// A query as far as it could be read.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Copy)]
 pub struct Query<'a> {
     /// Message ID.
     pub id: u16,
@@ -76,7 +64,8 @@ pub struct Query<'a> {
 /// Reads a query. `None` means no answer at all: shorter than a header, or a response
 /// (answering responses invites loops). Bytes after the last record make the query
 /// malformed (FORMERR), but what came before them is still echoed, as Knot DNS does.
-pub fn parse(message: &[u8]) -> Option<Query<'_>> {
+/// A compressed question name is decompressed into `scratch`.
+pub fn parse<'a>(message: &'a [u8], scratch: &'a mut Option<NameBuf>) -> Option<Query<'a>> {
     let header = Header::from_wire(message).ok()?;
     if header.flags.has(Flags::QR) {
         return None;
@@ -84,10 +73,14 @@ pub fn parse(message: &[u8]) -> Option<Query<'_>> {
     if let Some(query) = fast(message, &header) {
         return Some(query);
     }
-    let (mut query, trailing_at) = general(message, &header);
-    if let Some(end) = trailing_at {
-        query = general(message.get(..end)?, &header).0;
-        query.malformed = true;
+    let mut read = general(message, &header);
+    if let Some(end) = read.trailing_at {
+        read = general(message.get(..end)?, &header);
+        read.query.malformed = true;
+    }
+    let mut query = read.query;
+    if let Some((name, qtype, qclass)) = read.question {
+        query.question = Some(Question { name: scratch.insert(name), qtype, qclass });
     }
     Some(query)
 }
@@ -112,7 +105,7 @@ pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
         1 => Some(fast_opt(rest)?),
         _ => return None,
     };
-    let question = Question { name: Qname::Borrowed(qname), qtype, qclass };
+    let question = Question { name: qname, qtype, qclass };
     Some(Query {
         id: header.id,
         flags: header.flags,
@@ -155,42 +148,53 @@ fn edns_info(e: &Edns<'_>) -> EdnsInfo {
     }
 }
 
-/// Everything else, through the general reader. Returns the query and, when the message
-/// has bytes after its last item, where they begin.
-fn general<'a>(message: &'a [u8], header: &Header) -> (Query<'a>, Option<usize>) {
-    let mut query =
+/// What the general reader made of a query: the query without its question, the
+/// question (its name decompressed), and where bytes after the last item begin.
+struct General {
+    query: Query<'static>,
+    question: Option<(NameBuf, Rtype, Class)>,
+    trailing_at: Option<usize>,
+}
+
+/// Everything else, through the general reader.
+fn general(message: &[u8], header: &Header) -> General {
+    let query =
         Query { id: header.id, flags: header.flags, question: None, edns: None, malformed: false };
+    let mut read = General { query, question: None, trailing_at: None };
     let Ok(mut reader) = MessageReader::new(message) else {
-        query.malformed = true;
-        return (query, None);
+        read.query.malformed = true;
+        return read;
     };
     if header.count(Section::Question) != 1 {
-        query.malformed = true;
+        read.query.malformed = true;
     }
     match reader.question() {
-        Ok(Some(q)) if !query.malformed => {
-            let name = Qname::Owned(q.name);
-            query.question = Some(Question { name, qtype: q.qtype, qclass: q.qclass });
-        }
+        Ok(Some(q)) if !read.query.malformed => read.question = Some((q.name, q.qtype, q.qclass)),
         Ok(_) => {}
-        Err(Error::TrailingData { offset }) => return (query, Some(offset)),
+        Err(Error::TrailingData { offset }) => {
+            read.trailing_at = Some(offset);
+            return read;
+        }
         Err(_) => {
-            query.malformed = true;
-            return (query, None);
+            read.query.malformed = true;
+            return read;
         }
     }
     match reader.finish() {
         Ok(()) => {}
-        Err(Error::TrailingData { offset }) => return (query, Some(offset)),
+        Err(Error::TrailingData { offset }) => {
+            read.trailing_at = Some(offset);
+            return read;
+        }
         // A bad OPT record is not echoed (RFC 6891 §6.1.1: FORMERR without OPT).
         Err(Error::BadOpt { .. }) => {
-            query.malformed = true;
-            return (query, None);
+            read.query.malformed = true;
+            return read;
         }
-        Err(_) => query.malformed = true,
+        Err(_) => read.query.malformed = true,
     }
-    query.edns = reader.edns().map(edns_info);
-    (query, None)
+    read.query.edns = reader.edns().map(edns_info);
+    read
 }
 
 /// The response code for queries the engine refuses before looking at zones.
@@ -215,13 +219,13 @@ mod tests {
             let q = query("www.Example.", Rtype::AAAA, ask);
             let header = Header::from_wire(&q).unwrap();
             let fast = fast(&q, &header).expect("fast path");
-            let (general, trailing) = general(&q, &header);
-            assert_eq!(trailing, None);
-            let (f, g) = (fast.question.unwrap(), general.question.unwrap());
-            assert_eq!(f.qname().as_wire(), g.qname().as_wire());
-            assert_eq!((f.qtype, f.qclass), (g.qtype, g.qclass));
-            assert_eq!(fast.edns, general.edns);
-            assert!(!fast.malformed && !general.malformed);
+            let general = general(&q, &header);
+            assert_eq!(general.trailing_at, None);
+            let (f, (name, qtype, qclass)) = (fast.question.unwrap(), general.question.unwrap());
+            assert_eq!(f.qname().as_wire(), name.as_wire());
+            assert_eq!((f.qtype, f.qclass), (qtype, qclass));
+            assert_eq!(fast.edns, general.query.edns);
+            assert!(!fast.malformed && !general.query.malformed);
         }
     }
 

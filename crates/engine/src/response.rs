@@ -8,9 +8,9 @@
 //! name points to offset 12, and every record after the first of an RRset points to where
 //! the first one's owner is.
 
-use tern_wire::message::{Flags, Mark, MessageWriter, Section};
+use tern_wire::message::{Flags, Mark, MessageWriter, Owner, RrsetHead, Section};
 use tern_wire::{Class, Dname, Rcode, Rtype};
-use tern_zone::Rrset;
+use tern_zone::{has_targets, Rrset};
 
 /// The message did not fit and TC is set: stop adding to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -44,6 +44,13 @@ pub struct Response<'b> {
 
 /// Records per RRset whose RDATA name positions are remembered.
 pub const MAX_TARGETS: usize = 16;
+
+const IN: Class = Class::IN;
+
+/// The owner for [`MessageWriter::push_rrset`]: where it already is, or the name.
+fn owner_ref(owner: &Dname, at: Option<u16>) -> Owner<'_> {
+    at.map_or(Owner::Name(owner), Owner::At)
+}
 
 impl<'b> Response<'b> {
     /// Wraps a writer whose header and question (of name `qname`) are already written.
@@ -158,14 +165,27 @@ impl<'b> Response<'b> {
         rrset: &Rrset<'_>,
         ttl: u32,
     ) -> Result<(), ()> {
-        self.names_at = [None; MAX_TARGETS];
         if rrset.has_records() {
-            for (i, rdata) in rrset.rdatas().enumerate() {
-                owner_at = self.record(section, owner, owner_at, rrset.rtype, ttl, rdata)?;
-                if let Some(slot) = self.names_at.get_mut(i) {
-                    *slot = self.writer.last_rdata_name_at();
-                }
-            }
+            let names_at = if has_targets(rrset.rtype) {
+                self.names_at = [None; MAX_TARGETS];
+                &mut self.names_at[..]
+            } else {
+                &mut []
+            };
+            let w = &mut self.writer;
+            owner_at = w
+                .push_rrset(
+                    section,
+                    &RrsetHead {
+                        owner: owner_ref(owner, owner_at),
+                        rtype: rrset.rtype,
+                        class: IN,
+                        ttl,
+                    },
+                    rrset.rdatas(),
+                    names_at,
+                )
+                .map_err(drop)?;
         }
         if self.dnssec {
             self.sigs(section, owner, owner_at, rrset, ttl)?;
@@ -216,14 +236,17 @@ impl<'b> Response<'b> {
         &mut self,
         section: Section,
         owner: &Dname,
-        mut owner_at: Option<u16>,
+        owner_at: Option<u16>,
         rrset: &Rrset<'_>,
         ttl: u32,
     ) -> Result<(), ()> {
         let ttl = if rrset.has_records() { ttl } else { rrset.sig_ttl };
-        for sig in rrset.sigs() {
-            owner_at = self.record(section, owner, owner_at, Rtype::RRSIG, ttl, sig)?;
+        if rrset.sig_count == 0 {
+            return Ok(());
         }
+        let head =
+            RrsetHead { owner: owner_ref(owner, owner_at), rtype: Rtype::RRSIG, class: IN, ttl };
+        self.writer.push_rrset(section, &head, rrset.sigs(), &mut []).map_err(drop)?;
         Ok(())
     }
 

@@ -292,11 +292,12 @@ impl Solver<'_, '_, '_> {
     /// Writes the queued addresses: required glue first (TC when some does not fit,
     /// RFC 9471 §3), then the rest. Every RRset that fits goes in, as Knot DNS fills it.
     fn write_extras(&mut self) {
-        let extras = self.extras;
-        let list = extras.get(..self.extras_len).unwrap_or(&[]);
         for required in [true, false] {
-            for extra in list.iter().filter(|e| e.required == required) {
-                self.write_addresses(extra);
+            for i in 0..self.extras_len {
+                match self.extras.get(i) {
+                    Some(&extra) if extra.required == required => self.write_addresses(&extra),
+                    _ => {}
+                }
             }
         }
     }

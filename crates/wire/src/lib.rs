@@ -10,6 +10,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod ascii;
 pub mod edns;
 pub mod error;
 pub mod message;

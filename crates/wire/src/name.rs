@@ -152,7 +152,7 @@ impl Dname {
     pub fn eq_ignore_case(&self, other: &Dname) -> bool {
         // Length bytes are at most 63, below b'A', so lower-casing the whole wire form
         // only touches label contents.
-        self.0.eq_ignore_ascii_case(&other.0)
+        crate::ascii::eq_ignore_case(&self.0, &other.0)
     }
 
     /// True when this name equals `ancestor` or lies below it (label-wise, any case).
@@ -167,7 +167,8 @@ impl Dname {
                 _ => return false,
             }
         }
-        pos == skip && self.0.get(skip..).is_some_and(|s| s.eq_ignore_ascii_case(&ancestor.0))
+        pos == skip
+            && self.0.get(skip..).is_some_and(|s| crate::ascii::eq_ignore_case(s, &ancestor.0))
     }
 
     /// True when this name lies strictly below `ancestor`.

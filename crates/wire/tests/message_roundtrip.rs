@@ -8,7 +8,7 @@ mod support;
 use proptest::prelude::*;
 use support::naive::NaiveCompressor;
 use tern_wire::message::{
-    CompressionTable, Flags, MessageReader, MessageWriter, Section, MAX_RDATA_LEN,
+    Compression, CompressionTable, Flags, MessageReader, MessageWriter, Section, MAX_RDATA_LEN,
 };
 use tern_wire::rdata::Field;
 use tern_wire::{Class, Dname, Name, NameBuilder, Rtype};
@@ -99,9 +99,10 @@ fn arb_msg() -> impl Strategy<Value = Msg> {
         })
 }
 
-fn write(msg: &Msg, buf: &mut [u8]) -> usize {
+fn write(msg: &Msg, buf: &mut [u8], mode: Compression) -> usize {
     let mut table = CompressionTable::new();
     let mut w = MessageWriter::new(buf, 65535, &mut table).unwrap();
+    w.set_compression(mode);
     w.set_id(msg.id);
     w.set_flags(Flags(msg.flags));
     for (name, qtype) in &msg.questions {
@@ -149,9 +150,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
     #[test]
-    fn write_then_read_is_identity(msg in arb_msg()) {
+    fn write_then_read_is_identity(msg in arb_msg(), anchor in any::<bool>()) {
         let mut buf = vec![0u8; 65535];
-        let len = write(&msg, &mut buf);
+        let mode = if anchor { Compression::Anchor } else { Compression::Table };
+        let len = write(&msg, &mut buf, mode);
         let wire = &buf[..len];
         let mut reader = MessageReader::new(wire).unwrap();
         prop_assert_eq!(reader.header().id, msg.id);
@@ -211,7 +213,7 @@ proptest! {
     #[test]
     fn mutated_messages_parse_or_fail_cleanly(msg in arb_msg(), flips in prop::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..4)) {
         let mut buf = vec![0u8; 65535];
-        let len = write(&msg, &mut buf);
+        let len = write(&msg, &mut buf, Compression::Table);
         let mut wire = buf[..len].to_vec();
         for (at, byte) in flips {
             let i = at.index(wire.len());

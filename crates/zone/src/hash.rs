@@ -6,6 +6,7 @@
 //! search) without rehashing. Letters are lower-cased eight at a time (SWAR). What the
 //! tables key on is the 32-bit [`NameTag`], the finished hash.
 
+use tern_wire::ascii::{fold8, load8};
 use tern_wire::name::{Dname, MAX_LABELS};
 
 /// The 32-bit finished hash of a name, as the name tables use it.
@@ -21,34 +22,17 @@ fn mix(h: u64, v: u64) -> u64 {
     (h.rotate_left(23) ^ v).wrapping_mul(K)
 }
 
-/// Sets bit 0x20 in every byte of `x` that is an ASCII upper-case letter.
-#[inline]
-fn lower8(x: u64) -> u64 {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
-    let low = x & LOW7;
-    let ge_a = low + 0x3F3F_3F3F_3F3F_3F3F; // high bit set where byte >= 'A'
-    let gt_z = low + 0x2525_2525_2525_2525; // high bit set where byte > 'Z'
-    let upper = !x & ge_a & !gt_z & HIGH;
-    x | (upper >> 2)
-}
-
 /// Hash of one label, ignoring ASCII case.
 #[inline]
 pub fn label_hash(label: &[u8]) -> u64 {
     let mut h = label.len() as u64;
     let mut chunks = label.chunks_exact(8);
     for chunk in &mut chunks {
-        let word = u64::from_le_bytes(chunk.try_into().unwrap_or([0; 8]));
-        h = mix(h, lower8(word));
+        h = mix(h, fold8(load8(chunk)));
     }
     let rest = chunks.remainder();
     if !rest.is_empty() {
-        let mut buf = [0u8; 8];
-        for (dst, src) in buf.iter_mut().zip(rest) {
-            *dst = *src;
-        }
-        h = mix(h, lower8(u64::from_le_bytes(buf)));
+        h = mix(h, fold8(load8(rest)));
     }
     h
 }
@@ -88,42 +72,54 @@ impl SuffixHashes {
     /// Hashes every suffix of `name`.
     #[inline(always)]
     pub fn of(name: &Dname) -> SuffixHashes {
-        let mut out =
-            SuffixHashes { labels: 0, tags: [0; MAX_LABELS + 1], starts: [0; MAX_LABELS + 1] };
+        let mut out = SuffixHashes::root();
         out.fill(name);
         out
     }
 
-    /// Fills in the suffixes of `name`, label starts first, then tags from the root down.
+    /// The hashes of the root name, to be [`refill`](Self::refill)ed in place (no copy of
+    /// the tables, unlike [`of`](Self::of)).
+    #[inline(always)]
+    pub fn root() -> SuffixHashes {
+        SuffixHashes { labels: 0, tags: [0; MAX_LABELS + 1], starts: [0; MAX_LABELS + 1] }
+    }
+
+    /// Hashes every suffix of `name`, replacing what was here.
+    #[inline]
+    pub fn refill(&mut self, name: &Dname) {
+        self.fill(name);
+    }
+
+    /// Fills in the suffixes of `name`: label starts left to right, turned around so
+    /// that they count from the root, then tags from the root down.
     #[inline]
     fn fill(&mut self, name: &Dname) {
         let wire = name.as_wire();
         let mut count = 0usize;
         let mut pos = 0usize;
-        let mut rev = [0u8; MAX_LABELS];
-        while let Some(&len) = wire.get(pos) {
-            if len == 0 {
-                break;
-            }
-            if let Some(slot) = rev.get_mut(count) {
+        while let Some(&len) = wire.get(pos).filter(|&&len| len != 0) {
+            // Entry 0 is the root's; label i's start goes to i + 1 for now.
+            if let Some(slot) = self.starts.get_mut(count + 1) {
                 *slot = pos as u8;
             }
             count += 1;
             pos += usize::from(len) + 1;
         }
         let count = count.min(MAX_LABELS);
+        if let Some(starts) = self.starts.get_mut(1..=count) {
+            starts.reverse(); // now entry k is where the suffix of k labels starts
+        }
         let mut h = ROOT_HASH;
         if let (Some(tag), Some(start)) = (self.tags.first_mut(), self.starts.first_mut()) {
             *tag = finish(h);
             *start = pos as u8;
         }
         for depth in 1..=count {
-            let start = usize::from(rev.get(count - depth).copied().unwrap_or(0));
+            let start = usize::from(self.starts.get(depth).copied().unwrap_or(0));
             let len = usize::from(wire.get(start).copied().unwrap_or(0));
             h = child_hash(h, wire.get(start + 1..start + 1 + len).unwrap_or(&[]));
-            if let (Some(tag), Some(s)) = (self.tags.get_mut(depth), self.starts.get_mut(depth)) {
+            if let Some(tag) = self.tags.get_mut(depth) {
                 *tag = finish(h);
-                *s = start as u8;
             }
         }
         self.labels = count as u8;
@@ -197,15 +193,6 @@ mod tests {
         assert_eq!(h.suffix(127), name_hash(&name));
         assert_eq!(h.suffix_name(&name, 1).to_string(), "a.");
         assert_eq!(h.suffix(1), name_hash(&n("a.")));
-    }
-
-    #[test]
-    fn swar_lowercase_matches_scalar() {
-        for b in 0u8..=255 {
-            let word = u64::from_le_bytes([b, b'A', b'z', b'Z', b'@', b'[', 0xC1, b]);
-            let expect: Vec<u8> = word.to_le_bytes().iter().map(u8::to_ascii_lowercase).collect();
-            assert_eq!(lower8(word).to_le_bytes().to_vec(), expect, "byte {b}");
-        }
     }
 
     #[test]

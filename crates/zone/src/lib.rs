@@ -38,7 +38,7 @@ pub use contents::{Denial, Lookup, ZoneContents, APEX};
 pub use db::{ZoneDb, ZoneSet, ZoneSlot};
 pub use error::{Error, Position, Result};
 pub use load::{load_bytes, load_file, Loaded, Progress};
-pub use node::{Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS};
+pub use node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS};
 pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf};
 pub use report::{Issue, Report, Severity};
 

@@ -7,10 +7,8 @@
 
 use crate::edns::{EdeCode, OptionCode};
 use crate::error::{Error, Result};
-use crate::message::writer::Rr;
 use crate::message::{MessageWriter, Section};
-use crate::name::Dname;
-use crate::types::{Class, Rtype};
+use crate::types::Rtype;
 
 /// Length of an OPT record without options: root owner, type, class, TTL, RDLENGTH.
 pub const OPT_FIXED_LEN: usize = 11;
@@ -30,18 +28,14 @@ impl<'b> MessageWriter<'b> {
             return Err(Error::Malformed { offset: self.len(), reason: "OPT already written" });
         }
         let start = self.len();
+        let [t0, t1] = Rtype::OPT.0.to_be_bytes();
+        let [c0, c1] = udp_payload.to_be_bytes();
         let [f0, f1] = flags.to_be_bytes();
-        let ttl = u32::from_be_bytes([self.rcode().extended_bits(), version, f0, f1]);
-        let limit = self.limit();
-        let rr = Rr {
-            owner: Dname::ROOT,
-            compress_owner: false,
-            rtype: Rtype::OPT,
-            class: Class(udp_payload),
-            ttl,
-            rdata: &[],
-        };
-        self.push_record_within(Section::Additional, &rr, limit)?;
+        let rcode = self.rcode().extended_bits();
+        // Root owner, TYPE, CLASS (payload size), TTL (extended RCODE, version, flags),
+        // RDLENGTH 0.
+        let record = [0, t0, t1, c0, c1, rcode, version, f0, f1, 0, 0];
+        self.push_raw_record(Section::Additional, &record)?;
         self.set_opt_ttl_at(Some(start + 5));
         Ok(OptBuilder { writer: self, rdlength_at: start + 9, rdlength: 0 })
     }

@@ -7,83 +7,92 @@
 //! below — so comparing a name's labels with the anchor's, right to left, finds almost
 //! all of the savings in a handful of instructions and touches no table.
 
+use crate::ascii::{fold8, load8};
 use crate::name::Dname;
-
-/// Most labels an anchor keeps offsets for (deeper question names are not anchors).
-const MAX_ANCHOR_LABELS: usize = 32;
 
 /// The name compressed against: where it is in the message and where its labels start.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Anchor {
     /// Offset of the name in the message.
     at: u16,
-    /// Number of labels.
-    count: u8,
-    /// Offset of each label's length byte, relative to `at`, left to right.
-    offsets: [u8; MAX_ANCHOR_LABELS],
+    /// Length of its wire form.
+    len: u16,
+    /// Bit `i` is set when a label other than the root starts `i` bytes into the name:
+    /// the places a pointer may go.
+    starts: [u64; 4],
 }
 
 impl Anchor {
     /// An anchor for `name`, written at `at`; `None` if it cannot serve as one.
     pub(crate) fn new(name: &Dname, at: usize) -> Option<Anchor> {
         let at = u16::try_from(at).ok().filter(|&a| a < 0x4000)?;
-        let mut anchor = Anchor { at, count: 0, offsets: [0; MAX_ANCHOR_LABELS] };
-        anchor.count = label_starts(name.as_wire(), &mut anchor.offsets)? as u8;
+        let wire = name.as_wire();
+        let mut anchor = Anchor { at, len: u16::try_from(wire.len()).ok()?, starts: [0; 4] };
+        let mut pos = 0usize;
+        while let Some(&len) = wire.get(pos).filter(|&&len| len != 0) {
+            *anchor.starts.get_mut(pos / 64)? |= 1 << (pos % 64);
+            pos += usize::from(len) + 1;
+        }
         Some(anchor)
     }
 
+    /// True when a label of the anchor (not the root) starts at `offset` into it.
+    #[inline]
+    fn starts_at(&self, offset: usize) -> bool {
+        self.starts.get(offset / 64).is_some_and(|word| word >> (offset % 64) & 1 == 1)
+    }
+
     /// For `name`, the number of leading bytes to write in full and where the pointer for
-    /// the rest goes (`None`: no suffix in common, write the whole name). `msg` is the
+    /// the rest goes (`None`: no label in common, write the whole name). `msg` is the
     /// message written so far (the anchor is in it).
+    ///
+    /// The bytes the two names end with in common (ignoring case) are counted eight at a
+    /// time; the longest run of the name's labels inside them that also starts a label
+    /// of the anchor is the suffix pointed to.
     #[inline]
     pub(crate) fn split(&self, msg: &[u8], name: &Dname) -> Option<(usize, u16)> {
+        let at = usize::from(self.at);
+        let anchor = msg.get(at..at + usize::from(self.len))?;
         let wire = name.as_wire();
-        let mut starts = [0u8; MAX_ANCHOR_LABELS];
-        let count = label_starts(wire, &mut starts)?;
-        let anchor_wire = msg.get(usize::from(self.at)..)?;
-        let (mut i, mut j) = (count, usize::from(self.count));
-        while i > 0 && j > 0 {
-            let a = label(wire, starts.get(i - 1).copied());
-            let b = label(anchor_wire, self.offsets.get(j - 1).copied());
-            if a.len() != b.len() || !a.eq_ignore_ascii_case(b) {
-                break;
-            }
-            i -= 1;
-            j -= 1;
-        }
-        if i == count {
+        let common = common_tail(wire, anchor);
+        // Only the root in common: never worth a pointer.
+        if common <= 1 {
             return None;
         }
-        let inline =
-            if i == count { wire.len() } else { usize::from(starts.get(i).copied().unwrap_or(0)) };
-        let target = usize::from(self.at) + usize::from(self.offsets.get(j).copied().unwrap_or(0));
-        Some((inline, u16::try_from(target).ok()?))
-    }
-}
-
-/// Fills `starts` with the offset of each label's length byte; the label count, or
-/// `None` for a name with too many labels.
-#[inline]
-fn label_starts(wire: &[u8], starts: &mut [u8; MAX_ANCHOR_LABELS]) -> Option<usize> {
-    let mut pos = 0usize;
-    let mut count = 0usize;
-    while let Some(&len) = wire.get(pos) {
-        if len == 0 {
-            return Some(count);
+        let mut pos = 0usize;
+        while let Some(&len) = wire.get(pos).filter(|&&len| len != 0) {
+            let suffix = wire.len() - pos;
+            if suffix <= common && self.starts_at(anchor.len() - suffix) {
+                return Some((pos, u16::try_from(at + anchor.len() - suffix).ok()?));
+            }
+            pos += usize::from(len) + 1;
         }
-        *starts.get_mut(count)? = pos as u8;
-        count += 1;
-        pos += usize::from(len) + 1;
+        None
     }
-    Some(count)
 }
 
-/// The label (length byte and content) starting at `start`.
+/// How many bytes `a` and `b` end with in common, ignoring ASCII case.
 #[inline]
-fn label(wire: &[u8], start: Option<u8>) -> &[u8] {
-    let start = usize::from(start.unwrap_or(0));
-    let len = usize::from(wire.get(start).copied().unwrap_or(0));
-    wire.get(start..start + 1 + len).unwrap_or(&[])
+fn common_tail(a: &[u8], b: &[u8]) -> usize {
+    let max = a.len().min(b.len());
+    let mut common = 0usize;
+    while common < max {
+        let take = (max - common).min(8);
+        let x = a.get(a.len() - common - take..a.len() - common).map_or(0, load8);
+        let y = b.get(b.len() - common - take..b.len() - common).map_or(0, load8);
+        if x == y {
+            common += take;
+            continue;
+        }
+        let diff = fold8(x) ^ fold8(y);
+        if diff != 0 {
+            // The last bytes are the word's high bytes; the unused ones are zero in both.
+            let equal = diff.leading_zeros() as usize / 8 - (8 - take);
+            return common + equal;
+        }
+        common += take;
+    }
+    common
 }
 
 #[cfg(test)]
@@ -112,12 +121,35 @@ mod tests {
     }
 
     #[test]
-    fn deep_names_are_written_in_full() {
-        let deep: String = "a.".repeat(40);
+    fn deep_names_compress_too() {
+        let deep: String = "a.".repeat(100);
+        let anchor_name = name(&format!("{deep}tld."));
         let mut msg = vec![0u8; 12];
-        msg.extend_from_slice(name("tld.").as_wire());
-        let anchor = Anchor::new(&name("tld."), 12).unwrap();
-        assert_eq!(anchor.split(&msg, &name(&format!("{deep}tld."))), None);
-        assert!(Anchor::new(&name(&format!("{deep}tld.")), 12).is_none());
+        msg.extend_from_slice(anchor_name.as_wire());
+        let anchor = Anchor::new(&anchor_name, 12).unwrap();
+        assert_eq!(anchor.split(&msg, &name(&format!("x.{deep}tld."))), Some((2, 12)));
+        assert_eq!(anchor.split(&msg, &name("b.a.tld.")), Some((2, 12 + 198)));
+    }
+
+    #[test]
+    fn a_pointer_goes_only_where_a_label_starts() {
+        // The anchor's first label contains bytes that read like the name's labels.
+        let anchor_name = Dname::from_wire(b"\x05x\x01y\x01a\x01a\x00").unwrap();
+        let mut msg = vec![0u8; 12];
+        msg.extend_from_slice(anchor_name.as_wire());
+        let anchor = Anchor::new(anchor_name, 12).unwrap();
+        // "y.a.a." ends like the anchor's bytes, but only "a." starts one of its labels.
+        let n = Dname::from_wire(b"\x01y\x01a\x01a\x00").unwrap();
+        assert_eq!(anchor.split(&msg, n), Some((4, 12 + 6)));
+    }
+
+    #[test]
+    fn common_tail_counts_bytes_ignoring_case() {
+        assert_eq!(common_tail(b"", b"abc"), 0);
+        assert_eq!(common_tail(b"xyz", b"abc"), 0);
+        assert_eq!(common_tail(b"xbC", b"abc"), 2);
+        assert_eq!(common_tail(b"0123456789ABCDEFGH", b"z123456789abcdefgh"), 17);
+        assert_eq!(common_tail(b"12345678", b"12345678"), 8);
+        assert_eq!(common_tail(b"112345678", b"212345678"), 8);
     }
 }

@@ -140,8 +140,7 @@ fn tag_of(hash: u32) -> u32 {
 fn verify(msg: &[u8], candidate: usize, label: &[u8], rest: Suffix) -> Option<Suffix> {
     let after = candidate + label.len();
     let here = msg.get(candidate..after)?;
-    // Same spelling is the common case; fold case only when the bytes differ.
-    if here != label && !here.eq_ignore_ascii_case(label) {
+    if !crate::ascii::eq_ignore_case(here, label) {
         return None;
     }
     let offset = u16::try_from(candidate).ok()?;

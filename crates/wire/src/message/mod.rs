@@ -22,4 +22,4 @@ pub use compress::CompressionTable;
 pub use decompress::{read_name, MAX_RDATA_LEN};
 pub use header::{Flags, Header, Section, HEADER_LEN};
 pub use reader::{MessageReader, Question, Record};
-pub use writer::{Compression, Mark, MessageWriter, MAX_MESSAGE_LEN};
+pub use writer::{Compression, Mark, MessageWriter, Owner, RrsetHead, MAX_MESSAGE_LEN};

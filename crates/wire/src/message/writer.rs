@@ -59,6 +59,16 @@ pub struct MessageWriter<'b> {
     mode: Compression,
 }
 
+/// The owner of the records [`MessageWriter::push_rrset`] writes.
+#[derive(Debug, Clone, Copy)]
+pub enum Owner<'n> {
+    /// Already in the message at this offset: every record points there.
+    At(u16),
+    /// Not in the message yet: the first record writes it (compressed), the others
+    /// point to it.
+    Name(&'n Dname),
+}
+
 /// How the writer compresses names (RFC 1035 §4.1.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Compression {
@@ -179,8 +189,12 @@ impl<'b> MessageWriter<'b> {
     }
 
     /// The flags word.
+    #[inline]
     pub fn flags(&self) -> Flags {
-        self.header().flags
+        Flags(u16::from_be_bytes([
+            self.buf.get(2).copied().unwrap_or(0),
+            self.buf.get(3).copied().unwrap_or(0),
+        ]))
     }
 
     /// Replaces the flags word (opcode and RCODE bits included).
@@ -310,6 +324,98 @@ impl<'b> MessageWriter<'b> {
         self.finish_item(section, start, result)
     }
 
+    /// Appends the records of one RRset — `rdatas` in order, with the same owner, type,
+    /// class and TTL — in one step: all or nothing (on [`Error::NoSpace`] the message is
+    /// unchanged). Returns where the owner decodes from, for more records of that owner.
+    /// `names_at[i]`, where present, receives where the first name in record `i`'s RDATA
+    /// decodes from.
+    pub fn push_rrset<'r>(
+        &mut self,
+        section: Section,
+        rrset: &RrsetHead<'_>,
+        rdatas: impl IntoIterator<Item = &'r [u8]>,
+        names_at: &mut [Option<u16>],
+    ) -> Result<Option<u16>> {
+        if let Owner::At(at) = rrset.owner {
+            let target = usize::from(at);
+            if target < HEADER_LEN || target >= self.len || target > MAX_POINTER {
+                return Err(Error::BadPointer { offset: self.len });
+            }
+        }
+        self.enter(section)?;
+        let start = self.len;
+        match self.write_rrset(rrset, rdatas, names_at) {
+            Ok((written, owner_at)) => {
+                let i = section.index();
+                let count = self.counts.get_mut(i).ok_or(Error::NoSpace)?;
+                let Some(total) = count.checked_add(written) else {
+                    self.len = start;
+                    return Err(Error::NoSpace);
+                };
+                *count = total;
+                self.section = section;
+                self.patch(4 + 2 * i, &total.to_be_bytes());
+                self.last_owner_at = owner_at;
+                Ok(owner_at)
+            }
+            Err(e) => {
+                self.len = start;
+                Err(e)
+            }
+        }
+    }
+
+    /// The records of [`push_rrset`](Self::push_rrset); returns how many were written and
+    /// where the owner decodes from.
+    fn write_rrset<'r>(
+        &mut self,
+        rrset: &RrsetHead<'_>,
+        rdatas: impl IntoIterator<Item = &'r [u8]>,
+        names_at: &mut [Option<u16>],
+    ) -> Result<(u16, Option<u16>)> {
+        let limit = self.soft_limit();
+        let shape = rrset.rtype.shape();
+        let plain = !shape.compress || !shape.has_names();
+        let [t0, t1] = rrset.rtype.0.to_be_bytes();
+        let [c0, c1] = rrset.class.0.to_be_bytes();
+        let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
+        let mut owner_at = match rrset.owner {
+            Owner::At(at) => Some(at),
+            Owner::Name(_) => None,
+        };
+        let mut written = 0u16;
+        for (i, rdata) in rdatas.into_iter().enumerate() {
+            match (owner_at, rrset.owner) {
+                (Some(at), _) => self.put(&pointer_bytes(at), limit)?,
+                (None, Owner::Name(name)) => {
+                    owner_at = self.write_name_within(name, true, limit)?
+                }
+                (None, Owner::At(_)) => return Err(Error::BadPointer { offset: self.len }),
+            }
+            let rdata_start = self.len + 10;
+            let name_at = if plain {
+                // RDATA copied as it is: its length is known before it is written.
+                let [r0, r1] =
+                    u16::try_from(rdata.len()).map_err(|_| Error::NoSpace)?.to_be_bytes();
+                self.put2(&[t0, t1, c0, c1, l0, l1, l2, l3, r0, r1], rdata, limit)?;
+                first_name_offset(shape, rdata)
+                    .and_then(|at| u16::try_from(rdata_start + at).ok())
+                    .filter(|&at| usize::from(at) <= MAX_POINTER)
+            } else {
+                self.put(&[t0, t1, c0, c1, l0, l1, l2, l3, 0, 0], limit)?;
+                self.write_rdata(rrset.rtype, rdata, limit)?;
+                let rdlength = u16::try_from(self.len - rdata_start).map_err(|_| Error::NoSpace)?;
+                self.patch(rdata_start - 2, &rdlength.to_be_bytes());
+                self.last_rdata_name_at
+            };
+            if let Some(slot) = names_at.get_mut(i) {
+                *slot = name_at;
+            }
+            written = written.checked_add(1).ok_or(Error::NoSpace)?;
+        }
+        Ok((written, owner_at))
+    }
+
     /// Appends raw bytes at the current position (no count changes).
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let limit = self.soft_limit();
@@ -327,6 +433,17 @@ impl<'b> MessageWriter<'b> {
         self.enter(section)?;
         let start = self.len;
         let result = self.write_record(rr, limit);
+        self.finish_item(section, start, result)
+    }
+
+    /// Appends a record given whole in wire form, within the full limit (the OPT record,
+    /// in the space reserved for it).
+    pub(crate) fn push_raw_record(&mut self, section: Section, record: &[u8]) -> Result<()> {
+        self.enter(section)?;
+        let start = self.len;
+        let result = self.put(record, self.limit);
+        self.last_owner_at = None;
+        self.last_rdata_name_at = None;
         self.finish_item(section, start, result)
     }
 
@@ -494,16 +611,18 @@ impl<'b> MessageWriter<'b> {
     }
 
     /// Counts a written item, or undoes a failed one.
+    #[inline]
     fn finish_item(&mut self, section: Section, start: usize, result: Result<()>) -> Result<()> {
+        let i = section.index();
         let counted = result.and_then(|()| {
-            let count = self.counts.get_mut(section.index()).ok_or(Error::NoSpace)?;
+            let count = self.counts.get_mut(i).ok_or(Error::NoSpace)?;
             *count = count.checked_add(1).ok_or(Error::NoSpace)?;
-            Ok(())
+            Ok(*count)
         });
         match counted {
-            Ok(()) => {
+            Ok(count) => {
                 self.section = section;
-                self.write_counts();
+                self.patch(4 + 2 * i, &count.to_be_bytes());
                 Ok(())
             }
             Err(e) => {
@@ -558,6 +677,19 @@ impl<'b> MessageWriter<'b> {
     pub fn has_opt(&self) -> bool {
         self.opt_ttl_at.is_some()
     }
+}
+
+/// What the records of one RRset share.
+#[derive(Clone, Copy, Debug)]
+pub struct RrsetHead<'n> {
+    /// Where the owner already is in the message, or the name to write.
+    pub owner: Owner<'n>,
+    /// The type of every record.
+    pub rtype: Rtype,
+    /// The class of every record.
+    pub class: Class,
+    /// The TTL of every record.
+    pub ttl: u32,
 }
 
 /// A record to write.

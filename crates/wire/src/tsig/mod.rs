@@ -1,4 +1,4 @@
-//! Transaction signatures (TSIG, RFC 8945) with HMAC-SHA1/256/384/512 from `ring`.
+//! Transaction signatures (TSIG, RFC 8945) with HMAC-SHA1/256/384/512 from `aws-lc-rs`.
 //!
 //! * [`Key`]: a named shared secret and its algorithm; [`Keyring`] finds keys by name.
 //! * [`TsigRecord`]: the TSIG record of a received message, found with
@@ -18,7 +18,7 @@ pub mod verify;
 
 use std::fmt;
 
-use ring::hmac;
+use aws_lc_rs::hmac;
 
 use crate::error::{Error, Result};
 use crate::message::decompress::read_name;
@@ -91,7 +91,7 @@ impl Algorithm {
         (self.mac_len() / 2).max(10)
     }
 
-    fn ring(self) -> hmac::Algorithm {
+    fn hmac_algorithm(self) -> hmac::Algorithm {
         match self {
             Algorithm::HmacSha1 => hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
             Algorithm::HmacSha256 => hmac::HMAC_SHA256,
@@ -119,7 +119,7 @@ pub struct Key {
 impl Key {
     /// A key accepting any MAC truncation RFC 8945 §5.2.2.1 allows.
     pub fn new(name: Name, algorithm: Algorithm, secret: &[u8]) -> Key {
-        let hmac = hmac::Key::new(algorithm.ring(), secret);
+        let hmac = hmac::Key::new(algorithm.hmac_algorithm(), secret);
         Key { name, algorithm, hmac, min_mac_len: algorithm.min_mac_len() }
     }
 

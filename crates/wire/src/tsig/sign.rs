@@ -10,7 +10,7 @@
 //! BADTIME is signed, keeps the request's Time Signed and carries the server's time in
 //! Other Data; BADTRUNC is signed.
 
-use ring::hmac;
+use aws_lc_rs::hmac;
 
 use crate::error::{Error, Result};
 use crate::message::writer::Rr;

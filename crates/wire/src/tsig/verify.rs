@@ -1,7 +1,7 @@
 //! Verification of received TSIG records (RFC 8945 §5.2 for requests, §5.3 / §5.4 for
 //! responses and sequences), on the received bytes without copying them.
 
-use ring::hmac;
+use aws_lc_rs::hmac;
 
 use crate::error::{Error, Result};
 use crate::message::HEADER_LEN;
