@@ -38,11 +38,19 @@ impl Solver<'_, '_, '_> {
         Ok(())
     }
 
-    /// The apex SOA with the negative-caching TTL.
+    /// The apex SOA with the negative-caching TTL: the prepared copy when the zone is the
+    /// question's (the apex is the question name's tail, where the copy's pointers go),
+    /// else written as any RRset.
     fn negative_soa(&mut self) -> Result<(), Truncated> {
         let zone = self.zone;
         let Some(apex) = zone.apex() else { return Ok(()) };
         let Some(soa) = apex.rrset(Rtype::SOA) else { return Ok(()) };
-        self.resp.must(Section::Authority, apex.owner(), &soa, zone.negative_ttl())
+        let ttl = zone.negative_ttl();
+        if let Some(prepared) = zone.negative_soa() {
+            if let Some(at) = self.resp.apex_at(zone.origin()) {
+                return self.resp.must_negative_soa(prepared, apex.owner(), at, &soa, ttl);
+            }
+        }
+        self.resp.must(Section::Authority, apex.owner(), &soa, ttl)
     }
 }

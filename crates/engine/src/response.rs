@@ -10,7 +10,7 @@
 
 use tern_wire::message::{Flags, Mark, MessageWriter, Owner, RrsetHead, Section};
 use tern_wire::{Class, Dname, Rcode, Rtype};
-use tern_zone::{has_targets, Rrset};
+use tern_zone::{has_targets, NegativeSoa, Rrset};
 
 /// The message did not fit and TC is set: stop adding to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,6 +35,11 @@ pub struct Response<'b> {
     /// Address of the query's QNAME bytes: an owner at this address is the question's
     /// name, already in the response at offset 12.
     qname_addr: usize,
+    /// Length of the question's name in wire form.
+    qname_len: usize,
+    /// The origin (by address) of the zone answering the question, and where that
+    /// origin is in the message: the question name's tail.
+    question_apex: Option<(usize, u16)>,
     /// Where the first RDATA name of each record of the last RRset written decodes
     /// from: an NS target's glue can point its owner there.
     names_at: [Option<u16>; MAX_TARGETS],
@@ -69,6 +74,8 @@ impl<'b> Response<'b> {
             ede: None,
             transport,
             qname_addr,
+            qname_len: qname.len(),
+            question_apex: None,
             names_at,
             alias: None,
         }
@@ -112,6 +119,48 @@ impl<'b> Response<'b> {
                 Err(self.truncate())
             }
         }
+    }
+
+    /// Declares `origin` the origin of a zone the question's name is at or below (the
+    /// caller found the zone by that name): [`Response::apex_at`] then knows where it is.
+    pub fn question_zone(&mut self, origin: &Dname) {
+        let at = self.qname_len.checked_sub(origin.len()).map(|tail| usize::from(QNAME_AT) + tail);
+        self.question_apex = at
+            .and_then(|at| u16::try_from(at).ok())
+            .map(|at| (origin.as_wire().as_ptr() as usize, at));
+    }
+
+    /// Where `origin` (this very value) is in the message, when it is the origin given to
+    /// [`Response::question_zone`]: the question's tail, in the question's spelling.
+    #[inline]
+    pub fn apex_at(&self, origin: &Dname) -> Option<u16> {
+        let addr = origin.as_wire().as_ptr() as usize;
+        self.question_apex.filter(|&(a, _)| a == addr).map(|(_, at)| at)
+    }
+
+    /// Writes the zone's prepared negative SOA (and its RRSIGs when DO is set), the apex
+    /// being at `apex_at`; on overflow it is taken out again and TC is set.
+    pub fn must_negative_soa(
+        &mut self,
+        soa: &NegativeSoa,
+        apex: &Dname,
+        apex_at: u16,
+        rrset: &Rrset<'_>,
+        ttl: u32,
+    ) -> Result<(), Truncated> {
+        let mark = self.writer.mark();
+        let section = Section::Authority;
+        let written = self.writer.push_prepared(section, soa.record(), soa.slots(), apex_at);
+        let all = written.map_err(drop).and_then(|owner_at| {
+            if self.dnssec {
+                self.sigs(section, apex, owner_at, rrset, ttl)?;
+            }
+            Ok(())
+        });
+        all.map_err(|()| {
+            self.writer.rollback(mark);
+            self.truncate()
+        })
     }
 
     /// Writes an RRset if it fits; returns false (without TC) when it does not.

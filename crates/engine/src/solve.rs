@@ -75,6 +75,7 @@ pub(crate) fn answer(
     resp: &mut Response<'_>,
 ) {
     resp.set_authoritative(true);
+    resp.question_zone(zone.origin());
     let mut solver = Solver {
         zone,
         resp,

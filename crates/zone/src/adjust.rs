@@ -12,6 +12,7 @@ use tern_wire::Rtype;
 
 use crate::contents::{Denial, ZoneContents, APEX};
 use crate::cow::ChunkVec;
+use crate::negative_soa::NegativeSoa;
 use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
 use crate::nsec3::Nsec3Position;
 
@@ -40,6 +41,10 @@ pub fn zone_facts(zone: &mut ZoneContents) {
         zone.serial = serial;
         zone.negative_ttl = negative_ttl;
     }
+    zone.negative_soa = zone.apex().and_then(|apex| {
+        let rdata = apex.rrset(Rtype::SOA)?.rdatas().next()?;
+        NegativeSoa::new(zone.origin(), zone.negative_ttl, rdata)
+    });
     zone.denial = denial(zone);
 }
 

@@ -203,6 +203,7 @@ impl ZoneBuilder {
             denial: Denial::Unsigned,
             serial: 0,
             negative_ttl: 0,
+            negative_soa: None,
             record_count: self.report.records,
         };
         contents.nsec3 = chain;

@@ -14,6 +14,7 @@ use tern_wire::{Dname, Name, Rtype};
 use crate::cow::ChunkVec;
 use crate::hash::{NameTag, SuffixHashes};
 use crate::index::NameIndex;
+use crate::negative_soa::NegativeSoa;
 use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
 use crate::nsec3::Nsec3Chain;
 
@@ -64,6 +65,8 @@ pub struct ZoneContents {
     pub(crate) serial: u32,
     /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
     pub(crate) negative_ttl: u32,
+    /// The apex SOA prepared for negative answers, with `negative_ttl`.
+    pub(crate) negative_soa: Option<NegativeSoa>,
     pub(crate) record_count: usize,
 }
 
@@ -87,6 +90,12 @@ impl ZoneContents {
     #[inline]
     pub fn negative_ttl(&self) -> u32 {
         self.negative_ttl
+    }
+
+    /// The apex SOA as negative answers carry it, prepared (see [`NegativeSoa`]).
+    #[inline]
+    pub fn negative_soa(&self) -> Option<&NegativeSoa> {
+        self.negative_soa.as_ref()
     }
 
     /// How non-existence is proven.

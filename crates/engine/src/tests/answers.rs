@@ -57,6 +57,27 @@ fn nxdomain_and_nodata_carry_the_soa_with_negative_ttl() {
 }
 
 #[test]
+fn negative_soa_points_into_the_question() {
+    // The prepared SOA (tern_zone::NegativeSoa): owner, MNAME and RNAME end in the apex,
+    // which is the question's tail, so all three are pointers there and take its spelling.
+    let z = example();
+    let message = query("NOPE.Example.", Rtype::A, Ask::default());
+    let response = raw(&z, Config::default(), &message, Transport::Udp).unwrap();
+    assert_eq!(
+        render(&response),
+        "NXDOMAIN aa rd | au: Example. 300 SOA ns1.Example. hostmaster.Example. 1 7200 3600 \
+         1209600 300 | ad: OPT(1232,-)"
+    );
+    // Header and question (12 + 14 + 4), SOA with pointers (2 + 10 + 4 + 2 + 11 + 2 + 20),
+    // OPT (11): nothing written twice.
+    assert_eq!(response.len(), 30 + 51 + 11);
+    // NODATA at the apex itself: the whole question is the apex.
+    let message = query("example.", Rtype::TXT, Ask::default());
+    let response = raw(&z, Config::default(), &message, Transport::Udp).unwrap();
+    assert_eq!(response.len(), 12 + 9 + 4 + 51 + 11);
+}
+
+#[test]
 fn cname_chains_are_followed_in_zone() {
     let z = example();
     assert_eq!(

@@ -403,3 +403,28 @@ fn anchor_mode_reads_back_like_table_mode() {
     let ns1 = b"\x03ns1\xc0\x10"; // "ns1" + pointer to "Foo.example." at 16
     assert!(anchor_msg.windows(ns1.len()).any(|w| w == ns1));
 }
+
+#[test]
+fn prepared_records_get_their_pointers_and_fit_or_are_refused() {
+    // "ns1" + pointer, as NegativeSoa prepares an SOA's MNAME; owner is a slot too.
+    let record = b"\x00\x00\x00\x02\x00\x01\x00\x00\x0e\x10\x00\x06\x03ns1\x00\x00";
+    let mut buf = [0u8; 64];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 60, &mut table).unwrap();
+    w.push_question(&name("x.Example."), Rtype::A, Class::IN).unwrap();
+    // The apex "Example." is at 12 + 2 in the question.
+    assert_eq!(w.push_prepared(Section::Authority, record, &[0, 16], 14), Ok(Some(14)));
+    assert_eq!(w.last_owner_at(), Some(14));
+    // Out of bounds: a target past the end, a slot outside the record, no room.
+    assert!(w.push_prepared(Section::Authority, record, &[0], 60).is_err());
+    let before = w.as_bytes().to_vec();
+    assert!(w.push_prepared(Section::Authority, record, &[17], 14).is_err());
+    assert_eq!(w.push_prepared(Section::Authority, record, &[0], 14), Err(Error::NoSpace));
+    assert_eq!(w.as_bytes(), &before[..]);
+    let msg = w.finish().to_vec();
+    let (_, records) = read_all(&msg).unwrap();
+    assert_eq!(records.len(), 1);
+    assert_eq!(records[0].1, "Example.");
+    assert_eq!(records[0].2, Rtype::NS);
+    assert_eq!(records[0].3, name("ns1.Example.").as_wire());
+}

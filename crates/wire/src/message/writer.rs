@@ -416,6 +416,43 @@ impl<'b> MessageWriter<'b> {
         Ok((written, owner_at))
     }
 
+    /// Appends one record prepared in wire form, `record` (owner to RDATA), with a
+    /// compression pointer to `target` written at each offset in `slots`: a record whose
+    /// names end in a name already in the message, built once and copied into every
+    /// answer. Returns where the owner decodes from when slot 0 is the owner. All or
+    /// nothing; a `target` not below the current end, or a slot outside `record`, is
+    /// refused.
+    pub fn push_prepared(
+        &mut self,
+        section: Section,
+        record: &[u8],
+        slots: &[u16],
+        target: u16,
+    ) -> Result<Option<u16>> {
+        if usize::from(target) < HEADER_LEN
+            || usize::from(target) >= self.len
+            || usize::from(target) > MAX_POINTER
+        {
+            return Err(Error::BadPointer { offset: self.len });
+        }
+        self.enter(section)?;
+        let start = self.len;
+        let limit = self.soft_limit();
+        let result = self.put(record, limit).and_then(|()| {
+            for &slot in slots {
+                let at = start + usize::from(slot);
+                let dst = self.buf.get_mut(at..at + 2).filter(|_| at + 2 <= self.len);
+                dst.ok_or(Error::BadPointer { offset: at })?
+                    .copy_from_slice(&pointer_bytes(target));
+            }
+            Ok(())
+        });
+        self.finish_item(section, start, result)?;
+        let owner_at = (slots.first() == Some(&0)).then_some(target);
+        self.last_owner_at = owner_at;
+        Ok(owner_at)
+    }
+
     /// Appends raw bytes at the current position (no count changes).
     pub fn write_bytes(&mut self, bytes: &[u8]) -> Result<()> {
         let limit = self.soft_limit();
