@@ -49,21 +49,33 @@ impl Nsec3Params {
 
     /// The hashed owner name of `name` (RFC 5155 §5): IH(salt, x, k) over the canonical
     /// (lower-case) wire form.
+    ///
+    /// Each round hashes `x || salt` laid out in one stack buffer with the one-shot digest
+    /// (a streaming digest context allocates its state on the heap, per hash).
     pub fn hash(&self, name: &Dname) -> Nsec3Hash {
-        let mut lower = [0u8; 255];
-        for (dst, src) in lower.iter_mut().zip(name.as_wire()) {
-            *dst = src.to_ascii_lowercase();
-        }
-        let mut input: &[u8] = lower.get(..name.len()).unwrap_or(&[]);
+        let mut buf = [0u8; 255 + 255];
         let mut out = [0u8; HASH_LEN];
+        let Some(len) = self.lay_out(&mut buf, name.as_wire(), true) else { return out };
+        let mut input = buf.get(..len).unwrap_or(&[]);
         for _ in 0..=self.iterations {
-            let mut ctx = digest::Context::new(&digest::SHA1_FOR_LEGACY_USE_ONLY);
-            ctx.update(input);
-            ctx.update(&self.salt);
-            out.copy_from_slice(ctx.finish().as_ref());
-            input = &out;
+            out.copy_from_slice(digest::digest(&digest::SHA1_FOR_LEGACY_USE_ONLY, input).as_ref());
+            let Some(len) = self.lay_out(&mut buf, &out, false) else { return out };
+            input = buf.get(..len).unwrap_or(&[]);
         }
         out
+    }
+
+    /// Writes `x` (lower-cased when `fold`) then the salt to the start of `buf`; returns
+    /// the length written.
+    fn lay_out(&self, buf: &mut [u8], x: &[u8], fold: bool) -> Option<usize> {
+        let total = x.len() + self.salt.len();
+        let (head, tail) = buf.get_mut(..total)?.split_at_mut(x.len());
+        head.copy_from_slice(x);
+        if fold {
+            head.make_ascii_lowercase();
+        }
+        tail.copy_from_slice(&self.salt);
+        Some(total)
     }
 }
 
