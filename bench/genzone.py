@@ -3,6 +3,12 @@
 
   genzone.py zone    --delegations N --origin tld. --out ZONEFILE [--names NAMESFILE]
   genzone.py queries --names NAMESFILE --origin tld. --count C --out QUERYFILE [--nx 0.4]
+  genzone.py hosting --zones N --out DIR
+
+`hosting` writes N small customer zones, one file each (DIR/<origin>zone) and their
+origins, one per line, to DIR/zones.txt: the other shape an authoritative server meets,
+many zones of a dozen records (SOA, two NS at the hoster, addresses, MX, TXT, a CNAME,
+SRV, a wildcard, CAA).
 
 The zone models a top-level domain: an apex with three in-zone name servers, then N
 delegations with random 4-14 character labels. 20% of them have two in-bailiwick name
@@ -17,6 +23,7 @@ The same arguments always write the same bytes.
 """
 
 import argparse
+import os
 import random
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz0123456789"
@@ -92,6 +99,35 @@ def write_queries(args):
             out.write(line + "\n")
 
 
+def hosting_zone(rng, index, origin):
+    """The text of one small customer zone."""
+    host = index % 250 + 1
+    return (f"$ORIGIN {origin}\n$TTL 3600\n"
+            f"@ IN SOA ns1.hoster.example. hostmaster.hoster.example. "
+            f"2026112201 7200 3600 1209600 300\n"
+            "@ IN NS ns1.hoster.example.\n@ IN NS ns2.hoster.example.\n"
+            f"@ IN A 203.0.113.{host}\n@ IN AAAA 2001:db8:{index % 65536:x}::1\n"
+            "@ IN MX 10 mail\n@ IN MX 20 mx2\n"
+            f"mail IN A 198.51.100.{rng.randint(1, 254)}\n"
+            f"mx2 IN A 198.51.100.{rng.randint(1, 254)}\n"
+            '@ IN TXT "v=spf1 mx -all"\nwww IN CNAME @\n'
+            f"_sip._tcp IN SRV 10 60 5060 sip\nsip IN A 192.0.2.{host}\n"
+            f"*.dyn IN A 192.0.2.{rng.randint(1, 254)}\n"
+            '@ IN CAA 0 issue "ca.example"\n')
+
+
+def write_hosting(args):
+    rng = random.Random(args.seed)
+    os.makedirs(args.out, exist_ok=True)
+    origins = [f"{label}{i}.example." for i, label in
+               enumerate(unique_labels(rng, args.zones))]
+    for index, origin in enumerate(origins):
+        with open(os.path.join(args.out, f"{origin}zone"), "w") as out:
+            out.write(hosting_zone(rng, index, origin))
+    with open(os.path.join(args.out, "zones.txt"), "w") as out:
+        out.write("\n".join(origins) + "\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -108,8 +144,12 @@ def main():
     queries.add_argument("--nx", type=float, default=0.4)
     queries.add_argument("--out", required=True)
     queries.add_argument("--seed", type=int, default=3)
+    hosting = sub.add_parser("hosting")
+    hosting.add_argument("--zones", type=int, default=100_000)
+    hosting.add_argument("--out", required=True)
+    hosting.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
-    {"zone": write_zone, "queries": write_queries}[args.command](args)
+    {"zone": write_zone, "queries": write_queries, "hosting": write_hosting}[args.command](args)
 
 
 if __name__ == "__main__":

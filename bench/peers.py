@@ -138,11 +138,25 @@ controls {{ }};
     return ["named", "-g", "-n", "1", "-U", "1", "-c", path]
 
 
-def _tern(zones, port, tern_bin):
-    argv = [tern_bin, "--listen", f"127.0.0.1:{port}", "--workers", "1"]
-    for z in zones:
-        argv += ["--zone", f"{z.origin.rstrip('.') or '.'}={z.path}"]
-    return argv
+def _tern(zones, port, tern_bin, work):
+    if len(zones) <= 100:
+        argv = [tern_bin, "--listen", f"127.0.0.1:{port}", "--workers", "1"]
+        for z in zones:
+            argv += ["--zone", f"{z.origin.rstrip('.') or '.'}={z.path}"]
+        return argv
+    # Many zones: a configuration file (the command line would be too long). Per-zone
+    # load lines off, as Knot DNS's `notice` level has them.
+    zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nfile = "{z.path}"\n' for z in zones)
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+[log]
+level = "warn"
+{zone_lines}"""
+    path = os.path.join(work, "ternd.toml")
+    _write(path, conf)
+    return [tern_bin, "--config", path]
 
 
 def _write(path, text):
@@ -161,7 +175,7 @@ def command(kind, zones, port, work, tern_bin=None, floor_bin=None):
     if kind == "bind":
         return _bind(zones, port, work)
     if kind == "tern":
-        return _tern(zones, port, tern_bin)
+        return _tern(zones, port, tern_bin, work)
     if kind == "floor":
         return [floor_bin, str(port)]
     raise ValueError(f"unknown server kind {kind!r}")
