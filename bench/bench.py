@@ -50,11 +50,16 @@ def parse_args():
     p.add_argument("--clients", type=int, default=4, help="dnsperf -c")
     p.add_argument("--outstanding", type=int, default=200, help="dnsperf -q")
     p.add_argument("--fresh-concurrency", type=int, default=8)
+    add_common_args(p)
+    return p.parse_args()
+
+
+def add_common_args(p):
+    """The options every script of the harness shares: where data is cached, which ternd."""
     p.add_argument("--work", default=os.path.join(HERE, "out"),
                    help="cache of zones, signed zones, tools and results")
     p.add_argument("--tern", default=None, help="ternd binary (default: $TERND or "
                    "<cargo target>/release/ternd)")
-    return p.parse_args()
 
 
 def parse_size(text):

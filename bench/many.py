@@ -39,9 +39,7 @@ def parse_args():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--sample", type=int, default=1000, help="probe every Nth zone")
     p.add_argument("--timeout", type=float, default=1200, help="seconds to wait for a load")
-    p.add_argument("--work", default=os.path.join(HERE, "out"))
-    p.add_argument("--tern", default=None, help="ternd binary (default: $TERND or "
-                   "<cargo target dir>/release/ternd)")
+    bench.add_common_args(p)
     return p.parse_args()
 
 

@@ -38,9 +38,7 @@ def parse_args():
     p.add_argument("--max-growth", type=float, default=5.0, help="percent")
     p.add_argument("--clients", type=int, default=4, help="dnsperf -c")
     p.add_argument("--outstanding", type=int, default=200, help="dnsperf -q")
-    p.add_argument("--work", default=os.path.join(HERE, "out"))
-    p.add_argument("--tern", default=None, help="ternd binary (default: $TERND or "
-                   "<cargo target dir>/release/ternd)")
+    bench.add_common_args(p)
     return p.parse_args()
 
 
