@@ -48,9 +48,9 @@ pub(crate) struct HexDecoder {
     pending: Option<u8>,
 }
 
-impl HexDecoder {
+impl TokenDecoder for HexDecoder {
     /// Appends the bytes of `text`'s hex digits to `out`.
-    pub(crate) fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
         let mut rest = text;
         if let Some(high) = self.pending {
             let Some((&c, tail)) = rest.split_first() else { return Ok(()) };
@@ -72,7 +72,7 @@ impl HexDecoder {
     }
 
     /// Fails if an odd number of digits was fed.
-    pub(crate) fn finish(self) -> Result<(), &'static str> {
+    fn finish(self) -> Result<(), &'static str> {
         match self.pending {
             Some(_) => Err("hex digits must come in pairs"),
             None => Ok(()),
@@ -111,8 +111,23 @@ pub(crate) fn parse_hex_tokens(
     lx: &mut crate::text::Lexer<'_>,
     out: &mut Vec<u8>,
 ) -> Result<usize> {
+    parse_tokens(lx, out, HexDecoder::default())
+}
+
+/// A decoder fed token by token (hex or base64 split by white space).
+trait TokenDecoder {
+    fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> core::result::Result<(), &'static str>;
+    fn finish(self) -> core::result::Result<(), &'static str>;
+}
+
+/// Feeds every remaining token of the entry to `decoder`; errors point at the token (or,
+/// for a dangling end, the last one).
+fn parse_tokens(
+    lx: &mut crate::text::Lexer<'_>,
+    out: &mut Vec<u8>,
+    mut decoder: impl TokenDecoder,
+) -> Result<usize> {
     let start = out.len();
-    let mut decoder = HexDecoder::default();
     let mut last: Option<Token<'_>> = None;
     while let Some(token) = lx.next_token()? {
         decoder.feed(token.text, out).map_err(|m| token.error(m))?;
@@ -169,9 +184,9 @@ pub(crate) struct Base64Decoder {
     done: bool,
 }
 
-impl Base64Decoder {
+impl TokenDecoder for Base64Decoder {
     /// Appends the bytes encoded by `text`.
-    pub(crate) fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
+    fn feed(&mut self, text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
         let mut rest = text;
         // Complete a quantum begun in an earlier piece.
         while self.chars != 0 {
@@ -197,6 +212,16 @@ impl Base64Decoder {
         Ok(())
     }
 
+    /// Fails unless the data ended on a quantum boundary.
+    fn finish(self) -> Result<(), &'static str> {
+        match self.chars {
+            0 => Ok(()),
+            _ => Err("base64 data does not end on a 4-character boundary"),
+        }
+    }
+}
+
+impl Base64Decoder {
     /// Adds one character, checking the padding rules.
     fn push_char(&mut self, c: u8, out: &mut Vec<u8>) -> Result<(), &'static str> {
         if self.done {
@@ -222,14 +247,6 @@ impl Base64Decoder {
         out.extend_from_slice(bytes.get(1..1 + keep).unwrap_or(&[]));
         *self = Base64Decoder { done: self.pad > 0, ..Base64Decoder::default() };
     }
-
-    /// Fails unless the data ended on a quantum boundary.
-    pub(crate) fn finish(self) -> Result<(), &'static str> {
-        match self.chars {
-            0 => Ok(()),
-            _ => Err("base64 data does not end on a 4-character boundary"),
-        }
-    }
 }
 
 /// Reads the rest of the entry as base64 split into any number of tokens; returns the
@@ -238,20 +255,7 @@ pub(crate) fn parse_base64_tokens(
     lx: &mut crate::text::Lexer<'_>,
     out: &mut Vec<u8>,
 ) -> Result<usize> {
-    let start = out.len();
-    let mut decoder = Base64Decoder::default();
-    let mut last: Option<Token<'_>> = None;
-    while let Some(token) = lx.next_token()? {
-        decoder.feed(token.text, out).map_err(|m| token.error(m))?;
-        last = Some(token);
-    }
-    if let Err(m) = decoder.finish() {
-        return Err(match last {
-            Some(token) => token.error(m),
-            None => lx.error_here(m),
-        });
-    }
-    Ok(out.len() - start)
+    parse_tokens(lx, out, Base64Decoder::default())
 }
 
 /// Decodes one complete base64 string.
