@@ -12,7 +12,6 @@ use tern_server::{logging, EngineHandler, Result, ZoneLoader};
 use tern_zone::ZoneDb;
 
 fn main() -> ExitCode {
-    tern_server::memory::reexec_with_huge_pages();
     let plan = match Cli::parse().plan() {
         Ok(plan) => plan,
         Err(e) => return fail(&e),

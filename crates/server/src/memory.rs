@@ -1,53 +1,130 @@
-//! Memory placement for the data plane.
+//! Memory placement for the data plane, after each zone (re)load.
 //!
 //! Lookups touch zone data at random, so on large zones a good share of a query's user
-//! time is TLB and cache misses. Backing the heap with transparent huge pages removes most
-//! TLB misses (see below for what it gains and costs).
-//! Where the kernel grants huge pages only on request (`madvise` mode, the common
-//! default), glibc asks for them when started with the tunable `glibc.malloc.hugetlb=1`;
-//! glibc reads tunables only at start, so `ternd` re-executes itself once with it set.
-//! `TERND_HUGE_PAGES=0` in the environment turns this off.
+//! time is TLB and cache misses. Backing the zone data with transparent huge pages removes
+//! most TLB misses: 0.17 µs less CPU per UDP query with DO=0 and 0.37 µs with DO=1 on a
+//! 100,000-delegation zone (4 interleaved pairs). Asking for huge pages from the start
+//! (glibc's `glibc.malloc.hugetlb=1`) makes loading slower, though: every fresh 2 MiB page
+//! is zeroed whole at its first touch, transient load buffers included — 2.8 s instead of
+//! 2.05 s for a 1M-delegation zone on the benchmark machine.
 //!
-//! The price is paid at load: every fresh 2 MiB page is zeroed whole at its first touch,
-//! transient load buffers included — on the benchmark VM a 1M-delegation zone loads in
-//! 2.8 s instead of 2.05 s. Measured against that (4 interleaved pairs, 100k zone):
-//! 0.17 µs less CPU per UDP query with DO=0 and 0.37 µs with DO=1. Collapsing the heap
-//! after the load instead (`MADV_COLLAPSE`) was refused by this kernel (EINVAL), and
-//! leaving it to khugepaged takes minutes (about 16 MiB per 10 s by default).
+//! So the heap grows with ordinary pages during a load, and once the new snapshots are
+//! published (the workers answer from them meanwhile) two things happen: the heap the
+//! load freed goes back to the system (`malloc_trim`), and the densely used anonymous
+//! regions are collapsed into huge pages one 2 MiB step at a time (`MADV_COLLAPSE`,
+//! Linux 6.1; a no-op elsewhere; a step the kernel refuses stays as it is). That costs
+//! about 0.7 s of CPU after a 1M-delegation load. `TERND_HUGE_PAGES=0` in the environment
+//! turns the collapse off.
 
-use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+/// `MADV_COLLAPSE` (Linux 6.1+; not in every `libc` release).
+#[cfg(target_os = "linux")]
+const MADV_COLLAPSE: libc::c_int = 25;
 
-const TUNABLE: &str = "glibc.malloc.hugetlb=1";
+/// Size of a transparent huge page on x86-64 and arm64 (4 KiB base pages).
+const HUGE: usize = 2 << 20;
 
-/// Re-executes the current program with huge-page malloc, unless it already runs that
-/// way, is told not to, or cannot (then it simply goes on).
-pub fn reexec_with_huge_pages() {
+/// After a (re)load: returns freed heap to the system, then collapses the densely used
+/// anonymous regions into huge pages.
+pub fn after_load() {
+    release_freed();
     if std::env::var_os("TERND_HUGE_PAGES").is_some_and(|v| v == "0") {
         return;
     }
-    let tunables = std::env::var("GLIBC_TUNABLES").unwrap_or_default();
-    if tunables.contains("glibc.malloc.hugetlb") {
-        return;
+    let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return };
+    for (start, end) in dense_anonymous_regions(&smaps) {
+        collapse(start, end);
     }
-    let Ok(exe) = std::env::current_exe() else { return };
-    let mut args = std::env::args_os();
-    let arg0 = args.next().unwrap_or_else(|| OsString::from("ternd"));
-    let value =
-        if tunables.is_empty() { TUNABLE.to_owned() } else { format!("{tunables}:{TUNABLE}") };
-    // `exec` only returns on failure; then run as we are.
-    let _ = Command::new(exe).arg0(arg0).args(args).env("GLIBC_TUNABLES", value).exec();
 }
 
-/// Returns free heap pages to the system after a zone (re)load (glibc `malloc_trim`;
-/// nothing elsewhere). A load allocates far more for a while — the file's buffer, parser
-/// scratch, the builder's tables — than the published snapshot keeps, and glibc keeps
-/// such freed pages mapped for reuse, in the resident set, for as long as `ternd` runs.
-pub fn release_freed() {
+/// Returns free heap pages to the system (glibc `malloc_trim`; nothing elsewhere).
+fn release_freed() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim takes no pointers; it only walks the allocator's own free lists.
     unsafe {
         libc::malloc_trim(0);
+    }
+}
+
+/// Asks the kernel to back each whole huge page inside `start..end` with a huge page.
+/// Step by step: one refused step (say, a page range the trim emptied) would otherwise
+/// end the call for the whole region.
+fn collapse(start: usize, end: usize) {
+    let mut at = (start + HUGE - 1) & !(HUGE - 1);
+    while at + HUGE <= end {
+        #[cfg(target_os = "linux")]
+        // SAFETY: MADV_COLLAPSE changes how a range of our own address space is backed,
+        // never its contents; the range comes from /proc/self/smaps, and a range that is no
+        // longer mapped only makes the call fail.
+        unsafe {
+            libc::madvise(at as *mut libc::c_void, HUGE, MADV_COLLAPSE);
+        }
+        at += HUGE;
+    }
+}
+
+/// The read-write private anonymous regions (the heap, glibc's arenas and large
+/// allocations) of at least one huge page and at least three quarters resident:
+/// collapsing a sparse region (a thread stack) would make it resident in full.
+fn dense_anonymous_regions(smaps: &str) -> Vec<(usize, usize)> {
+    let mut regions = Vec::new();
+    let mut current: Option<(usize, usize)> = None;
+    for line in smaps.lines() {
+        if let Some(region) = region_header(line) {
+            current = region;
+            continue;
+        }
+        let Some(rss) = line.strip_prefix("Rss:") else { continue };
+        let Some((start, end)) = current.take() else { continue };
+        let kib = rss.trim().trim_end_matches("kB").trim().parse::<usize>().unwrap_or(0);
+        if end - start >= HUGE && kib * 1024 * 4 >= (end - start) * 3 {
+            regions.push((start, end));
+        }
+    }
+    regions
+}
+
+/// For a region header line of smaps (`start-end perms offset dev inode [path]`): `Some`
+/// with the range when it is private anonymous read-write memory, `Some(None)` for any
+/// other region; `None` for lines that are not headers.
+fn region_header(line: &str) -> Option<Option<(usize, usize)>> {
+    let mut fields = line.split_ascii_whitespace();
+    let (range, perms) = (fields.next()?, fields.next()?);
+    let (start, end) = range.split_once('-')?;
+    let start = usize::from_str_radix(start, 16).ok()?;
+    let end = usize::from_str_radix(end, 16).ok()?;
+    let (_offset, _dev, inode) = (fields.next()?, fields.next()?, fields.next()?);
+    let path = fields.next().unwrap_or("");
+    let anonymous = inode == "0" && (path.is_empty() || path == "[heap]");
+    Some((anonymous && perms == "rw-p" && end > start).then_some((start, end)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_dense_private_anonymous_regions_are_chosen() {
+        let smaps = "\
+55d4a0000000-55d4a0800000 rw-p 00000000 00:00 0                          [heap]
+Size:               8192 kB
+Rss:                8000 kB
+7f0000000000-7f0000800000 rw-p 00000000 00:00 0 
+Size:               8192 kB
+Rss:                  64 kB
+7f1000000000-7f1000400000 r--p 00000000 08:01 1234                       /usr/lib/libc.so.6
+Size:               4096 kB
+Rss:                4096 kB
+7f2000000000-7f2000100000 rw-p 00000000 00:00 0 
+Size:               1024 kB
+Rss:                1024 kB
+7f3000000000-7f3004000000 rw-p 00000000 00:00 0 
+Size:              65536 kB
+Rss:               60000 kB
+";
+        assert_eq!(
+            dense_anonymous_regions(smaps),
+            [(0x55d4_a000_0000, 0x55d4_a080_0000), (0x7f30_0000_0000, 0x7f30_0400_0000)]
+        );
+        assert_eq!(region_header("Rss:  12 kB"), None);
     }
 }
