@@ -44,13 +44,14 @@ impl Solver<'_, '_, '_> {
     fn negative_soa(&mut self) -> Result<(), Truncated> {
         let zone = self.zone;
         let Some(apex) = zone.apex() else { return Ok(()) };
-        let Some(soa) = apex.rrset(Rtype::SOA) else { return Ok(()) };
         let ttl = zone.negative_ttl();
-        if let Some(prepared) = zone.negative_soa() {
-            if let Some(at) = self.resp.apex_at(zone.origin()) {
-                return self.resp.must_negative_soa(prepared, apex.owner(), at, &soa, ttl);
-            }
+        if let (Some(prepared), Some(at)) = (zone.negative_soa(), self.resp.apex_at(zone.origin()))
+        {
+            // The SOA RRset itself is needed only for its RRSIGs.
+            let sigs = if self.resp.dnssec { apex.rrset(Rtype::SOA) } else { None };
+            return self.resp.must_negative_soa(prepared, apex.owner(), at, sigs.as_ref(), ttl);
         }
+        let Some(soa) = apex.rrset(Rtype::SOA) else { return Ok(()) };
         self.resp.must(Section::Authority, apex.owner(), &soa, ttl)
     }
 }

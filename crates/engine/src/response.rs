@@ -138,24 +138,23 @@ impl<'b> Response<'b> {
         self.question_apex.filter(|&(a, _)| a == addr).map(|(_, at)| at)
     }
 
-    /// Writes the zone's prepared negative SOA (and its RRSIGs when DO is set), the apex
-    /// being at `apex_at`; on overflow it is taken out again and TC is set.
+    /// Writes the zone's prepared negative SOA, the apex being at `apex_at`, and the RRSIGs
+    /// of `signed` (the SOA RRset, given when DO is set); on overflow it is taken out
+    /// again and TC is set.
     pub fn must_negative_soa(
         &mut self,
         soa: &NegativeSoa,
         apex: &Dname,
         apex_at: u16,
-        rrset: &Rrset<'_>,
+        signed: Option<&Rrset<'_>>,
         ttl: u32,
     ) -> Result<(), Truncated> {
         let mark = self.writer.mark();
         let section = Section::Authority;
         let written = self.writer.push_prepared(section, soa.record(), soa.slots(), apex_at);
-        let all = written.map_err(drop).and_then(|owner_at| {
-            if self.dnssec {
-                self.sigs(section, apex, owner_at, rrset, ttl)?;
-            }
-            Ok(())
+        let all = written.map_err(drop).and_then(|owner_at| match signed {
+            Some(rrset) => self.sigs(section, apex, owner_at, rrset, ttl),
+            None => Ok(()),
         });
         all.map_err(|()| {
             self.writer.rollback(mark);

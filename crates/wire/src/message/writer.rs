@@ -307,10 +307,7 @@ impl<'b> MessageWriter<'b> {
         ttl: u32,
         rdata: &[u8],
     ) -> Result<()> {
-        let target = usize::from(owner_at);
-        if target < HEADER_LEN || target >= self.len || target > MAX_POINTER {
-            return Err(Error::BadPointer { offset: self.len });
-        }
+        self.check_target(owner_at)?;
         self.enter(section)?;
         let limit = self.soft_limit();
         let start = self.len;
@@ -337,10 +334,7 @@ impl<'b> MessageWriter<'b> {
         names_at: &mut [Option<u16>],
     ) -> Result<Option<u16>> {
         if let Owner::At(at) = rrset.owner {
-            let target = usize::from(at);
-            if target < HEADER_LEN || target >= self.len || target > MAX_POINTER {
-                return Err(Error::BadPointer { offset: self.len });
-            }
+            self.check_target(at)?;
         }
         self.enter(section)?;
         let start = self.len;
@@ -429,12 +423,7 @@ impl<'b> MessageWriter<'b> {
         slots: &[u16],
         target: u16,
     ) -> Result<Option<u16>> {
-        if usize::from(target) < HEADER_LEN
-            || usize::from(target) >= self.len
-            || usize::from(target) > MAX_POINTER
-        {
-            return Err(Error::BadPointer { offset: self.len });
-        }
+        self.check_target(target)?;
         self.enter(section)?;
         let start = self.len;
         let limit = self.soft_limit();
@@ -634,6 +623,16 @@ impl<'b> MessageWriter<'b> {
                 Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
             }
         }
+    }
+
+    /// Checks that a compression pointer to `target` may be written: after the header,
+    /// below the current end, within pointer range.
+    fn check_target(&self, target: u16) -> Result<()> {
+        let at = usize::from(target);
+        if at < HEADER_LEN || at >= self.len || at > MAX_POINTER {
+            return Err(Error::BadPointer { offset: self.len });
+        }
+        Ok(())
     }
 
     /// Checks that items are written section by section.
