@@ -6,8 +6,10 @@
 //! Comments (`;` to end of line) and parentheses are consumed here; escapes are left in
 //! the token for the field parser (names, character strings) to interpret.
 //!
-//! The lexer borrows the whole input and never allocates, so the zone-file parser can run
-//! it over a memory-mapped or fully read file at full speed.
+//! The lexer borrows its input and never allocates. A zone file is read in chunks that end
+//! at a line end: a lexer [`continuing`](Lexer::continuing) such a chunk reports an entry
+//! whose parentheses run past it as [incomplete](Lexer::incomplete), and the reader starts
+//! the next chunk at that entry ([`Lexer::entry_start`]).
 
 use std::cell::Cell;
 
@@ -176,6 +178,10 @@ pub struct Lexer<'a> {
     /// The token [`Lexer::peek_token`] read and where reading is after it, so that the
     /// next [`Lexer::next_token`] does not read it again.
     peeked: Cell<(Option<Token<'a>>, Cursor)>,
+    /// True when more text follows the input (a chunk of a file).
+    more_follows: bool,
+    /// True once an entry ran into the end of an input that more text follows.
+    incomplete: Cell<bool>,
 }
 
 /// Everything that moves as the lexer reads.
@@ -206,7 +212,29 @@ impl<'a> Lexer<'a> {
             at: Cursor::START,
             has_peeked: Cell::new(false),
             peeked: Cell::new((None, Cursor::START)),
+            more_follows: false,
+            incomplete: Cell::new(false),
         }
+    }
+
+    /// A lexer over one chunk of a longer text: `input` starts at a line start, on line
+    /// `line`, and (when `more_follows`) ends just after a newline.
+    pub fn continuing(input: &'a [u8], line: u32, more_follows: bool) -> Lexer<'a> {
+        let start = Cursor { line, ..Cursor::START };
+        Lexer { at: start, peeked: Cell::new((None, start)), more_follows, ..Lexer::new(input) }
+    }
+
+    /// True when the current entry's parentheses are still open at the end of an input
+    /// that more text follows: the entry failed only for want of the rest, and must be
+    /// read again from [`Lexer::entry_start`] with more text.
+    pub fn incomplete(&self) -> bool {
+        self.incomplete.get()
+    }
+
+    /// Offset and line where the next entry starts looking, for resuming: call it before
+    /// [`Lexer::next_entry`].
+    pub fn entry_start(&self) -> (usize, u32) {
+        (self.at.pos, self.at.line)
     }
 
     /// A lexer over a single entry's fields (for example rdata given as a string): tokens
@@ -353,6 +381,7 @@ impl<'a> Lexer<'a> {
         self.at.end = (self.at.line, self.column());
         match self.at.paren_line.take() {
             Some(line) => {
+                self.incomplete.set(self.more_follows);
                 Err(self
                     .error_here(format!("end of input inside parentheses opened at line {line}")))
             }
@@ -445,7 +474,9 @@ impl<'a> Lexer<'a> {
             return Ok(self.peeked.get().0);
         }
         let mut ahead = self.clone();
-        let token = ahead.next_token()?;
+        let token = ahead.next_token();
+        self.incomplete.set(ahead.incomplete());
+        let token = token?;
         self.has_peeked.set(true);
         self.peeked.set((token, ahead.at));
         Ok(token)
@@ -474,6 +505,34 @@ impl<'a> Lexer<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_chunk_reports_an_entry_running_past_it() {
+        let mut lx = Lexer::continuing(b"a 1 A x\nb ( A\n", 7, true);
+        assert_eq!(lx.entry_start(), (0, 7));
+        lx.next_entry().unwrap().unwrap();
+        lx.skip_rest_of_entry().unwrap();
+        assert!(!lx.incomplete());
+        let resume = lx.entry_start();
+        assert_eq!(resume, (8, 8));
+        lx.next_entry().unwrap().unwrap();
+        assert!(lx.skip_rest_of_entry().is_err());
+        assert!(lx.incomplete(), "the parentheses close in the next chunk");
+        // The same text at the end of the file is an error, not a wait for more.
+        let mut last = Lexer::continuing(b"b ( A\n", 8, false);
+        last.next_entry().unwrap().unwrap();
+        assert!(last.skip_rest_of_entry().unwrap_err().to_string().contains("line 8"));
+        assert!(!last.incomplete());
+    }
+
+    #[test]
+    fn a_peeked_token_reports_incompleteness_too() {
+        let mut lx = Lexer::continuing(b"b (\n", 1, true);
+        lx.next_entry().unwrap().unwrap();
+        lx.next_token().unwrap();
+        assert!(lx.peek_token().is_err());
+        assert!(lx.incomplete());
+    }
 
     fn tokens(lexer: &mut Lexer<'_>) -> Vec<String> {
         let mut out = Vec::new();

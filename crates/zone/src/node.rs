@@ -379,10 +379,17 @@ pub struct BlobWriter {
 impl BlobWriter {
     /// Starts a blob for `owner`.
     pub fn new(owner: &Dname) -> BlobWriter {
-        let mut buf = Vec::with_capacity(64);
-        buf.push(owner.len() as u8);
-        buf.extend_from_slice(owner.as_wire());
-        BlobWriter { buf }
+        let mut w = BlobWriter { buf: Vec::with_capacity(64) };
+        w.restart(owner);
+        w
+    }
+
+    /// Discards what was written and starts a blob for `owner`, keeping the buffer (a
+    /// builder encoding a million nodes reuses one writer).
+    pub fn restart(&mut self, owner: &Dname) {
+        self.buf.clear();
+        self.buf.push(owner.len() as u8);
+        self.buf.extend_from_slice(owner.as_wire());
     }
 
     /// Appends one RRset; records and signatures are given as length-free slices.
@@ -445,6 +452,11 @@ impl BlobWriter {
     /// The finished blob.
     pub fn finish(self) -> Arc<[u8]> {
         self.buf.into()
+    }
+
+    /// A copy of the blob written since the last [`restart`](Self::restart).
+    pub fn blob(&self) -> Arc<[u8]> {
+        Arc::from(self.buf.as_slice())
     }
 }
 

@@ -1,12 +1,14 @@
-//! The parse driver: runs the lexer over a file entry by entry, keeps the state scoped to
-//! each file, turns failures into located errors (stopping at the first, or collecting
-//! them), and hands finished records to the sink.
+//! The parse driver: runs the lexer over a file entry by entry (a chunk at a time for
+//! files), keeps the state scoped to each file, turns failures into located errors
+//! (stopping at the first, or collecting them), and hands finished records to the sink.
 
+use std::io::Read;
 use std::path::PathBuf;
 
 use tern_wire::text::{Entry, Lexer, Token};
 use tern_wire::{Dname, NameBuf, Rtype};
 
+use super::chunks::{Chunks, CHUNK};
 use super::options::Options;
 use super::record::{Location, Record};
 use super::report::{Report, Warning};
@@ -76,6 +78,18 @@ impl<'t> Scope<'t> {
         }
     }
 
+    /// The same state, forgetting the owner's text (which lives in a buffer about to be
+    /// reused).
+    pub fn detach<'x>(&self) -> Scope<'x> {
+        Scope {
+            origin: self.origin.clone(),
+            owner: self.owner.clone(),
+            owner_text: None,
+            default_ttl: self.default_ttl,
+            last_ttl: self.last_ttl,
+        }
+    }
+
     /// Changes the origin (which changes what relative owner text means).
     pub fn set_origin(&mut self, origin: NameBuf) {
         self.origin = origin;
@@ -110,6 +124,8 @@ pub(super) struct Parser<'p, 's> {
     entry_line: u32,
     /// True once the "no TTL anywhere" warning was given.
     warned_ttl_fallback: bool,
+    /// Size of the buffer files are first read through.
+    chunk: usize,
 }
 
 impl<'p, 's> Parser<'p, 's> {
@@ -125,6 +141,7 @@ impl<'p, 's> Parser<'p, 's> {
             errors: Vec::new(),
             entry_line: 1,
             warned_ttl_fallback: false,
+            chunk: CHUNK,
         }
     }
 
@@ -132,6 +149,23 @@ impl<'p, 's> Parser<'p, 's> {
     pub fn run(mut self, text: &[u8], origin: &Dname) -> Result<Report, Error> {
         // Errors are in `self.errors` whether or not parsing stopped early.
         let _ = self.read_text(text, &mut Scope::new(origin));
+        self.finish()
+    }
+
+    /// Reads the top file from `source`, through a buffer of `chunk` bytes to start with,
+    /// and returns the report, or the error(s).
+    pub fn run_file(
+        mut self,
+        source: impl Read,
+        origin: &Dname,
+        chunk: usize,
+    ) -> Result<Report, Error> {
+        self.chunk = chunk;
+        let _ = self.read_file(source, &Scope::new(origin));
+        self.finish()
+    }
+
+    fn finish(mut self) -> Result<Report, Error> {
         match self.errors.len() {
             0 => Ok(self.report),
             1 => Err(self.errors.remove(0)),
@@ -139,15 +173,70 @@ impl<'p, 's> Parser<'p, 's> {
         }
     }
 
-    /// Reads every entry of one file's text.
+    /// Reads every entry of one file's text held in memory.
     pub fn read_text<'t>(&mut self, text: &'t [u8], scope: &mut Scope<'t>) -> Result<(), Stop> {
-        let mut lx = Lexer::new(text);
+        self.read_chunk(Lexer::new(text), scope).map(|_| ())
+    }
+
+    /// Reads a file chunk by chunk, starting from `scope` (which it leaves as it was: what
+    /// a file changes ends with it). A read error ends the file, as an error of its own.
+    pub fn read_file(&mut self, source: impl Read, scope: &Scope<'_>) -> Result<(), Stop> {
+        let mut chunks = Chunks::new(source, self.chunk);
+        let mut state = scope.detach();
+        let mut line = 1u32;
         loop {
+            let (text, at_end) = match chunks.next() {
+                Ok(chunk) => chunk,
+                Err(error) => return self.fail(self.read_error(&error)),
+            };
+            if text.is_empty() && !at_end {
+                chunks.grow(); // one line longer than the buffer
+                continue;
+            }
+            let mut inner = state.detach();
+            let (offset, next_line) =
+                self.read_chunk(Lexer::continuing(text, line, !at_end), &mut inner)?;
+            if at_end {
+                return Ok(());
+            }
+            state = inner.detach();
+            line = next_line;
+            if offset == 0 {
+                chunks.grow(); // one entry longer than the buffer
+            }
+            chunks.consume(offset);
+        }
+    }
+
+    fn read_error(&self, error: &std::io::Error) -> Failure {
+        let path = self.frames.last().map(|f| f.path.clone()).unwrap_or_default();
+        Failure::Located(Error::Io { path, message: format!("read failed: {error}") })
+    }
+
+    /// Reads the entries of one chunk of text. Returns where reading stopped: the end of
+    /// the text, or the start of an entry that runs past it (to be read again with the
+    /// next chunk), as an offset in the text and a line number.
+    fn read_chunk<'t>(
+        &mut self,
+        mut lx: Lexer<'t>,
+        scope: &mut Scope<'t>,
+    ) -> Result<(usize, u32), Stop> {
+        loop {
+            let start = lx.entry_start();
+            let said = (self.report.warnings.len(), self.report.warnings_dropped);
+            let warned_ttl_fallback = self.warned_ttl_fallback;
             let outcome = match lx.next_entry() {
-                Ok(None) => return Ok(()),
+                Ok(None) => return Ok(lx.entry_start()),
                 Ok(Some(entry)) => self.entry(&mut lx, entry, scope),
                 Err(error) => Err(Failure::Text(error)),
             };
+            if lx.incomplete() {
+                // Read again with more text: forget what this attempt said.
+                self.report.warnings.truncate(said.0);
+                self.report.warnings_dropped = said.1;
+                self.warned_ttl_fallback = warned_ttl_fallback;
+                return Ok(start);
+            }
             if let Err(failure) = outcome {
                 self.fail(failure)?;
                 lx.abandon_entry();

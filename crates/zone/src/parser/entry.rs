@@ -50,6 +50,10 @@ impl Parser<'_, '_> {
         let ttl = self.record_ttl(head, scope);
         self.rdata.clear();
         rdata::parse_text(head.rtype, lx, Some(&scope.origin), &mut self.rdata)?;
+        if lx.incomplete() {
+            // The entry runs past this chunk of the file: read it again with the rest.
+            return Err(lx.error_here("entry continues in the next chunk").into());
+        }
         match scope.owner.as_ref() {
             Some(owner) => self.emit(owner, head.rtype, ttl, entry.line),
             None => Ok(()), // checked above

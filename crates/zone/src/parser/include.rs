@@ -11,6 +11,7 @@
 //!   (`Options::max_include_depth`), and a file that is already being read cannot be
 //!   included again (recursion, direct or mutual).
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use tern_wire::rdata::fields::unescape_into;
@@ -34,13 +35,13 @@ impl Parser<'_, '_> {
             None => scope.origin.clone(),
         };
         lx.expect_end()?;
-        let (path, canonical, text) = self.open_include(keyword, &file)?;
+        let (path, canonical, source) = self.open_include(keyword, &file)?;
         if let Some(frame) = self.frames.last_mut() {
             frame.include_line = keyword.line;
         }
         self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0 });
-        let mut inner = scope.for_include(origin);
-        let result = self.read_text(&text, &mut inner);
+        let inner = scope.for_include(origin);
+        let result = self.read_file(source, &inner);
         self.frames.pop();
         result.map_err(|Stop| Failure::Stop)
     }
@@ -50,7 +51,7 @@ impl Parser<'_, '_> {
         &self,
         keyword: &Token<'_>,
         file: &Token<'_>,
-    ) -> Result<(PathBuf, PathBuf, Vec<u8>), Failure> {
+    ) -> Result<(PathBuf, PathBuf, File), Failure> {
         if !self.options.allow_include {
             return Err(self.include_error(keyword, "$INCLUDE is not allowed for this zone text"));
         }
@@ -69,9 +70,13 @@ impl Parser<'_, '_> {
             let message = format!("recursive $INCLUDE: '{shown}' is already being read");
             return Err(self.include_error(file, &message));
         }
-        let text = std::fs::read(&path)
-            .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
-        Ok((path, canonical, text))
+        let cannot_read =
+            |e: std::io::Error| self.include_error(file, &format!("cannot read '{shown}': {e}"));
+        let source = File::open(&path).map_err(cannot_read)?;
+        if source.metadata().map_err(cannot_read)?.is_dir() {
+            return Err(cannot_read(std::io::ErrorKind::IsADirectory.into()));
+        }
+        Ok((path, canonical, source))
     }
 
     /// The file name token as a path, relative to the including file's directory.

@@ -1,0 +1,283 @@
+//! Encoding the builder's pending records into node blobs.
+//!
+//! Records stay where `add` put them: [`Groups`] orders their indices node by node with
+//! one counting sort (stable, so file order survives inside a node), and one [`Encoder`]
+//! with reused scratch buffers forms each node's RRsets (duplicates dropped, TTLs
+//! reconciled per RFC 2181 §5.2) and writes its blob. A million-node zone thus costs one
+//! allocation per node, the blob itself.
+
+use std::ops::Range;
+use std::sync::Arc;
+
+use tern_wire::{Dname, Rtype};
+
+use super::space::Owners;
+use super::{Pending, NSEC3_SPACE};
+use crate::node::{BlobWriter, Flags, Node, NodeId, RrsetHead, NO_NODE};
+use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Params};
+use crate::records::{canonical_eq, covered_type};
+use crate::report::Report;
+
+/// Record indices grouped by node: main-space nodes first, then NSEC3-space nodes.
+#[derive(Debug)]
+pub(super) struct Groups {
+    order: Vec<u32>,
+    /// `starts[k]..starts[k + 1]` is group `k`'s part of `order`.
+    starts: Vec<u32>,
+    main_len: usize,
+}
+
+impl Groups {
+    /// Groups `records` of a builder with `main_len` main and `nsec3_len` NSEC3 nodes.
+    pub(super) fn new(records: &[Pending], main_len: usize, nsec3_len: usize) -> Groups {
+        let key = |p: &Pending| {
+            let id = (p.node & !NSEC3_SPACE) as usize;
+            if p.node & NSEC3_SPACE != 0 {
+                main_len + id
+            } else {
+                id
+            }
+        };
+        // Counts land two slots up so that, after the prefix sum, `starts[k + 1]` is
+        // group k's first slot: the scatter advances it to group k's end, which is
+        // group k + 1's start.
+        let mut starts = vec![0u32; main_len + nsec3_len + 2];
+        for p in records {
+            if let Some(count) = starts.get_mut(key(p) + 2) {
+                *count += 1;
+            }
+        }
+        let mut sum = 0u32;
+        for slot in &mut starts {
+            sum += *slot;
+            *slot = sum;
+        }
+        let mut order = vec![0u32; records.len()];
+        for (i, p) in records.iter().enumerate() {
+            if let Some(cursor) = starts.get_mut(key(p) + 1) {
+                if let Some(slot) = order.get_mut(*cursor as usize) {
+                    *slot = i as u32;
+                }
+                *cursor += 1;
+            }
+        }
+        Groups { order, starts, main_len }
+    }
+
+    fn main(&self, id: NodeId) -> &[u32] {
+        self.group(id as usize)
+    }
+
+    fn nsec3(&self, id: NodeId) -> &[u32] {
+        self.group(self.main_len + id as usize)
+    }
+
+    fn group(&self, key: usize) -> &[u32] {
+        match (self.starts.get(key), self.starts.get(key + 1)) {
+            (Some(&from), Some(&to)) => self.order.get(from as usize..to as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+}
+
+/// Encodes nodes one after the other through reused buffers.
+#[derive(Debug)]
+pub(super) struct Encoder<'a> {
+    records: &'a [Pending],
+    rdata: &'a [u8],
+    report: &'a mut Report,
+    /// The current node's records, sorted into RRsets.
+    group: Vec<Pending>,
+    /// The current RRset's records and signatures, duplicates dropped.
+    data: Vec<Pending>,
+    sigs: Vec<Pending>,
+    targets: Vec<NodeId>,
+    writer: BlobWriter,
+}
+
+impl<'a> Encoder<'a> {
+    pub(super) fn new(records: &'a [Pending], rdata: &'a [u8], report: &'a mut Report) -> Self {
+        Encoder {
+            records,
+            rdata,
+            report,
+            group: Vec::new(),
+            data: Vec::new(),
+            sigs: Vec::new(),
+            targets: Vec::new(),
+            writer: BlobWriter::default(),
+        }
+    }
+
+    /// The main space's nodes, in id order, with parents, phantom flags and child counts.
+    pub(super) fn main_nodes(&mut self, space: &Owners, groups: &Groups) -> Vec<Node> {
+        let mut nodes = Vec::with_capacity(space.nodes.len());
+        for (id, built) in (0..).zip(&space.nodes) {
+            let mut node = Node::new(self.node(space.owner(id), groups.main(id)));
+            node.parent = built.parent;
+            node.flags.set(Flags::PHANTOM, built.phantom);
+            nodes.push(node);
+        }
+        count_children(&mut nodes);
+        nodes
+    }
+
+    /// The NSEC3 chain, or `None` when the zone has no NSEC3 records (or no usable
+    /// NSEC3 parameters).
+    pub(super) fn nsec3_chain(&mut self, space: &Owners, groups: &Groups) -> Option<Nsec3Chain> {
+        if space.nodes.is_empty() {
+            return None;
+        }
+        let mut entries = Vec::with_capacity(space.nodes.len());
+        let mut params = None;
+        for id in 0..space.nodes.len() as NodeId {
+            let owner = space.owner(id);
+            let Some(hash) = owner.first_label().and_then(decode_hash_label) else { continue };
+            let members = groups.nsec3(id);
+            if params.is_none() {
+                params = members
+                    .iter()
+                    .filter_map(|&i| self.records.get(i as usize))
+                    .find(|p| p.rtype == Rtype::NSEC3)
+                    .and_then(|p| Nsec3Params::from_rdata(rdata_of(self.rdata, p)));
+            }
+            entries.push((hash, Node::new(self.node(owner, members))));
+        }
+        Some(Nsec3Chain::new(params?, entries))
+    }
+
+    /// Encodes one node's records: RRsets in type order, each followed by its RRSIGs.
+    fn node(&mut self, owner: &Dname, members: &[u32]) -> Arc<[u8]> {
+        let rdata = self.rdata;
+        self.group.clear();
+        self.group.extend(members.iter().filter_map(|&i| self.records.get(i as usize)));
+        self.group.sort_by_key(|p| rrset_key(p, rdata));
+        self.writer.restart(owner);
+        let mut start = 0;
+        while let Some(first) = self.group.get(start) {
+            let key = rrset_key(first, rdata).0;
+            let rest = self.group.get(start..).unwrap_or(&[]);
+            let end = start + rest.iter().take_while(|p| rrset_key(p, rdata).0 == key).count();
+            self.rrset(owner, Rtype(key), start..end);
+            start = end;
+        }
+        self.writer.blob()
+    }
+
+    /// Encodes the records and signatures of one type (`group[range]` holds records
+    /// first, then the RRSIGs covering `rtype`).
+    fn rrset(&mut self, owner: &Dname, rtype: Rtype, range: Range<usize>) {
+        let set = self.group.get(range).unwrap_or(&[]);
+        let split = set.iter().position(|p| p.rtype == Rtype::RRSIG && rtype != Rtype::RRSIG);
+        let (data, sigs) = set.split_at(split.unwrap_or(set.len()));
+        unique(self.rdata, self.report, owner, data, &mut self.data);
+        unique(self.rdata, self.report, owner, sigs, &mut self.sigs);
+        let ttl = reconcile_ttl(self.report, owner, rtype, &self.data);
+        let sig_ttl = self.sigs.iter().map(|p| p.ttl).min().unwrap_or(ttl);
+        let (head_type, head_ttl) =
+            if self.data.is_empty() { (Rtype::RRSIG, sig_ttl) } else { (rtype, ttl) };
+        self.report.records += self.data.len() + self.sigs.len();
+        self.targets.clear();
+        self.targets.extend(self.data.iter().map(|p| p.target));
+        let head = RrsetHead { rtype: head_type, ttl: head_ttl, sig_ttl };
+        let rdata = self.rdata;
+        self.writer.rrset(
+            head,
+            self.data.iter().map(|p| rdata_of(rdata, p)),
+            &self.targets,
+            self.sigs.iter().map(|p| rdata_of(rdata, p)),
+        );
+    }
+}
+
+fn rdata_of<'r>(arena: &'r [u8], p: &Pending) -> &'r [u8] {
+    arena.get(p.rdata_at..p.rdata_at + usize::from(p.len)).unwrap_or(&[])
+}
+
+/// Copies `records` into `kept` without duplicates (RFC 2181 §5: an RRset has no duplicate
+/// RRs; names in RDATA compare case-insensitively in canonical form, RFC 4034 §6.3).
+fn unique(
+    arena: &[u8],
+    report: &mut Report,
+    owner: &Dname,
+    records: &[Pending],
+    kept: &mut Vec<Pending>,
+) {
+    kept.clear();
+    for p in records {
+        let rdata = rdata_of(arena, p);
+        if kept.iter().any(|k| canonical_eq(p.rtype, rdata_of(arena, k), rdata)) {
+            report.ignored += 1;
+            report.warn(Some(owner), Some(p.rtype), "duplicate record ignored");
+            continue;
+        }
+        kept.push(*p);
+    }
+}
+
+/// The RRset's TTL: the lowest of its records', with a warning when they differ
+/// (RFC 2181 §5.2).
+fn reconcile_ttl(report: &mut Report, owner: &Dname, rtype: Rtype, data: &[Pending]) -> u32 {
+    let min = data.iter().map(|p| p.ttl).min().unwrap_or(0);
+    if data.iter().any(|p| p.ttl != min) {
+        report.warn(
+            Some(owner),
+            Some(rtype),
+            format!("records have different TTLs: using the lowest, {min}"),
+        );
+    }
+    min
+}
+
+/// Sets each node's child count from the parent links (phantoms are nobody's child).
+fn count_children(nodes: &mut [Node]) {
+    let parents: Vec<NodeId> = nodes
+        .iter()
+        .filter(|n| !n.flags.contains(Flags::PHANTOM) && n.parent != NO_NODE)
+        .map(|n| n.parent)
+        .collect();
+    for parent in parents {
+        if let Some(p) = nodes.get_mut(parent as usize) {
+            p.children += 1;
+        }
+    }
+}
+
+/// Sort key putting each type's records first and the RRSIGs covering it right after.
+fn rrset_key(p: &Pending, arena: &[u8]) -> (u16, bool) {
+    if p.rtype == Rtype::RRSIG {
+        if let Some(covered) = covered_type(rdata_of(arena, p)) {
+            return (covered.0, true);
+        }
+    }
+    (p.rtype.0, false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_wire::Rtype;
+
+    fn pending(node: u32) -> Pending {
+        Pending { rdata_at: 0, node, ttl: 0, target: NO_NODE, len: 0, rtype: Rtype::A }
+    }
+
+    #[test]
+    fn groups_keep_file_order_inside_each_node() {
+        let records =
+            [pending(2), pending(0), pending(2), pending(NSEC3_SPACE), pending(1), pending(0)];
+        let groups = Groups::new(&records, 3, 1);
+        assert_eq!(groups.main(0), &[1, 5]);
+        assert_eq!(groups.main(1), &[4]);
+        assert_eq!(groups.main(2), &[0, 2]);
+        assert_eq!(groups.nsec3(0), &[3]);
+        assert_eq!(groups.nsec3(1), &[] as &[u32], "past the last group");
+    }
+
+    #[test]
+    fn empty_groups_for_nodes_without_records() {
+        let groups = Groups::new(&[pending(3)], 5, 0);
+        assert!(groups.main(0).is_empty() && groups.main(4).is_empty());
+        assert_eq!(groups.main(3), &[0]);
+    }
+}
