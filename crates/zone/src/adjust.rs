@@ -256,26 +256,29 @@ pub fn nsec3_link(zone: &mut ZoneContents, ids: &[NodeId]) {
     if !chain.params.is_supported() {
         return;
     }
-    let mut links: Vec<(NodeId, u32)> = Vec::new();
-    for &id in ids {
-        let Some(node) = zone.node(id) else { continue };
-        let skip = Flags::PHANTOM | Flags::NONAUTH | Flags::BELOW_DNAME;
-        let link = if node.flags.intersects(skip) {
-            u32::MAX
-        } else {
-            match chain.find(&chain.params.hash(node.owner())) {
+    // Hash every linked node, then look the hashes up in one sorted walk of the chain.
+    let mut links = vec![u32::MAX; ids.len()];
+    let mut queries = Vec::with_capacity(ids.len());
+    let skip = Flags::PHANTOM | Flags::NONAUTH | Flags::BELOW_DNAME;
+    for (key, &id) in (0u32..).zip(ids) {
+        if let Some(node) = zone.node(id).filter(|n| !n.flags.intersects(skip)) {
+            queries.push((chain.params.hash(node.owner()), key));
+        }
+    }
+    chain.find_sorted(&mut queries, |key, position| {
+        if let Some(link) = links.get_mut(key as usize) {
+            *link = match position {
                 Some(Nsec3Position::Match(id)) => id,
                 Some(Nsec3Position::Covered(id)) => id | NSEC3_COVERS,
                 None => u32::MAX,
-            }
-        };
-        if link != node.nsec3 {
-            links.push((id, link));
+            };
         }
-    }
-    for (id, link) in links {
-        if let Some(n) = zone.nodes.get_mut(id as usize) {
-            n.nsec3 = link;
+    });
+    for (&id, &link) in ids.iter().zip(&links) {
+        if zone.node(id).is_some_and(|n| n.nsec3 != link) {
+            if let Some(n) = zone.nodes.get_mut(id as usize) {
+                n.nsec3 = link;
+            }
         }
     }
 }
