@@ -35,13 +35,13 @@ impl Parser<'_, '_> {
             None => scope.origin.clone(),
         };
         lx.expect_end()?;
-        let (path, canonical, source) = self.open_include(keyword, &file)?;
+        let (path, canonical, source, size) = self.open_include(keyword, &file)?;
         if let Some(frame) = self.frames.last_mut() {
             frame.include_line = keyword.line;
         }
         self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0 });
         let inner = scope.for_include(origin);
-        let result = self.read_file(source, &inner);
+        let result = self.read_file(source, Some(size), &inner);
         self.frames.pop();
         result.map_err(|Stop| Failure::Stop)
     }
@@ -51,7 +51,7 @@ impl Parser<'_, '_> {
         &self,
         keyword: &Token<'_>,
         file: &Token<'_>,
-    ) -> Result<(PathBuf, PathBuf, File), Failure> {
+    ) -> Result<(PathBuf, PathBuf, File, u64), Failure> {
         if !self.options.allow_include {
             return Err(self.include_error(keyword, "$INCLUDE is not allowed for this zone text"));
         }
@@ -73,10 +73,11 @@ impl Parser<'_, '_> {
         let cannot_read =
             |e: std::io::Error| self.include_error(file, &format!("cannot read '{shown}': {e}"));
         let source = File::open(&path).map_err(cannot_read)?;
-        if source.metadata().map_err(cannot_read)?.is_dir() {
+        let meta = source.metadata().map_err(cannot_read)?;
+        if meta.is_dir() {
             return Err(cannot_read(std::io::ErrorKind::IsADirectory.into()));
         }
-        Ok((path, canonical, source))
+        Ok((path, canonical, source, meta.len()))
     }
 
     /// The file name token as a path, relative to the including file's directory.

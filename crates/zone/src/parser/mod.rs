@@ -69,9 +69,10 @@ pub fn parse_file(
     let io_error =
         |e: std::io::Error| Error::Io { path: path.to_path_buf(), message: e.to_string() };
     let file = std::fs::File::open(path).map_err(io_error)?;
+    let size = file.metadata().map_err(io_error)?.len();
     let canonical = std::fs::canonicalize(path).ok();
     let top = Frame { path: path.to_path_buf(), canonical, include_line: 0 };
-    Parser::new(options, sink, top).run_file(file, origin, chunks::CHUNK)
+    Parser::new(options, sink, top).run_file(file, Some(size), origin, chunks::CHUNK)
 }
 
 /// [`parse_file`] over any reader (`source` names it in messages), through a buffer of
@@ -86,7 +87,7 @@ pub fn parse_reader(
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
     let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0 };
-    Parser::new(options, sink, top).run_file(reader, origin, chunk)
+    Parser::new(options, sink, top).run_file(reader, None, origin, chunk)
 }
 
 /// Reads zone text held in memory. `source` names it in messages and is the base of
