@@ -78,18 +78,18 @@ enum Stop {
     Drain,
 }
 
-/// Serves one accepted connection until it ends; `_permit` and `_alive` are released
+/// Serves one accepted connection from `client` until it ends (`local` is the address
+/// it was accepted on, when the listener knows it); `_permit` and `_alive` are released
 /// when it does.
 pub async fn serve<H: Handler>(
     stream: TcpStream,
-    client: SocketAddr,
+    (client, local): (SocketAddr, Option<SocketAddr>),
     shared: Arc<Shared<H>>,
     mut stopping: watch::Receiver<bool>,
     _permit: Permit,
     _alive: mpsc::Sender<()>,
 ) {
-    let local = stream.local_addr().unwrap_or(client);
-    let _ = stream.set_nodelay(true);
+    let local = local.or_else(|| stream.local_addr().ok()).unwrap_or(client);
     let ctx = RequestContext {
         transport: Transport::Tcp,
         client,
@@ -105,20 +105,24 @@ pub async fn serve<H: Handler>(
         out: Vec::new(),
         answered: 0,
     };
-    loop {
+    let ended_by_read = loop {
         let stop = if conn.frames.has_message() { None } else { conn.read(&mut stopping).await };
         if let Some(Stop::Drain) = stop {
             conn.read_queued();
         }
         let progress = conn.answer_buffered();
         if !conn.write().await || progress == Progress::CapReached {
-            break;
+            break false;
         }
         if stop.is_some() && progress == Progress::Done {
-            break;
+            break matches!(stop, Some(Stop::Close));
         }
+    };
+    // The client closed, reset or went idle: dropping the stream closes it (with a FIN),
+    // a `shutdown` first would only cost a system call. Otherwise the FIN goes out first.
+    if !ended_by_read {
+        let _ = conn.stream.shutdown().await;
     }
-    let _ = conn.stream.shutdown().await;
 }
 
 struct Connection<H> {

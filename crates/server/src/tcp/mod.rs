@@ -27,7 +27,9 @@ const BACKLOG: i32 = 1024;
 /// Pause after a failed `accept` (out of file descriptors), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
-/// Binds a TCP listener to `addr` (`SO_REUSEADDR`, IPv6-only on IPv6 addresses).
+/// Binds a TCP listener to `addr` (`SO_REUSEADDR`, IPv6-only on IPv6 addresses), with
+/// `TCP_NODELAY`, which accepted connections inherit: an answer leaves as soon as it is
+/// written, and no connection needs a system call to set it.
 pub fn bind(addr: SocketAddr) -> Result<StdListener> {
     let fail = |source| Error::Bind { addr, source };
     let socket =
@@ -36,6 +38,7 @@ pub fn bind(addr: SocketAddr) -> Result<StdListener> {
     if addr.is_ipv6() {
         socket.set_only_v6(true).map_err(fail)?;
     }
+    socket.set_tcp_nodelay(true).map_err(fail)?;
     socket.bind(&addr.into()).map_err(fail)?;
     socket.listen(BACKLOG).map_err(fail)?;
     socket.set_nonblocking(true).map_err(fail)?;
@@ -51,6 +54,9 @@ pub async fn accept_loop<H: Handler>(
     mut stopping: watch::Receiver<bool>,
     alive: mpsc::Sender<()>,
 ) {
+    // A listener bound to one address knows every connection's local address; only a
+    // wildcard one has to ask the kernel per connection.
+    let local = listener.local_addr().ok().filter(|a| !a.ip().is_unspecified());
     loop {
         let accepted = tokio::select! {
             accepted = listener.accept() => accepted,
@@ -71,7 +77,7 @@ pub async fn accept_loop<H: Handler>(
         shared.stats.add_tcp_accepted();
         let task = conn::serve(
             stream,
-            client,
+            (client, local),
             Arc::clone(&shared),
             stopping.clone(),
             permit,
