@@ -180,8 +180,9 @@ pub struct Lexer<'a> {
     peeked: Cell<(Option<Token<'a>>, Cursor)>,
     /// True when more text follows the input (a chunk of a file).
     more_follows: bool,
-    /// True once an entry ran into the end of an input that more text follows.
-    incomplete: Cell<bool>,
+    /// Set once an entry ran into the end of an input that more text follows: the line
+    /// where its open parenthesis was.
+    incomplete: Cell<Option<u32>>,
 }
 
 /// Everything that moves as the lexer reads.
@@ -213,7 +214,7 @@ impl<'a> Lexer<'a> {
             has_peeked: Cell::new(false),
             peeked: Cell::new((None, Cursor::START)),
             more_follows: false,
-            incomplete: Cell::new(false),
+            incomplete: Cell::new(None),
         }
     }
 
@@ -228,7 +229,21 @@ impl<'a> Lexer<'a> {
     /// that more text follows: the entry failed only for want of the rest, and must be
     /// read again from [`Lexer::entry_start`] with more text.
     pub fn incomplete(&self) -> bool {
+        self.incomplete.get().is_some()
+    }
+
+    /// When [`incomplete`](Self::incomplete): the line of the parenthesis still open at
+    /// the end of the input.
+    pub fn open_paren_at_end(&self) -> Option<u32> {
         self.incomplete.get()
+    }
+
+    /// Continues, at the start of this input, an entry of the previous chunk that is
+    /// inside parentheses opened at `paren_line` (to skip the rest of an entry that
+    /// failed there: [`Lexer::abandon_entry`] next).
+    pub fn resume_inside_parens(&mut self, paren_line: u32) {
+        self.at.paren_line = Some(paren_line);
+        self.at.entry_done = false;
     }
 
     /// Offset and line where the next entry starts looking, for resuming: call it before
@@ -381,7 +396,9 @@ impl<'a> Lexer<'a> {
         self.at.end = (self.at.line, self.column());
         match self.at.paren_line.take() {
             Some(line) => {
-                self.incomplete.set(self.more_follows);
+                if self.more_follows {
+                    self.incomplete.set(Some(line));
+                }
                 Err(self
                     .error_here(format!("end of input inside parentheses opened at line {line}")))
             }
@@ -475,7 +492,9 @@ impl<'a> Lexer<'a> {
         }
         let mut ahead = self.clone();
         let token = ahead.next_token();
-        self.incomplete.set(ahead.incomplete());
+        if ahead.incomplete() {
+            self.incomplete.set(ahead.incomplete.get());
+        }
         let token = token?;
         self.has_peeked.set(true);
         self.peeked.set((token, ahead.at));

@@ -123,6 +123,25 @@ fn errors_at_the_end_read_the_same() {
 }
 
 #[test]
+fn entries_failing_before_a_chunk_end_are_skipped_the_same() {
+    // An entry that fails on an early token and goes on over several lines must be
+    // skipped to its end in the next chunk too, not read from the middle.
+    let collect = Options { collect_errors: true, ..Options::default() };
+    for text in [
+        "$TTL 60\na A 192.0.2.1\nb Bad ( 1\n   2 ; comment\n   3 )\nc A 192.0.2.3\n",
+        "$TTL 60\nb A ( 192.0.2.1\n ( 2 )\nc A 192.0.2.3\nd A 192.0.2.4\n",
+        "$TTL 60\n@ Idomains (\n     20 ; SERIAL\n     ES.TXT\n",
+        // A lexical error inside parentheses: skipping goes on from the error, over the
+        // following lines, up to the next error or closing parenthesis (found by fuzzing).
+        "$TTL 60\nlong TXT ( \"first\"\n   \"open\n  IN A 192.0.2.1\n  IN AAAA 2001:db8::1\n  \"also open\nh3 A 192.0.2.13\n",
+    ] {
+        let want = whole(text.as_bytes(), Path::new("bad.zone"), "example.", &collect);
+        same_for_every_chunk_size(text.as_bytes(), Path::new("bad.zone"), "example.", &collect);
+        assert!(want.contains("error:"), "{want}");
+    }
+}
+
+#[test]
 fn test_zones_read_the_same_in_every_chunk_size() {
     for (file, origin) in [
         ("example.zone", "example."),

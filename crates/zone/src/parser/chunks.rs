@@ -64,25 +64,11 @@ impl<R: Read> Chunks<R> {
 mod tests {
     use super::*;
 
-    /// A source returning at most `step` bytes per read.
-    struct Trickle<'a> {
-        data: &'a [u8],
-        step: usize,
-    }
-
-    impl Read for Trickle<'_> {
-        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
-            let n = self.step.min(out.len()).min(self.data.len());
-            let (head, tail) = self.data.split_at(n);
-            out[..n].copy_from_slice(head);
-            self.data = tail;
-            Ok(n)
-        }
-    }
-
     #[test]
     fn chunks_end_at_newlines_until_the_last() {
-        let mut chunks = Chunks::new(Trickle { data: b"ab\ncd\nef", step: 2 }, 5);
+        // Reads end where the parts of a chain end: "ab", "\ncd", "\nef".
+        let source = (&b"ab"[..]).chain(&b"\ncd"[..]).chain(&b"\nef"[..]);
+        let mut chunks = Chunks::new(source, 5);
         assert_eq!(chunks.next().unwrap(), (&b"ab\n"[..], false));
         chunks.consume(3);
         assert_eq!(chunks.next().unwrap(), (&b"cd\n"[..], false));
@@ -92,7 +78,8 @@ mod tests {
 
     #[test]
     fn a_long_line_needs_a_bigger_buffer() {
-        let mut chunks = Chunks::new(Trickle { data: b"abcdefgh\nx\n", step: 3 }, 4);
+        let source = (&b"abc"[..]).chain(&b"defgh\nx\n"[..]);
+        let mut chunks = Chunks::new(source, 4);
         assert_eq!(chunks.next().unwrap(), (&b""[..], false));
         chunks.grow();
         chunks.grow();
@@ -101,7 +88,7 @@ mod tests {
 
     #[test]
     fn unread_text_is_kept() {
-        let mut chunks = Chunks::new(Trickle { data: b"a (\nb )\n", step: 100 }, 4);
+        let mut chunks = Chunks::new(&b"a (\nb )\n"[..], 4);
         assert_eq!(chunks.next().unwrap(), (&b"a (\n"[..], false));
         chunks.consume(0);
         chunks.grow();

@@ -34,6 +34,18 @@ impl From<tern_wire::Error> for Failure {
     }
 }
 
+/// Where to go on reading a file after a chunk.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Resume {
+    /// Offset in the chunk where the next one starts.
+    offset: usize,
+    /// Line number there.
+    line: u32,
+    /// The entry there failed in the previous chunk inside parentheses opened at this
+    /// line: skip the rest of it.
+    abandoned: Option<u32>,
+}
+
 /// Parsing stops: the first error when not collecting, or too many errors.
 #[derive(Debug)]
 pub(super) struct Stop;
@@ -176,7 +188,7 @@ impl<'p, 's> Parser<'p, 's> {
 
     /// Reads every entry of one file's text held in memory.
     pub fn read_text<'t>(&mut self, text: &'t [u8], scope: &mut Scope<'t>) -> Result<(), Stop> {
-        self.read_chunk(Lexer::new(text), scope).map(|_| ())
+        self.read_chunk(Lexer::new(text), scope, None).map(|_| ())
     }
 
     /// Reads a file chunk by chunk, starting from `scope` (which it leaves as it was: what
@@ -192,7 +204,7 @@ impl<'p, 's> Parser<'p, 's> {
         let fits = size.map_or(usize::MAX, |s| usize::try_from(s).unwrap_or(usize::MAX));
         let mut chunks = Chunks::new(source, self.chunk.min(fits.saturating_add(1)));
         let mut state = scope.detach();
-        let mut line = 1u32;
+        let mut resume = Resume { offset: 0, line: 1, abandoned: None };
         loop {
             let (text, at_end) = match chunks.next() {
                 Ok(chunk) => chunk,
@@ -203,17 +215,16 @@ impl<'p, 's> Parser<'p, 's> {
                 continue;
             }
             let mut inner = state.detach();
-            let (offset, next_line) =
-                self.read_chunk(Lexer::continuing(text, line, !at_end), &mut inner)?;
+            let lx = Lexer::continuing(text, resume.line, !at_end);
+            resume = self.read_chunk(lx, &mut inner, resume.abandoned)?;
             if at_end {
                 return Ok(());
             }
             state = inner.detach();
-            line = next_line;
-            if offset == 0 {
+            if resume.offset == 0 {
                 chunks.grow(); // one entry longer than the buffer
             }
-            chunks.consume(offset);
+            chunks.consume(resume.offset);
         }
     }
 
@@ -222,20 +233,31 @@ impl<'p, 's> Parser<'p, 's> {
         Failure::Located(Error::Io { path, message: format!("read failed: {error}") })
     }
 
-    /// Reads the entries of one chunk of text. Returns where reading stopped: the end of
-    /// the text, or the start of an entry that runs past it (to be read again with the
-    /// next chunk), as an offset in the text and a line number.
+    /// Reads the entries of one chunk of text, first skipping the rest of an entry that
+    /// failed in the previous chunk inside parentheses opened at line `abandoned`.
+    /// Returns where reading stopped: the end of the text, or the start of an entry that
+    /// runs past it, to be read again with the next chunk.
     fn read_chunk<'t>(
         &mut self,
         mut lx: Lexer<'t>,
         scope: &mut Scope<'t>,
-    ) -> Result<(usize, u32), Stop> {
+        abandoned: Option<u32>,
+    ) -> Result<Resume, Stop> {
+        let resume = |(offset, line): (usize, u32), abandoned| Resume { offset, line, abandoned };
+        if let Some(paren_line) = abandoned {
+            // Go on skipping exactly where `abandon_entry` stopped at the chunk's end.
+            lx.resume_inside_parens(paren_line);
+            lx.abandon_entry();
+            if let Some(paren_line) = lx.open_paren_at_end() {
+                return Ok(resume(lx.entry_start(), Some(paren_line)));
+            }
+        }
         loop {
             let start = lx.entry_start();
             let said = (self.report.warnings.len(), self.report.warnings_dropped);
             let warned_ttl_fallback = self.warned_ttl_fallback;
             let outcome = match lx.next_entry() {
-                Ok(None) => return Ok(lx.entry_start()),
+                Ok(None) => return Ok(resume(lx.entry_start(), None)),
                 Ok(Some(entry)) => self.entry(&mut lx, entry, scope),
                 Err(error) => Err(Failure::Text(error)),
             };
@@ -244,11 +266,15 @@ impl<'p, 's> Parser<'p, 's> {
                 self.report.warnings.truncate(said.0);
                 self.report.warnings_dropped = said.1;
                 self.warned_ttl_fallback = warned_ttl_fallback;
-                return Ok(start);
+                return Ok(resume(start, None));
             }
             if let Err(failure) = outcome {
                 self.fail(failure)?;
                 lx.abandon_entry();
+                if let Some(paren_line) = lx.open_paren_at_end() {
+                    // The failed entry goes on in the next chunk: skip the rest there.
+                    return Ok(resume(lx.entry_start(), Some(paren_line)));
+                }
             }
         }
     }
