@@ -537,6 +537,14 @@ mod tests {
         lx.next_entry().unwrap().unwrap();
         assert!(lx.skip_rest_of_entry().is_err());
         assert!(lx.incomplete(), "the parentheses close in the next chunk");
+        assert_eq!(lx.open_paren_at_end(), Some(8));
+        // The next chunk can go on inside those parentheses (to skip a failed entry).
+        let mut next = Lexer::continuing(b"  1 2 )\nc A\n", 9, true);
+        next.resume_inside_parens(8);
+        assert_eq!(next.next_token().unwrap().unwrap().text, b"1");
+        next.abandon_entry();
+        assert_eq!(next.entry_start(), (8, 10));
+        assert!(!next.incomplete());
         // The same text at the end of the file is an error, not a wait for more.
         let mut last = Lexer::continuing(b"b ( A\n", 8, false);
         last.next_entry().unwrap().unwrap();
