@@ -1,12 +1,13 @@
 //! Building a zone snapshot from a stream of records (a zone file, a transfer, a test).
 //!
 //! Records are appended to one arena as they arrive (no per-record allocation); each
-//! owner gets a node the first time it is seen, with any missing ancestors (empty
-//! non-terminals) created above it, so node ids are in topological order (a parent's id is
-//! below its children's). `finish` groups records into RRsets (duplicates dropped, TTLs
-//! reconciled per RFC 2181 §5.2), resolves the target names of NS/MX/SRV/SVCB/CNAME records
-//! to node references, encodes each node once, then runs the adjust pass and the semantic
-//! checks.
+//! owner gets a node when it is first seen (looked up one record late, with a prefetch:
+//! the `space` module), with any missing ancestors (empty non-terminals) created above
+//! it, so node ids are in topological order (a parent's id is below its children's).
+//! `finish` resolves the target names of NS/MX/SRV/SVCB/CNAME records to node references,
+//! groups records into RRsets (duplicates dropped, TTLs reconciled per RFC 2181 §5.2) and
+//! encodes each node once (the `encode` module), then runs the adjust pass and the
+//! semantic checks.
 
 use tern_wire::{Dname, Name, Rtype};
 
