@@ -34,13 +34,21 @@ fn decode_id(slot: u64) -> u32 {
 impl NameIndex {
     /// An index sized for about `expected` names (at most 3/4 full).
     pub fn with_capacity(expected: usize) -> Self {
-        let size = (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS);
+        let size = Self::slots_for(expected);
         NameIndex { slots: ChunkVec::filled(0, size), mask: size - 1, used: 0 }
+    }
+
+    /// Table size for `expected` names: a power of two, at most 3/4 full.
+    fn slots_for(expected: usize) -> usize {
+        (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS)
     }
 
     /// The same entries in a table sized for them (after a build that grew it step by
     /// step, or left it large).
     pub fn fitted(&self) -> NameIndex {
+        if Self::slots_for(self.used) == self.mask + 1 {
+            return self.clone(); // already that size: the chunks are shared, not copied
+        }
         let mut index = NameIndex::with_capacity(self.used);
         for &slot in self.slots.iter().filter(|&&s| s != 0) {
             index.insert_slot(slot);
@@ -218,5 +226,24 @@ mod tests {
         assert_eq!(a.find(2, |id| id == 20), None);
         assert_eq!(b.find(1, |id| id == 10), None);
         assert_eq!(b.find(2, |id| id == 20), Some(20));
+    }
+
+    #[test]
+    fn fitted_keeps_every_entry_whether_it_shrinks_or_not() {
+        for count in [5u32, 12, 13, 700, 3000] {
+            let mut grown = NameIndex::with_capacity(0);
+            let mut large = NameIndex::with_capacity(100_000);
+            for id in 0..count {
+                grown.insert(weak_hash(id), id);
+                large.insert(id.wrapping_mul(0x9E37_79B9), id);
+            }
+            let (g, l) = (grown.fitted(), large.fitted());
+            assert_eq!(l.mask + 1, NameIndex::slots_for(count as usize), "shrunk");
+            assert_eq!((g.len(), l.len()), (count as usize, count as usize));
+            for id in 0..count {
+                assert_eq!(g.find(weak_hash(id), |c| c == id), Some(id), "{count}: {id}");
+                assert_eq!(l.find(id.wrapping_mul(0x9E37_79B9), |c| c == id), Some(id));
+            }
+        }
     }
 }
