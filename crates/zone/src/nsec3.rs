@@ -234,14 +234,19 @@ impl Nsec3Chain {
 
     /// Finds the NSEC3 record matching or covering `hash`; `None` for an empty chain.
     pub fn find(&self, hash: &Nsec3Hash) -> Option<Nsec3Position> {
+        self.position_at(self.sorted.lower_bound(hash), hash)
+    }
+
+    /// Where `hash` falls, given `at`, the position of the first entry not below it.
+    #[inline]
+    fn position_at(&self, at: usize, hash: &Nsec3Hash) -> Option<Nsec3Position> {
         let entries = &self.sorted.entries;
-        let pos = self.sorted.lower_bound(hash);
-        if let Some((_, id)) = entries.get(pos).filter(|(h, _)| h == hash) {
+        if let Some((_, id)) = entries.get(at).filter(|(h, _)| h == hash) {
             return Some(Nsec3Position::Match(*id));
         }
         // The predecessor covers the hash; before the first hash, the last one wraps.
-        let pos = if pos == 0 { entries.len().checked_sub(1)? } else { pos - 1 };
-        entries.get(pos).map(|(_, id)| Nsec3Position::Covered(*id))
+        let before = if at == 0 { entries.len().checked_sub(1)? } else { at - 1 };
+        entries.get(before).map(|(_, id)| Nsec3Position::Covered(*id))
     }
 
     /// [`find`](Self::find) for many hashes at once, each with a caller's key: sorts
@@ -259,15 +264,7 @@ impl Nsec3Chain {
             while entries.get(at).is_some_and(|e| e.0 < *hash) {
                 at += 1;
             }
-            let position = match entries.get(at) {
-                Some((h, id)) if h == hash => Some(Nsec3Position::Match(*id)),
-                _ => {
-                    // The predecessor covers the hash; before the first hash, the last wraps.
-                    let before = if at == 0 { entries.len().checked_sub(1) } else { Some(at - 1) };
-                    before.and_then(|i| entries.get(i)).map(|(_, id)| Nsec3Position::Covered(*id))
-                }
-            };
-            found(*key, position);
+            found(*key, self.position_at(at, hash));
         }
     }
 
