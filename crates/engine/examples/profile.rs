@@ -24,6 +24,7 @@ fn from_files(zone: &str, query_file: &str, dnssec: bool, count: usize) -> (Zone
             .unwrap();
     let slot = Arc::new(ZoneSlot::new(&origin));
     slot.publish(Arc::new(loaded.contents));
+    tern_zone::memory::after_load();
     let text = std::fs::read_to_string(query_file).unwrap();
     let qs = text
         .lines()

@@ -25,7 +25,7 @@ use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::ZoneSet;
+use tern_zone::{ContentsGuard, ZoneSet, ZoneSlot};
 
 use query::Query;
 use response::Response;
@@ -118,12 +118,18 @@ impl Engine {
         let Some(query) = query::parse(request.message, &mut scratch) else {
             return Outcome::Dropped;
         };
-        let outcome = self.respond(zones, &query, request, out, table, Compression::Anchor);
+        // Built in place: the hashes are too big to move around for every query.
+        let mut located = Located { hashes: SuffixHashes::root(), contents: None };
+        if let Some(q) = &query.question {
+            located.find(zones, q);
+        }
+        let located = &located;
+        let outcome = self.respond(&query, located, request, out, table, Compression::Anchor);
         match outcome {
             // Anchor compression (against the question only) is the fast path; when the
             // answer does not fit, the full compressor may make it fit.
             Outcome::Answered { truncated: true, .. } => {
-                self.respond(zones, &query, request, out, table, Compression::Table)
+                self.respond(&query, located, request, out, table, Compression::Table)
             }
             other => other,
         }
@@ -132,8 +138,8 @@ impl Engine {
     /// Writes the response to `query` with the given compression.
     fn respond(
         &self,
-        zones: &ZoneSet,
         query: &Query<'_>,
+        located: &Located,
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
@@ -162,7 +168,7 @@ impl Engine {
         let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
         let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
         let mut resp = Response::new(writer, dnssec, request.transport, qname);
-        self.dispatch(zones, query, &mut resp);
+        self.dispatch(query, located, &mut resp);
         self.finish(&mut resp, query, request)
     }
 
@@ -195,7 +201,7 @@ impl Engine {
     }
 
     /// Decides what kind of response this is and writes its sections.
-    fn dispatch(&self, zones: &ZoneSet, query: &Query<'_>, resp: &mut Response<'_>) {
+    fn dispatch(&self, query: &Query<'_>, located: &Located, resp: &mut Response<'_>) {
         if let Some(rcode) = query::precheck(query) {
             resp.rcode = rcode;
             return;
@@ -219,7 +225,7 @@ impl Engine {
         }
         match q.qclass {
             Class::CH => chaos::answer(&self.config, q.qname(), q.qtype, resp),
-            Class::IN | Class::ANY => answer_in(zones, q.qname(), q.qtype, resp),
+            Class::IN | Class::ANY => answer_in(located, q.qname(), q.qtype, resp),
             _ => resp.rcode = Rcode::REFUSED,
         }
     }
@@ -265,29 +271,49 @@ fn transfer_refused(qtype: Rtype, transport: Transport, resp: &mut Response<'_>)
 /// name, as Knot DNS and NSD report with REFUSED.
 const EDE_NOT_AUTHORITATIVE: u16 = 20;
 
-/// Answers an IN query: finds the zone (the parent's, for DS at a child apex we also
-/// serve, RFC 4035 §3.1.4.1) and solves it there.
-fn answer_in(zones: &ZoneSet, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
-    let mut hashes = SuffixHashes::root();
-    hashes.refill(qname);
-    let mut slot = zones.find(qname, &hashes);
-    if qtype == Rtype::DS {
-        let at_apex = slot.is_some_and(|s| s.origin().eq_ignore_case(qname));
-        if let (true, Some(parent)) = (at_apex, qname.parent()) {
-            let parent_slot = zones.find(parent, &SuffixHashes::of(parent));
-            if parent_slot.is_some() {
-                slot = parent_slot;
+/// The zone a question is answered from, found as soon as the query is read: the
+/// question name's suffix hashes, the zone (the parent's, for DS at a child apex we also
+/// serve, RFC 4035 §3.1.4.1) and its current contents. The index slots the lookup will
+/// read are prefetched then, so that their cache misses overlap with writing the header
+/// and question instead of stalling the lookup.
+struct Located {
+    hashes: SuffixHashes,
+    /// The zone's contents; `None`: no zone of ours holds the name.
+    contents: Option<ContentsGuard>,
+}
+
+impl Located {
+    /// Locates the question's zone (the hashes are refilled in place).
+    fn find(&mut self, zones: &ZoneSet, question: &query::Question<'_>) {
+        let qname = question.qname();
+        let hashes = &mut self.hashes;
+        hashes.refill(qname);
+        let mut slot = zones.find(qname, hashes).map(|s| &**s);
+        if question.qtype == Rtype::DS {
+            let at_apex = slot.is_some_and(|s| s.origin().eq_ignore_case(qname));
+            if let (true, Some(parent)) = (at_apex, qname.parent()) {
+                let parent_slot = zones.find(parent, &SuffixHashes::of(parent));
+                if parent_slot.is_some() {
+                    slot = parent_slot.map(|s| &**s);
+                }
             }
         }
+        self.contents = slot.map(ZoneSlot::contents);
+        if let Some(zone) = self.contents.as_ref().and_then(|c| c.as_ref()) {
+            zone.prefetch_lookup(hashes);
+        }
     }
-    let Some(slot) = slot else {
+}
+
+/// Answers an IN query from the zone it was located in.
+fn answer_in(located: &Located, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
+    let Some(contents) = &located.contents else {
         resp.rcode = Rcode::REFUSED;
         resp.ede = Some(EDE_NOT_AUTHORITATIVE);
         return;
     };
-    let contents = slot.contents();
     match contents.as_ref() {
-        Some(zone) => solve::answer(zone, qname, &hashes, qtype, resp),
+        Some(zone) => solve::answer(zone, qname, &located.hashes, qtype, resp),
         None => resp.rcode = Rcode::SERVFAIL, // configured but not loaded
     }
 }

@@ -20,7 +20,6 @@ pub mod error;
 pub mod handler;
 pub mod lifecycle;
 pub mod logging;
-pub mod memory;
 pub mod server;
 pub mod stats;
 pub mod tcp;

@@ -114,7 +114,7 @@ impl Reload for ZoneLoader {
         if let Ok(mut map) = self.loaded.lock() {
             map.retain(|name, _| configured.contains(name));
         }
-        crate::memory::after_load();
+        tern_zone::memory::after_load();
         Ok(report)
     }
 }

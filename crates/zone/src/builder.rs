@@ -14,7 +14,8 @@ use tern_wire::{Dname, Name, Rtype};
 use crate::contents::{Denial, ZoneContents};
 use crate::cow::ChunkVec;
 use crate::error::Error;
-use crate::node::{has_targets, NodeId, NO_NODE};
+use crate::index::NameIndex;
+use crate::node::{has_targets, Node, NodeId, NO_NODE};
 use crate::records::{in_nsec3_chain, target_name};
 use crate::report::Report;
 use crate::{adjust, check};
@@ -108,10 +109,12 @@ impl ZoneBuilder {
         let nodes = encoder.main_nodes(&self.main.owners, &groups);
         let chain = encoder.nsec3_chain(&self.nsec3.owners, &groups);
         drop((groups, self.records, self.rdata));
+        let nodes = ChunkVec::from_vec(nodes);
+        let index = hinted(std::mem::take(&mut self.main.owners.index).fitted(), &nodes);
         let mut contents = ZoneContents {
             origin: self.origin.clone(),
-            nodes: ChunkVec::from_vec(nodes),
-            index: self.main.owners.index.fitted(),
+            nodes,
+            index,
             nsec3: chain,
             nsec3_covers: false,
             apex_wildcard_nsec3: u32::MAX,
@@ -151,4 +154,18 @@ impl ZoneBuilder {
             };
         }
     }
+}
+
+/// The finished index, each entry hinting at its node's data (see [`NameIndex`]).
+fn hinted(mut index: NameIndex, nodes: &ChunkVec<Node>) -> NameIndex {
+    let node = |id: u32| nodes.get(id as usize);
+    index.fill_hints(
+        |id| node(id).map_or(0, Node::data_address),
+        |id| {
+            if let Some(n) = node(id) {
+                crate::index::prefetch(n);
+            }
+        },
+    );
+    index
 }

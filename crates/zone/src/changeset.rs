@@ -139,6 +139,7 @@ impl Apply {
         let data = node::encode(owner, &rrsets);
         if let Some(node) = zone.nodes.get_mut(id as usize) {
             node.set_data(data);
+            zone.index.set_hint(name_hash(owner), id, node.data_address());
         }
         link_or_unlink(zone, id, &mut self.touched);
         let after = zone.node(id).map(|n| adjust::local_flags(n, id)).unwrap_or_default();
@@ -283,8 +284,9 @@ fn new_node(zone: &mut ZoneContents, owner: &Dname, flags: Flags) -> NodeId {
     let id = zone.nodes.len() as NodeId;
     let mut node = Node::new(node::encode(owner, &[]));
     node.flags = flags;
+    let hint = node.data_address();
     zone.nodes.push(node);
-    zone.index.insert(name_hash(owner), id);
+    zone.index.insert(name_hash(owner), id, hint);
     id
 }
 

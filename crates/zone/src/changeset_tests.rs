@@ -202,6 +202,15 @@ fn view(z: &ZoneContents, n: &str) -> String {
     }
 }
 
+/// Every index entry hints at its node's current data (built or changed alike).
+fn assert_hints_current(z: &ZoneContents) {
+    for id in z.index.ids() {
+        let node = z.node(id).unwrap();
+        let hint = z.index.hint(crate::hash::name_hash(node.owner()), id);
+        assert_eq!(hint, Some(node.data_address()), "{}", node.owner());
+    }
+}
+
 #[test]
 fn apply_equals_rebuild_on_random_changes() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
@@ -232,6 +241,8 @@ fn apply_equals_rebuild_on_random_changes() {
             continue; // one side refused (e.g. CNAME conflicts are not generated; NS at apex is)
         };
         assert_eq!(records_of(&applied), records_of(&rebuilt), "round {round}: {cs:?}");
+        assert_hints_current(&rebuilt);
+        assert_hints_current(&applied);
         for owner in OWNERS.iter().chain(&["zz.example.", "q.c.b.example.", "q.y.x.a.example."]) {
             assert_eq!(
                 view(&applied, owner),

@@ -19,6 +19,9 @@ use crate::contents::ZoneContents;
 use crate::hash::{name_hash, NameTag, SuffixHashes};
 use crate::index::NameIndex;
 
+/// A reader's hold on a zone's current contents ([`ZoneSlot::contents`]).
+pub type ContentsGuard = arc_swap::Guard<Option<Arc<ZoneContents>>>;
+
 /// One served zone: its name and its current contents (`None` until a first successful
 /// load).
 #[derive(Debug)]
@@ -40,7 +43,7 @@ impl ZoneSlot {
 
     /// The current contents (a cheap, wait-free load).
     #[inline]
-    pub fn contents(&self) -> arc_swap::Guard<Option<Arc<ZoneContents>>> {
+    pub fn contents(&self) -> ContentsGuard {
         self.contents.load()
     }
 
@@ -91,7 +94,7 @@ impl ZoneSet {
         }
         let labels = slot.origin().label_count();
         self.label_counts |= 1u128 << labels.min(127);
-        self.index.insert(hash, self.slots.len() as u32);
+        self.index.insert(hash, self.slots.len() as u32, 0);
         self.slots.push(slot);
     }
 

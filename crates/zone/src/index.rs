@@ -1,21 +1,58 @@
 //! The name index: an open-addressing hash table from a name's hash to a node id.
 //!
-//! Slots are `u64`: the low 32 bits are the name's [`NameTag`] (which also gives the slot
-//! position, so the table can be resized without the names), the high 32 bits the node id
-//! plus one (zero = empty). Linear probing with backward-shift deletion, no tombstones.
-//! Slots live in a [`ChunkVec`], so a changed snapshot copies only the chunks it touches.
-//! The caller decides equality (it compares the node's owner name), keeping the index
-//! free of name storage.
+//! A slot's key is a `u64`: the low 32 bits are the name's [`NameTag`] (which also gives
+//! the slot position, so the table can be resized without the names), the high 32 bits
+//! the node id plus one (zero = empty). Linear probing with backward-shift deletion, no
+//! tombstones. Slots live in a [`ChunkVec`], so a changed snapshot copies only the chunks
+//! it touches. The caller decides equality (it compares the node's owner name), keeping
+//! the index free of name storage.
+//!
+//! Beside its key a slot may carry a *hint*: the address of the entry's data, which
+//! [`NameIndex::find`] starts loading as soon as the tag matches, while the caller's
+//! equality check is still waiting for the node that points to that data. Two dependent
+//! cache misses (node, then its data) become two overlapping ones. A hint is only ever
+//! prefetched, never read through, so a stale one costs a wasted prefetch and nothing
+//! else.
 
 use crate::cow::ChunkVec;
 use crate::hash::NameTag;
 
+/// One slot: the key (tag and id) and the data address to prefetch on a tag match.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Slot {
+    key: u64,
+    hint: usize,
+}
+
+impl Slot {
+    #[inline]
+    fn is_empty(self) -> bool {
+        self.key == 0
+    }
+
+    #[inline]
+    fn tag(self) -> NameTag {
+        self.key as u32
+    }
+
+    #[inline]
+    fn id(self) -> u32 {
+        ((self.key >> 32) as u32).wrapping_sub(1)
+    }
+}
+
 /// Hash-table index over node ids.
 #[derive(Clone, Debug)]
 pub struct NameIndex {
-    slots: ChunkVec<u64>,
+    slots: ChunkVec<Slot>,
     mask: usize,
     used: usize,
+}
+
+impl Default for NameIndex {
+    fn default() -> Self {
+        NameIndex::with_capacity(0)
+    }
 }
 
 /// Smallest table size (small zones are common: a hosting server has many of them).
@@ -26,16 +63,11 @@ fn encode(tag: u32, id: u32) -> u64 {
     (u64::from(id) + 1) << 32 | u64::from(tag)
 }
 
-#[inline]
-fn decode_id(slot: u64) -> u32 {
-    ((slot >> 32) as u32).wrapping_sub(1)
-}
-
 impl NameIndex {
     /// An index sized for about `expected` names (at most 3/4 full).
     pub fn with_capacity(expected: usize) -> Self {
         let size = Self::slots_for(expected);
-        NameIndex { slots: ChunkVec::filled(0, size), mask: size - 1, used: 0 }
+        NameIndex { slots: ChunkVec::filled(Slot::default(), size), mask: size - 1, used: 0 }
     }
 
     /// Table size for `expected` names: a power of two, at most 3/4 full.
@@ -50,7 +82,7 @@ impl NameIndex {
             return self.clone(); // already that size: the chunks are shared, not copied
         }
         let mut index = NameIndex::with_capacity(self.used);
-        for &slot in self.slots.iter().filter(|&&s| s != 0) {
+        for &slot in self.slots.iter().filter(|s| !s.is_empty()) {
             index.insert_slot(slot);
         }
         index.used = self.used;
@@ -68,21 +100,25 @@ impl NameIndex {
     }
 
     #[inline]
-    fn slot(&self, i: usize) -> u64 {
-        self.slots.get(i).copied().unwrap_or(0)
+    fn slot(&self, i: usize) -> Slot {
+        self.slots.get(i).copied().unwrap_or_default()
     }
 
-    /// Finds the node for a name tag; `is_match` confirms a candidate id.
+    /// Finds the node for a name tag; `is_match` confirms a candidate id. The candidate's
+    /// hint, if any, is prefetched first.
     #[inline]
     pub fn find(&self, tag: NameTag, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
         let mut i = tag as usize & self.mask;
         loop {
             let slot = self.slot(i);
-            if slot == 0 {
+            if slot.is_empty() {
                 return None;
             }
-            if slot as u32 == tag && is_match(decode_id(slot)) {
-                return Some(decode_id(slot));
+            if slot.tag() == tag {
+                prefetch_address(slot.hint);
+                if is_match(slot.id()) {
+                    return Some(slot.id());
+                }
             }
             i = (i + 1) & self.mask;
         }
@@ -97,18 +133,19 @@ impl NameIndex {
         }
     }
 
-    /// Adds an entry (the caller has checked the name is not present yet).
-    pub fn insert(&mut self, tag: NameTag, id: u32) {
+    /// Adds an entry (the caller has checked the name is not present yet), with the
+    /// address to prefetch when it is found (0: none).
+    pub fn insert(&mut self, tag: NameTag, id: u32, hint: usize) {
         if (self.used + 1) * 4 > (self.mask + 1) * 3 {
             self.grow();
         }
-        self.insert_slot(encode(tag, id));
+        self.insert_slot(Slot { key: encode(tag, id), hint });
         self.used += 1;
     }
 
-    fn insert_slot(&mut self, slot: u64) {
-        let mut i = slot as u32 as usize & self.mask;
-        while self.slot(i) != 0 {
+    fn insert_slot(&mut self, slot: Slot) {
+        let mut i = slot.tag() as usize & self.mask;
+        while !self.slot(i).is_empty() {
             i = (i + 1) & self.mask;
         }
         self.slots.set(i, slot);
@@ -116,29 +153,62 @@ impl NameIndex {
 
     fn grow(&mut self) {
         let size = (self.mask + 1) * 2;
-        let old = std::mem::replace(&mut self.slots, ChunkVec::filled(0, size));
+        let old = std::mem::replace(&mut self.slots, ChunkVec::filled(Slot::default(), size));
         self.mask = size - 1;
-        for &slot in old.iter().filter(|&&s| s != 0) {
+        for &slot in old.iter().filter(|s| !s.is_empty()) {
             self.insert_slot(slot);
+        }
+    }
+
+    /// Where the entry for `id` under `tag` is.
+    fn position(&self, tag: NameTag, id: u32) -> Option<usize> {
+        let mut i = tag as usize & self.mask;
+        loop {
+            let slot = self.slot(i);
+            if slot.is_empty() {
+                return None;
+            }
+            if slot.key == encode(tag, id) {
+                return Some(i);
+            }
+            i = (i + 1) & self.mask;
         }
     }
 
     /// Removes the entry for `id` under `tag`; returns whether it was present.
     pub fn remove(&mut self, tag: NameTag, id: u32) -> bool {
-        let mut i = tag as usize & self.mask;
-        loop {
-            let slot = self.slot(i);
-            if slot == 0 {
-                return false;
-            }
-            if slot as u32 == tag && decode_id(slot) == id {
-                break;
-            }
-            i = (i + 1) & self.mask;
-        }
+        let Some(i) = self.position(tag, id) else { return false };
         self.shift_back(i);
         self.used -= 1;
         true
+    }
+
+    /// Replaces the hint of the entry for `id` under `tag` (after its data moved).
+    pub fn set_hint(&mut self, tag: NameTag, id: u32, hint: usize) {
+        if let Some(i) = self.position(tag, id) {
+            self.slots.set(i, Slot { key: encode(tag, id), hint });
+        }
+    }
+
+    /// Sets every entry's hint to `hint_of(id)`. `prefetch_id` is called a few entries
+    /// ahead with the id whose hint will be asked for, so that looking it up does not
+    /// wait for memory each time.
+    pub fn fill_hints(
+        &mut self,
+        mut hint_of: impl FnMut(u32) -> usize,
+        mut prefetch_id: impl FnMut(u32),
+    ) {
+        const AHEAD: usize = 16;
+        let size = self.mask + 1;
+        for i in 0..size {
+            let ahead = self.slot(i + AHEAD);
+            if !ahead.is_empty() {
+                prefetch_id(ahead.id());
+            }
+            if let Some(slot) = self.slots.get_mut(i).filter(|s| !s.is_empty()) {
+                slot.hint = hint_of(slot.id());
+            }
+        }
     }
 
     /// Backward-shift deletion: closes the hole at `hole` so every entry stays reachable.
@@ -147,37 +217,49 @@ impl NameIndex {
         loop {
             j = (j + 1) & self.mask;
             let slot = self.slot(j);
-            if slot == 0 {
+            if slot.is_empty() {
                 break;
             }
-            let home = slot as u32 as usize & self.mask;
+            let home = slot.tag() as usize & self.mask;
             let stays = if hole <= j { hole < home && home <= j } else { hole < home || home <= j };
             if !stays {
                 self.slots.set(hole, slot);
                 hole = j;
             }
         }
-        self.slots.set(hole, 0);
+        self.slots.set(hole, Slot::default());
+    }
+
+    /// The hint of the entry for `id` under `tag`.
+    #[cfg(test)]
+    pub(crate) fn hint(&self, tag: NameTag, id: u32) -> Option<usize> {
+        self.position(tag, id).map(|i| self.slot(i).hint)
     }
 
     /// All node ids in the index (in table order).
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
-        self.slots.iter().filter(|&&s| s != 0).map(|&s| decode_id(s))
+        self.slots.iter().filter(|s| !s.is_empty()).map(|s| s.id())
     }
 }
 
 /// Hints the CPU to bring `value`'s cache line in (a no-op where there is no hint).
 #[inline(always)]
-fn prefetch<T>(value: &T) {
+pub(crate) fn prefetch<T>(value: &T) {
+    prefetch_address(std::ptr::from_ref(value) as usize);
+}
+
+/// Hints the CPU to bring the cache line at `address` in; 0 is skipped.
+#[inline(always)]
+pub(crate) fn prefetch_address(address: usize) {
     #[cfg(target_arch = "x86_64")]
-    {
+    if address != 0 {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
         // SAFETY: a prefetch is only a hint: it reads nothing the program sees and cannot
-        // fault; the pointer comes from a live reference.
-        unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast::<i8>()) };
+        // fault, whatever the address (a stale hint points at memory that may be freed).
+        unsafe { _mm_prefetch::<_MM_HINT_T0>(address as *const i8) };
     }
     #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
+    let _ = address;
 }
 
 #[cfg(test)]
@@ -195,7 +277,7 @@ mod tests {
         let mut index = NameIndex::with_capacity(10);
         let mut model: HashMap<u32, NameTag> = HashMap::new();
         for id in 0..5000u32 {
-            index.insert(weak_hash(id), id);
+            index.insert(weak_hash(id), id, 0);
             model.insert(id, weak_hash(id));
         }
         for id in (0..5000u32).step_by(3) {
@@ -218,9 +300,9 @@ mod tests {
     #[test]
     fn snapshots_are_independent() {
         let mut a = NameIndex::with_capacity(100);
-        a.insert(1, 10);
+        a.insert(1, 10, 0);
         let mut b = a.clone();
-        b.insert(2, 20);
+        b.insert(2, 20, 0);
         assert!(b.remove(1, 10));
         assert_eq!(a.find(1, |id| id == 10), Some(10));
         assert_eq!(a.find(2, |id| id == 20), None);
@@ -234,8 +316,8 @@ mod tests {
             let mut grown = NameIndex::with_capacity(0);
             let mut large = NameIndex::with_capacity(100_000);
             for id in 0..count {
-                grown.insert(weak_hash(id), id);
-                large.insert(id.wrapping_mul(0x9E37_79B9), id);
+                grown.insert(weak_hash(id), id, 0);
+                large.insert(id.wrapping_mul(0x9E37_79B9), id, 0);
             }
             let (g, l) = (grown.fitted(), large.fitted());
             assert_eq!(l.mask + 1, NameIndex::slots_for(count as usize), "shrunk");

@@ -165,6 +165,12 @@ impl Node {
         owner_of(&self.data)
     }
 
+    /// Where the data blob starts: the name index's hint for this node.
+    #[inline]
+    pub fn data_address(&self) -> usize {
+        self.data.as_ptr() as usize
+    }
+
     /// The node's data blob (shared between snapshots).
     pub fn data(&self) -> &Arc<[u8]> {
         &self.data

@@ -199,7 +199,7 @@ impl Nsec3Chain {
         let mut sorted = Vec::with_capacity(entries.len());
         let mut nodes = Vec::with_capacity(entries.len());
         for (id, (hash, node)) in entries.into_iter().enumerate() {
-            index.insert(name_hash(node.owner()), id as u32);
+            index.insert(name_hash(node.owner()), id as u32, 0);
             sorted.push((hash, id as u32));
             nodes.push(node);
         }
@@ -294,7 +294,7 @@ impl Nsec3Chain {
         }
         let id = self.nodes.len() as u32;
         self.nodes.push(Node::new(data));
-        self.index.insert(name_hash(owner), id);
+        self.index.insert(name_hash(owner), id, 0);
         id
     }
 

@@ -113,5 +113,7 @@ pub fn zone_set(text: &str) -> ZoneSet {
     .unwrap();
     let slot = Arc::new(ZoneSlot::new(&origin));
     slot.publish(Arc::new(loaded.contents));
+    // Placed in memory as the server places it after a load (TERND_HUGE_PAGES=0: not).
+    tern_zone::memory::after_load();
     ZoneSet::new(vec![slot])
 }

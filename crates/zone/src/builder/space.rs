@@ -150,7 +150,7 @@ impl Owners {
         let name_at = self.names.len();
         self.names.extend_from_slice(name.as_wire());
         self.nodes.push(BuildNode { name_at, name_len: name.len() as u8, parent, phantom });
-        self.index.insert(hash, id);
+        self.index.insert(hash, id, 0);
         id
     }
 

@@ -1,4 +1,5 @@
-//! Memory placement for the data plane, after each zone (re)load.
+//! Memory placement for the data plane, after each zone (re)load (the server calls
+//! [`after_load`]; so do the engine's benchmarks, to measure what the server runs).
 //!
 //! Lookups touch zone data at random, so on large zones a good share of a query's user
 //! time is TLB and cache misses. Backing the zone data with transparent huge pages removes
