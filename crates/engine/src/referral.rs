@@ -20,6 +20,7 @@ impl Solver<'_, '_, '_> {
             self.resp.set_authoritative(false);
         }
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
+        self.prefetch_targets(&ns);
         self.resp.must(Section::Authority, node.owner(), &ns, ns.ttl)?;
         if self.resp.dnssec && zone.denial() != Denial::Unsigned {
             match node.rrset(Rtype::DS).filter(|r| r.has_records()) {
@@ -27,7 +28,7 @@ impl Solver<'_, '_, '_> {
                 None => self.no_ds_proof(cut)?,
             }
         }
-        self.note_targets(&ns, Some(node.owner()));
+        self.note_targets(&ns, Some(cut));
         Ok(())
     }
 }

@@ -182,6 +182,7 @@ impl Solver<'_, '_, '_> {
             _ => {}
         }
         if let Some(rrset) = node.rrset(self.qtype).filter(|r| r.has_records()) {
+            self.prefetch_targets(&rrset);
             self.resp.must(Section::Answer, owner, &rrset, rrset.ttl)?;
             self.note_targets(&rrset, None);
             if let Some(w) = wildcard {
@@ -267,10 +268,12 @@ impl Solver<'_, '_, '_> {
 
     /// Queues the additional-section targets of an answered RRset (RFC 1035 §3.3.9,
     /// RFC 2782, RFC 9460 §4). `cut` marks a referral: targets below it are required glue.
-    pub fn note_targets(&mut self, rrset: &tern_zone::Rrset<'_>, cut: Option<&Dname>) {
-        if !matches!(rrset.rtype, Rtype::NS | Rtype::MX | Rtype::SRV | Rtype::SVCB | Rtype::HTTPS) {
+    /// The targets' data is prefetched for [`write_extras`](Self::write_extras).
+    pub fn note_targets(&mut self, rrset: &tern_zone::Rrset<'_>, cut: Option<NodeId>) {
+        if !adds_targets(rrset.rtype) {
             return;
         }
+        let zone = self.zone;
         for i in 0..usize::from(rrset.count) {
             let node = rrset.target(i);
             let queued = self
@@ -280,13 +283,26 @@ impl Solver<'_, '_, '_> {
             if node == NO_NODE || queued {
                 continue;
             }
-            let required =
-                cut.is_some_and(|c| self.node(node).is_some_and(|n| n.owner().is_below(c)));
+            if let Some(n) = zone.node(node) {
+                n.prefetch_data();
+            }
+            let required = cut.is_some_and(|c| zone.is_below_node(node, c));
             let owner_at = self.resp.name_at(i);
             if let Some(slot) = self.extras.get_mut(self.extras_len) {
                 *slot = Extra { node, required, owner_at };
                 self.extras_len += 1;
             }
+        }
+    }
+
+    /// Starts loading the nodes an RRset's RDATA names (their addresses are looked up
+    /// once the RRset is written).
+    pub fn prefetch_targets(&self, rrset: &tern_zone::Rrset<'_>) {
+        if !adds_targets(rrset.rtype) {
+            return;
+        }
+        for i in 0..usize::from(rrset.count) {
+            self.zone.prefetch_node(rrset.target(i));
         }
     }
 
@@ -319,4 +335,10 @@ impl Solver<'_, '_, '_> {
             }
         }
     }
+}
+
+/// Types whose targets' addresses go in the additional section (RFC 1035 §3.3.9,
+/// RFC 2782, RFC 9460 §4).
+fn adds_targets(rtype: Rtype) -> bool {
+    matches!(rtype, Rtype::NS | Rtype::MX | Rtype::SRV | Rtype::SVCB | Rtype::HTTPS)
 }

@@ -122,6 +122,31 @@ impl ZoneContents {
         self.nodes.get(id as usize)
     }
 
+    /// Starts loading node `id` (a hint; nothing happens for a missing node).
+    #[inline]
+    pub fn prefetch_node(&self, id: NodeId) {
+        if let Some(node) = self.nodes.get(id as usize) {
+            crate::index::prefetch(node);
+        }
+    }
+
+    /// True when node `id` lies strictly below node `ancestor` in the tree: the parent
+    /// links, without reading a name. (A phantom has no parent: it is below nothing.)
+    pub fn is_below_node(&self, id: NodeId, ancestor: NodeId) -> bool {
+        let mut current = self.node(id).map_or(NO_NODE, |n| n.parent);
+        // A name has at most 127 labels above it: the bound only guards against a cycle.
+        for _ in 0..tern_wire::name::MAX_LABELS {
+            if current == NO_NODE {
+                return false;
+            }
+            if current == ancestor {
+                return true;
+            }
+            current = self.node(current).map_or(NO_NODE, |n| n.parent);
+        }
+        false
+    }
+
     /// The apex node.
     #[inline]
     pub fn apex(&self) -> Option<&Node> {

@@ -171,6 +171,12 @@ impl Node {
         self.data.as_ptr() as usize
     }
 
+    /// Starts loading the start of the data blob (its owner and first RRsets).
+    #[inline]
+    pub fn prefetch_data(&self) {
+        crate::index::prefetch_address(self.data_address());
+    }
+
     /// The node's data blob (shared between snapshots).
     pub fn data(&self) -> &Arc<[u8]> {
         &self.data
