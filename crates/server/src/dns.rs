@@ -2,11 +2,13 @@
 //!
 //! The zone set is loaded once per batch (a wait-free `arc_swap` guard) together with a
 //! fresh compression table; each query of the batch is then answered by
-//! [`tern_engine::Engine::answer`] without allocating, locking or logging.
+//! [`tern_engine::Engine::answer_with`] without allocating, locking or logging. The next
+//! query of the batch is located while the current one is answered
+//! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
 
 use std::sync::Arc;
 
-use tern_engine::{Engine, Outcome, Request};
+use tern_engine::{Engine, Lookahead, Outcome, Request};
 use tern_wire::message::CompressionTable;
 use tern_zone::{ZoneDb, ZoneSet};
 
@@ -25,7 +27,15 @@ pub struct EngineHandler {
 pub struct EngineBatch {
     zones: arc_swap::Guard<Arc<ZoneSet>>,
     table: CompressionTable,
+    /// Questions located ahead of their answer (the current one's and the next one's),
+    /// used in turn; a look-ahead that does not match its query is only wasted.
+    ahead: [Lookahead; LOOK_AHEAD],
+    next_ahead: usize,
+    next_answer: usize,
 }
+
+/// Queries located ahead: the one being answered and the next.
+const LOOK_AHEAD: usize = 2;
 
 impl std::fmt::Debug for EngineBatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -69,7 +79,13 @@ impl Handler for EngineHandler {
     type Batch = EngineBatch;
 
     fn begin_batch(&self) -> EngineBatch {
-        EngineBatch { zones: self.zones.load(), table: CompressionTable::new() }
+        EngineBatch {
+            zones: self.zones.load(),
+            table: CompressionTable::new(),
+            ahead: Default::default(),
+            next_ahead: 0,
+            next_answer: 0,
+        }
     }
 
     fn handle(
@@ -84,9 +100,20 @@ impl Handler for EngineHandler {
             Transport::Tcp => tern_engine::Transport::Tcp,
         };
         let request = Request { message: query, transport, tcp_keepalive: ctx.keepalive_units() };
-        match self.engine.answer(&batch.zones, &request, out, &mut batch.table) {
+        let turn = batch.next_answer;
+        batch.next_answer = (turn + 1) % LOOK_AHEAD;
+        let ahead = batch.ahead.get_mut(turn)?;
+        match self.engine.answer_with(&batch.zones, &request, ahead, out, &mut batch.table) {
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
+        }
+    }
+
+    fn look_ahead(&self, batch: &mut EngineBatch, query: &[u8]) {
+        let turn = batch.next_ahead;
+        batch.next_ahead = (turn + 1) % LOOK_AHEAD;
+        if let Some(ahead) = batch.ahead.get_mut(turn) {
+            self.engine.look_ahead(&batch.zones, query, ahead);
         }
     }
 }

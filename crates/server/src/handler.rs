@@ -65,6 +65,11 @@ pub trait Handler: Send + Sync + 'static {
         ctx: &RequestContext,
         out: &mut [u8],
     ) -> Option<usize>;
+
+    /// Told about the query to be [`handle`](Handler::handle)d after the current one,
+    /// before the current one is: a handler may start loading what it will need (nothing
+    /// is done by default). Only ever a hint: `handle` must not depend on it.
+    fn look_ahead(&self, _batch: &mut Self::Batch, _query: &[u8]) {}
 }
 
 #[cfg(test)]

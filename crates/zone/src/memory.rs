@@ -11,11 +11,13 @@
 //!
 //! So the heap grows with ordinary pages during a load, and once the new snapshots are
 //! published (the workers answer from them meanwhile) two things happen: the heap the
-//! load freed goes back to the system (`malloc_trim`), and the densely used anonymous
-//! regions are collapsed into huge pages one 2 MiB step at a time (`MADV_COLLAPSE`,
-//! Linux 6.1; a no-op elsewhere; a step the kernel refuses stays as it is). That costs
-//! about 0.7 s of CPU after a 1M-delegation load. `TERND_HUGE_PAGES=0` in the environment
-//! turns the collapse off.
+//! load freed goes back to the system (`malloc_trim`), and the anonymous regions are
+//! collapsed into huge pages one 2 MiB step at a time (`MADV_COLLAPSE`, Linux 6.1; a
+//! no-op elsewhere; a step the kernel refuses stays as it is). Only steps at least half
+//! resident are collapsed (`mincore`), so a sparse step (a thread stack, heap the trim
+//! emptied) does not become resident in full: the resident size grows by at most the
+//! holes of the steps collapsed. That costs about 0.7 s of CPU after a 1M-delegation
+//! load. `TERND_HUGE_PAGES=0` in the environment turns the collapse off.
 
 /// `MADV_COLLAPSE` (Linux 6.1+; not in every `libc` release).
 #[cfg(target_os = "linux")]
@@ -46,26 +48,45 @@ fn release_freed() {
     }
 }
 
-/// Asks the kernel to back each whole huge page inside `start..end` with a huge page.
-/// Step by step: one refused step (say, a page range the trim emptied) would otherwise
-/// end the call for the whole region.
+/// Asks the kernel to back each whole huge page inside `start..end` that is at least
+/// half resident with a huge page. Step by step: one refused step (say, a page range the
+/// trim emptied) would otherwise end the call for the whole region.
 fn collapse(start: usize, end: usize) {
     let mut at = (start + HUGE - 1) & !(HUGE - 1);
     while at + HUGE <= end {
-        #[cfg(target_os = "linux")]
-        // SAFETY: MADV_COLLAPSE changes how a range of our own address space is backed,
-        // never its contents; the range comes from /proc/self/smaps, and a range that is no
-        // longer mapped only makes the call fail.
-        unsafe {
-            libc::madvise(at as *mut libc::c_void, HUGE, MADV_COLLAPSE);
+        if resident_pages(at) * 2 >= PAGES_PER_HUGE {
+            #[cfg(target_os = "linux")]
+            // SAFETY: MADV_COLLAPSE changes how a range of our own address space is
+            // backed, never its contents; the range comes from /proc/self/smaps, and a
+            // range that is no longer mapped only makes the call fail.
+            unsafe {
+                libc::madvise(at as *mut libc::c_void, HUGE, MADV_COLLAPSE);
+            }
         }
         at += HUGE;
     }
 }
 
+/// Base pages in a huge page.
+const PAGES_PER_HUGE: usize = HUGE / 4096;
+
+/// How many of the base pages of the huge-page step at `at` are resident (0 when that
+/// cannot be told).
+fn resident_pages(at: usize) -> usize {
+    let mut pages = [0u8; PAGES_PER_HUGE];
+    #[cfg(target_os = "linux")]
+    // SAFETY: mincore writes one byte per 4 KiB page of the HUGE-byte range into `pages`,
+    // which has exactly that many bytes; `at` is page aligned, and a range that is no
+    // longer mapped only makes the call fail (ENOMEM), leaving `pages` zero.
+    unsafe {
+        libc::mincore(at as *mut libc::c_void, HUGE, pages.as_mut_ptr());
+    }
+    pages.iter().filter(|&&p| p & 1 == 1).count()
+}
+
 /// The read-write private anonymous regions (the heap, glibc's arenas and large
-/// allocations) of at least one huge page and at least three quarters resident:
-/// collapsing a sparse region (a thread stack) would make it resident in full.
+/// allocations) of at least one huge page with at least a quarter of it resident (the
+/// steps to collapse are chosen by [`collapse`]).
 fn dense_anonymous_regions(smaps: &str) -> Vec<(usize, usize)> {
     let mut regions = Vec::new();
     let mut current: Option<(usize, usize)> = None;
@@ -77,7 +98,7 @@ fn dense_anonymous_regions(smaps: &str) -> Vec<(usize, usize)> {
         let Some(rss) = line.strip_prefix("Rss:") else { continue };
         let Some((start, end)) = current.take() else { continue };
         let kib = rss.trim().trim_end_matches("kB").trim().parse::<usize>().unwrap_or(0);
-        if end - start >= HUGE && kib * 1024 * 4 >= (end - start) * 3 {
+        if end - start >= HUGE && kib * 1024 * 4 >= end - start {
             regions.push((start, end));
         }
     }
@@ -127,5 +148,16 @@ Rss:               60000 kB
             [(0x55d4_a000_0000, 0x55d4_a080_0000), (0x7f30_0000_0000, 0x7f30_0400_0000)]
         );
         assert_eq!(region_header("Rss:  12 kB"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn residency_is_counted_per_huge_page_step() {
+        let step_in = |p: *const u8| (p as usize + HUGE - 1) & !(HUGE - 1);
+        let touched = vec![1u8; 3 * HUGE];
+        assert_eq!(resident_pages(step_in(touched.as_ptr())), PAGES_PER_HUGE);
+        // A large allocation is mapped fresh and stays unresident until written.
+        let untouched: Vec<u8> = Vec::with_capacity(3 * HUGE);
+        assert!(resident_pages(step_in(untouched.as_ptr())) * 2 < PAGES_PER_HUGE);
     }
 }

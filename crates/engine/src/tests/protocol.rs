@@ -112,3 +112,39 @@ fn rd_is_copied_cd_is_cleared_ad_never_set() {
     assert_eq!(flags & 0x0100, 0x0100, "RD copied");
     assert_eq!(flags & 0x0030, 0, "AD and CD clear (RFC 4035 §3.1.6)");
 }
+
+/// Answers through [`Engine::look_ahead`] and [`Engine::answer_with`] are the plain
+/// answers, whether the look-ahead was for the same question, another one (the same
+/// name in other case or with another type), or none; a used look-ahead is not reused.
+#[test]
+fn look_ahead_answers_equal_plain_answers() {
+    let set = example();
+    let engine = Engine::new(Config::default());
+    let asked = [
+        ("www.example.", Rtype::A),
+        ("WWW.example.", Rtype::A),
+        ("www.example.", Rtype::AAAA),
+        ("nope.example.", Rtype::A),
+        ("sub.example.", Rtype::DS),
+        ("other.test.", Rtype::A),
+    ];
+    let messages: Vec<Vec<u8>> = asked.iter().map(|&(n, t)| query(n, t, Ask::default())).collect();
+    let mut table = CompressionTable::new();
+    let mut out = vec![0u8; 65535];
+    let mut ahead = crate::Lookahead::default();
+    for (i, message) in messages.iter().enumerate() {
+        let plain = raw(&set, Config::default(), message, Transport::Udp).unwrap();
+        for looked in [Some(message), messages.get((i + 1) % messages.len()), None] {
+            if let Some(m) = looked {
+                engine.look_ahead(&set, m, &mut ahead);
+            }
+            let request = Request { message, transport: Transport::Udp, tcp_keepalive: None };
+            let Outcome::Answered { len, .. } =
+                engine.answer_with(&set, &request, &mut ahead, &mut out, &mut table)
+            else {
+                panic!("dropped")
+            };
+            assert_eq!(render(&out[..len]), render(&plain), "{:?} after {looked:?}", asked[i]);
+        }
+    }
+}

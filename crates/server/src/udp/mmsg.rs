@@ -132,6 +132,13 @@ impl Batch {
         Some((source, destination))
     }
 
+    /// The query received in slot `i`.
+    pub fn query(&self, i: usize) -> Option<&[u8]> {
+        let len = usize::try_from(self.recv_hdrs.get(i)?.msg_len).ok()?;
+        let start = i.checked_mul(QUERY_SIZE)?;
+        self.queries.get(start..start.checked_add(len.min(QUERY_SIZE))?)
+    }
+
     /// The query bytes of datagram `i` and the answer buffer of the same slot.
     pub fn slot(&mut self, i: usize) -> Option<(&[u8], &mut [u8])> {
         let len = usize::try_from(self.recv_hdrs.get(i)?.msg_len).ok()?;

@@ -131,7 +131,13 @@ impl<H: Handler> Worker<H> {
     /// Runs the handler over the received batch and queues the answers.
     fn answer(&self, endpoint: &UdpEndpoint, batch: &mut Batch) {
         let mut state = self.handler.begin_batch();
+        if let Some(first) = batch.query(0) {
+            self.handler.look_ahead(&mut state, first);
+        }
         for i in 0..batch.received() {
+            if let Some(next) = batch.query(i + 1).filter(|_| i + 1 < batch.received()) {
+                self.handler.look_ahead(&mut state, next);
+            }
             let Some((client, destination)) = batch.addresses(i) else { continue };
             let local = match destination.ip() {
                 Some(ip) if endpoint.pktinfo => {
