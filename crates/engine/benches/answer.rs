@@ -1,6 +1,9 @@
 //! The engine alone, no sockets: answers per second on a TLD-like zone with the query
 //! mix of `../shared/bench/genzone.py` (about 40% names that do not exist, the rest hits
 //! over A/AAAA/NS/DS/MX/TXT/SOA, half of them below a delegation), with and without DO.
+//! Each mix is answered two ways: one query at a time ([`Engine::answer`]), and as the
+//! UDP workers answer a batch, locating the next query while answering the current one
+//! (`-ahead`: [`Engine::look_ahead`] and [`Engine::answer_with`]).
 //!
 //! `cargo bench -p tern-engine --bench answer` (TERN_BENCH_NAMES sets the zone size).
 
@@ -9,7 +12,7 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use tern_engine::{Config, Engine, Outcome, Request, Transport};
+use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
 use tldmix::{queries, tld_zone, zone_set, Rng};
 
@@ -35,6 +38,25 @@ fn bench(c: &mut Criterion) {
                     let request =
                         Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
                     let outcome = engine.answer(&zones, &request, &mut out, &mut table);
+                    black_box(matches!(outcome, Outcome::Answered { .. }));
+                }
+            })
+        });
+        let mut ahead = [Lookahead::default(), Lookahead::default()];
+        group.bench_function(format!("{label}-ahead"), |b| {
+            b.iter(|| {
+                if let Some(first) = qs.first() {
+                    engine.look_ahead(&zones, first, &mut ahead[0]);
+                }
+                for (i, q) in qs.iter().enumerate() {
+                    if let Some(next) = qs.get(i + 1) {
+                        engine.look_ahead(&zones, next, &mut ahead[(i + 1) % 2]);
+                    }
+                    let request =
+                        Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
+                    let current = &mut ahead[i % 2];
+                    let outcome =
+                        engine.answer_with(&zones, &request, current, &mut out, &mut table);
                     black_box(matches!(outcome, Outcome::Answered { .. }));
                 }
             })

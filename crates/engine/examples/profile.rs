@@ -1,12 +1,13 @@
 //! Profiling driver: the same zone and mix as benches/answer.rs, answered in a loop.
-//! `valgrind --tool=callgrind target/release/examples/profile`
+//! `valgrind --tool=callgrind target/release/examples/profile` (TERN_AHEAD=1: answer as
+//! the UDP workers do, locating the next query first)
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::hint::black_box;
 use std::sync::Arc;
 
-use tern_engine::{Config, Engine, Outcome, Request, Transport};
+use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
 use tern_wire::{Name, Rtype};
 use tern_zone::{ZoneSet, ZoneSlot};
@@ -70,13 +71,24 @@ fn run(
     out: &mut [u8],
     table: &mut CompressionTable,
 ) -> usize {
+    let ahead_on = std::env::var("TERN_AHEAD").is_ok_and(|v| v == "1");
+    let mut ahead = [Lookahead::default(), Lookahead::default()];
+    if let (true, Some(first)) = (ahead_on, qs.first()) {
+        engine.look_ahead(zones, first, &mut ahead[0]);
+    }
     let mut n = 0;
-    for q in qs {
+    for (i, q) in qs.iter().enumerate() {
         let request = Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
-        n += usize::from(matches!(
-            black_box(engine.answer(zones, &request, out, table)),
-            Outcome::Answered { .. }
-        ));
+        let outcome = if ahead_on {
+            // As a UDP worker answers a batch: the next query is located first.
+            if let Some(next) = qs.get(i + 1) {
+                engine.look_ahead(zones, next, &mut ahead[(i + 1) % 2]);
+            }
+            engine.answer_with(zones, &request, &mut ahead[i % 2], out, table)
+        } else {
+            engine.answer(zones, &request, out, table)
+        };
+        n += usize::from(matches!(black_box(outcome), Outcome::Answered { .. }));
     }
     n
 }

@@ -122,7 +122,7 @@ impl Engine {
         // Built in place: the hashes are too big to move around for every query.
         let mut located = Located::empty();
         if let Some(q) = &query.question {
-            located.find(zones, q);
+            located.find(zones, q.qname(), q.qtype);
         }
         self.answer_located(&query, &located, request, out, table)
     }
@@ -133,11 +133,9 @@ impl Engine {
     /// answer is then written by [`answer_with`](Self::answer_with).
     pub fn look_ahead(&self, zones: &ZoneSet, message: &[u8], ahead: &mut Lookahead) {
         ahead.question = None;
-        let mut scratch = None;
-        let Some(query) = query::parse(message, &mut scratch) else { return };
-        let Some(q) = &query.question else { return };
-        ahead.located.find(zones, q);
-        ahead.remember(zones, q);
+        let Some((qname, qtype)) = query::question_only(message) else { return };
+        ahead.located.find(zones, qname, qtype);
+        ahead.remember(zones, qname, qtype);
     }
 
     /// [`answer`](Self::answer), with the zone `ahead` located when it was looked ahead
@@ -157,7 +155,7 @@ impl Engine {
         ahead.question = None;
         let Some(query) = query else { return Outcome::Dropped };
         match &query.question {
-            Some(q) if !ready => ahead.located.find(zones, q),
+            Some(q) if !ready => ahead.located.find(zones, q.qname(), q.qtype),
             _ => {}
         }
         self.answer_located(&query, &ahead.located, request, out, table)
@@ -336,12 +334,11 @@ impl Located {
     }
 
     /// Locates the question's zone (the hashes are refilled in place).
-    fn find(&mut self, zones: &ZoneSet, question: &query::Question<'_>) {
-        let qname = question.qname();
+    fn find(&mut self, zones: &ZoneSet, qname: &Dname, qtype: Rtype) {
         let hashes = &mut self.hashes;
         hashes.refill(qname);
         let mut slot = zones.find(qname, hashes).map(|s| &**s);
-        if question.qtype == Rtype::DS {
+        if qtype == Rtype::DS {
             let at_apex = slot.is_some_and(|s| s.origin().eq_ignore_case(qname));
             if let (true, Some(parent)) = (at_apex, qname.parent()) {
                 let parent_slot = zones.find(parent, &SuffixHashes::of(parent));
@@ -381,12 +378,12 @@ impl std::fmt::Debug for Lookahead {
 }
 
 impl Lookahead {
-    fn remember(&mut self, zones: &ZoneSet, question: &query::Question<'_>) {
-        let wire = question.qname().as_wire();
+    fn remember(&mut self, zones: &ZoneSet, qname: &Dname, qtype: Rtype) {
+        let wire = qname.as_wire();
         if let Some(copy) = self.qname.get_mut(..wire.len()) {
             copy.copy_from_slice(wire);
             let zones = std::ptr::from_ref(zones) as usize;
-            self.question = Some((zones, question.qtype, wire.len()));
+            self.question = Some((zones, qtype, wire.len()));
         }
     }
 

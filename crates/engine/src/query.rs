@@ -115,6 +115,19 @@ pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
     })
 }
 
+/// Just the question of a query in the common shape (one uncompressed question), for a
+/// look-ahead: nothing else is checked, and `None` means "not that shape".
+pub fn question_only(message: &[u8]) -> Option<(&Dname, Rtype)> {
+    let header = Header::from_wire(message).ok()?;
+    if header.flags.has(Flags::QR) || header.count(Section::Question) != 1 {
+        return None;
+    }
+    let (qname, len) = Dname::from_wire_prefix(message.get(HEADER_LEN..)?).ok()?;
+    let at = HEADER_LEN + len;
+    let qtype = message.get(at..at + 2)?;
+    Some((qname, Rtype(u16::from_be_bytes([*qtype.first()?, *qtype.get(1)?]))))
+}
+
 /// An OPT record that fills `rest` exactly: root owner, type OPT, and well-framed options.
 fn fast_opt(rest: &[u8]) -> Option<EdnsInfo> {
     let (head, options) = rest.split_at_checked(11)?;
@@ -224,6 +237,8 @@ mod tests {
             let (f, (name, qtype, qclass)) = (fast.question.unwrap(), general.question.unwrap());
             assert_eq!(f.qname().as_wire(), name.as_wire());
             assert_eq!((f.qtype, f.qclass), (qtype, qclass));
+            let (qname, only_type) = question_only(&q).expect("question");
+            assert_eq!((qname.as_wire(), only_type), (name.as_wire(), qtype));
             assert_eq!(fast.edns, general.query.edns);
             assert!(!fast.malformed && !general.query.malformed);
         }
@@ -237,5 +252,6 @@ mod tests {
         let mut two = query("example.", Rtype::A, Ask { edns: None, ..Ask::default() });
         two[5] = 2;
         assert!(fast(&two, &Header::from_wire(&two).unwrap()).is_none());
+        assert!(question_only(&two).is_none(), "two questions");
     }
 }
