@@ -197,6 +197,11 @@ impl Solver<'_, '_, '_> {
     fn proof(&mut self, chain: bool, id: NodeId, _rtype: Rtype) -> Result<(), Truncated> {
         let done = self.proofs.get(..self.proofs_len).is_some_and(|p| p.contains(&(chain, id)));
         if !done {
+            match (chain, self.zone.nsec3()) {
+                (true, Some(nsec3)) => nsec3.prefetch_node(id),
+                (true, None) => {}
+                (false, _) => self.zone.prefetch_node(id),
+            }
             if let Some(slot) = self.proofs.get_mut(self.proofs_len) {
                 *slot = (chain, id);
                 self.proofs_len += 1;
@@ -205,16 +210,26 @@ impl Solver<'_, '_, '_> {
         Ok(())
     }
 
-    /// Writes the queued proofs to the authority section.
+    /// Writes the queued proofs to the authority section (their data is prefetched
+    /// first, so that the records' cache misses overlap).
     pub(crate) fn write_proofs(&mut self) -> Result<(), Truncated> {
         let zone = self.zone;
         let proofs = self.proofs;
-        for &(chain, id) in proofs.get(..self.proofs_len).unwrap_or(&[]) {
-            let (node, rtype) = if chain {
+        let proofs = proofs.get(..self.proofs_len).unwrap_or(&[]);
+        let node_of = |chain: bool, id: NodeId| {
+            if chain {
                 (zone.nsec3().and_then(|c| c.node(id)), Rtype::NSEC3)
             } else {
                 (zone.node(id), Rtype::NSEC)
-            };
+            }
+        };
+        for &(chain, id) in proofs {
+            if let (Some(node), _) = node_of(chain, id) {
+                node.prefetch_data();
+            }
+        }
+        for &(chain, id) in proofs {
+            let (node, rtype) = node_of(chain, id);
             let Some(node) = node else { continue };
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
             self.resp.must(Section::Authority, node.owner(), &rrset, rrset.ttl)?;

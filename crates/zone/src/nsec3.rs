@@ -227,6 +227,14 @@ impl Nsec3Chain {
         self.nodes.get(id as usize)
     }
 
+    /// Starts loading node `id` (a hint; nothing happens for a missing node).
+    #[inline]
+    pub fn prefetch_node(&self, id: u32) {
+        if let Some(node) = self.nodes.get(id as usize) {
+            crate::index::prefetch(node);
+        }
+    }
+
     /// All live NSEC3 nodes in hash order.
     pub fn nodes(&self) -> impl Iterator<Item = &Node> + '_ {
         self.sorted.iter().filter_map(|(_, id)| self.node(*id))
