@@ -42,19 +42,22 @@ fn bench(c: &mut Criterion) {
                 }
             })
         });
-        let mut ahead = [Lookahead::default(), Lookahead::default()];
+        let mut ahead: [Lookahead; 3] = Default::default();
         group.bench_function(format!("{label}-ahead"), |b| {
             b.iter(|| {
-                if let Some(first) = qs.first() {
-                    engine.look_ahead(&zones, first, &mut ahead[0]);
+                // As `ternd`'s UDP workers: a query is located two queries before its
+                // answer and advanced one before.
+                for (i, q) in qs.iter().take(2).enumerate() {
+                    engine.look_ahead(&zones, q, &mut ahead[i]);
                 }
                 for (i, q) in qs.iter().enumerate() {
-                    if let Some(next) = qs.get(i + 1) {
-                        engine.look_ahead(&zones, next, &mut ahead[(i + 1) % 2]);
+                    ahead[(i + 1) % 3].advance();
+                    if let Some(next) = qs.get(i + 2) {
+                        engine.look_ahead(&zones, next, &mut ahead[(i + 2) % 3]);
                     }
                     let request =
                         Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
-                    let current = &mut ahead[i % 2];
+                    let current = &mut ahead[i % 3];
                     let outcome =
                         engine.answer_with(&zones, &request, current, &mut out, &mut table);
                     black_box(matches!(outcome, Outcome::Answered { .. }));

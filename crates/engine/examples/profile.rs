@@ -72,19 +72,20 @@ fn run(
     table: &mut CompressionTable,
 ) -> usize {
     let ahead_on = std::env::var("TERN_AHEAD").is_ok_and(|v| v == "1");
-    let mut ahead = [Lookahead::default(), Lookahead::default()];
-    if let (true, Some(first)) = (ahead_on, qs.first()) {
-        engine.look_ahead(zones, first, &mut ahead[0]);
+    let mut ahead: [Lookahead; 3] = Default::default();
+    for (i, q) in qs.iter().take(if ahead_on { 2 } else { 0 }).enumerate() {
+        engine.look_ahead(zones, q, &mut ahead[i]);
     }
     let mut n = 0;
     for (i, q) in qs.iter().enumerate() {
         let request = Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
         let outcome = if ahead_on {
-            // As a UDP worker answers a batch: the next query is located first.
-            if let Some(next) = qs.get(i + 1) {
-                engine.look_ahead(zones, next, &mut ahead[(i + 1) % 2]);
+            // As a UDP worker answers a batch: located two queries ahead, advanced one.
+            ahead[(i + 1) % 3].advance();
+            if let Some(next) = qs.get(i + 2) {
+                engine.look_ahead(zones, next, &mut ahead[(i + 2) % 3]);
             }
-            engine.answer_with(zones, &request, &mut ahead[i % 2], out, table)
+            engine.answer_with(zones, &request, &mut ahead[i % 3], out, table)
         } else {
             engine.answer(zones, &request, out, table)
         };

@@ -26,7 +26,7 @@ use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::name::MAX_NAME_LEN;
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{ContentsGuard, ZoneSet, ZoneSlot};
+use tern_zone::{ContentsGuard, ZoneContents, ZoneSet, ZoneSlot};
 
 use query::Query;
 use response::Response;
@@ -333,6 +333,11 @@ impl Located {
         Located { hashes: SuffixHashes::root(), contents: None }
     }
 
+    /// The zone's contents, when it has some.
+    fn zone(&self) -> Option<&ZoneContents> {
+        self.contents.as_ref().and_then(|c| c.as_deref())
+    }
+
     /// Locates the question's zone (the hashes are refilled in place).
     fn find(&mut self, zones: &ZoneSet, qname: &Dname, qtype: Rtype) {
         let hashes = &mut self.hashes;
@@ -378,6 +383,15 @@ impl std::fmt::Debug for Lookahead {
 }
 
 impl Lookahead {
+    /// The second step of looking ahead, a query or so after [`Engine::look_ahead`]: the
+    /// index slots it prefetched have likely arrived, so the nodes they point to (and
+    /// their data) start loading now.
+    pub fn advance(&self) {
+        if let (Some(_), Some(zone)) = (self.question, self.located.zone()) {
+            zone.prefetch_lookup_nodes(&self.located.hashes);
+        }
+    }
+
     fn remember(&mut self, zones: &ZoneSet, qname: &Dname, qtype: Rtype) {
         let wire = qname.as_wire();
         if let Some(copy) = self.qname.get_mut(..wire.len()) {

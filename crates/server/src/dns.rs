@@ -27,15 +27,18 @@ pub struct EngineHandler {
 pub struct EngineBatch {
     zones: arc_swap::Guard<Arc<ZoneSet>>,
     table: CompressionTable,
-    /// Questions located ahead of their answer (the current one's and the next one's),
+    /// Questions located ahead of their answer (the current one's and the next two),
     /// used in turn; a look-ahead that does not match its query is only wasted.
-    ahead: [Lookahead; LOOK_AHEAD],
+    ahead: [Lookahead; RING],
     next_ahead: usize,
     next_answer: usize,
 }
 
-/// Queries located ahead: the one being answered and the next.
+/// How far ahead queries are located: two queries before its answer, a query's index
+/// slots start loading; one query before, the nodes they point to.
 const LOOK_AHEAD: usize = 2;
+/// Look-aheads kept: the one being answered and those ahead of it.
+const RING: usize = LOOK_AHEAD + 1;
 
 impl std::fmt::Debug for EngineBatch {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -101,7 +104,7 @@ impl Handler for EngineHandler {
         };
         let request = Request { message: query, transport, tcp_keepalive: ctx.keepalive_units() };
         let turn = batch.next_answer;
-        batch.next_answer = (turn + 1) % LOOK_AHEAD;
+        batch.next_answer = (turn + 1) % RING;
         let ahead = batch.ahead.get_mut(turn)?;
         match self.engine.answer_with(&batch.zones, &request, ahead, out, &mut batch.table) {
             Outcome::Answered { len, .. } => Some(len),
@@ -109,9 +112,16 @@ impl Handler for EngineHandler {
         }
     }
 
+    const LOOK_AHEAD: usize = LOOK_AHEAD;
+
+    /// Locates `query` (its index slots start loading) and advances the query located
+    /// just before it (the nodes those slots point to start loading).
     fn look_ahead(&self, batch: &mut EngineBatch, query: &[u8]) {
         let turn = batch.next_ahead;
-        batch.next_ahead = (turn + 1) % LOOK_AHEAD;
+        batch.next_ahead = (turn + 1) % RING;
+        if let Some(previous) = batch.ahead.get((turn + RING - 1) % RING) {
+            previous.advance();
+        }
         if let Some(ahead) = batch.ahead.get_mut(turn) {
             self.engine.look_ahead(&batch.zones, query, ahead);
         }

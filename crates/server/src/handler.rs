@@ -66,9 +66,14 @@ pub trait Handler: Send + Sync + 'static {
         out: &mut [u8],
     ) -> Option<usize>;
 
-    /// Told about the query to be [`handle`](Handler::handle)d after the current one,
-    /// before the current one is: a handler may start loading what it will need (nothing
-    /// is done by default). Only ever a hint: `handle` must not depend on it.
+    /// How many queries ahead of the one being handled [`look_ahead`](Handler::look_ahead)
+    /// is told about (0: never).
+    const LOOK_AHEAD: usize = 0;
+
+    /// Told about each query of a batch in order, [`LOOK_AHEAD`](Handler::LOOK_AHEAD)
+    /// queries before it is [`handle`](Handler::handle)d: a handler may start loading what
+    /// it will need (nothing is done by default). Only ever a hint: `handle` must not
+    /// depend on it.
     fn look_ahead(&self, _batch: &mut Self::Batch, _query: &[u8]) {}
 }
 

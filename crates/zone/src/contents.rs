@@ -221,6 +221,16 @@ impl ZoneContents {
         }
     }
 
+    /// After [`prefetch_lookup`](Self::prefetch_lookup), when the slots have had time to
+    /// arrive: starts loading the nodes (and their data) those slots point to.
+    #[inline]
+    pub fn prefetch_lookup_nodes(&self, hashes: &SuffixHashes) {
+        let labels = hashes.labels();
+        for suffix in (self.origin_labels() + 1..=labels).rev().take(1 + PREFETCHED_ANCESTORS) {
+            self.index.prefetch_candidate(hashes.suffix(suffix), |id| self.prefetch_node(id));
+        }
+    }
+
     #[inline]
     fn find_real(&self, name: &Dname, hash: NameTag) -> Option<NodeId> {
         let id = self.find_hashed(name, hash)?;

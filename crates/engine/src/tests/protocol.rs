@@ -137,6 +137,7 @@ fn look_ahead_answers_equal_plain_answers() {
         for looked in [Some(message), messages.get((i + 1) % messages.len()), None] {
             if let Some(m) = looked {
                 engine.look_ahead(&set, m, &mut ahead);
+                ahead.advance();
             }
             let request = Request { message, transport: Transport::Udp, tcp_keepalive: None };
             let Outcome::Answered { len, .. } =

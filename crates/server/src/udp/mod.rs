@@ -131,12 +131,18 @@ impl<H: Handler> Worker<H> {
     /// Runs the handler over the received batch and queues the answers.
     fn answer(&self, endpoint: &UdpEndpoint, batch: &mut Batch) {
         let mut state = self.handler.begin_batch();
-        if let Some(first) = batch.query(0) {
-            self.handler.look_ahead(&mut state, first);
+        let received = batch.received();
+        for i in 0..H::LOOK_AHEAD.min(received) {
+            if let Some(query) = batch.query(i) {
+                self.handler.look_ahead(&mut state, query);
+            }
         }
-        for i in 0..batch.received() {
-            if let Some(next) = batch.query(i + 1).filter(|_| i + 1 < batch.received()) {
-                self.handler.look_ahead(&mut state, next);
+        for i in 0..received {
+            let ahead = i + H::LOOK_AHEAD;
+            if let Some(query) =
+                batch.query(ahead).filter(|_| H::LOOK_AHEAD > 0 && ahead < received)
+            {
+                self.handler.look_ahead(&mut state, query);
             }
             let Some((client, destination)) = batch.addresses(i) else { continue };
             let local = match destination.ip() {
