@@ -238,3 +238,28 @@ fn records_iterate_soa_first() {
     assert_eq!(seen.iter().filter(|s| s.ends_with(" SOA")).count(), 1);
     assert_eq!(seen.len(), z.record_count());
 }
+
+#[test]
+fn below_by_parent_links_agrees_with_names() {
+    let z = rich();
+    let id = |n: &str| z.find_hashed(&name(n), crate::hash::name_hash(&name(n))).unwrap();
+    let names = [
+        "example.",
+        "sub.example.",
+        "ns.sub.example.",
+        "deep.below.sub.example.",
+        "below.sub.example.",
+        "a.b.c.example.",
+        "c.example.",
+        "ns1.example.", // a phantom: an NS target without data
+        "mx.example.",
+    ];
+    for a in names {
+        for b in names {
+            let (ia, ib) = (id(a), id(b));
+            let phantom = z.node(ia).unwrap().flags.contains(Flags::PHANTOM);
+            let expect = !phantom && name(a).is_below(&name(b));
+            assert_eq!(z.is_below_node(ia, ib), expect, "{a} below {b}");
+        }
+    }
+}
