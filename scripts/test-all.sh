@@ -22,6 +22,7 @@ python3 -c 'import dns.message' 2>/dev/null || python3 -m pip install -q dnspyth
 echo "== format and lints"
 cargo fmt --all --check
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 echo "== unit and integration tests"
 cargo nextest run --workspace --release --no-fail-fast

@@ -87,7 +87,7 @@ pub fn parse<'a>(message: &'a [u8], scratch: &'a mut Option<NameBuf>) -> Option<
 
 /// The common shape: one uncompressed question, no answer or authority records, and
 /// either nothing more or exactly one OPT record ending the message. `None` for anything
-/// else (left to [`general`]).
+/// else (left to `general`).
 pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
     let counts = [Section::Question, Section::Answer, Section::Authority, Section::Additional]
         .map(|s| header.count(s));

@@ -110,7 +110,7 @@ pub struct IdentityConfig {
     /// EDNS NSID (RFC 5001): `true` sends the host name.
     #[serde(default = "toggle_off")]
     pub nsid: Toggle,
-    /// `version.bind` / `version.server` CH TXT: `true` sends "Tern <version>".
+    /// `version.bind` / `version.server` CH TXT: `true` sends `"Tern <version>"`.
     #[serde(default = "toggle_auto")]
     pub version: Toggle,
     /// `hostname.bind` / `id.server` CH TXT (RFC 4892): `true` sends the host name.

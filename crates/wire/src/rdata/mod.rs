@@ -15,7 +15,7 @@
 //! * [`Rdata`] decodes to and encodes from typed structs with public fields.
 //!
 //! Each layout is declared once (see [`format`]): its fields' kinds give the text parser,
-//! printer, checker, decoder and encoder, and [`typed`]'s table maps type codes to
+//! printer, checker, decoder and encoder, and `typed`'s table maps type codes to
 //! layouts for both the typed enum and the text dispatch.
 
 pub mod fields;
