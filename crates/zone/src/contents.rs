@@ -215,20 +215,30 @@ impl ZoneContents {
     /// early calls this then, and the lookup finds them in cache.
     #[inline]
     pub fn prefetch_lookup(&self, hashes: &SuffixHashes) {
-        let labels = hashes.labels();
-        for suffix in (self.origin_labels() + 1..=labels).rev().take(1 + PREFETCHED_ANCESTORS) {
-            self.index.prefetch(hashes.suffix(suffix));
+        for tag in self.first_probes(hashes) {
+            self.index.prefetch(tag);
         }
     }
 
     /// After [`prefetch_lookup`](Self::prefetch_lookup), when the slots have had time to
-    /// arrive: starts loading the nodes (and their data) those slots point to.
+    /// arrive: starts loading the nodes (and, through the hints, their data) those slots
+    /// point to. The first entry with each tag is taken unconfirmed: no name is read.
     #[inline]
     pub fn prefetch_lookup_nodes(&self, hashes: &SuffixHashes) {
-        let labels = hashes.labels();
-        for suffix in (self.origin_labels() + 1..=labels).rev().take(1 + PREFETCHED_ANCESTORS) {
-            self.index.prefetch_candidate(hashes.suffix(suffix), |id| self.prefetch_node(id));
+        for tag in self.first_probes(hashes) {
+            self.index.find(tag, |id| {
+                self.prefetch_node(id);
+                true
+            });
         }
+    }
+
+    /// The tags a lookup of the name with these hashes probes first: its own, then its
+    /// nearest ancestors' below the apex.
+    #[inline]
+    fn first_probes<'h>(&self, hashes: &'h SuffixHashes) -> impl Iterator<Item = NameTag> + 'h {
+        let suffixes = self.origin_labels() + 1..=hashes.labels();
+        suffixes.rev().take(1 + PREFETCHED_ANCESTORS).map(|labels| hashes.suffix(labels))
     }
 
     #[inline]

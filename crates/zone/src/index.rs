@@ -133,25 +133,6 @@ impl NameIndex {
         }
     }
 
-    /// The second stage of a prefetch, once the slot for `tag` is likely in cache: the
-    /// first entry with that tag (unconfirmed: the caller's name is not compared) has
-    /// its hint prefetched and is passed to `found`.
-    #[inline]
-    pub fn prefetch_candidate(&self, tag: NameTag, found: impl FnOnce(u32)) {
-        let mut i = tag as usize & self.mask;
-        for _ in 0..=self.mask {
-            let slot = self.slot(i);
-            if slot.is_empty() {
-                return;
-            }
-            if slot.tag() == tag {
-                prefetch_address(slot.hint);
-                return found(slot.id());
-            }
-            i = (i + 1) & self.mask;
-        }
-    }
-
     /// Adds an entry (the caller has checked the name is not present yet), with the
     /// address to prefetch when it is found (0: none).
     pub fn insert(&mut self, tag: NameTag, id: u32, hint: usize) {
