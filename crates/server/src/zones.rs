@@ -101,6 +101,13 @@ impl ZoneLoader {
 }
 
 impl Reload for ZoneLoader {
+    /// Publishes the configured zones, none loaded yet: from the first query on, a
+    /// configured zone answers SERVFAIL until it is loaded, never REFUSED (which tells a
+    /// resolver this server is not authoritative for it at all).
+    fn prepare(&self, config: &Config) {
+        self.publish_set(config);
+    }
+
     fn reload(&self, config: &Config) -> Result<ReloadReport> {
         let slots = self.publish_set(config);
         let mut report = ReloadReport { zones: slots.len(), ..ReloadReport::default() };
@@ -153,5 +160,28 @@ fn log_findings(zone: &ZoneConfig, loaded: &Loaded) {
     let dropped = loaded.parse.warnings_dropped + loaded.report.suppressed as u64;
     if dropped > 0 {
         warn!(zone = %zone.name, "{dropped} more warnings not shown");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    #[test]
+    fn prepare_makes_every_configured_zone_known_unloaded() {
+        let text = "[[zone]]\nname = \"example.com\"\nfile = \"/nonexistent/example.com.zone\"\n";
+        let config = Config::from_text(text, Path::new("t.toml")).unwrap();
+        let db = Arc::new(ZoneDb::new());
+        let loader = ZoneLoader::new(Arc::clone(&db));
+        let name: Name = "example.com.".parse().unwrap();
+        assert!(db.snapshot().get(&name).is_none());
+        loader.prepare(&config);
+        let slot = db.snapshot().get(&name).cloned().unwrap();
+        assert!(slot.contents_full().is_none(), "known, not loaded");
+        // The failed load keeps the slot the engine answers SERVFAIL from.
+        assert_eq!(loader.reload(&config).unwrap().failed, 1);
+        assert!(Arc::ptr_eq(db.snapshot().get(&name).unwrap(), &slot));
     }
 }

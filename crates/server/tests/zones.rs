@@ -68,18 +68,21 @@ fn zone_text(v: u32, filler: usize) -> String {
 
 fn start(dir: &Path, zone: &str) -> Daemon {
     std::fs::write(dir.join("example.com.zone"), zone).unwrap();
+    let (args, addr) = configure(dir);
+    Daemon::spawn(&args.iter().map(String::as_str).collect::<Vec<_>>(), addr, &dir.join("log"))
+}
+
+/// Writes `ternd.toml` serving `example.com.zone` from `dir`; returns the arguments that
+/// run it and the address it listens on.
+fn configure(dir: &Path) -> (Vec<String>, SocketAddr) {
     let port = free_port();
     let config = format!(
         "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
     );
     std::fs::write(dir.join("ternd.toml"), config).unwrap();
-    let conf = dir.join("ternd.toml");
-    Daemon::spawn(
-        &["--config", conf.to_str().unwrap()],
-        SocketAddr::from(([127, 0, 0, 1], port)),
-        &dir.join("log"),
-    )
+    let conf = dir.join("ternd.toml").to_str().unwrap().to_owned();
+    (vec!["--config".to_owned(), conf], SocketAddr::from(([127, 0, 0, 1], port)))
 }
 
 #[test]
@@ -95,6 +98,29 @@ fn answers_come_from_the_zone_file() {
     let mut stream = tcp_connect(daemon.addr);
     let answer = tcp_ask(&mut stream, &ask_query(9, "ns1.example.com.", Rtype::A)).unwrap();
     assert_eq!(summary(&answer), "NOERROR an: ns1.example.com. A 192.0.2.53");
+}
+
+#[test]
+fn a_zone_still_loading_answers_servfail_not_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    // The zone file is a pipe: its load waits until the test writes the zone into it.
+    let fifo = dir.path().join("example.com.zone");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    // SAFETY (test): mkfifo reads the NUL-terminated path we own.
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let (args, addr) = configure(dir.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let daemon = Daemon::spawn_answering(&args, addr, &dir.path().join("log"));
+    // Configured but not loaded: SERVFAIL (a resolver tries again or elsewhere), where
+    // REFUSED would say this server is not authoritative for the zone at all.
+    assert_eq!(udp(daemon.addr, "load.example.com.", Rtype::A), "SERVFAIL an: ");
+    assert_eq!(udp(daemon.addr, "example.org.", Rtype::A), "REFUSED an: ");
+    std::fs::write(&fifo, zone_text(1, 0)).unwrap();
+    assert!(eventually(Duration::from_secs(10), || daemon.log_text().contains("load done")));
+    assert_eq!(
+        udp(daemon.addr, "load.example.com.", Rtype::A),
+        "NOERROR an: load.example.com. CNAME a1.example.com.; a1.example.com. A 192.0.2.1"
+    );
 }
 
 /// Asks `load.example.com A` until stopped; counts each distinct answer.

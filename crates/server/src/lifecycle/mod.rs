@@ -68,6 +68,7 @@ fn serve<H: Handler>(
     }
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
+    hook.prepare(&config);
     let running = server::start(&config, listeners, handler)?;
     info!(
         listen = %addrs.join(" "),
@@ -76,7 +77,8 @@ fn serve<H: Handler>(
         "serving"
     );
     // Zones load while the listeners run: each zone answers as soon as it is loaded
-    // (SERVFAIL before), so one big zone does not hold up the others.
+    // (SERVFAIL before, as `prepare` made every configured zone known), so one big zone
+    // does not hold up the others.
     let _ = reload::run_and_log(hook, &config, "load");
     if let Some(readiness) = readiness {
         readiness.ready();

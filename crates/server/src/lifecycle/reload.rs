@@ -18,6 +18,11 @@ pub trait Reload: Send + Sync {
     /// drops removed ones. A zone that fails keeps its previous data (and counts in
     /// [`ReloadReport::failed`]); an `Err` means nothing was applied.
     fn reload(&self, config: &Config) -> Result<ReloadReport>;
+
+    /// Called once before the listeners start, so that what is served from the first
+    /// query on already matches `config`'s list of zones (loaded or not). Nothing by
+    /// default.
+    fn prepare(&self, _config: &Config) {}
 }
 
 /// What a reload did.

@@ -199,8 +199,19 @@ pub struct Daemon {
 }
 
 impl Daemon {
-    /// Starts `ternd` with `args`, stderr to `log`, and waits until it answers on `addr`.
+    /// Starts `ternd` with `args`, stderr to `log`, and waits until it answers on `addr`
+    /// and has loaded its zones (the log's "load done" line): zones load while the server
+    /// already answers.
     pub fn spawn(args: &[&str], addr: SocketAddr, log: &Path) -> Daemon {
+        let daemon = Daemon::spawn_answering(args, addr, log);
+        let loaded =
+            eventually(Duration::from_secs(60), || daemon.log_text().contains("load done"));
+        assert!(loaded, "ternd did not finish loading: {}", daemon.log_text());
+        daemon
+    }
+
+    /// [`spawn`](Self::spawn) without waiting for the zones: they may still be loading.
+    pub fn spawn_answering(args: &[&str], addr: SocketAddr, log: &Path) -> Daemon {
         let log_file = std::fs::File::create(log).unwrap();
         let child = ternd().args(args).stdout(Stdio::null()).stderr(log_file).spawn().unwrap();
         let daemon = Daemon { child, addr, log: log.to_owned() };
