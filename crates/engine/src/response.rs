@@ -5,8 +5,8 @@
 //! other additional data is left out quietly.
 //!
 //! Owners cost no compression lookup in the common cases: an owner that is the question's
-//! name points to offset 12, and every record after the first of an RRset points to where
-//! the first one's owner is.
+//! name points to offset 12, a zone cut above it to its tail in the question, and every
+//! record after the first of an RRset points to where the first one's owner is.
 
 use tern_wire::message::{Flags, Mark, MessageWriter, Owner, RrsetHead, Section};
 use tern_wire::{Class, Dname, Rcode, Rtype};
@@ -45,6 +45,9 @@ pub struct Response<'b> {
     names_at: [Option<u16>; MAX_TARGETS],
     /// A name value (by address) known to be in the message, and where.
     alias: Option<(usize, u16)>,
+    /// A zone cut's owner (by address) that is a suffix of the question's name, and
+    /// where that suffix is in the question.
+    cut: Option<(usize, u16)>,
 }
 
 /// Records per RRset whose RDATA name positions are remembered.
@@ -78,6 +81,7 @@ impl<'b> Response<'b> {
             question_apex: None,
             names_at,
             alias: None,
+            cut: None,
         }
     }
 
@@ -128,6 +132,22 @@ impl<'b> Response<'b> {
         self.question_apex = at
             .and_then(|at| u16::try_from(at).ok())
             .map(|at| (origin.as_wire().as_ptr() as usize, at));
+    }
+
+    /// Declares `owner` (this very value) the name of a zone cut above `name`, found by
+    /// looking `name` up: when `name` is the question's name, `owner` is its tail, so the
+    /// referral's records point their owners into the question (in its spelling) without
+    /// a compression lookup.
+    pub fn cut_above(&mut self, name: &Dname, owner: &Dname) {
+        let is_question = name.as_wire().as_ptr() as usize == self.qname_addr;
+        let tail = self.qname_len.checked_sub(owner.len()).filter(|_| is_question);
+        debug_assert!(tail.is_none_or(|t| name
+            .as_wire()
+            .get(t..)
+            .is_some_and(|w| { tern_wire::ascii::eq_ignore_case(w, owner.as_wire()) })));
+        self.cut = tail
+            .and_then(|tail| u16::try_from(usize::from(QNAME_AT) + tail).ok())
+            .map(|at| (owner.as_wire().as_ptr() as usize, at));
     }
 
     /// Where `origin` (this very value) is in the message, when it is the origin given to
@@ -249,7 +269,8 @@ impl<'b> Response<'b> {
         if addr == self.qname_addr {
             return Some(QNAME_AT);
         }
-        self.alias.filter(|&(a, _)| a == addr).map(|(_, at)| at)
+        let known = |slot: Option<(usize, u16)>| slot.filter(|&(a, _)| a == addr);
+        known(self.alias).or(known(self.cut)).map(|(_, at)| at)
     }
 
     /// Declares that `name` (this very value) is already in the message at `at`: the

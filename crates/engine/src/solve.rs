@@ -155,7 +155,9 @@ impl Solver<'_, '_, '_> {
     }
 
     fn at_cut(&mut self, cut: NodeId, name: &Dname) -> Result<Step, Truncated> {
-        if self.node(cut).is_some_and(|n| n.flags.contains(Flags::DNAME)) {
+        let Some(node) = self.zone.node(cut) else { return Ok(Step::Done) };
+        self.resp.cut_above(name, node.owner());
+        if node.flags.contains(Flags::DNAME) {
             return self.dname(cut, name);
         }
         self.referral(cut)?;
