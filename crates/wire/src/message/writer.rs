@@ -506,6 +506,12 @@ impl<'b> MessageWriter<'b> {
     fn write_rdata(&mut self, rtype: Rtype, rdata: &[u8], limit: usize) -> Result<()> {
         let shape = rtype.shape();
         self.last_rdata_name_at = None;
+        if shape.compress && shape.fields == [Field::Name] && !rdata.is_empty() {
+            // NS, CNAME, PTR: the whole RDATA is one name (the common case of referrals).
+            let name = Dname::from_wire(rdata)?;
+            self.last_rdata_name_at = self.write_name_within(name, true, limit)?;
+            return Ok(());
+        }
         if !shape.compress || rdata.is_empty() || !shape.has_names() {
             self.last_rdata_name_at = first_name_offset(shape, rdata)
                 .and_then(|at| u16::try_from(self.len + at).ok())
