@@ -5,6 +5,9 @@
 //! UDP workers answer a batch, locating the next query while answering the current one
 //! (`-ahead`: [`Engine::look_ahead`] and [`Engine::answer_with`]).
 //!
+//! The queries lie back to back in one buffer ([`tldmix::Packed`]), as a batch lies in
+//! the server's receive buffers.
+//!
 //! `cargo bench -p tern-engine --bench answer` (TERN_BENCH_NAMES sets the zone size).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
@@ -14,7 +17,7 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
-use tldmix::{queries, tld_zone, zone_set, Rng};
+use tldmix::{queries, tld_zone, zone_set, Packed, Rng};
 
 #[path = "support/tldmix.rs"]
 mod tldmix;
@@ -30,7 +33,8 @@ fn bench(c: &mut Criterion) {
     let mut table = CompressionTable::new();
     let mut group = c.benchmark_group("engine");
     for (label, dnssec_share) in [("tld-mix-do0", 0), ("tld-mix-do50", 50)] {
-        let qs = queries(&owners, 10_000, dnssec_share, &mut rng);
+        let packed = Packed::new(&queries(&owners, 10_000, dnssec_share, &mut rng));
+        let qs = packed.slices();
         group.throughput(Throughput::Elements(qs.len() as u64));
         group.bench_function(label, |b| {
             b.iter(|| {

@@ -11,7 +11,7 @@ use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
 use tern_wire::{Name, Rtype};
 use tern_zone::{ZoneSet, ZoneSlot};
-use tldmix::{queries, query, tld_zone, zone_set, Rng};
+use tldmix::{queries, query, tld_zone, zone_set, Packed, Rng};
 
 #[path = "../benches/support/tldmix.rs"]
 mod tldmix;
@@ -54,6 +54,8 @@ fn main() {
             (zone_set(&text), queries(&owners, 10_000, 0, &mut rng))
         }
     };
+    let packed = Packed::new(&qs);
+    let qs = packed.slices();
     let start = std::time::Instant::now();
     let mut answered = 0usize;
     for _ in 0..rounds {
@@ -67,7 +69,7 @@ fn main() {
 fn run(
     engine: &Engine,
     zones: &ZoneSet,
-    qs: &[Vec<u8>],
+    qs: &[&[u8]],
     out: &mut [u8],
     table: &mut CompressionTable,
 ) -> usize {

@@ -102,6 +102,31 @@ pub fn queries(owners: &[String], count: usize, dnssec_share: u64, rng: &mut Rng
         .collect()
 }
 
+/// Queries laid out back to back in one buffer, as a batch sits in a server's receive
+/// buffers: reading the next one streams through memory instead of chasing a separate
+/// allocation each time (which costs a cache miss the server never pays).
+pub struct Packed {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Packed {
+    pub fn new(queries: &[Vec<u8>]) -> Packed {
+        let mut bytes = Vec::with_capacity(queries.iter().map(Vec::len).sum());
+        let mut ends = Vec::with_capacity(queries.len());
+        for q in queries {
+            bytes.extend_from_slice(q);
+            ends.push(bytes.len());
+        }
+        Packed { bytes, ends }
+    }
+
+    pub fn slices(&self) -> Vec<&[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| &self.bytes[start..end]).collect()
+    }
+}
+
 pub fn zone_set(text: &str) -> ZoneSet {
     let origin: Name = "tld.".parse().unwrap();
     let loaded = tern_zone::load_bytes(
