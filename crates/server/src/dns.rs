@@ -114,6 +114,11 @@ impl Handler for EngineHandler {
 
     const LOOK_AHEAD: usize = LOOK_AHEAD;
 
+    /// The skipped query's look-ahead is passed over, so the next query finds its own.
+    fn skip(&self, batch: &mut EngineBatch) {
+        batch.next_answer = (batch.next_answer + 1) % RING;
+    }
+
     /// Locates `query` (its index slots start loading) and advances the query located
     /// just before it (the nodes those slots point to start loading).
     fn look_ahead(&self, batch: &mut EngineBatch, query: &[u8]) {
@@ -125,5 +130,35 @@ impl Handler for EngineHandler {
         if let Some(ahead) = batch.ahead.get_mut(turn) {
             self.engine.look_ahead(&batch.zones, query, ahead);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A skipped query passes over its own look-ahead: the next query answered is paired
+    /// with the look-ahead made for it, not with the skipped one's.
+    #[test]
+    fn skip_keeps_look_aheads_in_step() {
+        let config = Config::built_in(Vec::new(), Vec::new()).unwrap();
+        let handler = EngineHandler::new(&config, Arc::new(ZoneDb::new()));
+        let mut batch = handler.begin_batch();
+        for _ in 0..=LOOK_AHEAD {
+            handler.look_ahead(&mut batch, &[]);
+        }
+        handler.skip(&mut batch); // query 0
+        assert_eq!(batch.next_answer, 1, "query 1 is answered with look-ahead 1");
+        let ctx = RequestContext {
+            transport: Transport::Udp,
+            client: "127.0.0.1:5300".parse().unwrap(),
+            local: "127.0.0.1:53".parse().unwrap(),
+            max_response: 1232,
+            keepalive: None,
+        };
+        let _ = handler.handle(&mut batch, &[], &ctx, &mut [0u8; 512]);
+        assert_eq!(batch.next_answer, 2);
     }
 }

@@ -75,6 +75,12 @@ pub trait Handler: Send + Sync + 'static {
     /// it will need (nothing is done by default). Only ever a hint: `handle` must not
     /// depend on it.
     fn look_ahead(&self, _batch: &mut Self::Batch, _query: &[u8]) {}
+
+    /// Told instead of [`handle`](Handler::handle) about a query of the batch that is not
+    /// answered (its addresses could not be read), so that what
+    /// [`look_ahead`](Handler::look_ahead) prepared stays in step with the queries that
+    /// follow (nothing is done by default).
+    fn skip(&self, _batch: &mut Self::Batch) {}
 }
 
 #[cfg(test)]

@@ -132,19 +132,19 @@ impl<H: Handler> Worker<H> {
     fn answer(&self, endpoint: &UdpEndpoint, batch: &mut Batch) {
         let mut state = self.handler.begin_batch();
         let received = batch.received();
+        // Every query of the batch is told to look_ahead, and to handle or skip, in order.
         for i in 0..H::LOOK_AHEAD.min(received) {
-            if let Some(query) = batch.query(i) {
-                self.handler.look_ahead(&mut state, query);
-            }
+            self.handler.look_ahead(&mut state, batch.query(i).unwrap_or(&[]));
         }
         for i in 0..received {
             let ahead = i + H::LOOK_AHEAD;
-            if let Some(query) =
-                batch.query(ahead).filter(|_| H::LOOK_AHEAD > 0 && ahead < received)
-            {
-                self.handler.look_ahead(&mut state, query);
+            if H::LOOK_AHEAD > 0 && ahead < received {
+                self.handler.look_ahead(&mut state, batch.query(ahead).unwrap_or(&[]));
             }
-            let Some((client, destination)) = batch.addresses(i) else { continue };
+            let Some((client, destination)) = batch.addresses(i) else {
+                self.handler.skip(&mut state);
+                continue;
+            };
             let local = match destination.ip() {
                 Some(ip) if endpoint.pktinfo => {
                     std::net::SocketAddr::new(ip, endpoint.local.port())
@@ -158,7 +158,10 @@ impl<H: Handler> Worker<H> {
                 max_response: self.max_response,
                 keepalive: None,
             };
-            let Some((query, out)) = batch.slot(i) else { continue };
+            let Some((query, out)) = batch.slot(i) else {
+                self.handler.skip(&mut state);
+                continue;
+            };
             let out_len = out.len();
             match self.handler.handle(&mut state, query, &ctx, out) {
                 Some(len) if len > 0 && len <= out_len => batch.queue_answer(i, len, destination),
