@@ -202,18 +202,20 @@ impl Engine {
         // §3.1.6), as Knot DNS and NSD do.
         flags.set(Flags::RD, query.flags.has(Flags::RD));
         writer.set_flags(flags);
+        let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
+        let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
+        // The writer moves into the response before it writes anything: it is not
+        // copied again.
+        let mut resp = Response::new(writer, dnssec, request.transport, qname);
         if let Some(q) = &query.question {
-            if writer.push_question(q.qname(), q.qtype, q.qclass).is_err() {
+            if resp.writer.push_question(q.qname(), q.qtype, q.qclass).is_err() {
                 return Outcome::Dropped;
             }
         }
         let opt_len = self.opt_len(query, request);
-        if writer.reserve(opt_len).is_err() {
+        if resp.writer.reserve(opt_len).is_err() {
             return Outcome::Dropped;
         }
-        let dnssec = query.edns.is_some_and(|e| e.dnssec_ok);
-        let qname = query.question.as_ref().map_or(tern_wire::Dname::ROOT, query::Question::qname);
-        let mut resp = Response::new(writer, dnssec, request.transport, qname);
         self.dispatch(query, located, &mut resp);
         self.finish(&mut resp, query, request)
     }

@@ -55,13 +55,20 @@ pub const MAX_TARGETS: usize = 16;
 
 const IN: Class = Class::IN;
 
+/// Types whose RDATA is one compressible name ([`MessageWriter::push_name_rrset`]).
+#[inline]
+fn is_one_name(rtype: Rtype) -> bool {
+    matches!(rtype, Rtype::NS | Rtype::CNAME | Rtype::PTR)
+}
+
 /// The owner for [`MessageWriter::push_rrset`]: where it already is, or the name.
 fn owner_ref(owner: &Dname, at: Option<u16>) -> Owner<'_> {
     at.map_or(Owner::Name(owner), Owner::At)
 }
 
 impl<'b> Response<'b> {
-    /// Wraps a writer whose header and question (of name `qname`) are already written.
+    /// Wraps a writer whose header is written; the question, of name `qname`, is to be
+    /// written next.
     pub fn new(
         writer: MessageWriter<'b>,
         dnssec: bool,
@@ -240,20 +247,17 @@ impl<'b> Response<'b> {
             } else {
                 &mut []
             };
+            let head =
+                RrsetHead { owner: owner_ref(owner, owner_at), rtype: rrset.rtype, class: IN, ttl };
             let w = &mut self.writer;
-            owner_at = w
-                .push_rrset(
-                    section,
-                    &RrsetHead {
-                        owner: owner_ref(owner, owner_at),
-                        rtype: rrset.rtype,
-                        class: IN,
-                        ttl,
-                    },
-                    rrset.rdatas(),
-                    names_at,
-                )
-                .map_err(drop)?;
+            let written = if is_one_name(rrset.rtype) {
+                // Validated when stored: no need to parse the RDATA again.
+                let names = rrset.rdatas().map(|rd| Dname::from_stored(rd).unwrap_or(Dname::ROOT));
+                w.push_name_rrset(section, &head, names, names_at)
+            } else {
+                w.push_rrset(section, &head, rrset.rdatas(), names_at)
+            };
+            owner_at = written.map_err(drop)?;
         }
         if self.dnssec {
             self.sigs(section, owner, owner_at, rrset, ttl)?;

@@ -53,6 +53,17 @@ impl Dname {
         Ok((Dname::from_valid(wire), len))
     }
 
+    /// A name that a store validated when it kept it (a zone node's owner, the RDATA
+    /// name of a stored record): O(1), only the length and the final root byte are
+    /// checked (in full in debug builds). Bytes that were never validated give a wrong
+    /// name, never an out-of-bounds read: every method reads through checked slices.
+    #[inline]
+    pub fn from_stored(bytes: &[u8]) -> Option<&Dname> {
+        let plausible = bytes.len() <= MAX_NAME_LEN && bytes.last() == Some(&0);
+        debug_assert!(!plausible || Dname::from_wire(bytes).is_ok(), "not a name: {bytes:?}");
+        plausible.then(|| Dname::from_valid(bytes))
+    }
+
     /// Reads an uncompressed name that must fill `bytes` exactly.
     pub fn from_wire(bytes: &[u8]) -> Result<&Dname> {
         let (name, len) = Dname::from_wire_prefix(bytes)?;
@@ -881,6 +892,17 @@ mod tests {
         assert_eq!(n.as_wire(), b"\x03www\x07example\x00");
         assert_eq!(n.to_name(), name("www.example."));
         assert_eq!(NameBuf::root().as_wire(), b"\0");
+    }
+
+    #[test]
+    fn stored_names_are_taken_as_they_are() {
+        let n = name("www.Example.");
+        assert_eq!(Dname::from_stored(n.as_wire()).map(Dname::as_wire), Some(n.as_wire()));
+        assert_eq!(Dname::from_stored(b"\0").map(Dname::is_root), Some(true));
+        // What cannot be a stored name is refused outright: empty, unterminated, too long.
+        assert!(Dname::from_stored(b"").is_none());
+        assert!(Dname::from_stored(b"\x03www").is_none());
+        assert!(Dname::from_stored(&[1u8; 256]).is_none());
     }
 
     mod props {

@@ -428,3 +428,81 @@ fn prepared_records_get_their_pointers_and_fit_or_are_refused() {
     assert_eq!(records[0].2, Rtype::NS);
     assert_eq!(records[0].3, name("ns1.Example.").as_wire());
 }
+
+/// An NS RRset written with `push_rrset` (RDATA bytes) or `push_name_rrset` (names),
+/// owner by name or at its place in the question, in the given compression mode; then
+/// as much of it again as fits in `limit`.
+fn ns_rrset(mode: super::Compression, by_name: bool, owner_at: bool, limit: usize) -> Vec<u8> {
+    let targets = [name("ns1.foo.example."), name("ns.other.net."), name("NS2.Foo.example.")];
+    let owner = name("foo.example.");
+    let mut buf = vec![0u8; 1232];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, limit, &mut table).unwrap();
+    w.set_compression(mode);
+    w.push_question(&name("www.Foo.example."), Rtype::A, Class::IN).unwrap();
+    let head = RrsetHead {
+        owner: if owner_at { Owner::At(16) } else { Owner::Name(&owner) },
+        rtype: Rtype::NS,
+        class: Class::IN,
+        ttl: 60,
+    };
+    for _ in 0..2 {
+        let mut names_at = [None; 3];
+        let written = if by_name {
+            w.push_name_rrset(
+                Section::Authority,
+                &head,
+                targets.iter().map(|n| &**n),
+                &mut names_at,
+            )
+        } else {
+            let rdatas = targets.iter().map(|n| n.as_wire());
+            w.push_rrset(Section::Authority, &head, rdatas, &mut names_at)
+        };
+        if written.is_err() {
+            assert_eq!(names_at, [None; 3]);
+            break;
+        }
+        assert!(names_at.iter().all(Option::is_some), "{names_at:?}");
+    }
+    w.finish().to_vec()
+}
+
+#[test]
+fn name_rrsets_are_written_as_their_rdata_would_be() {
+    use super::Compression::{Anchor, Table};
+    for mode in [Anchor, Table] {
+        for owner_at in [false, true] {
+            for limit in [1232, 100, 40] {
+                let by_name = ns_rrset(mode, true, owner_at, limit);
+                assert_eq!(by_name, ns_rrset(mode, false, owner_at, limit), "{mode:?} {limit}");
+                let (_, records) = read_all(&by_name).unwrap();
+                let expect = match limit {
+                    1232 => 6,
+                    100 => 3,
+                    _ => 0,
+                };
+                assert_eq!(records.len(), expect, "{mode:?} {owner_at} {limit}");
+            }
+        }
+    }
+}
+
+#[test]
+fn name_rrsets_only_for_types_whose_rdata_is_one_name() {
+    let mut buf = [0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.push_question(&name("example."), Rtype::MX, Class::IN).unwrap();
+    let target = name("mx.example.");
+    for rtype in [Rtype::MX, Rtype::DNAME, Rtype::A] {
+        let head = RrsetHead { owner: Owner::At(12), rtype, class: Class::IN, ttl: 60 };
+        let refused = w.push_name_rrset(Section::Answer, &head, [&*target], &mut []);
+        assert!(matches!(refused, Err(Error::Malformed { .. })), "{rtype}");
+    }
+    let head = RrsetHead { owner: Owner::At(12), rtype: Rtype::CNAME, class: Class::IN, ttl: 60 };
+    assert_eq!(w.push_name_rrset(Section::Answer, &head, [&*target], &mut []), Ok(Some(12)));
+    let msg = w.finish().to_vec();
+    let (_, records) = read_all(&msg).unwrap();
+    assert_eq!(records.len(), 1);
+}

@@ -338,15 +338,52 @@ impl<'b> MessageWriter<'b> {
         }
         self.enter(section)?;
         let start = self.len;
-        match self.write_rrset(rrset, rdatas, names_at) {
-            Ok((written, owner_at)) => {
-                let i = section.index();
-                let count = self.counts.get_mut(i).ok_or(Error::NoSpace)?;
-                let Some(total) = count.checked_add(written) else {
-                    self.len = start;
-                    return Err(Error::NoSpace);
-                };
-                *count = total;
+        let written = self.write_rrset(rrset, rdatas, names_at);
+        self.commit_rrset(section, start, written)
+    }
+
+    /// [`push_rrset`](Self::push_rrset) for a type whose RDATA is one compressible name
+    /// (NS, CNAME, PTR: RFC 1035 §3.3), given as the names themselves: they are written
+    /// (compressed) without parsing the RDATA again, in the same bytes `push_rrset`
+    /// writes. Any other type is refused.
+    pub fn push_name_rrset<'r>(
+        &mut self,
+        section: Section,
+        rrset: &RrsetHead<'_>,
+        names: impl IntoIterator<Item = &'r Dname>,
+        names_at: &mut [Option<u16>],
+    ) -> Result<Option<u16>> {
+        let shape = rrset.rtype.shape();
+        if !shape.compress || shape.fields != [Field::Name] {
+            return Err(Error::Malformed { offset: self.len, reason: "RDATA is not one name" });
+        }
+        if let Owner::At(at) = rrset.owner {
+            self.check_target(at)?;
+        }
+        self.enter(section)?;
+        let start = self.len;
+        let written = self.write_name_records(rrset, names, names_at);
+        self.commit_rrset(section, start, written)
+    }
+
+    /// Counts the records of an RRset written from `start` on (how many, and where their
+    /// owner decodes from), or takes them out again when writing them failed.
+    fn commit_rrset(
+        &mut self,
+        section: Section,
+        start: usize,
+        written: Result<(u16, Option<u16>)>,
+    ) -> Result<Option<u16>> {
+        let i = section.index();
+        let total = written.and_then(|(written, owner_at)| {
+            let count = self.counts.get(i).ok_or(Error::NoSpace)?;
+            Ok((count.checked_add(written).ok_or(Error::NoSpace)?, owner_at))
+        });
+        match total {
+            Ok((total, owner_at)) => {
+                if let Some(count) = self.counts.get_mut(i) {
+                    *count = total;
+                }
                 self.section = section;
                 self.patch(4 + 2 * i, &total.to_be_bytes());
                 self.last_owner_at = owner_at;
@@ -357,6 +394,58 @@ impl<'b> MessageWriter<'b> {
                 Err(e)
             }
         }
+    }
+
+    /// The owner of a record of an RRset: a pointer to where it already is, or (for the
+    /// first record) the name; `owner_at` then says where it is for the records after.
+    #[inline]
+    fn write_owner(
+        &mut self,
+        owner: Owner<'_>,
+        owner_at: &mut Option<u16>,
+        limit: usize,
+    ) -> Result<()> {
+        match (*owner_at, owner) {
+            (Some(at), _) => self.put(&pointer_bytes(at), limit),
+            (None, Owner::Name(name)) => {
+                *owner_at = self.write_name_within(name, true, limit)?;
+                Ok(())
+            }
+            (None, Owner::At(_)) => Err(Error::BadPointer { offset: self.len }),
+        }
+    }
+
+    /// The records of [`push_name_rrset`](Self::push_name_rrset); returns how many were
+    /// written and where the owner decodes from.
+    fn write_name_records<'r>(
+        &mut self,
+        rrset: &RrsetHead<'_>,
+        names: impl IntoIterator<Item = &'r Dname>,
+        names_at: &mut [Option<u16>],
+    ) -> Result<(u16, Option<u16>)> {
+        let limit = self.soft_limit();
+        let [t0, t1] = rrset.rtype.0.to_be_bytes();
+        let [c0, c1] = rrset.class.0.to_be_bytes();
+        let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
+        let mut owner_at = match rrset.owner {
+            Owner::At(at) => Some(at),
+            Owner::Name(_) => None,
+        };
+        let mut written = 0u16;
+        for (i, name) in names.into_iter().enumerate() {
+            self.write_owner(rrset.owner, &mut owner_at, limit)?;
+            self.put(&[t0, t1, c0, c1, l0, l1, l2, l3, 0, 0], limit)?;
+            let rdata_start = self.len;
+            let name_at = self.write_name_within(name, true, limit)?;
+            let rdlength = u16::try_from(self.len - rdata_start).map_err(|_| Error::NoSpace)?;
+            self.patch(rdata_start - 2, &rdlength.to_be_bytes());
+            self.last_rdata_name_at = name_at;
+            if let Some(slot) = names_at.get_mut(i) {
+                *slot = name_at;
+            }
+            written = written.checked_add(1).ok_or(Error::NoSpace)?;
+        }
+        Ok((written, owner_at))
     }
 
     /// The records of [`push_rrset`](Self::push_rrset); returns how many were written and
@@ -379,13 +468,7 @@ impl<'b> MessageWriter<'b> {
         };
         let mut written = 0u16;
         for (i, rdata) in rdatas.into_iter().enumerate() {
-            match (owner_at, rrset.owner) {
-                (Some(at), _) => self.put(&pointer_bytes(at), limit)?,
-                (None, Owner::Name(name)) => {
-                    owner_at = self.write_name_within(name, true, limit)?
-                }
-                (None, Owner::At(_)) => return Err(Error::BadPointer { offset: self.len }),
-            }
+            self.write_owner(rrset.owner, &mut owner_at, limit)?;
             let rdata_start = self.len + 10;
             let name_at = if plain {
                 // RDATA copied as it is: its length is known before it is written.
