@@ -74,20 +74,27 @@ fn run(
     table: &mut CompressionTable,
 ) -> usize {
     let ahead_on = std::env::var("TERN_AHEAD").is_ok_and(|v| v == "1");
-    let mut ahead: [Lookahead; 3] = Default::default();
-    for (i, q) in qs.iter().take(if ahead_on { 2 } else { 0 }).enumerate() {
+    // How far ahead queries are located and advanced (TERN_LOCATE, TERN_ADVANCE).
+    let knob = |name: &str, default: usize| {
+        std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+    };
+    let (locate, advance) = (knob("TERN_LOCATE", 2), knob("TERN_ADVANCE", 1));
+    let ring = locate + 1;
+    let mut ahead: Vec<Lookahead> = (0..ring).map(|_| Lookahead::default()).collect();
+    for (i, q) in qs.iter().take(if ahead_on { locate } else { 0 }).enumerate() {
         engine.look_ahead(zones, q, &mut ahead[i]);
     }
     let mut n = 0;
     for (i, q) in qs.iter().enumerate() {
         let request = Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
         let outcome = if ahead_on {
-            // As a UDP worker answers a batch: located two queries ahead, advanced one.
-            ahead[(i + 1) % 3].advance();
-            if let Some(next) = qs.get(i + 2) {
-                engine.look_ahead(zones, next, &mut ahead[(i + 2) % 3]);
+            // As a UDP worker answers a batch: located `locate` queries ahead, advanced
+            // `advance` ahead.
+            ahead[(i + advance) % ring].advance();
+            if let Some(next) = qs.get(i + locate) {
+                engine.look_ahead(zones, next, &mut ahead[(i + locate) % ring]);
             }
-            engine.answer_with(zones, &request, &mut ahead[i % 3], out, table)
+            engine.answer_with(zones, &request, &mut ahead[i % ring], out, table)
         } else {
             engine.answer(zones, &request, out, table)
         };

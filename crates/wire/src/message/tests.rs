@@ -506,3 +506,28 @@ fn name_rrsets_only_for_types_whose_rdata_is_one_name() {
     let (_, records) = read_all(&msg).unwrap();
     assert_eq!(records.len(), 1);
 }
+
+#[test]
+fn plain_rrsets_are_the_same_bytes_with_or_without_name_positions() {
+    let owner = name("Host.example.");
+    let rdatas: [&[u8]; 3] = [&[192, 0, 2, 1], &[192, 0, 2, 2], &[192, 0, 2, 3]];
+    let write = |owner: Owner<'_>, positions: bool, limit: usize| {
+        let mut buf = vec![0u8; 512];
+        let mut table = CompressionTable::new();
+        let mut w = MessageWriter::new(&mut buf, limit, &mut table).unwrap();
+        w.push_question(&name("host.example."), Rtype::A, Class::IN).unwrap();
+        let head = RrsetHead { owner, rtype: Rtype::A, class: Class::IN, ttl: 300 };
+        let mut names_at = [None; 3];
+        let names_at: &mut [Option<u16>] = if positions { &mut names_at } else { &mut [] };
+        let written = w.push_rrset(Section::Answer, &head, rdatas, names_at);
+        (written, w.finish().to_vec())
+    };
+    for owner in [Owner::At(12), Owner::Name(&owner)] {
+        for limit in [512, 60, 30] {
+            let (a, bytes) = write(owner, false, limit);
+            assert_eq!((a, &bytes), (write(owner, true, limit).0, &write(owner, true, limit).1));
+            let (_, records) = read_all(&bytes).unwrap();
+            assert_eq!(records.len(), if limit == 512 { 3 } else { 0 }, "{owner:?} {limit}");
+        }
+    }
+}

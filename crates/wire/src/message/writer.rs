@@ -459,6 +459,9 @@ impl<'b> MessageWriter<'b> {
         let limit = self.soft_limit();
         let shape = rrset.rtype.shape();
         let plain = !shape.compress || !shape.has_names();
+        if plain && names_at.is_empty() {
+            return self.write_plain_records(rrset, rdatas, limit);
+        }
         let [t0, t1] = rrset.rtype.0.to_be_bytes();
         let [c0, c1] = rrset.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
@@ -475,7 +478,11 @@ impl<'b> MessageWriter<'b> {
                 let [r0, r1] =
                     u16::try_from(rdata.len()).map_err(|_| Error::NoSpace)?.to_be_bytes();
                 self.put2(&[t0, t1, c0, c1, l0, l1, l2, l3, r0, r1], rdata, limit)?;
-                first_name_offset(shape, rdata)
+                // Only looked for when asked for.
+                let wanted = i < names_at.len();
+                wanted
+                    .then(|| first_name_offset(shape, rdata))
+                    .flatten()
                     .and_then(|at| u16::try_from(rdata_start + at).ok())
                     .filter(|&at| usize::from(at) <= MAX_POINTER)
             } else {
@@ -487,6 +494,43 @@ impl<'b> MessageWriter<'b> {
             };
             if let Some(slot) = names_at.get_mut(i) {
                 *slot = name_at;
+            }
+            written = written.checked_add(1).ok_or(Error::NoSpace)?;
+        }
+        Ok((written, owner_at))
+    }
+
+    /// [`write_rrset`](Self::write_rrset) for RDATA copied as it is, no name position
+    /// asked for (most RRsets: addresses, signatures, denial records): each record is
+    /// its owner pointer and fixed fields in one 12-byte piece, then its RDATA.
+    fn write_plain_records<'r>(
+        &mut self,
+        rrset: &RrsetHead<'_>,
+        rdatas: impl IntoIterator<Item = &'r [u8]>,
+        limit: usize,
+    ) -> Result<(u16, Option<u16>)> {
+        let [t0, t1] = rrset.rtype.0.to_be_bytes();
+        let [c0, c1] = rrset.class.0.to_be_bytes();
+        let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
+        let mut owner_at = match rrset.owner {
+            Owner::At(at) => Some(at),
+            Owner::Name(_) => None,
+        };
+        let mut written = 0u16;
+        for rdata in rdatas {
+            let [r0, r1] = u16::try_from(rdata.len()).map_err(|_| Error::NoSpace)?.to_be_bytes();
+            let fields = [t0, t1, c0, c1, l0, l1, l2, l3, r0, r1];
+            match owner_at {
+                Some(at) => {
+                    let [p0, p1] = pointer_bytes(at);
+                    let [f0, f1, f2, f3, f4, f5, f6, f7, f8, f9] = fields;
+                    self.put2(&[p0, p1, f0, f1, f2, f3, f4, f5, f6, f7, f8, f9], rdata, limit)?;
+                }
+                None => {
+                    // The first record writes the owner; the others point to it.
+                    self.write_owner(rrset.owner, &mut owner_at, limit)?;
+                    self.put2(&fields, rdata, limit)?;
+                }
             }
             written = written.checked_add(1).ok_or(Error::NoSpace)?;
         }
