@@ -232,7 +232,13 @@ impl Solver<'_, '_, '_> {
             let (node, rtype) = node_of(chain, id);
             let Some(node) = node else { continue };
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
-            self.resp.must(Section::Authority, node.owner(), &rrset, rrset.ttl)?;
+            if chain {
+                // An NSEC3 owner is one label under the apex (RFC 5155 §3).
+                let origin = zone.origin();
+                self.resp.must_below_apex(Section::Authority, node.owner(), origin, &rrset)?;
+            } else {
+                self.resp.must(Section::Authority, node.owner(), &rrset, rrset.ttl)?;
+            }
         }
         Ok(())
     }

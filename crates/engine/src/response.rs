@@ -132,6 +132,38 @@ impl<'b> Response<'b> {
         }
     }
 
+    /// [`must`](Self::must) for an RRset (with its signatures) of a node one label below
+    /// `origin`, the apex of the zone answering the question (an NSEC3 record's owner,
+    /// RFC 5155 §3): the label is written and the rest points to the apex in the
+    /// question, without a compression lookup. Any other owner is written as `must`
+    /// writes it.
+    pub fn must_below_apex(
+        &mut self,
+        section: Section,
+        owner: &Dname,
+        origin: &Dname,
+        rrset: &Rrset<'_>,
+    ) -> Result<(), Truncated> {
+        let apex_at = self.apex_at(origin);
+        let label = owner
+            .parent()
+            .filter(|p| p.eq_ignore_case(origin))
+            .and_then(|p| owner.as_wire().get(..owner.len() - p.len()));
+        let (Some(at), Some(label), true) = (apex_at, label, rrset.has_records()) else {
+            return self.must(section, owner, rrset, rrset.ttl);
+        };
+        let owner = Owner::Under(label, at);
+        let head = RrsetHead { owner, rtype: rrset.rtype, class: IN, ttl: rrset.ttl };
+        let w = &mut self.writer;
+        // Both calls write all or nothing.
+        let written = if self.dnssec && rrset.sig_count > 0 {
+            w.push_signed_rrset(section, &head, rrset.rdatas(), &mut [], rrset.sigs())
+        } else {
+            w.push_rrset(section, &head, rrset.rdatas(), &mut [])
+        };
+        written.map(drop).map_err(|_| self.truncate())
+    }
+
     /// Declares `origin` the origin of a zone the question's name is at or below (the
     /// caller found the zone by that name): [`Response::apex_at`] then knows where it is.
     pub fn question_zone(&mut self, origin: &Dname) {
@@ -250,14 +282,21 @@ impl<'b> Response<'b> {
             let head =
                 RrsetHead { owner: owner_ref(owner, owner_at), rtype: rrset.rtype, class: IN, ttl };
             let w = &mut self.writer;
-            let written = if is_one_name(rrset.rtype) {
+            let one_name = is_one_name(rrset.rtype);
+            let signed = self.dnssec && rrset.sig_count > 0 && !one_name;
+            let written = if one_name {
                 // Validated when stored: no need to parse the RDATA again.
                 let names = rrset.rdatas().map(|rd| Dname::from_stored(rd).unwrap_or(Dname::ROOT));
                 w.push_name_rrset(section, &head, names, names_at)
+            } else if signed {
+                w.push_signed_rrset(section, &head, rrset.rdatas(), names_at, rrset.sigs())
             } else {
                 w.push_rrset(section, &head, rrset.rdatas(), names_at)
             };
             owner_at = written.map_err(drop)?;
+            if signed {
+                return Ok(()); // the signatures went with it
+            }
         }
         if self.dnssec {
             self.sigs(section, owner, owner_at, rrset, ttl)?;

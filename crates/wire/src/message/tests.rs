@@ -531,3 +531,68 @@ fn plain_rrsets_are_the_same_bytes_with_or_without_name_positions() {
         }
     }
 }
+
+#[test]
+fn signed_rrsets_are_the_rrset_then_its_signatures_all_or_nothing() {
+    let owner = name("Host.example.");
+    let rdatas: [&[u8]; 2] = [&[192, 0, 2, 1], &[192, 0, 2, 2]];
+    let sigs: [&[u8]; 2] = [&[7; 40], &[8; 40]];
+    let write = |combined: bool, owner: Owner<'_>, limit: usize| {
+        let mut buf = vec![0u8; 512];
+        let mut table = CompressionTable::new();
+        let mut w = MessageWriter::new(&mut buf, limit, &mut table).unwrap();
+        w.push_question(&name("host.example."), Rtype::A, Class::IN).unwrap();
+        let head = RrsetHead { owner, rtype: Rtype::A, class: Class::IN, ttl: 300 };
+        let before = w.as_bytes().to_vec();
+        let written = if combined {
+            w.push_signed_rrset(Section::Answer, &head, rdatas, &mut [], sigs)
+        } else {
+            let mark = w.mark();
+            let both = w.push_rrset(Section::Answer, &head, rdatas, &mut []).and_then(|at| {
+                let owner = at.map_or(owner, Owner::At);
+                let sig_head = RrsetHead { owner, rtype: Rtype::RRSIG, ..head };
+                w.push_rrset(Section::Answer, &sig_head, sigs, &mut []).map(|_| at)
+            });
+            if both.is_err() {
+                w.rollback(mark);
+            }
+            both
+        };
+        if written.is_err() {
+            assert_eq!(w.as_bytes(), &before[..], "nothing written");
+        }
+        (written, w.finish().to_vec())
+    };
+    for owner in [Owner::At(12), Owner::Name(&owner)] {
+        for limit in [512, 100, 40] {
+            let combined = write(true, owner, limit);
+            assert_eq!(combined, write(false, owner, limit), "{owner:?} {limit}");
+            let (_, records) = read_all(&combined.1).unwrap();
+            assert_eq!(records.len(), if limit == 512 { 4 } else { 0 }, "{owner:?} {limit}");
+        }
+    }
+}
+
+#[test]
+fn owners_under_a_name_already_written() {
+    let mut buf = [0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.push_question(&name("www.Example."), Rtype::A, Class::IN).unwrap();
+    // "Example." is at 12 + 4.
+    let head = |owner| RrsetHead { owner, rtype: Rtype::TXT, class: Class::IN, ttl: 60 };
+    for bad in [&b""[..], b"\x00", b"\x05ab", b"\x40"] {
+        let refused =
+            w.push_rrset(Section::Answer, &head(Owner::Under(bad, 16)), [&b"\x01x"[..]], &mut []);
+        assert!(refused.is_err(), "{bad:?}");
+    }
+    let past_the_end = Owner::Under(b"\x01a", 400);
+    assert!(w.push_rrset(Section::Answer, &head(past_the_end), [&b"\x01x"[..]], &mut []).is_err());
+    let owner = Owner::Under(b"\x04hash\x01b", 16);
+    let at = w.push_rrset(Section::Answer, &head(owner), [&b"\x01x"[..], b"\x01y"], &mut []);
+    assert_eq!(at, Ok(Some(29)), "the first record's owner starts at the end of the question");
+    let msg = w.finish().to_vec();
+    let (_, records) = read_all(&msg).unwrap();
+    assert_eq!(records.len(), 2);
+    assert!(records.iter().all(|r| r.1 == "hash.b.Example."), "{records:?}");
+}

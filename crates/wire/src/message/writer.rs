@@ -67,6 +67,23 @@ pub enum Owner<'n> {
     /// Not in the message yet: the first record writes it (compressed), the others
     /// point to it.
     Name(&'n Dname),
+    /// Not in the message yet, but its tail is: the first record writes these leading
+    /// labels (wire form, no root) and a pointer to the tail at this offset, the others
+    /// point to it. For names the caller knows end in a name already written, such as
+    /// an NSEC3 owner under the zone's apex in the question: no compression lookup. The
+    /// caller vouches that the labels and the tail make a name of at most 255 bytes.
+    Under(&'n [u8], u16),
+}
+
+impl Owner<'_> {
+    /// Where the owner already is, when it is.
+    #[inline]
+    pub fn at(&self) -> Option<u16> {
+        match *self {
+            Owner::At(at) => Some(at),
+            Owner::Name(_) | Owner::Under(..) => None,
+        }
+    }
 }
 
 /// How the writer compresses names (RFC 1035 §4.1.4).
@@ -333,12 +350,35 @@ impl<'b> MessageWriter<'b> {
         rdatas: impl IntoIterator<Item = &'r [u8]>,
         names_at: &mut [Option<u16>],
     ) -> Result<Option<u16>> {
-        if let Owner::At(at) = rrset.owner {
-            self.check_target(at)?;
-        }
+        self.check_owner(rrset.owner)?;
         self.enter(section)?;
         let start = self.len;
         let written = self.write_rrset(rrset, rdatas, names_at);
+        self.commit_rrset(section, start, written)
+    }
+
+    /// [`push_rrset`](Self::push_rrset) and then the RRSIG records that cover the RRset
+    /// (RFC 4035 §3.1.1), in one step: all or nothing. The signatures have the RRset's
+    /// owner and TTL and are copied as they are (their signer's name is never
+    /// compressed, RFC 4034 §3.1.7). Returns where the owner decodes from.
+    pub fn push_signed_rrset<'r, 's>(
+        &mut self,
+        section: Section,
+        rrset: &RrsetHead<'_>,
+        rdatas: impl IntoIterator<Item = &'r [u8]>,
+        names_at: &mut [Option<u16>],
+        sigs: impl IntoIterator<Item = &'s [u8]>,
+    ) -> Result<Option<u16>> {
+        self.check_owner(rrset.owner)?;
+        self.enter(section)?;
+        let start = self.len;
+        let written = self.write_rrset(rrset, rdatas, names_at).and_then(|(count, owner_at)| {
+            let owner = owner_at.map_or(rrset.owner, Owner::At);
+            let head = RrsetHead { owner, rtype: Rtype::RRSIG, ..*rrset };
+            let limit = self.soft_limit();
+            let (signatures, _) = self.write_plain_records(&head, sigs, limit)?;
+            Ok((count.checked_add(signatures).ok_or(Error::NoSpace)?, owner_at))
+        });
         self.commit_rrset(section, start, written)
     }
 
@@ -357,9 +397,7 @@ impl<'b> MessageWriter<'b> {
         if !shape.compress || shape.fields != [Field::Name] {
             return Err(Error::Malformed { offset: self.len, reason: "RDATA is not one name" });
         }
-        if let Owner::At(at) = rrset.owner {
-            self.check_target(at)?;
-        }
+        self.check_owner(rrset.owner)?;
         self.enter(section)?;
         let start = self.len;
         let written = self.write_name_records(rrset, names, names_at);
@@ -411,6 +449,12 @@ impl<'b> MessageWriter<'b> {
                 *owner_at = self.write_name_within(name, true, limit)?;
                 Ok(())
             }
+            (None, Owner::Under(labels, at)) => {
+                let start = self.len;
+                self.put2(labels, &pointer_bytes(at), limit)?;
+                *owner_at = u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER);
+                Ok(())
+            }
             (None, Owner::At(_)) => Err(Error::BadPointer { offset: self.len }),
         }
     }
@@ -427,10 +471,7 @@ impl<'b> MessageWriter<'b> {
         let [t0, t1] = rrset.rtype.0.to_be_bytes();
         let [c0, c1] = rrset.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
-        let mut owner_at = match rrset.owner {
-            Owner::At(at) => Some(at),
-            Owner::Name(_) => None,
-        };
+        let mut owner_at = rrset.owner.at();
         let mut written = 0u16;
         for (i, name) in names.into_iter().enumerate() {
             self.write_owner(rrset.owner, &mut owner_at, limit)?;
@@ -465,10 +506,7 @@ impl<'b> MessageWriter<'b> {
         let [t0, t1] = rrset.rtype.0.to_be_bytes();
         let [c0, c1] = rrset.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
-        let mut owner_at = match rrset.owner {
-            Owner::At(at) => Some(at),
-            Owner::Name(_) => None,
-        };
+        let mut owner_at = rrset.owner.at();
         let mut written = 0u16;
         for (i, rdata) in rdatas.into_iter().enumerate() {
             self.write_owner(rrset.owner, &mut owner_at, limit)?;
@@ -512,10 +550,7 @@ impl<'b> MessageWriter<'b> {
         let [t0, t1] = rrset.rtype.0.to_be_bytes();
         let [c0, c1] = rrset.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
-        let mut owner_at = match rrset.owner {
-            Owner::At(at) => Some(at),
-            Owner::Name(_) => None,
-        };
+        let mut owner_at = rrset.owner.at();
         let mut written = 0u16;
         for rdata in rdatas {
             let [r0, r1] = u16::try_from(rdata.len()).map_err(|_| Error::NoSpace)?.to_be_bytes();
@@ -754,6 +789,28 @@ impl<'b> MessageWriter<'b> {
             None => {
                 self.put(wire, limit)?;
                 Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
+            }
+        }
+    }
+
+    /// Checks the pointer an owner implies (see [`check_target`](Self::check_target)),
+    /// and that leading labels are labels: each a length byte of 1 to 63 and its bytes.
+    fn check_owner(&self, owner: Owner<'_>) -> Result<()> {
+        match owner {
+            Owner::At(at) => self.check_target(at),
+            Owner::Name(_) => Ok(()),
+            Owner::Under(labels, at) => {
+                let mut pos = 0usize;
+                while let Some(&len) = labels.get(pos) {
+                    if len == 0 || len > 63 {
+                        return Err(Error::BadLabelType { offset: self.len + pos });
+                    }
+                    pos += 1 + usize::from(len);
+                }
+                if pos != labels.len() || labels.is_empty() {
+                    return Err(Error::Truncated { offset: self.len + labels.len() });
+                }
+                self.check_target(at)
             }
         }
     }
