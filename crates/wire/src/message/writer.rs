@@ -491,6 +491,7 @@ impl<'b> MessageWriter<'b> {
 
     /// The records of [`push_rrset`](Self::push_rrset); returns how many were written and
     /// where the owner decodes from.
+    #[inline(always)]
     fn write_rrset<'r>(
         &mut self,
         rrset: &RrsetHead<'_>,
@@ -541,6 +542,7 @@ impl<'b> MessageWriter<'b> {
     /// [`write_rrset`](Self::write_rrset) for RDATA copied as it is, no name position
     /// asked for (most RRsets: addresses, signatures, denial records): each record is
     /// its owner pointer and fixed fields in one 12-byte piece, then its RDATA.
+    #[inline(always)]
     fn write_plain_records<'r>(
         &mut self,
         rrset: &RrsetHead<'_>,
