@@ -436,7 +436,7 @@ impl<'b> MessageWriter<'b> {
 
     /// The owner of a record of an RRset: a pointer to where it already is, or (for the
     /// first record) the name; `owner_at` then says where it is for the records after.
-    #[inline]
+    #[inline(always)]
     fn write_owner(
         &mut self,
         owner: Owner<'_>,
