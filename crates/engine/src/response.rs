@@ -155,7 +155,8 @@ impl<'b> Response<'b> {
         let owner = Owner::Under(label, at);
         let head = RrsetHead { owner, rtype: rrset.rtype, class: IN, ttl: rrset.ttl };
         let w = &mut self.writer;
-        // Both calls write all or nothing.
+        // Both calls write all or nothing. (The same choice as `put_at` makes: sharing it
+        // through one helper cost 20–55 instructions per answer in callgrind, inlining.)
         let written = if self.dnssec && rrset.sig_count > 0 {
             w.push_signed_rrset(section, &head, rrset.rdatas(), &mut [], rrset.sigs())
         } else {
