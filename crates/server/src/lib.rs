@@ -21,6 +21,7 @@ pub mod handler;
 pub mod lifecycle;
 pub mod logging;
 pub mod server;
+pub mod sockopt;
 pub mod stats;
 pub mod tcp;
 pub mod udp;

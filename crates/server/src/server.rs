@@ -48,7 +48,7 @@ impl Listeners {
                 resolved = endpoint.local;
                 sockets.push(endpoint);
             }
-            tcp.push(tcp::bind(resolved)?);
+            tcp.push(tcp::bind(resolved, config.tcp.defer_accept)?);
             addrs.push(resolved);
         }
         Ok(Listeners { udp, tcp, addrs })

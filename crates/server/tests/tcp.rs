@@ -93,7 +93,10 @@ fn connection_limits_total_and_per_client() {
     let mut b = tcp_connect(from_1);
     assert!(tcp_ask(&mut a, &query(1, "a")).is_some());
     assert!(tcp_ask(&mut b, &query(2, "b")).is_some());
+    // Over a cap, a connection is closed as soon as the kernel hands it over: with
+    // `defer-accept` (the default) once its query has arrived.
     let mut c = tcp_connect(from_1);
+    c.write_all(&framed(&query(3, "c"))).unwrap();
     assert!(closed_within(&mut c, Duration::from_secs(2)), "third from one client is closed");
     // Another client address (127.0.0.2 as source) is still admitted, up to the total.
     let other = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
@@ -103,12 +106,33 @@ fn connection_limits_total_and_per_client() {
     d.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     assert!(tcp_ask(&mut d, &query(3, "d")).is_some());
     let mut e = tcp_connect(from_1);
+    e.write_all(&framed(&query(5, "e"))).unwrap();
     assert!(closed_within(&mut e, Duration::from_secs(2)), "over the total");
     assert_eq!(server.stats().tcp_refused, 2);
     drop(a);
     assert!(eventually(Duration::from_secs(2), || server.tcp_connections() == 2));
     let mut f = tcp_connect(from_1);
     assert!(tcp_ask(&mut f, &query(4, "f")).is_some(), "slot given back on close");
+}
+
+#[test]
+fn silent_connection_is_handed_over_when_it_speaks() {
+    let server = start(&config(""));
+    let mut stream = tcp_connect(addr(&server));
+    // Connected as far as the client knows; the kernel keeps it until bytes arrive
+    // (`defer-accept`), so the server holds nothing for it.
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(server.tcp_connections(), 0);
+    assert_eq!(server.stats().tcp_accepted, 0);
+    assert!(tcp_ask(&mut stream, &query(1, "a.example")).is_some());
+    assert_eq!(server.stats().tcp_accepted, 1);
+}
+
+#[test]
+fn without_defer_accept_a_silent_connection_is_accepted_at_once() {
+    let server = start(&config("defer-accept = false\n"));
+    let _stream = tcp_connect(addr(&server));
+    assert!(eventually(Duration::from_secs(2), || server.tcp_connections() == 1));
 }
 
 #[test]

@@ -101,6 +101,10 @@ pub struct TcpConfig {
     /// Queries answered on one connection before it is closed (0: no limit).
     #[serde(default, deserialize_with = "values::count_in::<_, 0, 4294967295>")]
     pub max_queries_per_connection: u64,
+    /// Let the kernel hand over a connection only once its first bytes have arrived
+    /// (Linux `TCP_DEFER_ACCEPT`).
+    #[serde(default = "default_defer_accept")]
+    pub defer_accept: bool,
 }
 
 /// `[identity]`: what the server says about itself.
@@ -289,6 +293,10 @@ fn default_io_timeout() -> Duration {
     Duration::from_secs(2)
 }
 
+fn default_defer_accept() -> bool {
+    true
+}
+
 fn default_max_connections() -> u64 {
     1024
 }
@@ -327,6 +335,7 @@ impl Default for TcpConfig {
             max_connections: default_max_connections(),
             max_connections_per_client: 0,
             max_queries_per_connection: 0,
+            defer_accept: default_defer_accept(),
         }
     }
 }

@@ -20,6 +20,7 @@ fn empty_file_gives_the_defaults() {
     assert_eq!(config.server.udp_payload_max, 1232);
     assert_eq!(config.tcp.idle_timeout, Duration::from_secs(10));
     assert_eq!(config.tcp.max_connections, 1024);
+    assert!(config.tcp.defer_accept);
     assert_eq!(config.identity.nsid, Toggle::Off);
     assert_eq!(config.log.level, LevelFilter::INFO);
     assert!(config.zones.is_empty());
@@ -44,6 +45,7 @@ fn every_section() {
         max-connections = 10
         max-connections-per-client = 2
         max-queries-per-connection = 100
+        defer-accept = false
 
         [identity]
         nsid = "ns1"
@@ -70,6 +72,7 @@ fn every_section() {
     assert_eq!(config.server.pid_file.as_deref(), Some(Path::new("/etc/tern/run/ternd.pid")));
     assert_eq!(config.tcp.io_timeout, Duration::from_millis(500));
     assert_eq!(config.tcp.max_queries_per_connection, 100);
+    assert!(!config.tcp.defer_accept);
     let identity = config.identity.resolve("host.example");
     assert_eq!(identity.nsid.as_deref(), Some("ns1"));
     assert_eq!(identity.version, None);

@@ -2,12 +2,12 @@
 //! `SO_REUSEPORT`, so the kernel spreads datagrams over the workers without a lock.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::error::{Error, Result};
+use crate::sockopt::set_int;
 
 /// Receive buffer asked for each socket (the kernel caps it at `net.core.rmem_max`).
 const RECV_BUFFER: usize = 4 << 20;
@@ -46,7 +46,7 @@ pub fn bind(addr: SocketAddr, wake: Duration) -> Result<UdpEndpoint> {
             SocketAddr::V4(_) => (libc::IPPROTO_IP, libc::IP_PKTINFO),
             SocketAddr::V6(_) => (libc::IPPROTO_IPV6, libc::IPV6_RECVPKTINFO),
         };
-        set_int_option(&socket, level, name, 1).map_err(fail)?;
+        set_int(&socket, level, name, 1).map_err(fail)?;
     }
     socket.set_read_timeout(Some(wake)).map_err(fail)?;
     socket.bind(&addr.into()).map_err(fail)?;
@@ -61,30 +61,12 @@ pub fn bind(addr: SocketAddr, wake: Duration) -> Result<UdpEndpoint> {
 fn omit_path_mtu_discovery(socket: &Socket, addr: SocketAddr) {
     let _ = match addr {
         SocketAddr::V4(_) => {
-            set_int_option(socket, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, libc::IP_PMTUDISC_OMIT)
+            set_int(socket, libc::IPPROTO_IP, libc::IP_MTU_DISCOVER, libc::IP_PMTUDISC_OMIT)
         }
-        SocketAddr::V6(_) => set_int_option(
-            socket,
-            libc::IPPROTO_IPV6,
-            libc::IPV6_MTU_DISCOVER,
-            libc::IPV6_PMTUDISC_OMIT,
-        ),
+        SocketAddr::V6(_) => {
+            set_int(socket, libc::IPPROTO_IPV6, libc::IPV6_MTU_DISCOVER, libc::IPV6_PMTUDISC_OMIT)
+        }
     };
-}
-
-/// `setsockopt` with an `int` value.
-fn set_int_option(socket: &Socket, level: i32, name: i32, value: i32) -> std::io::Result<()> {
-    let len = std::mem::size_of::<i32>() as libc::socklen_t;
-    // SAFETY: the fd is open for the lifetime of `socket`; the value pointer and length
-    // describe one readable `int`.
-    let rc = unsafe {
-        libc::setsockopt(socket.as_raw_fd(), level, name, (&value as *const i32).cast(), len)
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(std::io::Error::last_os_error())
-    }
 }
 
 #[cfg(test)]
