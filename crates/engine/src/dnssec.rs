@@ -2,6 +2,7 @@
 //! (RFC 5155 §7.2), written to the authority section with their RRSIGs when DO is set.
 //! Each NSEC/NSEC3 RRset is written once even when it proves two things.
 
+use tern_wire::message::compress::MAX_POINTER;
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, NameBuilder, Rtype};
 use tern_zone::nsec3::Nsec3Position;
@@ -211,24 +212,45 @@ impl Solver<'_, '_, '_> {
     }
 
     /// Writes the queued proofs to the authority section (their data is prefetched
-    /// first, so that the records' cache misses overlap).
+    /// first, so that the records' cache misses overlap). NSEC3 records are copied as the
+    /// chain prepared them when the apex is in the question and DO is set (the bytes
+    /// `must_below_apex` would write).
     pub(crate) fn write_proofs(&mut self) -> Result<(), Truncated> {
         let zone = self.zone;
         let proofs = self.proofs;
         let proofs = proofs.get(..self.proofs_len).unwrap_or(&[]);
+        if proofs.is_empty() {
+            return Ok(());
+        }
+        let nsec3 = zone.nsec3();
+        // Where the prepared NSEC3 records go: under the apex in the question.
+        let apex_at = self.resp.apex_at(zone.origin()).filter(|_| self.resp.dnssec);
+        let prepared_in = nsec3.filter(|_| apex_at.is_some());
         let node_of = |chain: bool, id: NodeId| {
             if chain {
-                (zone.nsec3().and_then(|c| c.node(id)), Rtype::NSEC3)
+                (nsec3.and_then(|c| c.node(id)), Rtype::NSEC3)
             } else {
                 (zone.node(id), Rtype::NSEC)
             }
         };
         for &(chain, id) in proofs {
-            if let (Some(node), _) = node_of(chain, id) {
-                node.prefetch_data();
+            match prepared_in.filter(|_| chain) {
+                Some(c) => c.prefetch_prepared(id),
+                None => {
+                    if let (Some(node), _) = node_of(chain, id) {
+                        node.prefetch_data();
+                    }
+                }
             }
         }
         for &(chain, id) in proofs {
+            // A first owner beyond pointer reach is written whole by `must_below_apex`.
+            let reachable = chain && self.resp.writer.len() <= MAX_POINTER;
+            let prepared = prepared_in.filter(|_| reachable).and_then(|c| c.prepared(id));
+            if let (Some(records), Some(at)) = (prepared, apex_at) {
+                self.resp.must_prepared(Section::Authority, records, at)?;
+                continue;
+            }
             let (node, rtype) = node_of(chain, id);
             let Some(node) = node else { continue };
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };

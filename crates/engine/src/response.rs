@@ -8,7 +8,7 @@
 //! name points to offset 12, a zone cut above it to its tail in the question, and every
 //! record after the first of an RRset points to where the first one's owner is.
 
-use tern_wire::message::{Flags, Mark, MessageWriter, Owner, RrsetHead, Section};
+use tern_wire::message::{Flags, Mark, MessageWriter, Owner, PreparedRrset, RrsetHead, Section};
 use tern_wire::{Class, Dname, Rcode, Rtype};
 use tern_zone::{has_targets, NegativeSoa, Rrset};
 
@@ -162,6 +162,19 @@ impl<'b> Response<'b> {
         } else {
             w.push_rrset(section, &head, rrset.rdatas(), &mut [])
         };
+        written.map(drop).map_err(|_| self.truncate())
+    }
+
+    /// Writes a prepared RRset whose owner sits under the name at `at` (an NSEC3 record
+    /// and its signatures under the apex in the question); on overflow it is taken out
+    /// again and TC is set.
+    pub fn must_prepared(
+        &mut self,
+        section: Section,
+        prepared: &PreparedRrset,
+        at: u16,
+    ) -> Result<(), Truncated> {
+        let written = self.writer.push_prepared_rrset(section, prepared, at);
         written.map(drop).map_err(|_| self.truncate())
     }
 

@@ -4,8 +4,9 @@
 use std::sync::Arc;
 
 use aws_lc_rs::digest;
+use tern_wire::message::PreparedRrset;
 use tern_wire::rdata::RdataReader;
-use tern_wire::Dname;
+use tern_wire::{Class, Dname, Rtype};
 
 use crate::cow::ChunkVec;
 use crate::hash::name_hash;
@@ -109,12 +110,16 @@ pub fn decode_hash_label(label: &[u8]) -> Option<Nsec3Hash> {
 ///
 /// Nodes keep stable ids (so links from the main tree survive changes to the chain);
 /// a sorted list of (hash, id) answers "which record matches or covers this hash", and an
-/// owner index finds a node by name for updates.
+/// owner index finds a node by name for updates. Each node's NSEC3 RRset is also kept
+/// ready to copy into denial proofs ([`PreparedRrset`]).
 #[derive(Clone, Debug)]
 pub struct Nsec3Chain {
     /// The parameters from the apex NSEC3PARAM (or the first NSEC3 record).
     pub params: Nsec3Params,
     nodes: ChunkVec<Node>,
+    /// Per node id: its NSEC3 RRset and signatures in wire form, its owner's hash label
+    /// under the apex; `None` for a node without NSEC3 records.
+    prepared: ChunkVec<Option<PreparedRrset>>,
     sorted: HashOrder,
     index: NameIndex,
 }
@@ -183,6 +188,15 @@ fn leading_bits(hash: &Nsec3Hash, bits: u32) -> usize {
     word.checked_shr(32 - bits).unwrap_or(0) as usize
 }
 
+/// A node's NSEC3 RRset with its signatures in wire form, owned by the node's first label
+/// (chain nodes are one label below the apex, `records::in_nsec3_chain`).
+fn prepare(node: &Node) -> Option<PreparedRrset> {
+    let owner = node.owner();
+    let label = owner.as_wire().get(..owner.len() - owner.parent()?.len())?;
+    let rrset = node.rrset(Rtype::NSEC3).filter(|r| r.has_records())?;
+    PreparedRrset::new(label, (Rtype::NSEC3, Class::IN, rrset.ttl), rrset.rdatas(), rrset.sigs())
+}
+
 /// Where a hash falls in the chain (ids are stable node ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Nsec3Position {
@@ -198,14 +212,17 @@ impl Nsec3Chain {
         let mut index = NameIndex::with_capacity(entries.len());
         let mut sorted = Vec::with_capacity(entries.len());
         let mut nodes = Vec::with_capacity(entries.len());
+        let mut prepared = Vec::with_capacity(entries.len());
         for (id, (hash, node)) in entries.into_iter().enumerate() {
             index.insert(name_hash(node.owner()), id as u32, 0);
             sorted.push((hash, id as u32));
+            prepared.push(prepare(&node));
             nodes.push(node);
         }
         Nsec3Chain {
             params,
             nodes: ChunkVec::from_vec(nodes),
+            prepared: ChunkVec::from_vec(prepared),
             sorted: HashOrder::new(sorted),
             index,
         }
@@ -225,6 +242,21 @@ impl Nsec3Chain {
     #[inline]
     pub fn node(&self, id: u32) -> Option<&Node> {
         self.nodes.get(id as usize)
+    }
+
+    /// Node `id`'s NSEC3 RRset and signatures, ready to copy: its owner is the node's
+    /// first label under the name a pointer leads to (the apex, RFC 5155 §3).
+    #[inline]
+    pub fn prepared(&self, id: u32) -> Option<&PreparedRrset> {
+        self.prepared.get(id as usize)?.as_ref()
+    }
+
+    /// Starts loading node `id`'s prepared RRset (a hint).
+    #[inline]
+    pub fn prefetch_prepared(&self, id: u32) {
+        if let Some(Some(prepared)) = self.prepared.get(id as usize) {
+            crate::index::prefetch_address(prepared.address());
+        }
     }
 
     /// Starts loading node `id` (a hint; nothing happens for a missing node).
@@ -297,11 +329,15 @@ impl Nsec3Chain {
         if let Some(id) = self.find_owner(owner) {
             if let Some(node) = self.nodes.get_mut(id as usize) {
                 node.set_data(data);
+                let prepared = prepare(node);
+                self.prepared.set(id as usize, prepared);
             }
             return id;
         }
         let id = self.nodes.len() as u32;
-        self.nodes.push(Node::new(data));
+        let node = Node::new(data);
+        self.prepared.push(prepare(&node));
+        self.nodes.push(node);
         self.index.insert(name_hash(owner), id, 0);
         id
     }
@@ -356,6 +392,44 @@ mod tests {
         assert!(decode_hash_label(b"0p9mhaveqvm6t7vbl5lop2u3t2rp3tow").is_none());
         assert!(decode_hash_label(b"0p9mhaveqvm6t7vbl5lop2u3t2rp3to").is_none());
         assert!(decode_hash_label(b"0P9MHAVEQVM6T7VBL5LOP2U3T2RP3TOM").is_some());
+    }
+
+    /// An NSEC3 node's data: one NSEC3 record (`next` as its RDATA tail) and `sigs`.
+    fn nsec3_node(owner: &Name, next: u8, sigs: usize) -> Arc<[u8]> {
+        let rrset = crate::node::RrsetData {
+            rtype: Rtype::NSEC3,
+            ttl: 300,
+            rdatas: vec![vec![1, 0, 0, 0, 0, 20, next]],
+            targets: Vec::new(),
+            sig_ttl: 300,
+            sigs: (0..sigs).map(|i| vec![i as u8; 40]).collect(),
+        };
+        crate::node::encode(owner, &[rrset])
+    }
+
+    #[test]
+    fn nsec3_rrsets_are_prepared_and_follow_updates() {
+        let owner: Name = "0p9mhaveqvm6t7vbl5lop2u3t2rp3tom.Example.".parse().unwrap();
+        let other: Name = "2t7b4g4vsa5smi47k61mv5bv1a22bojr.example.".parse().unwrap();
+        let empty = Node::new(crate::node::encode(&other, &[]));
+        let mut chain = Nsec3Chain::new(
+            rfc5155_params(),
+            vec![([1; HASH_LEN], Node::new(nsec3_node(&owner, 7, 1))), ([2; HASH_LEN], empty)],
+        );
+        let first = chain.prepared(0).expect("prepared");
+        assert_eq!((first.count(), first.apex_slot()), (2, 33), "NSEC3 and RRSIG; one label");
+        assert!(first.records().starts_with(b"\x200p9mhaveqvm6t7vbl5lop2u3t2rp3tom\0\0"));
+        assert!(first.records().windows(2).any(|w| w == [20, 7]), "the NSEC3 RDATA");
+        assert!(chain.prepared(1).is_none(), "no NSEC3 records, nothing prepared");
+        assert!(chain.prepared(2).is_none());
+        // An update replaces the prepared RRset; a new owner gets one.
+        assert_eq!(chain.put(&owner, nsec3_node(&owner, 9, 2)), 0);
+        let updated = chain.prepared(0).expect("prepared");
+        assert_eq!(updated.count(), 3);
+        assert!(updated.records().windows(2).any(|w| w == [20, 9]));
+        let third: Name = "35mthgpgcu1qg68fab165klnsnk3dpvl.example.".parse().unwrap();
+        assert_eq!(chain.put(&third, nsec3_node(&third, 3, 0)), 2);
+        assert_eq!(chain.prepared(2).map(PreparedRrset::count), Some(1));
     }
 
     #[test]

@@ -29,7 +29,7 @@ const SLOTS: usize = 1024;
 /// Slots probed per lookup or insert: bounds the work per label.
 const MAX_PROBE: usize = 8;
 /// Highest offset a compression pointer can hold.
-pub(crate) const MAX_POINTER: usize = 0x3FFF;
+pub const MAX_POINTER: usize = 0x3FFF;
 
 const OFFSET_MASK: u32 = 0x3FFF;
 const TAG_SHIFT: u32 = 14;

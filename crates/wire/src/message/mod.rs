@@ -12,6 +12,7 @@ mod anchor;
 pub mod compress;
 pub mod decompress;
 pub mod header;
+pub mod prepared;
 pub mod reader;
 pub mod writer;
 
@@ -21,5 +22,6 @@ mod tests;
 pub use compress::CompressionTable;
 pub use decompress::{read_name, MAX_RDATA_LEN};
 pub use header::{Flags, Header, Section, HEADER_LEN};
+pub use prepared::PreparedRrset;
 pub use reader::{MessageReader, Question, Record};
 pub use writer::{Compression, Mark, MessageWriter, Owner, RrsetHead, MAX_MESSAGE_LEN};

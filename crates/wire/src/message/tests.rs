@@ -596,3 +596,76 @@ fn owners_under_a_name_already_written() {
     assert_eq!(records.len(), 2);
     assert!(records.iter().all(|r| r.1 == "hash.b.Example."), "{records:?}");
 }
+
+#[test]
+fn prepared_rrsets_are_the_bytes_of_signed_rrsets_under_a_name() {
+    let label = b"\x20ak2lb2b0ag5lpnaen0kgcdcm4i7nmmq1";
+    let rdatas: [&[u8]; 2] = [&[1, 0, 0, 0, 0, 20, 7], &[1, 1, 0, 0, 0, 20, 8]];
+    let sigs: [&[u8]; 2] = [&[5; 60], &[6; 48]];
+    let nsec3 = (Rtype::NSEC3, Class::IN, 3600);
+    // Each way, with room and with too little: (what was returned, the message).
+    let write = |prepared: bool, rdatas: &[&[u8]], sigs: &[&[u8]], limit: usize| {
+        let mut buf = vec![0u8; 1024];
+        let mut table = CompressionTable::new();
+        let mut w = MessageWriter::new(&mut buf, limit, &mut table).unwrap();
+        w.push_question(&name("nx.Example."), Rtype::A, Class::IN).unwrap();
+        let before = w.as_bytes().to_vec();
+        let written = if prepared {
+            let p = PreparedRrset::new(label, nsec3, rdatas.iter().copied(), sigs.iter().copied());
+            w.push_prepared_rrset(Section::Authority, &p.unwrap(), 15)
+        } else {
+            let head = RrsetHead {
+                owner: Owner::Under(label, 15),
+                rtype: nsec3.0,
+                class: nsec3.1,
+                ttl: nsec3.2,
+            };
+            w.push_signed_rrset(
+                Section::Authority,
+                &head,
+                rdatas.iter().copied(),
+                &mut [],
+                sigs.iter().copied(),
+            )
+        };
+        if written.is_err() {
+            assert_eq!(w.as_bytes(), &before[..], "nothing written");
+        }
+        (written, w.finish().to_vec())
+    };
+    for (r, s) in [(1, 0), (1, 1), (1, 2), (2, 1)] {
+        let (rdatas, sigs) = (&rdatas[..r], &sigs[..s]);
+        for limit in [1024, 200, 120, 40] {
+            let ours = write(true, rdatas, sigs, limit);
+            assert_eq!(
+                ours,
+                write(false, rdatas, sigs, limit),
+                "{r} records, {s} signatures, {limit}"
+            );
+        }
+        let (at, msg) = write(true, rdatas, sigs, 1024);
+        assert_eq!(at, Ok(Some(28)), "the owner starts after the question");
+        let (_, records) = read_all(&msg).unwrap();
+        assert_eq!(records.len(), r + s);
+        assert!(records.iter().all(|rr| rr.1 == "ak2lb2b0ag5lpnaen0kgcdcm4i7nmmq1.Example."));
+    }
+}
+
+#[test]
+fn prepared_rrsets_refuse_bad_labels_and_targets() {
+    let head = (Rtype::NSEC3, Class::IN, 60);
+    for bad in [&b""[..], b"\x00", b"\x05ab", b"\x40", b"\x01a\x00"] {
+        assert!(PreparedRrset::new(bad, head, [&b"x"[..]], []).is_none(), "{bad:?}");
+    }
+    assert!(PreparedRrset::new(b"\x01a", head, [], [&b"sig"[..]]).is_none(), "no records");
+    let prepared = PreparedRrset::new(b"\x01a", head, [&b"x"[..]], []).unwrap();
+    assert_eq!((prepared.count(), prepared.apex_slot(), prepared.owner_slots().count()), (1, 2, 0));
+    let mut buf = [0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.push_question(&name("example."), Rtype::A, Class::IN).unwrap();
+    for target in [0, 11, 400] {
+        assert!(w.push_prepared_rrset(Section::Answer, &prepared, target).is_err(), "{target}");
+    }
+    assert_eq!(w.push_prepared_rrset(Section::Answer, &prepared, 12), Ok(Some(25)));
+}

@@ -20,6 +20,7 @@ use crate::message::compress::{
     hash_label, pointer_bytes, CompressionTable, Suffix, MAX_POINTER, ROOT_HASH,
 };
 use crate::message::header::{Flags, Header, Section, HEADER_LEN};
+use crate::message::prepared::PreparedRrset;
 use crate::name::{Dname, LabelOffsets};
 use crate::rdata::Field;
 use crate::types::{Class, Rcode, Rtype};
@@ -592,18 +593,50 @@ impl<'b> MessageWriter<'b> {
         let start = self.len;
         let limit = self.soft_limit();
         let result = self.put(record, limit).and_then(|()| {
-            for &slot in slots {
-                let at = start + usize::from(slot);
-                let dst = self.buf.get_mut(at..at + 2).filter(|_| at + 2 <= self.len);
-                dst.ok_or(Error::BadPointer { offset: at })?
-                    .copy_from_slice(&pointer_bytes(target));
-            }
-            Ok(())
+            slots.iter().try_for_each(|&slot| self.fill_pointer(start, slot, target))
         });
         self.finish_item(section, start, result)?;
         let owner_at = (slots.first() == Some(&0)).then_some(target);
         self.last_owner_at = owner_at;
         Ok(owner_at)
+    }
+
+    /// Appends a [`PreparedRrset`] whose owner sits under the name at `target`, in one
+    /// step: all or nothing. The bytes are those [`push_signed_rrset`] writes for the
+    /// owner [`Owner::Under`]`(labels, target)`. Returns where the owner decodes from. A
+    /// `target` not below the current end or beyond pointer reach is refused, and so is
+    /// an RRset of more than one record whose first owner would lie beyond pointer reach.
+    ///
+    /// [`push_signed_rrset`]: Self::push_signed_rrset
+    pub fn push_prepared_rrset(
+        &mut self,
+        section: Section,
+        prepared: &PreparedRrset,
+        target: u16,
+    ) -> Result<Option<u16>> {
+        self.check_target(target)?;
+        self.enter(section)?;
+        let start = self.len;
+        let limit = self.soft_limit();
+        let written = self.put(prepared.records(), limit).and_then(|()| {
+            self.fill_pointer(start, prepared.apex_slot(), target)?;
+            let owner_at = u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER);
+            for slot in prepared.owner_slots() {
+                let first = owner_at.ok_or(Error::BadPointer { offset: start })?;
+                self.fill_pointer(start, slot, first)?;
+            }
+            Ok((prepared.count(), owner_at))
+        });
+        self.commit_rrset(section, start, written)
+    }
+
+    /// Writes a pointer to `target` at `slot` bytes past `start`, inside what is written.
+    fn fill_pointer(&mut self, start: usize, slot: u16, target: u16) -> Result<()> {
+        let at = start + usize::from(slot);
+        let end = self.len;
+        let dst = self.buf.get_mut(at..at + 2).filter(|_| at + 2 <= end);
+        dst.ok_or(Error::BadPointer { offset: at })?.copy_from_slice(&pointer_bytes(target));
+        Ok(())
     }
 
     /// Appends raw bytes at the current position (no count changes).
