@@ -223,9 +223,10 @@ impl Solver<'_, '_, '_> {
             return Ok(());
         }
         let nsec3 = zone.nsec3();
-        // Where the prepared NSEC3 records go: under the apex in the question.
+        // The chain whose prepared records are copied, and where they go: under the apex
+        // in the question.
         let apex_at = self.resp.apex_at(zone.origin()).filter(|_| self.resp.dnssec);
-        let prepared_in = nsec3.filter(|_| apex_at.is_some());
+        let prepared_in = nsec3.zip(apex_at);
         let node_of = |chain: bool, id: NodeId| {
             if chain {
                 (nsec3.and_then(|c| c.node(id)), Rtype::NSEC3)
@@ -235,7 +236,7 @@ impl Solver<'_, '_, '_> {
         };
         for &(chain, id) in proofs {
             match prepared_in.filter(|_| chain) {
-                Some(c) => c.prefetch_prepared(id),
+                Some((c, _)) => c.prefetch_prepared(id),
                 None => {
                     if let (Some(node), _) = node_of(chain, id) {
                         node.prefetch_data();
@@ -246,8 +247,8 @@ impl Solver<'_, '_, '_> {
         for &(chain, id) in proofs {
             // A first owner beyond pointer reach is written whole by `must_below_apex`.
             let reachable = chain && self.resp.writer.len() <= MAX_POINTER;
-            let prepared = prepared_in.filter(|_| reachable).and_then(|c| c.prepared(id));
-            if let (Some(records), Some(at)) = (prepared, apex_at) {
+            let prepared = prepared_in.filter(|_| reachable);
+            if let Some((records, at)) = prepared.and_then(|(c, at)| Some((c.prepared(id)?, at))) {
                 self.resp.must_prepared(Section::Authority, records, at)?;
                 continue;
             }
