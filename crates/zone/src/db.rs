@@ -129,19 +129,18 @@ impl ZoneSet {
     /// step 2). `hashes` are `qname`'s suffix hashes.
     #[inline]
     pub fn find(&self, qname: &Dname, hashes: &SuffixHashes) -> Option<&Arc<ZoneSlot>> {
-        let mut labels = hashes.labels().min(127);
-        loop {
-            if self.label_counts & (1u128 << labels) != 0 {
-                let suffix = hashes.suffix_name(qname, labels);
-                if let Some(i) = self.position(suffix, hashes.suffix(labels)) {
-                    return self.slots.get(i);
-                }
+        // Only the label counts some origin has, longest first.
+        let labels = hashes.labels().min(127);
+        let mut counts = self.label_counts & (u128::MAX >> (127 - labels));
+        while counts != 0 {
+            let labels = 127 - counts.leading_zeros() as usize;
+            let suffix = hashes.suffix_name(qname, labels);
+            if let Some(i) = self.position(suffix, hashes.suffix(labels)) {
+                return self.slots.get(i);
             }
-            if labels == 0 {
-                return None;
-            }
-            labels -= 1;
+            counts &= !(1u128 << labels);
         }
+        None
     }
 
     /// A copy of this set with `slot` added (or replacing the zone of the same name).
