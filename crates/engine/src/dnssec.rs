@@ -9,7 +9,7 @@ use tern_zone::nsec3::Nsec3Position;
 use tern_zone::{Denial, Flags, NodeId, NO_NODE, NSEC3_COVERS};
 
 use crate::response::Truncated;
-use crate::solve::{Solver, WildcardMatch};
+use crate::solve::{Proof, Solver, WildcardMatch};
 
 /// Which table a proof node lives in.
 const MAIN: bool = false;
@@ -196,7 +196,8 @@ impl Solver<'_, '_, '_> {
     /// are written after the answer section is complete (a wildcard CNAME's proof comes
     /// before its target's records are known).
     fn proof(&mut self, chain: bool, id: NodeId, _rtype: Rtype) -> Result<(), Truncated> {
-        let done = self.proofs.get(..self.proofs_len).is_some_and(|p| p.contains(&(chain, id)));
+        let proof = Proof::new(chain, id);
+        let done = self.proofs.get(..self.proofs_len).is_some_and(|p| p.contains(&proof));
         if !done {
             match (chain, self.zone.nsec3()) {
                 (true, Some(nsec3)) => nsec3.prefetch_node(id),
@@ -204,7 +205,7 @@ impl Solver<'_, '_, '_> {
                 (false, _) => self.zone.prefetch_node(id),
             }
             if let Some(slot) = self.proofs.get_mut(self.proofs_len) {
-                *slot = (chain, id);
+                *slot = proof;
                 self.proofs_len += 1;
             }
         }
@@ -216,12 +217,12 @@ impl Solver<'_, '_, '_> {
     /// chain prepared them when the apex is in the question and DO is set (the bytes
     /// `must_below_apex` would write).
     pub(crate) fn write_proofs(&mut self) -> Result<(), Truncated> {
+        if self.proofs_len == 0 {
+            return Ok(());
+        }
         let zone = self.zone;
         let proofs = self.proofs;
         let proofs = proofs.get(..self.proofs_len).unwrap_or(&[]);
-        if proofs.is_empty() {
-            return Ok(());
-        }
         let nsec3 = zone.nsec3();
         // The chain whose prepared records are copied, and where they go: under the apex
         // in the question.
@@ -234,7 +235,7 @@ impl Solver<'_, '_, '_> {
                 (zone.node(id), Rtype::NSEC)
             }
         };
-        for &(chain, id) in proofs {
+        for &Proof { id, in_chain: chain, .. } in proofs {
             match prepared_in.filter(|_| chain) {
                 Some((c, _)) => c.prefetch_prepared(id),
                 None => {
@@ -244,7 +245,7 @@ impl Solver<'_, '_, '_> {
                 }
             }
         }
-        for &(chain, id) in proofs {
+        for &Proof { id, in_chain: chain, .. } in proofs {
             // A first owner beyond pointer reach is written whole by `must_below_apex`.
             let reachable = chain && self.resp.writer.len() <= MAX_POINTER;
             let prepared = prepared_in.filter(|_| reachable);

@@ -6,7 +6,7 @@
 
 use tern_wire::message::Section;
 use tern_wire::Rtype;
-use tern_zone::{Denial, NodeId};
+use tern_zone::{Denial, Node, NodeId};
 
 use crate::response::Truncated;
 use crate::solve::Solver;
@@ -14,8 +14,15 @@ use crate::solve::Solver;
 impl Solver<'_, '_, '_> {
     /// Writes a referral to the zone cut at `cut`.
     pub(crate) fn referral(&mut self, cut: NodeId) -> Result<(), Truncated> {
+        match self.zone.node(cut) {
+            Some(node) => self.referral_node(cut, node),
+            None => Ok(()),
+        }
+    }
+
+    /// [`referral`](Self::referral) with the cut's node at hand.
+    pub(crate) fn referral_node(&mut self, cut: NodeId, node: &Node) -> Result<(), Truncated> {
         let zone = self.zone;
-        let Some(node) = zone.node(cut) else { return Ok(()) };
         if self.resp.count(Section::Answer) == 0 {
             self.resp.set_authoritative(false);
         }

@@ -8,6 +8,8 @@
 //! name points to offset 12, a zone cut above it to its tail in the question, and every
 //! record after the first of an RRset points to where the first one's owner is.
 
+use std::num::NonZeroU16;
+
 use tern_wire::message::{Flags, Mark, MessageWriter, Owner, PreparedRrset, RrsetHead, Section};
 use tern_wire::{Class, Dname, Rcode, Rtype};
 use tern_zone::{has_targets, NegativeSoa, Rrset};
@@ -42,7 +44,7 @@ pub struct Response<'b> {
     question_apex: Option<(usize, u16)>,
     /// Where the first RDATA name of each record of the last RRset written decodes
     /// from: an NS target's glue can point its owner there.
-    names_at: [Option<u16>; MAX_TARGETS],
+    names_at: [Option<NonZeroU16>; MAX_TARGETS],
     /// A name value (by address) known to be in the message, and where.
     alias: Option<(usize, u16)>,
     /// A zone cut's owner (by address) that is a suffix of the question's name, and
@@ -253,7 +255,7 @@ impl<'b> Response<'b> {
     }
 
     /// Where the first RDATA name of record `i` of the last RRset written decodes from.
-    pub fn name_at(&self, i: usize) -> Option<u16> {
+    pub fn name_at(&self, i: usize) -> Option<NonZeroU16> {
         self.names_at.get(i).copied().flatten()
     }
 
@@ -287,12 +289,8 @@ impl<'b> Response<'b> {
         ttl: u32,
     ) -> Result<(), ()> {
         if rrset.has_records() {
-            let names_at = if has_targets(rrset.rtype) {
-                self.names_at = [None; MAX_TARGETS];
-                &mut self.names_at[..]
-            } else {
-                &mut []
-            };
+            // The writer sets an entry per record written, and only those are read.
+            let names_at = if has_targets(rrset.rtype) { &mut self.names_at[..] } else { &mut [] };
             let head =
                 RrsetHead { owner: owner_ref(owner, owner_at), rtype: rrset.rtype, class: IN, ttl };
             let w = &mut self.writer;
@@ -404,9 +402,8 @@ impl<'b> Response<'b> {
         let owner_at = self.known_owner(owner);
         match self.record(section, owner, owner_at, rtype, ttl, rdata) {
             Ok(_) => {
-                self.names_at = [None; MAX_TARGETS];
                 if let Some(slot) = self.names_at.first_mut() {
-                    *slot = self.writer.last_rdata_name_at();
+                    *slot = self.writer.last_rdata_name_at().and_then(NonZeroU16::new);
                 }
                 Ok(())
             }

@@ -3,6 +3,8 @@
 //! referral, a DNAME synthesis, a wildcard synthesis and NXDOMAIN. CNAME and DNAME
 //! targets inside the zone are followed (the chain is bounded and loops are cut).
 
+use std::num::NonZeroU16;
+
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, Rtype};
 use tern_zone::hash::SuffixHashes;
@@ -37,14 +39,39 @@ pub(crate) struct WildcardMatch {
     pub encloser_labels: usize,
 }
 
-/// A node whose addresses go in the additional section.
+/// A node whose addresses go in the additional section. Eight bytes without padding,
+/// all zero when empty, so that the solver's list of them is cleared by a few wide
+/// stores instead of one store per field.
 #[derive(Clone, Copy, Debug)]
 struct Extra {
     node: NodeId,
+    /// Where the node's name is already in the message (the NS/MX/SRV target written;
+    /// never offset 0, which is the header).
+    owner_at: Option<NonZeroU16>,
     /// Glue the referral cannot do without (RFC 9471 §3).
     required: bool,
-    /// Where the node's name is already in the message (the NS/MX/SRV target written).
-    owner_at: Option<u16>,
+    _pad: u8,
+}
+
+impl Extra {
+    const EMPTY: Extra = Extra { node: 0, owner_at: None, required: false, _pad: 0 };
+}
+
+/// A queued NSEC or NSEC3 RRset proving part of the answer: node `id` of the zone, or
+/// of the NSEC3 chain when `in_chain` is 1. No padding, as [`Extra`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Proof {
+    pub id: NodeId,
+    pub in_chain: bool,
+    _pad: [u8; 3],
+}
+
+impl Proof {
+    const EMPTY: Proof = Proof::new(false, 0);
+
+    pub(crate) const fn new(in_chain: bool, id: NodeId) -> Proof {
+        Proof { id, in_chain, _pad: [0; 3] }
+    }
 }
 
 /// State of answering one query from one zone.
@@ -60,7 +87,7 @@ pub(crate) struct Solver<'z, 'r, 'b> {
     visited_len: usize,
     /// NSEC/NSEC3 records proving what the answer needs, written to the authority
     /// section once the answer section is complete: (in the NSEC3 chain, node, type).
-    pub proofs: [(bool, NodeId); 8],
+    pub proofs: [Proof; 8],
     pub proofs_len: usize,
     /// The DNAME node already written to the answer (a DNAME may apply repeatedly).
     pub dname_written: NodeId,
@@ -82,11 +109,11 @@ pub(crate) fn answer(
         zone,
         resp,
         qtype,
-        extras: [Extra { node: 0, required: false, owner_at: None }; MAX_EXTRAS],
+        extras: [Extra::EMPTY; MAX_EXTRAS],
         extras_len: 0,
         visited: [0; MAX_CHAIN],
         visited_len: 0,
-        proofs: [(false, 0); 8],
+        proofs: [Proof::EMPTY; 8],
         proofs_len: 0,
         dname_written: NO_NODE,
     };
@@ -107,7 +134,7 @@ impl Solver<'_, '_, '_> {
             }
             current = next;
             // The new name is the target of the CNAME just written: point owners there.
-            let target_at = self.resp.name_at(0);
+            let target_at = self.resp.name_at(0).map(NonZeroU16::get);
             self.resp.alias(&current, target_at);
             step = self.step(&current, &SuffixHashes::of(&current))?;
         }
@@ -118,10 +145,14 @@ impl Solver<'_, '_, '_> {
     fn step(&mut self, name: &Dname, hashes: &SuffixHashes) -> Result<Step, Truncated> {
         match self.zone.lookup(name, hashes) {
             Lookup::Found(id) => {
-                let cut = self.zone.cut_above(id).filter(|&c| c != id || self.is_referral_at(c));
-                match cut {
-                    Some(cut) => self.at_cut(cut, name),
-                    None => self.at_node(id, name, None),
+                let Some(node) = self.zone.node(id) else { return Ok(Step::Done) };
+                match self.zone.cut_above_node(id, node) {
+                    // The name's own node is a delegation point.
+                    Some(cut) if cut == id && self.is_referral_at(node) => {
+                        self.at_cut_node(cut, node, name)
+                    }
+                    Some(cut) if cut != id => self.at_cut(cut, name),
+                    _ => self.at_node(id, name, None),
                 }
             }
             Lookup::NotFound { encloser, encloser_labels } => {
@@ -149,18 +180,22 @@ impl Solver<'_, '_, '_> {
 
     /// A query for the delegation point's own name is a referral unless it asks for DS,
     /// which the parent side answers (RFC 4035 §3.1.4.1).
-    fn is_referral_at(&self, cut: NodeId) -> bool {
-        let deleg = self.node(cut).is_some_and(|n| n.flags.contains(Flags::DELEGATION));
-        deleg && self.qtype != Rtype::DS
+    fn is_referral_at(&self, cut: &Node) -> bool {
+        cut.flags.contains(Flags::DELEGATION) && self.qtype != Rtype::DS
     }
 
     fn at_cut(&mut self, cut: NodeId, name: &Dname) -> Result<Step, Truncated> {
         let Some(node) = self.zone.node(cut) else { return Ok(Step::Done) };
+        self.at_cut_node(cut, node, name)
+    }
+
+    /// [`at_cut`](Self::at_cut) with the cut's node at hand.
+    fn at_cut_node(&mut self, cut: NodeId, node: &Node, name: &Dname) -> Result<Step, Truncated> {
         self.resp.cut_above(name, node.owner());
         if node.flags.contains(Flags::DNAME) {
             return self.dname(cut, name);
         }
-        self.referral(cut)?;
+        self.referral_node(cut, node)?;
         Ok(Step::Done)
     }
 
@@ -293,7 +328,7 @@ impl Solver<'_, '_, '_> {
             let required = cut.is_some_and(|c| zone.is_below_node(node, c));
             let owner_at = self.resp.name_at(i);
             if let Some(slot) = self.extras.get_mut(self.extras_len) {
-                *slot = Extra { node, required, owner_at };
+                *slot = Extra { node, owner_at, required, _pad: 0 };
                 self.extras_len += 1;
             }
         }
@@ -329,7 +364,7 @@ impl Solver<'_, '_, '_> {
         if node.flags.contains(Flags::PHANTOM) {
             return;
         }
-        let mut owner_at = extra.owner_at;
+        let mut owner_at = extra.owner_at.map(NonZeroU16::get);
         for rtype in [Rtype::A, Rtype::AAAA] {
             let Some(rrset) = node.rrset(rtype).filter(|r| r.has_records()) else { continue };
             if self.resp.may(Section::Additional, node.owner(), owner_at, &rrset) {

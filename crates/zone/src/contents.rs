@@ -252,11 +252,21 @@ impl ZoneContents {
     /// below one: the node that decides the answer instead of `id` (RFC 1034 §4.3.2 step
     /// 3b, RFC 6672 §3).
     pub fn cut_above(&self, id: NodeId) -> Option<NodeId> {
-        let mut found = None;
-        let mut current = id;
+        self.cut_above_node(id, self.node(id)?)
+    }
+
+    /// [`cut_above`](Self::cut_above) for node `id` already at hand (`node`).
+    #[inline]
+    pub fn cut_above_node(&self, id: NodeId, node: &Node) -> Option<NodeId> {
+        if id == NO_NODE || id == APEX {
+            return None;
+        }
+        let cut_flags = Flags::DELEGATION | Flags::DNAME;
+        let mut found = node.flags.intersects(cut_flags).then_some(id);
+        let mut current = node.parent;
         while current != NO_NODE && current != APEX {
             let node = self.node(current)?;
-            if node.flags.intersects(Flags::DELEGATION | Flags::DNAME) {
+            if node.flags.intersects(cut_flags) {
                 found = Some(current);
             }
             current = node.parent;

@@ -518,7 +518,8 @@ fn plain_rrsets_are_the_same_bytes_with_or_without_name_positions() {
         w.push_question(&name("host.example."), Rtype::A, Class::IN).unwrap();
         let head = RrsetHead { owner, rtype: Rtype::A, class: Class::IN, ttl: 300 };
         let mut names_at = [None; 3];
-        let names_at: &mut [Option<u16>] = if positions { &mut names_at } else { &mut [] };
+        let names_at: &mut [Option<std::num::NonZeroU16>] =
+            if positions { &mut names_at } else { &mut [] };
         let written = w.push_rrset(Section::Answer, &head, rdatas, names_at);
         (written, w.finish().to_vec())
     };

@@ -14,6 +14,8 @@
 //! * Names in RDATA are compressed only for the RFC 1035 types (`Shape::compress`, RFC
 //!   3597 §4); every name written in full becomes a compression target.
 
+use std::num::NonZeroU16;
+
 use crate::error::{Error, Result};
 use crate::message::anchor::Anchor;
 use crate::message::compress::{
@@ -343,13 +345,14 @@ impl<'b> MessageWriter<'b> {
     /// class and TTL — in one step: all or nothing (on [`Error::NoSpace`] the message is
     /// unchanged). Returns where the owner decodes from, for more records of that owner.
     /// `names_at[i]`, where present, receives where the first name in record `i`'s RDATA
-    /// decodes from.
+    /// decodes from (an offset past the header, so never zero). Entries past the records
+    /// written are left as they were.
     pub fn push_rrset<'r>(
         &mut self,
         section: Section,
         rrset: &RrsetHead<'_>,
         rdatas: impl IntoIterator<Item = &'r [u8]>,
-        names_at: &mut [Option<u16>],
+        names_at: &mut [Option<NonZeroU16>],
     ) -> Result<Option<u16>> {
         self.check_owner(rrset.owner)?;
         self.enter(section)?;
@@ -367,7 +370,7 @@ impl<'b> MessageWriter<'b> {
         section: Section,
         rrset: &RrsetHead<'_>,
         rdatas: impl IntoIterator<Item = &'r [u8]>,
-        names_at: &mut [Option<u16>],
+        names_at: &mut [Option<NonZeroU16>],
         sigs: impl IntoIterator<Item = &'s [u8]>,
     ) -> Result<Option<u16>> {
         self.check_owner(rrset.owner)?;
@@ -392,7 +395,7 @@ impl<'b> MessageWriter<'b> {
         section: Section,
         rrset: &RrsetHead<'_>,
         names: impl IntoIterator<Item = &'r Dname>,
-        names_at: &mut [Option<u16>],
+        names_at: &mut [Option<NonZeroU16>],
     ) -> Result<Option<u16>> {
         let shape = rrset.rtype.shape();
         if !shape.compress || shape.fields != [Field::Name] {
@@ -466,7 +469,7 @@ impl<'b> MessageWriter<'b> {
         &mut self,
         rrset: &RrsetHead<'_>,
         names: impl IntoIterator<Item = &'r Dname>,
-        names_at: &mut [Option<u16>],
+        names_at: &mut [Option<NonZeroU16>],
     ) -> Result<(u16, Option<u16>)> {
         let limit = self.soft_limit();
         let [t0, t1] = rrset.rtype.0.to_be_bytes();
@@ -483,7 +486,7 @@ impl<'b> MessageWriter<'b> {
             self.patch(rdata_start - 2, &rdlength.to_be_bytes());
             self.last_rdata_name_at = name_at;
             if let Some(slot) = names_at.get_mut(i) {
-                *slot = name_at;
+                *slot = name_at.and_then(NonZeroU16::new);
             }
             written = written.checked_add(1).ok_or(Error::NoSpace)?;
         }
@@ -497,7 +500,7 @@ impl<'b> MessageWriter<'b> {
         &mut self,
         rrset: &RrsetHead<'_>,
         rdatas: impl IntoIterator<Item = &'r [u8]>,
-        names_at: &mut [Option<u16>],
+        names_at: &mut [Option<NonZeroU16>],
     ) -> Result<(u16, Option<u16>)> {
         let limit = self.soft_limit();
         let shape = rrset.rtype.shape();
@@ -533,7 +536,7 @@ impl<'b> MessageWriter<'b> {
                 self.last_rdata_name_at
             };
             if let Some(slot) = names_at.get_mut(i) {
-                *slot = name_at;
+                *slot = name_at.and_then(NonZeroU16::new);
             }
             written = written.checked_add(1).ok_or(Error::NoSpace)?;
         }
