@@ -1,10 +1,16 @@
 //! Type bitmaps (RFC 4034 §4.1.2), used by NSEC, NSEC3 (RFC 5155 §3.2.1) and CSYNC
-//! (RFC 7477 §2.1.1).
+//! (RFC 7477 §2.1.1), and the flat bitmaps of the older WKS (RFC 1035 §3.4.2) and NXT
+//! (RFC 2535 §5.2).
 //!
 //! On the wire: windows of (window number, bitmap length 1..=32, bitmap), in strictly
 //! increasing window order, with no trailing zero octet in any bitmap. In presentation
 //! format: the type mnemonics (or `TYPEnnn`) in any order, up to the end of the entry.
 //! Type 0 is reserved and refused in both forms.
+//!
+//! A flat bitmap is one run of bytes where bit `n` (most significant bit first) stands
+//! for number `n`: a port for WKS, a type for NXT. Encoders drop trailing zero bytes, and
+//! so does Tern; one that ends in a zero byte is refused on the wire, as BIND does, so
+//! that every set of numbers has one wire form.
 
 use super::fields::RdataReader;
 use super::format::FieldKind;
@@ -164,6 +170,50 @@ impl FieldKind for TypeBitmap {
     fn encode(value: &Vec<Rtype>, out: &mut Vec<u8>) {
         let mut types: Vec<u16> = value.iter().map(|t| t.0).filter(|&t| t != 0).collect();
         write_types(&mut types, out);
+    }
+}
+
+/// Sets bit `n` of the flat bitmap that starts at `out[at]`, growing it as needed.
+pub(crate) fn set_flat_bit(out: &mut Vec<u8>, at: usize, n: u16) {
+    let index = at + usize::from(n / 8);
+    if out.len() <= index {
+        out.resize(index + 1, 0);
+    }
+    if let Some(byte) = out.get_mut(index) {
+        *byte |= 0x80 >> (n % 8);
+    }
+}
+
+/// Appends the flat bitmap of `values` (any order, repeats allowed).
+pub(crate) fn write_flat(values: &[u16], out: &mut Vec<u8>) {
+    let at = out.len();
+    for &n in values {
+        set_flat_bit(out, at, n);
+    }
+}
+
+/// Reads a flat bitmap to the end of the RDATA: at most `max_len` bytes, no trailing
+/// zero byte.
+pub(crate) fn read_flat<'a>(rd: &mut RdataReader<'a>, max_len: usize) -> Result<&'a [u8]> {
+    let at = rd.pos();
+    let bits = rd.rest();
+    if bits.len() > max_len {
+        return Err(bad(at + max_len, "bitmap longer than its numbers allow"));
+    }
+    if bits.last() == Some(&0) {
+        return Err(bad(at + bits.len() - 1, "bitmap with a trailing zero octet"));
+    }
+    Ok(bits)
+}
+
+/// Calls `each` with every number set in a flat bitmap, in increasing order.
+pub(crate) fn flat_bits(bits: &[u8], mut each: impl FnMut(u16)) {
+    for (i, &byte) in bits.iter().enumerate() {
+        for bit in 0..8 {
+            if byte & (0x80 >> bit) != 0 {
+                each((i * 8 + bit) as u16); // at most 65535 bytes of bitmap: fits
+            }
+        }
     }
 }
 

@@ -31,6 +31,7 @@ mod format;
 mod gateway;
 mod generic;
 mod kinds;
+mod legacy;
 mod loc;
 mod nsec3;
 mod services;
@@ -53,6 +54,7 @@ pub use dnssec::{Dnskey, Ds, Nsec, Rrsig};
 pub use fields::RdataReader;
 pub use gateway::{Amtrelay, Gateway, Ipseckey};
 pub use kinds::CharString;
+pub use legacy::{Gpos, Nsap, Wks, WksService, A6, WKS_SERVICES};
 pub use loc::Loc;
 pub use nsec3::{Nsec3, Nsec3param};
 pub use services::{Caa, Naptr, Srv, Uri};
@@ -190,7 +192,10 @@ pub fn canonical_wire(rtype: Rtype, rdata: &[u8], out: &mut Vec<u8>) -> Result<(
         return Ok(());
     }
     let start = out.len();
-    let result = lowercase_names(shape, rdata, out);
+    let result = match rtype {
+        Rtype::A6 => legacy::a6_canonical(rdata, out),
+        _ => lowercase_names(shape, rdata, out),
+    };
     if result.is_err() {
         out.truncate(start);
     }

@@ -35,6 +35,9 @@ pub struct Shape {
     /// Compressed names are accepted and expanded when reading.
     pub decompress: bool,
     /// Names are lower-cased in DNSSEC canonical form (RFC 4034 §6.2, RFC 6840 §5.1).
+    /// A6 is the one listed type whose name `fields` cannot place (its offset depends
+    /// on the prefix length): its shape is opaque, and [`super::canonical_wire`] finds
+    /// the name itself.
     pub canonical_lowercase: bool,
 }
 
@@ -67,6 +70,11 @@ const NAPTR: Shape =
 const SIG: Shape = shape(&[Bytes(18), Name, Rest], false, true, true);
 const RRSIG: Shape = shape(&[Bytes(18), Name, Rest], false, false, true);
 const NXT: Shape = shape(&[Name, Rest], false, true, true);
+/// A6 (RFC 2874 §3.1): a prefix length, a suffix of a length that depends on it, then a
+/// name that must not be compressed (so is not decompressed either) and that RFC 4034
+/// §6.2 lower-cases. `fields` cannot express the suffix, so they show the RDATA as
+/// opaque; [`super::canonical_wire`] finds the name itself.
+const A6: Shape = shape(&[Rest], false, false, true);
 const NSEC: Shape = shape(&[Name, Rest], false, false, false);
 const DNAME: Shape = shape(&[Name], false, false, true);
 const TALINK: Shape = shape(&[Name, Name], false, false, false);
@@ -92,6 +100,7 @@ impl Rtype {
             Rtype::SIG => &SIG,
             Rtype::RRSIG => &RRSIG,
             Rtype::NXT => &NXT,
+            Rtype::A6 => &A6,
             Rtype::NSEC => &NSEC,
             Rtype::DNAME => &DNAME,
             Rtype::TALINK => &TALINK,
@@ -114,7 +123,8 @@ mod tests {
         for t in [Rtype::SRV, Rtype::NAPTR, Rtype::RP, Rtype::AFSDB, Rtype::RT, Rtype::PX] {
             assert!(!t.shape().compress && t.shape().decompress, "{t}");
         }
-        for t in [Rtype::DNAME, Rtype::SVCB, Rtype::RRSIG, Rtype::NSEC, Rtype(65280)] {
+        assert!(!Rtype::NXT.shape().compress && Rtype::NXT.shape().decompress);
+        for t in [Rtype::DNAME, Rtype::SVCB, Rtype::RRSIG, Rtype::NSEC, Rtype::A6, Rtype(65280)] {
             assert!(!t.shape().compress && !t.shape().decompress, "{t}");
         }
     }
@@ -123,6 +133,10 @@ mod tests {
     fn rfc6840_canonical_lowercase() {
         assert!(Rtype::RRSIG.shape().canonical_lowercase);
         assert!(Rtype::DNAME.shape().canonical_lowercase);
+        assert!(Rtype::NXT.shape().canonical_lowercase && Rtype::A6.shape().canonical_lowercase);
+        for t in [Rtype::WKS, Rtype::NSAP, Rtype::GPOS, Rtype::RKEY, Rtype::DOA] {
+            assert!(!t.shape().has_names() && !t.shape().canonical_lowercase, "{t}");
+        }
         assert!(!Rtype::NSEC.shape().canonical_lowercase);
         assert!(!Rtype::HINFO.shape().canonical_lowercase);
         assert!(!Rtype::A.shape().has_names());

@@ -16,6 +16,7 @@ use super::dnssec::{Dnskey, Ds, Nsec, Rrsig};
 use super::fields::RdataReader;
 use super::format::Format;
 use super::gateway::{Amtrelay, Ipseckey};
+use super::legacy::{Gpos, Nsap, Wks, A6};
 use super::loc::Loc;
 use super::nsec3::{Nsec3, Nsec3param};
 use super::services::{Caa, Naptr, Srv, Uri};
@@ -100,6 +101,7 @@ rdata_types! {
     MB => Mb(Target),
     MG => Mg(Target),
     MR => Mr(Target),
+    WKS => Wks(Wks),
     PTR => Ptr(Target),
     HINFO => Hinfo(Hinfo),
     MINFO => Minfo(NamePair),
@@ -110,15 +112,18 @@ rdata_types! {
     X25 => X25(X25),
     ISDN => Isdn(Isdn),
     RT => Rt(Exchange),
+    NSAP => Nsap(Nsap),
     SIG => Sig(Rrsig),
     KEY => Key(Dnskey),
     PX => Px(Px),
+    GPOS => Gpos(Gpos),
     AAAA => Aaaa(Aaaa),
     LOC => Loc(Loc),
     SRV => Srv(Srv),
     NAPTR => Naptr(Naptr),
     KX => Kx(Exchange),
     CERT => Cert(Cert),
+    A6 => A6(A6),
     DNAME => Dname(Target),
     APL => Apl(Apl),
     DS => Ds(Ds),

@@ -344,9 +344,48 @@ fn other_arms() -> Vec<BoxedStrategy<Rdata>> {
     ]
 }
 
+/// A GPOS number within ±`limit`: optionally signed, with or without a fraction.
+fn gpos_number(limit: u32) -> impl Strategy<Value = CharString> {
+    let sign = prop::sample::select(vec!["", "+", "-"]);
+    let frac = prop::sample::select(vec!["", ".", ".5", ".0001", ".25"]);
+    (sign, 0..limit, frac).prop_map(|(sign, whole, frac)| {
+        CharString::new(format!("{sign}{whole}{frac}").into_bytes()).unwrap()
+    })
+}
+
+/// Generated values of the historic types BIND loads: WKS, NSAP, GPOS and A6.
+fn legacy_arms() -> Vec<BoxedStrategy<Rdata>> {
+    let ports = prop::collection::vec(prop_oneof![4 => 0u16..1024, 1 => any::<u16>()], 0..6);
+    let a6_name = |prefix_len: u8| match prefix_len {
+        0 => Just(None).boxed(),
+        _ => name().prop_map(Some).boxed(),
+    };
+    vec![
+        (any::<[u8; 4]>(), any::<u8>(), ports)
+            .prop_map(|(a, protocol, ports)| {
+                Rdata::Wks(Wks { address: Ipv4Addr::from(a), protocol, ports })
+            })
+            .boxed(),
+        bytes(1..30).prop_map(|address| Rdata::Nsap(Nsap { address })).boxed(),
+        (gpos_number(90), gpos_number(180), gpos_number(100_000))
+            .prop_map(|(longitude, latitude, altitude)| {
+                Rdata::Gpos(Gpos { longitude, latitude, altitude })
+            })
+            .boxed(),
+        (0u8..=128, any::<[u8; 16]>())
+            .prop_flat_map(move |(prefix_len, suffix)| {
+                (Just(prefix_len), Just(suffix), a6_name(prefix_len))
+            })
+            .prop_map(|(prefix_len, suffix, prefix_name)| {
+                Rdata::A6(A6 { prefix_len, suffix: Ipv6Addr::from(suffix), prefix_name })
+            })
+            .boxed(),
+    ]
+}
+
 /// A generated value of every known type.
 fn rdata() -> impl Strategy<Value = Rdata> {
-    Union::new([classic_arms(), dnssec_arms(), other_arms()].concat())
+    Union::new([classic_arms(), dnssec_arms(), other_arms(), legacy_arms()].concat())
 }
 
 /// Every type code with a known format.
