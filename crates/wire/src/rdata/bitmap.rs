@@ -18,7 +18,7 @@ use super::{bad, push_fmt};
 use crate::error::Result;
 use crate::name::Dname;
 use crate::text::Lexer;
-use crate::types::Rtype;
+use crate::types::{parse_decimal, Rtype};
 
 /// The type bitmap field kind: everything up to the end of the RDATA.
 pub(crate) struct TypeBitmap;
@@ -213,6 +213,78 @@ pub(crate) fn flat_bits(bits: &[u8], mut each: impl FnMut(u16)) {
             if byte & (0x80 >> bit) != 0 {
                 each((i * 8 + bit) as u16); // at most 65535 bytes of bitmap: fits
             }
+        }
+    }
+}
+
+/// The NXT type bitmap (RFC 2535 §5.2): a flat bitmap of types 1 to 127, so at most 16
+/// bytes. Bit 0 must be clear (set, it would announce a format that was never defined).
+/// In text: type mnemonics, `TYPEnnn` or plain numbers (BIND prints types without a
+/// mnemonic as plain numbers in NXT), in any order; printed as mnemonics or `TYPEnnn`.
+pub(crate) struct NxtBitmap;
+
+/// Largest type an NXT bitmap can hold.
+const NXT_MAX_TYPE: u16 = 127;
+
+impl NxtBitmap {
+    fn read<'a>(rd: &mut RdataReader<'a>) -> Result<&'a [u8]> {
+        let at = rd.pos();
+        let bits = read_flat(rd, usize::from(NXT_MAX_TYPE / 8 + 1))?;
+        if bits.first().is_some_and(|b| b & 0x80 != 0) {
+            return Err(bad(at, "NXT bitmap with bit 0 set (not the RFC 2535 format)"));
+        }
+        Ok(bits)
+    }
+}
+
+impl FieldKind for NxtBitmap {
+    type Value = Vec<Rtype>;
+
+    fn parse(lx: &mut Lexer<'_>, _: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
+        let at = out.len();
+        while let Some(token) = lx.next_token()? {
+            let t = parse_decimal(token.text)
+                .and_then(|v| u16::try_from(v).ok())
+                .map(Rtype)
+                .or_else(|| Rtype::from_mnemonic(token.text))
+                .filter(|t| (1..=NXT_MAX_TYPE).contains(&t.0))
+                .ok_or_else(|| {
+                    token.error(format!(
+                        "expected a record type from 1 to 127 (all NXT can list), found '{}'",
+                        token.display()
+                    ))
+                })?;
+            set_flat_bit(out, at, t.0);
+        }
+        Ok(())
+    }
+
+    fn print(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
+        let mut first = true;
+        flat_bits(NxtBitmap::read(rd)?, |t| {
+            if !first {
+                out.push(' ');
+            }
+            first = false;
+            push_fmt(out, format_args!("{}", Rtype(t)));
+        });
+        Ok(())
+    }
+
+    fn check(rd: &mut RdataReader<'_>) -> Result<()> {
+        NxtBitmap::read(rd).map(drop)
+    }
+
+    fn decode(rd: &mut RdataReader<'_>) -> Result<Vec<Rtype>> {
+        let mut types = Vec::new();
+        flat_bits(NxtBitmap::read(rd)?, |t| types.push(Rtype(t)));
+        Ok(types)
+    }
+
+    fn encode(value: &Vec<Rtype>, out: &mut Vec<u8>) {
+        let at = out.len();
+        for t in value.iter().filter(|t| (1..=NXT_MAX_TYPE).contains(&t.0)) {
+            set_flat_bit(out, at, t.0);
         }
     }
 }

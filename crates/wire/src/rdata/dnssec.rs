@@ -1,8 +1,9 @@
 //! DNSSEC records (RFC 4034): DS and its look-alikes (CDS, TA, DLV), DNSKEY and its
-//! look-alikes (CDNSKEY, KEY, RKEY), RRSIG (and the old SIG), and NSEC. NSEC3 lives in
-//! [`super::nsec3`].
+//! look-alikes (CDNSKEY, KEY, RKEY), RRSIG (and the old SIG), NSEC, and NSEC's
+//! predecessor NXT (RFC 2535 §5, obsoleted by RFC 3755 but still loaded by BIND). NSEC3
+//! lives in [`super::nsec3`].
 
-use super::bitmap::TypeBitmap;
+use super::bitmap::{NxtBitmap, TypeBitmap};
 use super::fields::RdataReader;
 use super::format::{hash_length, rdata_format, FieldKind};
 use super::kinds::{number_or_mnemonic, Base64, Duration, Hex, NameKind, U16, U8};
@@ -172,6 +173,19 @@ rdata_format! {
     }
 }
 
+rdata_format! {
+    /// NXT (RFC 2535 §5.2): the next name in the zone and the types present at the owner,
+    /// as a flat bitmap of types 1 to 127 (not NSEC's windows). Like SIG it may arrive
+    /// compressed and its name is lower-cased in canonical form (RFC 3597 §4, RFC 4034
+    /// §6.2).
+    Nxt {
+        /// The next owner name in canonical order.
+        next: Name as NameKind,
+        /// Types present at the owner, 1 to 127 (others are dropped when encoding).
+        types: Vec<Rtype> as NxtBitmap,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rdata::tests::round_trip;
@@ -223,6 +237,41 @@ mod tests {
         assert_eq!(&wire[18..26], [0x00, 0x06, 0x40, 0x01, 0x00, 0x00, 0x00, 0x03]);
         // An empty bitmap prints as nothing.
         round_trip(Rtype::NSEC, "example.", "example.");
+    }
+
+    #[test]
+    fn nxt_old_bitmap() {
+        // RFC 2535 §5.4's example: "big.foo.tld. NXT medium.foo.tld. A MX SIG NXT".
+        let wire =
+            round_trip(Rtype::NXT, "medium.foo.tld. A MX SIG NXT", "medium.foo.tld. A MX SIG NXT");
+        assert_eq!(&wire[16..], [0x40, 0x01, 0x00, 0x82]);
+        // Any order, repeats, TYPEnnn and BIND's plain numbers; printed as mnemonics.
+        round_trip(Rtype::NXT, "n. NXT 1 a TYPE127 A", "n. A NXT TYPE127");
+        round_trip(Rtype::NXT, "n.", "n.");
+        // Its name is lower-cased in canonical form (RFC 4034 §6.2).
+        let wire = crate::rdata::parse_str(Rtype::NXT, "Next.EXAMPLE. A", None).unwrap();
+        let mut canonical = Vec::new();
+        crate::rdata::canonical_wire(Rtype::NXT, &wire, &mut canonical).unwrap();
+        assert_eq!(canonical, b"\x04next\x07example\x00\x40");
+        let err = |text| crate::rdata::parse_str(Rtype::NXT, text, None).unwrap_err().to_string();
+        for text in ["n. TYPE0", "n. 0", "n. TYPE128", "n. CAA", "n. BOGUS"] {
+            assert!(err(text).contains("from 1 to 127"), "{text}: {}", err(text));
+        }
+        let check = |w: &[u8]| crate::rdata::validate(Rtype::NXT, w).map_err(|e| e.to_string());
+        assert!(check(b"\x01n\x00\x40").is_ok());
+        assert!(check(b"\x01n\x00\xC0").unwrap_err().contains("bit 0"));
+        assert!(check(b"\x01n\x00\x40\x00").unwrap_err().contains("trailing zero"));
+        let mut long = b"\x01n\x00".to_vec();
+        long.extend_from_slice(&[0x40; 17]);
+        assert!(check(&long).unwrap_err().contains("longer"));
+        long.pop();
+        assert!(check(&long).is_ok(), "16 bytes hold types up to 127");
+        // The typed value drops types NXT cannot hold.
+        let typed = crate::rdata::Rdata::Nxt(super::Nxt {
+            next: "n.".parse().unwrap(),
+            types: vec![Rtype::NXT, Rtype(0), Rtype::A, Rtype::CAA],
+        });
+        assert_eq!(typed.to_string(), "n. A NXT");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use std::fmt;
 use super::address::{Apl, Eui48, Eui64, Nid, L32, L64};
 use super::basic::{Aaaa, Exchange, Hinfo, Isdn, NamePair, Px, Soa, Target, Txt, A, X25};
 use super::certs::{Cert, Dhcid, Hip, Openpgpkey, Sshfp, Tlsa};
-use super::dnssec::{Dnskey, Ds, Nsec, Rrsig};
+use super::dnssec::{Dnskey, Ds, Nsec, Nxt, Rrsig};
 use super::fields::RdataReader;
 use super::format::Format;
 use super::gateway::{Amtrelay, Ipseckey};
@@ -119,6 +119,7 @@ rdata_types! {
     GPOS => Gpos(Gpos),
     AAAA => Aaaa(Aaaa),
     LOC => Loc(Loc),
+    NXT => Nxt(Nxt),
     SRV => Srv(Srv),
     NAPTR => Naptr(Naptr),
     KX => Kx(Exchange),

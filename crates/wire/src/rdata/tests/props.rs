@@ -353,7 +353,7 @@ fn gpos_number(limit: u32) -> impl Strategy<Value = CharString> {
     })
 }
 
-/// Generated values of the historic types BIND loads: WKS, NSAP, GPOS and A6.
+/// Generated values of the historic types BIND loads: WKS, NSAP, GPOS, A6 and NXT.
 fn legacy_arms() -> Vec<BoxedStrategy<Rdata>> {
     let ports = prop::collection::vec(prop_oneof![4 => 0u16..1024, 1 => any::<u16>()], 0..6);
     let a6_name = |prefix_len: u8| match prefix_len {
@@ -378,6 +378,11 @@ fn legacy_arms() -> Vec<BoxedStrategy<Rdata>> {
             })
             .prop_map(|(prefix_len, suffix, prefix_name)| {
                 Rdata::A6(A6 { prefix_len, suffix: Ipv6Addr::from(suffix), prefix_name })
+            })
+            .boxed(),
+        (name(), prop::collection::vec(1u16..=127, 0..10))
+            .prop_map(|(next, types)| {
+                Rdata::Nxt(Nxt { next, types: types.into_iter().map(Rtype).collect() })
             })
             .boxed(),
     ]
