@@ -126,7 +126,7 @@ rdata_format! {
 
 rdata_format! {
     /// DNSKEY (RFC 4034 §2), also CDNSKEY (RFC 7344 §3.2), KEY (RFC 2535 §3.1, RFC 3445)
-    /// and RKEY.
+    /// and RKEY (draft-reid-dnsext-rkey, the same four fields).
     Dnskey {
         /// Flags (256 zone key, 257 with the secure entry point bit).
         flags: u16 as U16,
@@ -201,6 +201,10 @@ mod tests {
         assert_eq!(wire.len(), 4 + 130);
         round_trip(Rtype::CDNSKEY, printed, printed);
         round_trip(Rtype::KEY, "256 3 RSASHA1 AQPSKmyn", "256 3 5 AQPSKmyn");
+        // RKEY has the same fields (BIND also wants the flags zero and a key: not here).
+        let wire = round_trip(Rtype::RKEY, "0 3 RSASHA256 ( AQ ID )", "0 3 8 AQID");
+        assert_eq!(wire, [0, 0, 3, 8, 1, 2, 3]);
+        round_trip(Rtype::RKEY, "256 3 253", "256 3 253");
     }
 
     #[test]

@@ -57,7 +57,7 @@ pub use kinds::CharString;
 pub use legacy::{Gpos, Nsap, Wks, WksService, A6, WKS_SERVICES};
 pub use loc::Loc;
 pub use nsec3::{Nsec3, Nsec3param};
-pub use services::{Caa, Naptr, Srv, Uri};
+pub use services::{Caa, Doa, Naptr, Srv, Uri};
 pub use shape::{Field, Shape};
 pub use svcb::{SvcParam, Svcb};
 pub use typed::Rdata;

@@ -1,10 +1,12 @@
-//! Records that locate services: SRV (RFC 2782), NAPTR (RFC 3403), URI (RFC 7553) and
-//! CAA (RFC 8659), which names the CAs allowed to issue for a domain.
+//! Records that locate services: SRV (RFC 2782), NAPTR (RFC 3403), URI (RFC 7553), CAA
+//! (RFC 8659), which names the CAs allowed to issue for a domain, and DOA
+//! (draft-durand-doa-over-dns), which locates digital objects.
 
 use super::bad;
+use super::encoding;
 use super::fields::{self, RdataReader};
 use super::format::{rdata_format, FieldKind};
-use super::kinds::{CharStr, CharString, NameKind, TextRest, U16, U8};
+use super::kinds::{Base64, CharStr, CharString, NameKind, TextRest, U16, U32, U8};
 use crate::error::Result;
 use crate::name::{Dname, Name};
 use crate::text::Lexer;
@@ -114,6 +116,59 @@ rdata_format! {
     }
 }
 
+/// Binary data to the end of the RDATA in base64, written `-` when empty (DOA-DATA). A
+/// token is required: the data or the dash.
+pub(crate) struct Base64OrDash;
+
+impl FieldKind for Base64OrDash {
+    type Value = Vec<u8>;
+
+    fn parse(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
+        match lx.peek_token()? {
+            Some(token) if token.text == b"-" && !token.quoted => lx.expect("-").map(drop),
+            Some(_) => Base64::parse(lx, origin, out),
+            None => Err(lx.error_here("expected base64 data, or '-' for none")),
+        }
+    }
+
+    fn print(rd: &mut RdataReader<'_>, out: &mut String) -> Result<()> {
+        match rd.rest() {
+            [] => out.push('-'),
+            data => encoding::write_base64(data, out),
+        }
+        Ok(())
+    }
+
+    fn check(rd: &mut RdataReader<'_>) -> Result<()> {
+        Base64::check(rd)
+    }
+
+    fn decode(rd: &mut RdataReader<'_>) -> Result<Vec<u8>> {
+        Base64::decode(rd)
+    }
+
+    fn encode(value: &Vec<u8>, out: &mut Vec<u8>) {
+        Base64::encode(value, out);
+    }
+}
+
+rdata_format! {
+    /// DOA (draft-durand-doa-over-dns): where to find a digital object and what it is.
+    Doa {
+        /// Private enterprise number of the body defining `doa_type` (0 for the IETF).
+        enterprise: u32 as U32,
+        /// The object's type, as defined by `enterprise`.
+        doa_type: u32 as U32,
+        /// Where the object is: 1 in `data`, 2 at the URI in `data`, 3 at the handle in
+        /// `data`.
+        location: u8 as U8,
+        /// The object's media type (RFC 6838), possibly empty.
+        media_type: CharString as CharStr,
+        /// The object, or where to find it; base64 in text, `-` when empty.
+        data: Vec<u8> as Base64OrDash,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use crate::rdata::tests::round_trip;
@@ -165,6 +220,33 @@ mod tests {
         // Longer than a character string is fine: the target runs to the end.
         let long = format!("\"{}\"", "x".repeat(300));
         round_trip(Rtype::URI, &format!("1 1 {long}"), &format!("1 1 {long}"));
+    }
+
+    #[test]
+    fn doa() {
+        // BIND's test record, and one with no data.
+        let wire = round_trip(
+            Rtype::DOA,
+            r#"0 1 2 "" aHR0cHM6Ly93d3cuaXNjLm9yZy8="#,
+            r#"0 1 2 "" aHR0cHM6Ly93d3cuaXNjLm9yZy8="#,
+        );
+        assert_eq!(&wire[..10], [0, 0, 0, 0, 0, 0, 0, 1, 2, 0]);
+        assert_eq!(&wire[10..], b"https://www.isc.org/");
+        let wire = round_trip(
+            Rtype::DOA,
+            "4294967295 4294967295 255 image/png -",
+            r#"4294967295 4294967295 255 "image/png" -"#,
+        );
+        assert_eq!(&wire[9..], b"\x09image/png");
+        round_trip(
+            Rtype::DOA,
+            r#"1 2 1 "text/plain" ( aGVs bG8= )"#,
+            r#"1 2 1 "text/plain" aGVsbG8="#,
+        );
+        for text in [r#"0 1 2 """#, r#"0 1 2 "" - AQID"#, r#"0 1 2 "" "-""#, r#"0 1 256 "" -"#] {
+            assert!(parse_str(Rtype::DOA, text, None).is_err(), "{text}");
+        }
+        assert!(validate(Rtype::DOA, &[0, 0, 0, 0, 0, 0, 0, 1, 2]).is_err(), "no media type");
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::gateway::{Amtrelay, Ipseckey};
 use super::legacy::{Gpos, Nsap, Wks, A6};
 use super::loc::Loc;
 use super::nsec3::{Nsec3, Nsec3param};
-use super::services::{Caa, Naptr, Srv, Uri};
+use super::services::{Caa, Doa, Naptr, Srv, Uri};
 use super::svcb::Svcb;
 use super::zone_sync::{Csync, Zonemd};
 use super::Codec;
@@ -140,6 +140,7 @@ rdata_types! {
     SMIMEA => Smimea(Tlsa),
     HIP => Hip(Hip),
     NINFO => Ninfo(Txt),
+    RKEY => Rkey(Dnskey),
     TALINK => Talink(NamePair),
     CDS => Cds(Ds),
     CDNSKEY => Cdnskey(Dnskey),
@@ -158,6 +159,7 @@ rdata_types! {
     URI => Uri(Uri),
     CAA => Caa(Caa),
     AVC => Avc(Txt),
+    DOA => Doa(Doa),
     AMTRELAY => Amtrelay(Amtrelay),
     RESINFO => Resinfo(Txt),
     WALLET => Wallet(Txt),

@@ -353,7 +353,8 @@ fn gpos_number(limit: u32) -> impl Strategy<Value = CharString> {
     })
 }
 
-/// Generated values of the historic types BIND loads: WKS, NSAP, GPOS, A6 and NXT.
+/// Generated values of the historic and draft types BIND loads: WKS, NSAP, GPOS, A6,
+/// NXT, RKEY and DOA.
 fn legacy_arms() -> Vec<BoxedStrategy<Rdata>> {
     let ports = prop::collection::vec(prop_oneof![4 => 0u16..1024, 1 => any::<u16>()], 0..6);
     let a6_name = |prefix_len: u8| match prefix_len {
@@ -383,6 +384,12 @@ fn legacy_arms() -> Vec<BoxedStrategy<Rdata>> {
         (name(), prop::collection::vec(1u16..=127, 0..10))
             .prop_map(|(next, types)| {
                 Rdata::Nxt(Nxt { next, types: types.into_iter().map(Rtype).collect() })
+            })
+            .boxed(),
+        dnskey().prop_map(Rdata::Rkey).boxed(),
+        (any::<[u32; 2]>(), any::<u8>(), char_string(), bytes(0..40))
+            .prop_map(|([enterprise, doa_type], location, media_type, data)| {
+                Rdata::Doa(Doa { enterprise, doa_type, location, media_type, data })
             })
             .boxed(),
     ]
