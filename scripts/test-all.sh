@@ -10,6 +10,8 @@ for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils
             dnsperf:dnsperf ldns-signzone:ldnsutils; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
+# dnspython reads WKS service names from /etc/services (the rdata corpus test).
+[[ -e /etc/services ]] || need_apt+=(netbase)
 if ((${#need_apt[@]})); then
   echo "installing: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
