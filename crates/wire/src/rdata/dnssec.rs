@@ -124,9 +124,35 @@ rdata_format! {
     }
 }
 
+/// RKEY (draft-reid-dnsext-rkey): DNSKEY's fields with no flag defined, so the flags are
+/// zero, and a key. BIND refuses anything else in text and on the wire, and a resolver
+/// built on it drops a whole response that carries such a record.
+fn rkey_rules(wire: &[u8]) -> Result<(), &'static str> {
+    match wire {
+        [0, 0, _, _, _, ..] => Ok(()),
+        [0, 0, ..] => Err("an RKEY record needs a public key"),
+        _ => Err("RKEY flags must be 0 (none is defined)"),
+    }
+}
+
 rdata_format! {
-    /// DNSKEY (RFC 4034 §2), also CDNSKEY (RFC 7344 §3.2), KEY (RFC 2535 §3.1, RFC 3445)
-    /// and RKEY (draft-reid-dnsext-rkey, the same four fields).
+    /// RKEY (draft-reid-dnsext-rkey): a key for encrypting NAPTR records, in DNSKEY's
+    /// layout; the flags must be 0 and the key present.
+    Rkey [rkey_rules] {
+        /// Flags: none defined, always 0.
+        flags: u16 as U16,
+        /// The protocol (1 for NAPTR in the draft).
+        protocol: u8 as U8,
+        /// Algorithm number.
+        algorithm: u8 as Algorithm,
+        /// The public key, printed in base64.
+        public_key: Vec<u8> as Base64,
+    }
+}
+
+rdata_format! {
+    /// DNSKEY (RFC 4034 §2), also CDNSKEY (RFC 7344 §3.2) and KEY (RFC 2535 §3.1,
+    /// RFC 3445).
     Dnskey {
         /// Flags (256 zone key, 257 with the secure entry point bit).
         flags: u16 as U16,
@@ -201,10 +227,14 @@ mod tests {
         assert_eq!(wire.len(), 4 + 130);
         round_trip(Rtype::CDNSKEY, printed, printed);
         round_trip(Rtype::KEY, "256 3 RSASHA1 AQPSKmyn", "256 3 5 AQPSKmyn");
-        // RKEY has the same fields (BIND also wants the flags zero and a key: not here).
+        // RKEY has the same fields, with the flags zero and a key (as BIND wants them).
         let wire = round_trip(Rtype::RKEY, "0 3 RSASHA256 ( AQ ID )", "0 3 8 AQID");
         assert_eq!(wire, [0, 0, 3, 8, 1, 2, 3]);
-        round_trip(Rtype::RKEY, "256 3 253", "256 3 253");
+        for bad in ["256 3 8 AQID", "0 3 8"] {
+            assert!(super::super::parse_str(Rtype::RKEY, bad, None).is_err(), "{bad}");
+        }
+        assert!(super::super::validate(Rtype::RKEY, &[1, 0, 3, 8, 1]).is_err());
+        assert!(super::super::validate(Rtype::RKEY, &[0, 0, 3, 8]).is_err());
     }
 
     #[test]

@@ -50,7 +50,7 @@ use crate::types::Rtype;
 pub use address::{Apl, AplItem, Eui48, Eui64, Nid, L32, L64};
 pub use basic::{Aaaa, Exchange, Hinfo, Isdn, NamePair, Px, Soa, Target, Txt, A, X25};
 pub use certs::{Cert, Dhcid, Hip, Openpgpkey, Sshfp, Tlsa};
-pub use dnssec::{Dnskey, Ds, Nsec, Nxt, Rrsig};
+pub use dnssec::{Dnskey, Ds, Nsec, Nxt, Rkey, Rrsig};
 pub use fields::RdataReader;
 pub use gateway::{Amtrelay, Gateway, Ipseckey};
 pub use kinds::CharString;

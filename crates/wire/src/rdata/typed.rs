@@ -12,7 +12,7 @@ use std::fmt;
 use super::address::{Apl, Eui48, Eui64, Nid, L32, L64};
 use super::basic::{Aaaa, Exchange, Hinfo, Isdn, NamePair, Px, Soa, Target, Txt, A, X25};
 use super::certs::{Cert, Dhcid, Hip, Openpgpkey, Sshfp, Tlsa};
-use super::dnssec::{Dnskey, Ds, Nsec, Nxt, Rrsig};
+use super::dnssec::{Dnskey, Ds, Nsec, Nxt, Rkey, Rrsig};
 use super::fields::RdataReader;
 use super::format::Format;
 use super::gateway::{Amtrelay, Ipseckey};
@@ -140,7 +140,7 @@ rdata_types! {
     SMIMEA => Smimea(Tlsa),
     HIP => Hip(Hip),
     NINFO => Ninfo(Txt),
-    RKEY => Rkey(Dnskey),
+    RKEY => Rkey(Rkey),
     TALINK => Talink(NamePair),
     CDS => Cds(Ds),
     CDNSKEY => Cdnskey(Dnskey),

@@ -154,6 +154,15 @@ fn dnskey() -> impl Strategy<Value = Dnskey> {
     )
 }
 
+fn rkey() -> impl Strategy<Value = Rkey> {
+    (any::<u8>(), any::<u8>(), bytes(1..50)).prop_map(|(protocol, algorithm, public_key)| Rkey {
+        flags: 0,
+        protocol,
+        algorithm,
+        public_key,
+    })
+}
+
 fn rrsig() -> impl Strategy<Value = Rrsig> {
     (any::<u16>(), any::<u8>(), any::<u8>(), any::<[u32; 3]>(), any::<u16>(), name(), bytes(0..50))
         .prop_map(
@@ -386,7 +395,7 @@ fn legacy_arms() -> Vec<BoxedStrategy<Rdata>> {
                 Rdata::Nxt(Nxt { next, types: types.into_iter().map(Rtype).collect() })
             })
             .boxed(),
-        dnskey().prop_map(Rdata::Rkey).boxed(),
+        rkey().prop_map(Rdata::Rkey).boxed(),
         (any::<[u32; 2]>(), any::<u8>(), char_string(), bytes(0..40))
             .prop_map(|([enterprise, doa_type], location, media_type, data)| {
                 Rdata::Doa(Doa { enterprise, doa_type, location, media_type, data })
