@@ -75,6 +75,71 @@ def load_memory(records, size):
     return lines
 
 
+PEERS = ("knot", "nsd", "bind")
+
+
+def _value(rows, server, mode, repeat, field):
+    """`field` of one server's session in one mode: one round's, or the median of all."""
+    runs = [r for r in rows if r["server"] == server and r["mode"] == mode
+            and (repeat is None or r["repeat"] == repeat)]
+    return _median([r.get(field) for r in runs])
+
+
+def _ratio(a, b):
+    return a / b if a is not None and b else None
+
+
+def _best_peer(rows, mode, repeat, field, best):
+    values = [_value(rows, p, mode, repeat, field) for p in PEERS]
+    values = [v for v in values if v is not None]
+    return best(values) if values else None
+
+
+# Issue #5's targets: (what, mode, field, the server compared with, goal, passes).
+# "peer" compares with the best peer of the round: the lowest CPU, the highest qps.
+TARGETS = [
+    ("UDP DO=0, CPU × Knot DNS", "udp", "cpu_us", "knot", "≤ 0.85", lambda r: r <= 0.85),
+    ("UDP DO=0, CPU × NSD", "udp", "cpu_us", "nsd", "≤ 0.85", lambda r: r <= 0.85),
+    ("UDP DO=0, CPU × floor", "udp", "cpu_us", "floor", "≤ 1.15", lambda r: r <= 1.15),
+    ("UDP DO=0, qps × best peer", "udp", "qps", "peer", "≥ 1", lambda r: r >= 1),
+    ("UDP DO=1, CPU × Knot DNS", "do", "cpu_us", "knot", "≤ 0.85", lambda r: r <= 0.85),
+    ("UDP DO=1, CPU × NSD", "do", "cpu_us", "nsd", "≤ 0.85", lambda r: r <= 0.85),
+    ("UDP DO=1, CPU × floor", "do", "cpu_us", "floor", "≤ 1.15", lambda r: r <= 1.15),
+    ("UDP DO=1, qps × best peer", "do", "qps", "peer", "≥ 1", lambda r: r >= 1),
+    ("TCP pipelined, CPU × best peer", "tcp", "cpu_us", "peer", "≤ 1", lambda r: r <= 1),
+    ("TCP fresh, qps × best peer", "fresh", "qps", "peer", "≥ 1", lambda r: r >= 1),
+]
+
+
+def _target_ratio(rows, mode, field, other, repeat):
+    tern = _value(rows, "tern", mode, repeat, field)
+    if other == "peer":
+        base = _best_peer(rows, mode, repeat, field, min if field == "cpu_us" else max)
+    else:
+        base = _value(rows, other, mode, repeat, field)
+    return _ratio(tern, base)
+
+
+def targets(records, size):
+    """Tern's ratios for issue #5's UDP and TCP targets: from the run's medians (the
+    verdict) and round by round (how much the machine moved them)."""
+    rows = [r for r in records if r["size"] == size and r["mode"] in MODE_TITLES]
+    if not any(r["server"] == "tern" for r in rows):
+        return []
+    repeats = sorted({r["repeat"] for r in rows})
+    rounds = " | ".join(f"round {i + 1}" for i in repeats)
+    lines = [f"| target (issue #5) | goal | run (medians) | {rounds} |",
+             "|---|---|---:|" + "---:|" * len(repeats)]
+    for what, mode, field, other, goal, passes in TARGETS:
+        run = _target_ratio(rows, mode, field, other, None)
+        if run is None:
+            continue
+        cells = [_fmt(_target_ratio(rows, mode, field, other, i), ".2f") for i in repeats]
+        verdict = "met" if passes(run) else "**not met**"
+        lines.append(f"| {what} | {goal} | {run:.2f} ({verdict}) | " + " | ".join(cells) + " |")
+    return lines
+
+
 def render(records, meta):
     out = [f"Run {meta['started']} ({meta['minutes']:.0f} min): `{meta['command']}`", ""]
     machine = meta["machine"]
@@ -87,6 +152,10 @@ def render(records, meta):
         table = throughput(records, size)
         if table:
             out += [f"#### {size:,} delegations: throughput", ""] + table + [""]
+        table = targets(records, size)
+        if table:
+            out += [f"#### {size:,} delegations: issue #5's targets, Tern's ratios", ""]
+            out += table + [""]
         table = load_memory(records, size)
         if table:
             out += [f"#### {size:,} delegations: load time and memory", ""] + table + [""]

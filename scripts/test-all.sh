@@ -29,6 +29,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 echo "== unit and integration tests"
 cargo nextest run --workspace --release --no-fail-fast
 
+echo "== benchmark report checks"
+python3 -m unittest discover -s bench -p 'test_*.py'
+
 # The conformance suite runs the release ternd; make sure it is this tree's.
 cargo build --release -p ternd --quiet
 export TERND="$PWD/target/release/ternd"
