@@ -77,6 +77,9 @@ const NXT: Shape = shape(&[Name, Rest], false, true, true);
 const A6: Shape = shape(&[Rest], false, false, true);
 const NSEC: Shape = shape(&[Name, Rest], false, false, false);
 const DNAME: Shape = shape(&[Name], false, false, true);
+/// NSAP-PTR (RFC 1348): one name, neither compressed (RFC 3597 §4) nor lower-cased in
+/// canonical form (it is not in RFC 4034 §6.2's list).
+const NAME_PLAIN: Shape = shape(&[Name], false, false, false);
 const TALINK: Shape = shape(&[Name, Name], false, false, false);
 const SVCB: Shape = shape(&[Bytes(2), Name, Rest], false, false, false);
 const ALG_NAME: Shape = shape(&[Name, Rest], false, false, false);
@@ -103,6 +106,7 @@ impl Rtype {
             Rtype::A6 => &A6,
             Rtype::NSEC => &NSEC,
             Rtype::DNAME => &DNAME,
+            Rtype::NSAP_PTR => &NAME_PLAIN,
             Rtype::TALINK => &TALINK,
             Rtype::SVCB | Rtype::HTTPS => &SVCB,
             Rtype::TSIG | Rtype::TKEY => &ALG_NAME,
@@ -124,7 +128,8 @@ mod tests {
             assert!(!t.shape().compress && t.shape().decompress, "{t}");
         }
         assert!(!Rtype::NXT.shape().compress && Rtype::NXT.shape().decompress);
-        for t in [Rtype::DNAME, Rtype::SVCB, Rtype::RRSIG, Rtype::NSEC, Rtype::A6, Rtype(65280)] {
+        let plain = [Rtype::DNAME, Rtype::SVCB, Rtype::RRSIG, Rtype::NSEC, Rtype::A6];
+        for t in plain.into_iter().chain([Rtype::NSAP_PTR, Rtype(65280)]) {
             assert!(!t.shape().compress && !t.shape().decompress, "{t}");
         }
     }

@@ -113,6 +113,7 @@ rdata_types! {
     ISDN => Isdn(Isdn),
     RT => Rt(Exchange),
     NSAP => Nsap(Nsap),
+    NSAP_PTR => NsapPtr(Target),
     SIG => Sig(Rrsig),
     KEY => Key(Dnskey),
     PX => Px(Px),

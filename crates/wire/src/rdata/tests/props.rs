@@ -219,6 +219,7 @@ fn classic_arms() -> Vec<BoxedStrategy<Rdata>> {
         target().prop_map(Rdata::Cname).boxed(),
         target().prop_map(Rdata::Dname).boxed(),
         target().prop_map(Rdata::Ptr).boxed(),
+        target().prop_map(Rdata::NsapPtr).boxed(),
         (name(), name(), any::<[u32; 5]>())
             .prop_map(|(mname, rname, [serial, refresh, retry, expire, minimum])| {
                 Rdata::Soa(Soa { mname, rname, serial, refresh, retry, expire, minimum })
