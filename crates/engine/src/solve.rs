@@ -58,7 +58,7 @@ impl Extra {
 }
 
 /// A queued NSEC or NSEC3 RRset proving part of the answer: node `id` of the zone, or
-/// of the NSEC3 chain when `in_chain` is 1. No padding, as [`Extra`].
+/// of the NSEC3 chain when `in_chain` is set. No padding, as [`Extra`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Proof {
     pub id: NodeId,
