@@ -15,7 +15,10 @@ fuzz_target!(|data: &[u8]| {
     let options = Options {
         collect_errors: true,
         max_errors: 50,
-        max_generated_records: 2_000,
+        // Enough to reach every $GENERATE path, the limit's error included; more only
+        // repeats records (each is parsed three times and printed): at 2,000 a run took
+        // 4 ms and the target managed 265 runs a second, at 100 it manages 640.
+        max_generated_records: 100,
         ..Options::untrusted()
     };
     let mut records: Vec<RecordBuf> = Vec::new();
