@@ -16,6 +16,7 @@
 )]
 
 pub mod adjust;
+pub mod blob;
 pub mod builder;
 pub mod changeset;
 pub mod check;

@@ -1,7 +1,7 @@
 //! Zone nodes: one owner name with its RRsets, plus the facts the adjust pass
 //! precomputes so that answering needs a single lookup.
 //!
-//! A node's data is one immutable allocation (`Arc<[u8]>`), shared between snapshots:
+//! A node's data is one immutable allocation (a [`Blob`]), shared between snapshots:
 //!
 //! ```text
 //! owner:  [len u8][owner wire form]
@@ -13,9 +13,9 @@
 //! Numbers are little-endian (internal format). RRSIGs whose covered type has no RRset at
 //! the node are kept in a pseudo RRset of type RRSIG with no records.
 
-use std::sync::Arc;
-
 use tern_wire::{Dname, Rtype};
+
+use crate::blob::Blob;
 
 /// Index of a node in its zone's node table.
 pub type NodeId = u32;
@@ -124,10 +124,11 @@ pub fn has_targets(rtype: Rtype) -> bool {
     matches!(rtype, Rtype::NS | Rtype::MX | Rtype::SRV | Rtype::SVCB | Rtype::HTTPS | Rtype::CNAME)
 }
 
-/// One node of a zone.
+/// One node of a zone: 32 bytes, aligned so that it never straddles two cache lines.
 #[derive(Clone)]
+#[repr(align(32))]
 pub struct Node {
-    data: Arc<[u8]>,
+    data: Blob,
     /// The parent node (`NO_NODE` for the apex and for phantoms).
     pub parent: NodeId,
     /// The child node whose first label is `*`, if any.
@@ -147,7 +148,7 @@ pub struct Node {
 
 impl Node {
     /// A node with the given data and no adjust facts yet.
-    pub fn new(data: Arc<[u8]>) -> Node {
+    pub fn new(data: Blob) -> Node {
         Node {
             data,
             parent: NO_NODE,
@@ -168,7 +169,7 @@ impl Node {
     /// Where the data blob starts: the name index's hint for this node.
     #[inline]
     pub fn data_address(&self) -> usize {
-        self.data.as_ptr() as usize
+        self.data.address()
     }
 
     /// Starts loading the start of the data blob (its owner and first RRsets).
@@ -178,12 +179,12 @@ impl Node {
     }
 
     /// The node's data blob (shared between snapshots).
-    pub fn data(&self) -> &Arc<[u8]> {
+    pub fn data(&self) -> &Blob {
         &self.data
     }
 
     /// Replaces the data blob.
-    pub fn set_data(&mut self, data: Arc<[u8]>) {
+    pub fn set_data(&mut self, data: Blob) {
         self.data = data;
     }
 
@@ -463,13 +464,13 @@ impl BlobWriter {
     }
 
     /// The finished blob.
-    pub fn finish(self) -> Arc<[u8]> {
-        self.buf.into()
+    pub fn finish(self) -> Blob {
+        Blob::new(&self.buf)
     }
 
     /// A copy of the blob written since the last [`restart`](Self::restart).
-    pub fn blob(&self) -> Arc<[u8]> {
-        Arc::from(self.buf.as_slice())
+    pub fn blob(&self) -> Blob {
+        Blob::new(&self.buf)
     }
 }
 
@@ -485,7 +486,7 @@ pub struct RrsetHead {
 }
 
 /// Encodes a node blob from owned RRsets.
-pub fn encode(owner: &Dname, rrsets: &[RrsetData]) -> Arc<[u8]> {
+pub fn encode(owner: &Dname, rrsets: &[RrsetData]) -> Blob {
     let mut w = BlobWriter::new(owner);
     for r in rrsets {
         w.rrset_data(r);

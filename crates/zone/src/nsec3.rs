@@ -325,7 +325,7 @@ impl Nsec3Chain {
 
     /// Replaces a node's data, or adds a node for a new owner; returns its id. The sorted
     /// list is rebuilt by [`Nsec3Chain::resort`].
-    pub(crate) fn put(&mut self, owner: &Dname, data: std::sync::Arc<[u8]>) -> u32 {
+    pub(crate) fn put(&mut self, owner: &Dname, data: crate::blob::Blob) -> u32 {
         if let Some(id) = self.find_owner(owner) {
             if let Some(node) = self.nodes.get_mut(id as usize) {
                 node.set_data(data);
@@ -395,7 +395,7 @@ mod tests {
     }
 
     /// An NSEC3 node's data: one NSEC3 record (`next` as its RDATA tail) and `sigs`.
-    fn nsec3_node(owner: &Name, next: u8, sigs: usize) -> Arc<[u8]> {
+    fn nsec3_node(owner: &Name, next: u8, sigs: usize) -> crate::blob::Blob {
         let rrset = crate::node::RrsetData {
             rtype: Rtype::NSEC3,
             ttl: 300,

@@ -7,7 +7,6 @@
 //! allocation per node, the blob itself.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use tern_wire::{Dname, Rtype};
 
@@ -147,7 +146,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Encodes one node's records: RRsets in type order, each followed by its RRSIGs.
-    fn node(&mut self, owner: &Dname, members: &[u32]) -> Arc<[u8]> {
+    fn node(&mut self, owner: &Dname, members: &[u32]) -> crate::blob::Blob {
         let rdata = self.rdata;
         self.group.clear();
         self.group.extend(members.iter().filter_map(|&i| self.records.get(i as usize)));
