@@ -113,26 +113,6 @@ impl Drop for Blob {
     }
 }
 
-impl From<&[u8]> for Blob {
-    fn from(bytes: &[u8]) -> Blob {
-        Blob::new(bytes)
-    }
-}
-
-impl From<Vec<u8>> for Blob {
-    fn from(bytes: Vec<u8>) -> Blob {
-        Blob::new(&bytes)
-    }
-}
-
-impl PartialEq for Blob {
-    fn eq(&self, other: &Blob) -> bool {
-        **self == **other
-    }
-}
-
-impl Eq for Blob {}
-
 impl std::fmt::Debug for Blob {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Blob({} bytes)", self.len())

@@ -465,7 +465,7 @@ impl BlobWriter {
 
     /// The finished blob.
     pub fn finish(self) -> Blob {
-        Blob::new(&self.buf)
+        self.blob()
     }
 
     /// A copy of the blob written since the last [`restart`](Self::restart).
