@@ -10,7 +10,7 @@ use libfuzzer_sys::fuzz_target;
 use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::{CompressionTable, MessageReader};
 use tern_wire::Name;
-use tern_zone::{Options, ZoneSet, ZoneSlot};
+use tern_zone::{Options, Pins, ZoneSet, ZoneSlot};
 
 const ZONE: &str = r#"$ORIGIN example.
 $TTL 300
@@ -66,9 +66,10 @@ fuzz_target!(|data: &[u8]| {
     let outcome = engine.answer(zones(), &request, &mut out, &mut table);
     let mut again = vec![0u8; 65535];
     let mut ahead = Lookahead::default();
-    engine.look_ahead(zones(), message, &mut ahead);
-    ahead.advance();
-    let looked = engine.answer_with(zones(), &request, &mut ahead, &mut again, &mut table);
+    let mut pins = Pins::new();
+    engine.look_ahead(zones(), &mut pins, message, &mut ahead);
+    ahead.advance(&pins);
+    let looked = engine.answer_with(zones(), &mut pins, &request, &mut ahead, &mut again, &mut table);
     assert_eq!(outcome, looked, "look-ahead changed the outcome");
     if let Outcome::Answered { len, .. } = outcome {
         assert_eq!(out.get(..len), again.get(..len), "look-ahead changed the answer");

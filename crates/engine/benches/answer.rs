@@ -17,7 +17,12 @@ use std::hint::black_box;
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
+use tern_zone::Pins;
 use tldmix::{queries, tld_zone, zone_set, Packed, Rng};
+
+/// Queries per batch in the `-ahead` variants: what one `recvmmsg` of a `ternd` UDP
+/// worker reads at most.
+const BATCH: usize = 32;
 
 #[path = "support/tldmix.rs"]
 mod tldmix;
@@ -49,22 +54,27 @@ fn bench(c: &mut Criterion) {
         let mut ahead: [Lookahead; 3] = Default::default();
         group.bench_function(format!("{label}-ahead"), |b| {
             b.iter(|| {
-                // As `ternd`'s UDP workers: a query is located two queries before its
-                // answer and advanced one before.
-                for (i, q) in qs.iter().take(2).enumerate() {
-                    engine.look_ahead(&zones, q, &mut ahead[i]);
-                }
-                for (i, q) in qs.iter().enumerate() {
-                    ahead[(i + 1) % 3].advance();
-                    if let Some(next) = qs.get(i + 2) {
-                        engine.look_ahead(&zones, next, &mut ahead[(i + 2) % 3]);
+                // As `ternd`'s UDP workers: batches of BATCH queries, each with its own
+                // pins; a query is located two queries before its answer and advanced one
+                // before.
+                for batch in qs.chunks(BATCH) {
+                    let mut pins = Pins::new();
+                    for (i, q) in batch.iter().take(2).enumerate() {
+                        engine.look_ahead(&zones, &mut pins, q, &mut ahead[i]);
                     }
-                    let request =
-                        Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
-                    let current = &mut ahead[i % 3];
-                    let outcome =
-                        engine.answer_with(&zones, &request, current, &mut out, &mut table);
-                    black_box(matches!(outcome, Outcome::Answered { .. }));
+                    for (i, q) in batch.iter().enumerate() {
+                        ahead[(i + 1) % 3].advance(&pins);
+                        if let Some(next) = batch.get(i + 2) {
+                            engine.look_ahead(&zones, &mut pins, next, &mut ahead[(i + 2) % 3]);
+                        }
+                        let request =
+                            Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
+                        let current = &mut ahead[i % 3];
+                        let outcome = engine.answer_with(
+                            &zones, &mut pins, &request, current, &mut out, &mut table,
+                        );
+                        black_box(matches!(outcome, Outcome::Answered { .. }));
+                    }
                 }
             })
         });

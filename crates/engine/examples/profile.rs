@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
 use tern_wire::{Name, Rtype};
-use tern_zone::{ZoneSet, ZoneSlot};
+use tern_zone::{Pins, ZoneSet, ZoneSlot};
 use tldmix::{queries, query, tld_zone, zone_set, Packed, Rng};
 
 #[path = "../benches/support/tldmix.rs"]
@@ -81,24 +81,28 @@ fn run(
     let (locate, advance) = (knob("TERN_LOCATE", 2), knob("TERN_ADVANCE", 1));
     let ring = locate + 1;
     let mut ahead: Vec<Lookahead> = (0..ring).map(|_| Lookahead::default()).collect();
-    for (i, q) in qs.iter().take(if ahead_on { locate } else { 0 }).enumerate() {
-        engine.look_ahead(zones, q, &mut ahead[i]);
-    }
     let mut n = 0;
-    for (i, q) in qs.iter().enumerate() {
-        let request = Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
-        let outcome = if ahead_on {
-            // As a UDP worker answers a batch: located `locate` queries ahead, advanced
-            // `advance` ahead.
-            ahead[(i + advance) % ring].advance();
-            if let Some(next) = qs.get(i + locate) {
-                engine.look_ahead(zones, next, &mut ahead[(i + locate) % ring]);
-            }
-            engine.answer_with(zones, &request, &mut ahead[i % ring], out, table)
-        } else {
-            engine.answer(zones, &request, out, table)
-        };
-        n += usize::from(matches!(black_box(outcome), Outcome::Answered { .. }));
+    // As a UDP worker: batches of TERN_BATCH queries (32, its `recvmmsg` size), each
+    // with its own pins.
+    for batch in qs.chunks(knob("TERN_BATCH", 32)) {
+        let mut pins = Pins::new();
+        for (i, q) in batch.iter().take(if ahead_on { locate } else { 0 }).enumerate() {
+            engine.look_ahead(zones, &mut pins, q, &mut ahead[i]);
+        }
+        for (i, q) in batch.iter().enumerate() {
+            let request = Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
+            let outcome = if ahead_on {
+                // Located `locate` queries ahead, advanced `advance` ahead.
+                ahead[(i + advance) % ring].advance(&pins);
+                if let Some(next) = batch.get(i + locate) {
+                    engine.look_ahead(zones, &mut pins, next, &mut ahead[(i + locate) % ring]);
+                }
+                engine.answer_with(zones, &mut pins, &request, &mut ahead[i % ring], out, table)
+            } else {
+                engine.answer(zones, &request, out, table)
+            };
+            n += usize::from(matches!(black_box(outcome), Outcome::Answered { .. }));
+        }
     }
     n
 }

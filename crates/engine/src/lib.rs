@@ -21,12 +21,14 @@ mod referral;
 pub mod response;
 mod solve;
 
+use std::sync::Arc;
 use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::name::MAX_NAME_LEN;
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{ContentsGuard, ZoneContents, ZoneSet, ZoneSlot};
+
+use tern_zone::{ContentsGuard, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
 use query::Query;
 use response::Response;
@@ -122,27 +124,39 @@ impl Engine {
         // Built in place: the hashes are too big to move around for every query.
         let mut located = Located::empty();
         if let Some(q) = &query.question {
-            located.find(zones, q.qname(), q.qtype);
+            located.find(zones, None, q.qname(), q.qtype);
         }
-        self.answer_located(&query, &located, request, out, table)
+        self.answer_located(&query, &located.found(None), request, out, table)
     }
 
     /// Reads `message`'s question and locates its zone into `ahead`, which starts loading
     /// the index slots the answer will read. Done for the next query of a batch while
     /// the current one is answered, it takes that cache miss off the lookup's path; the
     /// answer is then written by [`answer_with`](Self::answer_with).
-    pub fn look_ahead(&self, zones: &ZoneSet, message: &[u8], ahead: &mut Lookahead) {
+    ///
+    /// `pins` holds the zones' contents for the whole batch, so that a query does not
+    /// take its own `arc_swap` guard (two atomic read-modify-writes, each a full
+    /// barrier); keep one [`Pins`] per batch and pass it to both calls.
+    pub fn look_ahead(
+        &self,
+        zones: &ZoneSet,
+        pins: &mut Pins,
+        message: &[u8],
+        ahead: &mut Lookahead,
+    ) {
         ahead.question = None;
         let Some((qname, qtype)) = query::question_only(message) else { return };
-        ahead.located.find(zones, qname, qtype);
-        ahead.remember(zones, qname, qtype);
+        ahead.located.find(zones, Some(pins), qname, qtype);
+        ahead.remember(zones, pins, qname, qtype);
     }
 
     /// [`answer`](Self::answer), with the zone `ahead` located when it was looked ahead
-    /// for this question in these zones (and located afresh when not). `ahead` is used up.
+    /// for this question in these zones with these `pins` (and located afresh when not).
+    /// `ahead` is used up.
     pub fn answer_with(
         &self,
         zones: &ZoneSet,
+        pins: &mut Pins,
         request: &Request<'_>,
         ahead: &mut Lookahead,
         out: &mut [u8],
@@ -151,21 +165,21 @@ impl Engine {
         let mut scratch = None;
         let query = query::parse(request.message, &mut scratch);
         let question = query.as_ref().and_then(|q| q.question.as_ref());
-        let ready = question.is_some_and(|q| ahead.is_for(zones, q));
+        let ready = question.is_some_and(|q| ahead.is_for(zones, pins, q));
         ahead.question = None;
         let Some(query) = query else { return Outcome::Dropped };
         match &query.question {
-            Some(q) if !ready => ahead.located.find(zones, q.qname(), q.qtype),
+            Some(q) if !ready => ahead.located.find(zones, Some(pins), q.qname(), q.qtype),
             _ => {}
         }
-        self.answer_located(&query, &ahead.located, request, out, table)
+        self.answer_located(&query, &ahead.located.found(Some(pins)), request, out, table)
     }
 
     /// Answers a query read and located.
     fn answer_located(
         &self,
         query: &Query<'_>,
-        located: &Located,
+        located: &Found<'_>,
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
@@ -185,7 +199,7 @@ impl Engine {
     fn respond(
         &self,
         query: &Query<'_>,
-        located: &Located,
+        located: &Found<'_>,
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
@@ -249,7 +263,7 @@ impl Engine {
     }
 
     /// Decides what kind of response this is and writes its sections.
-    fn dispatch(&self, query: &Query<'_>, located: &Located, resp: &mut Response<'_>) {
+    fn dispatch(&self, query: &Query<'_>, located: &Found<'_>, resp: &mut Response<'_>) {
         if let Some(rcode) = query::precheck(query) {
             resp.rcode = rcode;
             return;
@@ -321,44 +335,105 @@ const EDE_NOT_AUTHORITATIVE: u16 = 20;
 
 /// The zone a question is answered from, found as soon as the query is read: the
 /// question name's suffix hashes, the zone (the parent's, for DS at a child apex we also
-/// serve, RFC 4035 §3.1.4.1) and its current contents. The index slots the lookup will
-/// read are prefetched then, so that their cache misses overlap with writing the header
-/// and question instead of stalling the lookup.
+/// serve, RFC 4035 §3.1.4.1) and a hold on its current contents. The index slots the
+/// lookup will read are prefetched then, so that their cache misses overlap with writing
+/// the header and question instead of stalling the lookup.
 struct Located {
     hashes: SuffixHashes,
-    /// The zone's contents; `None`: no zone of ours holds the name.
-    contents: Option<ContentsGuard>,
+    held: Held,
+}
+
+/// What keeps a located zone's contents alive while the question is answered.
+enum Held {
+    /// Nothing: no zone of ours holds the name.
+    NotOurs,
+    /// The batch's [`Pins`].
+    Pinned(Pin),
+    /// A guard of this question's own (no pins, or all of them in use).
+    Own(ContentsGuard),
+}
+
+/// The zone an answer is written from, and the question name's suffix hashes.
+struct Found<'a> {
+    hashes: &'a SuffixHashes,
+    zone: Zone<'a>,
+}
+
+/// The located zone as answering sees it.
+#[derive(Clone, Copy)]
+enum Zone<'a> {
+    /// No zone of ours holds the name.
+    NotOurs,
+    /// The zone is configured but has no contents (not loaded yet).
+    NotLoaded,
+    /// The zone's contents.
+    Loaded(&'a ZoneContents),
 }
 
 impl Located {
     fn empty() -> Located {
-        Located { hashes: SuffixHashes::root(), contents: None }
+        Located { hashes: SuffixHashes::root(), held: Held::NotOurs }
     }
 
-    /// The zone's contents, when it has some.
-    fn zone(&self) -> Option<&ZoneContents> {
-        self.contents.as_ref().and_then(|c| c.as_deref())
+    /// The located zone; `pins` must be those it was located with.
+    #[inline]
+    fn zone<'a>(&'a self, pins: Option<&'a Pins>) -> Zone<'a> {
+        let contents = match &self.held {
+            Held::NotOurs => return Zone::NotOurs,
+            Held::Pinned(pin) => pins.and_then(|p| p.get(*pin)),
+            Held::Own(guard) => guard.as_deref(),
+        };
+        contents.map_or(Zone::NotLoaded, Zone::Loaded)
     }
 
-    /// Locates the question's zone (the hashes are refilled in place).
-    fn find(&mut self, zones: &ZoneSet, qname: &Dname, qtype: Rtype) {
-        let hashes = &mut self.hashes;
-        hashes.refill(qname);
-        let mut slot = zones.find(qname, hashes).map(|s| &**s);
-        if qtype == Rtype::DS {
-            let at_apex = slot.is_some_and(|s| s.origin().eq_ignore_case(qname));
-            if let (true, Some(parent)) = (at_apex, qname.parent()) {
-                let parent_slot = zones.find(parent, &SuffixHashes::of(parent));
-                if parent_slot.is_some() {
-                    slot = parent_slot.map(|s| &**s);
+    /// The zone and hashes to answer from.
+    #[inline]
+    fn found<'a>(&'a self, pins: Option<&'a Pins>) -> Found<'a> {
+        Found { hashes: &self.hashes, zone: self.zone(pins) }
+    }
+
+    /// Locates the question's zone (the hashes are refilled in place) and holds its
+    /// contents, in `pins` when there is room.
+    fn find(&mut self, zones: &ZoneSet, pins: Option<&mut Pins>, qname: &Dname, qtype: Rtype) {
+        self.hashes.refill(qname);
+        let Some(slot) = zone_of(zones, qname, qtype, &self.hashes) else {
+            self.held = Held::NotOurs;
+            return;
+        };
+        match pins.and_then(|p| p.hold(slot)) {
+            Some((pin, contents)) => {
+                self.held = Held::Pinned(pin);
+                if let Some(zone) = contents {
+                    zone.prefetch_lookup(&self.hashes);
                 }
             }
-        }
-        self.contents = slot.map(ZoneSlot::contents);
-        if let Some(zone) = self.contents.as_ref().and_then(|c| c.as_ref()) {
-            zone.prefetch_lookup(hashes);
+            None => {
+                let guard = slot.contents();
+                if let Some(zone) = guard.as_deref() {
+                    zone.prefetch_lookup(&self.hashes);
+                }
+                self.held = Held::Own(guard);
+            }
         }
     }
+}
+
+/// The zone that answers `qname`: the one with the longest origin it is at or below,
+/// but the parent's for DS at a child apex we also serve (RFC 4035 §3.1.4.1).
+#[inline]
+fn zone_of<'z>(
+    zones: &'z ZoneSet,
+    qname: &Dname,
+    qtype: Rtype,
+    hashes: &SuffixHashes,
+) -> Option<&'z Arc<ZoneSlot>> {
+    let slot = zones.find(qname, hashes);
+    if qtype == Rtype::DS && slot.is_some_and(|s| s.origin().eq_ignore_case(qname)) {
+        if let Some(parent) = qname.parent().and_then(|p| zones.find(p, &SuffixHashes::of(p))) {
+            return Some(parent);
+        }
+    }
+    slot
 }
 
 /// A question located ahead of answering it ([`Engine::look_ahead`]), with what it was
@@ -366,9 +441,9 @@ impl Located {
 /// query.
 pub struct Lookahead {
     located: Located,
-    /// The zone set (by address), QTYPE and QNAME length of the question located; `None`
-    /// when nothing is.
-    question: Option<(usize, Rtype, usize)>,
+    /// The zone set (by address), the epoch of the pins, QTYPE and QNAME length of the
+    /// question located; `None` when nothing is.
+    question: Option<(usize, u64, Rtype, usize)>,
     qname: [u8; MAX_NAME_LEN],
 }
 
@@ -387,41 +462,41 @@ impl std::fmt::Debug for Lookahead {
 impl Lookahead {
     /// The second step of looking ahead, a query or so after [`Engine::look_ahead`]: the
     /// index slots it prefetched have likely arrived, so the nodes they point to (and
-    /// their data) start loading now.
-    pub fn advance(&self) {
-        if let (Some(_), Some(zone)) = (self.question, self.located.zone()) {
+    /// their data) start loading now. `pins` are those it was located with.
+    pub fn advance(&self, pins: &Pins) {
+        if let (Some(_), Zone::Loaded(zone)) = (self.question, self.located.zone(Some(pins))) {
             zone.prefetch_lookup_nodes(&self.located.hashes);
         }
     }
 
-    fn remember(&mut self, zones: &ZoneSet, qname: &Dname, qtype: Rtype) {
+    fn remember(&mut self, zones: &ZoneSet, pins: &Pins, qname: &Dname, qtype: Rtype) {
         let wire = qname.as_wire();
         if let Some(copy) = self.qname.get_mut(..wire.len()) {
             copy.copy_from_slice(wire);
             let zones = std::ptr::from_ref(zones) as usize;
-            self.question = Some((zones, qtype, wire.len()));
+            self.question = Some((zones, pins.epoch(), qtype, wire.len()));
         }
     }
 
-    /// True when this was located for `question` (same spelling, same type) in `zones`.
-    fn is_for(&self, zones: &ZoneSet, question: &query::Question<'_>) -> bool {
+    /// True when this was located for `question` (same spelling, same type) in `zones`
+    /// with `pins`.
+    fn is_for(&self, zones: &ZoneSet, pins: &Pins, question: &query::Question<'_>) -> bool {
         let wire = question.qname().as_wire();
         let zones = std::ptr::from_ref(zones) as usize;
-        self.question == Some((zones, question.qtype, wire.len()))
+        self.question == Some((zones, pins.epoch(), question.qtype, wire.len()))
             && self.qname.get(..wire.len()) == Some(wire)
     }
 }
 
 /// Answers an IN query from the zone it was located in.
-fn answer_in(located: &Located, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
-    let Some(contents) = &located.contents else {
-        resp.rcode = Rcode::REFUSED;
-        resp.ede = Some(EDE_NOT_AUTHORITATIVE);
-        return;
-    };
-    match contents.as_ref() {
-        Some(zone) => solve::answer(zone, qname, &located.hashes, qtype, resp),
-        None => resp.rcode = Rcode::SERVFAIL, // configured but not loaded
+fn answer_in(located: &Found<'_>, qname: &Dname, qtype: Rtype, resp: &mut Response<'_>) {
+    match located.zone {
+        Zone::Loaded(zone) => solve::answer(zone, qname, located.hashes, qtype, resp),
+        Zone::NotLoaded => resp.rcode = Rcode::SERVFAIL,
+        Zone::NotOurs => {
+            resp.rcode = Rcode::REFUSED;
+            resp.ede = Some(EDE_NOT_AUTHORITATIVE);
+        }
     }
 }
 

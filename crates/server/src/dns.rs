@@ -1,7 +1,8 @@
 //! The query handler of `ternd`: the query engine over the published zone set.
 //!
 //! The zone set is loaded once per batch (a wait-free `arc_swap` guard) together with a
-//! fresh compression table; each query of the batch is then answered by
+//! fresh compression table, and so is each zone's contents the batch answers from
+//! ([`Pins`]); each query of the batch is then answered by
 //! [`tern_engine::Engine::answer_with`] without allocating, locking or logging. The next
 //! query of the batch is located while the current one is answered
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use tern_engine::{Engine, Lookahead, Outcome, Request};
 use tern_wire::message::CompressionTable;
-use tern_zone::{ZoneDb, ZoneSet};
+use tern_zone::{Pins, ZoneDb, ZoneSet};
 
 use crate::config::Config;
 use crate::handler::{Handler, RequestContext, Transport};
@@ -22,10 +23,12 @@ pub struct EngineHandler {
     zones: Arc<ZoneDb>,
 }
 
-/// What one batch holds: the zone set as it was when the batch began, and the table the
-/// message writer compresses names with.
+/// What one batch holds: the zone set as it was when the batch began, the contents of
+/// the zones its queries were answered from (held once for the batch, not per query),
+/// and the table the message writer compresses names with.
 pub struct EngineBatch {
     zones: arc_swap::Guard<Arc<ZoneSet>>,
+    pins: Pins,
     table: CompressionTable,
     /// Questions located ahead of their answer (the current one's and the next two),
     /// used in turn; a look-ahead that does not match its query is only wasted.
@@ -84,6 +87,7 @@ impl Handler for EngineHandler {
     fn begin_batch(&self) -> EngineBatch {
         EngineBatch {
             zones: self.zones.load(),
+            pins: Pins::new(),
             table: CompressionTable::new(),
             ahead: Default::default(),
             next_ahead: 0,
@@ -106,7 +110,8 @@ impl Handler for EngineHandler {
         let turn = batch.next_answer;
         batch.next_answer = (turn + 1) % RING;
         let ahead = batch.ahead.get_mut(turn)?;
-        match self.engine.answer_with(&batch.zones, &request, ahead, out, &mut batch.table) {
+        let (zones, pins, table) = (&batch.zones, &mut batch.pins, &mut batch.table);
+        match self.engine.answer_with(zones, pins, &request, ahead, out, table) {
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
         }
@@ -125,10 +130,10 @@ impl Handler for EngineHandler {
         let turn = batch.next_ahead;
         batch.next_ahead = (turn + 1) % RING;
         if let Some(previous) = batch.ahead.get((turn + RING - 1) % RING) {
-            previous.advance();
+            previous.advance(&batch.pins);
         }
         if let Some(ahead) = batch.ahead.get_mut(turn) {
-            self.engine.look_ahead(&batch.zones, query, ahead);
+            self.engine.look_ahead(&batch.zones, &mut batch.pins, query, ahead);
         }
     }
 }

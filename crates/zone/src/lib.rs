@@ -4,7 +4,8 @@
 //! * [`builder`] turns a stream of records into a [`ZoneContents`] snapshot, running the
 //!   [`adjust`] pass and the semantic [`check`]s; [`load`] joins the two for a file.
 //! * [`contents`] is the snapshot and its one-lookup query API; [`node`] the node layout.
-//! * [`changeset`] applies changes copy-on-write; [`db`] holds the served zones.
+//! * [`changeset`] applies changes copy-on-write; [`db`] holds the served zones, and
+//!   [`pins`] a reader's hold on them for a batch of queries.
 //! * [`hash`], [`index`] and [`cow`] are the copy-on-write name table underneath;
 //!   [`nsec3`] holds the NSEC3 chain.
 //!
@@ -32,6 +33,7 @@ pub mod negative_soa;
 pub mod node;
 pub mod nsec3;
 pub mod parser;
+pub mod pins;
 pub mod records;
 pub mod report;
 
@@ -44,6 +46,7 @@ pub use load::{load_bytes, load_file, Loaded, Progress};
 pub use negative_soa::NegativeSoa;
 pub use node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS};
 pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf};
+pub use pins::{Pin, Pins};
 pub use report::{Issue, Report, Severity};
 
 #[cfg(test)]

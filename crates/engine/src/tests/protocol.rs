@@ -1,6 +1,7 @@
 //! Header, EDNS and error handling (RFC 1035 §4.1, RFC 6891, RFC 8906, RFC 2181 §9).
 
 use tern_wire::{Opcode, Rtype};
+use tern_zone::{Pins, ZoneSet};
 
 use super::*;
 
@@ -115,11 +116,11 @@ fn rd_is_copied_cd_is_cleared_ad_never_set() {
 
 /// Answers through [`Engine::look_ahead`] and [`Engine::answer_with`] are the plain
 /// answers, whether the look-ahead was for the same question, another one (the same
-/// name in other case or with another type), or none; a used look-ahead is not reused.
+/// name in other case or with another type), or none, and whether it was made with the
+/// same pins or another batch's; a used look-ahead is not reused.
 #[test]
 fn look_ahead_answers_equal_plain_answers() {
     let set = example();
-    let engine = Engine::new(Config::default());
     let asked = [
         ("www.example.", Rtype::A),
         ("WWW.example.", Rtype::A),
@@ -129,23 +130,72 @@ fn look_ahead_answers_equal_plain_answers() {
         ("other.test.", Rtype::A),
     ];
     let messages: Vec<Vec<u8>> = asked.iter().map(|&(n, t)| query(n, t, Ask::default())).collect();
-    let mut table = CompressionTable::new();
-    let mut out = vec![0u8; 65535];
-    let mut ahead = crate::Lookahead::default();
+    let mut pins = Pins::new();
     for (i, message) in messages.iter().enumerate() {
         let plain = raw(&set, Config::default(), message, Transport::Udp).unwrap();
         for looked in [Some(message), messages.get((i + 1) % messages.len()), None] {
-            if let Some(m) = looked {
-                engine.look_ahead(&set, m, &mut ahead);
-                ahead.advance();
+            for stale in [false, true] {
+                let got = looking_ahead(&set, &mut pins, message, looked, stale);
+                let case = format!("{:?} after {looked:?}, stale {stale}", asked[i]);
+                assert_eq!(render(&got), render(&plain), "{case}");
             }
-            let request = Request { message, transport: Transport::Udp, tcp_keepalive: None };
-            let Outcome::Answered { len, .. } =
-                engine.answer_with(&set, &request, &mut ahead, &mut out, &mut table)
-            else {
-                panic!("dropped")
-            };
-            assert_eq!(render(&out[..len]), render(&plain), "{:?} after {looked:?}", asked[i]);
         }
     }
+}
+
+/// Answers `message` after looking ahead at `looked` (with other pins when `stale`).
+fn looking_ahead(
+    set: &ZoneSet,
+    pins: &mut Pins,
+    message: &[u8],
+    looked: Option<&Vec<u8>>,
+    stale: bool,
+) -> Vec<u8> {
+    let engine = Engine::new(Config::default());
+    let mut table = CompressionTable::new();
+    let mut out = vec![0u8; 65535];
+    let mut ahead = crate::Lookahead::default();
+    let mut other = Pins::new();
+    if let Some(m) = looked {
+        let at = if stale { &mut other } else { &mut *pins };
+        engine.look_ahead(set, at, m, &mut ahead);
+        ahead.advance(at);
+    }
+    let request = Request { message, transport: Transport::Udp, tcp_keepalive: None };
+    let Outcome::Answered { len, .. } =
+        engine.answer_with(set, pins, &request, &mut ahead, &mut out, &mut table)
+    else {
+        panic!("dropped")
+    };
+    out.truncate(len);
+    out
+}
+
+/// A batch that needs more zones than [`Pins`] holds answers the rest from guards of
+/// their own, and every answer comes from its own zone.
+#[test]
+fn more_zones_than_pins() {
+    let names = ["a.", "b.", "c.", "d.", "e.", "f."];
+    let texts: Vec<String> = names
+        .iter()
+        .map(|n| {
+            format!(
+                "@ 300 SOA ns1 h 1 2 3 4 5\n@ 300 NS ns.x.\n@ 300 A 192.0.2.{}",
+                n.as_bytes()[0]
+            )
+        })
+        .collect();
+    let list: Vec<(&str, &str)> = names.iter().zip(&texts).map(|(n, t)| (*n, t.as_str())).collect();
+    let set = zones(&list);
+    let mut pins = Pins::new();
+    for round in 0..2 {
+        for (name, _) in &list {
+            let message = query(name, Rtype::A, Ask::default());
+            let got = looking_ahead(&set, &mut pins, &message, Some(&message), false);
+            let plain = raw(&set, Config::default(), &message, Transport::Udp).unwrap();
+            assert_eq!(render(&got), render(&plain), "{name}, round {round}");
+            assert!(render(&got).contains(&format!("192.0.2.{}", name.as_bytes()[0])));
+        }
+    }
+    assert_eq!(pins.len(), tern_zone::pins::PINS);
 }
