@@ -469,6 +469,13 @@ impl Lookahead {
         }
     }
 
+    /// Forgets the question and lets go of the zone contents it holds, if any (a
+    /// look-ahead kept from batch to batch must not keep replaced contents alive).
+    pub fn clear(&mut self) {
+        self.question = None;
+        self.located.held = Held::NotOurs;
+    }
+
     fn remember(&mut self, zones: &ZoneSet, pins: &Pins, qname: &Dname, qtype: Rtype) {
         let wire = qname.as_wire();
         if let Some(copy) = self.qname.get_mut(..wire.len()) {

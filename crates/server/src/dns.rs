@@ -1,8 +1,8 @@
 //! The query handler of `ternd`: the query engine over the published zone set.
 //!
-//! The zone set is loaded once per batch (a wait-free `arc_swap` guard) together with a
-//! fresh compression table, and so is each zone's contents the batch answers from
-//! ([`Pins`]); each query of the batch is then answered by
+//! The zone set is loaded once per batch (a wait-free `arc_swap` guard), and so is each
+//! zone's contents the batch answers from ([`Pins`]); the compression table and the
+//! look-aheads are the worker's, reused batch after batch ([`EngineScratch`]); each query of the batch is then answered by
 //! [`tern_engine::Engine::answer_with`] without allocating, locking or logging. The next
 //! query of the batch is located while the current one is answered
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
@@ -23,16 +23,24 @@ pub struct EngineHandler {
     zones: Arc<ZoneDb>,
 }
 
-/// What one batch holds: the zone set as it was when the batch began, the contents of
-/// the zones its queries were answered from (held once for the batch, not per query),
-/// and the table the message writer compresses names with.
-pub struct EngineBatch {
-    zones: arc_swap::Guard<Arc<ZoneSet>>,
-    pins: Pins,
+/// What a worker keeps from batch to batch: the table the message writer compresses
+/// names with (a new message clears it with one increment) and the look-ahead ring
+/// (each look-ahead names the [`Pins`] it was made with, so one of an earlier batch
+/// never matches). Some 7 KiB, so it is made once per worker and not per batch.
+pub struct EngineScratch {
     table: CompressionTable,
     /// Questions located ahead of their answer (the current one's and the next two),
     /// used in turn; a look-ahead that does not match its query is only wasted.
     ahead: [Lookahead; RING],
+}
+
+/// What one batch holds: the zone set as it was when the batch began, the contents of
+/// the zones its queries were answered from (held once for the batch, not per query),
+/// and the worker's scratch.
+pub struct EngineBatch<'s> {
+    zones: arc_swap::Guard<Arc<ZoneSet>>,
+    pins: Pins,
+    scratch: &'s mut EngineScratch,
     next_ahead: usize,
     next_answer: usize,
 }
@@ -43,9 +51,25 @@ const LOOK_AHEAD: usize = 2;
 /// Look-aheads kept: the one being answered and those ahead of it.
 const RING: usize = LOOK_AHEAD + 1;
 
-impl std::fmt::Debug for EngineBatch {
+impl std::fmt::Debug for EngineBatch<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "EngineBatch({} zones)", self.zones.len())
+    }
+}
+
+impl std::fmt::Debug for EngineScratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("EngineScratch")
+    }
+}
+
+/// The batch lets go of what its look-aheads hold, with its own guards: nothing of it
+/// outlives the batch in the scratch.
+impl Drop for EngineBatch<'_> {
+    fn drop(&mut self) {
+        for ahead in &mut self.scratch.ahead {
+            ahead.clear();
+        }
     }
 }
 
@@ -82,14 +106,18 @@ fn hostname() -> String {
 }
 
 impl Handler for EngineHandler {
-    type Batch = EngineBatch;
+    type Scratch = EngineScratch;
+    type Batch<'s> = EngineBatch<'s>;
 
-    fn begin_batch(&self) -> EngineBatch {
+    fn new_scratch(&self) -> EngineScratch {
+        EngineScratch { table: CompressionTable::new(), ahead: Default::default() }
+    }
+
+    fn begin_batch<'s>(&self, scratch: &'s mut EngineScratch) -> EngineBatch<'s> {
         EngineBatch {
             zones: self.zones.load(),
             pins: Pins::new(),
-            table: CompressionTable::new(),
-            ahead: Default::default(),
+            scratch,
             next_ahead: 0,
             next_answer: 0,
         }
@@ -97,7 +125,7 @@ impl Handler for EngineHandler {
 
     fn handle(
         &self,
-        batch: &mut EngineBatch,
+        batch: &mut EngineBatch<'_>,
         query: &[u8],
         ctx: &RequestContext,
         out: &mut [u8],
@@ -109,9 +137,9 @@ impl Handler for EngineHandler {
         let request = Request { message: query, transport, tcp_keepalive: ctx.keepalive_units() };
         let turn = batch.next_answer;
         batch.next_answer = (turn + 1) % RING;
-        let ahead = batch.ahead.get_mut(turn)?;
-        let (zones, pins, table) = (&batch.zones, &mut batch.pins, &mut batch.table);
-        match self.engine.answer_with(zones, pins, &request, ahead, out, table) {
+        let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
+        let ahead = scratch.ahead.get_mut(turn)?;
+        match self.engine.answer_with(zones, pins, &request, ahead, out, &mut scratch.table) {
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
         }
@@ -120,19 +148,20 @@ impl Handler for EngineHandler {
     const LOOK_AHEAD: usize = LOOK_AHEAD;
 
     /// The skipped query's look-ahead is passed over, so the next query finds its own.
-    fn skip(&self, batch: &mut EngineBatch) {
+    fn skip(&self, batch: &mut EngineBatch<'_>) {
         batch.next_answer = (batch.next_answer + 1) % RING;
     }
 
     /// Locates `query` (its index slots start loading) and advances the query located
     /// just before it (the nodes those slots point to start loading).
-    fn look_ahead(&self, batch: &mut EngineBatch, query: &[u8]) {
+    fn look_ahead(&self, batch: &mut EngineBatch<'_>, query: &[u8]) {
         let turn = batch.next_ahead;
         batch.next_ahead = (turn + 1) % RING;
-        if let Some(previous) = batch.ahead.get((turn + RING - 1) % RING) {
+        let ring = &mut batch.scratch.ahead;
+        if let Some(previous) = ring.get((turn + RING - 1) % RING) {
             previous.advance(&batch.pins);
         }
-        if let Some(ahead) = batch.ahead.get_mut(turn) {
+        if let Some(ahead) = ring.get_mut(turn) {
             self.engine.look_ahead(&batch.zones, &mut batch.pins, query, ahead);
         }
     }
@@ -150,7 +179,8 @@ mod tests {
     fn skip_keeps_look_aheads_in_step() {
         let config = Config::built_in(Vec::new(), Vec::new()).unwrap();
         let handler = EngineHandler::new(&config, Arc::new(ZoneDb::new()));
-        let mut batch = handler.begin_batch();
+        let mut scratch = handler.new_scratch();
+        let mut batch = handler.begin_batch(&mut scratch);
         for _ in 0..=LOOK_AHEAD {
             handler.look_ahead(&mut batch, &[]);
         }

@@ -47,20 +47,31 @@ impl RequestContext {
 /// The I/O layer calls [`begin_batch`](Handler::begin_batch) once per batch of queries
 /// (one `recvmmsg` on UDP, one read on TCP) and [`handle`](Handler::handle) for each
 /// query of the batch, so a handler can load its zone snapshot once per batch (for
-/// example an `arc_swap` guard as `Batch`). A batch lives for a few microseconds and
-/// never across a blocking call.
+/// example an `arc_swap` guard in its `Batch`). A batch lives for a few microseconds and
+/// never across a blocking call; what it drops when it ends is released then.
+///
+/// What is worth keeping from batch to batch (tables, buffers) lives in the `Scratch`,
+/// which a UDP worker makes once with [`new_scratch`](Handler::new_scratch) and lends to
+/// each of its batches: a batch then costs no wipe of it.
 pub trait Handler: Send + Sync + 'static {
-    /// State held for one batch, such as a snapshot guard; `()` when none is needed.
-    type Batch;
+    /// What a worker keeps across batches; `()` when nothing is.
+    type Scratch;
 
-    /// Starts a batch.
-    fn begin_batch(&self) -> Self::Batch;
+    /// State held for one batch, such as a snapshot guard, borrowing the worker's
+    /// scratch; `()` when none is needed.
+    type Batch<'s>;
+
+    /// Makes a worker's scratch.
+    fn new_scratch(&self) -> Self::Scratch;
+
+    /// Starts a batch with the worker's scratch.
+    fn begin_batch<'s>(&self, scratch: &'s mut Self::Scratch) -> Self::Batch<'s>;
 
     /// Answers `query` into `out` (which is at least `ctx.max_response` bytes long) and
     /// returns the answer's length, or `None` to send nothing (a dropped query).
     fn handle(
         &self,
-        batch: &mut Self::Batch,
+        batch: &mut Self::Batch<'_>,
         query: &[u8],
         ctx: &RequestContext,
         out: &mut [u8],
@@ -74,13 +85,13 @@ pub trait Handler: Send + Sync + 'static {
     /// queries before it is [`handle`](Handler::handle)d: a handler may start loading what
     /// it will need (nothing is done by default). Only ever a hint: `handle` must not
     /// depend on it.
-    fn look_ahead(&self, _batch: &mut Self::Batch, _query: &[u8]) {}
+    fn look_ahead(&self, _batch: &mut Self::Batch<'_>, _query: &[u8]) {}
 
     /// Told instead of [`handle`](Handler::handle) about a query of the batch that is not
     /// answered (its addresses could not be read), so that what
     /// [`look_ahead`](Handler::look_ahead) prepared stays in step with the queries that
     /// follow (nothing is done by default).
-    fn skip(&self, _batch: &mut Self::Batch) {}
+    fn skip(&self, _batch: &mut Self::Batch<'_>) {}
 }
 
 #[cfg(test)]

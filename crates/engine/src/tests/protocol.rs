@@ -3,6 +3,8 @@
 use tern_wire::{Opcode, Rtype};
 use tern_zone::{Pins, ZoneSet};
 
+use crate::Lookahead;
+
 use super::*;
 
 #[test]
@@ -198,4 +200,29 @@ fn more_zones_than_pins() {
         }
     }
     assert_eq!(pins.len(), tern_zone::pins::PINS);
+}
+
+/// A look-ahead that holds its zone's contents itself (the pins were full) lets go of
+/// them when cleared: contents replaced since are freed then, not when the look-ahead is
+/// next used (a worker keeps its look-aheads from batch to batch).
+#[test]
+fn cleared_look_ahead_lets_go_of_contents() {
+    let names = ["a.", "b.", "c.", "d.", "e."];
+    let text = "@ 300 SOA ns1 h 1 2 3 4 5\n@ 300 NS ns.x.\n@ 300 A 192.0.2.1";
+    let list: Vec<(&str, &str)> = names.iter().map(|n| (*n, text)).collect();
+    let set = zones(&list);
+    let engine = Engine::new(Config::default());
+    let mut pins = Pins::new();
+    let mut ahead = Lookahead::default();
+    for name in names {
+        engine.look_ahead(&set, &mut pins, &query(name, Rtype::A, Ask::default()), &mut ahead);
+    }
+    assert_eq!(pins.len(), tern_zone::pins::PINS, "e. is held by the look-ahead itself");
+    let slot = set.get(&"e.".parse::<Name>().unwrap()).unwrap();
+    let old = Arc::downgrade(&slot.contents_full().unwrap());
+    let fresh = zones(&[("e.", text)]);
+    slot.publish(fresh.slots()[0].contents_full().unwrap());
+    assert!(old.upgrade().is_some(), "the look-ahead's guard keeps the old contents");
+    ahead.clear();
+    assert!(old.upgrade().is_none(), "cleared, the old contents are freed");
 }

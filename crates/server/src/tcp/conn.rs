@@ -184,7 +184,10 @@ impl<H: Handler> Connection<H> {
         let before = self.answered;
         let progress = SCRATCH.with(|scratch| {
             let mut scratch = scratch.borrow_mut();
-            let mut batch = handler.begin_batch();
+            // Made per read: a connection reads rarely compared with a UDP worker's
+            // batches, and keeping one per connection would cost memory per client.
+            let mut state = handler.new_scratch();
+            let mut batch = handler.begin_batch(&mut state);
             loop {
                 if max != 0 && self.answered >= max {
                     return Progress::CapReached;

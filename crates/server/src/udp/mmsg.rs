@@ -32,6 +32,8 @@ pub struct Batch {
     send_hdrs: Vec<libc::mmsghdr>,
     received: usize,
     queued: usize,
+    /// Receive headers the kernel may have written since they were last made ready.
+    touched: usize,
 }
 
 impl std::fmt::Debug for Batch {
@@ -63,6 +65,7 @@ impl Batch {
             send_hdrs: vec![hdr; BATCH],
             received: 0,
             queued: 0,
+            touched: BATCH,
         };
         batch.link_receive_headers();
         batch
@@ -89,9 +92,12 @@ impl Batch {
     /// Receives up to [`BATCH`] datagrams: blocks for the first (until the socket's
     /// receive timeout) unless `flags` has `MSG_DONTWAIT`, then takes what is queued.
     pub fn receive(&mut self, fd: RawFd, flags: i32) -> io::Result<usize> {
+        // Only the headers the last call filled (and the one after, which a failing
+        // call may have started on) were written by the kernel; the rest still hold
+        // their lengths. Small batches are the common case under load.
         self.received = 0;
         self.queued = 0;
-        for hdr in &mut self.recv_hdrs {
+        for hdr in self.recv_hdrs.iter_mut().take(self.touched) {
             hdr.msg_hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             hdr.msg_hdr.msg_controllen = CONTROL_SIZE as _;
             hdr.msg_hdr.msg_flags = 0;
@@ -108,7 +114,9 @@ impl Batch {
                 std::ptr::null_mut(),
             )
         };
-        let n = usize::try_from(n).map_err(|_| io::Error::last_os_error())?;
+        let n = usize::try_from(n);
+        self.touched = n.as_ref().map_or(1, |&n| (n + 1).min(BATCH));
+        let n = n.map_err(|_| io::Error::last_os_error())?;
         self.received = n.min(BATCH);
         Ok(self.received)
     }
@@ -231,6 +239,32 @@ mod tests {
             let mut buf = [0u8; 16];
             let (len, from) = client.recv_from(&mut buf).unwrap();
             assert_eq!((&buf[..len], from), (&[n as u8, 0xAA][..], server_addr));
+        }
+    }
+
+    /// Batches of varying size on one `Batch`: each datagram's source and length are
+    /// read right, whatever the earlier batches left in the headers.
+    #[test]
+    fn batches_of_varying_size_reuse_the_headers() {
+        let server = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let server_addr = server.local_addr().unwrap();
+        let clients: Vec<UdpSocket> =
+            (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+        let mut batch = Batch::new(512);
+        for (round, count) in [3usize, 1, 2, 0, 3].into_iter().enumerate() {
+            for (n, client) in clients.iter().take(count).enumerate() {
+                client.send_to(&vec![n as u8; 5 + round + n], server_addr).unwrap();
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            let got = batch.receive(server.as_raw_fd(), libc::MSG_DONTWAIT).unwrap_or(0);
+            assert_eq!(got, count, "round {round}");
+            for i in 0..got {
+                let (source, _) = batch.addresses(i).unwrap();
+                let query = batch.query(i).unwrap();
+                let n = usize::from(query[0]);
+                assert_eq!(source, clients[n].local_addr().unwrap(), "round {round}");
+                assert_eq!(query.len(), 5 + round + n, "round {round}");
+            }
         }
     }
 

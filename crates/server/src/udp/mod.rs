@@ -1,8 +1,8 @@
 //! The UDP data plane: worker threads, each owning one socket per listen address and one
 //! reusable [`mmsg::Batch`].
 //!
-//! A worker receives a batch, asks the [`Handler`] for each answer and sends the answers
-//! in one call. It never allocates, locks or logs per query. A worker with one socket
+//! A worker receives a batch, asks the [`Handler`] for each answer (lending it the
+//! worker's [`Handler::Scratch`], made once) and sends the answers in one call. It never allocates, locks or logs per query. A worker with one socket
 //! blocks in `recvmmsg`; with several it waits in `poll` first. Both wake at least every
 //! [`WAKE`] to look at the stop flag. On stop, a worker answers the queries already queued
 //! in its sockets, then exits.
@@ -72,17 +72,19 @@ impl<H: Handler> Worker<H> {
     /// Serves until the stop flag is set, then drains the sockets.
     pub fn run(self) {
         let mut batch = Batch::new(self.max_response);
+        let mut scratch = self.handler.new_scratch();
         let mut tally = Tally::default();
         while !self.stop.load(Ordering::Relaxed) {
             let received = match self.endpoints.as_slice() {
-                [one] => self.serve(one, &mut batch, 0, &mut tally),
+                [one] => self.serve(one, &mut batch, &mut scratch, 0, &mut tally),
                 many => {
                     let ready = wait_readable(many);
                     let mut received = 0;
                     for (n, endpoint) in many.iter().enumerate() {
                         if ready & (1 << n) != 0 {
+                            let flags = libc::MSG_DONTWAIT;
                             received +=
-                                self.serve(endpoint, &mut batch, libc::MSG_DONTWAIT, &mut tally);
+                                self.serve(endpoint, &mut batch, &mut scratch, flags, &mut tally);
                         }
                     }
                     received
@@ -94,7 +96,8 @@ impl<H: Handler> Worker<H> {
         }
         for endpoint in &self.endpoints {
             for _ in 0..DRAIN_BATCHES {
-                if self.serve(endpoint, &mut batch, libc::MSG_DONTWAIT, &mut tally) == 0 {
+                let flags = libc::MSG_DONTWAIT;
+                if self.serve(endpoint, &mut batch, &mut scratch, flags, &mut tally) == 0 {
                     break;
                 }
             }
@@ -107,6 +110,7 @@ impl<H: Handler> Worker<H> {
         &self,
         endpoint: &UdpEndpoint,
         batch: &mut Batch,
+        scratch: &mut H::Scratch,
         flags: i32,
         tally: &mut Tally,
     ) -> usize {
@@ -114,7 +118,7 @@ impl<H: Handler> Worker<H> {
         match batch.receive(fd, flags) {
             Ok(0) => 0,
             Ok(received) => {
-                self.answer(endpoint, batch);
+                self.answer(endpoint, batch, scratch);
                 tally.sent += batch.send(fd);
                 tally.received += received;
                 tally.batches += 1;
@@ -129,8 +133,8 @@ impl<H: Handler> Worker<H> {
     }
 
     /// Runs the handler over the received batch and queues the answers.
-    fn answer(&self, endpoint: &UdpEndpoint, batch: &mut Batch) {
-        let mut state = self.handler.begin_batch();
+    fn answer(&self, endpoint: &UdpEndpoint, batch: &mut Batch, scratch: &mut H::Scratch) {
+        let mut state = self.handler.begin_batch(scratch);
         let received = batch.received();
         // Every query of the batch is told to look_ahead, and to handle or skip, in order.
         for i in 0..H::LOOK_AHEAD.min(received) {

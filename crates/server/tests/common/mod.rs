@@ -28,9 +28,12 @@ use tern_server::{Config, Handler, RequestContext, Transport};
 pub struct TestHandler;
 
 impl Handler for TestHandler {
-    type Batch = ();
+    type Scratch = ();
+    type Batch<'s> = ();
 
-    fn begin_batch(&self) {}
+    fn new_scratch(&self) {}
+
+    fn begin_batch(&self, _: &mut ()) {}
 
     fn handle(
         &self,

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# User-space instructions per query of a ternd build, counted by callgrind (repeatable,
+# whatever else the machine is doing). ternd serves the peer benchmark's 100k TLD zone
+# under valgrind; counting is switched on once the zone answers, N queries of the
+# benchmark's mix are asked one at a time (so every query is a batch of one: the
+# worker's per-batch work counts in full), and counting is switched off again.
+#   bench/server_instructions.sh [TERND] [N]    (default: target/release/ternd, 2000)
+# Run bench/run.sh (or bench/udp_ab.py) once first: it makes the zone and queries.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+BIN=${1:-$HERE/../target/release/ternd}
+N=${2:-2000}
+DATA=$HERE/out/tld-100000-z1
+QUERIES=$(ls "$DATA"/queries-*-n200000-nx0.4.txt | head -1)
+OUT=$(mktemp /tmp/tern-callgrind.XXXXXX)
+PORT=$((20000 + RANDOM % 20000))
+valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
+    "$BIN" --listen 127.0.0.1:$PORT --zone tld.="$DATA/zone.txt" --workers 1 \
+    >/dev/null 2>&1 &
+VG=$!
+trap 'kill $VG 2>/dev/null || true' EXIT
+for _ in $(seq 1 180); do
+    sleep 1
+    [ -n "$(dig +short +time=1 +tries=1 -p $PORT @127.0.0.1 tld. SOA 2>/dev/null)" ] && break
+done
+callgrind_control -i on $VG >/dev/null 2>&1
+python3 - "$PORT" "$N" "$QUERIES" <<'PY'
+import socket, sys
+import dns.message
+port, n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+lines = [l.split() for l in open(path) if l.strip()]
+wires = []
+for i in range(n):
+    q = dns.message.make_query(lines[i % len(lines)][0], lines[i % len(lines)][1])
+    q.id = i & 0xFFFF
+    wires.append(q.to_wire())
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(30)
+for w in wires:
+    s.sendto(w, ("127.0.0.1", port))
+    s.recvfrom(65535)
+PY
+callgrind_control -i off $VG >/dev/null 2>&1
+kill -TERM $VG
+wait $VG || true
+TOTAL=$(sed -n 's/^totals: //p' "$OUT")
+echo "$BIN: $TOTAL instructions for $N queries, $((TOTAL / N)) per query"
+rm -f "$OUT"
