@@ -2,7 +2,8 @@
 //!
 //! The zone set is loaded once per batch (a wait-free `arc_swap` guard), and so is each
 //! zone's contents the batch answers from ([`Pins`]); the compression table and the
-//! look-aheads are the worker's, reused batch after batch ([`EngineScratch`]); each query of the batch is then answered by
+//! look-aheads are the worker's, reused batch after batch ([`EngineScratch`]). Each
+//! query of the batch is then answered by
 //! [`tern_engine::Engine::answer_with`] without allocating, locking or logging. The next
 //! query of the batch is located while the current one is answered
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.

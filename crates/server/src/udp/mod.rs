@@ -2,10 +2,11 @@
 //! reusable [`mmsg::Batch`].
 //!
 //! A worker receives a batch, asks the [`Handler`] for each answer (lending it the
-//! worker's [`Handler::Scratch`], made once) and sends the answers in one call. It never allocates, locks or logs per query. A worker with one socket
-//! blocks in `recvmmsg`; with several it waits in `poll` first. Both wake at least every
-//! [`WAKE`] to look at the stop flag. On stop, a worker answers the queries already queued
-//! in its sockets, then exits.
+//! worker's [`Handler::Scratch`], made once) and sends the answers in one call. It never
+//! allocates, locks or logs per query. A worker with one socket blocks in `recvmmsg`;
+//! with several it waits in `poll` first. Both wake at least every [`WAKE`] to look at
+//! the stop flag. On stop, a worker answers the queries already queued in its sockets,
+//! then exits.
 //!
 //! The socket layer is thin on purpose: another I/O path (AF_XDP) can sit beside it and
 //! drive the same handler.
