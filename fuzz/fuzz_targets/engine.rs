@@ -46,7 +46,12 @@ fn zones() -> &'static ZoneSet {
     static ZONES: OnceLock<ZoneSet> = OnceLock::new();
     ZONES.get_or_init(|| {
         let origin: Name = "example.".parse().unwrap_or_else(|_| Name::root());
-        let loaded = tern_zone::load_bytes(ZONE.as_bytes(), std::path::Path::new("fuzz"), &origin, &Options::default());
+        let loaded = tern_zone::load_bytes(
+            ZONE.as_bytes(),
+            std::path::Path::new("fuzz"),
+            &origin,
+            &Options::default(),
+        );
         let slot = Arc::new(ZoneSlot::new(&origin));
         if let Ok(loaded) = loaded {
             slot.publish(Arc::new(loaded.contents));
@@ -58,7 +63,8 @@ fn zones() -> &'static ZoneSet {
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, message)) = data.split_first() else { return };
     let transport = if selector & 1 == 0 { Transport::Udp } else { Transport::Tcp };
-    let config = Config { nsid: Some(b"fuzz".to_vec()), version: Some("v".into()), ..Config::default() };
+    let config =
+        Config { nsid: Some(b"fuzz".to_vec()), version: Some("v".into()), ..Config::default() };
     let engine = Engine::new(config);
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
@@ -69,7 +75,8 @@ fuzz_target!(|data: &[u8]| {
     let mut pins = Pins::new();
     engine.look_ahead(zones(), &mut pins, message, &mut ahead);
     ahead.advance(&pins);
-    let looked = engine.answer_with(zones(), &mut pins, &request, &mut ahead, &mut again, &mut table);
+    let looked =
+        engine.answer_with(zones(), &mut pins, &request, &mut ahead, &mut again, &mut table);
     assert_eq!(outcome, looked, "look-ahead changed the outcome");
     if let Outcome::Answered { len, .. } = outcome {
         assert_eq!(out.get(..len), again.get(..len), "look-ahead changed the answer");

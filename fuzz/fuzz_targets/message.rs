@@ -49,7 +49,13 @@ fn read(wire: &[u8]) -> Option<(u16, Flags, Vec<Question>, Vec<Rr>)> {
     Some((h.id, h.flags, questions, records))
 }
 
-fn write(id: u16, flags: Flags, questions: &[Question], records: &[Rr], buf: &mut [u8]) -> Option<usize> {
+fn write(
+    id: u16,
+    flags: Flags,
+    questions: &[Question],
+    records: &[Rr],
+    buf: &mut [u8],
+) -> Option<usize> {
     let mut table = CompressionTable::new();
     let mut w = MessageWriter::new(buf, 65535, &mut table).ok()?;
     w.set_id(id);
@@ -73,7 +79,8 @@ fuzz_target!(|data: &[u8]| {
     let Some(len) = write(id, flags, &questions, &records, &mut buf) else {
         return;
     };
-    let (id2, flags2, questions2, records2) = read(&buf[..len]).expect("rewritten message reads back");
+    let (id2, flags2, questions2, records2) =
+        read(&buf[..len]).expect("rewritten message reads back");
     assert_eq!((id, flags), (id2, flags2));
     assert_eq!(questions.len(), questions2.len());
     for (a, b) in questions.iter().zip(&questions2) {

@@ -40,10 +40,16 @@ fuzz_target!(|data: &[u8]| {
     assert_eq!(outcome(&whole), outcome(&chunked), "outcome differs with chunks of {chunk} bytes");
     let printed: String = records.iter().map(|r| format!("{r}\n")).collect();
     let mut again: Vec<RecordBuf> = Vec::new();
-    let result = parse_bytes(printed.as_bytes(), Path::new("printed"), Name::root().as_ref(), &Options::untrusted(), &mut |r| {
-        again.push(r.to_buf());
-        Ok(())
-    });
+    let result = parse_bytes(
+        printed.as_bytes(),
+        Path::new("printed"),
+        Name::root().as_ref(),
+        &Options::untrusted(),
+        &mut |r| {
+            again.push(r.to_buf());
+            Ok(())
+        },
+    );
     if let Err(e) = result {
         panic!("printed records do not parse: {e}\n{printed}");
     }

@@ -22,12 +22,12 @@ pub mod response;
 mod solve;
 
 use std::sync::Arc;
+
 use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::name::MAX_NAME_LEN;
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-
 use tern_zone::{ContentsGuard, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
 use query::Query;
