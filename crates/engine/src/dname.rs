@@ -9,9 +9,9 @@ use tern_zone::NodeId;
 use crate::response::Truncated;
 use crate::solve::{Solver, Step};
 
-impl Solver<'_, '_, '_> {
+impl<'z> Solver<'z, '_, '_> {
     /// Applies the DNAME at node `id` to `name` (which is below it).
-    pub(crate) fn dname(&mut self, id: NodeId, name: &Dname) -> Result<Step, Truncated> {
+    pub(crate) fn dname(&mut self, id: NodeId, name: &Dname) -> Result<Step<'z>, Truncated> {
         let zone = self.zone;
         let Some(node) = zone.node(id) else { return Ok(Step::Done) };
         let Some(dname) = node.rrset(Rtype::DNAME).filter(|r| r.has_records()) else {
@@ -44,6 +44,7 @@ impl Solver<'_, '_, '_> {
         if self.qtype == Rtype::CNAME {
             return Ok(Step::Done);
         }
-        Ok(Step::Follow(new_name))
+        self.synthesized = Some(new_name);
+        Ok(Step::Synthesized)
     }
 }

@@ -196,18 +196,15 @@ impl Solver<'_, '_, '_> {
     /// are written after the answer section is complete (a wildcard CNAME's proof comes
     /// before its target's records are known).
     fn proof(&mut self, chain: bool, id: NodeId, _rtype: Rtype) -> Result<(), Truncated> {
-        let proof = Proof::new(chain, id);
-        let done = self.proofs.get(..self.proofs_len).is_some_and(|p| p.contains(&proof));
+        let proof = Proof { id, in_chain: chain };
+        let done = self.proofs.contains(&proof);
         if !done {
             match (chain, self.zone.nsec3()) {
                 (true, Some(nsec3)) => nsec3.prefetch_node(id),
                 (true, None) => {}
                 (false, _) => self.zone.prefetch_node(id),
             }
-            if let Some(slot) = self.proofs.get_mut(self.proofs_len) {
-                *slot = proof;
-                self.proofs_len += 1;
-            }
+            let _ = self.proofs.try_push(proof); // full: the answer goes without it
         }
         Ok(())
     }
@@ -217,12 +214,11 @@ impl Solver<'_, '_, '_> {
     /// chain prepared them when the apex is in the question and DO is set (the bytes
     /// `must_below_apex` would write).
     pub(crate) fn write_proofs(&mut self) -> Result<(), Truncated> {
-        if self.proofs_len == 0 {
+        if self.proofs.is_empty() {
             return Ok(());
         }
         let zone = self.zone;
-        let proofs = self.proofs;
-        let proofs = proofs.get(..self.proofs_len).unwrap_or(&[]);
+        let proofs = std::mem::take(&mut self.proofs);
         let nsec3 = zone.nsec3();
         // The chain whose prepared records are copied, and where they go: under the apex
         // in the question.
@@ -235,7 +231,7 @@ impl Solver<'_, '_, '_> {
                 (zone.node(id), Rtype::NSEC)
             }
         };
-        for &Proof { id, in_chain: chain, .. } in proofs {
+        for &Proof { id, in_chain: chain } in &proofs {
             match prepared_in.filter(|_| chain) {
                 Some((c, _)) => c.prefetch_prepared(id),
                 None => {
@@ -245,7 +241,7 @@ impl Solver<'_, '_, '_> {
                 }
             }
         }
-        for &Proof { id, in_chain: chain, .. } in proofs {
+        for &Proof { id, in_chain: chain } in &proofs {
             // A first owner beyond pointer reach is written whole by `must_below_apex`.
             let reachable = chain && self.resp.writer.len() <= MAX_POINTER;
             let prepared = prepared_in.filter(|_| reachable);

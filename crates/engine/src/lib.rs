@@ -479,7 +479,7 @@ impl Lookahead {
     fn remember(&mut self, zones: &ZoneSet, pins: &Pins, qname: &Dname, qtype: Rtype) {
         let wire = qname.as_wire();
         if let Some(copy) = self.qname.get_mut(..wire.len()) {
-            copy.copy_from_slice(wire);
+            tern_wire::bytes::copy(copy, wire);
             let zones = std::ptr::from_ref(zones) as usize;
             self.question = Some((zones, pins.epoch(), qtype, wire.len()));
         }
@@ -491,7 +491,7 @@ impl Lookahead {
         let wire = question.qname().as_wire();
         let zones = std::ptr::from_ref(zones) as usize;
         self.question == Some((zones, pins.epoch(), question.qtype, wire.len()))
-            && self.qname.get(..wire.len()) == Some(wire)
+            && self.qname.get(..wire.len()).is_some_and(|q| tern_wire::bytes::equal(q, wire))
     }
 }
 

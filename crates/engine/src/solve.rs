@@ -5,6 +5,8 @@
 
 use std::num::NonZeroU16;
 
+use arrayvec::ArrayVec;
+
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, Rtype};
 use tern_zone::hash::SuffixHashes;
@@ -20,14 +22,19 @@ pub const MAX_CHAIN: usize = 5;
 /// Additional-section entries kept per response.
 const MAX_EXTRAS: usize = 32;
 
-/// What one step of the chain decided. (The name stays on the stack: boxing it would
-/// allocate on the hot path.)
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum Step {
+/// NSEC/NSEC3 RRsets queued per response (a wildcard answer through a CNAME chain needs
+/// the most).
+const MAX_PROOFS: usize = 8;
+
+/// What one step of the chain decided. Small, so that returning it copies no name.
+pub(crate) enum Step<'z> {
     /// The response is complete (bar the additional section).
     Done,
-    /// Continue with this name (a CNAME or synthesized CNAME target in the zone).
-    Follow(NameBuf),
+    /// Continue with this name, a CNAME target in the zone's data.
+    Follow(&'z Dname),
+    /// Continue with the CNAME target a DNAME synthesized, left in
+    /// [`Solver::synthesized`].
+    Synthesized,
 }
 
 /// Where the data of an answer comes from when it is not the query name's own node.
@@ -39,9 +46,7 @@ pub(crate) struct WildcardMatch {
     pub encloser_labels: usize,
 }
 
-/// A node whose addresses go in the additional section. Eight bytes without padding,
-/// all zero when empty, so that the solver's list of them is cleared by a few wide
-/// stores instead of one store per field.
+/// A node whose addresses go in the additional section.
 #[derive(Clone, Copy, Debug)]
 struct Extra {
     node: NodeId,
@@ -50,28 +55,14 @@ struct Extra {
     owner_at: Option<NonZeroU16>,
     /// Glue the referral cannot do without (RFC 9471 §3).
     required: bool,
-    _pad: u8,
-}
-
-impl Extra {
-    const EMPTY: Extra = Extra { node: 0, owner_at: None, required: false, _pad: 0 };
 }
 
 /// A queued NSEC or NSEC3 RRset proving part of the answer: node `id` of the zone, or
-/// of the NSEC3 chain when `in_chain` is set. No padding, as [`Extra`].
+/// of the NSEC3 chain when `in_chain` is set.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Proof {
     pub id: NodeId,
     pub in_chain: bool,
-    _pad: [u8; 3],
-}
-
-impl Proof {
-    const EMPTY: Proof = Proof::new(false, 0);
-
-    pub(crate) const fn new(in_chain: bool, id: NodeId) -> Proof {
-        Proof { id, in_chain, _pad: [0; 3] }
-    }
 }
 
 /// State of answering one query from one zone.
@@ -79,16 +70,16 @@ pub(crate) struct Solver<'z, 'r, 'b> {
     pub zone: &'z ZoneContents,
     pub resp: &'r mut Response<'b>,
     pub qtype: Rtype,
-    /// Additional-section candidates: (node, required glue).
-    extras: [Extra; MAX_EXTRAS],
-    extras_len: usize,
+    /// Additional-section candidates. The lists are `ArrayVec`s, which start without
+    /// writing their storage: a query that needs none of them clears nothing.
+    extras: ArrayVec<Extra, MAX_EXTRAS>,
     /// Nodes already answered in this chain (loop detection).
-    visited: [NodeId; MAX_CHAIN],
-    visited_len: usize,
+    visited: ArrayVec<NodeId, MAX_CHAIN>,
     /// NSEC/NSEC3 records proving what the answer needs, written to the authority
-    /// section once the answer section is complete: (in the NSEC3 chain, node, type).
-    pub proofs: [Proof; 8],
-    pub proofs_len: usize,
+    /// section once the answer section is complete.
+    pub proofs: ArrayVec<Proof, MAX_PROOFS>,
+    /// The name a DNAME synthesized, for the chain to follow ([`Step::Synthesized`]).
+    pub synthesized: Option<NameBuf>,
     /// The DNAME node already written to the answer (a DNAME may apply repeatedly).
     pub dname_written: NodeId,
 }
@@ -103,18 +94,14 @@ pub(crate) fn answer(
 ) {
     resp.set_authoritative(true);
     resp.question_zone(zone.origin());
-    // Only the first `*_len` entries of the lists are ever read; the rest start as zero
-    // bytes, which the compiler clears in a few wide stores.
     let mut solver = Solver {
         zone,
         resp,
         qtype,
-        extras: [Extra::EMPTY; MAX_EXTRAS],
-        extras_len: 0,
-        visited: [0; MAX_CHAIN],
-        visited_len: 0,
-        proofs: [Proof::EMPTY; 8],
-        proofs_len: 0,
+        extras: ArrayVec::new(),
+        visited: ArrayVec::new(),
+        proofs: ArrayVec::new(),
+        synthesized: None,
         dname_written: NO_NODE,
     };
     if solver.chain(qname, hashes).is_ok() && solver.write_proofs().is_ok() {
@@ -122,27 +109,36 @@ pub(crate) fn answer(
     }
 }
 
-impl Solver<'_, '_, '_> {
+impl<'z> Solver<'z, '_, '_> {
     /// Follows the chain of names from `qname` until an answer is complete.
     fn chain(&mut self, qname: &Dname, hashes: &SuffixHashes) -> Result<(), Truncated> {
         let mut step = self.step(qname, hashes)?;
-        let mut current;
+        let mut synthesized;
         for _ in 1..MAX_CHAIN {
-            let Step::Follow(next) = step else { return Ok(()) };
-            if !next.ends_with(self.zone.origin()) {
+            let current = match step {
+                Step::Done => return Ok(()),
+                Step::Follow(target) => target,
+                Step::Synthesized => {
+                    synthesized = self.synthesized.take();
+                    match &synthesized {
+                        Some(name) => name,
+                        None => return Ok(()),
+                    }
+                }
+            };
+            if !current.ends_with(self.zone.origin()) {
                 return Ok(()); // RFC 1034 §4.3.2: the rest is for another server
             }
-            current = next;
             // The new name is the target of the CNAME just written: point owners there.
             let target_at = self.resp.name_at(0).map(NonZeroU16::get);
-            self.resp.alias(&current, target_at);
-            step = self.step(&current, &SuffixHashes::of(&current))?;
+            self.resp.alias(current, target_at);
+            step = self.step(current, &SuffixHashes::of(current))?;
         }
         Ok(())
     }
 
     /// One lookup and what follows from it.
-    fn step(&mut self, name: &Dname, hashes: &SuffixHashes) -> Result<Step, Truncated> {
+    fn step(&mut self, name: &Dname, hashes: &SuffixHashes) -> Result<Step<'z>, Truncated> {
         match self.zone.lookup(name, hashes) {
             Lookup::Found(id) => {
                 let Some(node) = self.zone.node(id) else { return Ok(Step::Done) };
@@ -184,13 +180,18 @@ impl Solver<'_, '_, '_> {
         cut.flags.contains(Flags::DELEGATION) && self.qtype != Rtype::DS
     }
 
-    fn at_cut(&mut self, cut: NodeId, name: &Dname) -> Result<Step, Truncated> {
+    fn at_cut(&mut self, cut: NodeId, name: &Dname) -> Result<Step<'z>, Truncated> {
         let Some(node) = self.zone.node(cut) else { return Ok(Step::Done) };
         self.at_cut_node(cut, node, name)
     }
 
     /// [`at_cut`](Self::at_cut) with the cut's node at hand.
-    fn at_cut_node(&mut self, cut: NodeId, node: &Node, name: &Dname) -> Result<Step, Truncated> {
+    fn at_cut_node(
+        &mut self,
+        cut: NodeId,
+        node: &Node,
+        name: &Dname,
+    ) -> Result<Step<'z>, Truncated> {
         self.resp.cut_above(name, node.owner());
         if node.flags.contains(Flags::DNAME) {
             return self.dname(cut, name);
@@ -209,7 +210,7 @@ impl Solver<'_, '_, '_> {
         id: NodeId,
         owner: &Dname,
         wildcard: Option<WildcardMatch>,
-    ) -> Result<Step, Truncated> {
+    ) -> Result<Step<'z>, Truncated> {
         if self.seen(id) {
             return Ok(Step::Done); // a loop: stop where we are
         }
@@ -238,7 +239,7 @@ impl Solver<'_, '_, '_> {
                 self.wildcard_answer_proof(owner, w)?;
             }
             let target = cname.rdatas().next().and_then(|rd| Dname::from_wire(rd).ok());
-            return Ok(target.map_or(Step::Done, |t| Step::Follow(NameBuf::from_dname(t))));
+            return Ok(target.map_or(Step::Done, Step::Follow));
         }
         self.nodata(id, owner, wildcard)?;
         Ok(Step::Done)
@@ -246,12 +247,9 @@ impl Solver<'_, '_, '_> {
 
     /// Remembers a node of the chain; true if it was already answered (a loop).
     fn seen(&mut self, id: NodeId) -> bool {
-        let seen = self.visited.get(..self.visited_len).is_some_and(|v| v.contains(&id));
+        let seen = self.visited.contains(&id);
         if !seen {
-            if let Some(slot) = self.visited.get_mut(self.visited_len) {
-                *slot = id;
-                self.visited_len += 1;
-            }
+            let _ = self.visited.try_push(id); // full: the chain ends at MAX_CHAIN anyway
         }
         seen
     }
@@ -264,7 +262,7 @@ impl Solver<'_, '_, '_> {
         node: &Node,
         owner: &Dname,
         wildcard: Option<WildcardMatch>,
-    ) -> Result<Step, Truncated> {
+    ) -> Result<Step<'z>, Truncated> {
         let first = node
             .rrsets()
             .filter(|r| r.has_records() && r.rtype != Rtype::RRSIG)
@@ -289,7 +287,7 @@ impl Solver<'_, '_, '_> {
         owner: &Dname,
         id: NodeId,
         wildcard: Option<WildcardMatch>,
-    ) -> Result<Step, Truncated> {
+    ) -> Result<Step<'z>, Truncated> {
         let signed = node.rrsets().filter(|r| r.sig_count > 0).min_by_key(|r| {
             let covered = r.sigs().next().and_then(tern_zone::records::covered_type);
             covered.map_or(u16::MAX, |t| t.0)
@@ -315,10 +313,7 @@ impl Solver<'_, '_, '_> {
         let zone = self.zone;
         for i in 0..usize::from(rrset.count) {
             let node = rrset.target(i);
-            let queued = self
-                .extras
-                .get(..self.extras_len)
-                .is_some_and(|e| e.iter().any(|x| x.node == node));
+            let queued = self.extras.iter().any(|x| x.node == node);
             if node == NO_NODE || queued {
                 continue;
             }
@@ -327,10 +322,8 @@ impl Solver<'_, '_, '_> {
             }
             let required = cut.is_some_and(|c| zone.is_below_node(node, c));
             let owner_at = self.resp.name_at(i);
-            if let Some(slot) = self.extras.get_mut(self.extras_len) {
-                *slot = Extra { node, owner_at, required, _pad: 0 };
-                self.extras_len += 1;
-            }
+            // Beyond MAX_EXTRAS targets, the rest go without addresses.
+            let _ = self.extras.try_push(Extra { node, owner_at, required });
         }
     }
 
@@ -349,7 +342,7 @@ impl Solver<'_, '_, '_> {
     /// RFC 9471 §3), then the rest. Every RRset that fits goes in, as Knot DNS fills it.
     fn write_extras(&mut self) {
         for required in [true, false] {
-            for i in 0..self.extras_len {
+            for i in 0..self.extras.len() {
                 match self.extras.get(i) {
                     Some(&extra) if extra.required == required => self.write_addresses(&extra),
                     _ => {}

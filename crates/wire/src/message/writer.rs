@@ -455,7 +455,7 @@ impl<'b> MessageWriter<'b> {
             }
             (None, Owner::Under(labels, at)) => {
                 let start = self.len;
-                self.put2(labels, &pointer_bytes(at), limit)?;
+                self.put_labels_and_pointer(labels, at, limit)?;
                 *owner_at = u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER);
                 Ok(())
             }
@@ -695,7 +695,7 @@ impl<'b> MessageWriter<'b> {
     fn write_question_name(&mut self, name: &Dname, limit: usize) -> Result<Option<u16>> {
         if self.mode == Compression::Anchor && self.anchor.is_none() {
             let at = self.len;
-            self.put(name.as_wire(), limit)?;
+            self.put_name(name.as_wire(), limit)?;
             self.anchor = Anchor::new(name, at);
             return Ok(u16::try_from(at).ok());
         }
@@ -782,10 +782,10 @@ impl<'b> MessageWriter<'b> {
             _ => u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER),
         };
         match rest {
-            Suffix::Root => self.put(wire, limit)?,
+            Suffix::Root => self.put_name(wire, limit)?,
             Suffix::At { offset, .. } => {
                 let inline = usize::from(offsets.get(split).unwrap_or(0));
-                self.put2(wire.get(..inline).unwrap_or(&[]), &pointer_bytes(offset), limit)?;
+                self.put_labels_and_pointer(wire.get(..inline).unwrap_or(&[]), offset, limit)?;
             }
         }
         // Labels written in full become targets; `hash` is already that of label split-1.
@@ -821,11 +821,11 @@ impl<'b> MessageWriter<'b> {
                 Ok(Some(target))
             }
             Some((inline, target)) => {
-                self.put2(wire.get(..inline).unwrap_or(&[]), &pointer_bytes(target), limit)?;
+                self.put_labels_and_pointer(wire.get(..inline).unwrap_or(&[]), target, limit)?;
                 Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
             }
             None => {
-                self.put(wire, limit)?;
+                self.put_name(wire, limit)?;
                 Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
             }
         }
@@ -914,6 +914,26 @@ impl<'b> MessageWriter<'b> {
         dst.ok_or(Error::NoSpace)?.copy_from_slice(bytes);
         self.len = end;
         Ok(())
+    }
+
+    /// [`put`](Self::put) for a name or part of one: a few to a few dozen bytes of
+    /// varying length, copied without a call to `memcpy` ([`crate::bytes::copy`]).
+    #[inline]
+    fn put_name(&mut self, bytes: &[u8], limit: usize) -> Result<()> {
+        let end = self.len + bytes.len();
+        let dst = self.buf.get_mut(self.len..end).filter(|_| end <= limit);
+        crate::bytes::copy(dst.ok_or(Error::NoSpace)?, bytes);
+        self.len = end;
+        Ok(())
+    }
+
+    /// A name's first labels and the pointer to the rest, both or neither.
+    fn put_labels_and_pointer(&mut self, labels: &[u8], target: u16, limit: usize) -> Result<()> {
+        if self.len + labels.len() + 2 > limit {
+            return Err(Error::NoSpace);
+        }
+        self.put_name(labels, limit)?;
+        self.put(&pointer_bytes(target), limit)
     }
 
     /// Appends two pieces, both or neither.

@@ -1,0 +1,90 @@
+//! Copying and comparing the short byte strings of a DNS message (names) without a call
+//! to `memcpy` or `memcmp`: a name of 8 to 32 bytes, the common case, is two overlapping
+//! word-sized moves or compares. Longer ones go to the library, where the call pays off.
+
+/// Copies `src` into `dst`, which must be as long (otherwise nothing is copied and false
+/// is returned).
+#[inline(always)]
+pub fn copy(dst: &mut [u8], src: &[u8]) -> bool {
+    let n = src.len();
+    if dst.len() != n {
+        return false;
+    }
+    match n {
+        8..=16 => overlapping::<8>(dst, src),
+        17..=32 => overlapping::<16>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+    true
+}
+
+/// Byte-wise equality of `a` and `b`.
+#[inline(always)]
+pub fn equal(a: &[u8], b: &[u8]) -> bool {
+    let n = a.len();
+    if b.len() != n {
+        return false;
+    }
+    match n {
+        8..=16 => same_ends::<8>(a, b),
+        17..=32 => same_ends::<16>(a, b),
+        _ => a == b,
+    }
+}
+
+/// True when the first and the last `W` bytes, which cover `W..=2W` bytes, are equal.
+#[inline(always)]
+fn same_ends<const W: usize>(a: &[u8], b: &[u8]) -> bool {
+    a.first_chunk::<W>() == b.first_chunk::<W>() && a.last_chunk::<W>() == b.last_chunk::<W>()
+}
+
+/// The first and the last `W` bytes, which together cover `W..=2W` bytes.
+#[inline(always)]
+fn overlapping<const W: usize>(dst: &mut [u8], src: &[u8]) {
+    if let (Some(head), Some(tail)) = (src.first_chunk::<W>(), src.last_chunk::<W>()) {
+        let (head, tail) = (*head, *tail);
+        if let Some(d) = dst.first_chunk_mut::<W>() {
+            *d = head;
+        }
+        if let Some(d) = dst.last_chunk_mut::<W>() {
+            *d = tail;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_length_copies_exactly() {
+        let src: Vec<u8> = (1..=80).collect();
+        for n in 0..=80 {
+            let mut dst = vec![0xEE; n + 2];
+            assert!(copy(&mut dst[1..=n], &src[..n]), "{n}");
+            assert_eq!(&dst[1..=n], &src[..n], "{n}");
+            assert_eq!((dst[0], dst[n + 1]), (0xEE, 0xEE), "{n}: wrote outside");
+        }
+    }
+
+    #[test]
+    fn equal_sees_a_difference_in_any_byte() {
+        let a: Vec<u8> = (1..=80).collect();
+        for n in 0..=80 {
+            assert!(equal(&a[..n], &a[..n]), "{n}");
+            assert!(!equal(&a[..n], &a[..n.saturating_sub(1)]) || n == 0, "{n}: length");
+            for i in 0..n {
+                let mut b = a[..n].to_vec();
+                b[i] ^= 0x20;
+                assert!(!equal(&a[..n], &b), "{n}: byte {i}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_length_mismatch_copies_nothing() {
+        let mut dst = [0u8; 10];
+        assert!(!copy(&mut dst, &[1; 9]));
+        assert_eq!(dst, [0; 10]);
+    }
+}
