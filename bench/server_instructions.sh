@@ -5,6 +5,7 @@
 # benchmark's mix are asked one at a time (so every query is a batch of one: the
 # worker's per-batch work counts in full), and counting is switched off again.
 #   bench/server_instructions.sh [TERND] [N]    (default: target/release/ternd, 2000)
+# KEEP=FILE keeps the callgrind output (callgrind_annotate FILE for where they go).
 # Run bench/run.sh (or bench/udp_ab.py) once first: it makes the zone and queries.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -45,4 +46,5 @@ kill -TERM $VG
 wait $VG || true
 TOTAL=$(sed -n 's/^totals: //p' "$OUT")
 echo "$BIN: $TOTAL instructions for $N queries, $((TOTAL / N)) per query"
+[ -n "${KEEP:-}" ] && cp "$OUT" "$KEEP"
 rm -f "$OUT"
