@@ -6,6 +6,7 @@
 # worker's per-batch work counts in full), and counting is switched off again.
 #   bench/server_instructions.sh [TERND] [N]    (default: target/release/ternd, 2000)
 # KEEP=FILE keeps the callgrind output (callgrind_annotate FILE for where they go).
+# TCP=1 asks each query on a connection of its own (fresh-connection TCP) instead.
 # Run bench/run.sh (or bench/udp_ab.py) once first: it makes the zone and queries.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -25,21 +26,35 @@ for _ in $(seq 1 180); do
     [ -n "$(dig +short +time=1 +tries=1 -p $PORT @127.0.0.1 tld. SOA 2>/dev/null)" ] && break
 done
 callgrind_control -i on $VG >/dev/null 2>&1
-python3 - "$PORT" "$N" "$QUERIES" <<'PY'
-import socket, sys
+python3 - "$PORT" "$N" "$QUERIES" "${TCP:-0}" <<'PY'
+import socket, struct, sys
 import dns.message
-port, n, path = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+port, n, path, tcp = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 lines = [l.split() for l in open(path) if l.strip()]
 wires = []
 for i in range(n):
     q = dns.message.make_query(lines[i % len(lines)][0], lines[i % len(lines)][1])
     q.id = i & 0xFFFF
     wires.append(q.to_wire())
+def over_tcp(wire):
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as c:
+        c.sendall(struct.pack("!H", len(wire)) + wire)
+        want, got = None, b""
+        while want is None or len(got) < want + 2:
+            chunk = c.recv(65537)
+            if not chunk:
+                raise RuntimeError("connection closed before the answer")
+            got += chunk
+            if want is None and len(got) >= 2:
+                want = struct.unpack("!H", got[:2])[0]
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.settimeout(30)
 for w in wires:
-    s.sendto(w, ("127.0.0.1", port))
-    s.recvfrom(65535)
+    if tcp:
+        over_tcp(w)
+    else:
+        s.sendto(w, ("127.0.0.1", port))
+        s.recvfrom(65535)
 PY
 callgrind_control -i off $VG >/dev/null 2>&1
 kill -TERM $VG

@@ -52,10 +52,12 @@ impl RequestContext {
 ///
 /// What is worth keeping from batch to batch (tables, buffers) lives in the `Scratch`,
 /// which a UDP worker makes once with [`new_scratch`](Handler::new_scratch) and lends to
-/// each of its batches: a batch then costs no wipe of it.
+/// each of its batches, and TCP keeps one of per runtime thread: a batch then costs no
+/// wipe of it.
 pub trait Handler: Send + Sync + 'static {
-    /// What a worker keeps across batches; `()` when nothing is.
-    type Scratch;
+    /// What a worker keeps across batches; `()` when nothing is. Whatever a batch left
+    /// in it must be harmless to the next batch, which may be another connection's.
+    type Scratch: 'static;
 
     /// State held for one batch, such as a snapshot guard, borrowing the worker's
     /// scratch; `()` when none is needed.
