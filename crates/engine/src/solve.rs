@@ -22,8 +22,7 @@ pub const MAX_CHAIN: usize = 5;
 /// Additional-section entries kept per response.
 const MAX_EXTRAS: usize = 32;
 
-/// NSEC/NSEC3 RRsets queued per response (a wildcard answer through a CNAME chain needs
-/// the most).
+/// NSEC/NSEC3 RRsets queued per response (an NSEC3 NXDOMAIN needs three).
 const MAX_PROOFS: usize = 8;
 
 /// What one step of the chain decided. Small, so that returning it copies no name.

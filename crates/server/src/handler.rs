@@ -52,7 +52,7 @@ impl RequestContext {
 ///
 /// What is worth keeping from batch to batch (tables, buffers) lives in the `Scratch`,
 /// which a UDP worker makes once with [`new_scratch`](Handler::new_scratch) and lends to
-/// each of its batches, and TCP keeps one of per runtime thread: a batch then costs no
+/// each of its batches, and TCP keeps one per runtime thread: a batch then costs no
 /// wipe of it.
 pub trait Handler: Send + Sync + 'static {
     /// What a worker keeps across batches; `()` when nothing is. Whatever a batch left

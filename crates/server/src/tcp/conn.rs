@@ -252,7 +252,7 @@ mod tests {
 
     use super::*;
 
-    /// Counts the scratches it makes; a batch records which scratch it was lent.
+    /// Numbers the scratches it makes; a batch is the scratch it was lent.
     #[derive(Default)]
     struct Counting(AtomicUsize);
 
