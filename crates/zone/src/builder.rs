@@ -113,6 +113,8 @@ impl ZoneBuilder {
         let index = hinted(std::mem::take(&mut self.main.owners.index).fitted(), &nodes);
         let mut contents = ZoneContents {
             origin: self.origin.clone(),
+            // A name has at most 127 labels.
+            origin_labels: self.origin.label_count() as u8,
             nodes,
             index,
             nsec3: chain,

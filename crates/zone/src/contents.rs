@@ -53,6 +53,8 @@ const PREFETCHED_ANCESTORS: usize = 3;
 #[derive(Clone, Debug)]
 pub struct ZoneContents {
     pub(crate) origin: Name,
+    /// Labels of `origin`, counted once: every lookup starts from it.
+    pub(crate) origin_labels: u8,
     pub(crate) nodes: ChunkVec<Node>,
     pub(crate) index: NameIndex,
     pub(crate) nsec3: Option<Nsec3Chain>,
@@ -80,8 +82,9 @@ impl ZoneContents {
     }
 
     /// Labels of the origin.
+    #[inline]
     pub fn origin_labels(&self) -> usize {
-        self.origin.label_count()
+        usize::from(self.origin_labels)
     }
 
     /// The SOA serial.
