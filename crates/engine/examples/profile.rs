@@ -50,8 +50,16 @@ fn main() {
             from_files(&zone, &queries, std::env::var("TERN_DO").is_ok_and(|v| v == "1"), 10_000)
         }
         _ => {
+            // TERN_DO_SHARE=50: the bench's `tld-mix-do50` queries (made, as there, after
+            // the `do0` ones from the same generator).
+            let share: u64 =
+                std::env::var("TERN_DO_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
             let (text, owners) = tld_zone(names, &mut rng);
-            (zone_set(&text), queries(&owners, 10_000, 0, &mut rng))
+            let mut qs = queries(&owners, 10_000, 0, &mut rng);
+            if share > 0 {
+                qs = queries(&owners, 10_000, share, &mut rng);
+            }
+            (zone_set(&text), qs)
         }
     };
     let packed = Packed::new(&qs);
