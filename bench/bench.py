@@ -72,10 +72,12 @@ def pinned(cpu, argv):
     return ["taskset", "-c", str(cpu)] + argv
 
 
-def dnsperf(port, data, seconds, args, dnssec=False, tcp=False):
-    """Runs dnsperf on CLIENT_CPU; returns (answered, qps, lost percent)."""
+def dnsperf(port, data, seconds, args, dnssec=False, tcp=False, rate=None):
+    """Runs dnsperf on CLIENT_CPU, sending as fast as answers allow or at most `rate`
+    queries per second; returns (answered, qps, lost percent, rcode mix)."""
     argv = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", data, "-l", str(seconds),
             "-c", str(args.clients), "-q", str(args.outstanding)]
+    argv += ["-Q", str(rate)] if rate else []
     argv += ["-D"] if dnssec else []
     argv += ["-m", "tcp"] if tcp else []
     out = subprocess.run(pinned(CLIENT_CPU, argv), capture_output=True, text=True,
@@ -118,8 +120,12 @@ def fresh(tool, port, data, seconds, concurrency):
 
 
 def load_generator(mode, server, data, args, tools):
-    """Runs one mode against a started server; returns a measurement dict."""
-    cpu0 = server.cpu_seconds()
+    """Runs one mode against a started server; returns a measurement dict.
+
+    Beside the CPU per answered query it keeps the user/kernel split and the queries
+    answered per context switch: a server that sleeps between small batches pays the
+    kernel's wake-up and system-call costs more often per query than a busy one."""
+    (user0, sys0), switches0 = server.cpu_split(), server.context_switches()
     if mode == "fresh":
         answered, qps, lost = fresh(tools["tcp-fresh"], server.port, data.queries_tcp,
                                     args.duration, args.fresh_concurrency)
@@ -127,9 +133,16 @@ def load_generator(mode, server, data, args, tools):
     else:
         answered, qps, lost, rcodes = dnsperf(server.port, data.queries, args.duration, args,
                                               dnssec=mode == "do", tcp=mode == "tcp")
-    cpu = server.cpu_seconds() - cpu0
+    (user1, sys1), switches1 = server.cpu_split(), server.context_switches()
+
+    def per_query(seconds):
+        return 1e6 * seconds / answered if answered else None
+
+    switches = switches1 - switches0
     return {"mode": mode, "qps": qps, "answered": answered, "lost": lost, "rcodes": rcodes,
-            "cpu_us": 1e6 * cpu / answered if answered else None}
+            "cpu_us": per_query(user1 - user0 + sys1 - sys0),
+            "user_us": per_query(user1 - user0), "sys_us": per_query(sys1 - sys0),
+            "per_switch": answered / switches if switches else None}
 
 
 def session(kind, data, signed, modes, args, tools, repeat):
@@ -148,10 +161,11 @@ def session(kind, data, signed, modes, args, tools, repeat):
         if kind != "floor":
             records.append(dict(base, mode="load", load_s=load_s, pss_kb=server.pss_kb()))
         for mode in modes:
-            records.append(dict(base, **load_generator(mode, server, data, args, tools)))
-            print(f"  {kind:5} {data.size:>8} {mode:5} {records[-1]['qps']:>10.0f} qps "
-                  f"{records[-1]['cpu_us'] or 0:7.2f} us/q lost {records[-1]['lost']:.2f}%",
-                  flush=True)
+            r = load_generator(mode, server, data, args, tools)
+            records.append(dict(base, **r))
+            print(f"  {kind:5} {data.size:>8} {mode:5} {r['qps']:>10.0f} qps "
+                  f"{r['cpu_us'] or 0:7.2f} us/q ({r['user_us'] or 0:.2f} user) "
+                  f"{r['per_switch'] or 0:6.1f} q/switch lost {r['lost']:.2f}%", flush=True)
     except (RuntimeError, subprocess.SubprocessError, KeyError, ValueError) as err:
         print(f"  {kind}: FAILED: {err}", flush=True)
         records.append(dict(base, mode="error", error=str(err)[:2000]))

@@ -188,6 +188,7 @@ class Server:
         self.kind, self.zones, self.port, self.work = kind, zones, port, work
         self.log_path = os.path.join(work, f"{kind}.log")
         log = open(self.log_path, "wb")
+        self.cpu = cpu
         pin = (lambda: os.sched_setaffinity(0, {cpu})) if cpu is not None else None
         self.started = time.monotonic()
         self.proc = subprocess.Popen(
@@ -211,15 +212,39 @@ class Server:
 
     def cpu_seconds(self):
         """User + system CPU time of the whole process tree (all threads), in seconds."""
-        ticks = 0
+        return sum(self.cpu_split())
+
+    def cpu_split(self):
+        """(user, system) CPU seconds of the whole process tree (all threads)."""
+        user = system = 0
         for pid in self.pids():
             try:
                 with open(f"/proc/{pid}/stat") as f:
                     fields = f.read().rsplit(")", 1)[1].split()
-                ticks += int(fields[11]) + int(fields[12])
+                user += int(fields[11])
+                system += int(fields[12])
             except (OSError, IndexError, ValueError):
                 pass
-        return ticks / CLK_TCK
+        return user / CLK_TCK, system / CLK_TCK
+
+    def context_switches(self):
+        """Context switches (voluntary and not) of every thread of the process tree: a
+        thread that blocks for lack of work and is woken again counts one."""
+        total = 0
+        for pid in self.pids():
+            try:
+                threads = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in threads:
+                try:
+                    with open(f"/proc/{pid}/task/{tid}/status") as f:
+                        total += sum(int(line.split()[1]) for line in f
+                                     if line.startswith(("voluntary_ctxt_switches",
+                                                         "nonvoluntary_ctxt_switches")))
+                except (OSError, IndexError, ValueError):
+                    pass
+        return total
 
     def pss_kb(self):
         """Proportional set size summed over the process tree (shared pages split)."""
@@ -263,7 +288,36 @@ class Server:
                     pending.pop(0)
                 else:
                     time.sleep(0.01)
-        return time.monotonic() - self.started
+        answering = time.monotonic() - self.started
+        self.keep_on_cpu()
+        return answering
+
+    def keep_on_cpu(self):
+        """Moves every thread of the process tree back to the server's CPU.
+
+        The process starts pinned, but a server may set its own threads' affinity: Knot
+        DNS puts its UDP worker on CPU 0, beside the load generator, where it would be
+        woken without a cross-CPU interrupt and see larger batches than a server kept
+        apart. Returns how many threads had to be moved (and says so)."""
+        if self.cpu is None:
+            return 0
+        moved = 0
+        for pid in self.pids():
+            try:
+                threads = [int(t) for t in os.listdir(f"/proc/{pid}/task")]
+            except OSError:
+                continue
+            for tid in threads:
+                try:
+                    if os.sched_getaffinity(tid) != {self.cpu}:
+                        os.sched_setaffinity(tid, {self.cpu})
+                        moved += 1
+                except OSError:
+                    pass
+        if moved:
+            print(f"  {self.kind}: {moved} thread(s) had left CPU {self.cpu}; moved back",
+                  flush=True)
+        return moved
 
     def stop(self):
         """Ends the process group: SIGTERM, then SIGKILL after 10 s."""

@@ -32,24 +32,33 @@ def _fmt(value, spec):
 
 
 def throughput(records, size):
+    """Medians per mode and server. CPU is split into user and kernel time, and the
+    queries answered per context switch show how well the server's waits were batched."""
     rows = [r for r in records if r["size"] == size and r["mode"] in MODE_TITLES]
     if not rows:
         return []
-    lines = ["| mode | server | qps (median) | qps (min–max) | server CPU µs/query | lost % "
-             "| answers (first round) |", "|---|---|---:|---:|---:|---:|---|"]
+    lines = ["| mode | server | qps (median) | qps (min–max) | server CPU µs/query "
+             "| user + kernel µs | queries per switch | lost % | answers (first round) |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---|"]
     for mode in [m for m in MODE_TITLES if any(r["mode"] == m for r in rows)]:
         for server in _order(rows, "server"):
             runs = [r for r in rows if r["mode"] == mode and r["server"] == server]
-            if not runs:
-                continue
-            qps = [r["qps"] for r in runs]
-            lines.append(
-                f"| {MODE_TITLES[mode]} | {server} | {_median(qps):,.0f} | "
-                f"{min(qps):,.0f}–{max(qps):,.0f} | "
-                f"{_fmt(_median([r['cpu_us'] for r in runs]), '.2f')} | "
-                f"{_fmt(_median([r['lost'] for r in runs]), '.2f')} | "
-                f"{runs[0].get('rcodes') or '—'} |")
+            if runs:
+                lines.append(_throughput_row(mode, server, runs))
     return lines
+
+
+def _throughput_row(mode, server, runs):
+    def med(field):
+        return _median([r.get(field) for r in runs])
+
+    user, kernel = med("user_us"), med("sys_us")
+    split = "—" if user is None or kernel is None else f"{user:.2f} + {kernel:.2f}"
+    qps = [r["qps"] for r in runs]
+    return (f"| {MODE_TITLES[mode]} | {server} | {_median(qps):,.0f} | "
+            f"{min(qps):,.0f}–{max(qps):,.0f} | {_fmt(med('cpu_us'), '.2f')} | {split} | "
+            f"{_fmt(med('per_switch'), '.1f')} | {_fmt(med('lost'), '.2f')} | "
+            f"{runs[0].get('rcodes') or '—'} |")
 
 
 def load_memory(records, size):

@@ -43,6 +43,20 @@ class TargetsTest(unittest.TestCase):
         # Modes nobody measured are left out.
         self.assertFalse(any("DO=1" in line for line in lines))
 
+    def test_throughput_splits_cpu_and_counts_queries_per_switch(self):
+        rows = self.records()
+        for r in rows:
+            r.update(user_us=r["cpu_us"] / 4, sys_us=r["cpu_us"] * 3 / 4, per_switch=7.0)
+        rows[0].pop("per_switch")  # a round without the count (an older record) is left out
+        lines = table.throughput(rows, 100)
+        # Tern's rounds: 4.0 = 1.0 + 3.0 and 6.0 = 1.5 + 4.5; medians 1.25 + 3.75.
+        tern = self.row(lines, "UDP, DO=0 | tern")
+        self.assertEqual(tern[4:7], ["5.00", "1.25 + 3.75", "7.0"])
+
+    def test_throughput_of_records_without_the_split(self):
+        tern = self.row(table.throughput(self.records(), 100), "UDP, DO=0 | tern")
+        self.assertEqual(tern[4:7], ["5.00", "—", "—"])
+
     def test_no_rows_without_tern(self):
         rows = [r for r in self.records() if r["server"] != "tern"]
         self.assertEqual(table.targets(rows, 100), [])

@@ -10,8 +10,9 @@ on this shared machine).
 
     python3 bench/udp_ab.py --servers tern=OLD_TERND,tern=NEW_TERND \\
         [--rounds 6] [--duration 8] [--do]
-A plain `tern` uses --tern (or the default build). Run `bench/run.sh` once first: it
-installs the peers and builds the data this script reuses.
+A plain `tern` uses --tern (or the default build); `floor` is the do-nothing responder.
+Run `bench/run.sh` once first: it installs the peers and builds the data and the floor
+this script reuses. With `--rate`, every server is offered the same load.
 """
 
 import argparse
@@ -36,6 +37,9 @@ def parse_args():
     p.add_argument("--rounds", type=int, default=6)
     p.add_argument("--duration", type=float, default=8, help="seconds per measurement")
     p.add_argument("--do", action="store_true", help="DO=1 queries on the signed zone")
+    p.add_argument("--rate", type=int, default=None,
+                   help="offer at most this many queries per second (dnsperf -Q): every "
+                        "server then answers the same load")
     p.add_argument("--clients", type=int, default=4, help="dnsperf -c")
     p.add_argument("--outstanding", type=int, default=200, help="dnsperf -q")
     bench.add_common_args(p)
@@ -48,17 +52,21 @@ def measure(spec, data, args, default_tern):
     port = peers.free_port()
     work = os.path.join(args.work, "udp-ab", kind)
     zone = data.signed if args.do else data.zone
+    floor = os.path.join(args.work, "tools", "udp-floor")  # built by bench/run.sh
     server = peers.start(kind, [peers.Zone(data.origin, zone)], port, work,
-                         cpu=bench.SERVER_CPU, tern_bin=path or default_tern)
+                         cpu=bench.SERVER_CPU, tern_bin=path or default_tern, floor_bin=floor)
     try:
-        server.wait_answering()
-        before = server.cpu_seconds()
+        server.wait_answering(floor=kind == "floor")
+        (user0, sys0), switches0 = server.cpu_split(), server.context_switches()
         answered, qps, lost, _ = bench.dnsperf(port, data.queries, args.duration, args,
-                                               dnssec=args.do)
-        cpu = server.cpu_seconds() - before
+                                               dnssec=args.do, rate=args.rate)
+        (user1, sys1), switches1 = server.cpu_split(), server.context_switches()
     finally:
         server.stop()
-    return {"qps": qps, "lost": lost, "us": 1e6 * cpu / max(1, answered)}
+    answered = max(1, answered)
+    return {"qps": qps, "lost": lost, "us": 1e6 * (user1 - user0 + sys1 - sys0) / answered,
+            "user_us": 1e6 * (user1 - user0) / answered,
+            "per_switch": answered / max(1, switches1 - switches0)}
 
 
 def report(specs, results):
@@ -87,7 +95,8 @@ def main():
         for spec in specs[turn:] + specs[:turn]:
             r = measure(spec, data, args, default_tern)
             results[spec].append(r)
-            print(f"round {rnd} {spec:>40}: {r['qps']:8.0f} qps  {r['us']:5.2f} us/query  "
+            print(f"round {rnd} {spec:>40}: {r['qps']:8.0f} qps  {r['us']:5.2f} us/query "
+                  f"({r['user_us']:.2f} user)  {r['per_switch']:5.1f} q/switch  "
                   f"lost {r['lost']:.2f}%", flush=True)
     report(specs, results)
 
