@@ -56,7 +56,9 @@ def parse_args():
 
 def add_common_args(p):
     """The options every script of the harness shares: where data is cached, which ternd."""
-    p.add_argument("--work", default=os.path.join(HERE, "out"),
+    # Absolute, because servers get paths into it in their configurations and resolve a
+    # relative one against their own directories (Knot DNS then never loads the zone).
+    p.add_argument("--work", default=os.path.join(HERE, "out"), type=os.path.abspath,
                    help="cache of zones, signed zones, tools and results")
     p.add_argument("--tern", default=None, help="ternd binary (default: $TERND or "
                    "<cargo target>/release/ternd)")
@@ -120,12 +122,8 @@ def fresh(tool, port, data, seconds, concurrency):
 
 
 def load_generator(mode, server, data, args, tools):
-    """Runs one mode against a started server; returns a measurement dict.
-
-    Beside the CPU per answered query it keeps the user/kernel split and the queries
-    answered per context switch: a server that sleeps between small batches pays the
-    kernel's wake-up and system-call costs more often per query than a busy one."""
-    (user0, sys0), switches0 = server.cpu_split(), server.context_switches()
+    """Runs one mode against a started server; returns a measurement dict."""
+    before = server.usage()
     if mode == "fresh":
         answered, qps, lost = fresh(tools["tcp-fresh"], server.port, data.queries_tcp,
                                     args.duration, args.fresh_concurrency)
@@ -133,16 +131,23 @@ def load_generator(mode, server, data, args, tools):
     else:
         answered, qps, lost, rcodes = dnsperf(server.port, data.queries, args.duration, args,
                                               dnssec=mode == "do", tcp=mode == "tcp")
-    (user1, sys1), switches1 = server.cpu_split(), server.context_switches()
+    return {"mode": mode, "qps": qps, "answered": answered, "lost": lost, "rcodes": rcodes,
+            **per_query_usage(before, server.usage(), answered)}
+
+
+def per_query_usage(before, after, answered):
+    """CPU µs per answered query (`cpu_us`), split into user and kernel time, and the
+    queries answered per context switch, from two `Server.usage()` snapshots.
+
+    A server that sleeps between small batches pays the kernel's wake-up and system-call
+    costs more often per query than a busy one: `per_switch` shows which it was."""
+    user, system, switches = (b - a for a, b in zip(before, after))
 
     def per_query(seconds):
         return 1e6 * seconds / answered if answered else None
 
-    switches = switches1 - switches0
-    return {"mode": mode, "qps": qps, "answered": answered, "lost": lost, "rcodes": rcodes,
-            "cpu_us": per_query(user1 - user0 + sys1 - sys0),
-            "user_us": per_query(user1 - user0), "sys_us": per_query(sys1 - sys0),
-            "per_switch": answered / switches if switches else None}
+    return {"cpu_us": per_query(user + system), "user_us": per_query(user),
+            "sys_us": per_query(system), "per_switch": answered / switches if switches else None}
 
 
 def session(kind, data, signed, modes, args, tools, repeat):

@@ -227,6 +227,10 @@ class Server:
                 pass
         return user / CLK_TCK, system / CLK_TCK
 
+    def usage(self):
+        """A snapshot of (user s, system s, context switches) for `per_query_usage`."""
+        return (*self.cpu_split(), self.context_switches())
+
     def context_switches(self):
         """Context switches (voluntary and not) of every thread of the process tree: a
         thread that blocks for lack of work and is woken again counts one."""
@@ -296,9 +300,9 @@ class Server:
         """Moves every thread of the process tree back to the server's CPU.
 
         The process starts pinned, but a server may set its own threads' affinity: Knot
-        DNS puts its UDP worker on CPU 0, beside the load generator, where it would be
-        woken without a cross-CPU interrupt and see larger batches than a server kept
-        apart. Returns how many threads had to be moved (and says so)."""
+        DNS puts its UDP worker on CPU 0, where it would share a core with the load
+        generator and be measured under other conditions than the servers kept apart.
+        Returns how many threads had to be moved (and says so)."""
         if self.cpu is None:
             return 0
         moved = 0

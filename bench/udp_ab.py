@@ -57,16 +57,15 @@ def measure(spec, data, args, default_tern):
                          cpu=bench.SERVER_CPU, tern_bin=path or default_tern, floor_bin=floor)
     try:
         server.wait_answering(floor=kind == "floor")
-        (user0, sys0), switches0 = server.cpu_split(), server.context_switches()
+        before = server.usage()
         answered, qps, lost, _ = bench.dnsperf(port, data.queries, args.duration, args,
                                                dnssec=args.do, rate=args.rate)
-        (user1, sys1), switches1 = server.cpu_split(), server.context_switches()
+        usage = bench.per_query_usage(before, server.usage(), answered)
     finally:
         server.stop()
-    answered = max(1, answered)
-    return {"qps": qps, "lost": lost, "us": 1e6 * (user1 - user0 + sys1 - sys0) / answered,
-            "user_us": 1e6 * (user1 - user0) / answered,
-            "per_switch": answered / max(1, switches1 - switches0)}
+    nan = float("nan")  # nothing answered: no figure, and no division by zero later
+    return {"qps": qps, "lost": lost, "us": usage["cpu_us"] or nan,
+            "user_us": usage["user_us"] or nan, "per_switch": usage["per_switch"] or nan}
 
 
 def report(specs, results):
