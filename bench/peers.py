@@ -276,6 +276,8 @@ class Server:
 
         Returns the seconds from process start until then. Raises RuntimeError if the
         process exits or `timeout` passes first. The floor only has to answer at all.
+        Once answering, every thread is put back on the server's CPU (`keep_on_cpu`), so
+        that whatever a script measures next runs where the server was pinned.
         """
         pending = [z.origin for z in self.zones] or ["."]
         deadline = self.started + timeout
