@@ -200,6 +200,8 @@ impl Solver<'_, '_, '_> {
         let done = self.proofs.contains(&proof);
         if !done {
             match (chain, self.zone.nsec3()) {
+                // With DO the prepared copy is written (`write_proofs`), else the node.
+                (true, Some(nsec3)) if self.resp.dnssec => nsec3.prefetch_prepared_slot(id),
                 (true, Some(nsec3)) => nsec3.prefetch_node(id),
                 (true, None) => {}
                 (false, _) => self.zone.prefetch_node(id),

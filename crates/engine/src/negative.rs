@@ -13,11 +13,12 @@ impl Solver<'_, '_, '_> {
     /// The name does not exist and no wildcard matched.
     pub(crate) fn nxdomain(&mut self, name: &Dname, w: WildcardMatch) -> Result<(), Truncated> {
         self.resp.rcode = Rcode::NXDOMAIN; // RFC 6604 §3: the last name of a chain decides
-        self.negative_soa()?;
+                                           // Proofs are only queued here (written after the SOA, `write_proofs`): finding
+                                           // them first starts their records loading while the SOA is written.
         if self.resp.dnssec {
             self.nxdomain_proof(name, w)?;
         }
-        Ok(())
+        self.negative_soa()
     }
 
     /// The name exists (node `id`, or the wildcard that matched) but has no data of the
@@ -28,14 +29,14 @@ impl Solver<'_, '_, '_> {
         owner: &Dname,
         wildcard: Option<WildcardMatch>,
     ) -> Result<(), Truncated> {
-        self.negative_soa()?;
         if self.resp.dnssec {
+            // Queued before the SOA is written, as for NXDOMAIN.
             match wildcard {
                 None => self.nodata_proof(id, owner)?,
                 Some(w) => self.wildcard_nodata_proof(id, owner, w)?,
             }
         }
-        Ok(())
+        self.negative_soa()
     }
 
     /// The apex SOA with the negative-caching TTL: the prepared copy when the zone is the

@@ -6,7 +6,7 @@
 
 use tern_wire::message::Section;
 use tern_wire::Rtype;
-use tern_zone::{Denial, Node, NodeId};
+use tern_zone::{Denial, Node, NodeId, Rrset};
 
 use crate::response::Truncated;
 use crate::solve::Solver;
@@ -28,14 +28,30 @@ impl Solver<'_, '_, '_> {
         }
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
         self.prefetch_targets(&ns);
+        let ds = match self.resp.dnssec && zone.denial() != Denial::Unsigned {
+            true => self.ds_or_proof(cut, node)?,
+            false => None,
+        };
         self.resp.must(Section::Authority, node.owner(), &ns, ns.ttl)?;
-        if self.resp.dnssec && zone.denial() != Denial::Unsigned {
-            match node.rrset(Rtype::DS).filter(|r| r.has_records()) {
-                Some(ds) => self.resp.must(Section::Authority, node.owner(), &ds, ds.ttl)?,
-                None => self.no_ds_proof(cut)?,
-            }
+        if let Some(ds) = ds {
+            self.resp.must(Section::Authority, node.owner(), &ds, ds.ttl)?;
         }
         self.note_targets(&ns, Some(cut));
         Ok(())
+    }
+
+    /// The cut's DS RRset, or none after queueing the proof that it has none: the proof
+    /// is written after the NS RRset (`write_proofs`), but found first, so that its
+    /// records load while the NS RRset is written.
+    #[inline(never)] // the unsigned path stays as small as it was
+    fn ds_or_proof<'n>(
+        &mut self,
+        cut: NodeId,
+        node: &'n Node,
+    ) -> Result<Option<Rrset<'n>>, Truncated> {
+        match node.rrset(Rtype::DS).filter(|r| r.has_records()) {
+            Some(ds) => Ok(Some(ds)),
+            None => self.no_ds_proof(cut).map(|()| None),
+        }
     }
 }
