@@ -110,3 +110,12 @@ def build_tools(out_dir):
             _run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, src])
         tools[name] = binary
     return tools
+
+
+if __name__ == "__main__":
+    # python3 bench/datasets.py [SIZE] [WORK]: makes (or finds) the data set and names its
+    # files; the engine's criterion bench reads the 100k one from bench/out.
+    size = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    work = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else os.path.join(HERE, "out")
+    for field, path in prepare(size, work).__dict__.items():
+        print(f"{field}: {path}")

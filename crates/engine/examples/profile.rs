@@ -5,36 +5,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
 use std::hint::black_box;
-use std::sync::Arc;
+use std::path::Path;
 
 use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
-use tern_wire::{Name, Rtype};
-use tern_zone::{Pins, ZoneSet, ZoneSlot};
-use tldmix::{queries, query, tld_zone, zone_set, Packed, Rng};
+use tern_zone::{Pins, ZoneSet};
+use tldmix::{from_files, queries, tld_zone, zone_set, Packed, Rng};
 
 #[path = "../benches/support/tldmix.rs"]
 mod tldmix;
-
-/// The zone and queries of a harness run (`bench/out/...`): a zone file for `tld.` and a
-/// dnsperf query file (`name type` lines), asked with DO when `dnssec`.
-fn from_files(zone: &str, query_file: &str, dnssec: bool, count: usize) -> (ZoneSet, Vec<Vec<u8>>) {
-    let origin: Name = "tld.".parse().unwrap();
-    let loaded =
-        tern_zone::load_file(std::path::Path::new(zone), &origin, &Default::default(), &mut |_| {})
-            .unwrap();
-    let slot = Arc::new(ZoneSlot::new(&origin));
-    slot.publish(Arc::new(loaded.contents));
-    tern_zone::memory::after_load();
-    let text = std::fs::read_to_string(query_file).unwrap();
-    let qs = text
-        .lines()
-        .filter_map(|l| l.split_once(' '))
-        .take(count)
-        .map(|(name, t)| query(name, Rtype::from_mnemonic(t.trim().as_bytes()).unwrap(), dnssec))
-        .collect();
-    (ZoneSet::new(vec![slot]), qs)
-}
 
 fn main() {
     let names: usize =
@@ -44,16 +23,18 @@ fn main() {
     let engine = Engine::new(Config::default());
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
+    // TERN_DO_SHARE=50: half the queries with DO (in the generated mix, the bench's
+    // `tld-mix-do50` queries, made as there after the `do0` ones from the same generator).
+    let share: u64 = match std::env::var("TERN_DO") {
+        Ok(v) if v == "1" => 100,
+        _ => std::env::var("TERN_DO_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
+    };
     // TERN_ZONE_FILE + TERN_QUERY_FILE (+ TERN_DO=1): profile a harness data set instead.
     let (zones, qs) = match (std::env::var("TERN_ZONE_FILE"), std::env::var("TERN_QUERY_FILE")) {
         (Ok(zone), Ok(queries)) => {
-            from_files(&zone, &queries, std::env::var("TERN_DO").is_ok_and(|v| v == "1"), 10_000)
+            from_files(Path::new(&zone), Path::new(&queries), 10_000, share, &mut rng).unwrap()
         }
         _ => {
-            // TERN_DO_SHARE=50: the bench's `tld-mix-do50` queries (made, as there, after
-            // the `do0` ones from the same generator).
-            let share: u64 =
-                std::env::var("TERN_DO_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(0);
             let (text, owners) = tld_zone(names, &mut rng);
             let mut qs = queries(&owners, 10_000, 0, &mut rng);
             if share > 0 {

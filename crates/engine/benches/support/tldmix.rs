@@ -1,9 +1,11 @@
 //! The TLD-like zone and query mix shared by `benches/answer.rs` and
 //! `examples/profile.rs` (included by `#[path]`): a deterministic generator that follows
-//! `../shared/bench/genzone.py`'s shape.
+//! `../shared/bench/genzone.py`'s shape, and a reader for the peer harness's own data set
+//! (`bench/datasets.py`: the same generator's zone, and its copy signed with NSEC3 opt-out).
 
 #![allow(dead_code)]
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tern_wire::edns::Edns;
@@ -127,6 +129,33 @@ impl Packed {
     }
 }
 
+/// A zone file for `tld.` and the first `count` queries of a dnsperf query file (`name
+/// type` lines), `dnssec_share`% of them asked with DO; an error names the file that could
+/// not be read.
+pub fn from_files(
+    zone: &Path,
+    query_file: &Path,
+    count: usize,
+    dnssec_share: u64,
+    rng: &mut Rng,
+) -> Result<(ZoneSet, Vec<Vec<u8>>), String> {
+    let text = std::fs::read_to_string(query_file)
+        .map_err(|e| format!("{}: {e}", query_file.display()))?;
+    let origin: Name = "tld.".parse().unwrap();
+    let loaded = tern_zone::load_file(zone, &origin, &Default::default(), &mut |_| {})
+        .map_err(|e| format!("{}: {e}", zone.display()))?;
+    let queries = text
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .take(count)
+        .map(|(name, t)| {
+            let qtype = Rtype::from_mnemonic(t.trim().as_bytes()).unwrap();
+            query(name, qtype, rng.below(100) < dnssec_share)
+        })
+        .collect();
+    Ok((publish(&origin, loaded.contents), queries))
+}
+
 pub fn zone_set(text: &str) -> ZoneSet {
     let origin: Name = "tld.".parse().unwrap();
     let loaded = tern_zone::load_bytes(
@@ -136,9 +165,14 @@ pub fn zone_set(text: &str) -> ZoneSet {
         &Default::default(),
     )
     .unwrap();
-    let slot = Arc::new(ZoneSlot::new(&origin));
-    slot.publish(Arc::new(loaded.contents));
-    // Placed in memory as the server places it after a load (TERND_HUGE_PAGES=0: not).
+    publish(&origin, loaded.contents)
+}
+
+/// One zone in a set, placed in memory as the server places it after a load
+/// (TERND_HUGE_PAGES=0: not).
+fn publish(origin: &Name, contents: tern_zone::ZoneContents) -> ZoneSet {
+    let slot = Arc::new(ZoneSlot::new(origin));
+    slot.publish(Arc::new(contents));
     tern_zone::memory::after_load();
     ZoneSet::new(vec![slot])
 }
