@@ -19,6 +19,10 @@ fn main() {
     let names: usize =
         std::env::var("TERN_BENCH_NAMES").ok().and_then(|v| v.parse().ok()).unwrap_or(20_000);
     let rounds: usize = std::env::var("ROUNDS").ok().and_then(|v| v.parse().ok()).unwrap_or(5);
+    // TERN_QUERIES: how many queries one round asks (a set larger than the caches, as a
+    // server's load generator cycles through, takes 100,000 or more).
+    let count: usize =
+        std::env::var("TERN_QUERIES").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000);
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let engine = Engine::new(Config::default());
     let mut out = vec![0u8; 65535];
@@ -32,13 +36,13 @@ fn main() {
     // TERN_ZONE_FILE + TERN_QUERY_FILE (+ TERN_DO=1): profile a harness data set instead.
     let (zones, qs) = match (std::env::var("TERN_ZONE_FILE"), std::env::var("TERN_QUERY_FILE")) {
         (Ok(zone), Ok(queries)) => {
-            from_files(Path::new(&zone), Path::new(&queries), 10_000, share, &mut rng).unwrap()
+            from_files(Path::new(&zone), Path::new(&queries), count, share, &mut rng).unwrap()
         }
         _ => {
             let (text, owners) = tld_zone(names, &mut rng);
-            let mut qs = queries(&owners, 10_000, 0, &mut rng);
+            let mut qs = queries(&owners, count, 0, &mut rng);
             if share > 0 {
-                qs = queries(&owners, 10_000, share, &mut rng);
+                qs = queries(&owners, count, share, &mut rng);
             }
             (zone_set(&text), qs)
         }
