@@ -27,8 +27,9 @@ fn main() {
     let engine = Engine::new(Config::default());
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
-    // TERN_DO_SHARE=50: half the queries with DO (in the generated mix, the bench's
-    // `tld-mix-do50` queries, made as there after the `do0` ones from the same generator).
+    // TERN_DO_SHARE=50: half the queries with DO (in the generated mix with
+    // TERN_BENCH_NAMES=100000 TERN_QUERIES=200000, the bench's `tld-mix-do50` queries, made
+    // as there after the `do0` ones from the same generator).
     let share: u64 = match std::env::var("TERN_DO") {
         Ok(v) if v == "1" => 100,
         _ => std::env::var("TERN_DO_SHARE").ok().and_then(|v| v.parse().ok()).unwrap_or(0),
