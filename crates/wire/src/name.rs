@@ -688,14 +688,26 @@ impl NameBuilder {
     /// for the origin, `.` for the root; a name without a trailing dot is relative and
     /// gets `origin` appended (an error when there is no origin).
     pub fn parse_text(text: &[u8], origin: Option<&Dname>) -> Result<NameBuf, &'static str> {
+        let mut builder = NameBuilder::new();
+        builder.parse_text_in(text, origin)?;
+        Ok(builder.buf)
+    }
+
+    /// [`parse_text`](Self::parse_text) into this builder, which it starts afresh: the
+    /// name is built where it stays, each byte written once, and the result borrows it
+    /// (a zone load parses millions of names; returning a [`NameBuf`] moves 256 bytes).
+    pub fn parse_text_in(
+        &mut self,
+        text: &[u8],
+        origin: Option<&Dname>,
+    ) -> Result<&Dname, &'static str> {
+        self.len = 0;
         match text {
             b"" => return Err("empty name"),
-            b"@" => return origin.map(NameBuf::from_dname).ok_or("'@' used without an origin"),
-            b"." => return Ok(NameBuf::root()),
+            b"@" => return self.finish_in(origin.ok_or("'@' used without an origin")?),
+            b"." => return self.finish_in(Dname::ROOT),
             _ => {}
         }
-        let mut builder = NameBuilder::new();
-        let mut label = [0u8; MAX_LABEL_LEN + 1];
         let mut label_len = 0usize;
         let mut rest = text;
         let mut absolute = false;
@@ -708,22 +720,53 @@ impl NameBuilder {
                     byte
                 }
                 b'.' => {
-                    builder.push_label(label.get(..label_len).unwrap_or(&[]))?;
+                    self.close_label(label_len)?;
                     label_len = 0;
                     absolute = rest.is_empty();
                     continue;
                 }
                 _ => c,
             };
-            let slot = label.get_mut(label_len).ok_or("label longer than 63 bytes")?;
-            *slot = byte;
+            if label_len > MAX_LABEL_LEN {
+                return Err("label longer than 63 bytes");
+            }
+            // Past the buffer the bytes are only counted: closing the label reports the
+            // name too long.
+            if let Some(slot) = self.buf.bytes.get_mut(self.len + 1 + label_len) {
+                *slot = byte;
+            }
             label_len += 1;
         }
         if absolute {
-            return builder.finish();
+            return self.finish_in(Dname::ROOT);
         }
-        builder.push_label(label.get(..label_len).unwrap_or(&[]))?;
-        builder.finish_with(origin.ok_or("relative name without an origin")?)
+        self.close_label(label_len)?;
+        self.finish_in(origin.ok_or("relative name without an origin")?)
+    }
+
+    /// Ends the label whose `label_len` bytes follow the current end (room for its
+    /// length byte left before them), with the checks of [`push_label`](Self::push_label).
+    fn close_label(&mut self, label_len: usize) -> Result<(), &'static str> {
+        if label_len == 0 {
+            return Err("empty label");
+        }
+        if label_len > MAX_LABEL_LEN {
+            return Err("label longer than 63 bytes");
+        }
+        let end = self.len + 1 + label_len;
+        let len_byte = self.buf.bytes.get_mut(self.len).filter(|_| end < MAX_NAME_LEN);
+        *len_byte.ok_or("name longer than 255 bytes")? = label_len as u8;
+        self.len = end;
+        Ok(())
+    }
+
+    /// [`finish_with`](Self::finish_with), keeping the name in the builder.
+    fn finish_in(&mut self, suffix: &Dname) -> Result<&Dname, &'static str> {
+        let end = self.len + suffix.len();
+        let dst = self.buf.bytes.get_mut(self.len..end).ok_or("name longer than 255 bytes")?;
+        dst.copy_from_slice(suffix.as_wire());
+        self.buf.len = end as u8;
+        Ok(&self.buf)
     }
 }
 
@@ -798,6 +841,34 @@ mod tests {
         assert_eq!(Name::parse_text(b"a..b.", None), Err("empty label"));
         assert_eq!(Name::parse_text(b"\\256.", None), Err("escape \\DDD above 255"));
         assert_eq!(Name::parse_text(b"a\\", None), Err("backslash at the end"));
+    }
+
+    /// Names built in place (`parse_text_in`): a label running past the end of the
+    /// buffer is still reported as too long when it is, the name too long otherwise; a
+    /// builder used again starts afresh.
+    #[test]
+    fn parsing_in_place_keeps_the_limits() {
+        let label63 = "a".repeat(63);
+        let three = format!("{label63}.{label63}.{label63}.");
+        let over = format!("{three}{}.", "b".repeat(64));
+        assert_eq!(Name::parse_text(over.as_bytes(), None), Err("label longer than 63 bytes"));
+        let past = format!("{three}{}.", "b".repeat(63));
+        assert_eq!(Name::parse_text(past.as_bytes(), None), Err("name longer than 255 bytes"));
+        let origin = name("example.");
+        let relative = format!("{label63}.{label63}.{label63}.{}", "c".repeat(54));
+        assert_eq!(
+            Name::parse_text(relative.as_bytes(), Some(&origin)),
+            Err("name longer than 255 bytes")
+        );
+        let mut builder = NameBuilder::new();
+        assert_eq!(builder.parse_text_in(past.as_bytes(), None), Err("name longer than 255 bytes"));
+        let www = builder.parse_text_in(b"www", Some(&origin)).unwrap();
+        assert_eq!(www.as_wire(), b"\x03www\x07example\x00");
+        let apex = builder.parse_text_in(b"@", Some(&origin)).unwrap();
+        assert_eq!(apex.as_wire(), origin.as_wire());
+        assert_eq!(builder.parse_text_in(b".", None).unwrap().as_wire(), b"\x00");
+        let escaped = builder.parse_text_in(br"a\.b.\099.", None).unwrap();
+        assert_eq!(escaped.as_wire(), b"\x03a.b\x01c\x00");
     }
 
     #[test]

@@ -112,7 +112,9 @@ impl<'a> RdataReader<'a> {
 
 /// Reads a name token (relative to `origin`) and appends its wire form.
 pub fn parse_name(token: &Token<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    let name = NameBuilder::parse_text(token.text, origin)
+    let mut builder = NameBuilder::new();
+    let name = builder
+        .parse_text_in(token.text, origin)
         .map_err(|m| token.error(format!("bad name '{}': {m}", token.display())))?;
     out.extend_from_slice(name.as_wire());
     Ok(())
