@@ -28,10 +28,8 @@ impl Solver<'_, '_, '_> {
         }
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
         self.prefetch_targets(&ns);
-        let ds = match self.resp.dnssec && zone.denial() != Denial::Unsigned {
-            true => self.ds_or_proof(cut, node)?,
-            false => None,
-        };
+        let signed = self.resp.dnssec && zone.denial() != Denial::Unsigned;
+        let ds = if signed { self.ds_or_proof(cut, node)? } else { None };
         self.resp.must(Section::Authority, node.owner(), &ns, ns.ttl)?;
         if let Some(ds) = ds {
             self.resp.must(Section::Authority, node.owner(), &ds, ds.ttl)?;
