@@ -636,12 +636,7 @@ impl NameBuilder {
     /// Appends one label (1..=63 bytes). Fails if the label is empty or too long, or the
     /// name would exceed 255 bytes once the root is added.
     pub fn push_label(&mut self, label: &[u8]) -> Result<(), &'static str> {
-        if label.is_empty() {
-            return Err("empty label");
-        }
-        if label.len() > MAX_LABEL_LEN {
-            return Err("label longer than 63 bytes");
-        }
+        check_label_len(label.len())?;
         let end = self.len + 1 + label.len();
         let dst = self.buf.bytes.get_mut(self.len..end).filter(|_| end < MAX_NAME_LEN);
         let Some(dst) = dst else {
@@ -752,12 +747,7 @@ impl NameBuilder {
     /// Writes the length byte of a label at `at`, with [`push_label`](Self::push_label)'s
     /// checks of the length.
     fn set_label_len(&mut self, at: usize, len: usize) -> Result<(), &'static str> {
-        if len == 0 {
-            return Err("empty label");
-        }
-        if len > MAX_LABEL_LEN {
-            return Err("label longer than 63 bytes");
-        }
+        check_label_len(len)?;
         if let Some(byte) = self.buf.bytes.get_mut(at) {
             *byte = len as u8;
         }
@@ -811,12 +801,7 @@ impl NameBuilder {
     /// Ends the label whose `label_len` bytes follow the current end (room for its
     /// length byte left before them), with the checks of [`push_label`](Self::push_label).
     fn close_label(&mut self, label_len: usize) -> Result<(), &'static str> {
-        if label_len == 0 {
-            return Err("empty label");
-        }
-        if label_len > MAX_LABEL_LEN {
-            return Err("label longer than 63 bytes");
-        }
+        check_label_len(label_len)?;
         let end = self.len + 1 + label_len;
         let len_byte = self.buf.bytes.get_mut(self.len).filter(|_| end < MAX_NAME_LEN);
         *len_byte.ok_or("name longer than 255 bytes")? = label_len as u8;
@@ -831,6 +816,15 @@ impl NameBuilder {
         dst.copy_from_slice(suffix.as_wire());
         self.buf.len = end as u8;
         Ok(&self.buf)
+    }
+}
+
+/// A label's length checked: 1 to 63 bytes (RFC 1035 §2.3.4).
+fn check_label_len(len: usize) -> Result<(), &'static str> {
+    match len {
+        0 => Err("empty label"),
+        1..=MAX_LABEL_LEN => Ok(()),
+        _ => Err("label longer than 63 bytes"),
     }
 }
 
