@@ -27,7 +27,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkGroup, Criterion, Thro
 use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
 use tern_wire::message::CompressionTable;
 use tern_zone::{Pins, ZoneSet};
-use tldmix::{from_files, queries, tld_zone, zone_set, Packed, Rng};
+use tldmix::{queries, query_file_queries, tld_zone, zone_file_set, zone_set, Packed, Rng};
 
 /// Queries per batch in the `-ahead` variants: what one `recvmmsg` of a `ternd` UDP
 /// worker reads at most.
@@ -69,18 +69,22 @@ fn signed(group: &mut BenchmarkGroup<'_, WallTime>, count: usize) {
     );
     let zone = dir.join("zone.nsec3-optout.signed");
     let query_file = dir.join("queries-q3-n200000-nx0.4.txt");
+    let zones = match zone_file_set(&zone) {
+        Ok(zones) => zones,
+        Err(e) => return skip_signed(&e),
+    };
     for (label, dnssec_share) in [("signed-do0", 0), ("signed-do50", 50), ("signed-do100", 100)] {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-        match from_files(&zone, &query_file, count, dnssec_share, &mut rng) {
-            Ok((zones, qs)) => mix(group, label, &zones, &Packed::new(&qs)),
-            Err(e) => {
-                eprintln!(
-                    "skipping the signed-* benches ({e}): `python3 bench/datasets.py` makes them"
-                );
-                return;
-            }
+        match query_file_queries(&query_file, count, dnssec_share, &mut rng) {
+            Ok(qs) => mix(group, label, &zones, &Packed::new(&qs)),
+            Err(e) => return skip_signed(&e),
         }
     }
+}
+
+/// Says why the `signed-*` variants are not run.
+fn skip_signed(error: &str) {
+    eprintln!("skipping the signed-* benches ({error}): `python3 bench/datasets.py` makes them");
 }
 
 /// One mix, answered one query at a time and with look-ahead.

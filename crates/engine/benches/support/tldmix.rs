@@ -139,11 +139,27 @@ pub fn from_files(
     dnssec_share: u64,
     rng: &mut Rng,
 ) -> Result<(ZoneSet, Vec<Vec<u8>>), String> {
-    let text = std::fs::read_to_string(query_file)
-        .map_err(|e| format!("{}: {e}", query_file.display()))?;
+    let queries = query_file_queries(query_file, count, dnssec_share, rng)?;
+    Ok((zone_file_set(zone)?, queries))
+}
+
+/// The zone file `zone` for `tld.`, loaded as [`zone_set`] loads generated text.
+pub fn zone_file_set(zone: &Path) -> Result<ZoneSet, String> {
     let origin: Name = "tld.".parse().unwrap();
     let loaded = tern_zone::load_file(zone, &origin, &Default::default(), &mut |_| {})
-        .map_err(|e| format!("{}: {e}", zone.display()))?;
+        .map_err(|e| e.to_string())?; // the error names the file
+    Ok(publish(&origin, loaded.contents))
+}
+
+/// The first `count` queries of a dnsperf query file, `dnssec_share`% of them with DO.
+pub fn query_file_queries(
+    query_file: &Path,
+    count: usize,
+    dnssec_share: u64,
+    rng: &mut Rng,
+) -> Result<Vec<Vec<u8>>, String> {
+    let text = std::fs::read_to_string(query_file)
+        .map_err(|e| format!("{}: {e}", query_file.display()))?;
     let queries = text
         .lines()
         .filter_map(|l| l.split_once(' '))
@@ -153,7 +169,7 @@ pub fn from_files(
             query(name, qtype, rng.below(100) < dnssec_share)
         })
         .collect();
-    Ok((publish(&origin, loaded.contents), queries))
+    Ok(queries)
 }
 
 pub fn zone_set(text: &str) -> ZoneSet {
