@@ -200,8 +200,10 @@ impl Solver<'_, '_, '_> {
         let done = self.proofs.contains(&proof);
         if !done {
             match (chain, self.zone.nsec3()) {
-                // With DO the prepared copy is written (`write_proofs`), else the node.
-                (true, Some(nsec3)) if self.resp.dnssec => nsec3.prefetch_prepared_slot(id),
+                // What `write_proofs` will read: the prepared copy, else the node.
+                (true, Some(nsec3)) if self.prepared_at().is_some() => {
+                    nsec3.prefetch_prepared_slot(id)
+                }
                 (true, Some(nsec3)) => nsec3.prefetch_node(id),
                 (true, None) => {}
                 (false, _) => self.zone.prefetch_node(id),
@@ -224,7 +226,7 @@ impl Solver<'_, '_, '_> {
         let nsec3 = zone.nsec3();
         // The chain whose prepared records are copied, and where they go: under the apex
         // in the question.
-        let apex_at = self.resp.apex_at(zone.origin()).filter(|_| self.resp.dnssec);
+        let apex_at = self.prepared_at();
         let prepared_in = nsec3.zip(apex_at);
         let node_of = |chain: bool, id: NodeId| {
             if chain {
@@ -263,6 +265,14 @@ impl Solver<'_, '_, '_> {
             }
         }
         Ok(())
+    }
+
+    /// Where the apex is in the question when NSEC3 proofs are copied as the chain
+    /// prepared them (DO set, and the question in this zone); `None` when they are
+    /// written from their nodes.
+    #[inline]
+    fn prepared_at(&self) -> Option<u16> {
+        self.resp.apex_at(self.zone.origin()).filter(|_| self.resp.dnssec)
     }
 
     /// `*.<encloser>`, the source of synthesis that does not exist.
