@@ -54,6 +54,14 @@ impl Anchor {
         let at = usize::from(self.at);
         let anchor = msg.get(at..at + usize::from(self.len))?;
         let wire = name.as_wire();
+        // The bytes before the root differ (a name in another TLD, the usual NS target
+        // of a referral): only the root is in common, so no pointer. This is what the
+        // count below finds too, sooner.
+        let last =
+            |w: &[u8]| w.len().checked_sub(2).and_then(|i| w.get(i)).map(u8::to_ascii_lowercase);
+        if last(wire) != last(anchor) {
+            return None;
+        }
         let common = common_tail(wire, anchor);
         // Only the root in common: never worth a pointer.
         if common <= 1 {
@@ -141,6 +149,56 @@ mod tests {
         // "y.a.a." ends like the anchor's bytes, but only "a." starts one of its labels.
         let n = Dname::from_wire(b"\x01y\x01a\x01a\x00").unwrap();
         assert_eq!(anchor.split(&msg, n), Some((4, 12 + 6)));
+    }
+
+    /// The longest suffix of `name` (below the root) that is, ignoring case, the suffix
+    /// of the anchor from one of its labels on: by trying every pair.
+    fn reference_split(anchor: &Dname, at: usize, name: &Dname) -> Option<(usize, u16)> {
+        let (a, n) = (anchor.as_wire(), name.as_wire());
+        let anchor_starts: Vec<usize> =
+            anchor.label_offsets().as_slice().iter().map(|&o| usize::from(o)).collect();
+        for pos in name.label_offsets().as_slice().iter().map(|&o| usize::from(o)) {
+            let suffix = n.get(pos..).unwrap();
+            if suffix.len() <= 1 || suffix.len() > a.len() {
+                continue;
+            }
+            let from = a.len() - suffix.len();
+            if anchor_starts.contains(&from) && a[from..].eq_ignore_ascii_case(suffix) {
+                return Some((pos, u16::try_from(at + from).unwrap()));
+            }
+        }
+        None
+    }
+
+    mod props {
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Names from a few labels that often coincide (in either case).
+        fn arb_labels() -> impl Strategy<Value = Name> {
+            // `x\001a` holds bytes that read like the label `a` after it.
+            let label = prop::sample::select(vec![
+                "a", "A", "ns", "NS1", "ns1", "tld", "Tld", "xa", "a.a", r"x\001a", r"x\001A",
+            ]);
+            prop::collection::vec(label, 0..5).prop_map(|labels| {
+                let text: String = labels.iter().map(|l| format!("{l}.")).collect();
+                if text.is_empty() {
+                    name(".")
+                } else {
+                    name(&text)
+                }
+            })
+        }
+
+        proptest! {
+            #[test]
+            fn split_finds_the_longest_common_labels(anchor in arb_labels(), n in arb_labels()) {
+                let mut msg = vec![0u8; 12];
+                msg.extend_from_slice(anchor.as_wire());
+                let split = Anchor::new(&anchor, 12).and_then(|a| a.split(&msg, &n));
+                prop_assert_eq!(split, reference_split(&anchor, 12, &n));
+            }
+        }
     }
 
     #[test]

@@ -431,8 +431,13 @@ fn prepared_records_get_their_pointers_and_fit_or_are_refused() {
 
 /// An NS RRset written with `push_rrset` (RDATA bytes) or `push_name_rrset` (names),
 /// owner by name or at its place in the question, in the given compression mode; then
-/// as much of it again as fits in `limit`.
-fn ns_rrset(mode: super::Compression, by_name: bool, owner_at: bool, limit: usize) -> Vec<u8> {
+/// as much of it again as fits in `limit`; with where each target decodes from.
+fn ns_rrset(
+    mode: super::Compression,
+    by_name: bool,
+    owner_at: bool,
+    limit: usize,
+) -> (Vec<u8>, Vec<Option<std::num::NonZeroU16>>) {
     let targets = [name("ns1.foo.example."), name("ns.other.net."), name("NS2.Foo.example.")];
     let owner = name("foo.example.");
     let mut buf = vec![0u8; 1232];
@@ -446,6 +451,7 @@ fn ns_rrset(mode: super::Compression, by_name: bool, owner_at: bool, limit: usiz
         class: Class::IN,
         ttl: 60,
     };
+    let mut positions = Vec::new();
     for _ in 0..2 {
         let mut names_at = [None; 3];
         let written = if by_name {
@@ -464,8 +470,9 @@ fn ns_rrset(mode: super::Compression, by_name: bool, owner_at: bool, limit: usiz
             break;
         }
         assert!(names_at.iter().all(Option::is_some), "{names_at:?}");
+        positions.extend(names_at);
     }
-    w.finish().to_vec()
+    (w.finish().to_vec(), positions)
 }
 
 #[test]
@@ -476,7 +483,7 @@ fn name_rrsets_are_written_as_their_rdata_would_be() {
             for limit in [1232, 100, 40] {
                 let by_name = ns_rrset(mode, true, owner_at, limit);
                 assert_eq!(by_name, ns_rrset(mode, false, owner_at, limit), "{mode:?} {limit}");
-                let (_, records) = read_all(&by_name).unwrap();
+                let (_, records) = read_all(&by_name.0).unwrap();
                 let expect = match limit {
                     1232 => 6,
                     100 => 3,
@@ -486,6 +493,43 @@ fn name_rrsets_are_written_as_their_rdata_would_be() {
             }
         }
     }
+}
+
+/// Targets that are the question's name, the root, or nothing like it: written by name
+/// with the owner in the question (in anchor mode, the anchored fast path), the bytes and
+/// target positions are those of the RDATA written as it is.
+#[test]
+fn anchored_name_records_match_the_rdata_path() {
+    use super::Compression::{Anchor, Table};
+    let targets = [name("WWW.foo.example."), name("."), name("a.b.c."), name("x.EXAMPLE.")];
+    let write = |mode, by_name: bool| {
+        let mut buf = vec![0u8; 512];
+        let mut table = CompressionTable::new();
+        let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+        w.set_compression(mode);
+        w.push_question(&name("www.Foo.example."), Rtype::NS, Class::IN).unwrap();
+        let head = RrsetHead { owner: Owner::At(12), rtype: Rtype::NS, class: Class::IN, ttl: 7 };
+        let mut names_at = [None; 4];
+        let written = if by_name {
+            let names = targets.iter().map(|n| &**n);
+            w.push_name_rrset(Section::Answer, &head, names, &mut names_at)
+        } else {
+            let rdatas = targets.iter().map(|n| n.as_wire());
+            w.push_rrset(Section::Answer, &head, rdatas, &mut names_at)
+        };
+        (written, names_at.map(|at| at.map(u16::from)), w.finish().to_vec())
+    };
+    for mode in [Anchor, Table] {
+        let by_name = write(mode, true);
+        assert_eq!(by_name, write(mode, false), "{mode:?}");
+        let (_, records) = read_all(&by_name.2).unwrap();
+        let rdatas: Vec<_> = records.iter().map(|r| r.3.to_ascii_lowercase()).collect();
+        let expect: Vec<_> = targets.iter().map(|t| t.as_wire().to_ascii_lowercase()).collect();
+        assert_eq!(rdatas, expect, "{mode:?}");
+    }
+    let (_, names_at, _) = write(Anchor, true);
+    assert_eq!(names_at[0], Some(12), "the question's name is a pointer to it");
+    assert_eq!(names_at[1], None, "the root is never pointed to");
 }
 
 #[test]

@@ -78,6 +78,28 @@ pub enum Owner<'n> {
     Under(&'n [u8], u16),
 }
 
+/// A name as anchor mode writes it ([`MessageWriter::anchored`]).
+struct Anchored<'n> {
+    /// The leading bytes written in full: labels, or the whole name.
+    inline: &'n [u8],
+    /// Where the rest is in the anchor, if anywhere.
+    pointer: Option<u16>,
+    /// The name is the root.
+    root: bool,
+}
+
+impl Anchored<'_> {
+    /// Where the name written at `start` decodes from, if that can be pointed to: the
+    /// pointer's target for a pointer alone, nowhere for the root (never worth one).
+    fn decodes_from(&self, start: usize) -> Option<u16> {
+        match (self.inline.is_empty(), self.pointer) {
+            (true, Some(target)) => Some(target),
+            _ if self.root => None,
+            _ => u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER),
+        }
+    }
+}
+
 impl Owner<'_> {
     /// Where the owner already is, when it is.
     #[inline]
@@ -472,6 +494,9 @@ impl<'b> MessageWriter<'b> {
         names_at: &mut [Option<NonZeroU16>],
     ) -> Result<(u16, Option<u16>)> {
         let limit = self.soft_limit();
+        if let (Owner::At(at), Compression::Anchor) = (rrset.owner, self.mode) {
+            return self.write_anchored_name_records(rrset, at, names, names_at, limit);
+        }
         let [t0, t1] = rrset.rtype.0.to_be_bytes();
         let [c0, c1] = rrset.class.0.to_be_bytes();
         let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
@@ -491,6 +516,51 @@ impl<'b> MessageWriter<'b> {
             written = written.checked_add(1).ok_or(Error::NoSpace)?;
         }
         Ok((written, owner_at))
+    }
+
+    /// [`write_name_records`](Self::write_name_records) in anchor mode for an owner
+    /// already in the message at `owner_at` (a referral's NS RRset, whose owner is in the
+    /// question): each record is sized first and written in one piece, its name split
+    /// against the anchor as [`write_name_anchored`](Self::write_name_anchored) splits
+    /// it, so the bytes are the same.
+    fn write_anchored_name_records<'r>(
+        &mut self,
+        rrset: &RrsetHead<'_>,
+        owner_at: u16,
+        names: impl IntoIterator<Item = &'r Dname>,
+        names_at: &mut [Option<NonZeroU16>],
+        limit: usize,
+    ) -> Result<(u16, Option<u16>)> {
+        let [o0, o1] = pointer_bytes(owner_at);
+        let [t0, t1] = rrset.rtype.0.to_be_bytes();
+        let [c0, c1] = rrset.class.0.to_be_bytes();
+        let [l0, l1, l2, l3] = rrset.ttl.to_be_bytes();
+        let mut written = 0u16;
+        for (i, name) in names.into_iter().enumerate() {
+            let parts = self.anchored(name, true);
+            let pointer = parts.pointer.map(pointer_bytes);
+            let rdlength = parts.inline.len() + pointer.map_or(0, |p| p.len());
+            let start = self.len;
+            let end = start + 12 + rdlength;
+            let record =
+                self.buf.get_mut(start..end).filter(|_| end <= limit).ok_or(Error::NoSpace)?;
+            let (fixed, rdata) = record.split_at_mut(12);
+            let [r0, r1] = u16::try_from(rdlength).map_err(|_| Error::NoSpace)?.to_be_bytes();
+            fixed.copy_from_slice(&[o0, o1, t0, t1, c0, c1, l0, l1, l2, l3, r0, r1]);
+            let (labels, tail) = rdata.split_at_mut(parts.inline.len());
+            crate::bytes::copy(labels, parts.inline);
+            if let Some(pointer) = pointer {
+                tail.copy_from_slice(&pointer);
+            }
+            self.len = end;
+            let name_at = parts.decodes_from(start + 12);
+            self.last_rdata_name_at = name_at;
+            if let Some(slot) = names_at.get_mut(i) {
+                *slot = name_at.and_then(NonZeroU16::new);
+            }
+            written = written.checked_add(1).ok_or(Error::NoSpace)?;
+        }
+        Ok((written, Some(owner_at)))
     }
 
     /// The records of [`push_rrset`](Self::push_rrset); returns how many were written and
@@ -748,6 +818,7 @@ impl<'b> MessageWriter<'b> {
     /// Writes `name`, pointing to the longest suffix already in the message; returns the
     /// offset the name decodes from (a pointer target for later copies of it), if that
     /// offset can be pointed to.
+    #[inline]
     fn write_name_within(
         &mut self,
         name: &Dname,
@@ -757,6 +828,18 @@ impl<'b> MessageWriter<'b> {
         if self.mode == Compression::Anchor {
             return self.write_name_anchored(name, compress, limit);
         }
+        self.write_name_tabled(name, compress, limit)
+    }
+
+    /// Table mode: the name's labels are looked up right to left, and those written in
+    /// full become targets.
+    #[inline(never)]
+    fn write_name_tabled(
+        &mut self,
+        name: &Dname,
+        compress: bool,
+        limit: usize,
+    ) -> Result<Option<u16>> {
         let wire = name.as_wire();
         let offsets = name.label_offsets();
         let count = offsets.len();
@@ -808,26 +891,31 @@ impl<'b> MessageWriter<'b> {
         limit: usize,
     ) -> Result<Option<u16>> {
         let start = self.len;
-        if name.is_root() {
-            self.put(&[0], limit)?;
-            return Ok(None);
+        let parts = self.anchored(name, compress);
+        match parts.pointer {
+            Some(target) => self.put_labels_and_pointer(parts.inline, target, limit)?,
+            None => self.put_name(parts.inline, limit)?,
         }
-        let written = self.buf.get(..self.len).unwrap_or(&[]);
-        let split = if compress { self.anchor.and_then(|a| a.split(written, name)) } else { None };
+        Ok(parts.decodes_from(start))
+    }
+
+    /// How anchor mode writes `name`: its leading labels, and a pointer into the anchor
+    /// for the rest when they have labels in common and `compress` allows it.
+    #[inline]
+    fn anchored<'n>(&self, name: &'n Dname, compress: bool) -> Anchored<'n> {
         let wire = name.as_wire();
+        let written = self.buf.get(..self.len).unwrap_or(&[]);
+        let split = match &self.anchor {
+            Some(anchor) if compress && !name.is_root() => anchor.split(written, name),
+            _ => None,
+        };
         match split {
-            Some((0, target)) => {
-                self.put(&pointer_bytes(target), limit)?;
-                Ok(Some(target))
-            }
-            Some((inline, target)) => {
-                self.put_labels_and_pointer(wire.get(..inline).unwrap_or(&[]), target, limit)?;
-                Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
-            }
-            None => {
-                self.put_name(wire, limit)?;
-                Ok(u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER))
-            }
+            Some((inline, target)) => Anchored {
+                inline: wire.get(..inline).unwrap_or(&[]),
+                pointer: Some(target),
+                root: false,
+            },
+            None => Anchored { inline: wire, pointer: None, root: name.is_root() },
         }
     }
 
