@@ -62,6 +62,15 @@ impl Anchor {
         if last(wire) != last(anchor) {
             return None;
         }
+        self.split_common(anchor, wire)
+    }
+
+    /// [`split`](Self::split) for a name whose last label may be the anchor's: `anchor`
+    /// is the anchor's bytes, `wire` the name's (out of line, so that the common case
+    /// above stays small).
+    #[inline(never)]
+    fn split_common(&self, anchor: &[u8], wire: &[u8]) -> Option<(usize, u16)> {
+        let at = usize::from(self.at);
         let common = common_tail(wire, anchor);
         // Only the root in common: never worth a pointer.
         if common <= 1 {
