@@ -5,7 +5,8 @@
 //! * [`Name`] — an owned name on the heap: wire form plus its label offsets in one
 //!   allocation.
 //! * [`NameBuf`] — an owned name on the stack (256 bytes), for hot paths that must not
-//!   allocate; built with [`NameBuilder`].
+//!   allocate; built with [`NameBuilder`]. [`parse_text_onto`] appends a name read from
+//!   text straight to a wire-form buffer instead.
 //!
 //! Comparison is case-insensitive (RFC 4343) while the original spelling is kept for output.
 //! [`Dname::canonical_cmp`] is the DNSSEC canonical order of RFC 4034 §6.1, and
@@ -566,6 +567,16 @@ impl NameBuf {
         buf
     }
 
+    /// Makes this buffer a copy of `name`, writing only its bytes (a [`NameBuf`] kept
+    /// for reuse is not cleared or moved whole).
+    pub fn set(&mut self, name: &Dname) {
+        let wire = name.as_wire();
+        if let Some(dst) = self.bytes.get_mut(..wire.len()) {
+            crate::bytes::copy(dst, wire);
+            self.len = wire.len() as u8;
+        }
+    }
+
     /// Copies into an owned heap name.
     pub fn to_name(&self) -> Name {
         Name::from_dname(self)
@@ -717,41 +728,15 @@ impl NameBuilder {
     /// says whether the name is absolute, or gives the error the general parser would;
     /// `None` leaves the name to it.
     fn plain_labels(&mut self, text: &[u8]) -> Option<Result<bool, &'static str>> {
-        let (body, absolute) = match text.strip_suffix(b".") {
-            Some(body) => (body, true),
-            None => (text, false),
-        };
+        let (body, absolute) = split_root(text);
         let n = body.len();
-        let dst = self.buf.bytes.get_mut(1..n + 1).filter(|_| n + 1 < MAX_NAME_LEN)?;
-        crate::bytes::copy(dst, body);
-        let mut start = 0usize;
-        for (i, &b) in body.iter().enumerate() {
-            match b {
-                b'.' => {
-                    if let Err(e) = self.set_label_len(start, i - start) {
-                        return Some(Err(e));
-                    }
-                    start = i + 1;
-                }
-                b'\\' => return None,
-                _ => {}
-            }
-        }
-        if let Err(e) = self.set_label_len(start, n - start) {
+        let dst = self.buf.bytes.get_mut(..n + 1).filter(|_| n + 1 < MAX_NAME_LEN)?;
+        crate::bytes::copy(dst.get_mut(1..)?, body);
+        if let Err(e) = set_label_lengths(dst)? {
             return Some(Err(e));
         }
         self.len = n + 1;
         Some(Ok(absolute))
-    }
-
-    /// Writes the length byte of a label at `at`, with [`push_label`](Self::push_label)'s
-    /// checks of the length.
-    fn set_label_len(&mut self, at: usize, len: usize) -> Result<(), &'static str> {
-        check_label_len(len)?;
-        if let Some(byte) = self.buf.bytes.get_mut(at) {
-            *byte = len as u8;
-        }
-        Ok(())
     }
 
     /// [`parse_text_in`](Self::parse_text_in) in general (escapes, and names that may be
@@ -817,6 +802,98 @@ impl NameBuilder {
         self.buf.len = end as u8;
         Ok(&self.buf)
     }
+}
+
+/// A name's text without its trailing dot, and whether it had one (is absolute).
+fn split_root(text: &[u8]) -> (&[u8], bool) {
+    match text.strip_suffix(b".") {
+        Some(body) => (body, true),
+        None => (text, false),
+    }
+}
+
+/// Turns the text of a plain name (no trailing dot), held in `dst[1..]`, into its labels
+/// in wire form: the first label's length goes in `dst[0]`, each other label's in place
+/// of the dot before it, with [`check_label_len`]'s checks. `None` when the text has an
+/// escape (the general parser's business).
+fn set_label_lengths(dst: &mut [u8]) -> Option<Result<(), &'static str>> {
+    let mut slot = 0usize; // where the length of the label being read goes
+    for i in 1..dst.len() {
+        match dst.get(i) {
+            Some(b'.') => {
+                if let Err(e) = set_label_len(dst, slot, i - slot - 1) {
+                    return Some(Err(e));
+                }
+                slot = i;
+            }
+            Some(b'\\') => return None,
+            _ => {}
+        }
+    }
+    Some(set_label_len(dst, slot, dst.len() - slot - 1))
+}
+
+/// Writes the length byte of a label at `dst[at]`, after [`check_label_len`].
+fn set_label_len(dst: &mut [u8], at: usize, len: usize) -> Result<(), &'static str> {
+    check_label_len(len)?;
+    if let Some(byte) = dst.get_mut(at) {
+        *byte = len as u8;
+    }
+    Ok(())
+}
+
+/// [`NameBuilder::parse_text`], appending the name's wire form to `out` (nothing on
+/// error). A plain name is built in place at the end of `out`, with no builder to clear.
+pub fn parse_text_onto(
+    text: &[u8],
+    origin: Option<&Dname>,
+    out: &mut Vec<u8>,
+) -> Result<(), &'static str> {
+    let start = out.len();
+    match plain_labels_onto(text, origin, out) {
+        Some(Ok(())) => return Ok(()),
+        Some(Err(e)) => {
+            out.truncate(start);
+            return Err(e);
+        }
+        None => out.truncate(start),
+    }
+    let mut builder = NameBuilder::new();
+    out.extend_from_slice(builder.parse_text_in(text, origin)?.as_wire());
+    Ok(())
+}
+
+/// [`NameBuilder::plain_labels`] and the suffix, at the end of `out`; `None` leaves the
+/// name to the builder (escapes, names that may be too long, `@`, `.`, empty).
+fn plain_labels_onto(
+    text: &[u8],
+    origin: Option<&Dname>,
+    out: &mut Vec<u8>,
+) -> Option<Result<(), &'static str>> {
+    if matches!(text, b"" | b"@" | b".") {
+        return None;
+    }
+    let (body, absolute) = split_root(text);
+    let n = body.len();
+    if n + 1 >= MAX_NAME_LEN {
+        return None;
+    }
+    let start = out.len();
+    out.push(0);
+    out.extend_from_slice(body);
+    if let Err(e) = set_label_lengths(out.get_mut(start..)?)? {
+        return Some(Err(e));
+    }
+    let suffix = match (absolute, origin) {
+        (true, _) => Dname::ROOT,
+        (false, Some(origin)) => origin,
+        (false, None) => return Some(Err("relative name without an origin")),
+    };
+    if n + 1 + suffix.len() > MAX_NAME_LEN {
+        return Some(Err("name longer than 255 bytes"));
+    }
+    out.extend_from_slice(suffix.as_wire());
+    Some(Ok(()))
 }
 
 /// A label's length checked: 1 to 63 bytes (RFC 1035 §2.3.4).
@@ -1086,6 +1163,38 @@ mod tests {
                 if !matches!(text.as_slice(), b"" | b"@" | b".") {
                     prop_assert_eq!(a, b);
                 }
+            }
+
+            /// Appending a parsed name to a buffer gives what the builder gives, names
+            /// and errors alike, and leaves the buffer as it was on error.
+            #[test]
+            fn parsing_onto_a_buffer_agrees_with_the_builder(
+                text in prop::collection::vec(
+                    prop::sample::select(b"ab.\\09@".to_vec()), 0..80),
+                long in 0usize..4,
+                origin in prop::option::of(arb_name()),
+                before in prop::collection::vec(any::<u8>(), 0..4),
+            ) {
+                let mut text = text;
+                text.splice(0..0, std::iter::repeat_n(b'x', long * 40));
+                let origin = origin.as_deref();
+                let mut out = before.clone();
+                let onto = parse_text_onto(&text, origin, &mut out);
+                let built = NameBuilder::parse_text(&text, origin);
+                let mut expected = before.clone();
+                if let Ok(name) = &built {
+                    expected.extend_from_slice(name.as_wire());
+                }
+                prop_assert_eq!(onto, built.map(|_| ()));
+                prop_assert_eq!(out, expected);
+            }
+
+            /// A reused buffer set to a name holds that name, whatever it held before.
+            #[test]
+            fn a_reused_name_buffer_holds_the_last_name(a in arb_name(), b in arb_name()) {
+                let mut buf = NameBuf::from_dname(&a);
+                buf.set(&b);
+                prop_assert_eq!(buf.as_wire(), b.as_wire());
             }
 
             #[test]

@@ -4,7 +4,7 @@
 use std::fmt::{self, Write};
 
 use crate::error::{Error, Result};
-use crate::name::{Dname, NameBuilder};
+use crate::name::{parse_text_onto, Dname};
 use crate::text::{Lexer, Token};
 
 /// A bounds-checked reader over one RDATA (rustls-style: every read can fail, none panics).
@@ -112,12 +112,8 @@ impl<'a> RdataReader<'a> {
 
 /// Reads a name token (relative to `origin`) and appends its wire form.
 pub fn parse_name(token: &Token<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
-    let mut builder = NameBuilder::new();
-    let name = builder
-        .parse_text_in(token.text, origin)
-        .map_err(|m| token.error(format!("bad name '{}': {m}", token.display())))?;
-    out.extend_from_slice(name.as_wire());
-    Ok(())
+    parse_text_onto(token.text, origin, out)
+        .map_err(|m| token.error(format!("bad name '{}': {m}", token.display())))
 }
 
 /// Reads the next token as a name.

@@ -6,7 +6,7 @@ use std::io::Read;
 use std::path::PathBuf;
 
 use tern_wire::text::{Entry, Lexer, Token};
-use tern_wire::{Dname, NameBuf, Rtype};
+use tern_wire::{Dname, NameBuf, NameBuilder, Rtype};
 
 use super::chunks::{Chunks, CHUNK};
 use super::options::Options;
@@ -126,6 +126,8 @@ pub(super) struct Parser<'p, 's> {
     sink: &'p mut Sink<'s>,
     /// RDATA of the record being read, reused for every record.
     pub rdata: Vec<u8>,
+    /// Where owner names are parsed, reused for every one (never cleared).
+    pub names: NameBuilder,
     /// The files being read, outermost first.
     pub frames: Vec<Frame>,
     /// Records made by `$GENERATE` so far.
@@ -147,6 +149,7 @@ impl<'p, 's> Parser<'p, 's> {
             options,
             sink,
             rdata: Vec::with_capacity(512),
+            names: NameBuilder::new(),
             frames: vec![top],
             generated: 0,
             report: Report::default(),

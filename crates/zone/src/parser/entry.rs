@@ -38,7 +38,12 @@ impl Parser<'_, '_> {
         if let Some(token) = owner {
             if scope.owner_text != Some(token.text) || scope.owner.is_none() {
                 scope.owner_text = None;
-                scope.owner = Some(parse_name(&token, &scope.origin)?);
+                let name = self.names.parse_text_in(token.text, Some(&scope.origin));
+                let name = name.map_err(|m| bad_name(&token, m))?;
+                match scope.owner.as_mut() {
+                    Some(owner) => owner.set(name),
+                    None => scope.owner = Some(NameBuf::from_dname(name)),
+                }
                 scope.owner_text = Some(token.text);
             }
         } else if scope.owner.is_none() {
@@ -143,6 +148,10 @@ fn unknown_head_message(token: &Token<'_>) -> String {
 
 /// Reads a name token relative to `origin`.
 pub(super) fn parse_name(token: &Token<'_>, origin: &Dname) -> Result<NameBuf, tern_wire::Error> {
-    NameBuilder::parse_text(token.text, Some(origin))
-        .map_err(|m| token.error(format!("bad name '{}': {m}", token.display())))
+    NameBuilder::parse_text(token.text, Some(origin)).map_err(|m| bad_name(token, m))
+}
+
+/// The error for a name token that does not parse.
+fn bad_name(token: &Token<'_>, message: &str) -> tern_wire::Error {
+    token.error(format!("bad name '{}': {message}", token.display()))
 }

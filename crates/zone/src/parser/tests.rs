@@ -294,6 +294,23 @@ fn collecting_errors_reports_all_and_keeps_going() {
 }
 
 #[test]
+fn owners_of_any_length_follow_each_other_and_a_bad_one_keeps_the_last() {
+    // The owner's buffer is reused: a shorter name after a longer one must not keep the
+    // longer one's tail, and an owner that fails leaves the previous one for blank lines.
+    let text =
+        "longer.name.example. 1 A 192.0.2.1\nx 1 A 192.0.2.2\na..b 1 A 192.0.2.3\n 1 A 192.0.2.4\n";
+    let options = Options { collect_errors: true, ..Options::default() };
+    let mut owners = Vec::new();
+    let result = parse_bytes(text.as_bytes(), Path::new("o.zone"), &origin(), &options, &mut |r| {
+        owners.push(r.owner.to_string());
+        Ok(())
+    });
+    let Err(error) = result else { panic!("expected the bad owner's error") };
+    assert!(error.to_string().contains("o.zone:3:1: bad name 'a..b': empty label"), "{error}");
+    assert_eq!(owners, ["longer.name.example.", "x.example.", "x.example."]);
+}
+
+#[test]
 fn collecting_stops_at_max_errors() {
     let text = "bad\n".repeat(10_000);
     let options = Options { collect_errors: true, max_errors: 5, ..Options::default() };
