@@ -1,6 +1,10 @@
 //! Copying and comparing the short byte strings of a DNS message (names) without a call
 //! to `memcpy` or `memcmp`: a name of 8 to 32 bytes, the common case, is two overlapping
 //! word-sized moves or compares. Longer ones go to the library, where the call pays off.
+//!
+//! Also the word-at-a-time ("SWAR") tests that find given bytes eight at a time: the
+//! bytes are loaded as one little-endian `u64`, so byte `i` is bits `8i..8i + 8`, a test
+//! leaves the high bit of each byte it finds, and `trailing_zeros() / 8` is the first.
 
 /// Copies `src` into `dst`, which must be as long (otherwise nothing is copied and false
 /// is returned).
@@ -38,6 +42,26 @@ fn same_ends<const W: usize>(a: &[u8], b: &[u8]) -> bool {
     a.first_chunk::<W>() == b.first_chunk::<W>() && a.last_chunk::<W>() == b.last_chunk::<W>()
 }
 
+/// `0x01` in every byte of a word.
+const ONES: u64 = u64::from_le_bytes([0x01; 8]);
+/// The low seven bits of every byte of a word.
+const LOWS: u64 = ONES * 0x7F;
+
+/// `b` in every byte of a word: `word ^ splat(b)` has a zero byte where `word` has `b`.
+#[inline(always)]
+pub const fn splat(b: u8) -> u64 {
+    ONES * b as u64
+}
+
+/// The high bit of exactly the bytes of `word` that are zero. Adding `0x7F` to a byte's
+/// low seven bits carries into its high bit unless they are all zero, and never out of
+/// the byte (so, unlike the shorter `(w - ONES) & !w`, no byte disturbs the next); or-ing
+/// in the byte itself sets the high bit of bytes that had it. What stays clear is a zero.
+#[inline(always)]
+pub fn zero_bytes(word: u64) -> u64 {
+    !((word & LOWS).wrapping_add(LOWS) | word) & !LOWS
+}
+
 /// The first and the last `W` bytes, which together cover `W..=2W` bytes.
 #[inline(always)]
 fn overlapping<const W: usize>(dst: &mut [u8], src: &[u8]) {
@@ -65,6 +89,22 @@ mod tests {
             assert_eq!(&dst[1..=n], &src[..n], "{n}");
             assert_eq!((dst[0], dst[n + 1]), (0xEE, 0xEE), "{n}: wrote outside");
         }
+    }
+
+    #[test]
+    fn zero_bytes_marks_exactly_the_zeros() {
+        for zero_at in 0..8 {
+            for filler in [0x01u8, 0x2E, 0x7F, 0x80, 0xFF] {
+                let mut bytes = [filler; 8];
+                bytes[zero_at] = 0;
+                let found = zero_bytes(u64::from_le_bytes(bytes));
+                assert_eq!(found, 0x80 << (8 * zero_at), "{zero_at} among {filler:#x}");
+            }
+        }
+        let word = u64::from_le_bytes(*b"a.b.\\.cd");
+        assert_eq!(zero_bytes(word ^ splat(b'.')), 0x0000_8000_8000_8000);
+        assert_eq!(zero_bytes(u64::MAX), 0);
+        assert_eq!(zero_bytes(0), !LOWS);
     }
 
     #[test]
