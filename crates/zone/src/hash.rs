@@ -88,9 +88,50 @@ pub const fn finish(mut h: u64) -> NameTag {
     (h ^ (h >> 33)) as u32
 }
 
-/// Tag of a whole name.
+/// Tag of a whole name: the tags of its suffixes are not kept (as [`SuffixHashes`] keeps
+/// them), nor is a table of them cleared.
 pub fn name_hash(name: &Dname) -> NameTag {
-    SuffixHashes::of(name).full()
+    let wire = name.as_wire();
+    let mut starts = [0u8; MAX_LABELS + 1];
+    let count = label_starts(wire, &mut starts);
+    finish(hash_down(wire, &starts, count, |_, _| {}))
+}
+
+/// Records where each label of `wire` starts, left to right, and where the root byte is
+/// (entry `count`); returns the label count. Indexes are masked to the table's size (a
+/// name has at most [`MAX_LABELS`] labels), so the loop carries no bounds checks.
+#[inline(always)]
+fn label_starts(wire: &[u8], starts: &mut [u8; MAX_LABELS + 1]) -> usize {
+    let mut count = 0usize;
+    let mut pos = 0usize;
+    while let Some(&len) = wire.get(pos).filter(|&&len| len != 0) {
+        set(starts, count, pos as u8);
+        count += 1;
+        pos += usize::from(len) + 1;
+    }
+    let count = count.min(MAX_LABELS);
+    set(starts, count, pos as u8); // the root byte
+    count
+}
+
+/// Chains the label hashes of `wire` from the root down, with the label starts found by
+/// [`label_starts`]; `each(depth, state)` sees the state of the suffix of `depth` labels.
+/// Returns the whole name's state.
+#[inline(always)]
+fn hash_down(
+    wire: &[u8],
+    starts: &[u8; MAX_LABELS + 1],
+    count: usize,
+    mut each: impl FnMut(usize, u64),
+) -> u64 {
+    let mut h = ROOT_HASH;
+    for depth in 1..=count {
+        let start = usize::from(at(starts, count - depth));
+        let len = usize::from(wire.get(start).copied().unwrap_or(0));
+        h = mix(h, label_hash_at(wire, start + 1, len));
+        each(depth, h);
+    }
+    h
 }
 
 /// Entry `i` of a per-label table; the index is masked, so there is no bounds check.
@@ -141,28 +182,14 @@ impl SuffixHashes {
     }
 
     /// Fills in the suffixes of `name`: label starts left to right, then tags from the
-    /// root down. Indexes are masked to the tables' size (a name has at most
-    /// [`MAX_LABELS`] labels), so the loops carry no bounds checks.
+    /// root down.
     #[inline]
     fn fill(&mut self, name: &Dname) {
         let wire = name.as_wire();
-        let mut count = 0usize;
-        let mut pos = 0usize;
-        while let Some(&len) = wire.get(pos).filter(|&&len| len != 0) {
-            set(&mut self.starts, count, pos as u8);
-            count += 1;
-            pos += usize::from(len) + 1;
-        }
-        let count = count.min(MAX_LABELS);
-        set(&mut self.starts, count, pos as u8); // the root byte
+        let count = label_starts(wire, &mut self.starts);
         set(&mut self.tags, 0, ROOT_TAG);
-        let mut h = ROOT_HASH;
-        for depth in 1..=count {
-            let start = usize::from(at(&self.starts, count - depth));
-            let len = usize::from(wire.get(start).copied().unwrap_or(0));
-            h = mix(h, label_hash_at(wire, start + 1, len));
-            set(&mut self.tags, depth, finish(h));
-        }
+        let tags = &mut self.tags;
+        hash_down(wire, &self.starts, count, |depth, h| set(tags, depth, finish(h)));
         self.labels = count as u8;
     }
 
@@ -260,6 +287,7 @@ mod tests {
                     let h = SuffixHashes::of(&name);
                     let tags: Vec<NameTag> = (0..=h.labels()).map(|k| h.suffix(k)).collect();
                     assert_eq!(tags, reference_tags(&name), "{name}");
+                    assert_eq!(name_hash(&name), h.full(), "{name}");
                 }
             }
         }
