@@ -1172,6 +1172,16 @@ mod tests {
             })
         }
 
+        /// Name texts over `alphabet`, now and then after a long label (40 to 120 bytes)
+        /// to reach the limits.
+        fn name_text(alphabet: &'static [u8]) -> impl Strategy<Value = Vec<u8>> {
+            let text = prop::collection::vec(prop::sample::select(alphabet.to_vec()), 0..80);
+            (text, 0usize..4).prop_map(|(mut text, long)| {
+                text.splice(0..0, std::iter::repeat_n(b'x', long * 40));
+                text
+            })
+        }
+
         proptest! {
             #[test]
             fn text_round_trip(n in arb_name()) {
@@ -1190,14 +1200,9 @@ mod tests {
             /// and errors alike.
             #[test]
             fn plain_and_general_parsers_agree(
-                text in prop::collection::vec(
-                    prop::sample::select(b"ab.\\09".to_vec()), 0..80),
-                long in 0usize..4,
+                text in name_text(b"ab.\\09"),
                 origin in prop::option::of(arb_name()),
             ) {
-                // Now and then a long label, to reach the limits.
-                let mut text = text;
-                text.splice(0..0, std::iter::repeat_n(b'x', long * 40));
                 let origin = origin.as_deref();
                 let mut fast = NameBuilder::new();
                 let mut general = NameBuilder::new();
@@ -1212,14 +1217,10 @@ mod tests {
             /// and errors alike, and leaves the buffer as it was on error.
             #[test]
             fn parsing_onto_a_buffer_agrees_with_the_builder(
-                text in prop::collection::vec(
-                    prop::sample::select(b"ab.\\09@".to_vec()), 0..80),
-                long in 0usize..4,
+                text in name_text(b"ab.\\09@"),
                 origin in prop::option::of(arb_name()),
                 before in prop::collection::vec(any::<u8>(), 0..4),
             ) {
-                let mut text = text;
-                text.splice(0..0, std::iter::repeat_n(b'x', long * 40));
                 let origin = origin.as_deref();
                 let mut out = before.clone();
                 let onto = parse_text_onto(&text, origin, &mut out);
