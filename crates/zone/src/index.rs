@@ -81,12 +81,8 @@ impl NameIndex {
         if Self::slots_for(self.used) == self.mask + 1 {
             return self.clone(); // already that size: the chunks are shared, not copied
         }
-        let mut index = NameIndex::with_capacity(self.used);
-        for &slot in self.slots.iter().filter(|s| !s.is_empty()) {
-            index.insert_slot(slot);
-        }
-        index.used = self.used;
-        index
+        let size = Self::slots_for(self.used);
+        NameIndex { slots: rehashed(&self.slots, size), mask: size - 1, used: self.used }
     }
 
     /// Number of entries.
@@ -153,11 +149,8 @@ impl NameIndex {
 
     fn grow(&mut self) {
         let size = (self.mask + 1) * 2;
-        let old = std::mem::replace(&mut self.slots, ChunkVec::filled(Slot::default(), size));
+        self.slots = rehashed(&self.slots, size);
         self.mask = size - 1;
-        for &slot in old.iter().filter(|s| !s.is_empty()) {
-            self.insert_slot(slot);
-        }
     }
 
     /// Where the entry for `id` under `tag` is.
@@ -240,6 +233,24 @@ impl NameIndex {
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots.iter().filter(|s| !s.is_empty()).map(|s| s.id())
     }
+}
+
+/// The non-empty entries of `slots` placed in a table of `size` slots (a power of two)
+/// by the same linear probing as [`NameIndex::insert`], built as a plain vector and cut
+/// into chunks once: no chunk is made unique again for every entry placed.
+fn rehashed(slots: &ChunkVec<Slot>, size: usize) -> ChunkVec<Slot> {
+    let mask = size - 1;
+    let mut table = vec![Slot::default(); size];
+    for &slot in slots.iter().filter(|s| !s.is_empty()) {
+        let mut i = slot.tag() as usize & mask;
+        while table.get(i).is_some_and(|s| !s.is_empty()) {
+            i = (i + 1) & mask;
+        }
+        if let Some(place) = table.get_mut(i) {
+            *place = slot;
+        }
+    }
+    ChunkVec::from_vec(table)
 }
 
 /// Hints the CPU to bring `value`'s cache line in (a no-op where there is no hint).
