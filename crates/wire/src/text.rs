@@ -484,6 +484,23 @@ impl<'a> Lexer<'a> {
         Ok(token)
     }
 
+    /// True when the next token of the entry is the unquoted text `text`, which must
+    /// start with a backslash (the generic RDATA marker `\#`, RFC 3597 §5). The usual
+    /// answer, a token that starts with a plain byte after the blanks, is found without
+    /// reading the token; anything else is left to [`Lexer::peek_token`].
+    pub fn next_is_escaped(&self, text: &[u8]) -> Result<bool> {
+        if text.first() == Some(&b'\\') && !self.has_peeked.get() && !self.at.entry_done {
+            let mut pos = self.at.pos;
+            while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
+                pos += 1;
+            }
+            if self.input.get(pos).is_some_and(|&b| class(b) == PLAIN) {
+                return Ok(false); // a plain first byte: not a backslash
+            }
+        }
+        Ok(self.peek_token()?.is_some_and(|t| t.text == text && !t.quoted))
+    }
+
     /// The next token without consuming it (read once: the next [`Lexer::next_token`]
     /// returns it without reading it again).
     pub fn peek_token(&self) -> Result<Option<Token<'a>>> {
@@ -698,6 +715,44 @@ mod tests {
         let t = lx.expect("n").unwrap();
         assert!(t.number::<u16>("a 16-bit number").is_err());
         assert!(lx.expect("more").is_err());
+    }
+
+    /// `next_is_escaped` answers as `peek_token` would, and reading goes on the same.
+    #[test]
+    fn the_generic_marker_is_found_with_or_without_a_peek() {
+        let cases: [(&[u8], bool); 9] = [
+            (b"\\# 1 00\n", true),
+            (b"  \t\\# 1 00\n", true),
+            (b"( \\# 1\n 00 )\n", true),
+            (b"; c\n", false),
+            (b"\"\\#\" 1\n", false),
+            (b"\\#x 1\n", false),
+            (b"a\\# 1\n", false),
+            (b"192.0.2.1\n", false),
+            (b"\n", false),
+        ];
+        for (rest, expect) in cases {
+            let text = [&b"x "[..], rest].concat();
+            let mut lx = Lexer::new(&text);
+            lx.next_entry().unwrap();
+            lx.next_token().unwrap();
+            let mut peeked = lx.clone();
+            assert_eq!(
+                lx.next_is_escaped(b"\\#").unwrap(),
+                expect,
+                "{:?}",
+                String::from_utf8_lossy(rest)
+            );
+            let by_peek =
+                peeked.peek_token().unwrap().is_some_and(|t| t.text == b"\\#" && !t.quoted);
+            assert_eq!(by_peek, expect);
+            assert_eq!(tokens(&mut lx), tokens(&mut peeked));
+        }
+        // Not at an escaped text: always through the peek.
+        let mut lx = Lexer::new(b"x a\n");
+        lx.next_entry().unwrap();
+        lx.next_token().unwrap();
+        assert!(lx.next_is_escaped(b"a").unwrap());
     }
 
     #[test]

@@ -118,7 +118,7 @@ fn parse_text_inner(
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let start = out.len();
-    if lx.peek_token()?.is_some_and(|t| t.text == b"\\#" && !t.quoted) {
+    if lx.next_is_escaped(b"\\#")? {
         let token = lx.expect("\\#")?;
         generic::parse(lx, out)?;
         if codec(rtype).is_some() {
