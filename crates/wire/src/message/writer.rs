@@ -84,17 +84,15 @@ struct Anchored<'n> {
     inline: &'n [u8],
     /// Where the rest is in the anchor, if anywhere.
     pointer: Option<u16>,
-    /// The name is the root.
-    root: bool,
 }
 
 impl Anchored<'_> {
     /// Where the name written at `start` decodes from, if that can be pointed to: the
     /// pointer's target for a pointer alone, nowhere for the root (never worth one).
     fn decodes_from(&self, start: usize) -> Option<u16> {
-        match (self.inline.is_empty(), self.pointer) {
-            (true, Some(target)) => Some(target),
-            _ if self.root => None,
+        match (self.inline, self.pointer) {
+            ([], Some(target)) => Some(target),
+            ([0], None) => None, // the root written in full
             _ => u16::try_from(start).ok().filter(|&s| usize::from(s) <= MAX_POINTER),
         }
     }
@@ -910,12 +908,10 @@ impl<'b> MessageWriter<'b> {
             _ => None,
         };
         match split {
-            Some((inline, target)) => Anchored {
-                inline: wire.get(..inline).unwrap_or(&[]),
-                pointer: Some(target),
-                root: false,
-            },
-            None => Anchored { inline: wire, pointer: None, root: name.is_root() },
+            Some((inline, target)) => {
+                Anchored { inline: wire.get(..inline).unwrap_or(&[]), pointer: Some(target) }
+            }
+            None => Anchored { inline: wire, pointer: None },
         }
     }
 
