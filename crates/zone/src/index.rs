@@ -140,10 +140,7 @@ impl NameIndex {
     }
 
     fn insert_slot(&mut self, slot: Slot) {
-        let mut i = slot.tag() as usize & self.mask;
-        while !self.slot(i).is_empty() {
-            i = (i + 1) & self.mask;
-        }
+        let i = free_place(slot.tag(), self.mask, |i| !self.slot(i).is_empty());
         self.slots.set(i, slot);
     }
 
@@ -242,15 +239,23 @@ fn rehashed(slots: &ChunkVec<Slot>, size: usize) -> ChunkVec<Slot> {
     let mask = size - 1;
     let mut table = vec![Slot::default(); size];
     for &slot in slots.iter().filter(|s| !s.is_empty()) {
-        let mut i = slot.tag() as usize & mask;
-        while table.get(i).is_some_and(|s| !s.is_empty()) {
-            i = (i + 1) & mask;
-        }
+        let i = free_place(slot.tag(), mask, |i| table.get(i).is_some_and(|s| !s.is_empty()));
         if let Some(place) = table.get_mut(i) {
             *place = slot;
         }
     }
     ChunkVec::from_vec(table)
+}
+
+/// Where an entry tagged `tag` goes in a table of `mask + 1` slots: its home slot, or the
+/// first free one after it (linear probing); `taken(i)` says whether slot `i` is in use.
+#[inline]
+fn free_place(tag: NameTag, mask: usize, taken: impl Fn(usize) -> bool) -> usize {
+    let mut i = tag as usize & mask;
+    while taken(i) {
+        i = (i + 1) & mask;
+    }
+    i
 }
 
 /// Hints the CPU to bring `value`'s cache line in (a no-op where there is no hint).
