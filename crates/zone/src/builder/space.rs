@@ -98,7 +98,7 @@ impl Space {
         self.resolve(records);
         let deferred = &mut self.deferred;
         deferred.active = true;
-        deferred.name = NameBuf::from_dname(owner);
+        deferred.name.set(owner);
         deferred.hashes.refill(owner);
         deferred.first = records.len();
         self.owners.index.prefetch(deferred.hashes.full());
