@@ -13,8 +13,8 @@ use tern_wire::{Dname, Name, Rtype};
 
 use crate::contents::{Denial, ZoneContents};
 use crate::cow::ChunkVec;
+use crate::index::IndexBuilder;
 use crate::error::Error;
-use crate::index::NameIndex;
 use crate::node::{has_targets, Node, NodeId, NO_NODE};
 use crate::records::{in_nsec3_chain, target_name};
 use crate::report::Report;
@@ -110,7 +110,7 @@ impl ZoneBuilder {
         let chain = encoder.nsec3_chain(&self.nsec3.owners, &groups);
         drop((groups, self.records, self.rdata));
         let nodes = ChunkVec::from_vec(nodes);
-        let index = hinted(std::mem::take(&mut self.main.owners.index).fitted(), &nodes);
+        let index = hinted(self.main.owners.index, &nodes);
         let mut contents = ZoneContents {
             origin: self.origin.clone(),
             // A name has at most 127 labels.
@@ -158,16 +158,16 @@ impl ZoneBuilder {
     }
 }
 
-/// The finished index, each entry hinting at its node's data (see [`NameIndex`]).
-fn hinted(mut index: NameIndex, nodes: &ChunkVec<Node>) -> NameIndex {
+/// The finished index, each entry hinting at its node's data (see
+/// [`NameIndex`](crate::index::NameIndex)).
+fn hinted(index: IndexBuilder, nodes: &ChunkVec<Node>) -> crate::index::NameIndex {
     let node = |id: u32| nodes.get(id as usize);
-    index.fill_hints(
+    index.finish(
         |id| node(id).map_or(0, Node::data_address),
         |id| {
             if let Some(n) = node(id) {
                 crate::index::prefetch(n);
             }
         },
-    );
-    index
+    )
 }

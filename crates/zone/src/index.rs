@@ -75,16 +75,6 @@ impl NameIndex {
         (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS)
     }
 
-    /// The same entries in a table sized for them (after a build that grew it step by
-    /// step, or left it large).
-    pub fn fitted(&self) -> NameIndex {
-        if Self::slots_for(self.used) == self.mask + 1 {
-            return self.clone(); // already that size: the chunks are shared, not copied
-        }
-        let size = Self::slots_for(self.used);
-        NameIndex { slots: rehashed(&self.slots, size), mask: size - 1, used: self.used }
-    }
-
     /// Number of entries.
     pub fn len(&self) -> usize {
         self.used
@@ -103,21 +93,8 @@ impl NameIndex {
     /// Finds the node for a name tag; `is_match` confirms a candidate id. The candidate's
     /// hint, if any, is prefetched first.
     #[inline]
-    pub fn find(&self, tag: NameTag, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
-        let mut i = tag as usize & self.mask;
-        loop {
-            let slot = self.slot(i);
-            if slot.is_empty() {
-                return None;
-            }
-            if slot.tag() == tag {
-                prefetch_address(slot.hint);
-                if is_match(slot.id()) {
-                    return Some(slot.id());
-                }
-            }
-            i = (i + 1) & self.mask;
-        }
+    pub fn find(&self, tag: NameTag, is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        probe(tag, self.mask, |i| self.slot(i), is_match)
     }
 
     /// Starts loading the slot where a [`find`](Self::find) for `tag` will look, so that
@@ -146,7 +123,7 @@ impl NameIndex {
 
     fn grow(&mut self) {
         let size = (self.mask + 1) * 2;
-        self.slots = rehashed(&self.slots, size);
+        self.slots = ChunkVec::from_vec(placed(self.slots.iter().copied(), size));
         self.mask = size - 1;
     }
 
@@ -177,27 +154,6 @@ impl NameIndex {
     pub fn set_hint(&mut self, tag: NameTag, id: u32, hint: usize) {
         if let Some(i) = self.position(tag, id) {
             self.slots.set(i, Slot { key: encode(tag, id), hint });
-        }
-    }
-
-    /// Sets every entry's hint to `hint_of(id)`. `prefetch_id` is called a few entries
-    /// ahead with the id whose hint will be asked for, so that looking it up does not
-    /// wait for memory each time.
-    pub fn fill_hints(
-        &mut self,
-        mut hint_of: impl FnMut(u32) -> usize,
-        mut prefetch_id: impl FnMut(u32),
-    ) {
-        const AHEAD: usize = 16;
-        let size = self.mask + 1;
-        for i in 0..size {
-            let ahead = self.slot(i + AHEAD);
-            if !ahead.is_empty() {
-                prefetch_id(ahead.id());
-            }
-            if let Some(slot) = self.slots.get_mut(i).filter(|s| !s.is_empty()) {
-                slot.hint = hint_of(slot.id());
-            }
         }
     }
 
@@ -232,19 +188,128 @@ impl NameIndex {
     }
 }
 
-/// The non-empty entries of `slots` placed in a table of `size` slots (a power of two)
-/// by the same linear probing as [`NameIndex::insert`], built as a plain vector and cut
-/// into chunks once: no chunk is made unique again for every entry placed.
-fn rehashed(slots: &ChunkVec<Slot>, size: usize) -> ChunkVec<Slot> {
+/// A [`NameIndex`] being built: the same table of keys (no hints yet) in one plain
+/// vector. A build places every entry once; [`NameIndex::insert`] makes the entry's chunk
+/// unique first (snapshots share chunks), which costs more than the placing itself.
+/// [`finish`](Self::finish) makes the index, sized for its entries, with their hints.
+#[derive(Debug, Clone)]
+pub struct IndexBuilder {
+    keys: Vec<u64>,
+    mask: usize,
+    used: usize,
+}
+
+impl IndexBuilder {
+    /// A table sized for about `expected` names.
+    pub fn with_capacity(expected: usize) -> IndexBuilder {
+        let size = NameIndex::slots_for(expected);
+        IndexBuilder { keys: vec![0; size], mask: size - 1, used: 0 }
+    }
+
+    /// Number of entries.
+    pub fn len(&self) -> usize {
+        self.used
+    }
+
+    /// True when empty.
+    pub fn is_empty(&self) -> bool {
+        self.used == 0
+    }
+
+    #[inline]
+    fn slot(&self, i: usize) -> Slot {
+        Slot { key: self.keys.get(i).copied().unwrap_or(0), hint: 0 }
+    }
+
+    /// As [`NameIndex::find`].
+    #[inline]
+    pub fn find(&self, tag: NameTag, is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        probe(tag, self.mask, |i| self.slot(i), is_match)
+    }
+
+    /// As [`NameIndex::prefetch`].
+    #[inline]
+    pub fn prefetch(&self, tag: NameTag) {
+        if let Some(key) = self.keys.get(tag as usize & self.mask) {
+            prefetch(key);
+        }
+    }
+
+    /// As [`NameIndex::insert`], without a hint.
+    pub fn insert(&mut self, tag: NameTag, id: u32) {
+        if (self.used + 1) * 4 > (self.mask + 1) * 3 {
+            let size = (self.mask + 1) * 2;
+            let slots = self.keys.iter().map(|&key| Slot { key, hint: 0 });
+            self.keys = placed(slots, size).into_iter().map(|s| s.key).collect();
+            self.mask = size - 1;
+        }
+        let i = free_place(tag, self.mask, |i| self.keys.get(i).is_some_and(|&k| k != 0));
+        if let Some(key) = self.keys.get_mut(i) {
+            *key = encode(tag, id);
+        }
+        self.used += 1;
+    }
+
+    /// The index: every entry placed in a table sized for them, its hint set to
+    /// `hint_of(id)`. `prefetch_id` is called a few entries ahead with the id whose hint
+    /// will be asked for, so that looking it up does not wait for memory each time.
+    pub fn finish(
+        self,
+        mut hint_of: impl FnMut(u32) -> usize,
+        mut prefetch_id: impl FnMut(u32),
+    ) -> NameIndex {
+        const AHEAD: usize = 16;
+        let size = NameIndex::slots_for(self.used);
+        let mut table = placed(self.keys.iter().map(|&key| Slot { key, hint: 0 }), size);
+        for i in 0..size {
+            if let Some(ahead) = table.get(i + AHEAD).filter(|s| !s.is_empty()) {
+                prefetch_id(ahead.id());
+            }
+            if let Some(slot) = table.get_mut(i).filter(|s| !s.is_empty()) {
+                slot.hint = hint_of(slot.id());
+            }
+        }
+        NameIndex { slots: ChunkVec::from_vec(table), mask: size - 1, used: self.used }
+    }
+}
+
+/// The lookup of both tables: the entry under `tag` that `is_match` confirms, probing
+/// from its home slot to the first empty one; a candidate's hint is prefetched first.
+#[inline(always)]
+fn probe(
+    tag: NameTag,
+    mask: usize,
+    slot: impl Fn(usize) -> Slot,
+    mut is_match: impl FnMut(u32) -> bool,
+) -> Option<u32> {
+    let mut i = tag as usize & mask;
+    loop {
+        let slot = slot(i);
+        if slot.is_empty() {
+            return None;
+        }
+        if slot.tag() == tag {
+            prefetch_address(slot.hint);
+            if is_match(slot.id()) {
+                return Some(slot.id());
+            }
+        }
+        i = (i + 1) & mask;
+    }
+}
+
+/// The non-empty entries of `slots` placed in a plain table of `size` slots (a power of
+/// two) by the same linear probing as [`NameIndex::insert`].
+fn placed(slots: impl Iterator<Item = Slot>, size: usize) -> Vec<Slot> {
     let mask = size - 1;
     let mut table = vec![Slot::default(); size];
-    for &slot in slots.iter().filter(|s| !s.is_empty()) {
+    for slot in slots.filter(|s| !s.is_empty()) {
         let i = free_place(slot.tag(), mask, |i| table.get(i).is_some_and(|s| !s.is_empty()));
         if let Some(place) = table.get_mut(i) {
             *place = slot;
         }
     }
-    ChunkVec::from_vec(table)
+    table
 }
 
 /// Where an entry tagged `tag` goes in a table of `mask + 1` slots: its home slot, or the
@@ -327,20 +392,27 @@ mod tests {
     }
 
     #[test]
-    fn fitted_keeps_every_entry_whether_it_shrinks_or_not() {
-        for count in [5u32, 12, 13, 700, 3000] {
-            let mut grown = NameIndex::with_capacity(0);
-            let mut large = NameIndex::with_capacity(100_000);
+    fn a_built_index_keeps_every_entry_with_its_hint_whether_it_grew_or_shrank() {
+        for count in [0u32, 5, 12, 13, 700, 3000] {
+            let mut grown = IndexBuilder::with_capacity(0);
+            let mut large = IndexBuilder::with_capacity(100_000);
             for id in 0..count {
-                grown.insert(weak_hash(id), id, 0);
-                large.insert(id.wrapping_mul(0x9E37_79B9), id, 0);
+                grown.insert(weak_hash(id), id);
+                large.insert(id.wrapping_mul(0x9E37_79B9), id);
+                assert_eq!(grown.find(weak_hash(id), |c| c == id), Some(id), "while building");
             }
-            let (g, l) = (grown.fitted(), large.fitted());
+            assert_eq!((grown.len(), large.is_empty()), (count as usize, count == 0));
+            let hint = |id: u32| 0x1000 + id as usize;
+            let mut asked = Vec::new();
+            let g = grown.finish(hint, |id| asked.push(id));
+            let l = large.finish(hint, |_| {});
             assert_eq!(l.mask + 1, NameIndex::slots_for(count as usize), "shrunk");
             assert_eq!((g.len(), l.len()), (count as usize, count as usize));
+            assert!(asked.iter().all(|&id| id < count), "only entries are prefetched");
             for id in 0..count {
                 assert_eq!(g.find(weak_hash(id), |c| c == id), Some(id), "{count}: {id}");
                 assert_eq!(l.find(id.wrapping_mul(0x9E37_79B9), |c| c == id), Some(id));
+                assert_eq!(g.hint(weak_hash(id), id), Some(hint(id)));
             }
         }
     }

@@ -10,7 +10,7 @@ use tern_wire::{Class, Dname, Rtype};
 
 use crate::cow::ChunkVec;
 use crate::hash::name_hash;
-use crate::index::NameIndex;
+use crate::index::{IndexBuilder, NameIndex};
 use crate::node::Node;
 
 /// Length of a SHA-1 NSEC3 hash, the only algorithm defined (RFC 5155 §11).
@@ -209,12 +209,12 @@ pub enum Nsec3Position {
 impl Nsec3Chain {
     /// Builds the chain from (hash, node) pairs in any order.
     pub fn new(params: Nsec3Params, entries: Vec<(Nsec3Hash, Node)>) -> Nsec3Chain {
-        let mut index = NameIndex::with_capacity(entries.len());
+        let mut index = IndexBuilder::with_capacity(entries.len());
         let mut sorted = Vec::with_capacity(entries.len());
         let mut nodes = Vec::with_capacity(entries.len());
         let mut prepared = Vec::with_capacity(entries.len());
         for (id, (hash, node)) in entries.into_iter().enumerate() {
-            index.insert(name_hash(node.owner()), id as u32, 0);
+            index.insert(name_hash(node.owner()), id as u32);
             sorted.push((hash, id as u32));
             prepared.push(prepare(&node));
             nodes.push(node);
@@ -224,7 +224,7 @@ impl Nsec3Chain {
             nodes: ChunkVec::from_vec(nodes),
             prepared: ChunkVec::from_vec(prepared),
             sorted: HashOrder::new(sorted),
-            index,
+            index: index.finish(|_| 0, |_| {}),
         }
     }
 

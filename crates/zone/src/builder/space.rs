@@ -12,7 +12,7 @@ use tern_wire::{Dname, NameBuf};
 use super::Pending;
 use crate::contents::APEX;
 use crate::hash::{NameTag, SuffixHashes};
-use crate::index::NameIndex;
+use crate::index::IndexBuilder;
 use crate::node::{NodeId, NO_NODE};
 
 /// Node id of records whose owner is still to be looked up.
@@ -37,7 +37,7 @@ pub(super) struct Space {
 pub(super) struct Owners {
     names: Vec<u8>,
     pub nodes: Vec<BuildNode>,
-    pub index: NameIndex,
+    pub index: IndexBuilder,
 }
 
 /// A node being built.
@@ -71,7 +71,7 @@ impl Space {
             owners: Owners {
                 names: Vec::new(),
                 nodes: Vec::new(),
-                index: NameIndex::with_capacity(16),
+                index: IndexBuilder::with_capacity(16),
             },
             tag,
             origin_labels,
@@ -150,7 +150,7 @@ impl Owners {
         let name_at = self.names.len();
         self.names.extend_from_slice(name.as_wire());
         self.nodes.push(BuildNode { name_at, name_len: name.len() as u8, parent, phantom });
-        self.index.insert(hash, id, 0);
+        self.index.insert(hash, id);
         id
     }
 
