@@ -177,7 +177,7 @@ impl HashOrder {
 /// only on a tie (hashes are uniform, so ties are rare).
 fn sort_by_hash(pairs: &mut [(Nsec3Hash, u32)]) {
     pairs.sort_unstable_by(|a, b| {
-        leading_bits(&a.0, 32).cmp(&leading_bits(&b.0, 32)).then(a.0.cmp(&b.0))
+        leading_bits(&a.0, 32).cmp(&leading_bits(&b.0, 32)).then_with(|| a.0.cmp(&b.0))
     });
 }
 
