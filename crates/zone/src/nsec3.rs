@@ -173,12 +173,46 @@ impl HashOrder {
     }
 }
 
-/// Sorts (hash, value) pairs by hash: by the leading 32 bits first, a whole-hash compare
-/// only on a tie (hashes are uniform, so ties are rare).
+/// Sorts (hash, value) pairs by hash. Hashes are uniform, so their leading 32 bits nearly
+/// always decide: a radix sort orders by those (three counting passes of 11 bits instead
+/// of some 17 comparisons per pair on a large chain), then each run of pairs with equal
+/// leading bits, rare and short, is sorted by the whole hash.
 fn sort_by_hash(pairs: &mut [(Nsec3Hash, u32)]) {
-    pairs.sort_unstable_by(|a, b| {
-        leading_bits(&a.0, 32).cmp(&leading_bits(&b.0, 32)).then_with(|| a.0.cmp(&b.0))
-    });
+    const DIGIT: u32 = 11;
+    if pairs.len() < 256 {
+        pairs.sort_unstable_by_key(|p| p.0);
+        return;
+    }
+    let mut from = pairs.to_vec();
+    let mut to = from.clone();
+    for pass in 0..3 {
+        let digit = |p: &(Nsec3Hash, u32)| leading_bits(&p.0, 32) >> (pass * DIGIT) & 0x7FF;
+        let mut starts = [0usize; 1 << DIGIT];
+        for p in &from {
+            if let Some(count) = starts.get_mut(digit(p)) {
+                *count += 1;
+            }
+        }
+        let mut next = 0;
+        for start in &mut starts {
+            (*start, next) = (next, next + *start);
+        }
+        for p in &from {
+            if let Some(start) = starts.get_mut(digit(p)) {
+                if let Some(place) = to.get_mut(*start) {
+                    *place = *p;
+                }
+                *start += 1;
+            }
+        }
+        std::mem::swap(&mut from, &mut to);
+    }
+    pairs.copy_from_slice(&from);
+    for run in pairs.chunk_by_mut(|a, b| leading_bits(&a.0, 32) == leading_bits(&b.0, 32)) {
+        if run.len() > 1 {
+            run.sort_unstable_by_key(|p| p.0);
+        }
+    }
 }
 
 /// The first `bits` bits (at most 32) of a hash, as a bucket number.
@@ -416,6 +450,38 @@ mod tests {
             sigs: (0..sigs).map(|i| vec![i as u8; 40]).collect(),
         };
         crate::node::encode(owner, &[rrset])
+    }
+
+    /// The radix sort orders as a plain sort by whole hash, whatever the size, and with
+    /// many hashes sharing their leading 32 bits (ties the last step sorts).
+    #[test]
+    fn hashes_sort_as_by_whole_hash() {
+        let mut state = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for len in [0usize, 1, 2, 255, 256, 257, 5000] {
+            let pairs: Vec<(Nsec3Hash, u32)> = (0..len as u32)
+                .map(|id| {
+                    let mut hash = [0u8; HASH_LEN];
+                    for chunk in hash.chunks_mut(8) {
+                        chunk.copy_from_slice(&next().to_be_bytes()[..chunk.len()]);
+                    }
+                    if id % 3 == 0 {
+                        hash[..4].copy_from_slice(&[0x55, 0, 0, (id % 7) as u8]); // ties
+                    }
+                    (hash, id)
+                })
+                .collect();
+            let mut radix = pairs.clone();
+            sort_by_hash(&mut radix);
+            let mut plain = pairs;
+            plain.sort_unstable_by_key(|p| p.0);
+            assert_eq!(radix, plain, "{len} pairs");
+        }
     }
 
     #[test]
