@@ -13,8 +13,8 @@ use tern_wire::{Dname, Name, Rtype};
 
 use crate::contents::{Denial, ZoneContents};
 use crate::cow::ChunkVec;
-use crate::index::IndexBuilder;
 use crate::error::Error;
+use crate::index::IndexBuilder;
 use crate::node::{has_targets, Node, NodeId, NO_NODE};
 use crate::records::{in_nsec3_chain, target_name};
 use crate::report::Report;

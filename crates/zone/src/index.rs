@@ -123,7 +123,8 @@ impl NameIndex {
 
     fn grow(&mut self) {
         let size = (self.mask + 1) * 2;
-        self.slots = ChunkVec::from_vec(placed(self.slots.iter().copied(), size));
+        let table = placed(self.slots.iter().copied(), vec![Slot::default(); size], |s| s.key);
+        self.slots = ChunkVec::from_vec(table);
         self.mask = size - 1;
     }
 
@@ -239,8 +240,8 @@ impl IndexBuilder {
     pub fn insert(&mut self, tag: NameTag, id: u32) {
         if (self.used + 1) * 4 > (self.mask + 1) * 3 {
             let size = (self.mask + 1) * 2;
-            let slots = self.keys.iter().map(|&key| Slot { key, hint: 0 });
-            self.keys = placed(slots, size).into_iter().map(|s| s.key).collect();
+            // Zeroed by the allocator: a large table comes as fresh pages, not cleared.
+            self.keys = placed(self.keys.iter().copied(), vec![0; size], |key| key);
             self.mask = size - 1;
         }
         let i = free_place(tag, self.mask, |i| self.keys.get(i).is_some_and(|&k| k != 0));
@@ -260,7 +261,8 @@ impl IndexBuilder {
     ) -> NameIndex {
         const AHEAD: usize = 16;
         let size = NameIndex::slots_for(self.used);
-        let mut table = placed(self.keys.iter().map(|&key| Slot { key, hint: 0 }), size);
+        let slots = self.keys.iter().map(|&key| Slot { key, hint: 0 });
+        let mut table = placed(slots, vec![Slot::default(); size], |s| s.key);
         for i in 0..size {
             if let Some(ahead) = table.get(i + AHEAD).filter(|s| !s.is_empty()) {
                 prefetch_id(ahead.id());
@@ -298,15 +300,20 @@ fn probe(
     }
 }
 
-/// The non-empty entries of `slots` placed in a plain table of `size` slots (a power of
-/// two) by the same linear probing as [`NameIndex::insert`].
-fn placed(slots: impl Iterator<Item = Slot>, size: usize) -> Vec<Slot> {
-    let mask = size - 1;
-    let mut table = vec![Slot::default(); size];
-    for slot in slots.filter(|s| !s.is_empty()) {
-        let i = free_place(slot.tag(), mask, |i| table.get(i).is_some_and(|s| !s.is_empty()));
+/// The entries of `items` whose key is not 0 (empty) placed in `table`, empty and a
+/// power of two long, by the same linear probing as [`NameIndex::insert`]: slots, or
+/// the keys alone of an [`IndexBuilder`].
+fn placed<T: Copy>(
+    items: impl Iterator<Item = T>,
+    mut table: Vec<T>,
+    key: impl Fn(T) -> u64,
+) -> Vec<T> {
+    let mask = table.len() - 1;
+    for item in items.filter(|&t| key(t) != 0) {
+        let taken = |i: usize| table.get(i).is_some_and(|&t| key(t) != 0);
+        let i = free_place(key(item) as NameTag, mask, taken);
         if let Some(place) = table.get_mut(i) {
-            *place = slot;
+            *place = item;
         }
     }
     table

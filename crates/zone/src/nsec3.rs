@@ -471,7 +471,8 @@ mod tests {
                         chunk.copy_from_slice(&next().to_be_bytes()[..chunk.len()]);
                     }
                     if id % 3 == 0 {
-                        hash[..4].copy_from_slice(&[0x55, 0, 0, (id % 7) as u8]); // ties
+                        hash[..4].copy_from_slice(&[0x55, 0, 0, (id % 7) as u8]);
+                        // ties
                     }
                     (hash, id)
                 })
