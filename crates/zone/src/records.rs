@@ -76,3 +76,24 @@ pub fn in_nsec3_chain(origin: &Dname, owner: &Dname, rtype: Rtype, rdata: &[u8])
     owner.parent().is_some_and(|p| p.eq_ignore_case(origin))
         && owner.first_label().and_then(decode_hash_label).is_some()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Names in the RFC 4034 §6.2 types compare case-insensitively; every other byte, and
+    /// the names of other types, exactly.
+    #[test]
+    fn canonical_equality_ignores_the_case_of_listed_names_only() {
+        let ns = |s: &str| s.parse::<tern_wire::Name>().unwrap().as_wire().to_vec();
+        assert!(canonical_eq(Rtype::NS, &ns("NS1.Example."), &ns("ns1.example.")));
+        assert!(!canonical_eq(Rtype::NS, &ns("ns1.example."), &ns("ns2.example.")));
+        let mx = |pref: u8, name: &str| [vec![0, pref], ns(name)].concat();
+        assert!(canonical_eq(Rtype::MX, &mx(10, "Mail.Example."), &mx(10, "mail.example.")));
+        assert!(!canonical_eq(Rtype::MX, &mx(10, "mail.example."), &mx(20, "mail.example.")));
+        assert!(!canonical_eq(Rtype::TXT, b"\x03ABC", b"\x03abc"), "not a name: exact");
+        assert!(canonical_eq(Rtype::TXT, b"\x03abc", b"\x03abc"));
+        assert!(!canonical_eq(Rtype::A, &[192, 0, 2, 1], &[192, 0, 2, 2]));
+        assert!(!canonical_eq(Rtype::A, &[192, 0, 2, 1], &[192, 0, 2]), "lengths differ");
+    }
+}
