@@ -207,16 +207,6 @@ impl IndexBuilder {
         IndexBuilder { keys: vec![0; size], mask: size - 1, used: 0 }
     }
 
-    /// Number of entries.
-    pub fn len(&self) -> usize {
-        self.used
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.used == 0
-    }
-
     #[inline]
     fn slot(&self, i: usize) -> Slot {
         Slot { key: self.keys.get(i).copied().unwrap_or(0), hint: 0 }
@@ -408,7 +398,6 @@ mod tests {
                 large.insert(id.wrapping_mul(0x9E37_79B9), id);
                 assert_eq!(grown.find(weak_hash(id), |c| c == id), Some(id), "while building");
             }
-            assert_eq!((grown.len(), large.is_empty()), (count as usize, count == 0));
             let hint = |id: u32| 0x1000 + id as usize;
             let mut asked = Vec::new();
             let g = grown.finish(hint, |id| asked.push(id));
