@@ -21,13 +21,15 @@ const PLAIN: u8 = 0;
 const BLANK: u8 = 1;
 const NEWLINE: u8 = 2;
 const SPECIAL: u8 = 3;
+const ESCAPE: u8 = 4;
 
 /// The scanning class of a byte, by definition.
 const fn class_of(b: u8) -> u8 {
     match b {
         b' ' | b'\t' | b'\r' => BLANK,
         b'\n' => NEWLINE,
-        b'(' | b')' | b';' | b'"' | b'\\' => SPECIAL,
+        b'(' | b')' | b';' | b'"' => SPECIAL,
+        b'\\' => ESCAPE,
         _ => PLAIN,
     }
 }
@@ -287,7 +289,9 @@ impl<'a> Lexer<'a> {
     /// Moves to the next entry, skipping blank and comment-only lines; `None` at the end
     /// of the input. Any unread tokens of the current entry are skipped first.
     pub fn next_entry(&mut self) -> Result<Option<Entry>> {
-        self.skip_rest_of_entry()?;
+        if self.has_peeked.get() || !self.at.entry_done {
+            self.skip_rest_of_entry()?;
+        }
         loop {
             let at_start = self.at.pos == self.at.line_start;
             let line = self.at.line;
@@ -343,20 +347,47 @@ impl<'a> Lexer<'a> {
     }
 
     /// The next token of the current entry, or `None` at its end.
+    ///
+    /// Inlined into its callers: the common case, a run of plain bytes after the blanks,
+    /// is read here; everything else is read out of line.
     #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
+    #[inline(always)]
     pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
-        if self.has_peeked.get() {
-            return Ok(self.take_peeked());
-        }
-        if self.at.entry_done {
-            return Ok(None);
-        }
-        self.skip_blanks();
-        // The common case first: a plain token after the blanks.
-        if self.peek().is_some_and(|b| class(b) == PLAIN) {
-            return self.unquoted().map(Some);
+        if !self.has_peeked.get() {
+            if self.at.entry_done {
+                return Ok(None);
+            }
+            if let Some(token) = self.plain_token() {
+                return Ok(Some(token));
+            }
         }
         self.next_token_slow()
+    }
+
+    /// The next token when it is plain bytes (no quote, escape or parenthesis) after the
+    /// blanks; `None` (having moved nothing) for anything else.
+    #[inline(always)]
+    fn plain_token(&mut self) -> Option<Token<'a>> {
+        let mut pos = self.at.pos;
+        while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
+            pos += 1;
+        }
+        let start = pos;
+        let mut stop = NEWLINE; // the class of the byte that ends the run; the input's end
+        while let Some(&b) = self.input.get(pos) {
+            stop = class(b);
+            if stop != PLAIN {
+                break;
+            }
+            pos += 1;
+        }
+        if pos == start || stop == ESCAPE {
+            return None;
+        }
+        self.at.pos = pos;
+        let column = u32::try_from(start - self.at.line_start + 1).unwrap_or(u32::MAX);
+        let text = self.input.get(start..pos).unwrap_or(&[]);
+        Some(Token { text, quoted: false, line: self.at.line, column })
     }
 
     /// Moves past the token [`Lexer::peek_token`] read and returns it.
@@ -367,17 +398,23 @@ impl<'a> Lexer<'a> {
         token
     }
 
-    /// [`Lexer::next_token`] past newlines, comments, parentheses and quotes.
+    /// [`Lexer::next_token`] after a peek, at the end of an entry, and past newlines,
+    /// comments, parentheses, quotes and escapes.
+    #[inline(never)]
     fn next_token_slow(&mut self) -> Result<Option<Token<'a>>> {
+        if self.has_peeked.get() {
+            return Ok(self.take_peeked());
+        }
+        if self.at.entry_done {
+            return Ok(None);
+        }
         loop {
             self.skip_blanks();
             match self.peek() {
                 None => return self.end_of_input(),
                 Some(b'\n') => {
                     if self.at.paren_line.is_none() {
-                        self.at.end = (self.at.line, self.column());
-                        self.newline();
-                        self.at.entry_done = true;
+                        self.end_entry_at_newline();
                         return Ok(None);
                     }
                     self.newline();
@@ -389,6 +426,13 @@ impl<'a> Lexer<'a> {
                 Some(_) => return self.unquoted().map(Some),
             }
         }
+    }
+
+    /// Ends the entry at the newline where reading is (outside parentheses).
+    fn end_entry_at_newline(&mut self) {
+        self.at.end = (self.at.line, self.column());
+        self.newline();
+        self.at.entry_done = true;
     }
 
     fn end_of_input(&mut self) -> Result<Option<Token<'a>>> {
@@ -520,6 +564,7 @@ impl<'a> Lexer<'a> {
 
     /// The next token, which must exist; `what` names it for the error message, which
     /// points at the end of the entry.
+    #[inline(always)]
     pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
         self.next_token()?.ok_or_else(|| {
             let (line, column) = self.at.end;
@@ -528,7 +573,37 @@ impl<'a> Lexer<'a> {
     }
 
     /// Succeeds when the entry has no more tokens.
+    #[inline(always)]
     pub fn expect_end(&mut self) -> Result<()> {
+        if self.end_at_newline() {
+            return Ok(());
+        }
+        self.expect_end_slow()
+    }
+
+    /// The usual end of an entry: when nothing is peeked, no parenthesis is open and only
+    /// blanks are left before the newline, ends the entry there and returns true;
+    /// otherwise moves nothing and returns false.
+    #[inline(always)]
+    fn end_at_newline(&mut self) -> bool {
+        if self.has_peeked.get() || self.at.entry_done || self.at.paren_line.is_some() {
+            return false;
+        }
+        let mut pos = self.at.pos;
+        while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
+            pos += 1;
+        }
+        if self.input.get(pos) != Some(&b'\n') {
+            return false;
+        }
+        self.at.pos = pos;
+        self.end_entry_at_newline();
+        true
+    }
+
+    /// [`Lexer::expect_end`] when the entry does not simply end at a newline.
+    #[inline(never)]
+    fn expect_end_slow(&mut self) -> Result<()> {
         match self.next_token()? {
             None => Ok(()),
             Some(t) => {
