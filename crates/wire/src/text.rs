@@ -372,21 +372,14 @@ impl<'a> Lexer<'a> {
         while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
             pos += 1;
         }
-        let start = pos;
-        let mut stop = NEWLINE; // the class of the byte that ends the run; the input's end
-        while let Some(&b) = self.input.get(pos) {
-            stop = class(b);
-            if stop != PLAIN {
-                break;
-            }
-            pos += 1;
-        }
-        if pos == start || stop == ESCAPE {
+        let rest = self.input.get(pos..)?;
+        let len = rest.iter().position(|&b| class(b) != PLAIN).unwrap_or(rest.len());
+        let (text, after) = rest.split_at_checked(len)?;
+        if len == 0 || after.first().is_some_and(|&b| class(b) == ESCAPE) {
             return None;
         }
-        self.at.pos = pos;
-        let column = u32::try_from(start - self.at.line_start + 1).unwrap_or(u32::MAX);
-        let text = self.input.get(start..pos).unwrap_or(&[]);
+        self.at.pos = pos + len;
+        let column = u32::try_from(pos - self.at.line_start + 1).unwrap_or(u32::MAX);
         Some(Token { text, quoted: false, line: self.at.line, column })
     }
 
