@@ -57,29 +57,60 @@ fn class(b: u8) -> u8 {
     CLASSES.get(usize::from(b)).copied().unwrap_or(PLAIN)
 }
 
+/// The top bit of [`Token`]'s `column_quoted`: the token was a quoted string.
+const QUOTED: u32 = 1 << 31;
+
 /// One token of an entry.
+///
+/// 24 bytes with no padding, so that the lexer's callers pass it around in registers:
+/// whether the token was quoted is kept in the top bit of its column, columns above
+/// 2^31-1 (on lines longer than 2 GiB) reading as 2^31-1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Token<'a> {
     /// The raw text: quotes removed, escapes still in place.
     pub text: &'a [u8],
-    /// True if the token was a quoted string.
-    pub quoted: bool,
     /// Line of the token's first byte (1-based).
-    pub line: u32,
-    /// Column of the token's first byte (1-based, in bytes).
-    pub column: u32,
+    line: u32,
+    /// Column of the token's first byte (1-based, in bytes), and [`QUOTED`].
+    column_quoted: u32,
 }
 
 impl<'a> Token<'a> {
+    /// A token of `text` (quoted or not) whose first byte is at `line` and `column`.
+    #[inline]
+    pub fn new(text: &'a [u8], quoted: bool, line: u32, column: u32) -> Token<'a> {
+        let quoted = if quoted { QUOTED } else { 0 };
+        Token { text, line, column_quoted: column.min(QUOTED - 1) | quoted }
+    }
+
     /// A token standing for a whole string, at line 1, column 1 (for parsing values that
     /// did not come from a file).
     pub fn whole(text: &'a [u8]) -> Token<'a> {
-        Token { text, quoted: false, line: 1, column: 1 }
+        Token::new(text, false, 1, 1)
+    }
+
+    /// True if the token was a quoted string.
+    #[inline]
+    pub fn quoted(&self) -> bool {
+        self.column_quoted & QUOTED != 0
+    }
+
+    /// Line of the token's first byte (1-based).
+    #[inline]
+    pub fn line(&self) -> u32 {
+        self.line
+    }
+
+    /// Column of the token's first byte (1-based, in bytes; for a quoted string, its
+    /// opening quote).
+    #[inline]
+    pub fn column(&self) -> u32 {
+        self.column_quoted & !QUOTED
     }
 
     /// A syntax error located at this token.
     pub fn error(&self, message: impl Into<String>) -> Error {
-        Error::syntax(self.line, self.column, message)
+        Error::syntax(self.line, self.column(), message)
     }
 
     /// The token as (lossy) UTF-8 for error messages, shortened to its first 64 bytes
@@ -273,7 +304,13 @@ impl<'a> Lexer<'a> {
     }
 
     fn column(&self) -> u32 {
-        u32::try_from(self.at.pos - self.at.line_start + 1).unwrap_or(u32::MAX)
+        self.column_at(self.at.pos)
+    }
+
+    /// The column of the byte at `pos`, on the current line.
+    #[inline]
+    fn column_at(&self, pos: usize) -> u32 {
+        u32::try_from(pos - self.at.line_start + 1).unwrap_or(u32::MAX)
     }
 
     fn peek(&self) -> Option<u8> {
@@ -379,8 +416,7 @@ impl<'a> Lexer<'a> {
             return None;
         }
         self.at.pos = pos + len;
-        let column = u32::try_from(pos - self.at.line_start + 1).unwrap_or(u32::MAX);
-        Some(Token { text, quoted: false, line: self.at.line, column })
+        Some(Token::new(text, false, self.at.line, self.column_at(pos)))
     }
 
     /// Moves past the token [`Lexer::peek_token`] read and returns it.
@@ -463,12 +499,7 @@ impl<'a> Lexer<'a> {
     }
 
     fn token(&self, start: usize, end: usize, quoted: bool, column: u32) -> Token<'a> {
-        Token {
-            text: self.input.get(start..end).unwrap_or(&[]),
-            quoted,
-            line: self.at.line,
-            column,
-        }
+        Token::new(self.input.get(start..end).unwrap_or(&[]), quoted, self.at.line, column)
     }
 
     fn unquoted(&mut self) -> Result<Token<'a>> {
@@ -535,7 +566,7 @@ impl<'a> Lexer<'a> {
                 return Ok(false); // a plain first byte: not a backslash
             }
         }
-        Ok(self.peek_token()?.is_some_and(|t| t.text == text && !t.quoted))
+        Ok(self.peek_token()?.is_some_and(|t| t.text == text && !t.quoted()))
     }
 
     /// The next token without consuming it (read once: the next [`Lexer::next_token`]
@@ -649,7 +680,7 @@ mod tests {
     fn tokens(lexer: &mut Lexer<'_>) -> Vec<String> {
         let mut out = Vec::new();
         while let Some(t) = lexer.next_token().unwrap() {
-            out.push(format!("{}{}", if t.quoted { "q:" } else { "" }, t.display()));
+            out.push(format!("{}{}", if t.quoted() { "q:" } else { "" }, t.display()));
         }
         out
     }
@@ -675,10 +706,10 @@ mod tests {
         lx.next_entry().unwrap();
         let a = lx.next_token().unwrap().unwrap();
         let b = lx.next_token().unwrap().unwrap();
-        assert_eq!((a.line, a.column, b.column), (1, 1, 3));
+        assert_eq!((a.line(), a.column(), b.column()), (1, 1, 3));
         lx.next_entry().unwrap();
         let d = [lx.next_token().unwrap().unwrap(), lx.next_token().unwrap().unwrap()];
-        assert_eq!((d[0].line, d[0].column, d[1].column), (2, 3, 6));
+        assert_eq!((d[0].line(), d[0].column(), d[1].column()), (2, 3, 6));
     }
 
     #[test]
@@ -812,7 +843,7 @@ mod tests {
                 String::from_utf8_lossy(rest)
             );
             let by_peek =
-                peeked.peek_token().unwrap().is_some_and(|t| t.text == b"\\#" && !t.quoted);
+                peeked.peek_token().unwrap().is_some_and(|t| t.text == b"\\#" && !t.quoted());
             assert_eq!(by_peek, expect);
             assert_eq!(tokens(&mut lx), tokens(&mut peeked));
         }

@@ -125,7 +125,7 @@ impl FieldKind for Base64OrDash {
 
     fn parse(lx: &mut Lexer<'_>, origin: Option<&Dname>, out: &mut Vec<u8>) -> Result<()> {
         match lx.peek_token()? {
-            Some(token) if token.text == b"-" && !token.quoted => lx.expect("-").map(drop),
+            Some(token) if token.text == b"-" && !token.quoted() => lx.expect("-").map(drop),
             Some(_) => Base64::parse(lx, origin, out),
             None => Err(lx.error_here("expected base64 data, or '-' for none")),
         }

@@ -426,7 +426,7 @@ fn parse_param<'a>(
     token: Token<'a>,
     scratch: &mut Vec<u8>,
 ) -> Result<Pending<'a>> {
-    if token.quoted {
+    if token.quoted() {
         return Err(token.error("expected a SvcParam (key=value), found a quoted string"));
     }
     let (key_text, value_token) = match token.text.iter().position(|&c| c == b'=') {
@@ -437,8 +437,8 @@ fn parse_param<'a>(
             if rest.is_empty() {
                 (key, Some(quoted_value(lx, &token)?))
             } else {
-                let column = token.column + u32::try_from(i + 1).unwrap_or(0);
-                (key, Some(Token { text: rest, quoted: false, line: token.line, column }))
+                let column = token.column() + u32::try_from(i + 1).unwrap_or(0);
+                (key, Some(Token::new(rest, false, token.line(), column)))
             }
         }
     };
@@ -469,7 +469,11 @@ fn quoted_value<'a>(lx: &mut Lexer<'a>, key_token: &Token<'a>) -> Result<Token<'
     let next = lx.peek_token()?;
     let len = u32::try_from(key_token.text.len()).unwrap_or(u32::MAX);
     match next {
-        Some(v) if v.quoted && v.line == key_token.line && v.column == key_token.column + len => {
+        Some(v)
+            if v.quoted()
+                && v.line() == key_token.line()
+                && v.column() == key_token.column() + len =>
+        {
             lx.next_token()?;
             Ok(v)
         }

@@ -294,7 +294,7 @@ impl<'p, 's> Parser<'p, 's> {
             return self.record(lx, entry, None, scope);
         }
         let first = lx.expect("an owner name")?;
-        if first.text.first() == Some(&b'$') && !first.quoted {
+        if first.text.first() == Some(&b'$') && !first.quoted() {
             return self.directive(&first, lx, scope);
         }
         self.record(lx, entry, Some(first), scope)
@@ -348,7 +348,7 @@ impl<'p, 's> Parser<'p, 's> {
             self.report.warnings_dropped += 1;
             return;
         }
-        let at = self.position(token.line, token.column);
+        let at = self.position(token.line(), token.column());
         self.report.warnings.push(Warning { at, message });
     }
 

@@ -47,7 +47,7 @@ impl Range {
         let dash = bounds.iter().position(|&b| b == b'-').ok_or_else(bad)?;
         let number = |text: Option<&[u8]>| {
             let text = text.ok_or_else(bad)?;
-            Token { text, ..*token }
+            Token::new(text, token.quoted(), token.line(), token.column())
                 .number::<u32>("a number")
                 .ok()
                 .filter(|v| *v <= MAX_RANGE)
@@ -113,7 +113,7 @@ impl Parser<'_, '_> {
             rdata_token,
             rtype: head.rtype,
             ttl,
-            line: keyword.line,
+            line: keyword.line(),
         };
         let mut text = Vec::new();
         for value in range.values() {
@@ -168,7 +168,7 @@ fn template(token: &Token<'_>) -> Result<Template, tern_wire::Error> {
     if token.text.len() > MAX_EXPANDED {
         return Err(token.error(format!("$GENERATE template longer than {MAX_EXPANDED} bytes")));
     }
-    let template = Template::parse(token.text, token.quoted).map_err(|m| token.error(m))?;
+    let template = Template::parse(token.text, token.quoted()).map_err(|m| token.error(m))?;
     if template.max_len() > MAX_EXPANDED {
         return Err(token.error(format!("$GENERATE template can expand past {MAX_EXPANDED} bytes")));
     }

@@ -37,7 +37,7 @@ impl Parser<'_, '_> {
         lx.expect_end()?;
         let (path, canonical, source, size) = self.open_include(keyword, &file)?;
         if let Some(frame) = self.frames.last_mut() {
-            frame.include_line = keyword.line;
+            frame.include_line = keyword.line();
         }
         self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0 });
         let inner = scope.for_include(origin);
@@ -96,7 +96,7 @@ impl Parser<'_, '_> {
 
     /// An include error at a token of the current file.
     fn include_error(&self, token: &Token<'_>, message: &str) -> Failure {
-        let at = Box::new(self.position(token.line, token.column));
+        let at = Box::new(self.position(token.line(), token.column()));
         Failure::Located(Error::Include { at, message: message.to_owned() })
     }
 }
