@@ -59,6 +59,8 @@ fn class(b: u8) -> u8 {
 
 /// The top bit of [`Token`]'s `column_quoted`: the token was a quoted string.
 const QUOTED: u32 = 1 << 31;
+/// The largest column a [`Token`] keeps (the bits below [`QUOTED`]).
+const MAX_COLUMN: u32 = QUOTED - 1;
 
 /// One token of an entry.
 ///
@@ -80,7 +82,7 @@ impl<'a> Token<'a> {
     #[inline]
     pub fn new(text: &'a [u8], quoted: bool, line: u32, column: u32) -> Token<'a> {
         let quoted = if quoted { QUOTED } else { 0 };
-        Token { text, line, column_quoted: column.min(QUOTED - 1) | quoted }
+        Token { text, line, column_quoted: column.min(MAX_COLUMN) | quoted }
     }
 
     /// A token standing for a whole string, at line 1, column 1 (for parsing values that
@@ -308,9 +310,15 @@ impl<'a> Lexer<'a> {
     }
 
     /// The column of the byte at `pos`, on the current line.
-    #[inline]
     fn column_at(&self, pos: usize) -> u32 {
         u32::try_from(pos - self.at.line_start + 1).unwrap_or(u32::MAX)
+    }
+
+    /// [`Lexer::column_at`] as a [`Token`] keeps it (at most [`MAX_COLUMN`]), in one step.
+    #[inline(always)]
+    fn token_column(&self, pos: usize) -> u32 {
+        let column = (pos - self.at.line_start + 1).min(MAX_COLUMN as usize);
+        u32::try_from(column).unwrap_or(MAX_COLUMN)
     }
 
     fn peek(&self) -> Option<u8> {
@@ -416,7 +424,7 @@ impl<'a> Lexer<'a> {
             return None;
         }
         self.at.pos = pos + len;
-        Some(Token::new(text, false, self.at.line, self.column_at(pos)))
+        Some(Token { text, line: self.at.line, column_quoted: self.token_column(pos) })
     }
 
     /// Moves past the token [`Lexer::peek_token`] read and returns it.
