@@ -62,6 +62,21 @@ const QUOTED: u32 = 1 << 31;
 /// The largest column a [`Token`] keeps (the bits below [`QUOTED`]).
 const MAX_COLUMN: u32 = QUOTED - 1;
 
+/// The length of the run of plain bytes that `bytes` starts with. Looks at four bytes a
+/// step while four are left (one bounds check for four bytes, not one a byte).
+#[inline(always)]
+fn plain_run(bytes: &[u8]) -> usize {
+    let mut len = 0;
+    for quad in bytes.chunks_exact(4) {
+        if let Some(i) = quad.iter().position(|&b| class(b) != PLAIN) {
+            return len + i;
+        }
+        len += 4;
+    }
+    let tail = bytes.get(len..).unwrap_or_default();
+    len + tail.iter().position(|&b| class(b) != PLAIN).unwrap_or(tail.len())
+}
+
 /// One token of an entry.
 ///
 /// 24 bytes with no padding, so that the lexer's callers pass it around in registers:
@@ -418,7 +433,7 @@ impl<'a> Lexer<'a> {
             pos += 1;
         }
         let rest = self.input.get(pos..)?;
-        let len = rest.iter().position(|&b| class(b) != PLAIN).unwrap_or(rest.len());
+        let len = plain_run(rest);
         let (text, after) = rest.split_at_checked(len)?;
         if len == 0 || after.first().is_some_and(|&b| class(b) == ESCAPE) {
             return None;
