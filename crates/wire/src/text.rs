@@ -613,10 +613,18 @@ impl<'a> Lexer<'a> {
     /// points at the end of the entry.
     #[inline(always)]
     pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
-        self.next_token()?.ok_or_else(|| {
-            let (line, column) = self.at.end;
-            Error::syntax(line, column, format!("expected {what}"))
-        })
+        match self.next_token()? {
+            Some(token) => Ok(token),
+            None => Err(self.missing(what)),
+        }
+    }
+
+    /// The error for a token [`Lexer::expect`] did not find, at the end of the entry.
+    #[cold]
+    #[inline(never)]
+    fn missing(&self, what: &str) -> Error {
+        let (line, column) = self.at.end;
+        Error::syntax(line, column, format!("expected {what}"))
     }
 
     /// Succeeds when the entry has no more tokens.
