@@ -223,8 +223,9 @@ pub struct Lexer<'a> {
     input: &'a [u8],
     /// Where reading is.
     at: Cursor,
-    /// True when `peeked` holds the next token (checked first: it is one byte).
-    has_peeked: Cell<bool>,
+    /// Whether tokens are read from the input, from `peeked`, or not at all (one byte,
+    /// the only thing the usual path of [`Lexer::next_token`] checks).
+    state: Cell<State>,
     /// The token [`Lexer::peek_token`] read and where reading is after it, so that the
     /// next [`Lexer::next_token`] does not read it again.
     peeked: Cell<(Option<Token<'a>>, Cursor)>,
@@ -235,6 +236,18 @@ pub struct Lexer<'a> {
     incomplete: Cell<Option<u32>>,
 }
 
+/// Where the lexer is with the current entry.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// The entry's next token is read from the input.
+    Reading,
+    /// [`Lexer::peek_token`] has read the next token (or the entry's end): it is in
+    /// `peeked`.
+    Peeked,
+    /// The entry has ended (or the first entry has not started).
+    Done,
+}
+
 /// Everything that moves as the lexer reads.
 #[derive(Debug, Clone, Copy)]
 struct Cursor {
@@ -243,16 +256,13 @@ struct Cursor {
     line_start: usize,
     /// Line of the open parenthesis, when inside one.
     paren_line: Option<u32>,
-    /// True once the current entry has ended (or before the first entry is started).
-    entry_done: bool,
     /// Line and column where the last entry ended, for "expected ..." errors.
     end: (u32, u32),
 }
 
 impl Cursor {
     /// The start of the input, before the first entry.
-    const START: Cursor =
-        Cursor { pos: 0, line: 1, line_start: 0, paren_line: None, entry_done: true, end: (1, 1) };
+    const START: Cursor = Cursor { pos: 0, line: 1, line_start: 0, paren_line: None, end: (1, 1) };
 }
 
 impl<'a> Lexer<'a> {
@@ -261,7 +271,7 @@ impl<'a> Lexer<'a> {
         Lexer {
             input,
             at: Cursor::START,
-            has_peeked: Cell::new(false),
+            state: Cell::new(State::Done),
             peeked: Cell::new((None, Cursor::START)),
             more_follows: false,
             incomplete: Cell::new(None),
@@ -293,7 +303,7 @@ impl<'a> Lexer<'a> {
     /// failed there: [`Lexer::abandon_entry`] next).
     pub fn resume_inside_parens(&mut self, paren_line: u32) {
         self.at.paren_line = Some(paren_line);
-        self.at.entry_done = false;
+        self.state.set(State::Reading);
     }
 
     /// Offset and line where the next entry starts looking, for resuming: call it before
@@ -305,9 +315,7 @@ impl<'a> Lexer<'a> {
     /// A lexer over a single entry's fields (for example rdata given as a string): tokens
     /// can be read at once, without [`Lexer::next_entry`].
     pub fn for_fields(input: &'a [u8]) -> Lexer<'a> {
-        let mut lexer = Lexer::new(input);
-        lexer.at.entry_done = false;
-        lexer
+        Lexer { state: Cell::new(State::Reading), ..Lexer::new(input) }
     }
 
     /// Current line (1-based).
@@ -349,7 +357,7 @@ impl<'a> Lexer<'a> {
     /// Moves to the next entry, skipping blank and comment-only lines; `None` at the end
     /// of the input. Any unread tokens of the current entry are skipped first.
     pub fn next_entry(&mut self) -> Result<Option<Entry>> {
-        if self.has_peeked.get() || !self.at.entry_done {
+        if self.state.get() != State::Done {
             self.skip_rest_of_entry()?;
         }
         loop {
@@ -362,7 +370,7 @@ impl<'a> Lexer<'a> {
                 Some(b'\n') => self.newline(),
                 Some(b';') => self.skip_comment(),
                 Some(_) => {
-                    self.at.entry_done = false;
+                    self.state.set(State::Reading);
                     let blank_owner = blank || !at_start;
                     return Ok(Some(Entry { blank_owner, line }));
                 }
@@ -389,7 +397,7 @@ impl<'a> Lexer<'a> {
             self.newline();
         }
         self.at.paren_line = None;
-        self.at.entry_done = true;
+        self.state.set(State::Done);
     }
 
     fn skip_blanks(&mut self) {
@@ -413,13 +421,14 @@ impl<'a> Lexer<'a> {
     #[allow(clippy::should_implement_trait)] // fallible, so not an Iterator
     #[inline(always)]
     pub fn next_token(&mut self) -> Result<Option<Token<'a>>> {
-        if !self.has_peeked.get() {
-            if self.at.entry_done {
-                return Ok(None);
+        match self.state.get() {
+            State::Reading => {
+                if let Some(token) = self.plain_token() {
+                    return Ok(Some(token));
+                }
             }
-            if let Some(token) = self.plain_token() {
-                return Ok(Some(token));
-            }
+            State::Done => return Ok(None),
+            State::Peeked => {}
         }
         self.next_token_slow()
     }
@@ -442,10 +451,11 @@ impl<'a> Lexer<'a> {
         Some(Token { text, line: self.at.line, column_quoted: self.token_column(pos) })
     }
 
-    /// Moves past the token [`Lexer::peek_token`] read and returns it.
+    /// Moves past the token [`Lexer::peek_token`] read and returns it (`None`, the
+    /// entry's end, leaves the entry ended).
     fn take_peeked(&mut self) -> Option<Token<'a>> {
         let (token, after) = self.peeked.get();
-        self.has_peeked.set(false);
+        self.state.set(if token.is_some() { State::Reading } else { State::Done });
         self.at = after;
         token
     }
@@ -454,11 +464,10 @@ impl<'a> Lexer<'a> {
     /// comments, parentheses, quotes and escapes.
     #[inline(never)]
     fn next_token_slow(&mut self) -> Result<Option<Token<'a>>> {
-        if self.has_peeked.get() {
-            return Ok(self.take_peeked());
-        }
-        if self.at.entry_done {
-            return Ok(None);
+        match self.state.get() {
+            State::Peeked => return Ok(self.take_peeked()),
+            State::Done => return Ok(None),
+            State::Reading => {}
         }
         loop {
             self.skip_blanks();
@@ -484,11 +493,11 @@ impl<'a> Lexer<'a> {
     fn end_entry_at_newline(&mut self) {
         self.at.end = (self.at.line, self.column());
         self.newline();
-        self.at.entry_done = true;
+        self.state.set(State::Done);
     }
 
     fn end_of_input(&mut self) -> Result<Option<Token<'a>>> {
-        self.at.entry_done = true;
+        self.state.set(State::Done);
         self.at.end = (self.at.line, self.column());
         match self.at.paren_line.take() {
             Some(line) => {
@@ -580,7 +589,7 @@ impl<'a> Lexer<'a> {
     /// answer, a token that starts with a plain byte after the blanks, is found without
     /// reading the token; anything else is left to [`Lexer::peek_token`].
     pub fn next_is_escaped(&self, text: &[u8]) -> Result<bool> {
-        if text.first() == Some(&b'\\') && !self.has_peeked.get() && !self.at.entry_done {
+        if text.first() == Some(&b'\\') && self.state.get() == State::Reading {
             let mut pos = self.at.pos;
             while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
                 pos += 1;
@@ -595,7 +604,7 @@ impl<'a> Lexer<'a> {
     /// The next token without consuming it (read once: the next [`Lexer::next_token`]
     /// returns it without reading it again).
     pub fn peek_token(&self) -> Result<Option<Token<'a>>> {
-        if self.has_peeked.get() {
+        if self.state.get() == State::Peeked {
             return Ok(self.peeked.get().0);
         }
         let mut ahead = self.clone();
@@ -604,7 +613,7 @@ impl<'a> Lexer<'a> {
             self.incomplete.set(ahead.incomplete.get());
         }
         let token = token?;
-        self.has_peeked.set(true);
+        self.state.set(State::Peeked);
         self.peeked.set((token, ahead.at));
         Ok(token)
     }
@@ -641,7 +650,7 @@ impl<'a> Lexer<'a> {
     /// otherwise moves nothing and returns false.
     #[inline(always)]
     fn end_at_newline(&mut self) -> bool {
-        if self.has_peeked.get() || self.at.entry_done || self.at.paren_line.is_some() {
+        if self.state.get() != State::Reading || self.at.paren_line.is_some() {
             return false;
         }
         let mut pos = self.at.pos;
