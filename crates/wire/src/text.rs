@@ -740,6 +740,32 @@ mod tests {
         assert!(lx.next_entry().unwrap().is_none());
     }
 
+    /// Plain runs of every length around the four-byte step, ended every way a run ends.
+    #[test]
+    fn plain_runs_end_where_they_should() {
+        let endings: [(&str, &[&str]); 8] = [
+            ("", &[""]),
+            (" z", &["", "z"]),
+            ("\tz\n", &["", "z"]),
+            ("\nz", &[""]),
+            ("( z )", &["", "z"]),
+            (";c", &[""]),
+            ("\"q\"", &["", "q:q"]),
+            ("\\ x y", &["\\ x", "y"]),
+        ];
+        for n in 1..=13 {
+            let run = "r".repeat(n);
+            for (ending, expect) in endings {
+                let text = format!("{run}{ending}");
+                let mut lx = Lexer::for_fields(text.as_bytes());
+                let got = tokens(&mut lx);
+                let mut want: Vec<String> = expect.iter().map(|t| t.to_string()).collect();
+                want[0] = format!("{run}{}", want[0]);
+                assert_eq!(got, want, "{text:?}");
+            }
+        }
+    }
+
     #[test]
     fn positions() {
         let mut lx = Lexer::new(b"a b\n  c  d");
