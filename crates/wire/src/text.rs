@@ -62,19 +62,19 @@ const QUOTED: u32 = 1 << 31;
 /// The largest column a [`Token`] keeps (the bits below [`QUOTED`]).
 const MAX_COLUMN: u32 = QUOTED - 1;
 
-/// The length of the run of plain bytes that `bytes` starts with. Looks at four bytes a
-/// step while four are left (one bounds check for four bytes, not one a byte).
+/// The length of the run of bytes of class `of` that `bytes` starts with. Looks at four
+/// bytes a step while four are left (one bounds check for four bytes, not one a byte).
 #[inline(always)]
-fn plain_run(bytes: &[u8]) -> usize {
+fn run(bytes: &[u8], of: u8) -> usize {
     let mut len = 0;
     for quad in bytes.chunks_exact(4) {
-        if let Some(i) = quad.iter().position(|&b| class(b) != PLAIN) {
+        if let Some(i) = quad.iter().position(|&b| class(b) != of) {
             return len + i;
         }
         len += 4;
     }
     let tail = bytes.get(len..).unwrap_or_default();
-    len + tail.iter().position(|&b| class(b) != PLAIN).unwrap_or(tail.len())
+    len + tail.iter().position(|&b| class(b) != of).unwrap_or(tail.len())
 }
 
 /// One token of an entry.
@@ -400,18 +400,25 @@ impl<'a> Lexer<'a> {
         self.state.set(State::Done);
     }
 
-    fn skip_blanks(&mut self) {
+    /// Where the blanks from the reading position end (byte by byte: they are usually a
+    /// single one).
+    #[inline(always)]
+    fn after_blanks(&self) -> usize {
         let mut pos = self.at.pos;
         while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
             pos += 1;
         }
-        self.at.pos = pos;
+        pos
     }
 
+    fn skip_blanks(&mut self) {
+        self.at.pos = self.after_blanks();
+    }
+
+    /// Moves to the end of the line (the newline, or the end of the input).
     fn skip_comment(&mut self) {
-        while self.peek().is_some_and(|b| b != b'\n') {
-            self.at.pos += 1;
-        }
+        let rest = self.input.get(self.at.pos..).unwrap_or_default();
+        self.at.pos += rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
     }
 
     /// The next token of the current entry, or `None` at its end.
@@ -437,12 +444,9 @@ impl<'a> Lexer<'a> {
     /// blanks; `None` (having moved nothing) for anything else.
     #[inline(always)]
     fn plain_token(&mut self) -> Option<Token<'a>> {
-        let mut pos = self.at.pos;
-        while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
-            pos += 1;
-        }
+        let pos = self.after_blanks();
         let rest = self.input.get(pos..)?;
-        let len = plain_run(rest);
+        let len = run(rest, PLAIN);
         let (text, after) = rest.split_at_checked(len)?;
         if len == 0 || after.first().is_some_and(|&b| class(b) == ESCAPE) {
             return None;
@@ -590,10 +594,7 @@ impl<'a> Lexer<'a> {
     /// reading the token; anything else is left to [`Lexer::peek_token`].
     pub fn next_is_escaped(&self, text: &[u8]) -> Result<bool> {
         if text.first() == Some(&b'\\') && self.state.get() == State::Reading {
-            let mut pos = self.at.pos;
-            while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
-                pos += 1;
-            }
+            let pos = self.after_blanks();
             if self.input.get(pos).is_some_and(|&b| class(b) == PLAIN) {
                 return Ok(false); // a plain first byte: not a backslash
             }
@@ -653,10 +654,7 @@ impl<'a> Lexer<'a> {
         if self.state.get() != State::Reading || self.at.paren_line.is_some() {
             return false;
         }
-        let mut pos = self.at.pos;
-        while self.input.get(pos).is_some_and(|&b| class(b) == BLANK) {
-            pos += 1;
-        }
+        let pos = self.after_blanks();
         if self.input.get(pos) != Some(&b'\n') {
             return false;
         }
