@@ -143,10 +143,19 @@ impl<'a> Token<'a> {
     }
 
     /// Parses an unsigned decimal number that must fit `T`.
+    #[inline]
     pub fn number<T: TryFrom<u64>>(&self, what: &str) -> Result<T> {
-        parse_decimal(self.text)
-            .and_then(|v| T::try_from(v).ok())
-            .ok_or_else(|| self.error(format!("expected {what}, found '{}'", self.display())))
+        match parse_decimal(self.text).and_then(|v| T::try_from(v).ok()) {
+            Some(value) => Ok(value),
+            None => Err(self.not_a(what)),
+        }
+    }
+
+    /// The error for a token that is not the `what` expected.
+    #[cold]
+    #[inline(never)]
+    fn not_a(&self, what: &str) -> Error {
+        self.error(format!("expected {what}, found '{}'", self.display()))
     }
 
     /// Parses a TTL: seconds, or BIND-style units (`1w2d3h4m5s`), at most 2^31-1
