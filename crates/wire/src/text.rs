@@ -632,7 +632,18 @@ impl<'a> Lexer<'a> {
     /// points at the end of the entry.
     #[inline(always)]
     pub fn expect(&mut self, what: &str) -> Result<Token<'a>> {
-        match self.next_token()? {
+        if self.state.get() == State::Reading {
+            if let Some(token) = self.plain_token() {
+                return Ok(token);
+            }
+        }
+        self.expect_slow(what)
+    }
+
+    /// [`Lexer::expect`] past anything but a plain token.
+    #[inline(never)]
+    fn expect_slow(&mut self, what: &str) -> Result<Token<'a>> {
+        match self.next_token_slow()? {
             Some(token) => Ok(token),
             None => Err(self.missing(what)),
         }
