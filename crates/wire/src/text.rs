@@ -62,19 +62,19 @@ const QUOTED: u32 = 1 << 31;
 /// The largest column a [`Token`] keeps (the bits below [`QUOTED`]).
 const MAX_COLUMN: u32 = QUOTED - 1;
 
-/// The length of the run of bytes of class `of` that `bytes` starts with. Looks at four
-/// bytes a step while four are left (one bounds check for four bytes, not one a byte).
+/// The length of the run of plain bytes that `bytes` starts with. Looks at four bytes a
+/// step while four are left (one bounds check for four bytes, not one a byte).
 #[inline(always)]
-fn run(bytes: &[u8], of: u8) -> usize {
+fn plain_run(bytes: &[u8]) -> usize {
     let mut len = 0;
     for quad in bytes.chunks_exact(4) {
-        if let Some(i) = quad.iter().position(|&b| class(b) != of) {
+        if let Some(i) = quad.iter().position(|&b| class(b) != PLAIN) {
             return len + i;
         }
         len += 4;
     }
     let tail = bytes.get(len..).unwrap_or_default();
-    len + tail.iter().position(|&b| class(b) != of).unwrap_or(tail.len())
+    len + tail.iter().position(|&b| class(b) != PLAIN).unwrap_or(tail.len())
 }
 
 /// One token of an entry.
@@ -455,7 +455,7 @@ impl<'a> Lexer<'a> {
     fn plain_token(&mut self) -> Option<Token<'a>> {
         let pos = self.after_blanks();
         let rest = self.input.get(pos..)?;
-        let len = run(rest, PLAIN);
+        let len = plain_run(rest);
         let (text, after) = rest.split_at_checked(len)?;
         if len == 0 || after.first().is_some_and(|&b| class(b) == ESCAPE) {
             return None;
@@ -550,14 +550,7 @@ impl<'a> Lexer<'a> {
     fn unquoted(&mut self) -> Result<Token<'a>> {
         let (start, column) = (self.at.pos, self.column());
         loop {
-            let mut pos = self.at.pos;
-            while let Some(&b) = self.input.get(pos) {
-                if class(b) != PLAIN {
-                    break;
-                }
-                pos += 1;
-            }
-            self.at.pos = pos;
+            self.at.pos += plain_run(self.input.get(self.at.pos..).unwrap_or_default());
             if self.peek() != Some(b'\\') {
                 break;
             }
