@@ -52,9 +52,23 @@ impl Nsec3Params {
     /// (lower-case) wire form.
     ///
     /// Each round hashes `x || salt` laid out in one stack buffer with the one-shot digest
-    /// (a streaming digest context allocates its state on the heap, per hash).
+    /// (a streaming digest context allocates its state on the heap, per hash). The buffer
+    /// is cleared before use: a short name with a short salt, nearly every hash, takes a
+    /// small one, cleared in a few stores rather than a call clearing 510 bytes.
     pub fn hash(&self, name: &Dname) -> Nsec3Hash {
-        let mut buf = [0u8; 255 + 255];
+        const SHORT: usize = 128;
+        if name.len().max(HASH_LEN) + self.salt.len() <= SHORT {
+            self.hash_in::<SHORT>(name)
+        } else {
+            self.hash_in::<{ 255 + 255 }>(name)
+        }
+    }
+
+    /// [`hash`](Self::hash) with a buffer of `N` bytes (enough for the name or a hash,
+    /// and the salt).
+    #[inline]
+    fn hash_in<const N: usize>(&self, name: &Dname) -> Nsec3Hash {
+        let mut buf = [0u8; N];
         let mut out = [0u8; HASH_LEN];
         let Some(len) = self.lay_out(&mut buf, name.as_wire(), true) else { return out };
         let mut input = buf.get(..len).unwrap_or(&[]);
@@ -429,6 +443,38 @@ mod tests {
             let n: Name = name.parse().unwrap();
             let expected = decode_hash_label(b32.as_bytes()).unwrap();
             assert_eq!(p.hash(&n), expected, "{name}");
+        }
+    }
+
+    /// Names and salts too long for the small buffer hash as a direct computation of
+    /// RFC 5155 §5 does, and so do those right at its edge.
+    #[test]
+    fn long_names_and_salts_hash_as_defined() {
+        let reference = |p: &Nsec3Params, name: &Name| {
+            let sha1 = |x: &[u8]| {
+                let input = [x, &p.salt].concat();
+                let d = digest::digest(&digest::SHA1_FOR_LEGACY_USE_ONLY, &input);
+                <Nsec3Hash>::try_from(d.as_ref()).unwrap()
+            };
+            let mut h = sha1(&name.as_wire().to_ascii_lowercase());
+            for _ in 0..p.iterations {
+                h = sha1(&h);
+            }
+            h
+        };
+        let label = "Ab".repeat(31);
+        let long: Name =
+            format!("{label}.{label}.{label}.x{}.example.", "y".repeat(40)).parse().unwrap();
+        for (name, salt_len) in
+            [("a.Example.", 255), (long.to_string().as_str(), 0), ("x.example.", 110)]
+        {
+            let n: Name = name.parse().unwrap();
+            let edge = 128usize.saturating_sub(n.len().max(HASH_LEN)); // the small buffer, full
+            for salt_len in [salt_len, edge, edge + 1, 107, 108, 109] {
+                let salt = (0..salt_len).map(|i| i as u8).collect();
+                let p = Nsec3Params { algorithm: 1, flags: 0, iterations: 2, salt };
+                assert_eq!(p.hash(&n), reference(&p, &n), "{name}, salt {salt_len}");
+            }
         }
     }
 
