@@ -446,9 +446,15 @@ pub(crate) fn decode_base32hex(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'s
     }
     out.reserve(text.len() * 5 / 8);
     let rest = text.get(decode_base32hex_blocks(text, out)..).unwrap_or(&[]);
+    decode_base32hex_chars(rest, out)
+}
+
+/// [`decode_base32hex`] a character at a time, from the start of a block: what the whole
+/// blocks leave (a short last block), and where a bad character or bits are found.
+fn decode_base32hex_chars(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
     let mut acc: u64 = 0;
     let mut bits = 0u32;
-    for &c in rest {
+    for &c in text {
         let v = match BASE32HEX_VALUES.get(usize::from(c)).copied() {
             Some(v) if v != INVALID => v,
             _ => return Err("expected base32hex digits (0-9, a-v) without padding"),
@@ -630,29 +636,13 @@ mod tests {
         proptest::collection::vec(proptest::collection::vec(c, 0..150), 0..4)
     }
 
-    /// The character-at-a-time base32hex decoder this module had before the block path.
+    /// The character-at-a-time base32hex decoder this module had before the block path
+    /// (still its path for what the blocks leave).
     fn base32hex_reference(text: &[u8], out: &mut Vec<u8>) -> Result<(), &'static str> {
         if matches!(text.len() % 8, 1 | 3 | 6) {
             return Err("base32hex data of impossible length");
         }
-        let (mut acc, mut bits) = (0u64, 0u32);
-        for &c in text {
-            let v = match BASE32HEX_VALUES.get(usize::from(c)).copied() {
-                Some(v) if v != INVALID => v,
-                _ => return Err("expected base32hex digits (0-9, a-v) without padding"),
-            };
-            acc = acc << 5 | u64::from(v);
-            bits += 5;
-            if bits >= 8 {
-                bits -= 8;
-                out.push((acc >> bits) as u8);
-                acc &= (1 << bits) - 1;
-            }
-        }
-        if acc != 0 {
-            return Err("base32hex data with non-zero trailing bits");
-        }
-        Ok(())
+        decode_base32hex_chars(text, out)
     }
 
     /// Base32hex digits in both cases with a few other bytes.

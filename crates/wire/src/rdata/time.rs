@@ -64,7 +64,12 @@ fn parse_date_time(text: &[u8; 14]) -> Option<u32> {
     let (ymd, dhms) = (text.first_chunk::<8>()?, text.last_chunk::<8>()?);
     let [century, year, month, day] = digit_pairs(*ymd)?;
     let [_, hour, minute, second] = digit_pairs(*dhms)?;
-    let year = century * 100 + year;
+    seconds_at(century * 100 + year, [month, day, hour, minute, second])
+}
+
+/// Seconds since the epoch of a date and time given as numbers; `None` if not a real
+/// date and time, or outside 32 bits.
+fn seconds_at(year: i64, [month, day, hour, minute, second]: [i64; 5]) -> Option<u32> {
     let valid = (1..=12).contains(&month)
         && (1..=days_in_month(year, month)).contains(&day)
         && hour < 24
@@ -191,17 +196,7 @@ mod tests {
             text.get(range).and_then(parse_decimal).and_then(|v| i64::try_from(v).ok())
         };
         let (year, month, day) = (num(0..4)?, num(4..6)?, num(6..8)?);
-        let (hour, minute, second) = (num(8..10)?, num(10..12)?, num(12..14)?);
-        let valid = (1..=12).contains(&month)
-            && (1..=days_in_month(year, month)).contains(&day)
-            && hour < 24
-            && minute < 60
-            && second < 60;
-        if !valid {
-            return None;
-        }
-        let secs = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second;
-        u32::try_from(secs).ok()
+        seconds_at(year, [month, day, num(8..10)?, num(10..12)?, num(12..14)?])
     }
 
     proptest::proptest! {
