@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Conformance suite: Tern's answers against Knot DNS's and NSD's for the same zones and
-# queries (see README.md). Picked up by scripts/test-all.sh.
+# queries, then (without options) the at-scale check `scale.py` (see README.md). Picked
+# up by scripts/test-all.sh.
 #   tests/conformance/run.sh [runner.py options]     e.g. --filter 'rfc8906/*'
 # Uses $TERND or <cargo target dir>/release/ternd; while that binary is missing, Tern is
 # skipped and the run only checks that Knot DNS and NSD start, answer, and where they
@@ -12,4 +13,14 @@ here=$(cd "$(dirname "$0")" && pwd)
 "$here/../../bench/install-tools.sh" knotd:knot nsd:nsd
 
 (cd "$here" && python3 -m unittest -q test_harness 2>&1 | tail -n 3)
-exec python3 "$here/runner.py" "$@"
+status=0
+python3 "$here/runner.py" "$@" || status=$?
+# The whole suite (no options) also runs the at-scale check on a TLD-sized signed zone.
+if (($# == 0)); then
+  "$here/../../bench/install-tools.sh" dnssec-signzone:bind9-utils
+  echo "== at-scale check (scale.py)"
+  scale=0
+  python3 "$here/scale.py" || scale=$?
+  ((scale > status)) && status=$scale
+fi
+exit $status

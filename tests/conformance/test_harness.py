@@ -110,3 +110,53 @@ class Queries(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+def answer(flags, answer="", authority="", additional=""):
+    """A normalized answer with these flags and sections."""
+    return {"result": "answer", "opcode": "QUERY", "rcode": "NOERROR", "flags": flags,
+            "question": "x.tld. IN A", "edns": "version=0 payload=1232 flags=0x8000 options=[]",
+            "answer": answer, "authority": authority, "additional": additional}
+
+
+NS = "x.tld. 86400 IN NS ns1.x.tld."
+GLUE = "ns1.x.tld. 86400 IN A 192.0.2.1"
+SIBLING = "ns1.y.tld. 86400 IN A 192.0.2.2"
+DS = "x.tld. 86400 IN DS 1 13 2 AA"
+DS_SIG = "x.tld. 86400 IN RRSIG DS 13 2 86400 20450101000000 20260101000000 1 tld. AA=="
+GLUE_SIG = "ns1.x.tld. 86400 IN RRSIG A 13 3 86400 20450101000000 20260101000000 1 tld. AA=="
+
+
+class Truncation(unittest.TestCase):
+    """The rule `scale.py` holds 512-byte DO answers to (RFC 2181 §9, RFC 4035 §3.1.1,
+    RFC 9471)."""
+
+    full = answer("qr", authority="\n".join([NS, DS, DS_SIG]),
+                  additional="\n".join([GLUE, GLUE_SIG, SIBLING]))
+
+    def check(self, part):
+        from scale import truncation_problems
+        return truncation_problems(part, self.full)
+
+    def test_whole_answer_and_optional_data_left_out(self):
+        self.assertEqual(self.check(self.full), [])
+        # Sibling glue and an additional RRSIG may go without TC.
+        self.assertEqual(self.check(answer("qr", authority=self.full["authority"],
+                                           additional=GLUE)), [])
+
+    def test_missing_required_data_needs_tc(self):
+        no_sig = answer("qr", authority="\n".join([NS, DS]), additional=GLUE)
+        self.assertEqual(self.check(no_sig), ["required records are missing but TC is clear"])
+        self.assertEqual(self.check(dict(no_sig, flags="qr tc")), [])
+        no_glue = answer("qr", authority=self.full["authority"])
+        self.assertEqual(self.check(no_glue), ["required records are missing but TC is clear"])
+
+    def test_tc_without_need_and_partial_rrsets_fail(self):
+        self.assertEqual(self.check(dict(self.full, flags="qr tc")),
+                         ["TC set though nothing required is missing"])
+        partial = dict(self.full, authority="\n".join([NS, DS_SIG]),
+                       answer="x.tld. 86400 IN A 192.0.2.9", flags="qr tc")
+        problems = self.check(partial)
+        self.assertIn("answer: ('x.tld.', 'A', '') is not the whole RRset", problems)
+        self.assertEqual(self.check(dict(self.full, rcode="NXDOMAIN")),
+                         ["rcode differs from the 1232-byte answer"])
