@@ -5,6 +5,8 @@
   2045 — `dnssec-signzone`, which takes minutes for a million delegations, hence the
   cache), the query mix for dnsperf and the same queries in TCP framing for tcp-fresh.
   Cache directories are named by every parameter that shapes the files.
+* `signed_zone(dataset, denial)`: the same zone signed with another proof of
+  non-existence (`DENIALS`), for the conformance suite's at-scale check; cached beside it.
 * `build_tools(dir)`: compiles the C load tools and the floor responder.
 """
 
@@ -22,6 +24,16 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ORIGIN = "tld."
 ZONE_SEED, QUERY_SEED, QUERY_COUNT, NX_SHARE = 1, 3, 200_000, 0.4
 TCP_QUERY_COUNT = 20_000
+
+# Proofs of non-existence a signed copy can use: dnssec-signzone options. The harness
+# serves NSEC3 opt-out with no salt and 0 iterations, as TLDs do (RFC 9276 §3.1); the
+# others are for conformance: plain NSEC (RFC 4034), and NSEC3 without opt-out, with the
+# salt and extra iterations older signers still publish.
+DENIALS = {
+    "nsec3-optout": ["-3", "-", "-H", "0", "-A"],
+    "nsec": [],
+    "nsec3-salted": ["-3", "AABBCCDD", "-H", "5"],
+}
 
 
 @dataclass(frozen=True)
@@ -47,7 +59,7 @@ def _publish(tmp, final):
     os.replace(tmp, final)
 
 
-def _sign(zone, out, origin):
+def _sign(zone, out, origin, denial="nsec3-optout"):
     keys = tempfile.mkdtemp(prefix="bench-keys-")
     try:
         for extra in ([], ["-f", "KSK"]):
@@ -56,7 +68,7 @@ def _sign(zone, out, origin):
         _run(["dnssec-signzone", "-q", "-n", str(os.cpu_count() or 1), "-K", keys, "-d", keys,
               "-S",
               "-o", origin, "-s", "20260101000000", "-e", "20450101000000",
-              "-3", "-", "-H", "0", "-A", "-O", "full", "-f", out + ".tmp", zone],
+              *DENIALS[denial], "-O", "full", "-f", out + ".tmp", zone],
              stdout=subprocess.DEVNULL)
         _publish(out + ".tmp", out)
     finally:
@@ -98,6 +110,16 @@ def prepare(size, work):
         print(f"signing {zone} (NSEC3 opt-out; cached afterwards)", flush=True)
         _sign(zone, signed, ORIGIN)
     return Dataset(size, ORIGIN, zone, signed, queries, queries_tcp)
+
+
+def signed_zone(dataset, denial):
+    """The path of `dataset`'s zone signed with `denial` (a `DENIALS` key), made if
+    missing (`prepare` names its NSEC3 opt-out copy, `dataset.signed`, the same way)."""
+    signed = os.path.join(os.path.dirname(dataset.zone), f"zone.{denial}.signed")
+    if not os.path.exists(signed):
+        print(f"signing {dataset.zone} ({denial}; cached afterwards)", flush=True)
+        _sign(dataset.zone, signed, dataset.origin, denial)
+    return signed
 
 
 def build_tools(out_dir):

@@ -3,12 +3,12 @@
 
 The crafted zones of the main suite have a handful of names each; this check serves the
 peer harness's TLD-like zone (`bench/datasets.py`: 10,000 delegations by default, a third
-of them with DS, in-zone glue, signed with NSEC3 opt-out) with Knot DNS, NSD (default and
-minimal responses) and Tern, and asks each the same seeded queries: lines of the
-harness's query mix, every type at delegations, names below them, glue owners, names that
-do not exist (NSEC3 closest-encloser proofs over a long hash chain), the apex, a fifth in
-mixed case, over UDP without EDNS, with EDNS, with DO, with a 512-byte buffer, and some
-over TCP.
+of them with DS, in-zone glue, signed with NSEC3 opt-out, or with `--denial` NSEC or
+salted NSEC3 without opt-out) with Knot DNS, NSD (default and minimal responses) and
+Tern, and asks each the same seeded queries: lines of the harness's query mix, every type
+at delegations, names below them, glue owners, names that do not exist (closest-encloser
+proofs over a long NSEC3 hash chain, or NSEC covers), the apex, a fifth in mixed case,
+over UDP without EDNS, with EDNS, with DO, with a 512-byte buffer, and some over TCP.
 
 * Every query but those with DO and a 512-byte buffer passes when Tern's normalized
   answer (`normalize.py`) equals a peer's.
@@ -22,6 +22,7 @@ over TCP.
   The peers' answers are held to the same rule for comparison (reported, not judged).
 
   tests/conformance/scale.py [--size 10000] [--count 12000] [--tern PATH]
+                             [--denial nsec3-optout|nsec|nsec3-salted]
 
 Exit status: 0 pass (or no ternd binary yet: skipped, as the main suite skips it), 1 Tern
 fails a query, 2 a peer cannot be run or leaves queries unanswered.
@@ -48,7 +49,7 @@ from queries import Query  # noqa: E402
 
 SERVERS = ("tern", "knot", "nsd", "nsd-minimal")
 PEERS = SERVERS[1:]
-TYPES = ["A", "AAAA", "NS", "DS", "SOA", "MX", "TXT", "CNAME", "RRSIG", "NSEC3",
+TYPES = ["A", "AAAA", "NS", "DS", "SOA", "MX", "TXT", "CNAME", "RRSIG", "NSEC", "NSEC3",
          "NSEC3PARAM", "DNSKEY", "ANY", "TYPE666"]
 # name -> Query fields
 VARIANTS = {
@@ -65,6 +66,8 @@ def parse_args():
     p.add_argument("--size", type=int, default=10_000, help="delegations in the zone")
     p.add_argument("--count", type=int, default=12_000, help="queries to generate")
     p.add_argument("--seed", type=int, default=5)
+    p.add_argument("--denial", choices=sorted(datasets.DENIALS), default="nsec3-optout",
+                   help="how the zone proves non-existence (bench/datasets.py DENIALS)")
     p.add_argument("--tern", default=None,
                    help="ternd binary (default: $TERND or <cargo target>/release/ternd)")
     p.add_argument("--data", default=os.path.join(REPO, "bench", "out"),
@@ -76,12 +79,13 @@ def parse_args():
 class Names:
     """The names to ask about, read from the data set."""
 
-    def __init__(self, dataset):
+    def __init__(self, dataset, signed):
         with open(dataset.queries) as f:
             self.mix = [line.split() for line in f if line.strip()]
         with open(os.path.join(os.path.dirname(dataset.zone), "names.txt")) as f:
             self.delegations = f.read().split()
         self.glue = sorted(self._glue_owners(dataset.zone, dataset.origin))
+        self.hashed = self._nsec3_owners(signed)
         self.origin = dataset.origin
 
     @staticmethod
@@ -93,6 +97,14 @@ class Names:
                 if len(fields) >= 4 and fields[3] in ("A", "AAAA") and fields[0] != origin:
                     owners.add(fields[0])
         return owners
+
+    @staticmethod
+    def _nsec3_owners(signed):
+        """The NSEC3 records' owner names: asked about, the server acts as if they did
+        not exist (RFC 5155 §7.2.8)."""
+        with open(signed) as f:
+            return [fields[0] for fields in map(str.split, f)
+                    if len(fields) >= 4 and fields[3] == "NSEC3"]
 
 
 def pick(names, rng, i):
@@ -106,6 +118,8 @@ def pick(names, rng, i):
         return f"w{rng.randrange(100)}.{rng.choice(names.delegations)}", rng.choice(TYPES)
     if roll < 0.85 and names.glue:
         return rng.choice(names.glue), rng.choice(TYPES)
+    if roll < 0.88 and names.hashed:
+        return rng.choice(names.hashed), rng.choice(TYPES)
     if roll < 0.95:
         return f"nx{i}-{rng.randrange(1 << 30):x}.{names.origin}", rng.choice(TYPES)
     return names.origin, rng.choice(TYPES)
@@ -186,9 +200,9 @@ def truncation_problems(part, full):
     return problems
 
 
-def start(kinds, dataset, tern_bin, work):
+def start(kinds, origin, signed, tern_bin, work):
     """The running servers, or None (after saying why) when one cannot be run."""
-    zones = [peers.Zone(dataset.origin, dataset.signed)]
+    zones = [peers.Zone(origin, signed)]
     running = {}
     for kind in kinds:
         reason = peers.missing_reason(kind, tern_bin=tern_bin)
@@ -223,8 +237,8 @@ def ask(running, queries):
 class Judge:
     """Verdicts over every query, and the report."""
 
-    def __init__(self, queries, answers):
-        self.queries, self.answers = queries, answers
+    def __init__(self, denial, queries, answers):
+        self.denial, self.queries, self.answers = denial, queries, answers
         self.asked, self.fails = Counter(), []
         self.peers_differ = 0
         self.peer_truncation = Counter()
@@ -259,7 +273,7 @@ class Judge:
 
     def summary(self):
         per_variant = ", ".join(f"{v} {n}" for v, n in sorted(self.asked.items()))
-        lines = [f"{sum(self.asked.values())} queries ({per_variant})",
+        lines = [f"{self.denial}: {sum(self.asked.values())} queries ({per_variant})",
                  f"Knot DNS and NSD (both modes) disagree on {self.peers_differ} of them",
                  f"tern fails {len(self.fails)}"]
         lines += [f"{kind} passes the 512-byte DO rule on {n} of {self.asked['do512']}"
@@ -268,7 +282,7 @@ class Judge:
 
     def write(self, out_dir):
         os.makedirs(out_dir, exist_ok=True)
-        path = os.path.join(out_dir, "scale-report.md")
+        path = os.path.join(out_dir, f"scale-report-{self.denial}.md")
         with open(path, "w") as f:
             f.write(f"# At-scale conformance\n\n```\n{self.summary()}\n```\n")
             for query, why, i in self.fails:
@@ -285,20 +299,21 @@ def main():
         print(f"tern: SKIPPED — {reason}")
         return 0
     dataset = datasets.prepare(args.size, args.data)
-    queries = generate(Names(dataset), args.count, args.seed)
-    work = tempfile.mkdtemp(prefix="tern-scale-")
-    running = start(SERVERS, dataset, tern_bin, work)
-    if running is None:
-        return 2
-    try:
-        raw = ask(running, queries)
-    finally:
-        for server in running.values():
-            server.stop()
+    signed = datasets.signed_zone(dataset, args.denial)
+    queries = generate(Names(dataset, signed), args.count, args.seed)
+    with tempfile.TemporaryDirectory(prefix="tern-scale-") as work:
+        running = start(SERVERS, dataset.origin, signed, tern_bin, work)
+        if running is None:
+            return 2
+        try:
+            raw = ask(running, queries)
+        finally:
+            for server in running.values():
+                server.stop()
     answers = {kind: [normalize(r) for r in raw[kind]] for kind in SERVERS}
     unanswered = [k for k in PEERS if sum(a["result"] == "answer" for a in answers[k])
                   < 0.9 * len(queries)]
-    judge = Judge(queries, answers).run()
+    judge = Judge(args.denial, queries, answers).run()
     print(judge.summary())
     print(f"report: {judge.write(args.out)}")
     if unanswered:

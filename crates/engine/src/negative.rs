@@ -12,9 +12,10 @@ use crate::solve::{Solver, WildcardMatch};
 impl Solver<'_, '_, '_> {
     /// The name does not exist and no wildcard matched.
     pub(crate) fn nxdomain(&mut self, name: &Dname, w: WildcardMatch) -> Result<(), Truncated> {
-        self.resp.rcode = Rcode::NXDOMAIN; // RFC 6604 §3: the last name of a chain decides
-                                           // Proofs are only queued here (written after the SOA, `write_proofs`): finding
-                                           // them first starts their records loading while the SOA is written.
+        // RFC 6604 §3: the last name of a chain decides the RCODE.
+        self.resp.rcode = Rcode::NXDOMAIN;
+        // Proofs are only queued here (written after the SOA, `write_proofs`): finding
+        // them first starts their records loading while the SOA is written.
         if self.resp.dnssec {
             self.nxdomain_proof(name, w)?;
         }
