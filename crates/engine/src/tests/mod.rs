@@ -4,36 +4,29 @@
 mod answers;
 mod protocol;
 
+use std::path::Path;
 use std::sync::Arc;
 
 use tern_wire::edns::Edns;
 use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
-use tern_wire::text::Lexer;
 use tern_wire::{rdata, Class, Name, Opcode, Rtype};
-use tern_zone::{ZoneBuilder, ZoneSet, ZoneSlot};
+use tern_zone::{load_bytes, Options, ZoneSet, ZoneSlot};
 
 use crate::{Config, Engine, Outcome, Request, Transport};
 
 /// Builds a zone set from (origin, records) pairs; records are `owner ttl TYPE rdata`
-/// lines with names relative to the origin.
+/// lines with names relative to the origin, read by the zone-file loader (lines are
+/// trimmed first: the literals are indented, and in a zone file a leading blank means
+/// "the previous owner").
 pub fn zones(list: &[(&str, &str)]) -> ZoneSet {
     let mut slots = Vec::new();
     for (origin, text) in list {
-        let origin: Name = origin.parse().unwrap();
-        let mut b = ZoneBuilder::new(&origin);
-        for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with(';')) {
-            let mut lx = Lexer::for_fields(line.as_bytes());
-            let owner = Name::parse_text(lx.expect("owner").unwrap().text, Some(&origin)).unwrap();
-            let ttl = lx.expect("ttl").unwrap().ttl().unwrap();
-            let rtype = Rtype::from_mnemonic(lx.expect("type").unwrap().text).unwrap();
-            let mut wire = Vec::new();
-            rdata::parse_text(rtype, &mut lx, Some(&origin), &mut wire)
-                .unwrap_or_else(|e| panic!("{line}: {e}"));
-            b.add(&owner, rtype, ttl, &wire);
-        }
-        let (contents, _) = b.finish().unwrap_or_else(|e| panic!("{e}"));
-        let slot = Arc::new(ZoneSlot::new(&origin));
-        slot.publish(Arc::new(contents));
+        let name: Name = origin.parse().unwrap();
+        let text: String = text.lines().map(|l| format!("{}\n", l.trim())).collect();
+        let loaded = load_bytes(text.as_bytes(), Path::new(origin), &name, &Options::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+        let slot = Arc::new(ZoneSlot::new(&name));
+        slot.publish(Arc::new(loaded.contents));
         slots.push(slot);
     }
     ZoneSet::new(slots)
