@@ -84,27 +84,19 @@ class Names:
             self.mix = [line.split() for line in f if line.strip()]
         with open(os.path.join(os.path.dirname(dataset.zone), "names.txt")) as f:
             self.delegations = f.read().split()
-        self.glue = sorted(self._glue_owners(dataset.zone, dataset.origin))
-        self.hashed = self._nsec3_owners(signed)
+        # Glue owners, and the NSEC3 records' owner names: asked about, the server acts
+        # as if those did not exist (RFC 5155 §7.2.8).
+        self.glue = sorted(self._owners(dataset.zone, ("A", "AAAA")) - {dataset.origin})
+        self.hashed = sorted(self._owners(signed, ("NSEC3",)))
         self.origin = dataset.origin
 
     @staticmethod
-    def _glue_owners(zone, origin):
-        owners = set()
+    def _owners(zone, rtypes):
+        """The owner names of the records of `rtypes` in a zone file written one record
+        per line with every field (`genzone.py`, `dnssec-signzone -O full`)."""
         with open(zone) as f:
-            for line in f:
-                fields = line.split()
-                if len(fields) >= 4 and fields[3] in ("A", "AAAA") and fields[0] != origin:
-                    owners.add(fields[0])
-        return owners
-
-    @staticmethod
-    def _nsec3_owners(signed):
-        """The NSEC3 records' owner names: asked about, the server acts as if they did
-        not exist (RFC 5155 §7.2.8)."""
-        with open(signed) as f:
-            return [fields[0] for fields in map(str.split, f)
-                    if len(fields) >= 4 and fields[3] == "NSEC3"]
+            return {fields[0] for fields in map(str.split, f)
+                    if len(fields) >= 4 and fields[3] in rtypes}
 
 
 def pick(names, rng, i):
