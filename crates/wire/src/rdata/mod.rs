@@ -26,7 +26,7 @@ mod basic;
 mod bitmap;
 mod certs;
 mod dnssec;
-mod encoding;
+pub(crate) mod encoding;
 mod format;
 mod gateway;
 mod generic;

@@ -1,4 +1,5 @@
-//! Transaction signatures (TSIG, RFC 8945) with HMAC-SHA1/256/384/512 from `aws-lc-rs`.
+//! Transaction signatures (TSIG, RFC 8945) with HMAC-MD5, HMAC-SHA1 and HMAC-SHA-2
+//! (224/256/384/512); see [`hmac`](self::hmac) for where each comes from.
 //!
 //! * [`Key`]: a named shared secret and its algorithm; [`Keyring`] finds keys by name.
 //! * [`TsigRecord`]: the TSIG record of a received message, found with
@@ -13,12 +14,11 @@
 //!
 //! Time is always an argument (seconds since the epoch); nothing here reads a clock.
 
+mod hmac;
 pub mod sign;
 pub mod verify;
 
 use std::fmt;
-
-use aws_lc_rs::hmac;
 
 use crate::error::{Error, Result};
 use crate::message::decompress::read_name;
@@ -38,8 +38,12 @@ pub const MAX_MAC_LEN: usize = 64;
 /// A TSIG algorithm Tern implements (RFC 8945 §6).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Algorithm {
+    /// `hmac-md5.sig-alg.reg.int.` (optional; for old peers only).
+    HmacMd5,
     /// `hmac-sha1.` (RFC 4635; MAY be supported).
     HmacSha1,
+    /// `hmac-sha224.` (optional).
+    HmacSha224,
     /// `hmac-sha256.` (mandatory).
     HmacSha256,
     /// `hmac-sha384.`
@@ -50,13 +54,21 @@ pub enum Algorithm {
 
 impl Algorithm {
     /// All supported algorithms.
-    pub const ALL: [Algorithm; 4] =
-        [Algorithm::HmacSha1, Algorithm::HmacSha256, Algorithm::HmacSha384, Algorithm::HmacSha512];
+    pub const ALL: [Algorithm; 6] = [
+        Algorithm::HmacMd5,
+        Algorithm::HmacSha1,
+        Algorithm::HmacSha224,
+        Algorithm::HmacSha256,
+        Algorithm::HmacSha384,
+        Algorithm::HmacSha512,
+    ];
 
     /// The algorithm's name in wire form, lower case (the form used in digests).
     pub fn name(self) -> &'static Dname {
         let wire: &'static [u8] = match self {
+            Algorithm::HmacMd5 => b"\x08hmac-md5\x07sig-alg\x03reg\x03int\x00",
             Algorithm::HmacSha1 => b"\x09hmac-sha1\x00",
+            Algorithm::HmacSha224 => b"\x0bhmac-sha224\x00",
             Algorithm::HmacSha256 => b"\x0bhmac-sha256\x00",
             Algorithm::HmacSha384 => b"\x0bhmac-sha384\x00",
             Algorithm::HmacSha512 => b"\x0bhmac-sha512\x00",
@@ -69,16 +81,35 @@ impl Algorithm {
         Algorithm::ALL.into_iter().find(|a| a.name() == name)
     }
 
-    /// The algorithm named in presentation format (`hmac-sha256`, trailing dot optional).
+    /// The algorithm named in presentation format, as BIND and Knot DNS configurations
+    /// write it: `hmac-sha256` (any case, trailing dot optional), and `hmac-md5` for
+    /// `hmac-md5.sig-alg.reg.int`.
     pub fn from_text(text: &str) -> Option<Algorithm> {
+        if text.trim_end_matches('.').eq_ignore_ascii_case("hmac-md5") {
+            return Some(Algorithm::HmacMd5);
+        }
         let name: Name = text.parse().ok()?;
         Algorithm::from_name(&name)
+    }
+
+    /// The short name configurations use (`hmac-md5`, `hmac-sha256`, …).
+    pub fn config_name(self) -> &'static str {
+        match self {
+            Algorithm::HmacMd5 => "hmac-md5",
+            Algorithm::HmacSha1 => "hmac-sha1",
+            Algorithm::HmacSha224 => "hmac-sha224",
+            Algorithm::HmacSha256 => "hmac-sha256",
+            Algorithm::HmacSha384 => "hmac-sha384",
+            Algorithm::HmacSha512 => "hmac-sha512",
+        }
     }
 
     /// Length of the full MAC.
     pub fn mac_len(self) -> usize {
         match self {
+            Algorithm::HmacMd5 => 16,
             Algorithm::HmacSha1 => 20,
+            Algorithm::HmacSha224 => 28,
             Algorithm::HmacSha256 => 32,
             Algorithm::HmacSha384 => 48,
             Algorithm::HmacSha512 => 64,
@@ -89,15 +120,6 @@ impl Algorithm {
     /// (RFC 8945 §5.2.2.1).
     pub fn min_mac_len(self) -> usize {
         (self.mac_len() / 2).max(10)
-    }
-
-    fn hmac_algorithm(self) -> hmac::Algorithm {
-        match self {
-            Algorithm::HmacSha1 => hmac::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
-            Algorithm::HmacSha256 => hmac::HMAC_SHA256,
-            Algorithm::HmacSha384 => hmac::HMAC_SHA384,
-            Algorithm::HmacSha512 => hmac::HMAC_SHA512,
-        }
     }
 }
 
@@ -112,15 +134,31 @@ impl fmt::Display for Algorithm {
 pub struct Key {
     name: Name,
     algorithm: Algorithm,
-    hmac: hmac::Key,
+    hmac: hmac::HmacKey,
     min_mac_len: usize,
 }
 
 impl Key {
     /// A key accepting any MAC truncation RFC 8945 §5.2.2.1 allows.
     pub fn new(name: Name, algorithm: Algorithm, secret: &[u8]) -> Key {
-        let hmac = hmac::Key::new(algorithm.hmac_algorithm(), secret);
+        let hmac = hmac::HmacKey::new(algorithm, secret);
         Key { name, algorithm, hmac, min_mac_len: algorithm.min_mac_len() }
+    }
+
+    /// A key whose secret is written in base64, as BIND's and Knot DNS's configurations
+    /// write it (white space inside is ignored). An empty secret is refused.
+    pub fn from_base64(
+        name: Name,
+        algorithm: Algorithm,
+        secret: &str,
+    ) -> std::result::Result<Key, &'static str> {
+        let text: Vec<u8> = secret.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
+        let mut bytes = Vec::new();
+        crate::rdata::encoding::decode_base64(&text, &mut bytes)?;
+        if bytes.is_empty() {
+            return Err("the secret is empty");
+        }
+        Ok(Key::new(name, algorithm, &bytes))
     }
 
     /// Local truncation policy (RFC 8945 §5.2.4): MACs shorter than `len` bytes (but
@@ -147,7 +185,7 @@ impl Key {
     }
 
     pub(crate) fn context(&self) -> hmac::Context {
-        hmac::Context::with_key(&self.hmac)
+        self.hmac.context()
     }
 }
 
@@ -155,6 +193,13 @@ impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Key({} {})", self.name, self.algorithm)
     }
+}
+
+/// A secret in base64, as a key's configuration carries it (`ternd keygen`).
+pub fn secret_to_base64(secret: &[u8]) -> String {
+    let mut out = String::new();
+    crate::rdata::encoding::write_base64(secret, &mut out);
+    out
 }
 
 /// Finds keys by name.

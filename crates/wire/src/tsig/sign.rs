@@ -10,12 +10,11 @@
 //! BADTIME is signed, keeps the request's Time Signed and carries the server's time in
 //! Other Data; BADTRUNC is signed.
 
-use aws_lc_rs::hmac;
-
 use crate::error::{Error, Result};
 use crate::message::writer::Rr;
 use crate::message::{MessageWriter, Section};
 use crate::name::{Dname, MAX_NAME_LEN};
+use crate::tsig::hmac;
 use crate::tsig::verify::{TsigOutcome, TsigStatus};
 use crate::tsig::{Key, Mac, DEFAULT_FUDGE, MAX_MAC_LEN};
 use crate::types::{Class, Rcode, Rtype};

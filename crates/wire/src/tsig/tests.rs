@@ -250,8 +250,32 @@ fn sequences_rfc8945_5_3_1() {
 fn algorithm_names() {
     assert_eq!(Algorithm::from_text("HMAC-SHA256."), Some(Algorithm::HmacSha256));
     assert_eq!(Algorithm::from_text("hmac-sha1"), Some(Algorithm::HmacSha1));
-    assert_eq!(Algorithm::from_text("hmac-md5.sig-alg.reg.int"), None);
+    assert_eq!(Algorithm::from_text("hmac-md5.sig-alg.reg.int"), Some(Algorithm::HmacMd5));
+    assert_eq!(Algorithm::from_text("HMAC-MD5"), Some(Algorithm::HmacMd5));
+    assert_eq!(Algorithm::from_text("hmac-sha224"), Some(Algorithm::HmacSha224));
+    assert_eq!(Algorithm::from_text("hmac-sha999"), None);
+    assert_eq!(Algorithm::HmacMd5.to_string(), "hmac-md5.sig-alg.reg.int.");
+    assert_eq!(Algorithm::HmacMd5.min_mac_len(), 10);
+    for a in Algorithm::ALL {
+        assert_eq!(Algorithm::from_text(a.config_name()), Some(a));
+    }
     assert_eq!(Algorithm::HmacSha512.to_string(), "hmac-sha512.");
     assert_eq!(Algorithm::HmacSha384.min_mac_len(), 24);
     assert_eq!(Algorithm::HmacSha1.min_mac_len(), 10);
+}
+
+#[test]
+fn secrets_in_base64() {
+    let name: Name = "k.".parse().unwrap();
+    let text = secret_to_base64(b"0123456789abcdef");
+    assert_eq!(text, "MDEyMzQ1Njc4OWFiY2RlZg==");
+    let a = Key::from_base64(name.clone(), Algorithm::HmacSha256, &text).unwrap();
+    let b = Key::new(name.clone(), Algorithm::HmacSha256, b"0123456789abcdef");
+    let mut ctx = (a.context(), b.context());
+    ctx.0.update(b"m");
+    ctx.1.update(b"m");
+    assert_eq!(ctx.0.sign().as_ref(), ctx.1.sign().as_ref());
+    assert!(Key::from_base64(name.clone(), Algorithm::HmacSha256, "MDEy MzQ1\n").is_ok());
+    assert!(Key::from_base64(name.clone(), Algorithm::HmacSha256, "not base64!").is_err());
+    assert!(Key::from_base64(name, Algorithm::HmacSha256, "").is_err());
 }

@@ -1,11 +1,10 @@
 //! Verification of received TSIG records (RFC 8945 §5.2 for requests, §5.3 / §5.4 for
 //! responses and sequences), on the received bytes without copying them.
 
-use aws_lc_rs::hmac;
-
 use crate::error::{Error, Result};
 use crate::message::HEADER_LEN;
 use crate::name::NameBuf;
+use crate::tsig::hmac;
 use crate::tsig::sign::{chained_context, digest_mac, digest_timers, digest_variables, TsigFields};
 use crate::tsig::{constant_time_eq, Algorithm, Key, Keyring, Mac, TsigRecord};
 use crate::types::Rcode;
