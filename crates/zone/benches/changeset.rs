@@ -48,10 +48,12 @@ fn bench(c: &mut Criterion) {
     let add = Changeset {
         removed: vec![soa(1)],
         added: vec![soa(2), record("new.example.", Rtype::A, "192.0.2.1")],
+        ..Changeset::default()
     };
     let change = Changeset {
         removed: vec![soa(1), record("h500.example.", Rtype::A, "10.0.1.244")],
         added: vec![soa(2), record("h500.example.", Rtype::A, "192.0.2.2")],
+        ..Changeset::default()
     };
     let mut group = c.benchmark_group("changeset-1M");
     group.bench_function("add one name", |b| {

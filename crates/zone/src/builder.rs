@@ -126,6 +126,7 @@ impl ZoneBuilder {
             negative_ttl: 0,
             negative_soa: None,
             record_count: self.report.records,
+            history: Default::default(),
         };
         adjust::full(&mut contents);
         check::zone(&contents, &mut self.report);

@@ -33,14 +33,121 @@ pub struct RecordData {
     pub rdata: Vec<u8>,
 }
 
-/// Records to remove, then records to add (the new SOA among them when the serial
-/// changes, as in IXFR, RFC 1995 §4).
+/// One change of a zone: the SOA it starts from and the SOA it leads to, records to
+/// remove, then records to add — what one IXFR difference sequence carries (RFC 1995 §4)
+/// and what the history and journal keep.
+///
+/// Without `soa_from` and `soa_to` a changeset is a plain edit that leaves the SOA alone
+/// (or replaces it as a record among `removed` and `added`); with them, [`apply`] first
+/// checks that the zone is at `soa_from`'s serial (else
+/// [`ChangesetError::WrongStart`]) and replaces the SOA.
+///
+/// [`apply`]: ZoneContents::apply
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Changeset {
+    /// The SOA the change starts from.
+    pub soa_from: Option<RecordData>,
+    /// The SOA the change leads to.
+    pub soa_to: Option<RecordData>,
     /// Records removed.
     pub removed: Vec<RecordData>,
     /// Records added.
     pub added: Vec<RecordData>,
+}
+
+/// Why a changeset does not apply. [`WrongStart`](Self::WrongStart) and
+/// [`Mismatch`](Self::Mismatch) mean the changeset was made for another version of the
+/// zone: a secondary asks for a full transfer instead. [`Invalid`](Self::Invalid) means
+/// the change itself is unacceptable: refuse it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ChangesetError {
+    /// The zone is not at the serial the change starts from.
+    WrongStart {
+        /// The zone's serial.
+        zone: u32,
+        /// The serial the changeset starts from.
+        from: u32,
+    },
+    /// A record to remove is not in the zone, or one to add already is (RFC 1995 §5).
+    Mismatch(String),
+    /// A record outside the zone, or a change the zone cannot hold.
+    Invalid(String),
+}
+
+impl ChangesetError {
+    /// True when a full transfer may succeed where this change failed.
+    pub fn wants_full_transfer(&self) -> bool {
+        matches!(self, ChangesetError::WrongStart { .. } | ChangesetError::Mismatch(_))
+    }
+}
+
+impl std::fmt::Display for ChangesetError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ChangesetError::WrongStart { zone, from } => {
+                write!(f, "it starts from serial {from}, the zone is at {zone}")
+            }
+            ChangesetError::Mismatch(m) | ChangesetError::Invalid(m) => f.write_str(m),
+        }
+    }
+}
+
+impl Changeset {
+    /// An empty change from `soa_from` to `soa_to`.
+    pub fn between(soa_from: RecordData, soa_to: RecordData) -> Changeset {
+        Changeset { soa_from: Some(soa_from), soa_to: Some(soa_to), ..Changeset::default() }
+    }
+
+    /// The serial the change starts from, if it has SOAs.
+    pub fn from_serial(&self) -> Option<u32> {
+        self.soa_from.as_ref().and_then(RecordData::soa_serial)
+    }
+
+    /// The serial the change leads to, if it has SOAs.
+    pub fn to_serial(&self) -> Option<u32> {
+        self.soa_to.as_ref().and_then(RecordData::soa_serial)
+    }
+
+    /// Records removed, the starting SOA first.
+    pub fn all_removed(&self) -> impl Iterator<Item = &RecordData> {
+        self.soa_from.iter().chain(&self.removed)
+    }
+
+    /// Records added, the new SOA first.
+    pub fn all_added(&self) -> impl Iterator<Item = &RecordData> {
+        self.soa_to.iter().chain(&self.added)
+    }
+
+    /// Records it removes and adds, SOAs included.
+    pub fn len(&self) -> usize {
+        self.all_removed().count() + self.all_added().count()
+    }
+
+    /// True when it changes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes it takes in memory, about (names, RDATA and per-record overhead): what the
+    /// history's byte bound counts.
+    pub fn size(&self) -> usize {
+        self.all_removed().chain(self.all_added()).map(RecordData::size).sum()
+    }
+}
+
+impl RecordData {
+    /// The serial of an SOA record (`None` for other types or short RDATA).
+    pub fn soa_serial(&self) -> Option<u32> {
+        if self.rtype != Rtype::SOA {
+            return None;
+        }
+        crate::records::soa_serial(&self.rdata)
+    }
+
+    /// Bytes it takes in memory, about.
+    pub fn size(&self) -> usize {
+        std::mem::size_of::<RecordData>() + self.owner.len() + self.rdata.len()
+    }
 }
 
 /// The edits of one owner.
@@ -55,6 +162,14 @@ impl ZoneContents {
     /// the zone, or adding one that already is, is an error (the zone and the changeset
     /// disagree, RFC 1995 §5), as are semantic errors in the nodes the change reaches.
     pub fn apply(&self, changes: &Changeset) -> Result<(ZoneContents, Report), Error> {
+        if let Some(from) = changes.from_serial() {
+            if from != self.serial {
+                return Err(Error::Changeset(ChangesetError::WrongStart {
+                    zone: self.serial,
+                    from,
+                }));
+            }
+        }
         let mut zone = self.clone();
         let mut report = Report::default();
         let mut edit = Apply { touched: Vec::new(), chain_changed: false, cuts_moved: false };
@@ -67,8 +182,8 @@ impl ZoneContents {
             }
             edit.node(&mut zone, &owner, &owner_edit)?;
         }
-        zone.record_count =
-            (zone.record_count + changes.added.len()).saturating_sub(changes.removed.len());
+        zone.record_count = (zone.record_count + changes.all_added().count())
+            .saturating_sub(changes.all_removed().count());
         edit.adjust(&mut zone);
         for &id in &edit.touched {
             crate::check::changed_node(&zone, id, &mut report);
@@ -86,10 +201,15 @@ fn group<'c>(
     changes: &'c Changeset,
 ) -> Result<BTreeMap<Name, OwnerEdit<'c>>, Error> {
     let mut owners: BTreeMap<Name, OwnerEdit<'c>> = BTreeMap::new();
-    for (list, removing) in [(&changes.removed, true), (&changes.added, false)] {
-        for record in list {
+    let removed = changes.all_removed().map(|r| (r, true));
+    for (record, removing) in removed.chain(changes.all_added().map(|r| (r, false))) {
+        {
             if !record.owner.ends_with(origin) {
-                return Err(changeset_error(record, "is outside the zone"));
+                return Err(changeset_error(
+                    record,
+                    "is outside the zone",
+                    ChangesetError::Invalid,
+                ));
             }
             let entry = owners.entry(record.owner.clone()).or_default();
             if removing {
@@ -102,9 +222,9 @@ fn group<'c>(
     Ok(owners)
 }
 
-fn changeset_error(record: &RecordData, what: &str) -> Error {
+fn changeset_error(record: &RecordData, what: &str, kind: fn(String) -> ChangesetError) -> Error {
     let rdata = tern_wire::rdata::to_text(record.rtype, &record.rdata);
-    Error::Changeset(format!("{} {} {rdata} {what}", record.owner, record.rtype))
+    Error::Changeset(kind(format!("{} {} {rdata} {what}", record.owner, record.rtype)))
 }
 
 /// State of one `apply`.
@@ -161,9 +281,9 @@ impl Apply {
         edit: &OwnerEdit<'_>,
     ) -> Result<(), Error> {
         let Some(chain) = zone.nsec3.as_mut() else {
-            return Err(Error::Changeset(format!(
+            return Err(Error::Changeset(ChangesetError::Invalid(format!(
                 "{owner}: NSEC3 records need an NSEC3-signed zone"
-            )));
+            ))));
         };
         let current = chain.find_owner(owner).and_then(|id| chain.node(id));
         let mut rrsets: Vec<RrsetData> = current
@@ -219,7 +339,10 @@ fn edit_rrsets(rrsets: &mut Vec<RrsetData>, edit: &OwnerEdit<'_>) -> Result<(), 
             (Some(list), Some(pos)) => {
                 list.remove(pos);
             }
-            _ => return Err(changeset_error(record, "cannot be removed: it is not in the zone")),
+            _ => {
+                let what = "cannot be removed: it is not in the zone";
+                return Err(changeset_error(record, what, ChangesetError::Mismatch));
+            }
         }
     }
     for record in &edit.added {
@@ -239,7 +362,8 @@ fn edit_rrsets(rrsets: &mut Vec<RrsetData>, edit: &OwnerEdit<'_>) -> Result<(), 
         let Some(set) = rrsets.get_mut(index) else { continue };
         let list = if is_sig { &mut set.sigs } else { &mut set.rdatas };
         if list.iter().any(|rd| canonical_eq(record.rtype, rd, &record.rdata)) {
-            return Err(changeset_error(record, "cannot be added: it is already in the zone"));
+            let what = "cannot be added: it is already in the zone";
+            return Err(changeset_error(record, what, ChangesetError::Mismatch));
         }
         list.push(record.rdata.clone());
         // RFC 2136 §3.4.2.2: the RRset takes the TTL of the record last added.

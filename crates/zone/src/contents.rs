@@ -73,6 +73,8 @@ pub struct ZoneContents {
     /// The apex SOA prepared for negative answers, with `negative_ttl`.
     pub(crate) negative_soa: Option<NegativeSoa>,
     pub(crate) record_count: usize,
+    /// The changes that led to this version (IXFR).
+    pub(crate) history: std::sync::Arc<crate::history::History>,
 }
 
 impl ZoneContents {

@@ -66,7 +66,7 @@ pub enum Error {
     /// The zone's data breaks rules that make it unusable; the report lists them all.
     Semantic(Box<Report>),
     /// A changeset that does not fit the zone it is applied to (RFC 1995 §5).
-    Changeset(String),
+    Changeset(crate::changeset::ChangesetError),
 }
 
 impl Error {

@@ -4,7 +4,8 @@
 //! * [`builder`] turns a stream of records into a [`ZoneContents`] snapshot, running the
 //!   [`adjust`] pass and the semantic [`check`]s; [`load`] joins the two for a file.
 //! * [`contents`] is the snapshot and its one-lookup query API; [`node`] the node layout.
-//! * [`changeset`] applies changes copy-on-write; [`db`] holds the served zones, and
+//! * [`changeset`] applies changes copy-on-write, [`diff`] finds the change between two
+//!   versions and [`history`] keeps recent changes for IXFR; [`db`] holds the served zones, and
 //!   [`pins`] a reader's hold on them for a batch of queries.
 //! * [`hash`], [`index`] and [`cow`] are the copy-on-write name table underneath;
 //!   [`nsec3`] holds the NSEC3 chain.
@@ -24,8 +25,10 @@ pub mod check;
 pub mod contents;
 pub mod cow;
 pub mod db;
+pub mod diff;
 pub mod error;
 pub mod hash;
+pub mod history;
 pub mod index;
 pub mod load;
 pub mod memory;
@@ -38,10 +41,11 @@ pub mod records;
 pub mod report;
 
 pub use builder::ZoneBuilder;
-pub use changeset::{Changeset, RecordData};
+pub use changeset::{Changeset, ChangesetError, RecordData};
 pub use contents::{Denial, Lookup, ZoneContents, APEX};
 pub use db::{ContentsGuard, ZoneDb, ZoneSet, ZoneSlot};
 pub use error::{Error, Position, Result};
+pub use history::{History, HistoryLimits};
 pub use load::{load_bytes, load_file, Loaded, Progress};
 pub use negative_soa::NegativeSoa;
 pub use node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS};

@@ -97,3 +97,77 @@ mod tests {
         assert!(!canonical_eq(Rtype::A, &[192, 0, 2, 1], &[192, 0, 2]), "lengths differ");
     }
 }
+
+/// The numbers of an SOA record (RFC 1035 §3.3.13), after its two names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SoaNumbers {
+    /// Version of the zone (RFC 1982 serial arithmetic).
+    pub serial: u32,
+    /// Seconds between a secondary's checks for a new serial.
+    pub refresh: u32,
+    /// Seconds before a failed check is retried.
+    pub retry: u32,
+    /// Seconds after which a secondary that could not check stops answering.
+    pub expire: u32,
+    /// The negative-caching TTL bound (RFC 2308 §4).
+    pub minimum: u32,
+}
+
+/// Reads an SOA's numbers; `None` when the RDATA is not a well-formed SOA.
+pub fn soa_numbers(rdata: &[u8]) -> Option<SoaNumbers> {
+    let (_, mname) = Dname::from_wire_prefix(rdata).ok()?;
+    let rest = rdata.get(mname..)?;
+    let (_, rname) = Dname::from_wire_prefix(rest).ok()?;
+    let n = rest.get(rname..)?;
+    if n.len() != 20 {
+        return None;
+    }
+    let word =
+        |i: usize| -> Option<u32> { Some(u32::from_be_bytes(n.get(i..i + 4)?.try_into().ok()?)) };
+    Some(SoaNumbers {
+        serial: word(0)?,
+        refresh: word(4)?,
+        retry: word(8)?,
+        expire: word(12)?,
+        minimum: word(16)?,
+    })
+}
+
+/// An SOA's serial (see [`soa_numbers`]).
+pub fn soa_serial(rdata: &[u8]) -> Option<u32> {
+    soa_numbers(rdata).map(|n| n.serial)
+}
+
+/// The SOA RDATA with another serial (`None` when it is not a well-formed SOA).
+pub fn with_soa_serial(rdata: &[u8], serial: u32) -> Option<Vec<u8>> {
+    soa_numbers(rdata)?;
+    let at = rdata.len() - 20;
+    let mut out = rdata.to_vec();
+    out.get_mut(at..at + 4)?.copy_from_slice(&serial.to_be_bytes());
+    Some(out)
+}
+
+/// RFC 1982 serial arithmetic: is `a` greater than `b`? (Undefined pairs, exactly 2^31
+/// apart, are not greater either way.)
+pub fn serial_gt(a: u32, b: u32) -> bool {
+    a != b && a.wrapping_sub(b) < 0x8000_0000
+}
+
+#[cfg(test)]
+mod soa_tests {
+    use super::*;
+
+    #[test]
+    fn soa_numbers_and_serial_arithmetic() {
+        let rdata =
+            tern_wire::rdata::parse_str(Rtype::SOA, "ns. h. 7 3600 600 86400 300", None).unwrap();
+        let n = soa_numbers(&rdata).unwrap();
+        assert_eq!((n.serial, n.refresh, n.retry, n.expire, n.minimum), (7, 3600, 600, 86400, 300));
+        let bumped = with_soa_serial(&rdata, 8).unwrap();
+        assert_eq!(soa_serial(&bumped), Some(8));
+        assert_eq!(soa_numbers(&rdata[..rdata.len() - 1]), None);
+        assert!(serial_gt(8, 7) && !serial_gt(7, 8) && !serial_gt(7, 7));
+        assert!(serial_gt(1, u32::MAX), "wraps (RFC 1982 §3.2)");
+        assert!(!serial_gt(0x8000_0000, 0) && !serial_gt(0, 0x8000_0000));
+    }
+}

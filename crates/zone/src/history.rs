@@ -1,0 +1,242 @@
+//! A zone's recent changes, for incremental transfers (IXFR, RFC 1995): the changesets
+//! that led to the current version, oldest first, bounded by count and by bytes.
+//!
+//! The history travels with the snapshot it leads to ([`ZoneContents::history`]), so an
+//! IXFR is answered from one consistent version even while the zone changes. Adding a
+//! change makes a new history that shares every changeset with the old one.
+//!
+//! [`condensed`](History::condensed) joins the changes from a client's serial to the
+//! current one into one difference (RFC 1995 §5 allows this): a record added and later
+//! removed is in neither list.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use tern_wire::{rdata, Rtype};
+
+use crate::changeset::{Changeset, RecordData};
+use crate::contents::ZoneContents;
+
+/// How much history a zone keeps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct HistoryLimits {
+    /// Most changesets kept (0 keeps none).
+    pub max_changes: usize,
+    /// Most bytes of changesets kept (about; see [`Changeset::size`]).
+    pub max_bytes: usize,
+}
+
+impl Default for HistoryLimits {
+    fn default() -> Self {
+        HistoryLimits { max_changes: 100, max_bytes: 64 << 20 }
+    }
+}
+
+/// The changesets that led to a version of a zone, oldest first; each starts where the
+/// one before ends.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    changes: VecDeque<Arc<Changeset>>,
+    bytes: usize,
+}
+
+impl History {
+    /// The history with `change` appended and the oldest changes dropped until `limits`
+    /// hold. A change that does not continue the last one (another starting serial)
+    /// starts a new history.
+    pub fn push(&self, change: Arc<Changeset>, limits: HistoryLimits) -> History {
+        let continues = self.changes.back().is_none_or(|last| {
+            last.to_serial().is_some() && last.to_serial() == change.from_serial()
+        });
+        let mut next = if continues { self.clone() } else { History::default() };
+        next.bytes += change.size();
+        next.changes.push_back(change);
+        while next.changes.len() > limits.max_changes || next.bytes > limits.max_bytes {
+            let Some(dropped) = next.changes.pop_front() else { break };
+            next.bytes = next.bytes.saturating_sub(dropped.size());
+        }
+        next
+    }
+
+    /// Number of changesets kept.
+    pub fn len(&self) -> usize {
+        self.changes.len()
+    }
+
+    /// True when no change is kept.
+    pub fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+    }
+
+    /// Bytes kept, about.
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The oldest serial the history reaches back to.
+    pub fn first_serial(&self) -> Option<u32> {
+        self.changes.front().and_then(|c| c.from_serial())
+    }
+
+    /// The changes from serial `from` up to serial `to`, in order; `None` when the
+    /// history does not hold that path.
+    pub fn path(&self, from: u32, to: u32) -> Option<Vec<&Changeset>> {
+        let start = self.changes.iter().position(|c| c.from_serial() == Some(from))?;
+        let mut path = Vec::new();
+        for change in self.changes.iter().skip(start) {
+            path.push(&**change);
+            if change.to_serial() == Some(to) {
+                return Some(path);
+            }
+        }
+        None
+    }
+
+    /// The changes from `from` to `to` joined into one (see the module comment).
+    pub fn condensed(&self, from: u32, to: u32) -> Option<Changeset> {
+        let path = self.path(from, to)?;
+        let first = path.first()?;
+        let last = path.last()?;
+        let mut net = Net::default();
+        for change in &path {
+            change.removed.iter().for_each(|r| net.remove(r));
+            change.added.iter().for_each(|r| net.add(r));
+        }
+        let mut condensed = Changeset {
+            soa_from: first.soa_from.clone(),
+            soa_to: last.soa_to.clone(),
+            ..Changeset::default()
+        };
+        for (record, count) in net.records.into_values() {
+            match count {
+                c if c < 0 => condensed.removed.push(record),
+                c if c > 0 => condensed.added.push(record),
+                _ => {}
+            }
+        }
+        Some(condensed)
+    }
+}
+
+/// Records and how many times they were added (positive) or removed (negative).
+#[derive(Default)]
+struct Net {
+    records: HashMap<Vec<u8>, (RecordData, i32)>,
+}
+
+impl Net {
+    fn add(&mut self, record: &RecordData) {
+        self.count(record, 1);
+    }
+
+    fn remove(&mut self, record: &RecordData) {
+        self.count(record, -1);
+    }
+
+    fn count(&mut self, record: &RecordData, delta: i32) {
+        let entry = self.records.entry(key(record)).or_insert_with(|| (record.clone(), 0));
+        entry.1 += delta;
+        if delta > 0 {
+            // An addition after a removal brings the record back as added now.
+            entry.0 = record.clone();
+        }
+    }
+}
+
+/// A record's identity: owner lower-cased, type, TTL and canonical RDATA (RFC 4034 §6.2).
+fn key(record: &RecordData) -> Vec<u8> {
+    let mut key = record.owner.as_wire().to_ascii_lowercase();
+    key.extend_from_slice(&record.rtype.0.to_be_bytes());
+    key.extend_from_slice(&record.ttl.to_be_bytes());
+    let mut canonical = Vec::new();
+    match rdata::canonical_wire(record.rtype, &record.rdata, &mut canonical) {
+        Ok(()) => key.extend_from_slice(&canonical),
+        Err(_) => key.extend_from_slice(&record.rdata),
+    }
+    key
+}
+
+impl ZoneContents {
+    /// The changes that led to this version.
+    pub fn history(&self) -> &History {
+        &self.history
+    }
+
+    /// This version with `history` attached.
+    pub fn set_history(&mut self, history: Arc<History>) {
+        self.history = history;
+    }
+
+    /// True when the SOA is the only record of that type at the apex and it reads well
+    /// (helper for callers that need the SOA's numbers).
+    pub fn soa_numbers(&self) -> Option<crate::records::SoaNumbers> {
+        let soa = self.apex()?.rrset(Rtype::SOA)?;
+        crate::records::soa_numbers(soa.rdatas().next()?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_wire::Name;
+
+    fn soa(serial: u32) -> RecordData {
+        let text = format!("ns. h. {serial} 1 1 1 1");
+        let rdata = rdata::parse_str(Rtype::SOA, &text, None).unwrap();
+        RecordData { owner: "example.".parse().unwrap(), rtype: Rtype::SOA, ttl: 60, rdata }
+    }
+
+    fn a(owner: &str, ip: &str) -> RecordData {
+        let rdata = rdata::parse_str(Rtype::A, ip, None).unwrap();
+        let owner: Name = owner.parse().unwrap();
+        RecordData { owner, rtype: Rtype::A, ttl: 60, rdata }
+    }
+
+    fn change(
+        from: u32,
+        to: u32,
+        removed: Vec<RecordData>,
+        added: Vec<RecordData>,
+    ) -> Arc<Changeset> {
+        Arc::new(Changeset { removed, added, ..Changeset::between(soa(from), soa(to)) })
+    }
+
+    #[test]
+    fn paths_and_condensing() {
+        let limits = HistoryLimits::default();
+        let h = History::default()
+            .push(change(1, 2, vec![], vec![a("x.example.", "192.0.2.1")]), limits)
+            .push(
+                change(
+                    2,
+                    3,
+                    vec![a("x.example.", "192.0.2.1")],
+                    vec![a("y.Example.", "192.0.2.2")],
+                ),
+                limits,
+            )
+            .push(change(3, 4, vec![a("old.example.", "192.0.2.9")], vec![]), limits);
+        assert_eq!(h.len(), 3);
+        assert_eq!(h.first_serial(), Some(1));
+        assert_eq!(h.path(2, 4).map(|p| p.len()), Some(2));
+        assert!(h.path(5, 6).is_none() && h.path(1, 9).is_none());
+        let c = h.condensed(1, 4).unwrap();
+        assert_eq!((c.from_serial(), c.to_serial()), (Some(1), Some(4)));
+        assert_eq!(c.added, vec![a("y.Example.", "192.0.2.2")], "x came and went");
+        assert_eq!(c.removed, vec![a("old.example.", "192.0.2.9")]);
+    }
+
+    #[test]
+    fn bounded_by_count_and_bytes_and_restarted_by_a_gap() {
+        let few = HistoryLimits { max_changes: 2, max_bytes: usize::MAX };
+        let mut h = History::default();
+        for serial in 1..6 {
+            h = h.push(change(serial, serial + 1, vec![], vec![]), few);
+        }
+        assert_eq!((h.len(), h.first_serial()), (2, Some(4)));
+        let small = HistoryLimits { max_changes: 100, max_bytes: 1 };
+        assert!(History::default().push(change(1, 2, vec![], vec![]), small).is_empty());
+        let gap = h.push(change(9, 10, vec![], vec![]), few);
+        assert_eq!((gap.len(), gap.first_serial()), (1, Some(9)));
+    }
+}
