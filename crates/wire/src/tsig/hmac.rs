@@ -10,11 +10,13 @@ use crate::tsig::{Algorithm, MAX_MAC_LEN};
 /// A keyed HMAC, ready to start digests.
 #[derive(Clone)]
 pub(crate) enum HmacKey {
-    Aws(aws::Key),
+    Aws(Box<aws::Key>),
     Md5(::hmac::Hmac<md5::Md5>),
 }
 
-/// One digest in progress.
+/// One digest in progress. It lives on the stack for one message; the size difference
+/// between the variants costs nothing there, where boxing would allocate per message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone)]
 pub(crate) enum Context {
     Aws(aws::Context),
@@ -35,7 +37,7 @@ impl HmacKey {
                 // `new_from_slice` accepts keys of every length for HMAC.
                 return match hmac::Hmac::<md5::Md5>::new_from_slice(secret) {
                     Ok(mac) => HmacKey::Md5(mac),
-                    Err(_) => HmacKey::Aws(aws::Key::new(aws::HMAC_SHA256, secret)),
+                    Err(_) => HmacKey::Aws(Box::new(aws::Key::new(aws::HMAC_SHA256, secret))),
                 };
             }
             Algorithm::HmacSha1 => aws::HMAC_SHA1_FOR_LEGACY_USE_ONLY,
@@ -44,7 +46,7 @@ impl HmacKey {
             Algorithm::HmacSha384 => aws::HMAC_SHA384,
             Algorithm::HmacSha512 => aws::HMAC_SHA512,
         };
-        HmacKey::Aws(aws::Key::new(sha, secret))
+        HmacKey::Aws(Box::new(aws::Key::new(sha, secret)))
     }
 
     /// Starts a digest.
