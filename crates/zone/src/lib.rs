@@ -5,7 +5,8 @@
 //!   [`adjust`] pass and the semantic [`check`]s; [`load`] joins the two for a file.
 //! * [`contents`] is the snapshot and its one-lookup query API; [`node`] the node layout.
 //! * [`changeset`] applies changes copy-on-write, [`diff`] finds the change between two
-//!   versions and [`history`] keeps recent changes for IXFR; [`db`] holds the served zones, and
+//!   versions and [`history`] keeps recent changes for IXFR; [`transfer`] reads a
+//!   received AXFR/IXFR; [`db`] holds the served zones, and
 //!   [`pins`] a reader's hold on them for a batch of queries.
 //! * [`hash`], [`index`] and [`cow`] are the copy-on-write name table underneath;
 //!   [`nsec3`] holds the NSEC3 chain.
@@ -39,6 +40,7 @@ pub mod parser;
 pub mod pins;
 pub mod records;
 pub mod report;
+pub mod transfer;
 
 pub use builder::ZoneBuilder;
 pub use changeset::{Changeset, ChangesetError, RecordData};
