@@ -27,7 +27,7 @@ use crate::name::{Dname, Name, NameBuf};
 use crate::rdata::RdataReader;
 use crate::types::{Class, Rcode};
 
-pub use sign::{SequenceSigner, TsigFields};
+pub use sign::{record_len, SequenceSigner, TsigFields};
 pub use verify::{verify_message, SequenceStep, SequenceVerifier, TsigOutcome, TsigStatus};
 
 /// The fudge Tern uses when signing (RFC 8945 §10 recommends 300 seconds).

@@ -141,37 +141,50 @@ impl MessageWriter<'_> {
     }
 }
 
+/// Bytes a TSIG record signed with `key` takes (Other Data empty): what to
+/// [`reserve`](MessageWriter::reserve) before writing a message that will be signed.
+pub fn record_len(key: &Key) -> usize {
+    // Owner, type, class, TTL, RDLENGTH; algorithm, time (6), fudge, MAC size, MAC,
+    // original ID, error, other length.
+    key.name().len() + 10 + key.algorithm().name().len() + 6 + 2 + 2 + key.algorithm().mac_len() + 6
+}
+
 /// Signs the messages of a response sequence (zone transfers, RFC 8945 §5.3.1): the
 /// first covers the request MAC and all variables; each later signed one covers the prior
 /// MAC, the unsigned messages sent since ([`skip`](Self::skip)), itself and the timers.
-pub struct SequenceSigner<'k> {
-    key: &'k Key,
+pub struct SequenceSigner {
+    key: Key,
     prior: Mac,
     first: bool,
     pending: Option<hmac::Context>,
 }
 
-impl std::fmt::Debug for SequenceSigner<'_> {
+impl std::fmt::Debug for SequenceSigner {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SequenceSigner")
-            .field("key", self.key)
+            .field("key", &self.key)
             .field("prior", &self.prior)
             .field("first", &self.first)
             .finish()
     }
 }
 
-impl<'k> SequenceSigner<'k> {
+impl SequenceSigner {
     /// Starts a sequence answering a request whose MAC was `request_mac`.
-    pub fn new(key: &'k Key, request_mac: &[u8]) -> SequenceSigner<'k> {
-        SequenceSigner { key, prior: Mac::from_slice(request_mac), first: true, pending: None }
+    pub fn new(key: &Key, request_mac: &[u8]) -> SequenceSigner {
+        SequenceSigner {
+            key: key.clone(),
+            prior: Mac::from_slice(request_mac),
+            first: true,
+            pending: None,
+        }
     }
 
     /// Signs the next message at `now`.
     pub fn sign(&mut self, writer: &mut MessageWriter<'_>, now: u64) -> Result<Mac> {
         let fields = TsigFields::at(now);
         let mac = if self.first {
-            writer.sign_tsig(self.key, Some(self.prior.as_slice()), &fields)?
+            writer.sign_tsig(&self.key, Some(self.prior.as_slice()), &fields)?
         } else {
             let mut ctx = self.pending.take().unwrap_or_else(|| self.start());
             ctx.update(writer.as_bytes());
@@ -198,7 +211,7 @@ impl<'k> SequenceSigner<'k> {
     }
 
     fn start(&self) -> hmac::Context {
-        chained_context(self.key, &self.prior)
+        chained_context(&self.key, &self.prior)
     }
 }
 

@@ -279,3 +279,18 @@ fn secrets_in_base64() {
     assert!(Key::from_base64(name.clone(), Algorithm::HmacSha256, "not base64!").is_err());
     assert!(Key::from_base64(name, Algorithm::HmacSha256, "").is_err());
 }
+
+#[test]
+fn record_len_is_what_signing_adds() {
+    for alg in Algorithm::ALL {
+        let k = key(alg);
+        let mut buf = [0u8; 1024];
+        let mut table = CompressionTable::new();
+        let mut w = MessageWriter::new(&mut buf, 1024, &mut table).unwrap();
+        let qname: Name = "www.example.".parse().unwrap();
+        w.push_question(&qname, Rtype::A, crate::types::Class::IN).unwrap();
+        let before = w.len();
+        w.sign_tsig(&k, None, &TsigFields::at(NOW)).unwrap();
+        assert_eq!(w.len() - before, record_len(&k), "{alg}");
+    }
+}

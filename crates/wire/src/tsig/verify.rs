@@ -163,18 +163,18 @@ pub enum SequenceStep {
 /// first must be signed; up to 99 unsigned messages may sit between signed ones; each
 /// signed message after the first covers the prior MAC, the messages since, and its
 /// timers.
-pub struct SequenceVerifier<'k> {
-    key: &'k Key,
+pub struct SequenceVerifier {
+    key: Key,
     prior: Mac,
     first: bool,
     pending: Option<hmac::Context>,
     unsigned: u32,
 }
 
-impl std::fmt::Debug for SequenceVerifier<'_> {
+impl std::fmt::Debug for SequenceVerifier {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SequenceVerifier")
-            .field("key", self.key)
+            .field("key", &self.key)
             .field("prior", &self.prior)
             .field("first", &self.first)
             .field("unsigned", &self.unsigned)
@@ -182,11 +182,11 @@ impl std::fmt::Debug for SequenceVerifier<'_> {
     }
 }
 
-impl<'k> SequenceVerifier<'k> {
+impl SequenceVerifier {
     /// Starts checking the answers to a request we signed with MAC `request_mac`.
-    pub fn new(key: &'k Key, request_mac: &[u8]) -> SequenceVerifier<'k> {
+    pub fn new(key: &Key, request_mac: &[u8]) -> SequenceVerifier {
         SequenceVerifier {
-            key,
+            key: key.clone(),
             prior: Mac::from_slice(request_mac),
             first: true,
             pending: None,
@@ -201,7 +201,7 @@ impl<'k> SequenceVerifier<'k> {
             return self.unsigned(msg);
         };
         if self.first {
-            let outcome = verify_message(msg, self.key, Some(self.prior.as_slice()), now)?;
+            let outcome = verify_message(msg, &self.key, Some(self.prior.as_slice()), now)?;
             let status = outcome.as_ref().map_or(TsigStatus::BadKey, |o| o.status);
             self.signed(&tsig, status);
             return Ok(SequenceStep::Signed(status));
@@ -211,11 +211,11 @@ impl<'k> SequenceVerifier<'k> {
         {
             return Ok(SequenceStep::Signed(TsigStatus::BadKey));
         }
-        check_mac_len(self.key, &tsig)?;
+        check_mac_len(&self.key, &tsig)?;
         let mut ctx = self.pending.take().unwrap_or_else(|| self.start());
         digest_received(&mut ctx, msg, &tsig)?;
         digest_timers(&mut ctx, tsig.time_signed, tsig.fudge);
-        let status = checks_after_mac(ctx, self.key, &tsig, now, true);
+        let status = checks_after_mac(ctx, &self.key, &tsig, now, true);
         self.signed(&tsig, status);
         Ok(SequenceStep::Signed(status))
     }
@@ -237,7 +237,7 @@ impl<'k> SequenceVerifier<'k> {
     }
 
     fn start(&self) -> hmac::Context {
-        chained_context(self.key, &self.prior)
+        chained_context(&self.key, &self.prior)
     }
 
     fn signed(&mut self, tsig: &TsigRecord<'_>, status: TsigStatus) {
