@@ -68,7 +68,7 @@ fuzz_target!(|data: &[u8]| {
     let engine = Engine::new(config);
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
-    let request = Request { message, transport, tcp_keepalive: Some(100) };
+    let request = Request { tcp_keepalive: Some(100), ..Request::new(message, transport) };
     let outcome = engine.answer(zones(), &request, &mut out, &mut table);
     let mut again = vec![0u8; 65535];
     let mut ahead = Lookahead::default();

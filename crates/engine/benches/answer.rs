@@ -97,8 +97,7 @@ fn mix(group: &mut BenchmarkGroup<'_, WallTime>, label: &str, zones: &ZoneSet, p
     group.bench_function(label, |b| {
         b.iter(|| {
             for q in &qs {
-                let request =
-                    Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
+                let request = Request::new(q, Transport::Udp);
                 let outcome = engine.answer(zones, &request, &mut out, &mut table);
                 black_box(matches!(outcome, Outcome::Answered { .. }));
             }
@@ -119,8 +118,7 @@ fn mix(group: &mut BenchmarkGroup<'_, WallTime>, label: &str, zones: &ZoneSet, p
                     if let Some(next) = batch.get(i + 2) {
                         engine.look_ahead(zones, &mut pins, next, &mut ahead[(i + 2) % 3]);
                     }
-                    let request =
-                        Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
+                    let request = Request::new(q, Transport::Udp);
                     let current = &mut ahead[i % 3];
                     let outcome = engine
                         .answer_with(zones, &mut pins, &request, current, &mut out, &mut table);

@@ -84,7 +84,7 @@ fn run(
             engine.look_ahead(zones, &mut pins, q, &mut ahead[i]);
         }
         for (i, q) in batch.iter().enumerate() {
-            let request = Request { message: q, transport: Transport::Udp, tcp_keepalive: None };
+            let request = Request::new(q, Transport::Udp);
             let outcome = if ahead_on {
                 // Located `locate` queries ahead, advanced `advance` ahead.
                 ahead[(i + advance) % ring].advance(&pins);

@@ -6,22 +6,32 @@
 //! * [`response`] wraps the message writer with the truncation policy.
 //! * `solve` runs RFC 1034 §4.3.2 against one zone, with `referral`, `negative`,
 //!   `dname` and `dnssec` for the kinds of answer, and `chaos` for identity queries.
+//! * The rarer requests leave the query path at one test ([`Query::is_special`]):
+//!   TSIG-signed messages (`signed`), NOTIFY ([`notify`]) and zone transfers ([`xfr`]),
+//!   decided by the [`access`] rules with the client's address and the verified key.
 
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod access;
 mod chaos;
 mod dname;
 mod dnssec;
 mod negative;
+pub mod notify;
 pub mod query;
 mod referral;
 pub mod response;
+mod signed;
 mod solve;
+pub mod xfr;
 
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
@@ -30,8 +40,13 @@ use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
 use tern_zone::{ContentsGuard, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
+pub use access::{Access, Action, Prefix, Rule, ZoneAccess};
+pub use notify::Notice;
+pub use xfr::{Transfer, TransferStats};
+
 use query::Query;
 use response::Response;
+use signed::Signed;
 
 /// How the engine answers, as configured by the operator.
 #[derive(Debug, Clone)]
@@ -73,10 +88,29 @@ pub struct Request<'a> {
     /// On TCP, the idle timeout to advertise in edns-tcp-keepalive (units of 100 ms,
     /// RFC 7828 §3.2.2) when the client asks for it.
     pub tcp_keepalive: Option<u16>,
+    /// The client's address (access rules for transfers and NOTIFY).
+    pub client: IpAddr,
+    /// The time in seconds since the epoch, read only for TSIG: the engine has no clock
+    /// of its own.
+    pub clock: fn() -> u64,
+}
+
+impl<'a> Request<'a> {
+    /// A request from the unspecified address, with a clock stuck at 0 (enough for
+    /// everything but access rules and TSIG).
+    pub fn new(message: &'a [u8], transport: Transport) -> Request<'a> {
+        Request {
+            message,
+            transport,
+            tcp_keepalive: None,
+            client: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            clock: || 0,
+        }
+    }
 }
 
 /// What answering produced.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub enum Outcome {
     /// A response of `len` bytes is at the start of the output buffer.
     Answered {
@@ -89,18 +123,41 @@ pub enum Outcome {
     },
     /// No response is to be sent (not a query, or too short to answer).
     Dropped,
+    /// A NOTIFY was accepted and answered (`len` bytes): the control plane should
+    /// refresh the zone.
+    Notified {
+        /// Length of the response.
+        len: usize,
+        /// The zone and the serial announced.
+        notice: Notice,
+    },
+    /// A zone transfer to stream over TCP, message by message; nothing is written yet.
+    Transfer(Box<Transfer>),
 }
 
 /// The query engine.
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     config: Config,
+    /// Keys and access rules, swapped whole when the configuration changes; read only
+    /// by the requests that need them.
+    access: Arc<ArcSwap<Access>>,
 }
 
 impl Engine {
     /// An engine with the given configuration.
     pub fn new(config: Config) -> Engine {
-        Engine { config }
+        Engine { config, access: Arc::default() }
+    }
+
+    /// Replaces the keys and access rules (from the next request on).
+    pub fn set_access(&self, access: Access) {
+        self.access.store(Arc::new(access));
+    }
+
+    /// The keys and access rules in force.
+    pub fn access(&self) -> Arc<Access> {
+        self.access.load_full()
     }
 
     /// The configuration.
@@ -126,7 +183,7 @@ impl Engine {
         if let Some(q) = &query.question {
             located.find(zones, None, q.qname(), q.qtype);
         }
-        self.answer_located(&query, &located.found(None), request, out, table)
+        self.answer_located(zones, &query, &located.found(None), request, out, table)
     }
 
     /// Reads `message`'s question and locates its zone into `ahead`, which starts loading
@@ -172,18 +229,22 @@ impl Engine {
             Some(q) if !ready => ahead.located.find(zones, Some(pins), q.qname(), q.qtype),
             _ => {}
         }
-        self.answer_located(&query, &ahead.located.found(Some(pins)), request, out, table)
+        self.answer_located(zones, &query, &ahead.located.found(Some(pins)), request, out, table)
     }
 
     /// Answers a query read and located.
     fn answer_located(
         &self,
+        zones: &ZoneSet,
         query: &Query<'_>,
         located: &Found<'_>,
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
     ) -> Outcome {
+        if query.is_special() {
+            return signed::answer(self, zones, query, located, request, out, table);
+        }
         let outcome = self.respond(query, located, request, out, table, Compression::Anchor);
         match outcome {
             // Anchor compression (against the question only) is the fast path; when the
@@ -204,6 +265,23 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         compression: Compression,
+    ) -> Outcome {
+        let body = |resp: &mut Response<'_>| self.dispatch(query, located, resp);
+        self.write_response(query, request, out, table, compression, None, body)
+    }
+
+    /// Writes a response whose sections `body` fills, signed when `tsig` says so.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn write_response(
+        &self,
+        query: &Query<'_>,
+        request: &Request<'_>,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+        compression: Compression,
+        tsig: Option<&Signed<'_>>,
+        body: impl FnOnce(&mut Response<'_>),
     ) -> Outcome {
         let limit = self.size_limit(query, request.transport);
         let Ok(mut writer) = MessageWriter::new(out, limit, table) else { return Outcome::Dropped };
@@ -226,12 +304,12 @@ impl Engine {
                 return Outcome::Dropped;
             }
         }
-        let opt_len = self.opt_len(query, request);
-        if resp.writer.reserve(opt_len).is_err() {
+        let tail = self.opt_len(query, request) + tsig.map_or(0, Signed::record_len);
+        if resp.writer.reserve(tail).is_err() {
             return Outcome::Dropped;
         }
-        self.dispatch(query, located, &mut resp);
-        self.finish(&mut resp, query, request)
+        body(&mut resp);
+        self.finish(&mut resp, query, request, tsig)
     }
 
     /// 512 bytes without EDNS, the requestor's size clamped to [512, configured maximum]
@@ -271,8 +349,8 @@ impl Engine {
         let Some(q) = &query.question else { return };
         match query.flags.opcode() {
             Opcode::QUERY => {}
-            // No peer is allowed to notify or update yet (RFC 1996 §3.10, RFC 2136 §3.1):
-            // not authorized, as Knot DNS answers without an ACL.
+            // Dynamic updates are not accepted yet (RFC 2136 §3.1): not authorized, as
+            // Knot DNS answers without an ACL. (NOTIFY never comes here: see `signed`.)
             Opcode::NOTIFY | Opcode::UPDATE => {
                 resp.rcode = Rcode::NOTAUTH;
                 return;
@@ -292,8 +370,14 @@ impl Engine {
         }
     }
 
-    /// Sets the RCODE and appends the OPT record.
-    fn finish(&self, resp: &mut Response<'_>, query: &Query<'_>, request: &Request<'_>) -> Outcome {
+    /// Sets the RCODE, appends the OPT record and signs.
+    fn finish(
+        &self,
+        resp: &mut Response<'_>,
+        query: &Query<'_>,
+        request: &Request<'_>,
+        tsig: Option<&Signed<'_>>,
+    ) -> Outcome {
         let rcode = resp.rcode;
         if !matches!(rcode, Rcode::NOERROR | Rcode::NXDOMAIN | Rcode::YXDOMAIN) {
             resp.set_authoritative(false);
@@ -313,17 +397,19 @@ impl Engine {
                 }
             }
         }
+        if let Some(signed) = tsig {
+            signed.sign(&mut resp.writer, request);
+        }
         let truncated = resp.is_truncated();
         Outcome::Answered { len: resp.writer.len(), rcode, truncated }
     }
 }
 
-/// Zone transfers and key exchange are not offered (yet): AXFR over UDP is not
-/// implemented at all (RFC 5936 §4.2), the rest is refused. True when answered here.
-fn transfer_refused(qtype: Rtype, transport: Transport, resp: &mut Response<'_>) -> bool {
-    resp.rcode = match (qtype, transport) {
-        (Rtype::AXFR, Transport::Udp) => Rcode::NOTIMP,
-        (Rtype::AXFR | Rtype::IXFR | Rtype::TKEY | Rtype::TSIG, _) => Rcode::REFUSED,
+/// Meta-types that are not questions here: key exchange (TKEY) is not offered, and TSIG
+/// is not a question (transfers never come here: see `signed`). True when answered here.
+fn transfer_refused(qtype: Rtype, _transport: Transport, resp: &mut Response<'_>) -> bool {
+    resp.rcode = match qtype {
+        Rtype::AXFR | Rtype::IXFR | Rtype::TKEY | Rtype::TSIG => Rcode::REFUSED,
         _ => return false,
     };
     true

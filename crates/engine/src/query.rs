@@ -59,6 +59,18 @@ pub struct Query<'a> {
     pub edns: Option<EdnsInfo>,
     /// Set when the message breaks the format: answer FORMERR (RFC 1035 §4.1.1).
     pub malformed: bool,
+    /// Offset of the TSIG record, when the query is signed (RFC 8945).
+    pub tsig: Option<usize>,
+}
+
+impl Query<'_> {
+    /// True for what the common query path does not handle: TSIG-signed messages,
+    /// NOTIFY, and zone transfer questions (one test on the common path).
+    #[inline]
+    pub fn is_special(&self) -> bool {
+        let transfer = self.question.is_some_and(|q| matches!(q.qtype, Rtype::AXFR | Rtype::IXFR));
+        self.tsig.is_some() || self.flags.opcode() == tern_wire::Opcode::NOTIFY || transfer
+    }
 }
 
 /// Reads a query. `None` means no answer at all: shorter than a header, or a response
@@ -112,6 +124,7 @@ pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
         question: Some(question),
         edns,
         malformed: false,
+        tsig: None,
     })
 }
 
@@ -171,8 +184,14 @@ struct General {
 
 /// Everything else, through the general reader.
 fn general(message: &[u8], header: &Header) -> General {
-    let query =
-        Query { id: header.id, flags: header.flags, question: None, edns: None, malformed: false };
+    let query = Query {
+        id: header.id,
+        flags: header.flags,
+        question: None,
+        edns: None,
+        malformed: false,
+        tsig: None,
+    };
     let mut read = General { query, question: None, trailing_at: None };
     let Ok(mut reader) = MessageReader::new(message) else {
         read.query.malformed = true;
@@ -207,6 +226,7 @@ fn general(message: &[u8], header: &Header) -> General {
         Err(_) => read.query.malformed = true,
     }
     read.query.edns = reader.edns().map(edns_info);
+    read.query.tsig = reader.tsig_offset();
     read
 }
 

@@ -94,6 +94,13 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
     }
 }
 
+/// Seconds since the epoch (the engine's clock for TSIG).
+pub fn unix_now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
 /// The machine's host name (empty if it cannot be read).
 fn hostname() -> String {
     let mut buf = [0u8; 256];
@@ -135,14 +142,21 @@ impl Handler for EngineHandler {
             Transport::Udp => tern_engine::Transport::Udp,
             Transport::Tcp => tern_engine::Transport::Tcp,
         };
-        let request = Request { message: query, transport, tcp_keepalive: ctx.keepalive_units() };
+        let request = Request {
+            message: query,
+            transport,
+            tcp_keepalive: ctx.keepalive_units(),
+            client: ctx.client.ip(),
+            clock: unix_now,
+        };
         let turn = batch.next_answer;
         batch.next_answer = (turn + 1) % RING;
         let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
         let ahead = scratch.ahead.get_mut(turn)?;
         match self.engine.answer_with(zones, pins, &request, ahead, out, &mut scratch.table) {
             Outcome::Answered { len, .. } => Some(len),
-            Outcome::Dropped => None,
+            Outcome::Notified { len, .. } => Some(len),
+            Outcome::Dropped | Outcome::Transfer(_) => None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! rendered like `dig` output so expectations read as DNS.
 
 mod answers;
+mod control;
 mod protocol;
 
 use std::path::Path;
@@ -78,10 +79,10 @@ pub fn raw(set: &ZoneSet, config: Config, message: &[u8], transport: Transport) 
     let engine = Engine::new(config);
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
-    let request = Request { message, transport, tcp_keepalive: Some(100) };
+    let request = Request { tcp_keepalive: Some(100), ..Request::new(message, transport) };
     match engine.answer(set, &request, &mut out, &mut table) {
-        Outcome::Answered { len, .. } => Some(out[..len].to_vec()),
-        Outcome::Dropped => None,
+        Outcome::Answered { len, .. } | Outcome::Notified { len, .. } => Some(out[..len].to_vec()),
+        Outcome::Dropped | Outcome::Transfer(_) => None,
     }
 }
 

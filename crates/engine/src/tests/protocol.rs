@@ -163,7 +163,7 @@ fn looking_ahead(
         engine.look_ahead(set, at, m, &mut ahead);
         ahead.advance(at);
     }
-    let request = Request { message, transport: Transport::Udp, tcp_keepalive: None };
+    let request = Request::new(message, Transport::Udp);
     let Outcome::Answered { len, .. } =
         engine.answer_with(set, pins, &request, &mut ahead, &mut out, &mut table)
     else {

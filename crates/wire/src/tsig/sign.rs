@@ -180,6 +180,11 @@ impl SequenceSigner {
         }
     }
 
+    /// The key signing the sequence.
+    pub fn key(&self) -> &Key {
+        &self.key
+    }
+
     /// Signs the next message at `now`.
     pub fn sign(&mut self, writer: &mut MessageWriter<'_>, now: u64) -> Result<Mac> {
         let fields = TsigFields::at(now);
