@@ -340,6 +340,17 @@ fn answered_throughout_slowloris(server: &tern_server::RunningServer, held: usiz
     seen
 }
 
+/// With the defaults, the per-client cap keeps 127.0.0.2 to 64 connections and the
+/// whole-message deadline cuts each trickled query after 2 s.
+#[test]
+fn slowloris_from_one_address_does_not_lock_others_out() {
+    let server = start(&config(""));
+    answered_throughout_slowloris(&server, 64);
+    let stats = server.stats();
+    assert!(stats.tcp_refused > 1000, "the attacker kept knocking: {stats:?}");
+    assert!(stats.tcp_closed_idle >= 64, "trickled queries were cut off: {stats:?}");
+}
+
 /// Without a per-client cap and with a deadline longer than the test, the attacker fills
 /// every slot: newcomers are still answered, each making room by evicting the slowest.
 #[test]
