@@ -1,6 +1,6 @@
 //! The TCP data plane (RFC 7766, RFC 7828), in-process with the test handler:
 //! pipelining, split and out-of-order reads, limits, timeouts, slow readers, half-open
-//! connections, garbage, the largest messages, and the stop drain.
+//! connections, garbage, the largest messages, the stop drain, and slowloris attacks.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -8,7 +8,9 @@ mod common;
 
 use std::collections::HashSet;
 use std::io::Write;
-use std::net::{SocketAddr, TcpStream};
+use std::net::{IpAddr, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -84,6 +86,16 @@ fn idle_connection_is_closed_after_the_idle_timeout() {
     assert_eq!(server.stats().tcp_closed_idle, 1);
 }
 
+/// A connection from `source` (a loopback address) to `server`.
+fn connect_from(source: [u8; 4], server: SocketAddr) -> TcpStream {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    socket.bind(&SocketAddr::from((source, 0)).into()).unwrap();
+    socket.connect(&server.into()).unwrap();
+    let stream: TcpStream = socket.into();
+    stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    stream
+}
+
 #[test]
 fn connection_limits_total_and_per_client() {
     let server = start(&config("max-connections = 3\nmax-connections-per-client = 2\n"));
@@ -93,23 +105,23 @@ fn connection_limits_total_and_per_client() {
     let mut b = tcp_connect(from_1);
     assert!(tcp_ask(&mut a, &query(1, "a")).is_some());
     assert!(tcp_ask(&mut b, &query(2, "b")).is_some());
-    // Over a cap, a connection is closed as soon as the kernel hands it over: with
-    // `defer-accept` (the default) once its query has arrived.
+    // Over the per-client cap, a connection is closed as soon as the kernel hands it
+    // over: with `defer-accept` (the default) once its query has arrived.
     let mut c = tcp_connect(from_1);
     c.write_all(&framed(&query(3, "c"))).unwrap();
     assert!(closed_within(&mut c, Duration::from_secs(2)), "third from one client is closed");
     // Another client address (127.0.0.2 as source) is still admitted, up to the total.
-    let other = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
-    other.bind(&SocketAddr::from(([127, 0, 0, 2], 0)).into()).unwrap();
-    other.connect(&from_1.into()).unwrap();
-    let mut d: TcpStream = other.into();
-    d.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut d = connect_from([127, 0, 0, 2], from_1);
     assert!(tcp_ask(&mut d, &query(3, "d")).is_some());
-    let mut e = tcp_connect(from_1);
-    e.write_all(&framed(&query(5, "e"))).unwrap();
-    assert!(closed_within(&mut e, Duration::from_secs(2)), "over the total");
-    assert_eq!(server.stats().tcp_refused, 2);
-    drop(a);
+    assert_eq!(server.stats().tcp_refused, 1);
+    // At the total, a newcomer evicts the idle connection open longest: `a`.
+    let mut e = connect_from([127, 0, 0, 3], from_1);
+    assert!(tcp_ask(&mut e, &query(5, "e")).is_some(), "room made at the total");
+    assert!(closed_within(&mut a, Duration::from_secs(2)), "the oldest idle one evicted");
+    assert!(tcp_ask(&mut b, &query(6, "b")).is_some(), "the others are kept");
+    assert_eq!(server.tcp_connections(), 3);
+    assert_eq!(server.stats().tcp_refused, 1);
+    drop(b);
     assert!(eventually(Duration::from_secs(2), || server.tcp_connections() == 2));
     let mut f = tcp_connect(from_1);
     assert!(tcp_ask(&mut f, &query(4, "f")).is_some(), "slot given back on close");
@@ -217,4 +229,135 @@ fn stop_answers_received_queries_then_closes() {
     assert_eq!(report.tcp_cut, 0);
     assert!(TcpStream::connect_timeout(&stream.peer_addr().unwrap(), Duration::from_millis(500))
         .is_err());
+}
+
+/// Raises this process's open-file limit to `wanted` if it is lower (as far as the hard
+/// limit allows) and returns the limit now.
+fn raise_fd_limit(wanted: u64) -> u64 {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY (test): reading and setting our own process's limit with a valid struct.
+    assert_eq!(unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) }, 0);
+    if limit.rlim_cur < wanted {
+        limit.rlim_cur = wanted.min(limit.rlim_max);
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) }, 0);
+    }
+    limit.rlim_cur
+}
+
+/// A TCP socket bound to `source` that resets when closed: thousands of client ports
+/// left in TIME-WAIT would keep other tests from binding a wildcard TCP listener on a
+/// port the kernel gave their UDP socket.
+fn unlingering(source: SocketAddr) -> Option<socket2::Socket> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).ok()?;
+    socket.set_reuse_address(true).ok()?;
+    socket.set_linger(Some(Duration::ZERO)).ok()?;
+    socket.bind(&source.into()).ok()?;
+    Some(socket)
+}
+
+/// Slowloris: `count` connections from `source`, each sending one byte a second of a
+/// 512-byte query it never finishes; a connection the server closes is opened again.
+struct Trickler {
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Trickler {
+    fn start(source: IpAddr, server: SocketAddr, count: usize) -> Trickler {
+        let stop = Arc::new(AtomicBool::new(false));
+        let stopped = Arc::clone(&stop);
+        let thread = std::thread::spawn(move || {
+            let mut conns: Vec<Option<TcpStream>> = (0..count).map(|_| None).collect();
+            while !stopped.load(Ordering::Relaxed) {
+                let round = Instant::now();
+                for conn in &mut conns {
+                    if conn.as_mut().is_none_or(|c| !Trickler::trickle(c)) {
+                        *conn = Trickler::open(source, server);
+                    }
+                }
+                let rest = Duration::from_secs(1).saturating_sub(round.elapsed());
+                let until = Instant::now() + rest;
+                while Instant::now() < until && !stopped.load(Ordering::Relaxed) {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        });
+        Trickler { stop, thread: Some(thread) }
+    }
+
+    /// A new connection that has sent the first byte of the length prefix (512).
+    fn open(source: IpAddr, server: SocketAddr) -> Option<TcpStream> {
+        let socket = unlingering(SocketAddr::new(source, 0))?;
+        socket.connect_timeout(&server.into(), Duration::from_millis(500)).ok()?;
+        socket.set_nonblocking(true).ok()?;
+        let mut stream: TcpStream = socket.into();
+        stream.write_all(&[0x02]).ok()?;
+        Some(stream)
+    }
+
+    /// Sends one more byte; false when the server has closed the connection.
+    fn trickle(stream: &mut TcpStream) -> bool {
+        match std::io::Read::read(stream, &mut [0u8; 64]) {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+            _ => return false, // closed, reset, or (never) answered
+        }
+        stream.write_all(&[0]).is_ok()
+    }
+}
+
+impl Drop for Trickler {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// Under 1024 trickling connections from 127.0.0.2, asks from 127.0.0.1 on a fresh
+/// connection every 250 ms for 5 s; each must be answered within 3 s. Returns the
+/// connection counts seen at each question.
+fn answered_throughout_slowloris(server: &tern_server::RunningServer, held: usize) -> Vec<usize> {
+    assert!(raise_fd_limit(8192) >= 4096, "needs ~2100 descriptors (both ends in-process)");
+    let target = addr(server);
+    let _attack = Trickler::start(IpAddr::from([127, 0, 0, 2]), target, 1024);
+    let full = eventually(Duration::from_secs(10), || server.tcp_connections() >= held);
+    assert!(full, "the attack holds {} connections", server.tcp_connections());
+    let mut seen = Vec::new();
+    for id in 0..20u16 {
+        let asked = Instant::now();
+        let socket = unlingering(SocketAddr::from(([127, 0, 0, 1], 0))).unwrap();
+        socket.connect_timeout(&target.into(), Duration::from_secs(3)).unwrap();
+        let mut stream: TcpStream = socket.into();
+        stream.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+        let answer = tcp_ask(&mut stream, &query(id, "legit.example"));
+        let took = asked.elapsed();
+        assert_eq!(answer.map(|a| id_of(&a)), Some(id), "question {id} unanswered ({took:?})");
+        assert!(took < Duration::from_secs(3), "question {id} took {took:?}");
+        seen.push(server.tcp_connections());
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    seen
+}
+
+/// With the defaults, the per-client cap keeps 127.0.0.2 to 64 connections and the
+/// whole-message deadline cuts each trickled query after 2 s.
+#[test]
+fn slowloris_from_one_address_does_not_lock_others_out() {
+    let server = start(&config(""));
+    answered_throughout_slowloris(&server, 64);
+    let stats = server.stats();
+    assert!(stats.tcp_refused > 1000, "the attacker kept knocking: {stats:?}");
+    assert!(stats.tcp_closed_idle >= 64, "trickled queries were cut off: {stats:?}");
+}
+
+/// Without a per-client cap and with a deadline longer than the test, the attacker fills
+/// every slot: newcomers are still answered, each making room by evicting the slowest.
+#[test]
+fn slowloris_filling_every_slot_is_evicted_for_newcomers() {
+    let tcp = "max-connections-per-client = 0\nio-timeout = \"60s\"\nidle-timeout = \"60s\"\n";
+    let server = start(&config(tcp));
+    let seen = answered_throughout_slowloris(&server, 1024);
+    assert!(seen.iter().all(|&open| open >= 1000), "the attack held the table: {seen:?}");
+    assert_eq!(server.stats().tcp_refused, 0, "room was made every time");
 }

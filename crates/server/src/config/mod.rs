@@ -85,8 +85,8 @@ pub struct TcpConfig {
     /// advertised in the EDNS keepalive option (RFC 7828).
     #[serde(default = "default_idle_timeout", deserialize_with = "values::duration")]
     pub idle_timeout: Duration,
-    /// Close a connection that takes longer than this to deliver a started query, or to
-    /// take an answer (slow readers).
+    /// Close a connection that takes longer than this to deliver a query, counted from
+    /// its first byte (slow senders), or to take an answer (slow readers).
     #[serde(default = "default_io_timeout", deserialize_with = "values::duration")]
     pub io_timeout: Duration,
     /// Connections open at once, all clients together.
@@ -95,8 +95,12 @@ pub struct TcpConfig {
         deserialize_with = "values::count_in::<_, 1, 1000000>"
     )]
     pub max_connections: u64,
-    /// Connections open at once from one client address (0: no limit).
-    #[serde(default, deserialize_with = "values::count_in::<_, 0, 1000000>")]
+    /// Connections open at once from one client: an IPv4 address or an IPv6 /64 (0: no
+    /// limit). The default keeps one client to 1/16 of the default `max_connections`.
+    #[serde(
+        default = "default_max_connections_per_client",
+        deserialize_with = "values::count_in::<_, 0, 1000000>"
+    )]
     pub max_connections_per_client: u64,
     /// Queries answered on one connection before it is closed (0: no limit).
     #[serde(default, deserialize_with = "values::count_in::<_, 0, 4294967295>")]
@@ -301,6 +305,12 @@ fn default_max_connections() -> u64 {
     1024
 }
 
+/// Far above the one connection per client that RFC 7766 §6.2.2 asks of clients (one
+/// address may be many resolvers behind NAT), far below the total.
+fn default_max_connections_per_client() -> u64 {
+    64
+}
+
 fn toggle_off() -> Toggle {
     Toggle::Off
 }
@@ -333,7 +343,7 @@ impl Default for TcpConfig {
             idle_timeout: default_idle_timeout(),
             io_timeout: default_io_timeout(),
             max_connections: default_max_connections(),
-            max_connections_per_client: 0,
+            max_connections_per_client: default_max_connections_per_client(),
             max_queries_per_connection: 0,
             defer_accept: default_defer_accept(),
         }

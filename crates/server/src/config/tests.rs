@@ -20,6 +20,8 @@ fn empty_file_gives_the_defaults() {
     assert_eq!(config.server.udp_payload_max, 1232);
     assert_eq!(config.tcp.idle_timeout, Duration::from_secs(10));
     assert_eq!(config.tcp.max_connections, 1024);
+    assert_eq!(config.tcp.max_connections_per_client, 64);
+    assert_eq!(config.tcp.io_timeout, Duration::from_secs(2));
     assert!(config.tcp.defer_accept);
     assert_eq!(config.identity.nsid, Toggle::Off);
     assert_eq!(config.log.level, LevelFilter::INFO);

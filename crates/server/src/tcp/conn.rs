@@ -2,10 +2,16 @@
 //! query of a read at once, write the answers in one batch.
 //!
 //! Timeouts: with nothing buffered the connection may stay idle for the idle timeout
-//! (RFC 7766 §6.2.3, advertised per RFC 7828); once part of a query has arrived the rest
-//! must come within the I/O timeout (half-open and slow senders), and the client must
-//! take each batch of answers within the I/O timeout too (slow readers). A connection is
-//! closed after its query cap. None of this touches any other connection.
+//! (RFC 7766 §6.2.3, advertised per RFC 7828). Once the first byte of a query has
+//! arrived, the whole query must be in within the I/O timeout of it, however its bytes
+//! trickle in (half-open and slow senders, "slowloris"); the client must take each batch
+//! of answers within the I/O timeout too (slow readers). A connection is closed after its
+//! query cap. None of this touches any other connection.
+//!
+//! Each connection publishes through its [`Permit`] whether it is idle, answering, or
+//! waiting for its client (since when), with a relaxed store per read and per write;
+//! when all slots are taken the registry evicts an idle or the slowest connection
+//! ([`super::limits`]), which then closes at once.
 
 use std::any::Any;
 use std::cell::RefCell;
@@ -17,7 +23,7 @@ use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
-use tokio::time::timeout;
+use tokio::time::{timeout, timeout_at, Instant};
 
 use super::framing::FrameBuffer;
 use super::limits::Permit;
@@ -61,8 +67,8 @@ fn with_handler_scratch<H: Handler, R>(handler: &H, f: impl FnOnce(&mut H::Scrat
 pub struct TcpSettings {
     /// Idle timeout (also advertised as keepalive).
     pub idle_timeout: Duration,
-    /// Timeout for a started query to arrive in full, and for a batch of answers to be
-    /// taken by the client.
+    /// Deadline for a query to arrive in full, counted from its first byte; and timeout
+    /// for a batch of answers to be taken by the client.
     pub io_timeout: Duration,
     /// Queries answered before closing (0: no cap).
     pub max_queries: u64,
@@ -96,17 +102,19 @@ enum Stop {
     Close,
     /// The server is stopping: answer what has already arrived, then close.
     Drain,
+    /// The connection was evicted to make room for another: close at once.
+    Evicted,
 }
 
 /// Serves one accepted connection from `client` until it ends (`local` is the address
-/// it was accepted on, when the listener knows it); `_permit` and `_alive` are released
+/// it was accepted on, when the listener knows it); `permit` and `_alive` are released
 /// when it does.
 pub async fn serve<H: Handler>(
     stream: TcpStream,
     (client, local): (SocketAddr, Option<SocketAddr>),
     shared: Arc<Shared<H>>,
     mut stopping: watch::Receiver<bool>,
-    _permit: Permit,
+    permit: Permit,
     _alive: mpsc::Sender<()>,
 ) {
     let local = local.or_else(|| stream.local_addr().ok()).unwrap_or(client);
@@ -121,14 +129,19 @@ pub async fn serve<H: Handler>(
         stream,
         ctx,
         shared,
+        permit,
         frames: FrameBuffer::default(),
+        started: None,
         out: Vec::new(),
         answered: 0,
     };
     let ended_by_read = loop {
         let stop = if conn.frames.has_message() { None } else { conn.read(&mut stopping).await };
-        if let Some(Stop::Drain) = stop {
-            conn.read_queued();
+        match stop {
+            // Nothing is pending (reads happen only then): dropping the stream closes it.
+            Some(Stop::Evicted) => return,
+            Some(Stop::Drain) => conn.read_queued(),
+            _ => {}
         }
         let progress = conn.answer_buffered();
         if !conn.write().await || progress == Progress::CapReached {
@@ -149,25 +162,34 @@ struct Connection<H> {
     stream: TcpStream,
     ctx: RequestContext,
     shared: Arc<Shared<H>>,
+    permit: Permit,
     frames: FrameBuffer,
+    /// When the partial message in `frames` began to arrive (`None`: nothing buffered).
+    started: Option<Instant>,
     out: Vec<u8>,
     answered: u64,
 }
 
 impl<H: Handler> Connection<H> {
-    /// Reads once; `None` when bytes arrived, else why to stop.
+    /// Reads once; `None` when bytes arrived, else why to stop. Called only when no
+    /// complete message is buffered.
     async fn read(&mut self, stopping: &mut watch::Receiver<bool>) -> Option<Stop> {
         if *stopping.borrow() {
             return Some(Stop::Drain);
         }
-        let settings = self.shared.settings;
-        let limit =
-            if self.frames.is_empty() { settings.idle_timeout } else { settings.io_timeout };
+        let deadline = self.read_deadline();
+        let was_empty = self.frames.is_empty();
         let spare = self.frames.spare();
         tokio::select! {
-            read = timeout(limit, self.stream.read(spare)) => match read {
+            read = timeout_at(deadline, self.stream.read(spare)) => match read {
                 Ok(Ok(n)) if n > 0 => {
                     self.frames.filled(n);
+                    self.permit.active();
+                    // A message completed, or none was under way: a partial message left
+                    // after the complete ones began in this read.
+                    if was_empty || self.frames.has_message() {
+                        self.started = Some(Instant::now());
+                    }
                     None
                 }
                 Ok(_) => Some(Stop::Close),
@@ -177,7 +199,24 @@ impl<H: Handler> Connection<H> {
                 }
             },
             _ = stopping.changed() => Some(Stop::Drain),
+            () = self.permit.evicted() => Some(Stop::Evicted),
         }
+    }
+
+    /// When the next read gives up, published with what the connection is doing. With
+    /// nothing buffered: the idle timeout from now (RFC 7766 §6.2.3). With part of a
+    /// message: the I/O timeout from its first byte, whatever arrived since, so a client
+    /// trickling bytes cannot hold the connection longer.
+    fn read_deadline(&mut self) -> Instant {
+        let settings = self.shared.settings;
+        if self.frames.is_empty() {
+            self.started = None;
+            self.permit.idle();
+            return Instant::now() + settings.idle_timeout;
+        }
+        let started = *self.started.get_or_insert_with(Instant::now);
+        self.permit.waiting_since(started.into_std());
+        started + settings.io_timeout
     }
 
     /// Takes what the kernel already holds for this connection without waiting, and
@@ -226,17 +265,34 @@ impl<H: Handler> Connection<H> {
         progress
     }
 
-    /// Writes the pending answers; false when the client did not take them in time or
-    /// the connection failed.
+    /// Writes the pending answers; false when the client did not take them in time, the
+    /// connection failed, or it was evicted meanwhile.
     async fn write(&mut self) -> bool {
         if self.out.is_empty() {
             return true;
         }
-        let written =
-            timeout(self.shared.settings.io_timeout, self.stream.write_all(&self.out)).await;
+        // Not ready, or an error, which `write_all` then reports.
+        let written = self.stream.try_write(&self.out).unwrap_or(0);
+        let done = written >= self.out.len() || self.write_rest(written).await;
         self.out.clear();
+        done
+    }
+
+    /// Writes `out` from `from` on, for a client that did not take the batch at once:
+    /// published as waiting for the client, at most the I/O timeout.
+    async fn write_rest(&mut self, from: usize) -> bool {
+        let now = Instant::now();
+        self.permit.waiting_since(self.started.map_or(now, |s| s.min(now)).into_std());
+        let rest = self.out.get(from..).unwrap_or_default();
+        let written = tokio::select! {
+            written = timeout(self.shared.settings.io_timeout, self.stream.write_all(rest)) => written,
+            () = self.permit.evicted() => return false,
+        };
         match written {
-            Ok(Ok(())) => true,
+            Ok(Ok(())) => {
+                self.permit.active();
+                true
+            }
             Ok(Err(_)) => false,
             Err(_elapsed) => {
                 self.shared.stats.add_tcp_closed_slow();
@@ -248,9 +304,11 @@ impl<H: Handler> Connection<H> {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
+    use crate::tcp::ConnectionLimits;
 
     /// Numbers the scratches it makes; a batch is the scratch it was lent.
     #[derive(Default)]
@@ -311,5 +369,100 @@ mod tests {
         // A handler of another type replaces it with a scratch of its own type.
         assert_eq!(with_handler_scratch(&Other, |s| s.clone()), "other");
         assert_eq!(with_handler_scratch(&handler, |s| *s), 3);
+    }
+
+    /// Serves one connection from a client running `client` on a thread, with `settings`
+    /// and a registry of `limits`; returns how long serving took, the stats and what the
+    /// client returned.
+    fn serve_one<T: Send + 'static>(
+        settings: TcpSettings,
+        limits: &Arc<ConnectionLimits>,
+        during: impl FnOnce() + Send,
+        client: impl FnOnce(std::net::TcpStream) -> T + Send + 'static,
+    ) -> (Duration, Arc<Stats>, T) {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let stats = Arc::new(Stats::default());
+        let handler = Arc::new(Counting::default());
+        let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(&stats) });
+        let (took, client) = runtime.block_on(async {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let addr = listener.local_addr().unwrap();
+            let client =
+                std::thread::spawn(move || client(std::net::TcpStream::connect(addr).unwrap()));
+            let (stream, from) = listener.accept().await.unwrap();
+            let permit = limits.admit(from.ip()).unwrap();
+            let (_stop, stopping) = watch::channel(false);
+            let (alive, _alive) = mpsc::channel(1);
+            let started = std::time::Instant::now();
+            let task = tokio::spawn(serve(stream, (from, None), shared, stopping, permit, alive));
+            tokio::task::yield_now().await;
+            during();
+            task.await.unwrap();
+            (started.elapsed(), client)
+        });
+        (took, stats, client.join().unwrap())
+    }
+
+    /// Slowloris: every byte comes well within the I/O timeout of the last, but the
+    /// query is cut off once the I/O timeout from its first byte has passed.
+    #[test]
+    fn a_trickled_query_is_cut_off_by_the_deadline_of_its_first_byte() {
+        let settings = TcpSettings {
+            idle_timeout: Duration::from_secs(30),
+            io_timeout: Duration::from_millis(400),
+            max_queries: 0,
+        };
+        let limits = ConnectionLimits::new(8, 0);
+        // A 42-byte message, of which 32 bytes come one every 100 ms (3.2 s in all).
+        let (took, stats, sent) = serve_one(
+            settings,
+            &limits,
+            || {},
+            |mut stream| {
+                stream.set_nodelay(true).unwrap();
+                let mut sent = 0;
+                for byte in [0u8, 40].into_iter().chain(1..=30) {
+                    if stream.write_all(&[byte]).is_err() {
+                        break;
+                    }
+                    sent += 1;
+                    std::thread::sleep(Duration::from_millis(100));
+                }
+                sent
+            },
+        );
+        assert!(
+            took >= Duration::from_millis(350) && took < Duration::from_millis(1500),
+            "{took:?}"
+        );
+        assert!(sent < 32, "the client was cut off mid-message ({sent} bytes sent)");
+        assert_eq!(stats.snapshot().tcp_closed_idle, 1);
+        assert_eq!(limits.open(), 0);
+    }
+
+    /// An idle connection evicted for a newcomer closes at once, long before its idle
+    /// timeout.
+    #[test]
+    fn an_evicted_connection_closes_at_once() {
+        let settings = TcpSettings {
+            idle_timeout: Duration::from_secs(30),
+            io_timeout: Duration::from_secs(2),
+            max_queries: 0,
+        };
+        let limits = ConnectionLimits::new(1, 0);
+        let mut newcomer = None;
+        let (took, _, closed) = serve_one(
+            settings,
+            &limits,
+            || newcomer = limits.admit("192.0.2.1".parse().unwrap()),
+            |mut stream| {
+                stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+                matches!(std::io::Read::read(&mut stream, &mut [0u8; 1]), Ok(0) | Err(_))
+            },
+        );
+        assert!(newcomer.is_some(), "room was made");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        assert!(closed);
+        assert_eq!((limits.open(), limits.evicted()), (1, 1));
     }
 }

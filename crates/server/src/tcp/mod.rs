@@ -1,9 +1,11 @@
 //! The TCP data plane (RFC 7766): listeners, the accept loop with connection caps, and
 //! one task per connection ([`conn`]) on a tokio runtime.
 //!
-//! A connection over a cap is accepted and closed at once, so the client learns at once
-//! instead of waiting in the backlog. On stop, the listeners close first; each connection
-//! answers what it has already received and closes.
+//! A connection from a client at its own cap is accepted and closed at once, so the
+//! client learns at once instead of waiting in the backlog. When all slots are taken, an
+//! idle or the slowest connection is evicted to make room ([`limits`]); only when every
+//! connection is busy answering is the newcomer closed instead. On stop, the listeners
+//! close first; each connection answers what it has already received and closes.
 
 pub mod conn;
 pub mod framing;
