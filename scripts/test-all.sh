@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
-            dnsperf:dnsperf ldns-signzone:ldnsutils; do
+            dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).
@@ -28,6 +28,9 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
 
 echo "== unit and integration tests"
 cargo nextest run --workspace --release --no-fail-fast
+
+echo "== zone blobs under valgrind"
+scripts/valgrind-blob.sh
 
 echo "== benchmark report checks"
 python3 -m unittest discover -s bench -p 'test_*.py'

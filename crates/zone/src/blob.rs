@@ -121,6 +121,8 @@ impl std::fmt::Debug for Blob {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::{Arc, Barrier};
+
     use super::*;
 
     #[test]
@@ -152,6 +154,74 @@ mod tests {
             assert_eq!(h.join().unwrap(), 13_000);
         }
         assert_eq!(blob.header().count.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn an_empty_blob_is_its_own_allocation() {
+        let a = Blob::new(&[]);
+        let b = Blob::new(b"");
+        assert!(a.is_empty() && b.is_empty());
+        assert_ne!(a.address(), 0);
+        assert!(!Blob::ptr_eq(&a, &b), "each empty blob has its own header");
+        let c = a.clone();
+        assert!(Blob::ptr_eq(&a, &c));
+        assert_eq!(format!("{c:?}"), "Blob(0 bytes)");
+        drop(a);
+        assert_eq!(c.header().count.load(Ordering::Relaxed), 1);
+        assert_eq!(&*c, b"");
+    }
+
+    #[test]
+    fn counts_clones_made_on_many_threads_at_once() {
+        const THREADS: usize = 4;
+        const HELD: usize = 250;
+        let blob = Blob::new(b"\x07example\x00");
+        let (all_held, checked) = (Barrier::new(THREADS + 1), Barrier::new(THREADS + 1));
+        std::thread::scope(|s| {
+            for _ in 0..THREADS {
+                s.spawn(|| {
+                    let held: Vec<Blob> = (0..HELD).map(|_| blob.clone()).collect();
+                    all_held.wait();
+                    checked.wait();
+                    assert!(held.iter().all(|b| Blob::ptr_eq(b, &blob)));
+                });
+            }
+            all_held.wait();
+            let count = blob.header().count.load(Ordering::Relaxed) as usize;
+            checked.wait();
+            assert_eq!(count, 1 + THREADS * HELD, "no increment lost");
+        });
+        assert_eq!(blob.header().count.load(Ordering::Relaxed), 1, "no decrement lost");
+    }
+
+    #[test]
+    fn the_last_reference_may_be_dropped_on_any_thread() {
+        // Every thread clones and drops in a loop while the others do; the first owner
+        // goes before any of them finish, so the free happens on whichever thread lets go
+        // last (valgrind, in scripts/valgrind-blob.sh, checks it is freed exactly once
+        // and never read after).
+        for len in [0usize, 13, 4096] {
+            let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
+            let blob = Blob::new(&bytes);
+            let start = Arc::new(Barrier::new(4));
+            let handles: Vec<_> = (0..4)
+                .map(|_| {
+                    let (mine, start, bytes) = (blob.clone(), Arc::clone(&start), bytes.clone());
+                    std::thread::spawn(move || {
+                        start.wait();
+                        for _ in 0..500 {
+                            let other = mine.clone();
+                            assert_eq!(&*other, bytes.as_slice());
+                        }
+                        assert_eq!(&*mine, bytes.as_slice());
+                    })
+                })
+                .collect();
+            drop(blob);
+            for h in handles {
+                h.join().unwrap();
+            }
+        }
     }
 
     #[test]
