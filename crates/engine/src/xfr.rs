@@ -213,6 +213,46 @@ impl Transfer {
         Some(w.len())
     }
 
+    /// A message with the header and, in the first, the question; room kept for the
+    /// OPT and TSIG records.
+    fn start_message<'b>(
+        &self,
+        out: &'b mut [u8],
+        table: &'b mut CompressionTable,
+        first: bool,
+    ) -> Option<MessageWriter<'b>> {
+        let mut w = MessageWriter::new(out, self.limit, table).ok()?;
+        w.set_compression(Compression::Table);
+        w.set_id(self.head.id);
+        let mut flags = Flags(Flags::QR | Flags::AA);
+        flags.set_opcode(Opcode::QUERY);
+        flags.set(Flags::RD, self.head.rd);
+        w.set_flags(flags);
+        if first {
+            w.push_question(&self.head.qname, self.head.qtype, self.head.qclass).ok()?;
+        }
+        let tsig = self.signer.as_ref().map_or(0, |s| tsig::record_len(s.key()));
+        w.reserve(self.head.edns.map_or(0, |_| 11) + tsig).ok()?;
+        Some(w)
+    }
+
+    /// Instead of the transfer, a response with `rcode` and no records (signed when the
+    /// request was): for a server that cannot start the transfer now. The transfer is
+    /// over afterwards.
+    pub fn refusal(
+        &mut self,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+        rcode: tern_wire::Rcode,
+    ) -> Option<usize> {
+        self.done = true;
+        let mut w = self.start_message(out, table, true)?;
+        w.set_flag(Flags::AA, false);
+        w.set_rcode(rcode);
+        self.finish_message(&mut w);
+        Some(w.len())
+    }
+
     /// The OPT record and the signature.
     fn finish_message(&mut self, w: &mut MessageWriter<'_>) {
         if let Some(dnssec) = self.head.edns {

@@ -131,7 +131,7 @@ fn parse_zone_arg(text: &str) -> Result<ZoneConfig, String> {
     }
     let name = parse_zone_name(name)?;
     let file = std::path::absolute(file).map_err(|e| format!("{file}: {e}"))?;
-    Ok(ZoneConfig { name, source: ZoneSource::File(file) })
+    Ok(ZoneConfig::primary(name, ZoneSource::File(file)))
 }
 
 fn parse_log_format(text: &str) -> Result<LogFormat, String> {
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:5300");
         assert_eq!(config.zones.len(), 2);
         assert_eq!(config.zones[0].name.to_string(), "example.com.");
-        let ZoneSource::File(file) = &config.zones[0].source else { panic!() };
+        let Some(ZoneSource::File(file)) = &config.zones[0].source else { panic!() };
         assert!(file.is_absolute() && file.ends_with("ex.zone"));
         assert_eq!((config.udp_workers(), config.tcp_workers()), (1, 1));
         assert!(config.path.is_none());

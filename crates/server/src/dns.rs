@@ -8,20 +8,33 @@
 //! query of the batch is located while the current one is answered
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
 
-use std::sync::Arc;
+use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
+use std::time::Instant;
 
-use tern_engine::{Engine, Lookahead, Outcome, Request};
+use tern_engine::{Engine, Lookahead, Notice, Outcome, Request, Transfer};
 use tern_wire::message::CompressionTable;
+use tern_wire::Rcode;
 use tern_zone::{Pins, ZoneDb, ZoneSet};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tracing::{info, warn};
 
 use crate::config::Config;
-use crate::handler::{Handler, RequestContext, Transport};
+use crate::handler::{Handler, MessageStream, RequestContext, Transport};
+
+/// A NOTIFY accepted by the data plane, for the control plane: the zone and serial, and
+/// who sent it.
+pub type NoticeFrom = (Notice, SocketAddr);
 
 /// Answers queries from the zones in a [`ZoneDb`].
 #[derive(Debug)]
 pub struct EngineHandler {
     engine: Engine,
     zones: Arc<ZoneDb>,
+    /// Zone transfers out at once (`[transfer] max-outgoing`).
+    outgoing: Arc<Semaphore>,
+    /// Where accepted NOTIFYs go (the control plane), once it runs.
+    notices: OnceLock<mpsc::Sender<NoticeFrom>>,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -44,6 +57,8 @@ pub struct EngineBatch<'s> {
     scratch: &'s mut EngineScratch,
     next_ahead: usize,
     next_answer: usize,
+    /// A zone transfer the last query asked for, for the TCP layer to stream.
+    stream: Option<Box<dyn MessageStream>>,
 }
 
 /// How far ahead queries are located: two queries before its answer, a query's index
@@ -77,7 +92,90 @@ impl Drop for EngineBatch<'_> {
 impl EngineHandler {
     /// A handler answering from `zones` with the engine settings of `config`.
     pub fn new(config: &Config, zones: Arc<ZoneDb>) -> EngineHandler {
-        EngineHandler { engine: Engine::new(engine_config(config)), zones }
+        let outgoing = usize::try_from(config.transfer.max_outgoing).unwrap_or(usize::MAX);
+        EngineHandler {
+            engine: Engine::new(engine_config(config)),
+            zones,
+            outgoing: Arc::new(Semaphore::new(outgoing)),
+            notices: OnceLock::new(),
+        }
+    }
+
+    /// The engine (its access rules are the control plane's to set).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
+    /// Sends accepted NOTIFYs to `notices` from now on (once).
+    pub fn forward_notices(&self, notices: mpsc::Sender<NoticeFrom>) {
+        let _ = self.notices.set(notices);
+    }
+
+    /// Passes an accepted NOTIFY on; if the control plane is behind, a refresh of that
+    /// zone is already coming, so a full queue drops it.
+    fn forward(&self, notice: Notice, from: SocketAddr) {
+        if let Some(notices) = self.notices.get() {
+            let _ = notices.try_send((notice, from));
+        }
+    }
+
+    /// Hands a transfer to the batch for the TCP layer, or answers SERVFAIL when
+    /// `max-outgoing` transfers are running already.
+    fn start_transfer(
+        &self,
+        batch: &mut EngineBatch<'_>,
+        mut transfer: Box<Transfer>,
+        peer: SocketAddr,
+        out: &mut [u8],
+    ) -> Option<usize> {
+        match Arc::clone(&self.outgoing).try_acquire_owned() {
+            Ok(permit) => {
+                let table = CompressionTable::new();
+                let started = Instant::now();
+                batch.stream = Some(Box::new(TransferStream {
+                    transfer,
+                    table,
+                    peer,
+                    started,
+                    _permit: permit,
+                }));
+                None
+            }
+            Err(_) => {
+                warn!(zone = %transfer.origin(), peer = %peer, "transfer refused: too many transfers out (max-outgoing)");
+                transfer.refusal(out, &mut batch.scratch.table, Rcode::SERVFAIL)
+            }
+        }
+    }
+}
+
+/// A zone transfer being streamed to a client, holding one of the `max-outgoing`
+/// permits until it ends.
+struct TransferStream {
+    transfer: Box<Transfer>,
+    table: CompressionTable,
+    peer: SocketAddr,
+    started: Instant,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl MessageStream for TransferStream {
+    fn next_message(&mut self, out: &mut [u8]) -> Option<usize> {
+        self.transfer.next_message(out, &mut self.table)
+    }
+
+    /// One log line per transfer: zone, peer, kind, serials, records, bytes, time.
+    fn finished(self: Box<Self>, complete: bool) {
+        let t = &self.transfer;
+        let stats = t.stats();
+        let elapsed_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let from = t.from_serial().map_or_else(|| "-".to_owned(), |s| s.to_string());
+        let kind = format!("{:?}", t.kind());
+        if complete {
+            info!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out done");
+        } else {
+            warn!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out cut short: the client did not take it");
+        }
     }
 }
 
@@ -96,9 +194,7 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
 
 /// Seconds since the epoch (the engine's clock for TSIG).
 pub fn unix_now() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// The machine's host name (empty if it cannot be read).
@@ -128,6 +224,7 @@ impl Handler for EngineHandler {
             scratch,
             next_ahead: 0,
             next_answer: 0,
+            stream: None,
         }
     }
 
@@ -155,9 +252,17 @@ impl Handler for EngineHandler {
         let ahead = scratch.ahead.get_mut(turn)?;
         match self.engine.answer_with(zones, pins, &request, ahead, out, &mut scratch.table) {
             Outcome::Answered { len, .. } => Some(len),
-            Outcome::Notified { len, .. } => Some(len),
-            Outcome::Dropped | Outcome::Transfer(_) => None,
+            Outcome::Dropped => None,
+            Outcome::Notified { len, notice } => {
+                self.forward(notice, ctx.client);
+                Some(len)
+            }
+            Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
         }
+    }
+
+    fn take_stream(&self, batch: &mut EngineBatch<'_>) -> Option<Box<dyn MessageStream>> {
+        batch.stream.take()
     }
 
     const LOOK_AHEAD: usize = LOOK_AHEAD;

@@ -94,6 +94,26 @@ pub trait Handler: Send + Sync + 'static {
     /// [`look_ahead`](Handler::look_ahead) prepared stays in step with the queries that
     /// follow (nothing is done by default).
     fn skip(&self, _batch: &mut Self::Batch<'_>) {}
+
+    /// Asked on TCP after [`handle`](Handler::handle) returned `None`: a stream of
+    /// messages to send in answer instead (a zone transfer), which the handler left in
+    /// the batch. `None` by default.
+    fn take_stream(&self, _batch: &mut Self::Batch<'_>) -> Option<Box<dyn MessageStream>> {
+        None
+    }
+}
+
+/// Messages sent one after another in answer to one TCP query (a zone transfer). The
+/// TCP layer runs it on a thread of its own, so producing it never holds up the
+/// connections being served, and writes what it produces with the I/O timeout per
+/// message.
+pub trait MessageStream: Send + 'static {
+    /// Writes the next message into `out` (65535 bytes) and returns its length; `None`
+    /// once the stream is complete.
+    fn next_message(&mut self, out: &mut [u8]) -> Option<usize>;
+
+    /// Told once, when the stream ends: `complete` when every message was sent.
+    fn finished(self: Box<Self>, complete: bool);
 }
 
 #[cfg(test)]

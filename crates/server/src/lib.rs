@@ -30,7 +30,7 @@ pub mod zones;
 pub use config::Config;
 pub use dns::EngineHandler;
 pub use error::{Error, Result};
-pub use handler::{Handler, RequestContext, Transport};
+pub use handler::{Handler, MessageStream, RequestContext, Transport};
 pub use lifecycle::{Reload, ReloadReport};
 pub use server::{Listeners, RunningServer};
 pub use zones::ZoneLoader;

@@ -58,7 +58,7 @@ impl ZoneLoader {
 
     /// Loads one zone if its source changed; returns whether it is served afterwards.
     fn refresh(&self, zone: &ZoneConfig, slot: &ZoneSlot) -> bool {
-        let version = source_version(&zone.source);
+        let version = zone.source.as_ref().and_then(source_version);
         let unchanged = self.remembered(&zone.name) == version && slot.contents_full().is_some();
         if unchanged {
             return true;
@@ -139,7 +139,7 @@ fn source_version(source: &ZoneSource) -> Option<Version> {
 
 fn load(zone: &ZoneConfig, progress: &mut LoadProgress) -> tern_zone::Result<Loaded> {
     let options = Options::default();
-    match &zone.source {
+    match zone.source.as_ref().unwrap_or(&ZoneSource::Embedded("")) {
         ZoneSource::File(path) => {
             tern_zone::load_file(path, &zone.name, &options, &mut |p| progress.update(p.records))
         }

@@ -1,50 +1,60 @@
 //! The daemon's configuration: the TOML file's sections, their defaults, and loading.
 //!
 //! Every key is documented in `docs/configuration.md`. Unknown keys and bad values are
-//! errors that name the file, line and column and give a hint ([`report`]). The same
-//! [`Config`] is built by the quick command-line mode and by `ternd demo`.
+//! errors that name the file, line and column and give a hint ([`report`]); every table
+//! is read on its own, so one file reports all its errors at once (up to
+//! [`MAX_ERRORS`]). The same [`Config`] is built by the quick command-line mode and by
+//! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`].
 
 pub mod report;
 pub mod values;
+pub mod xfr;
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::ops::Range;
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use tern_wire::Name;
+use toml::de::{DeTable, DeValue, ValueDeserializer};
 use toml::Spanned;
 use tracing::level_filters::LevelFilter;
 
 use crate::error::{Error, Result};
 pub use values::{ListenAddr, LogFormat, Toggle};
+pub use xfr::{Remote, Resolved, Role, TransferConfig, ZonePlan};
+
+/// Most errors one configuration file reports.
+pub const MAX_ERRORS: usize = 20;
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[derive(Debug, Clone, Default)]
 pub struct Config {
-    /// Listening, workers, privileges, PID file.
-    #[serde(default)]
+    /// Listening, workers, privileges, PID file, storage.
     pub server: ServerConfig,
     /// TCP limits (RFC 7766, RFC 7828).
-    #[serde(default)]
     pub tcp: TcpConfig,
     /// NSID, `version.bind`, `hostname.bind` / `id.server`.
-    #[serde(default)]
     pub identity: IdentityConfig,
     /// Log level, format and destination.
-    #[serde(default)]
     pub log: LogConfig,
-    /// The zones as written, with their spans (checked, then moved to `zones`).
-    #[serde(default, rename = "zone")]
-    raw_zones: Vec<Spanned<ZoneConfig>>,
+    /// Limits on zone transfers.
+    pub transfer: TransferConfig,
+    /// Keys, remotes, access rules and templates as written.
+    pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
-    #[serde(skip)]
     pub zones: Vec<ZoneConfig>,
+    /// The keys and each zone's plan, checked (see [`xfr::resolve`]).
+    pub resolved: Arc<Resolved>,
     /// The file this configuration was read from (`None` for built-in configurations);
     /// SIGHUP re-reads it.
-    #[serde(skip)]
     pub path: Option<PathBuf>,
+    /// Where each zone's table is in the file, for errors found later.
+    zone_spans: Vec<Range<usize>>,
 }
 
 /// `[server]`: where to listen and how many workers.
@@ -75,6 +85,9 @@ pub struct ServerConfig {
     /// File to write the process id to.
     #[serde(default)]
     pub pid_file: Option<PathBuf>,
+    /// Directory for what the server keeps: secondary zones and their timers.
+    #[serde(default = "default_storage")]
+    pub storage: PathBuf,
 }
 
 /// `[tcp]`: connection limits and timeouts.
@@ -141,16 +154,85 @@ pub struct LogConfig {
     pub file: Option<PathBuf>,
 }
 
-/// One `[[zone]]`: a name and where its data comes from.
+/// One `[[zone]]`: a name, where its data comes from, and settings over its template's.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[serde(try_from = "RawZone")]
 pub struct ZoneConfig {
     /// The zone's apex.
-    #[serde(deserialize_with = "values::zone_name")]
     pub name: Name,
-    /// The zone's data: a file (relative paths are relative to the configuration file).
-    #[serde(rename = "file", deserialize_with = "zone_file")]
-    pub source: ZoneSource,
+    /// The zone file (relative paths are relative to the configuration file): a
+    /// primary's source, a secondary's kept copy (by default in `storage`).
+    pub source: Option<ZoneSource>,
+    /// The template it takes its settings from (`default` when none is named).
+    pub template: Option<String>,
+    /// Its own settings (the `id` is empty).
+    pub settings: xfr::TemplateConfig,
+}
+
+impl ZoneConfig {
+    /// A primary zone served from `source`, with no settings of its own.
+    pub fn primary(name: Name, source: ZoneSource) -> ZoneConfig {
+        ZoneConfig { name, source: Some(source), template: None, settings: Default::default() }
+    }
+}
+
+/// A `[[zone]]` table as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawZone {
+    #[serde(deserialize_with = "values::zone_name")]
+    name: Name,
+    #[serde(default, deserialize_with = "zone_file")]
+    file: Option<ZoneSource>,
+    #[serde(default)]
+    template: Option<String>,
+    #[serde(default)]
+    primary: Option<toml::Value>,
+    #[serde(default)]
+    notify: Option<toml::Value>,
+    #[serde(default)]
+    acl: Option<toml::Value>,
+    #[serde(default)]
+    ixfr_history: Option<toml::Value>,
+    #[serde(default)]
+    ixfr_history_size: Option<toml::Value>,
+    #[serde(default)]
+    refresh_min: Option<toml::Value>,
+    #[serde(default)]
+    refresh_max: Option<toml::Value>,
+    #[serde(default)]
+    retry_min: Option<toml::Value>,
+    #[serde(default)]
+    retry_max: Option<toml::Value>,
+}
+
+impl TryFrom<RawZone> for ZoneConfig {
+    type Error = String;
+
+    /// The settings are read as a template's are (same keys, same checks).
+    fn try_from(raw: RawZone) -> std::result::Result<Self, String> {
+        let mut table = toml::Table::new();
+        table.insert("id".into(), toml::Value::String(String::new()));
+        let keys = [
+            ("primary", raw.primary),
+            ("notify", raw.notify),
+            ("acl", raw.acl),
+            ("ixfr-history", raw.ixfr_history),
+            ("ixfr-history-size", raw.ixfr_history_size),
+            ("refresh-min", raw.refresh_min),
+            ("refresh-max", raw.refresh_max),
+            ("retry-min", raw.retry_min),
+            ("retry-max", raw.retry_max),
+        ];
+        for (key, value) in keys {
+            if let Some(value) = value {
+                table.insert(key.into(), value);
+            }
+        }
+        let settings = xfr::TemplateConfig::deserialize(toml::Value::Table(table))
+            .map_err(|e| format!("zone {}: {}", raw.name, e.message()))?;
+        Ok(ZoneConfig { name: raw.name, source: raw.file, template: raw.template, settings })
+    }
 }
 
 /// Where a zone's master data is read from.
@@ -185,14 +267,41 @@ impl Config {
     }
 
     /// Parses configuration text; `path` names it in errors and anchors relative paths.
+    /// Every table is read on its own, so all errors are reported (up to
+    /// [`MAX_ERRORS`]), each with its line and column.
     pub fn from_text(text: &str, path: &Path) -> Result<Config> {
-        let mut config: Config = toml::from_str(text)
-            .map_err(|e| Error::Config(report::render(path, text, e.span(), e.message())))?;
-        config.path = Some(path.to_owned());
-        config.take_zones(text)?;
+        let fail = |errors: Vec<(Option<Range<usize>>, String)>| {
+            let rendered: Vec<String> = errors
+                .iter()
+                .take(MAX_ERRORS)
+                .map(|(span, message)| report::render(path, text, span.clone(), message))
+                .collect();
+            let more = errors.len().saturating_sub(MAX_ERRORS);
+            let tail =
+                if more > 0 { format!("\n({more} more errors not shown)") } else { String::new() };
+            Error::Config(format!("{}{tail}", rendered.join("\n")))
+        };
+        let (doc, syntax) = DeTable::parse_recoverable(text);
+        if !syntax.is_empty() {
+            return Err(fail(syntax.iter().map(|e| (e.span(), e.message().to_owned())).collect()));
+        }
+        let mut reader = TableReader::default();
+        let mut config = Config { path: Some(path.to_owned()), ..Config::default() };
+        let mut zones = Vec::new();
+        for (key, value) in doc.get_ref() {
+            reader.top(&mut config, &mut zones, key, value);
+        }
         let base = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-        config.resolve_paths(base.parent().unwrap_or(Path::new("/")));
-        Ok(config)
+        let base = base.parent().unwrap_or(Path::new("/")).to_owned();
+        config.take_zones(zones, &mut reader.errors);
+        config.resolve_paths(&base);
+        if reader.errors.is_empty() {
+            config.resolve(&base, &mut reader.errors);
+        }
+        match reader.errors.is_empty() {
+            true => Ok(config),
+            false => Err(fail(reader.errors)),
+        }
     }
 
     /// A configuration with the defaults, serving `zones` on `listen` (quick mode, demo).
@@ -206,23 +315,47 @@ impl Config {
             }
             config.zones.push(zone);
         }
-        Ok(config)
+        let mut errors = Vec::new();
+        config.resolve(Path::new("/"), &mut errors);
+        match errors.into_iter().next() {
+            None => Ok(config),
+            Some((_, message)) => Err(Error::Config(message)),
+        }
     }
 
-    /// Moves `raw_zones` to `zones`, refusing a zone listed twice.
-    fn take_zones(&mut self, text: &str) -> Result<()> {
-        let path = self.path.clone().unwrap_or_default();
+    /// Moves the zones read to `zones`, reporting a zone listed twice.
+    fn take_zones(
+        &mut self,
+        zones: Vec<Spanned<ZoneConfig>>,
+        errors: &mut Vec<(Option<Range<usize>>, String)>,
+    ) {
         let mut seen = std::collections::HashSet::new();
-        for spanned in std::mem::take(&mut self.raw_zones) {
+        let mut spans = Vec::new();
+        for spanned in zones {
             let span = spanned.span();
             let zone = spanned.into_inner();
             if !seen.insert(zone.name.clone()) {
-                let message = format!("zone {} is listed twice", zone.name);
-                return Err(Error::Config(report::render(&path, text, Some(span), &message)));
+                errors.push((Some(span), format!("zone {} is listed twice", zone.name)));
+                continue;
             }
+            spans.push(span);
             self.zones.push(zone);
         }
-        Ok(())
+        self.zone_spans = spans;
+    }
+
+    /// Checks references and builds the zone plans ([`xfr::resolve`]).
+    fn resolve(&mut self, base: &Path, errors: &mut Vec<(Option<Range<usize>>, String)>) {
+        let zones: Vec<(Range<usize>, ZoneConfig)> = self
+            .zones
+            .iter()
+            .enumerate()
+            .map(|(i, z)| (self.zone_spans.get(i).cloned().unwrap_or(0..0), z.clone()))
+            .collect();
+        match xfr::resolve(&self.tables, &zones, base, &self.server.storage) {
+            Ok(resolved) => self.resolved = Arc::new(resolved),
+            Err(problems) => errors.extend(problems.into_iter().map(|(s, m)| (Some(s), m))),
+        }
     }
 
     /// Makes relative zone, PID and log file paths relative to `base`.
@@ -233,11 +366,19 @@ impl Config {
             }
         };
         for zone in &mut self.zones {
-            if let ZoneSource::File(file) = &mut zone.source {
+            if let Some(ZoneSource::File(file)) = &mut zone.source {
                 anchor(file);
             }
         }
+        for key in &mut self.tables.keys {
+            key.get_mut().secret_file.as_mut().map(anchor);
+        }
         self.server.pid_file.as_mut().map(anchor);
+        self.server.storage = {
+            let mut storage = std::mem::take(&mut self.server.storage);
+            anchor(&mut storage);
+            storage
+        };
         self.log.file.as_mut().map(anchor);
     }
 
@@ -273,12 +414,83 @@ fn workers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<NonZeroUsize
     Ok(usize::try_from(count).ok().and_then(NonZeroUsize::new))
 }
 
-fn zone_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<ZoneSource, D::Error> {
+fn zone_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ZoneSource>, D::Error> {
     let path = PathBuf::deserialize(d)?;
     if path.as_os_str().is_empty() {
         return Err(serde::de::Error::custom("the zone file path is empty"));
     }
-    Ok(ZoneSource::File(path))
+    Ok(Some(ZoneSource::File(path)))
+}
+
+fn default_storage() -> PathBuf {
+    PathBuf::from("/var/lib/tern")
+}
+
+/// Reads the top-level tables one by one, collecting every error.
+#[derive(Default)]
+struct TableReader {
+    errors: Vec<(Option<Range<usize>>, String)>,
+}
+
+/// The top-level keys, for the unknown-key hint.
+const TOP_KEYS: &str =
+    "`server`, `tcp`, `identity`, `log`, `transfer`, `key`, `remote`, `acl`, `template`, `zone`";
+
+impl TableReader {
+    /// Reads one top-level key.
+    fn top(
+        &mut self,
+        config: &mut Config,
+        zones: &mut Vec<Spanned<ZoneConfig>>,
+        key: &Spanned<toml::de::DeString<'_>>,
+        value: &Spanned<DeValue<'_>>,
+    ) {
+        match &**key.get_ref() {
+            "server" => self.one(&mut config.server, value),
+            "tcp" => self.one(&mut config.tcp, value),
+            "identity" => self.one(&mut config.identity, value),
+            "log" => self.one(&mut config.log, value),
+            "transfer" => self.one(&mut config.transfer, value),
+            "key" => self.list(&mut config.tables.keys, value),
+            "remote" => self.list(&mut config.tables.remotes, value),
+            "acl" => self.list(&mut config.tables.acls, value),
+            "template" => self.list(&mut config.tables.templates, value),
+            "zone" => self.list(zones, value),
+            other => self.errors.push((
+                Some(key.span()),
+                format!("unknown field `{other}`, expected one of {TOP_KEYS}"),
+            )),
+        }
+    }
+
+    /// A table read into `slot`.
+    fn one<T: DeserializeOwned>(&mut self, slot: &mut T, value: &Spanned<DeValue<'_>>) {
+        match T::deserialize(ValueDeserializer::from(value.clone())) {
+            Ok(read) => *slot = read,
+            Err(e) => self.errors.push((e.span().or(Some(value.span())), e.message().to_owned())),
+        }
+    }
+
+    /// An array of tables, each read on its own.
+    fn list<T: DeserializeOwned>(
+        &mut self,
+        list: &mut Vec<Spanned<T>>,
+        value: &Spanned<DeValue<'_>>,
+    ) {
+        let Some(items) = value.get_ref().as_array() else {
+            let message = "expected an array of tables (`[[...]]`)".to_owned();
+            self.errors.push((Some(value.span()), message));
+            return;
+        };
+        for item in items.iter() {
+            match Spanned::<T>::deserialize(ValueDeserializer::from(item.clone())) {
+                Ok(read) => list.push(read),
+                Err(e) => {
+                    self.errors.push((e.span().or(Some(item.span())), e.message().to_owned()))
+                }
+            }
+        }
+    }
 }
 
 fn default_listen() -> Vec<ListenAddr> {
@@ -333,6 +545,7 @@ impl Default for ServerConfig {
             user: None,
             group: None,
             pid_file: None,
+            storage: default_storage(),
         }
     }
 }

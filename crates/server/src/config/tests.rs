@@ -83,11 +83,11 @@ fn every_section() {
     assert_eq!(config.zones[0].name.to_string(), "example.com.");
     assert_eq!(
         config.zones[0].source,
-        ZoneSource::File(PathBuf::from("/etc/tern/example.com.zone"))
+        Some(ZoneSource::File(PathBuf::from("/etc/tern/example.com.zone")))
     );
     assert_eq!(
         config.zones[1].source,
-        ZoneSource::File(PathBuf::from("/var/lib/tern/example.net.zone"))
+        Some(ZoneSource::File(PathBuf::from("/var/lib/tern/example.net.zone")))
     );
 }
 
@@ -120,7 +120,19 @@ fn bad_values_point_at_the_value() {
         ("[log]\nlevel = \"loud\"\n", "2:9", "not a log level"),
         ("[log]\nformat = \"xml\"\n", "2:10", "unknown variant"),
         ("[[zone]]\nname = \"a..b\"\nfile = \"x\"\n", "2:8", "not a domain name"),
-        ("[[zone]]\nname = \"example.com\"\n", "1:1", "missing field `file`"),
+        ("[[zone]]\nname = \"example.com\"\n", "1:1", "a primary zone needs `file`"),
+        (
+            "[[key]]\nname = \"k\"\nalgorithm = \"hmac-sha999\"\nsecret = \"AA==\"\n",
+            "3:13",
+            "unknown TSIG algorithm",
+        ),
+        ("[[acl]]\nid = \"a\"\naction = \"axfr\"\n", "3:10", "unknown action"),
+        (
+            "[[acl]]\nid = \"a\"\naddress = \"10.0.0.0/40\"\naction = \"transfer\"\n",
+            "3:11",
+            "not an address",
+        ),
+        ("[transfer]\nmax-zone-size = \"12X\"\n", "2:17", "not a size"),
     ];
     for (text, at, what) in cases {
         let message = error(text);
@@ -148,10 +160,86 @@ fn toml_syntax_error_is_located() {
 
 #[test]
 fn built_in_refuses_duplicates() {
-    let zone = |name: &str| ZoneConfig {
-        name: values::parse_zone_name(name).unwrap(),
-        source: ZoneSource::Embedded(""),
+    let zone = |name: &str| {
+        ZoneConfig::primary(values::parse_zone_name(name).unwrap(), ZoneSource::Embedded(""))
     };
     assert!(Config::built_in(vec![], vec![zone("a"), zone("b")]).is_ok());
     assert!(Config::built_in(vec![], vec![zone("a"), zone("A.")]).is_err());
+}
+
+#[test]
+fn every_error_of_a_file_is_reported() {
+    let text = "[server]\nudp-workers = 0\n[tcp]\nidle-timeout = \"ten\"\n[[zone]]\nname = \"a..b\"\nfile = \"x\"\n[[zone]]\nname = \"ok\"\nfil = \"y\"\n";
+    let message = error(text);
+    for at in ["ternd.toml:2:15:", "ternd.toml:4:16:", "ternd.toml:6:8:", "ternd.toml:10:1:"] {
+        assert!(message.contains(at), "{at} missing from {message}");
+    }
+}
+
+#[test]
+fn transfers_keys_remotes_acls_and_templates() {
+    let config = parse(
+        r#"
+        [server]
+        storage = "data"
+        [[key]]
+        name = "xfr.example"
+        secret = "MDEyMzQ1Njc4OWFiY2RlZg=="
+        [[remote]]
+        id = "primary"
+        address = ["192.0.2.1", "[2001:db8::1]:5300"]
+        key = "xfr.example"
+        [[remote]]
+        id = "secondary"
+        address = "192.0.2.2:53"
+        [[acl]]
+        id = "to-secondaries"
+        address = ["192.0.2.0/24"]
+        key = "xfr.example"
+        action = ["transfer"]
+        [[template]]
+        id = "default"
+        notify = "secondary"
+        acl = "to-secondaries"
+        [[zone]]
+        name = "primary.example"
+        file = "primary.zone"
+        [[zone]]
+        name = "secondary.example"
+        primary = "primary"
+        notify = []
+        "#,
+    )
+    .unwrap();
+    let plans = &config.resolved.zones;
+    assert_eq!(config.resolved.keys.len(), 1);
+    assert!(matches!(plans[0].role, Role::Primary));
+    assert_eq!(plans[0].notify.len(), 1, "from the default template");
+    assert_eq!(plans[0].rules.len(), 1);
+    let Role::Secondary(primaries) = &plans[1].role else { panic!("not a secondary") };
+    assert_eq!(primaries[0].addrs.len(), 2);
+    assert!(primaries[0].key.is_some());
+    assert!(plans[1].notify.is_empty(), "the zone's own empty list wins");
+    assert_eq!(plans[1].rules.len(), 2, "the template's rule and the primary's NOTIFY rule");
+    let ZoneSource::File(kept) = &plans[1].source else { panic!() };
+    assert_eq!(kept, &PathBuf::from("/etc/tern/data/secondary.example.zone"));
+}
+
+#[test]
+fn references_are_checked() {
+    let cases = [
+        ("[[zone]]\nname = \"a\"\nprimary = \"nope\"\n", "primary `nope` is not a [[remote]] id"),
+        ("[[zone]]\nname = \"a\"\nfile = \"f\"\nacl = \"nope\"\n", "acl `nope` is not declared"),
+        ("[[zone]]\nname = \"a\"\nfile = \"f\"\ntemplate = \"t\"\n", "template `t` is not declared"),
+        ("[[remote]]\nid = \"r\"\naddress = \"127.0.0.1\"\nkey = \"k\"\n", "key `k` is not declared"),
+        ("[[key]]\nname = \"k\"\n", "give the secret"),
+        ("[[key]]\nname = \"k\"\nsecret = \"!!\"\n", "not usable base64"),
+        ("[[key]]\nname = \"k\"\nsecret-file = \"/nonexistent/k\"\n", "cannot read"),
+        ("[[remote]]\nid = \"r\"\naddress = \"127.0.0.1\"\n[[remote]]\nid = \"r\"\naddress = \"127.0.0.2\"\n", "declared twice"),
+    ];
+    for (text, what) in cases {
+        let message = error(text);
+        assert!(message.contains(what), "{text:?} gave {message}");
+        assert!(message.starts_with("/etc/tern/ternd.toml:"), "{message}");
+    }
 }

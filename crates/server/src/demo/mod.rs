@@ -18,7 +18,7 @@ pub fn config(listen: Option<ListenAddr>) -> Result<Config> {
         None => ListenAddr::parse(LISTEN).map_err(Error::Config)?,
     };
     let name = crate::config::values::parse_zone_name(ZONE).map_err(Error::Config)?;
-    let zone = ZoneConfig { name, source: ZoneSource::Embedded(ZONE_TEXT) };
+    let zone = ZoneConfig::primary(name, ZoneSource::Embedded(ZONE_TEXT));
     let mut config = Config::built_in(vec![listen], vec![zone])?;
     config.server.udp_workers = std::num::NonZeroUsize::new(1);
     config.server.tcp_workers = std::num::NonZeroUsize::new(1);

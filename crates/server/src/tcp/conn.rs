@@ -27,7 +27,7 @@ use tokio::time::{timeout, timeout_at, Instant};
 
 use super::framing::FrameBuffer;
 use super::limits::Permit;
-use crate::handler::{Handler, RequestContext, Transport};
+use crate::handler::{Handler, MessageStream, RequestContext, Transport};
 use crate::stats::Stats;
 
 /// The largest DNS message on TCP.
@@ -36,6 +36,8 @@ const MAX_MESSAGE: usize = 65535;
 /// answered, so a client pipelining small queries with large answers cannot make the
 /// server hold more than about this much per connection.
 const WRITE_AT: usize = 256 * 1024;
+/// Messages of a stream produced ahead of the one being written.
+const STREAM_AHEAD: usize = 4;
 
 thread_local! {
     /// Per-thread answer buffer: the handler writes here, the answer is then copied
@@ -94,6 +96,8 @@ enum Progress {
     WriteFirst,
     /// The connection's query cap is reached.
     CapReached,
+    /// A query is answered with a stream of messages: write what is pending, then it.
+    Stream,
 }
 
 /// Why reading stopped.
@@ -134,6 +138,7 @@ pub async fn serve<H: Handler>(
         started: None,
         out: Vec::new(),
         answered: 0,
+        stream_out: None,
     };
     let ended_by_read = loop {
         let stop = if conn.frames.has_message() { None } else { conn.read(&mut stopping).await };
@@ -146,6 +151,11 @@ pub async fn serve<H: Handler>(
         let progress = conn.answer_buffered();
         if !conn.write().await || progress == Progress::CapReached {
             break false;
+        }
+        if let Some(messages) = conn.stream_out.take() {
+            if !conn.send_stream(messages).await {
+                break false;
+            }
         }
         if stop.is_some() && progress == Progress::Done {
             break matches!(stop, Some(Stop::Close));
@@ -168,6 +178,8 @@ struct Connection<H> {
     started: Option<Instant>,
     out: Vec<u8>,
     answered: u64,
+    /// A stream of messages to send after the pending answers (a zone transfer).
+    stream_out: Option<Box<dyn MessageStream>>,
 }
 
 impl<H: Handler> Connection<H> {
@@ -253,6 +265,10 @@ impl<H: Handler> Connection<H> {
                 let Some(query) = self.frames.next_message() else { return Progress::Done };
                 self.answered += 1;
                 let Some(len) = handler.handle(&mut batch, query, &self.ctx, &mut out[..]) else {
+                    if let Some(messages) = handler.take_stream(&mut batch) {
+                        self.stream_out = Some(messages);
+                        return Progress::Stream;
+                    }
                     continue;
                 };
                 if let (Some(answer), Ok(prefix)) = (out.get(..len), u16::try_from(len)) {
@@ -276,6 +292,41 @@ impl<H: Handler> Connection<H> {
         let done = written >= self.out.len() || self.write_rest(written).await;
         self.out.clear();
         done
+    }
+
+    /// Sends a stream of messages (a zone transfer): produced on a blocking thread a few
+    /// messages ahead, each written within the I/O timeout. False when the client did
+    /// not take them, so the connection is closed.
+    async fn send_stream(&mut self, messages: Box<dyn MessageStream>) -> bool {
+        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(STREAM_AHEAD);
+        let producer = tokio::task::spawn_blocking(move || {
+            let mut messages = messages;
+            let mut buf = vec![0u8; MAX_MESSAGE];
+            while let Some(len) = messages.next_message(&mut buf) {
+                let (Some(body), Ok(prefix)) = (buf.get(..len), u16::try_from(len)) else { break };
+                let mut framed = Vec::with_capacity(len + 2);
+                framed.extend_from_slice(&prefix.to_be_bytes());
+                framed.extend_from_slice(body);
+                if tx.blocking_send(framed).is_err() {
+                    break;
+                }
+            }
+            messages
+        });
+        let mut complete = true;
+        while let Some(framed) = rx.recv().await {
+            let written = timeout(self.shared.settings.io_timeout, self.stream.write_all(&framed));
+            if !matches!(written.await, Ok(Ok(()))) {
+                complete = false;
+                break;
+            }
+        }
+        drop(rx);
+        match producer.await {
+            Ok(messages) => messages.finished(complete),
+            Err(_) => complete = false,
+        }
+        complete
     }
 
     /// Writes `out` from `from` on, for a client that did not take the batch at once:

@@ -1,0 +1,553 @@
+//! The configuration of a server among others: TSIG keys (`[[key]]`), the servers it
+//! talks to (`[[remote]]`), who may do what (`[[acl]]`), settings shared by zones
+//! (`[[template]]`), and the limits on transfers (`[transfer]`).
+//!
+//! The tables are read as written; [`resolve`] then checks every reference (a zone's
+//! `primary`, `notify`, `acl` and `template`, a remote's or rule's `key`), reads secrets
+//! from files, and gives each zone its [`ZonePlan`]: its role, remotes and access rules.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use tern_engine::{Action, Prefix, Rule};
+use tern_wire::tsig::{Algorithm, Key};
+use tern_wire::Name;
+use tern_zone::HistoryLimits;
+
+use super::values::{self, ListenAddr};
+use super::{ZoneConfig, ZoneSource};
+
+/// `[[key]]`: a TSIG key (RFC 8945), named as BIND and Knot DNS name theirs.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KeyConfig {
+    /// The key's name (a domain name; both sides must use the same).
+    #[serde(deserialize_with = "values::zone_name")]
+    pub name: Name,
+    /// `hmac-sha256` (the default), `hmac-sha224`, `hmac-sha384`, `hmac-sha512`,
+    /// `hmac-sha1`, or `hmac-md5` for old peers.
+    #[serde(default = "default_algorithm", deserialize_with = "algorithm")]
+    pub algorithm: Algorithm,
+    /// The secret in base64.
+    #[serde(default)]
+    pub secret: Option<String>,
+    /// A file holding the secret in base64 (relative to the configuration file).
+    #[serde(default)]
+    pub secret_file: Option<PathBuf>,
+}
+
+/// `[[remote]]`: another server — a primary to transfer from, or a target of NOTIFY.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RemoteConfig {
+    /// The name zones use to refer to it.
+    pub id: String,
+    /// Its addresses, tried in order: `IP`, `IP:PORT` or `[IPv6]:PORT` (port 53 by
+    /// default).
+    #[serde(deserialize_with = "one_or_many")]
+    pub address: Vec<ListenAddr>,
+    /// The key to sign with (and to expect) when talking to it.
+    #[serde(default)]
+    pub key: Option<String>,
+}
+
+/// `[[acl]]`: one access rule.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct AclConfig {
+    /// The name zones use to refer to it.
+    pub id: String,
+    /// Client prefixes (`192.0.2.0/24`, `2001:db8::/32`, `127.0.0.1`); none: any address.
+    #[serde(default, deserialize_with = "prefixes")]
+    pub address: Vec<Prefix>,
+    /// Key names one of which must have signed the request; none: signed or not.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub key: Vec<String>,
+    /// `transfer` and/or `notify`.
+    #[serde(deserialize_with = "actions")]
+    pub action: Vec<Action>,
+    /// Deny what the rule matches instead of allowing it.
+    #[serde(default)]
+    pub deny: bool,
+}
+
+/// Settings a `[[template]]` gives and a `[[zone]]` may override.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TemplateConfig {
+    /// The name zones use to refer to it; `default` applies to zones that name none.
+    pub id: String,
+    /// Remotes the zone is transferred from (makes zones secondaries).
+    #[serde(default, deserialize_with = "maybe_list")]
+    pub primary: Option<Vec<String>>,
+    /// Remotes told of every change with NOTIFY.
+    #[serde(default, deserialize_with = "maybe_list")]
+    pub notify: Option<Vec<String>>,
+    /// Access rules, in order.
+    #[serde(default, deserialize_with = "maybe_list")]
+    pub acl: Option<Vec<String>>,
+    /// Changesets kept for IXFR.
+    #[serde(default)]
+    pub ixfr_history: Option<u64>,
+    /// Bytes of changesets kept for IXFR (`64M`, `1G`, or a number of bytes).
+    #[serde(default, deserialize_with = "maybe_size")]
+    pub ixfr_history_size: Option<u64>,
+    /// Shortest and longest time between checks of a primary, whatever the SOA says.
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub refresh_min: Option<Duration>,
+    /// See `refresh-min`.
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub refresh_max: Option<Duration>,
+    /// Shortest and longest time before a failed check is retried.
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub retry_min: Option<Duration>,
+    /// See `retry-min`.
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub retry_max: Option<Duration>,
+}
+
+/// `[transfer]`: limits on zone transfers.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TransferConfig {
+    /// Transfers from primaries at once, all zones together.
+    #[serde(default = "default_transfers", deserialize_with = "values::count_in::<_, 1, 10000>")]
+    pub max_incoming: u64,
+    /// Transfers to secondaries at once; more are answered SERVFAIL, to be retried.
+    #[serde(default = "default_transfers", deserialize_with = "values::count_in::<_, 1, 10000>")]
+    pub max_outgoing: u64,
+    /// Longest wait for a primary: to connect, for an answer, for each message.
+    #[serde(default = "default_timeout", deserialize_with = "values::duration")]
+    pub timeout: Duration,
+    /// Largest zone accepted from a primary, in bytes of messages.
+    #[serde(default = "default_max_size", deserialize_with = "size")]
+    pub max_zone_size: u64,
+}
+
+impl Default for TransferConfig {
+    fn default() -> Self {
+        TransferConfig {
+            max_incoming: default_transfers(),
+            max_outgoing: default_transfers(),
+            timeout: default_timeout(),
+            max_zone_size: default_max_size(),
+        }
+    }
+}
+
+fn default_transfers() -> u64 {
+    10
+}
+
+fn default_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+
+fn default_max_size() -> u64 {
+    4 << 30
+}
+
+fn default_algorithm() -> Algorithm {
+    Algorithm::HmacSha256
+}
+
+/// A remote with its key resolved.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Its id in the configuration.
+    pub id: String,
+    /// Its addresses, in order.
+    pub addrs: Vec<SocketAddr>,
+    /// The key to sign with.
+    pub key: Option<Key>,
+}
+
+/// How a zone gets its data.
+#[derive(Debug, Clone)]
+pub enum Role {
+    /// From its zone file.
+    Primary,
+    /// By transfer from these primaries (in order), kept in its zone file.
+    Secondary(Vec<Remote>),
+}
+
+/// Bounds on a secondary's SOA timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerBounds {
+    /// Refresh interval bounds.
+    pub refresh: (Duration, Duration),
+    /// Retry interval bounds.
+    pub retry: (Duration, Duration),
+}
+
+/// Everything the control plane needs about one zone.
+#[derive(Debug, Clone)]
+pub struct ZonePlan {
+    /// The zone's apex.
+    pub name: Name,
+    /// Its zone file (the source of a primary, the kept copy of a secondary).
+    pub source: ZoneSource,
+    /// Primary or secondary.
+    pub role: Role,
+    /// Targets of NOTIFY.
+    pub notify: Vec<Remote>,
+    /// Access rules (a secondary's primaries may always notify).
+    pub rules: Vec<Rule>,
+    /// History kept for IXFR.
+    pub history: HistoryLimits,
+    /// SOA timer bounds.
+    pub timers: TimerBounds,
+}
+
+/// The tables as written, with their spans, for [`resolve`].
+#[derive(Debug, Clone, Default)]
+pub struct Tables {
+    /// `[[key]]`.
+    pub keys: Vec<toml::Spanned<KeyConfig>>,
+    /// `[[remote]]`.
+    pub remotes: Vec<toml::Spanned<RemoteConfig>>,
+    /// `[[acl]]`.
+    pub acls: Vec<toml::Spanned<AclConfig>>,
+    /// `[[template]]`.
+    pub templates: Vec<toml::Spanned<TemplateConfig>>,
+}
+
+/// A reference error: where, and what.
+pub type Problem = (std::ops::Range<usize>, String);
+
+/// The resolved keys and zone plans.
+#[derive(Debug, Clone, Default)]
+pub struct Resolved {
+    /// Every key.
+    pub keys: Vec<Key>,
+    /// One plan per zone, in the order of the zones.
+    pub zones: Vec<Arc<ZonePlan>>,
+}
+
+/// Checks every reference and builds the plans; every problem found is returned.
+pub fn resolve(
+    tables: &Tables,
+    zones: &[(std::ops::Range<usize>, ZoneConfig)],
+    base: &Path,
+    storage: &Path,
+) -> Result<Resolved, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let keys = resolve_keys(tables, base, &mut problems);
+    let remotes = resolve_remotes(tables, &keys, &mut problems);
+    let acls = resolve_acls(tables, &keys, &mut problems);
+    let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
+    let mut plans = Vec::new();
+    for (span, zone) in zones {
+        let refs = Refs { remotes: &remotes, acls: &acls, templates: &templates };
+        match refs.plan(zone, storage) {
+            Ok(plan) => plans.push(Arc::new(plan)),
+            Err(why) => problems.push((span.clone(), format!("zone {}: {why}", zone.name))),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    Ok(Resolved { keys: keys.into_values().collect(), zones: plans })
+}
+
+/// Keys by name, each with its secret.
+fn resolve_keys(tables: &Tables, base: &Path, problems: &mut Vec<Problem>) -> HashMap<Name, Key> {
+    let mut keys = HashMap::new();
+    for spanned in &tables.keys {
+        let k = spanned.get_ref();
+        let secret = match (&k.secret, &k.secret_file) {
+            (Some(text), None) => Ok(text.clone()),
+            (None, Some(file)) => read_secret(&base.join(file)),
+            _ => Err("give the secret with `secret` or `secret-file` (one of them)".to_owned()),
+        };
+        let key = secret.and_then(|text| {
+            Key::from_base64(k.name.clone(), k.algorithm, &text)
+                .map_err(|why| format!("the secret is not usable base64: {why}"))
+        });
+        match key {
+            Ok(key) if !keys.contains_key(&k.name) => {
+                keys.insert(k.name.clone(), key);
+            }
+            Ok(_) => problems.push((spanned.span(), format!("key {} is declared twice", k.name))),
+            Err(why) => problems.push((spanned.span(), format!("key {}: {why}", k.name))),
+        }
+    }
+    keys
+}
+
+fn read_secret(path: &Path) -> Result<String, String> {
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))
+}
+
+/// The key named `name`, or a problem.
+fn find_key(keys: &HashMap<Name, Key>, name: &str) -> Result<Key, String> {
+    let parsed = values::parse_zone_name(name)?;
+    keys.get(&parsed).cloned().ok_or_else(|| format!("key `{name}` is not declared in a [[key]]"))
+}
+
+fn resolve_remotes(
+    tables: &Tables,
+    keys: &HashMap<Name, Key>,
+    problems: &mut Vec<Problem>,
+) -> HashMap<String, Remote> {
+    let mut remotes = HashMap::new();
+    for r in unique(&tables.remotes, |r| &r.id, "remote", problems).into_values() {
+        let key = r.key.as_deref().map(|name| find_key(keys, name)).transpose();
+        match key {
+            Ok(key) => {
+                let addrs = r.address.iter().map(|a| a.0).collect();
+                remotes.insert(r.id.clone(), Remote { id: r.id.clone(), addrs, key });
+            }
+            Err(why) => {
+                let span = span_of(&tables.remotes, |x| x.id == r.id);
+                problems.push((span, format!("remote {}: {why}", r.id)));
+            }
+        }
+    }
+    remotes
+}
+
+fn resolve_acls(
+    tables: &Tables,
+    keys: &HashMap<Name, Key>,
+    problems: &mut Vec<Problem>,
+) -> HashMap<String, Rule> {
+    let mut rules = HashMap::new();
+    for a in unique(&tables.acls, |a| &a.id, "acl", problems).into_values() {
+        let names: Result<Vec<Name>, String> =
+            a.key.iter().map(|k| find_key(keys, k).map(|key| key.name().to_name())).collect();
+        match names {
+            Ok(keys) => {
+                let rule = Rule {
+                    addresses: a.address.clone(),
+                    keys,
+                    actions: a.action.clone(),
+                    deny: a.deny,
+                };
+                rules.insert(a.id.clone(), rule);
+            }
+            Err(why) => {
+                let span = span_of(&tables.acls, |x| x.id == a.id);
+                problems.push((span, format!("acl {}: {why}", a.id)));
+            }
+        }
+    }
+    rules
+}
+
+/// Tables by id, reporting ids used twice.
+fn unique<'t, T>(
+    list: &'t [toml::Spanned<T>],
+    id: impl Fn(&T) -> &String,
+    what: &str,
+    problems: &mut Vec<Problem>,
+) -> HashMap<String, &'t T> {
+    let mut map = HashMap::new();
+    for spanned in list {
+        let item = spanned.get_ref();
+        if map.insert(id(item).clone(), item).is_some() {
+            problems.push((spanned.span(), format!("{what} `{}` is declared twice", id(item))));
+        }
+    }
+    map
+}
+
+fn span_of<T>(list: &[toml::Spanned<T>], pick: impl Fn(&T) -> bool) -> std::ops::Range<usize> {
+    list.iter().find(|s| pick(s.get_ref())).map_or(0..0, toml::Spanned::span)
+}
+
+/// What zones refer to.
+struct Refs<'a> {
+    remotes: &'a HashMap<String, Remote>,
+    acls: &'a HashMap<String, Rule>,
+    templates: &'a HashMap<String, &'a TemplateConfig>,
+}
+
+impl Refs<'_> {
+    /// The zone's plan: its settings over its template's (or `default`'s).
+    fn plan(&self, zone: &ZoneConfig, storage: &Path) -> Result<ZonePlan, String> {
+        let template = match &zone.template {
+            Some(id) => Some(
+                *self
+                    .templates
+                    .get(id)
+                    .ok_or_else(|| format!("template `{id}` is not declared"))?,
+            ),
+            None => self.templates.get("default").copied(),
+        };
+        let empty = TemplateConfig::default();
+        let t = template.unwrap_or(&empty);
+        let own = &zone.settings;
+        let pick = |a: &Option<Vec<String>>, b: &Option<Vec<String>>| {
+            a.clone().or_else(|| b.clone()).unwrap_or_default()
+        };
+        let primaries = self.remotes_named(&pick(&own.primary, &t.primary), "primary")?;
+        let notify = self.remotes_named(&pick(&own.notify, &t.notify), "notify")?;
+        let mut rules = Vec::new();
+        for id in pick(&own.acl, &t.acl) {
+            rules.push(
+                self.acls.get(&id).cloned().ok_or_else(|| format!("acl `{id}` is not declared"))?,
+            );
+        }
+        rules.extend(primaries.iter().map(notify_rule));
+        let source = match (&zone.source, primaries.is_empty()) {
+            (Some(source), _) => source.clone(),
+            (None, false) => ZoneSource::File(storage.join(format!("{}zone", zone.name))),
+            (None, true) => {
+                return Err("a primary zone needs `file` (or `primary` to be a secondary)".into())
+            }
+        };
+        let role = if primaries.is_empty() { Role::Primary } else { Role::Secondary(primaries) };
+        Ok(ZonePlan {
+            name: zone.name.clone(),
+            source,
+            role,
+            notify,
+            rules,
+            history: history(own, t),
+            timers: timers(own, t),
+        })
+    }
+
+    fn remotes_named(&self, ids: &[String], what: &str) -> Result<Vec<Remote>, String> {
+        ids.iter()
+            .map(|id| {
+                self.remotes
+                    .get(id)
+                    .cloned()
+                    .ok_or_else(|| format!("{what} `{id}` is not a [[remote]] id"))
+            })
+            .collect()
+    }
+}
+
+/// A secondary's primaries may notify it: from their addresses, with their key.
+fn notify_rule(primary: &Remote) -> Rule {
+    Rule {
+        addresses: primary.addrs.iter().map(|a| Prefix::host(a.ip())).collect(),
+        keys: primary.key.iter().map(|k| k.name().to_name()).collect(),
+        actions: vec![Action::Notify],
+        deny: false,
+    }
+}
+
+fn history(own: &TemplateConfig, t: &TemplateConfig) -> HistoryLimits {
+    let defaults = HistoryLimits::default();
+    let changes = own.ixfr_history.or(t.ixfr_history);
+    let bytes = own.ixfr_history_size.or(t.ixfr_history_size);
+    HistoryLimits {
+        max_changes: changes
+            .map_or(defaults.max_changes, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+        max_bytes: bytes.map_or(defaults.max_bytes, |n| usize::try_from(n).unwrap_or(usize::MAX)),
+    }
+}
+
+fn timers(own: &TemplateConfig, t: &TemplateConfig) -> TimerBounds {
+    let pick = |a: Option<Duration>, b: Option<Duration>, default: u64| {
+        a.or(b).unwrap_or(Duration::from_secs(default))
+    };
+    TimerBounds {
+        refresh: (
+            pick(own.refresh_min, t.refresh_min, 2),
+            pick(own.refresh_max, t.refresh_max, 86_400),
+        ),
+        retry: (pick(own.retry_min, t.retry_min, 2), pick(own.retry_max, t.retry_max, 86_400)),
+    }
+}
+
+fn algorithm<'de, D: Deserializer<'de>>(d: D) -> Result<Algorithm, D::Error> {
+    let text = String::deserialize(d)?;
+    Algorithm::from_text(&text).ok_or_else(|| {
+        de::Error::custom(format!(
+            "unknown TSIG algorithm `{text}` (expected hmac-sha256, hmac-sha224, hmac-sha384, hmac-sha512, hmac-sha1 or hmac-md5)"
+        ))
+    })
+}
+
+/// A string or a list of strings.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany<T> {
+    One(T),
+    Many(Vec<T>),
+}
+
+fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    Ok(match OneOrMany::deserialize(d)? {
+        OneOrMany::One(one) => vec![one],
+        OneOrMany::Many(many) => many,
+    })
+}
+
+fn maybe_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+    one_or_many(d).map(Some)
+}
+
+fn prefixes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Prefix>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts
+        .iter()
+        .map(|t| {
+            Prefix::parse(t).ok_or_else(|| {
+                de::Error::custom(format!("`{t}` is not an address or prefix (expected `192.0.2.0/24`, `2001:db8::/32` or an address)"))
+            })
+        })
+        .collect()
+}
+
+fn actions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Action>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts
+        .iter()
+        .map(|t| match t.as_str() {
+            "transfer" => Ok(Action::Transfer),
+            "notify" => Ok(Action::Notify),
+            other => Err(de::Error::custom(format!(
+                "unknown action `{other}` (expected `transfer` or `notify`)"
+            ))),
+        })
+        .collect()
+}
+
+/// Parses a size: a number of bytes, or with `K`, `M` or `G` (powers of 1024).
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
+    let (digits, unit) = text.split_at(split);
+    let value: u64 = digits
+        .parse()
+        .map_err(|_| format!("`{text}` is not a size (expected `64M`, `1G` or bytes)"))?;
+    let shift = match unit {
+        "" => 0,
+        "K" | "k" => 10,
+        "M" | "m" => 20,
+        "G" | "g" => 30,
+        _ => return Err(format!("`{text}` is not a size (units: K, M, G)")),
+    };
+    value.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` is too large"))
+}
+
+fn size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Size {
+        Number(u64),
+        Text(String),
+    }
+    match Size::deserialize(d)? {
+        Size::Number(n) => Ok(n),
+        Size::Text(t) => parse_size(&t).map_err(de::Error::custom),
+    }
+}
+
+fn maybe_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    size(d).map(Some)
+}
+
+fn maybe_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    values::duration(d).map(Some)
+}
