@@ -2,7 +2,8 @@
 //! process lifecycle around them.
 //!
 //! The I/O layer knows nothing of DNS answers: per query it calls a [`Handler`], the seam
-//! where the query engine plugs in. Zone data is (re)loaded through the [`Reload`] hook.
+//! where the query engine plugs in. Zone data is loaded and changed by the control plane
+//! ([`control`]): one writer task per zone.
 //! The `ternd` binary (`src/main.rs`) wires these together; tests start the same server
 //! in-process with [`server::start`].
 
@@ -13,7 +14,9 @@
 
 pub mod check_zone;
 pub mod cli;
+pub mod client;
 pub mod config;
+pub mod control;
 pub mod demo;
 pub mod dns;
 pub mod error;
@@ -25,12 +28,10 @@ pub mod sockopt;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
-pub mod zones;
 
 pub use config::Config;
 pub use dns::EngineHandler;
 pub use error::{Error, Result};
 pub use handler::{Handler, MessageStream, RequestContext, Transport};
-pub use lifecycle::{Reload, ReloadReport};
+pub use lifecycle::ReloadReport;
 pub use server::{Listeners, RunningServer};
-pub use zones::ZoneLoader;

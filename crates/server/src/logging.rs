@@ -104,10 +104,11 @@ impl LoadProgress {
         }
     }
 
-    /// Logs the end of a successful load; returns the time it took.
-    pub fn finish(self, records: u64) -> Duration {
+    /// Logs the end of a successful load, with the zone's serial; returns the time it
+    /// took.
+    pub fn finish(self, records: u64, serial: u32) -> Duration {
         let elapsed = self.started.elapsed();
-        info!(zone = %self.zone, records, elapsed_ms = millis(elapsed), rate = rate(records, elapsed), "zone loaded");
+        info!(zone = %self.zone, serial, records, elapsed_ms = millis(elapsed), rate = rate(records, elapsed), "zone loaded");
         elapsed
     }
 
@@ -149,6 +150,6 @@ mod tests {
         assert_eq!(progress.next_check, LoadProgress::CHECK_RECORDS);
         progress.update(LoadProgress::CHECK_RECORDS);
         assert_eq!(progress.next_check, 2 * LoadProgress::CHECK_RECORDS);
-        assert!(progress.finish(70_000) < Duration::from_secs(5));
+        assert!(progress.finish(70_000, 1) < Duration::from_secs(5));
     }
 }

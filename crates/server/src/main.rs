@@ -8,7 +8,7 @@ use clap::Parser;
 use tern_server::cli::{Cli, Plan};
 use tern_server::config::Config;
 use tern_server::lifecycle::{self, RunOptions};
-use tern_server::{logging, EngineHandler, Result, ZoneLoader};
+use tern_server::{logging, EngineHandler, Result};
 use tern_zone::ZoneDb;
 
 fn main() -> ExitCode {
@@ -47,6 +47,5 @@ fn run(config: Config, daemon: bool) -> Result<()> {
     let log = logging::init(&config.log)?;
     let zones = Arc::new(ZoneDb::new());
     let handler = Arc::new(EngineHandler::new(&config, Arc::clone(&zones)));
-    let loader = ZoneLoader::new(zones);
-    lifecycle::run(config, handler, &loader, &log, RunOptions { daemon })
+    lifecycle::run(config, handler, zones, &log, RunOptions { daemon })
 }

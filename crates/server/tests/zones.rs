@@ -135,8 +135,10 @@ fn watch(
         let mut buf = [0u8; 1500];
         let deadline = Instant::now() + Duration::from_secs(60);
         let mut id = 0u16;
-        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline && id < 60_000 {
-            id += 1;
+        // Bounded by time, not by count: a slow (debug, loaded) build may load version 2
+        // after more queries than a count would allow.
+        while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
+            id = id.wrapping_add(1);
             socket.send_to(&ask_query(id, "load.example.com.", Rtype::A), addr).unwrap();
             let text = match socket.recv_from(&mut buf) {
                 Ok((len, _)) if id_of(&buf[..len]) == id => summary(&buf[..len]),

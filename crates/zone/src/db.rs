@@ -56,6 +56,19 @@ impl ZoneSlot {
     pub fn publish(&self, contents: Arc<ZoneContents>) {
         self.contents.store(Some(contents));
     }
+
+    /// Publishes `new` (or empties the slot, for a zone that expired) only if the slot
+    /// still holds `expected` (the same allocation): a writer replaces the version it
+    /// started from, never one published meanwhile. False when it did not.
+    pub fn replace(
+        &self,
+        expected: Option<&Arc<ZoneContents>>,
+        new: Option<Arc<ZoneContents>>,
+    ) -> bool {
+        let expected = expected.map_or(std::ptr::null(), Arc::as_ptr);
+        let previous = self.contents.compare_and_swap(expected, new);
+        previous.as_ref().map_or(std::ptr::null(), Arc::as_ptr) == expected
+    }
 }
 
 /// An immutable set of zones with longest-match lookup.
@@ -242,6 +255,20 @@ mod tests {
         let set = set.without(&name("."));
         assert_eq!(find(&set, "com."), None);
         assert_eq!(set.len(), 3);
+    }
+
+    #[test]
+    fn replace_checks_the_version_it_replaces() {
+        let slot = ZoneSlot::new(&name("example."));
+        let v1 = Arc::new(testutil::zone("example.", testutil::APEX).0);
+        let v2 = Arc::new(testutil::zone("example.", testutil::APEX).0);
+        assert!(slot.replace(None, Some(Arc::clone(&v1))), "empty to v1");
+        assert!(!slot.replace(None, Some(Arc::clone(&v2))), "not empty any more");
+        assert!(!slot.replace(Some(&v2), None), "v2 is not what it holds");
+        assert!(Arc::ptr_eq(&slot.contents_full().unwrap(), &v1));
+        assert!(slot.replace(Some(&v1), Some(Arc::clone(&v2))));
+        assert!(slot.replace(Some(&v2), None), "emptied (expired)");
+        assert!(slot.contents_full().is_none());
     }
 
     #[test]

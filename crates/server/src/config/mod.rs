@@ -26,7 +26,7 @@ use tracing::level_filters::LevelFilter;
 
 use crate::error::{Error, Result};
 pub use values::{ListenAddr, LogFormat, Toggle};
-pub use xfr::{Remote, Resolved, Role, TransferConfig, ZonePlan};
+pub use xfr::{Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan};
 
 /// Most errors one configuration file reports.
 pub const MAX_ERRORS: usize = 20;
@@ -88,6 +88,9 @@ pub struct ServerConfig {
     /// Directory for what the server keeps: secondary zones and their timers.
     #[serde(default = "default_storage")]
     pub storage: PathBuf,
+    /// Refuse to start when any zone fails to load (by default only when all do).
+    #[serde(default)]
+    pub strict_start: bool,
 }
 
 /// `[tcp]`: connection limits and timeouts.
@@ -546,6 +549,7 @@ impl Default for ServerConfig {
             group: None,
             pid_file: None,
             storage: default_storage(),
+            strict_start: false,
         }
     }
 }

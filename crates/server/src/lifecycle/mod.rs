@@ -1,11 +1,12 @@
 //! The process lifecycle of `ternd`: bind, detach, write the PID file, drop privileges,
-//! load zones, serve, and react to signals until asked to stop.
+//! start the control plane and the workers, and react to signals until asked to stop.
 //!
 //! Order matters: sockets are bound while still root (ports below 1024); the fork of
 //! `--daemon` happens before any thread exists; privileges are dropped before zones
-//! are read and before workers start. SIGHUP re-reads the configuration and runs the
-//! reload hook while workers keep answering; SIGTERM/SIGINT stop accepting, drain, and
-//! exit with status 0.
+//! are read and before workers start. Zones load on the control plane's threads
+//! ([`crate::control`]), so the main thread only takes signals: SIGHUP re-reads the
+//! configuration and hands it to the control plane; SIGTERM/SIGINT stop accepting,
+//! drain, and exit with status 0 — within half a second even while zones are loading.
 
 pub mod daemon;
 pub mod pidfile;
@@ -14,18 +15,24 @@ pub mod reload;
 pub mod signals;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
+use tern_zone::ZoneDb;
 use tracing::{error, info};
 
 use crate::config::Config;
-use crate::error::Result;
-use crate::handler::Handler;
+use crate::control::{self, Control, Loading};
+use crate::dns::EngineHandler;
+use crate::error::{Error, Result};
 use crate::logging::LogHandle;
-use crate::server::{self, Listeners};
+use crate::server::{self, Listeners, RunningServer};
 use daemon::Readiness;
 use pidfile::PidFile;
-pub use reload::{Reload, ReloadReport};
+pub use reload::ReloadReport;
 use signals::{Signal, SignalSet};
+
+/// How often the main thread looks for a signal while zones load at start.
+const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
 /// How to run.
 #[derive(Debug, Clone, Copy, Default)]
@@ -35,16 +42,16 @@ pub struct RunOptions {
 }
 
 /// Runs the daemon until SIGTERM or SIGINT: the whole life of `ternd`.
-pub fn run<H: Handler>(
+pub fn run(
     config: Config,
-    handler: Arc<H>,
-    hook: &dyn Reload,
+    handler: Arc<EngineHandler>,
+    db: Arc<ZoneDb>,
     log: &LogHandle,
     options: RunOptions,
 ) -> Result<()> {
     let listeners = Listeners::bind(&config)?;
     let mut readiness = if options.daemon { Some(daemon::daemonize()?) } else { None };
-    let outcome = serve(config, listeners, handler, hook, log, &mut readiness);
+    let outcome = serve(config, listeners, handler, db, log, &mut readiness);
     if let (Err(e), Some(readiness)) = (&outcome, readiness.as_mut()) {
         readiness.failed(e);
     }
@@ -52,11 +59,11 @@ pub fn run<H: Handler>(
 }
 
 /// Everything after binding (and detaching).
-fn serve<H: Handler>(
+fn serve(
     mut config: Config,
     listeners: Listeners,
-    handler: Arc<H>,
-    hook: &dyn Reload,
+    handler: Arc<EngineHandler>,
+    db: Arc<ZoneDb>,
     log: &LogHandle,
     readiness: &mut Option<Readiness>,
 ) -> Result<()> {
@@ -68,7 +75,12 @@ fn serve<H: Handler>(
     }
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
-    hook.prepare(&config);
+    control::prepare_storage(&config.server.storage);
+    let control = Control::start(&config, db, Arc::clone(&handler))?;
+    // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
+    // listeners start; the zones then load while the listeners run, each answering as
+    // soon as it is loaded, so one big zone does not hold up the others.
+    let loading = control.apply(&config);
     let running = server::start(&config, listeners, handler)?;
     info!(
         listen = %addrs.join(" "),
@@ -76,21 +88,64 @@ fn serve<H: Handler>(
         tcp_workers = config.tcp_workers(),
         "serving"
     );
-    // Zones load while the listeners run: each zone answers as soon as it is loaded
-    // (SERVFAIL before, as `prepare` made every configured zone known), so one big zone
-    // does not hold up the others.
-    let _ = reload::run_and_log(hook, &config, "load");
+    let Some(loading) = first_loads(loading, &signals) else {
+        stop(running, control);
+        drop(pid_file);
+        return Ok(());
+    };
+    if let Err(e) = check_start(&config, &loading) {
+        stop(running, control);
+        return Err(e);
+    }
     if let Some(readiness) = readiness {
         readiness.ready();
     }
+    tern_zone::memory::after_load();
     while signals.wait() == Signal::Reload {
         info!("SIGHUP: reloading");
-        if let Ok(next) = reload::reload(&config, hook) {
-            log.set_level(next.log.level);
+        if let Ok((next, loading)) = reload::reload(&config, &control) {
+            reload::log_when_done(loading, "reload", log.clone(), next.log.level);
             config = next;
         }
     }
+    stop(running, control);
+    drop(pid_file);
+    Ok(())
+}
+
+/// Waits for the zones' first loads, taking signals meanwhile; `None` when asked to stop.
+fn first_loads(mut loading: Loading, signals: &SignalSet) -> Option<Loading> {
+    let started = Instant::now();
+    while !loading.wait(SIGNAL_POLL) {
+        match signals.wait_for(Duration::ZERO) {
+            Some(Signal::Stop) => return None,
+            Some(Signal::Reload) => {
+                info!("SIGHUP while the zones load: ignored (send it again once they are loaded)")
+            }
+            None => {}
+        }
+    }
+    reload::log_report(&loading, "load", started.elapsed());
+    Some(loading)
+}
+
+/// A start-up fails when every zone failed to load, or any did with `strict-start`;
+/// otherwise the others are served, as Knot DNS and NSD do.
+fn check_start(config: &Config, loading: &Loading) -> Result<()> {
+    let report = loading.report();
+    let all_failed = report.failed > 0 && report.failed == report.zones;
+    if all_failed || (config.server.strict_start && report.failed > 0) {
+        let failures: Vec<String> =
+            loading.failures().iter().map(|(zone, why)| format!("{zone}: {why}")).collect();
+        return Err(Error::Reload(format!("zones failed to load: {}", failures.join("; "))));
+    }
+    Ok(())
+}
+
+/// Stops the workers (answering what has arrived) and the control plane.
+fn stop(running: RunningServer, control: Control) {
     info!("stopping: no new connections, answering what has arrived");
+    control.shutdown();
     let report = running.shutdown();
     if report.tcp_cut > 0 {
         error!(connections = report.tcp_cut, "TCP connections cut at the end of the drain");
@@ -103,6 +158,4 @@ fn serve<H: Handler>(
         tcp_queries = stats.tcp_queries,
         "stopped"
     );
-    drop(pid_file);
-    Ok(())
 }

@@ -1,68 +1,60 @@
-//! The reload hook: how the lifecycle asks for zones to be (re)loaded, at start and on
-//! SIGHUP, and how the outcome is logged.
+//! SIGHUP: re-read the configuration and apply it through the control plane, and how
+//! the outcome of loads is logged.
 //!
-//! The hook runs on the control thread while the workers keep answering from the data
-//! they have; it publishes new data in one step (an `arc_swap` store), so a reload never
-//! drops a query.
+//! Applying returns at once: each zone's writer loads on the control plane's threads
+//! while the workers keep answering from the data they have, and a new version is
+//! published in one step (an `arc_swap` store), so a reload never drops a query and
+//! never holds up the signal loop.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use tracing::level_filters::LevelFilter;
 use tracing::{error, info, warn};
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::control::{Control, Loading};
+use crate::error::Result;
+use crate::logging::LogHandle;
 
-/// Loads the zones of a configuration and publishes them to the handler.
-pub trait Reload: Send + Sync {
-    /// Brings the served zones in line with `config`: loads new and changed zones,
-    /// drops removed ones. A zone that fails keeps its previous data (and counts in
-    /// [`ReloadReport::failed`]); an `Err` means nothing was applied.
-    fn reload(&self, config: &Config) -> Result<ReloadReport>;
-
-    /// Called once before the listeners start, so that what is served from the first
-    /// query on already matches `config`'s list of zones (loaded or not). Nothing by
-    /// default.
-    fn prepare(&self, _config: &Config) {}
-}
-
-/// What a reload did.
+/// What a set of loads did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReloadReport {
-    /// Zones served after the reload.
+    /// Zones configured.
     pub zones: usize,
-    /// Zones that failed to load (served from their previous data, if any).
+    /// Zones whose load failed (served from their previous data, if any).
     pub failed: usize,
-    /// Records served after the reload.
+    /// Secondary zones with no data yet (being transferred).
+    pub waiting: usize,
+    /// Records served after the loads.
     pub records: u64,
 }
 
-/// Runs `hook` for `config` and logs the outcome; `what` is "load" or "reload".
-pub fn run_and_log(hook: &dyn Reload, config: &Config, what: &str) -> Result<ReloadReport> {
-    let started = Instant::now();
-    let outcome = hook.reload(config);
-    let elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    match &outcome {
-        Ok(report) if report.failed == 0 => {
-            info!(zones = report.zones, records = report.records, elapsed_ms, "{what} done");
-        }
-        Ok(report) => {
-            warn!(
-                zones = report.zones,
-                failed = report.failed,
-                records = report.records,
-                elapsed_ms,
-                "{what} done, with failed zones"
-            );
-        }
-        Err(e) => error!(elapsed_ms, "{what} failed, serving the previous data: {e}"),
+/// Logs the outcome of the loads of one apply; `what` is "load" or "reload".
+pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
+    let report = loading.report();
+    let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+    let (zones, records, waiting) = (report.zones, report.records, report.waiting);
+    if report.failed == 0 {
+        info!(zones, records, waiting, elapsed_ms, "{what} done");
+        return;
     }
-    outcome
+    for (zone, why) in loading.failures() {
+        error!(zone = %zone, "not loaded: {why}");
+    }
+    warn!(
+        zones,
+        failed = report.failed,
+        records,
+        waiting,
+        elapsed_ms,
+        "{what} done, with failed zones"
+    );
 }
 
 /// Re-reads the configuration file of `current` (the same configuration for built-in
-/// ones), warns about changes that need a restart, and runs the hook. Returns the
-/// configuration now in force.
-pub fn reload(current: &Config, hook: &dyn Reload) -> Result<Config> {
+/// ones), warns about changes that need a restart, and applies it. Returns the
+/// configuration now in force and the loads to wait for.
+pub fn reload(current: &Config, control: &Control) -> Result<(Config, Loading)> {
     let next = match &current.path {
         Some(path) => Config::from_file(path).inspect_err(|e| {
             error!("configuration not reloaded, keeping the running one:\n{e}");
@@ -72,15 +64,28 @@ pub fn reload(current: &Config, hook: &dyn Reload) -> Result<Config> {
     for key in restart_only_changes(current, &next) {
         warn!("`{key}` changed: it takes effect at the next restart");
     }
-    run_and_log(hook, &next, "reload")?;
-    Ok(next)
+    let loading = control.apply(&next);
+    Ok((next, loading))
+}
+
+/// Waits for `loading` on a thread of its own, then logs it, applies the new log level
+/// (so the reload's outcome is logged at the level in force when it began) and gives
+/// freed memory back; the signal loop is not held up.
+pub fn log_when_done(mut loading: Loading, what: &'static str, log: LogHandle, level: LevelFilter) {
+    let started = Instant::now();
+    let _ = std::thread::Builder::new().name("ternd-reload".into()).spawn(move || {
+        while !loading.wait(Duration::from_secs(1)) {}
+        log_report(&loading, what, started.elapsed());
+        log.set_level(level);
+        tern_zone::memory::after_load();
+    });
 }
 
 /// The keys whose change a reload cannot apply (sockets, workers, privileges).
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 8] = [
+    let checks: [(&'static str, bool); 10] = [
         ("server.listen", a.listen != b.listen),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
         ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
@@ -89,6 +94,8 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.pid-file", a.pid_file != b.pid_file),
         ("tcp", old.tcp != new.tcp),
         ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
+        ("transfer.max-incoming", old.transfer.max_incoming != new.transfer.max_incoming),
+        ("transfer.max-outgoing", old.transfer.max_outgoing != new.transfer.max_outgoing),
     ];
     for (key, differs) in checks {
         if differs {
@@ -96,18 +103,4 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         }
     }
     changed
-}
-
-impl<F> Reload for F
-where
-    F: Fn(&Config) -> Result<ReloadReport> + Send + Sync,
-{
-    fn reload(&self, config: &Config) -> Result<ReloadReport> {
-        self(config)
-    }
-}
-
-/// Reports a failed hook as [`Error::Reload`].
-pub fn failed(why: impl std::fmt::Display) -> Error {
-    Error::Reload(why.to_string())
 }

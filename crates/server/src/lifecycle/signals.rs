@@ -40,6 +40,22 @@ impl SignalSet {
         }
     }
 
+    /// Waits up to `timeout` for a signal of the set; `None` when none came.
+    pub fn wait_for(&self, timeout: std::time::Duration) -> Option<Signal> {
+        let spec = libc::timespec {
+            tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+            tv_nsec: libc::c_long::from(timeout.subsec_nanos()),
+        };
+        // SAFETY: `self.0` is an initialised set; a null info pointer is allowed; `spec`
+        // is a valid timespec on the stack.
+        let signal = unsafe { libc::sigtimedwait(&self.0, std::ptr::null_mut(), &spec) };
+        match signal {
+            libc::SIGHUP => Some(Signal::Reload),
+            libc::SIGTERM | libc::SIGINT => Some(Signal::Stop),
+            _ => None,
+        }
+    }
+
     /// Waits for the next signal of the set.
     pub fn wait(&self) -> Signal {
         loop {

@@ -220,6 +220,12 @@ impl SequenceVerifier {
         Ok(SequenceStep::Signed(status))
     }
 
+    /// True when the last message checked was signed (and verified): a sequence must
+    /// end with a signed message (RFC 8945 §5.3.1).
+    pub fn last_was_signed(&self) -> bool {
+        !self.first && self.pending.is_none()
+    }
+
     fn unsigned(&mut self, msg: &[u8]) -> Result<SequenceStep> {
         if self.first || self.unsigned >= MAX_UNSIGNED_IN_SEQUENCE {
             let reason = if self.first {

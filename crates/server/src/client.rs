@@ -1,0 +1,351 @@
+//! The server as a client of other servers: the SOA query of a refresh, zone transfers
+//! in (AXFR, IXFR) and NOTIFY out, each signed with the remote's TSIG key when it has
+//! one and checked as RFC 8945 §5.3 says.
+//!
+//! These calls block (with timeouts on every step) and run on the control plane's
+//! blocking threads, never on the data plane. What the records of a transfer mean is
+//! `tern_zone::transfer`'s; this module moves messages. A transfer is bounded by
+//! `[transfer] max-zone-size` bytes and by the timeout per message.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
+
+use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
+use tern_wire::tsig::{self, Key, Mac, SequenceStep, SequenceVerifier, TsigFields, TsigStatus};
+use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
+use tern_zone::transfer::{Incoming, Received};
+use tern_zone::RecordData;
+
+use crate::dns::unix_now;
+
+/// Why talking to a remote failed.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The network: cannot connect, send or receive, or a timeout.
+    Io(std::io::Error),
+    /// The remote answered with an error code.
+    Rcode(Rcode),
+    /// The answer's TSIG was missing, wrong or reported an error.
+    Tsig(String),
+    /// The answer was malformed or did not fit the question.
+    Broken(String),
+    /// The transfer passed `max-zone-size`.
+    TooLarge(u64),
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Io(e) => write!(f, "{e}"),
+            ClientError::Rcode(rcode) => write!(f, "answered {rcode}"),
+            ClientError::Tsig(why) => write!(f, "TSIG: {why}"),
+            ClientError::Broken(why) => write!(f, "broken answer: {why}"),
+            ClientError::TooLarge(limit) => {
+                write!(f, "zone larger than max-zone-size ({limit} bytes)")
+            }
+        }
+    }
+}
+
+impl From<std::io::Error> for ClientError {
+    fn from(e: std::io::Error) -> Self {
+        ClientError::Io(e)
+    }
+}
+
+type Result<T> = std::result::Result<T, ClientError>;
+
+/// One remote address and its key.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer<'k> {
+    /// Where to send.
+    pub addr: SocketAddr,
+    /// The key to sign with, if any.
+    pub key: Option<&'k Key>,
+}
+
+/// How long to wait, and how much to take.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// To connect, and for each answer or message.
+    pub timeout: Duration,
+    /// Most bytes a transfer may bring.
+    pub max_size: u64,
+}
+
+/// What a transfer in brought, and how much it was.
+#[derive(Debug)]
+pub struct TransferIn {
+    /// The zone or the changes.
+    pub received: Received,
+    /// Messages, records and bytes read.
+    pub messages: u64,
+    /// Records read.
+    pub records: u64,
+    /// Bytes read (without length prefixes).
+    pub bytes: u64,
+}
+
+/// A request message, signed when `key` is given; returns it and its MAC.
+fn request(
+    opcode: Opcode,
+    zone: &Dname,
+    qtype: Rtype,
+    soa: Option<(Section, &RecordData)>,
+    key: Option<&Key>,
+) -> Result<(Vec<u8>, Option<Mac>)> {
+    let mut buf = vec![0u8; 65535];
+    let mut table = CompressionTable::new();
+    let broken =
+        |e: tern_wire::Error| ClientError::Broken(format!("cannot write the request: {e}"));
+    let mut w = MessageWriter::new(&mut buf, 65535, &mut table).map_err(broken)?;
+    w.set_id(random_id());
+    let mut flags = Flags(0);
+    flags.set_opcode(opcode);
+    if opcode == Opcode::NOTIFY {
+        flags.set(Flags::AA, true); // RFC 1996 §3.7
+    }
+    w.set_flags(flags);
+    w.push_question(zone, qtype, Class::IN).map_err(broken)?;
+    if let Some((section, soa)) = soa {
+        w.push_record(section, &soa.owner, Rtype::SOA, Class::IN, soa.ttl, &soa.rdata)
+            .map_err(broken)?;
+    }
+    let mac = match key {
+        Some(key) => Some(w.sign_tsig(key, None, &TsigFields::at(unix_now())).map_err(broken)?),
+        None => None,
+    };
+    Ok((w.finish().to_vec(), mac))
+}
+
+/// A message ID nobody can guess easily (RFC 5452 §4.3 asks for it on queries).
+fn random_id() -> u16 {
+    let mut bytes = [0u8; 2];
+    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        return nanos as u16;
+    }
+    u16::from_be_bytes(bytes)
+}
+
+/// Checks an answer's header against the request, and its TSIG when we signed.
+fn check_answer(answer: &[u8], request: &[u8], key: Option<&Key>, mac: Option<&Mac>) -> Result<()> {
+    let reader = MessageReader::new(answer).map_err(|e| ClientError::Broken(e.to_string()))?;
+    let header = reader.header();
+    let id = request.get(..2).ok_or_else(|| ClientError::Broken("empty request".into()))?;
+    if !header.flags.has(Flags::QR) || answer.get(..2) != Some(id) {
+        return Err(ClientError::Broken("not an answer to our request".into()));
+    }
+    if let (Some(key), Some(mac)) = (key, mac) {
+        let keys = std::slice::from_ref(key);
+        match tsig::verify_message(answer, keys, Some(mac.as_slice()), unix_now()) {
+            Ok(Some(outcome)) if outcome.status == TsigStatus::Ok => {}
+            Ok(Some(outcome)) => return Err(ClientError::Tsig(format!("{:?}", outcome.status))),
+            Ok(None) => {
+                let rcode = Rcode::from_parts(header.flags.rcode_bits(), 0);
+                if rcode != Rcode::NOERROR {
+                    return Err(ClientError::Rcode(rcode));
+                }
+                return Err(ClientError::Tsig("the answer is not signed".into()));
+            }
+            Err(e) => return Err(ClientError::Tsig(e.to_string())),
+        }
+    }
+    let rcode = Rcode::from_parts(header.flags.rcode_bits(), 0);
+    if rcode != Rcode::NOERROR {
+        return Err(ClientError::Rcode(rcode));
+    }
+    Ok(())
+}
+
+/// Sends `message` over UDP and waits for the answer to it (up to three tries).
+fn udp_exchange(
+    peer: Peer<'_>,
+    message: &[u8],
+    mac: Option<&Mac>,
+    timeout: Duration,
+) -> Result<Vec<u8>> {
+    let bind: SocketAddr = if peer.addr.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" }
+        .parse()
+        .map_err(|_| ClientError::Broken("address".into()))?;
+    let socket = UdpSocket::bind(bind)?;
+    socket.connect(peer.addr)?;
+    let per_try = (timeout / 3).max(Duration::from_millis(200));
+    socket.set_read_timeout(Some(per_try))?;
+    let mut buf = vec![0u8; 65535];
+    let mut last = ClientError::Io(std::io::ErrorKind::TimedOut.into());
+    for _ in 0..3 {
+        socket.send(message)?;
+        let deadline = Instant::now() + per_try;
+        while Instant::now() < deadline {
+            let n = match socket.recv(&mut buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    last = e.into();
+                    break;
+                }
+            };
+            let answer = buf.get(..n).unwrap_or_default();
+            match check_answer(answer, message, peer.key, mac) {
+                Err(ClientError::Broken(_)) => continue, // a stray datagram: keep waiting
+                Err(e) => return Err(e),
+                Ok(()) => return Ok(answer.to_vec()),
+            }
+        }
+    }
+    Err(last)
+}
+
+/// The serial of `zone` at the remote (the SOA query of a refresh, RFC 1034 §4.3.5).
+pub fn soa_serial(peer: Peer<'_>, zone: &Dname, timeout: Duration) -> Result<u32> {
+    let (message, mac) = request(Opcode::QUERY, zone, Rtype::SOA, None, peer.key)?;
+    let answer = udp_exchange(peer, &message, mac.as_ref(), timeout)?;
+    let mut reader = MessageReader::new(&answer).map_err(|e| ClientError::Broken(e.to_string()))?;
+    let mut scratch = vec![0u8; 65535];
+    while let Ok(Some(record)) = reader.record(&mut scratch) {
+        if record.section == Section::Answer
+            && record.rtype == Rtype::SOA
+            && record.owner.eq_ignore_case(zone)
+        {
+            return tern_zone::records::soa_serial(record.rdata)
+                .ok_or_else(|| ClientError::Broken("malformed SOA".into()));
+        }
+    }
+    Err(ClientError::Broken(format!("no SOA of {zone} in the answer")))
+}
+
+/// Sends a NOTIFY for `zone` with its current SOA (RFC 1996 §3.7) and waits for the
+/// acknowledgement.
+pub fn notify(peer: Peer<'_>, zone: &Dname, soa: &RecordData, timeout: Duration) -> Result<()> {
+    let (message, mac) =
+        request(Opcode::NOTIFY, zone, Rtype::SOA, Some((Section::Answer, soa)), peer.key)?;
+    udp_exchange(peer, &message, mac.as_ref(), timeout).map(drop)
+}
+
+/// Transfers `zone` over TCP: IXFR from `ours` (our SOA) when given, else AXFR.
+pub fn transfer(
+    peer: Peer<'_>,
+    zone: &Dname,
+    ours: Option<&RecordData>,
+    limits: Limits,
+) -> Result<TransferIn> {
+    let (qtype, incoming) = match ours.and_then(RecordData::soa_serial) {
+        Some(serial) => (Rtype::IXFR, Incoming::ixfr(zone, serial)),
+        None => (Rtype::AXFR, Incoming::axfr(zone)),
+    };
+    let soa = ours.filter(|_| qtype == Rtype::IXFR).map(|soa| (Section::Authority, soa));
+    let (message, mac) = request(Opcode::QUERY, zone, qtype, soa, peer.key)?;
+    let mut stream = TcpStream::connect_timeout(&peer.addr, limits.timeout)?;
+    stream.set_read_timeout(Some(limits.timeout))?;
+    stream.set_write_timeout(Some(limits.timeout))?;
+    stream.set_nodelay(true)?;
+    let len =
+        u16::try_from(message.len()).map_err(|_| ClientError::Broken("request too long".into()))?;
+    let mut framed = len.to_be_bytes().to_vec();
+    framed.extend_from_slice(&message);
+    stream.write_all(&framed)?;
+    let mut reader =
+        Stream { tcp: stream, incoming, verifier: None, limits, bytes: 0, messages: 0 };
+    if let (Some(key), Some(mac)) = (peer.key, mac.as_ref()) {
+        reader.verifier = Some(SequenceVerifier::new(key, mac.as_slice()));
+    }
+    reader.read_all(&message)?;
+    let (messages, bytes) = (reader.messages, reader.bytes);
+    let records = reader.incoming.records();
+    let received = reader.incoming.finish().map_err(|e| ClientError::Broken(e.to_string()))?;
+    Ok(TransferIn { received, messages, records, bytes })
+}
+
+/// The messages of one transfer being read.
+struct Stream {
+    tcp: TcpStream,
+    incoming: Incoming,
+    verifier: Option<SequenceVerifier>,
+    limits: Limits,
+    bytes: u64,
+    messages: u64,
+}
+
+impl Stream {
+    /// Reads messages until the transfer's closing SOA.
+    fn read_all(&mut self, request: &[u8]) -> Result<()> {
+        let mut buf = vec![0u8; 65535];
+        let mut scratch = vec![0u8; 65535];
+        while !self.incoming.is_done() {
+            let len = self.read_message(&mut buf)?;
+            let message = buf.get(..len).unwrap_or_default();
+            self.check(message, request)?;
+            self.records(message, &mut scratch)?;
+        }
+        if let Some(verifier) = &self.verifier {
+            if !verifier.last_was_signed() {
+                return Err(ClientError::Tsig("the last message is not signed".into()));
+            }
+        }
+        Ok(())
+    }
+
+    /// One length-prefixed message.
+    fn read_message(&mut self, buf: &mut [u8]) -> Result<usize> {
+        let mut prefix = [0u8; 2];
+        self.tcp.read_exact(&mut prefix)?;
+        let len = usize::from(u16::from_be_bytes(prefix));
+        let body =
+            buf.get_mut(..len).ok_or_else(|| ClientError::Broken("message too long".into()))?;
+        self.tcp.read_exact(body)?;
+        self.messages += 1;
+        self.bytes += len as u64;
+        if self.bytes > self.limits.max_size {
+            return Err(ClientError::TooLarge(self.limits.max_size));
+        }
+        Ok(len)
+    }
+
+    /// Header, RCODE and TSIG of one message.
+    fn check(&mut self, message: &[u8], request: &[u8]) -> Result<()> {
+        let header = MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
+        let rcode = Rcode::from_parts(header.header().flags.rcode_bits(), 0);
+        if message.get(..2) != request.get(..2) || !header.header().flags.has(Flags::QR) {
+            return Err(ClientError::Broken("a message that is not ours".into()));
+        }
+        if let Some(verifier) = &mut self.verifier {
+            match verifier.verify(message, unix_now()) {
+                Ok(SequenceStep::Signed(TsigStatus::Ok) | SequenceStep::Unsigned) => {}
+                Ok(SequenceStep::Signed(TsigStatus::Peer(error))) => {
+                    return Err(ClientError::Tsig(format!("the primary reports {error}")))
+                }
+                Ok(SequenceStep::Signed(status)) => {
+                    return Err(ClientError::Tsig(format!("{status:?}")))
+                }
+                Err(_) if rcode != Rcode::NOERROR => return Err(ClientError::Rcode(rcode)),
+                Err(e) => return Err(ClientError::Tsig(e.to_string())),
+            }
+        }
+        if rcode != Rcode::NOERROR {
+            return Err(ClientError::Rcode(rcode));
+        }
+        Ok(())
+    }
+
+    /// Feeds the answer records of one message to the transfer.
+    fn records(&mut self, message: &[u8], scratch: &mut [u8]) -> Result<()> {
+        let mut reader =
+            MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
+        loop {
+            let record = match reader.record(scratch) {
+                Ok(Some(record)) => record,
+                Ok(None) => return Ok(()),
+                Err(e) => return Err(ClientError::Broken(e.to_string())),
+            };
+            if record.section != Section::Answer {
+                continue;
+            }
+            self.incoming
+                .record(&record.owner, record.rtype, record.class, record.ttl, record.rdata)
+                .map_err(|e| ClientError::Broken(e.to_string()))?;
+        }
+    }
+}

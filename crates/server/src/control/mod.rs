@@ -1,0 +1,305 @@
+//! The control plane: everything that changes what is served, on its own runtime and
+//! threads, never on the data plane's and never on the signal-handling thread.
+//!
+//! One writer task per zone ([`writer`]) owns the zone's slot, its current version, its
+//! history, its timers and its NOTIFY state. Everything that changes a zone reaches it as
+//! an [`Event`] and is handled in order: a (re)load of the configuration, a NOTIFY from a
+//! primary, a timer. A change is validated, built beside the served version, and
+//! published with one pointer swap that checks it replaces the version it started from;
+//! then secondaries are notified ([`notify`]).
+//!
+//! [`Control::apply`] brings the set of zones in line with a configuration: the zone set
+//! is published first (a new zone answers SERVFAIL until loaded), the access rules are
+//! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
+//! wait on (with a timeout, so that signals are still taken).
+
+pub mod notify;
+pub mod primary;
+pub mod secondary;
+pub mod storage;
+pub mod writer;
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use tern_engine::{Access, ZoneAccess};
+use tern_wire::Name;
+use tern_zone::{ZoneDb, ZoneSet, ZoneSlot};
+use tokio::runtime::Runtime;
+use tokio::sync::{mpsc, oneshot, Semaphore};
+use tracing::{error, info, warn};
+
+use crate::client::Limits;
+use crate::config::{Config, ZonePlan};
+use crate::dns::{EngineHandler, NoticeFrom};
+use crate::error::{Error, Result};
+use crate::lifecycle::ReloadReport;
+
+/// Threads of the control plane's runtime (timers, events; loads and transfers run on
+/// its blocking threads).
+const THREADS: usize = 2;
+/// NOTIFYs waiting for their zone's writer; more are dropped (a refresh is coming).
+const NOTICE_QUEUE: usize = 1024;
+
+/// What a zone's writer is told.
+#[derive(Debug)]
+pub enum Event {
+    /// The configuration was (re)applied: take this plan and (re)load.
+    Load {
+        /// The zone's plan.
+        plan: Arc<ZonePlan>,
+        /// Where to report the outcome.
+        done: Option<oneshot::Sender<LoadOutcome>>,
+    },
+    /// An allowed primary sent a NOTIFY (RFC 1996): refresh now.
+    Notify {
+        /// The serial it announced.
+        serial: Option<u32>,
+        /// Who sent it.
+        from: SocketAddr,
+    },
+    /// The zone is no longer configured.
+    Stop,
+}
+
+/// How a zone's load went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LoadOutcome {
+    /// Served at this serial with this many records.
+    Loaded {
+        /// SOA serial.
+        serial: u32,
+        /// Records.
+        records: u64,
+    },
+    /// Nothing changed since the last load.
+    Unchanged {
+        /// Records served.
+        records: u64,
+    },
+    /// A secondary with no data yet: it is being transferred.
+    Waiting,
+    /// The load failed (the previous data, if any, is still served).
+    Failed(String),
+}
+
+/// What every writer shares.
+#[derive(Debug)]
+pub struct Shared {
+    /// The served zones.
+    pub db: Arc<ZoneDb>,
+    /// Transfers in at once (`[transfer] max-incoming`).
+    pub incoming: Arc<Semaphore>,
+    /// Timeouts and sizes for talking to remotes.
+    pub limits: ArcSwap<Limits>,
+}
+
+/// A running writer.
+#[derive(Debug)]
+struct Handle {
+    events: mpsc::UnboundedSender<Event>,
+}
+
+/// The control plane (see the module comment).
+#[derive(Debug)]
+pub struct Control {
+    runtime: Runtime,
+    shared: Arc<Shared>,
+    handler: Arc<EngineHandler>,
+    writers: Arc<Mutex<HashMap<Name, Handle>>>,
+}
+
+/// The first loads of an [`Control::apply`], to wait for.
+#[derive(Debug)]
+pub struct Loading {
+    pending: Vec<(Name, oneshot::Receiver<LoadOutcome>)>,
+    done: Vec<(Name, LoadOutcome)>,
+}
+
+impl Control {
+    /// Starts the control plane's runtime and takes the NOTIFYs `handler` accepts.
+    pub fn start(config: &Config, db: Arc<ZoneDb>, handler: Arc<EngineHandler>) -> Result<Control> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(THREADS)
+            .thread_name("ternd-ctl")
+            .enable_all()
+            .build()
+            .map_err(|source| Error::Os { doing: "starting the control plane", source })?;
+        let incoming = usize::try_from(config.transfer.max_incoming).unwrap_or(usize::MAX);
+        let shared = Arc::new(Shared {
+            db,
+            incoming: Arc::new(Semaphore::new(incoming)),
+            limits: ArcSwap::from_pointee(limits(config)),
+        });
+        let writers = Arc::new(Mutex::new(HashMap::new()));
+        let (notices, received) = mpsc::channel(NOTICE_QUEUE);
+        handler.forward_notices(notices);
+        runtime.spawn(route_notices(received, Arc::clone(&writers)));
+        Ok(Control { runtime, shared, handler, writers })
+    }
+
+    /// Brings the served zones in line with `config` (see the module comment).
+    pub fn apply(&self, config: &Config) -> Loading {
+        self.shared.limits.store(Arc::new(limits(config)));
+        self.handler.engine().set_access(access(config));
+        let plans = &config.resolved.zones;
+        let slots = self.publish_set(plans);
+        let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
+        let Ok(mut writers) = self.writers.lock() else { return loading };
+        let keep: std::collections::HashSet<&Name> = plans.iter().map(|p| &p.name).collect();
+        writers.retain(|name, handle| {
+            let kept = keep.contains(name);
+            if !kept {
+                let _ = handle.events.send(Event::Stop);
+                info!(zone = %name, "zone removed");
+            }
+            kept
+        });
+        for (plan, slot) in plans.iter().zip(slots) {
+            let handle = writers.entry(plan.name.clone()).or_insert_with(|| self.spawn(plan, slot));
+            let (done, outcome) = oneshot::channel();
+            let event = Event::Load { plan: Arc::clone(plan), done: Some(done) };
+            if handle.events.send(event).is_ok() {
+                loading.pending.push((plan.name.clone(), outcome));
+            }
+        }
+        loading
+    }
+
+    /// Publishes the set of zones `plans` names: current slots kept, new ones empty.
+    fn publish_set(&self, plans: &[Arc<ZonePlan>]) -> Vec<Arc<ZoneSlot>> {
+        let current = self.shared.db.snapshot();
+        let slots: Vec<Arc<ZoneSlot>> = plans
+            .iter()
+            .map(|p| {
+                current.get(&p.name).cloned().unwrap_or_else(|| Arc::new(ZoneSlot::new(&p.name)))
+            })
+            .collect();
+        self.shared.db.publish_set(ZoneSet::new(slots.clone()));
+        slots
+    }
+
+    fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Handle {
+        let (events, received) = mpsc::unbounded_channel();
+        let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
+        self.runtime.spawn(writer.run(received));
+        Handle { events }
+    }
+
+    /// Runs `f` on the control plane's runtime (tests, and work that must not block the
+    /// caller).
+    pub fn handle(&self) -> tokio::runtime::Handle {
+        self.runtime.handle().clone()
+    }
+
+    /// Stops every writer and the runtime without waiting for loads or transfers under
+    /// way (they are cut off; what they would have published is not needed any more).
+    pub fn shutdown(self) {
+        if let Ok(mut writers) = self.writers.lock() {
+            for (_, handle) in writers.drain() {
+                let _ = handle.events.send(Event::Stop);
+            }
+        }
+        self.runtime.shutdown_timeout(Duration::from_millis(100));
+    }
+}
+
+impl Loading {
+    /// Waits up to `timeout` for the loads still pending; true when all are done.
+    pub fn wait(&mut self, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        while let Some((name, mut receiver)) = self.pending.pop() {
+            loop {
+                match receiver.try_recv() {
+                    Ok(outcome) => {
+                        self.done.push((name, outcome));
+                        break;
+                    }
+                    Err(oneshot::error::TryRecvError::Closed) => {
+                        self.done
+                            .push((name, LoadOutcome::Failed("the zone's writer stopped".into())));
+                        break;
+                    }
+                    Err(oneshot::error::TryRecvError::Empty)
+                        if std::time::Instant::now() >= deadline =>
+                    {
+                        self.pending.push((name, receiver));
+                        return false;
+                    }
+                    Err(oneshot::error::TryRecvError::Empty) => {
+                        std::thread::sleep(Duration::from_millis(5))
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    /// What the loads did, once [`wait`](Self::wait) returned true.
+    pub fn report(&self) -> ReloadReport {
+        let mut report =
+            ReloadReport { zones: self.done.len() + self.pending.len(), ..ReloadReport::default() };
+        for (_, outcome) in &self.done {
+            match outcome {
+                LoadOutcome::Loaded { records, .. } | LoadOutcome::Unchanged { records } => {
+                    report.records += records
+                }
+                LoadOutcome::Waiting => report.waiting += 1,
+                LoadOutcome::Failed(_) => report.failed += 1,
+            }
+        }
+        report
+    }
+
+    /// The zones whose load failed, with why.
+    pub fn failures(&self) -> Vec<(&Name, &str)> {
+        self.done
+            .iter()
+            .filter_map(|(name, outcome)| match outcome {
+                LoadOutcome::Failed(why) => Some((name, why.as_str())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Sends each accepted NOTIFY to its zone's writer.
+async fn route_notices(
+    mut received: mpsc::Receiver<NoticeFrom>,
+    writers: Arc<Mutex<HashMap<Name, Handle>>>,
+) {
+    while let Some((notice, from)) = received.recv().await {
+        let sent = writers.lock().ok().and_then(|w| {
+            let handle = w.get(&notice.zone)?;
+            handle.events.send(Event::Notify { serial: notice.serial, from }).ok()
+        });
+        if sent.is_none() {
+            warn!(zone = %notice.zone, from = %from, "NOTIFY for a zone without a writer: ignored");
+        }
+    }
+}
+
+/// The engine's keys and rules from the configuration.
+fn access(config: &Config) -> Access {
+    let mut access = Access { keys: config.resolved.keys.clone(), ..Access::default() };
+    for plan in &config.resolved.zones {
+        access.zones.insert(plan.name.clone(), ZoneAccess { rules: plan.rules.clone() });
+    }
+    access
+}
+
+fn limits(config: &Config) -> Limits {
+    Limits { timeout: config.transfer.timeout, max_size: config.transfer.max_zone_size }
+}
+
+/// Logs a failure to create the storage directory (secondaries will fail to keep
+/// their zones, and say so, but the server runs).
+pub fn prepare_storage(path: &PathBuf) {
+    if let Err(e) = std::fs::create_dir_all(path) {
+        error!(storage = %path.display(), "cannot create the storage directory: {e}");
+    }
+}

@@ -1,0 +1,425 @@
+//! A secondary zone: transferred from its primaries, refreshed as its SOA timers say
+//! (RFC 1034 §4.3.5, RFC 1996), kept on disk so that a restart serves it at once.
+//!
+//! * Refresh: the primaries (and their addresses) in order; an SOA query first, then —
+//!   when the serial is newer — IXFR from our serial (AXFR when we have nothing, or when
+//!   the IXFR fails or its changes do not apply).
+//! * What arrives is checked before it replaces anything: every record, the zone's
+//!   semantic checks, and a serial that rises (RFC 1982). A bad transfer leaves the
+//!   served version alone and is retried after the SOA's retry interval.
+//! * Without a successful refresh for the SOA's expire time, the zone stops being
+//!   served (SERVFAIL) until a refresh succeeds.
+//! * After each change the zone file and the timers are written (atomically), off the
+//!   path to publishing.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tern_wire::Name;
+use tern_zone::records::serial_gt;
+use tern_zone::transfer::Received;
+use tern_zone::{History, HistoryLimits, RecordData, ZoneContents};
+use tracing::{error, info, warn};
+
+use super::storage::{self, Timers};
+use super::writer::{now, Writer};
+use super::LoadOutcome;
+use crate::client::{self, ClientError, Limits, Peer, TransferIn};
+use crate::config::{Remote, Role, TimerBounds, ZoneSource};
+
+/// When a secondary does what next (seconds since the epoch).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Schedule {
+    /// Check the primary then (`None`: not a secondary, or not started).
+    pub refresh_at: Option<u64>,
+    /// Stop serving then unless refreshed before (`None`: no data to expire).
+    pub expire_at: Option<u64>,
+    /// The last successful refresh.
+    pub last_refresh: u64,
+    /// The zone expired and is not served.
+    pub expired: bool,
+    /// Refreshes that failed in a row (for the retry interval without an SOA).
+    pub failures: u32,
+}
+
+impl Schedule {
+    /// The next time something is due.
+    pub fn next_wake(&self) -> Option<u64> {
+        let expire = self.expire_at.filter(|_| !self.expired);
+        match (self.refresh_at, expire) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// How a refresh ended.
+#[derive(Debug)]
+enum Fetched {
+    /// The primary has nothing newer.
+    UpToDate { serial: u32 },
+    /// A new version, with its history, and what the transfer was.
+    Zone { zone: Box<ZoneContents>, log: TransferLog },
+}
+
+/// What one transfer in was, for its log line.
+#[derive(Debug)]
+struct TransferLog {
+    peer: SocketAddr,
+    kind: &'static str,
+    from: Option<u32>,
+    messages: u64,
+    records: u64,
+    bytes: u64,
+    elapsed: Duration,
+}
+
+impl Writer {
+    /// The first load of a secondary serves what it kept on disk (unless it expired
+    /// meanwhile) and refreshes when its timers say; later loads only take the plan.
+    pub async fn start_secondary(&mut self) -> LoadOutcome {
+        if self.schedule.refresh_at.is_some() {
+            let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
+            return LoadOutcome::Unchanged { records };
+        }
+        self.schedule.refresh_at = Some(now());
+        let ZoneSource::File(path) = self.plan.source.clone() else { return LoadOutcome::Waiting };
+        let timers = Timers::load(&storage::timers_path(&path));
+        if !path.exists() {
+            return LoadOutcome::Waiting;
+        }
+        let name = self.plan.name.clone();
+        let loaded = tokio::task::spawn_blocking(move || {
+            tern_zone::load_file(&path, &name, &Default::default(), &mut |_| {})
+        })
+        .await;
+        let zone = match loaded {
+            Ok(Ok(loaded)) => loaded.contents,
+            Ok(Err(e)) => return self.kept_copy_failed(e.to_string()),
+            Err(e) => return self.kept_copy_failed(e.to_string()),
+        };
+        self.serve_kept(zone, timers)
+    }
+
+    fn kept_copy_failed(&mut self, why: String) -> LoadOutcome {
+        error!(zone = %self.plan.name, "the kept copy cannot be loaded, transferring anew: {why}");
+        LoadOutcome::Waiting
+    }
+
+    /// Serves the kept copy unless its timers say it expired.
+    fn serve_kept(&mut self, zone: ZoneContents, timers: Option<Timers>) -> LoadOutcome {
+        let (serial, records) = (zone.serial(), zone.record_count() as u64);
+        let timers = timers.filter(|t| t.serial == serial);
+        let zone = Arc::new(zone);
+        match timers {
+            Some(t) if t.expire_at <= now() => {
+                warn!(zone = %self.plan.name, serial, "the kept copy expired while the server was down: not served until refreshed");
+                self.current = Some(zone);
+                self.schedule.expired = true;
+                return LoadOutcome::Waiting;
+            }
+            Some(t) => {
+                self.schedule = Schedule {
+                    refresh_at: Some(t.next_refresh),
+                    expire_at: Some(t.expire_at),
+                    last_refresh: t.last_refresh,
+                    ..self.schedule
+                };
+            }
+            None => {} // no timers: serve it, and refresh at once
+        }
+        if !self.publish(zone) {
+            return LoadOutcome::Failed("not published".into());
+        }
+        info!(zone = %self.plan.name, serial, records, refresh_in = self.schedule.refresh_at.unwrap_or(0).saturating_sub(now()), "zone loaded from the kept copy");
+        LoadOutcome::Loaded { serial, records }
+    }
+
+    /// A NOTIFY from a primary: refresh now (RFC 1996 §4.7).
+    pub async fn notified(&mut self, serial: Option<u32>, from: SocketAddr) {
+        if !matches!(self.plan.role, Role::Secondary(_)) {
+            return;
+        }
+        let ours = self.current.as_ref().map(|z| z.serial());
+        info!(zone = %self.plan.name, from = %from, serial = serial.map_or_else(|| "-".into(), |s| s.to_string()), ours = ours.map_or_else(|| "-".into(), |s| s.to_string()), "NOTIFY received");
+        self.refresh().await;
+    }
+
+    /// A timer is due: expire, or refresh.
+    pub async fn on_time(&mut self) {
+        let t = now();
+        if self.schedule.expire_at.is_some_and(|at| at <= t) && !self.schedule.expired {
+            self.expire();
+        }
+        if self.schedule.refresh_at.is_some_and(|at| at <= t) {
+            self.refresh().await;
+        }
+    }
+
+    /// The zone expired: stop serving it (SERVFAIL) until a refresh succeeds.
+    fn expire(&mut self) {
+        error!(zone = %self.plan.name, "zone expired: no successful refresh within the SOA expire time; answering SERVFAIL until refreshed");
+        if self.slot.replace(self.current.as_ref(), None) {
+            self.schedule.expired = true;
+        }
+    }
+
+    /// Checks the primaries and takes a newer version (see the module comment).
+    pub async fn refresh(&mut self) {
+        let Role::Secondary(primaries) = &self.plan.role else { return };
+        let Ok(permit) = Arc::clone(&self.shared.incoming).acquire_owned().await else { return };
+        let job = Job {
+            zone: self.plan.name.clone(),
+            primaries: primaries.clone(),
+            current: self.current.clone(),
+            limits: **self.shared.limits.load(),
+            history: self.plan.history,
+        };
+        let fetched = tokio::task::spawn_blocking(move || job.run()).await;
+        drop(permit);
+        match fetched {
+            Ok(Ok(Fetched::UpToDate { serial })) => self.refreshed(serial),
+            Ok(Ok(Fetched::Zone { zone, log })) => self.take(*zone, log),
+            Ok(Err(why)) => self.refresh_failed(&why),
+            Err(e) => self.refresh_failed(&e.to_string()),
+        }
+    }
+
+    /// The primary has what we have: the timers start again.
+    fn refreshed(&mut self, serial: u32) {
+        let ours = self.current.as_ref().map(|z| z.serial());
+        if self.schedule.expired && ours == Some(serial) {
+            if let Some(zone) = self.current.clone() {
+                if self.slot.replace(None, Some(zone)) {
+                    info!(zone = %self.plan.name, serial, "zone served again: the primary confirmed our serial");
+                    self.schedule.expired = false;
+                }
+            }
+        }
+        self.succeeded();
+        self.store_timers();
+    }
+
+    /// Publishes a new version, keeps it on disk, and tells our own secondaries.
+    fn take(&mut self, zone: ZoneContents, log: TransferLog) {
+        let serial = zone.serial();
+        let (records, elapsed_ms) =
+            (zone.record_count(), u64::try_from(log.elapsed.as_millis()).unwrap_or(u64::MAX));
+        let zone = Arc::new(zone);
+        let published = if self.schedule.expired {
+            self.slot.replace(None, Some(Arc::clone(&zone))) && {
+                self.current = Some(Arc::clone(&zone));
+                true
+            }
+        } else {
+            self.publish(Arc::clone(&zone))
+        };
+        if !published {
+            return;
+        }
+        self.schedule.expired = false;
+        let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
+        info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
+        self.succeeded();
+        self.store_zone(zone, log.kind != "IXFR");
+        self.notify_secondaries();
+    }
+
+    /// Restarts the timers after a successful refresh: refresh and expire from the SOA.
+    fn succeeded(&mut self) {
+        let t = now();
+        let soa = self.current.as_ref().and_then(|z| z.soa_numbers());
+        let bounds = self.plan.timers;
+        let refresh = soa.map_or(3600, |s| u64::from(s.refresh));
+        self.schedule.refresh_at = Some(t + clamp(refresh, bounds.refresh));
+        self.schedule.expire_at =
+            soa.map(|s| t + u64::from(s.expire).max(clamp(refresh, bounds.refresh)));
+        self.schedule.last_refresh = t;
+        self.schedule.failures = 0;
+    }
+
+    /// A failed refresh: retry after the SOA's retry interval (growing from `retry-min`
+    /// when there is no SOA yet).
+    fn refresh_failed(&mut self, why: &str) {
+        let bounds: TimerBounds = self.plan.timers;
+        self.schedule.failures = self.schedule.failures.saturating_add(1);
+        let retry = match self.current.as_ref().and_then(|z| z.soa_numbers()) {
+            Some(soa) => clamp(u64::from(soa.retry), bounds.retry),
+            None => clamp(
+                bounds.retry.0.as_secs().max(1) << self.schedule.failures.min(10),
+                bounds.retry,
+            ),
+        };
+        self.schedule.refresh_at = Some(now() + retry);
+        warn!(zone = %self.plan.name, retry_in = retry, "refresh failed, the served version is kept: {why}");
+        self.store_timers();
+    }
+
+    /// Writes the zone file (and the timers after it), one write at a time.
+    fn store_zone(&mut self, zone: Arc<ZoneContents>, large: bool) {
+        let ZoneSource::File(path) = self.plan.source.clone() else { return };
+        let timers = self.timers();
+        let previous = self.storing.take();
+        let name = self.plan.name.clone();
+        self.storing = Some(tokio::spawn(async move {
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            let _ = tokio::task::spawn_blocking(move || {
+                if let Err(e) = storage::write_zone(&path, &zone) {
+                    error!(zone = %name, file = %path.display(), "cannot keep the zone on disk: {e}");
+                    return;
+                }
+                if let Err(e) = timers.save(&storage::timers_path(&path)) {
+                    error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
+                }
+                if large {
+                    tern_zone::memory::after_load();
+                }
+            })
+            .await;
+        }));
+    }
+
+    fn store_timers(&mut self) {
+        let ZoneSource::File(path) = self.plan.source.clone() else { return };
+        if self.current.is_none() {
+            return;
+        }
+        let timers = self.timers();
+        let previous = self.storing.take();
+        let name = self.plan.name.clone();
+        self.storing = Some(tokio::spawn(async move {
+            if let Some(previous) = previous {
+                let _ = previous.await;
+            }
+            let path = storage::timers_path(&path);
+            let saved = tokio::task::spawn_blocking(move || timers.save(&path)).await;
+            if let Ok(Err(e)) = saved {
+                error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
+            }
+        }));
+    }
+
+    fn timers(&self) -> Timers {
+        Timers {
+            serial: self.current.as_ref().map_or(0, |z| z.serial()),
+            last_refresh: self.schedule.last_refresh,
+            next_refresh: self.schedule.refresh_at.unwrap_or(0),
+            expire_at: self.schedule.expire_at.unwrap_or(0),
+        }
+    }
+}
+
+fn clamp(seconds: u64, (min, max): (Duration, Duration)) -> u64 {
+    seconds.clamp(min.as_secs(), max.as_secs().max(min.as_secs()))
+}
+
+/// A refresh, run on a blocking thread.
+struct Job {
+    zone: Name,
+    primaries: Vec<Remote>,
+    current: Option<Arc<ZoneContents>>,
+    limits: Limits,
+    history: HistoryLimits,
+}
+
+impl Job {
+    /// Tries each primary address in order; the first that answers decides.
+    fn run(self) -> Result<Fetched, String> {
+        let mut errors = Vec::new();
+        for remote in &self.primaries {
+            for &addr in &remote.addrs {
+                let peer = Peer { addr, key: remote.key.as_ref() };
+                match self.from(peer) {
+                    Ok(fetched) => return Ok(fetched),
+                    Err(why) => errors.push(format!("{} ({addr}): {why}", remote.id)),
+                }
+            }
+        }
+        Err(errors.join("; "))
+    }
+
+    /// Refreshes from one primary address.
+    fn from(&self, peer: Peer<'_>) -> Result<Fetched, String> {
+        let theirs =
+            client::soa_serial(peer, &self.zone, self.limits.timeout).map_err(|e| e.to_string())?;
+        let ours = self.current.as_ref().map(|z| z.serial());
+        if let Some(ours) = ours {
+            if !serial_gt(theirs, ours) {
+                if theirs != ours {
+                    warn!(zone = %self.zone, peer = %peer.addr, theirs, ours, "the primary's serial is lower than ours: kept ours");
+                }
+                return Ok(Fetched::UpToDate { serial: ours });
+            }
+        }
+        let soa = self.current.as_ref().and_then(|z| z.soa_record());
+        match self.transfer(peer, soa.as_ref()) {
+            Err(why) if soa.is_some() => {
+                warn!(zone = %self.zone, peer = %peer.addr, "IXFR failed, trying AXFR: {why}");
+                self.transfer(peer, None)
+            }
+            other => other,
+        }
+    }
+
+    /// One transfer (IXFR from `soa`, or AXFR) and the new version it gives.
+    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, String> {
+        let started = Instant::now();
+        let got: TransferIn = client::transfer(peer, &self.zone, soa, self.limits)
+            .map_err(|e: ClientError| e.to_string())?;
+        let from = soa.and_then(RecordData::soa_serial);
+        let mut log = TransferLog {
+            peer: peer.addr,
+            kind: "AXFR",
+            from,
+            messages: got.messages,
+            records: got.records,
+            bytes: got.bytes,
+            elapsed: Duration::ZERO,
+        };
+        let zone = match got.received {
+            Received::UpToDate { serial } => return Ok(Fetched::UpToDate { serial }),
+            Received::Full(zone, _report) => {
+                log.kind = if soa.is_some() { "IXFR (whole zone)" } else { "AXFR" };
+                self.check_rises(zone.serial())?;
+                *zone
+            }
+            Received::Changes(changes) => {
+                log.kind = "IXFR";
+                self.apply(changes)?
+            }
+        };
+        log.elapsed = started.elapsed();
+        Ok(Fetched::Zone { zone: Box::new(zone), log })
+    }
+
+    /// A new version must have a higher serial than ours (RFC 1982).
+    fn check_rises(&self, serial: u32) -> Result<(), String> {
+        match self.current.as_ref().map(|z| z.serial()) {
+            Some(ours) if !serial_gt(serial, ours) => Err(format!(
+                "the transfer brought serial {serial}, not newer than ours ({ours}): refused"
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Applies IXFR changesets in order, each kept in the history.
+    fn apply(&self, changes: Vec<tern_zone::Changeset>) -> Result<ZoneContents, String> {
+        let Some(current) = &self.current else {
+            return Err("changes without a zone to apply them to".into());
+        };
+        let mut zone: ZoneContents = (**current).clone();
+        let mut history: History = current.history().clone();
+        for change in changes {
+            let (mut next, _) =
+                zone.apply(&change).map_err(|e| format!("the changes do not apply: {e}"))?;
+            history = history.push(Arc::new(change), self.history);
+            next.set_history(Arc::new(history.clone()));
+            zone = next;
+        }
+        self.check_rises(zone.serial())?;
+        Ok(zone)
+    }
+}

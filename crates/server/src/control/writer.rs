@@ -1,0 +1,129 @@
+//! One zone's writer: the only code that publishes the zone. It takes [`Event`]s in
+//! order and wakes for its timers; what a primary and a secondary do is in
+//! [`primary`](super::primary) and [`secondary`](super::secondary).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tern_zone::{ZoneContents, ZoneSlot};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tracing::{error, info};
+
+use super::secondary::Schedule;
+use super::{notify, Event, LoadOutcome, Shared};
+use crate::config::{Role, ZonePlan};
+
+/// A zone's writer (see the module comment).
+#[derive(Debug)]
+pub struct Writer {
+    /// The zone's plan, as last applied.
+    pub plan: Arc<ZonePlan>,
+    /// The slot the data plane reads.
+    pub slot: Arc<ZoneSlot>,
+    /// What all writers share.
+    pub shared: Arc<Shared>,
+    /// The version last published (kept by a secondary even once expired, as the base
+    /// of the next IXFR).
+    pub current: Option<Arc<ZoneContents>>,
+    /// A primary's source as last loaded (size and modification time).
+    pub source: Option<super::primary::SourceVersion>,
+    /// A secondary's timers.
+    pub schedule: Schedule,
+    /// NOTIFYs being sent for the current version.
+    pub notifying: Vec<JoinHandle<()>>,
+    /// The zone file being written (a secondary keeps what it received).
+    pub storing: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    /// A writer for an empty slot.
+    pub fn new(plan: Arc<ZonePlan>, slot: Arc<ZoneSlot>, shared: Arc<Shared>) -> Writer {
+        Writer {
+            plan,
+            slot,
+            shared,
+            current: None,
+            source: None,
+            schedule: Schedule::default(),
+            notifying: Vec::new(),
+            storing: None,
+        }
+    }
+
+    /// Takes events until stopped.
+    pub async fn run(mut self, mut events: mpsc::UnboundedReceiver<Event>) {
+        loop {
+            let wake = self.schedule.next_wake();
+            let sleep = async {
+                match wake {
+                    Some(at) => {
+                        tokio::time::sleep(Duration::from_secs(at.saturating_sub(now()))).await
+                    }
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                event = events.recv() => match event {
+                    Some(Event::Load { plan, done }) => {
+                        let outcome = self.load(plan).await;
+                        if let Some(done) = done {
+                            let _ = done.send(outcome);
+                        }
+                    }
+                    Some(Event::Notify { serial, from }) => self.notified(serial, from).await,
+                    Some(Event::Stop) | None => break,
+                },
+                () = sleep => self.on_time().await,
+            }
+        }
+        for task in self.notifying.drain(..) {
+            task.abort();
+        }
+    }
+
+    /// Takes the plan and loads (primary) or starts (secondary).
+    async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
+        self.plan = plan;
+        match self.plan.role {
+            Role::Primary => self.load_primary().await,
+            Role::Secondary(_) => self.start_secondary().await,
+        }
+    }
+
+    /// Publishes `zone` in place of the version this writer last published; false (and
+    /// an error logged) if something else replaced it meanwhile, which would be a bug.
+    pub fn publish(&mut self, zone: Arc<ZoneContents>) -> bool {
+        if !self.slot.replace(self.current.as_ref(), Some(Arc::clone(&zone))) {
+            error!(zone = %self.plan.name, "the zone changed under its writer: not published");
+            return false;
+        }
+        self.current = Some(zone);
+        self.schedule.expired = false;
+        true
+    }
+
+    /// Sends NOTIFY for the current version to the plan's targets, replacing any still
+    /// being sent for an older one.
+    pub fn notify_secondaries(&mut self) {
+        for task in self.notifying.drain(..) {
+            task.abort();
+        }
+        let Some(soa) = self.current.as_ref().and_then(|z| z.soa_record()) else { return };
+        let timeout = self.shared.limits.load().timeout;
+        self.notifying = notify::send(&self.plan, &soa, timeout);
+    }
+
+    /// Logs what a load found and what is served now.
+    pub fn log_served(&self, what: &str, elapsed: Duration) {
+        if let Some(zone) = &self.current {
+            let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
+            info!(zone = %self.plan.name, serial = zone.serial(), records = zone.record_count(), elapsed_ms, "{what}");
+        }
+    }
+}
+
+/// Seconds since the epoch.
+pub fn now() -> u64 {
+    crate::dns::unix_now()
+}
