@@ -52,6 +52,17 @@ enum Command {
         #[arg(long, value_name = "ADDR", value_parser = ListenAddr::parse)]
         listen: Option<ListenAddr>,
     },
+    /// Print a new TSIG key (random secret) and the configuration that declares it, for
+    /// ternd and for BIND, Knot DNS and NSD on the other side.
+    Keygen {
+        /// The key's name (both sides must use the same).
+        #[arg(value_parser = parse_zone_name)]
+        name: tern_wire::Name,
+        /// hmac-sha256 (default), hmac-sha224, hmac-sha384, hmac-sha512, hmac-sha1 or
+        /// hmac-md5.
+        #[arg(default_value = "hmac-sha256", value_parser = parse_algorithm)]
+        algorithm: tern_wire::tsig::Algorithm,
+    },
     /// Check a zone file: every error and warning, then a summary (exit 1 if unusable).
     CheckZone {
         /// The zone file.
@@ -67,6 +78,7 @@ const EXAMPLES: &str = "Examples:
   ternd --check-config /etc/tern/ternd.toml
   ternd --listen 127.0.0.1:5353 --zone example.com=example.com.zone --workers 2
   ternd check-zone example.com.zone example.com
+  ternd keygen transfer.example.com hmac-sha256
   ternd demo";
 
 /// What the command line asks for.
@@ -80,6 +92,13 @@ pub enum Plan {
         file: PathBuf,
         /// Its origin.
         origin: tern_wire::Name,
+    },
+    /// Print a new TSIG key.
+    Keygen {
+        /// Its name.
+        name: tern_wire::Name,
+        /// Its algorithm.
+        algorithm: tern_wire::tsig::Algorithm,
     },
     /// Run the server.
     Run {
@@ -99,6 +118,9 @@ impl Cli {
         let mut config = match (self.command, self.config) {
             (Some(Command::CheckZone { file, origin }), _) => {
                 return Ok(Plan::CheckZone { file, origin });
+            }
+            (Some(Command::Keygen { name, algorithm }), _) => {
+                return Ok(Plan::Keygen { name, algorithm });
             }
             (Some(Command::Demo { listen }), _) => demo::config(listen)?,
             (None, Some(path)) => Config::from_file(&path)?,
@@ -121,6 +143,33 @@ impl Cli {
         }
         Ok(Plan::Run { config: Box::new(config), daemon: self.daemon })
     }
+}
+
+fn parse_algorithm(text: &str) -> Result<tern_wire::tsig::Algorithm, String> {
+    tern_wire::tsig::Algorithm::from_text(text).ok_or_else(|| {
+        format!("unknown TSIG algorithm `{text}` (hmac-sha256, hmac-sha224, hmac-sha384, hmac-sha512, hmac-sha1, hmac-md5)")
+    })
+}
+
+/// A new key: a random secret as long as the algorithm's MAC (RFC 8945 §6), and the
+/// configuration that declares it for ternd and for the peers on the other side.
+pub fn keygen(name: &tern_wire::Name, algorithm: tern_wire::tsig::Algorithm) -> Result<String> {
+    let mut secret = vec![0u8; algorithm.mac_len()];
+    aws_lc_rs::rand::fill(&mut secret)
+        .map_err(|_| Error::Config("the system's random number generator failed".into()))?;
+    let secret = tern_wire::tsig::secret_to_base64(&secret);
+    let alg = algorithm.config_name();
+    Ok(format!(
+        "# TSIG key {name} ({alg}). Keep the secret as secret as a password.\n\
+         # ternd (ternd.toml):\n\
+         [[key]]\nname = \"{name}\"\nalgorithm = \"{alg}\"\nsecret = \"{secret}\"\n\n\
+         # BIND (named.conf):\n\
+         # key \"{name}\" {{ algorithm {alg}; secret \"{secret}\"; }};\n\
+         # Knot DNS (knot.conf):\n\
+         # key:\n#   - id: {name}\n#     algorithm: {alg}\n#     secret: {secret}\n\
+         # NSD (nsd.conf):\n\
+         # key:\n#   name: \"{name}\"\n#   algorithm: {alg}\n#   secret: \"{secret}\"\n"
+    ))
 }
 
 /// Parses `NAME=FILE`; a relative FILE is made absolute against the current directory.
@@ -150,6 +199,21 @@ mod tests {
         let mut argv = vec!["ternd"];
         argv.extend_from_slice(args);
         Cli::try_parse_from(argv).map_err(|e| Error::Config(e.to_string()))?.plan()
+    }
+
+    #[test]
+    fn keygen_prints_a_key_the_configuration_takes() {
+        let Plan::Keygen { name, algorithm } =
+            plan(&["keygen", "xfr.example", "hmac-md5"]).unwrap()
+        else {
+            panic!("not keygen")
+        };
+        let text = keygen(&name, algorithm).unwrap();
+        let config = Config::from_text(&text, std::path::Path::new("k.toml")).unwrap();
+        assert_eq!(config.resolved.keys.len(), 1);
+        assert_eq!(config.resolved.keys[0].algorithm(), algorithm);
+        assert_ne!(text, keygen(&name, algorithm).unwrap(), "a new secret each time");
+        assert!(plan(&["keygen", "x", "hmac-nope"]).is_err());
     }
 
     fn run_config(args: &[&str]) -> Config {

@@ -50,7 +50,12 @@ impl std::fmt::Display for ClientError {
 
 impl From<std::io::Error> for ClientError {
     fn from(e: std::io::Error) -> Self {
-        ClientError::Io(e)
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                ClientError::Broken("no answer within the timeout ([transfer] timeout)".into())
+            }
+            _ => ClientError::Io(e),
+        }
     }
 }
 
@@ -143,7 +148,7 @@ fn check_answer(answer: &[u8], request: &[u8], key: Option<&Key>, mac: Option<&M
         let keys = std::slice::from_ref(key);
         match tsig::verify_message(answer, keys, Some(mac.as_slice()), unix_now()) {
             Ok(Some(outcome)) if outcome.status == TsigStatus::Ok => {}
-            Ok(Some(outcome)) => return Err(ClientError::Tsig(format!("{:?}", outcome.status))),
+            Ok(Some(outcome)) => return Err(ClientError::Tsig(tsig_status(outcome.status))),
             Ok(None) => {
                 let rcode = Rcode::from_parts(header.flags.rcode_bits(), 0);
                 if rcode != Rcode::NOERROR {
@@ -259,6 +264,36 @@ pub fn transfer(
     Ok(TransferIn { received, messages, records, bytes })
 }
 
+/// A TSIG verdict in words (TSIG error codes named as RFC 8945 §3 names them, not as
+/// the RCODEs that share their numbers).
+fn tsig_status(status: TsigStatus) -> String {
+    let name = |rcode: Rcode| match rcode.0 {
+        16 => "BADSIG".to_owned(),
+        17 => "BADKEY".to_owned(),
+        18 => "BADTIME".to_owned(),
+        22 => "BADTRUNC".to_owned(),
+        _ => rcode.to_string(),
+    };
+    match status {
+        TsigStatus::Ok => "verified".into(),
+        TsigStatus::BadKey => "the answer is signed with a key we do not expect (BADKEY)".into(),
+        TsigStatus::BadSig => "the answer's signature does not verify (BADSIG)".into(),
+        TsigStatus::BadTime => "the answer's time is outside the fudge (BADTIME)".into(),
+        TsigStatus::BadTrunc => "the answer's MAC is truncated too much (BADTRUNC)".into(),
+        TsigStatus::Peer(error) => format!("the remote refused our signature: {}", name(error)),
+    }
+}
+
+/// A connection that ended before the transfer did says so.
+fn cut_short(e: std::io::Error) -> ClientError {
+    match e.kind() {
+        std::io::ErrorKind::UnexpectedEof => {
+            ClientError::Broken("the primary closed the connection mid-transfer".into())
+        }
+        _ => e.into(),
+    }
+}
+
 /// The messages of one transfer being read.
 struct Stream {
     tcp: TcpStream,
@@ -291,11 +326,11 @@ impl Stream {
     /// One length-prefixed message.
     fn read_message(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut prefix = [0u8; 2];
-        self.tcp.read_exact(&mut prefix)?;
+        self.tcp.read_exact(&mut prefix).map_err(cut_short)?;
         let len = usize::from(u16::from_be_bytes(prefix));
         let body =
             buf.get_mut(..len).ok_or_else(|| ClientError::Broken("message too long".into()))?;
-        self.tcp.read_exact(body)?;
+        self.tcp.read_exact(body).map_err(cut_short)?;
         self.messages += 1;
         self.bytes += len as u64;
         if self.bytes > self.limits.max_size {

@@ -23,6 +23,9 @@ fn main() -> ExitCode {
             print!("{}", checked.text);
             return if checked.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }
+        Plan::Keygen { name, algorithm } => {
+            tern_server::cli::keygen(&name, algorithm).map(|text| print!("{text}"))
+        }
         Plan::Run { config, daemon } => run(*config, daemon),
     };
     match outcome {

@@ -252,7 +252,12 @@ impl Writer {
             ),
         };
         self.schedule.refresh_at = Some(now() + retry);
-        warn!(zone = %self.plan.name, retry_in = retry, "refresh failed, the served version is kept: {why}");
+        let kept = if self.current.is_some() {
+            "the served version is kept"
+        } else {
+            "nothing served yet"
+        };
+        warn!(zone = %self.plan.name, retry_in = retry, "refresh failed ({kept}): {why}");
         self.store_timers();
     }
 

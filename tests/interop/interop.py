@@ -1,0 +1,338 @@
+#!/usr/bin/env python3
+"""Zone transfers, NOTIFY and TSIG between Tern and the real servers, on loopback.
+
+Scenarios (each reports pass or fail; exit status 1 when any failed):
+  * tern-primary: Tern serves three zones (one unsigned of some 3,000 records, one
+    NSEC-signed, one NSEC3-signed) to Knot DNS, NSD, BIND and Tern secondaries: first
+    transfer, then a change on Tern (edit, SIGHUP), NOTIFY, IXFR; every secondary's copy
+    must equal Tern's (compared by AXFR).
+  * knot-primary, bind-primary: the same steps with the peer as primary and Tern as
+    secondary, TSIG required; a second Tern with the wrong key must be refused and
+    serve nothing.
+  * faults: a scripted primary (`fake.py`) that vanishes mid-transfer, sends a broken
+    message, a lower serial, a zone over the size limit, or a bad TSIG: Tern keeps the
+    old zone, logs the error, and retries as the SOA's retry interval says.
+
+  interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
+"""
+
+import argparse
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import time
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import dns.message  # noqa: E402
+import dns.query  # noqa: E402
+import dns.rcode  # noqa: E402
+import dns.rdatatype  # noqa: E402
+import dns.tsigkeyring  # noqa: E402
+import dns.xfr  # noqa: E402
+
+import fake  # noqa: E402
+import servers  # noqa: E402
+from servers import KEY, SECRET, peers  # noqa: E402
+
+KEYRING = dns.tsigkeyring.from_text({KEY: ("hmac-sha256", SECRET)})
+CONFORMANCE = os.path.join(REPO, "tests", "conformance", "zones")
+
+
+class Failure(Exception):
+    """A check that did not hold."""
+
+
+def check(condition, what):
+    if not condition:
+        raise Failure(what)
+
+
+def soa_serial(port, zone, timeout=0.5):
+    """The serial `port` serves for `zone` (authoritative NOERROR), else None."""
+    query = dns.message.make_query(zone, "SOA")
+    try:
+        answer = dns.query.udp(query, "127.0.0.1", port=port, timeout=timeout)
+    except Exception:
+        return None
+    if answer.rcode() != dns.rcode.NOERROR or not answer.answer:
+        return None
+    return answer.answer[0][0].serial
+
+
+def rcode(port, zone, qtype="SOA"):
+    query = dns.message.make_query(zone, qtype)
+    try:
+        return dns.query.udp(query, "127.0.0.1", port=port, timeout=1).rcode()
+    except Exception:
+        return None
+
+
+def wait_serial(port, zone, serial, timeout=30.0, who=""):
+    """Waits until `port` serves `serial` for `zone`; fails after `timeout`."""
+    deadline = time.monotonic() + timeout
+    last = None
+    while time.monotonic() < deadline:
+        last = soa_serial(port, zone)
+        if last == serial:
+            return
+        time.sleep(0.05)
+    raise Failure(f"{who} port {port}: {zone} at serial {last}, not {serial}, after {timeout}s")
+
+
+def axfr(port, zone):
+    """The zone as served by `port` (TSIG-signed AXFR), as a sorted list of text lines."""
+    records = set()
+    for message in dns.query.xfr("127.0.0.1", zone, port=port, keyring=KEYRING, keyname=KEY,
+                                 relativize=False, lifetime=30):
+        for rrset in message.answer:
+            for rdata in rrset:
+                records.add(f"{rrset.name.to_text().lower()} {rrset.ttl} "
+                            f"{dns.rdatatype.to_text(rrset.rdtype)} {rdata.to_text().lower()}")
+    return sorted(records)
+
+
+def same_zone(reference_port, port, zone, who):
+    ours, theirs = axfr(reference_port, zone), axfr(port, zone)
+    missing = sorted(set(ours) - set(theirs))[:5]
+    extra = sorted(set(theirs) - set(ours))[:5]
+    check(ours == theirs, f"{who}: copy of {zone} differs: missing {missing}, extra {extra}")
+
+
+def unsigned_zone(serial, extra=""):
+    lines = [
+        "$ORIGIN big.example.",
+        "$TTL 3600",
+        f"@ SOA ns1 hostmaster {serial} 3600 600 86400 300",
+        "@ NS ns1",
+        "@ NS ns2.example.net.",
+        "ns1 A 192.0.2.53",
+        "@ MX 10 mail",
+        "mail A 192.0.2.25",
+        "* TXT \"wildcard\"",
+        "sub NS ns.sub",
+        "ns.sub A 192.0.2.99",
+        "big TXT " + " ".join(f'"{"x" * 200}"' for _ in range(20)),
+    ]
+    for i in range(1500):
+        lines.append(f"host{i} 300 A 10.0.{i >> 8}.{i & 255}")
+        lines.append(f"host{i} 300 AAAA 2001:db8::{i:x}")
+    return "\n".join(lines) + "\n" + extra
+
+
+class Run:
+    """One run's ports, work directories and servers (stopped at the end)."""
+
+    def __init__(self, tern_bin, keep):
+        self.tern_bin = tern_bin
+        self.root = tempfile.mkdtemp(prefix="tern-interop-")
+        self.keep = keep
+        self.started = []
+
+    def work(self, name):
+        path = os.path.join(self.root, name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def start(self, kind, argv_for, port=None, name=None):
+        """Starts `kind` with `argv_for(port, work)` on `port` (a free one by default)."""
+        port = port or peers.free_port()
+        work = self.work(name or f"{kind}-{port}")
+        server = servers.launch(kind, argv_for(port, work), port, work)
+        self.started.append(server)
+        return server
+
+    def tern(self, zones, secret=SECRET, extra="", port=None, name=None):
+        argv_for = lambda p, w: servers.tern(p, w, self.tern_bin, zones, secret, extra)  # noqa: E731
+        return self.start("tern", argv_for, port=port, name=name)
+
+    def close(self):
+        for server in self.started:
+            server.stop()
+        if not self.keep:
+            shutil.rmtree(self.root, ignore_errors=True)
+        else:
+            print(f"  work kept in {self.root}")
+
+
+def log_of(server):
+    with open(server.log_path, errors="replace") as f:
+        return f.read()
+
+
+def tern_primary(run):
+    """Tern → Knot DNS, NSD, BIND and Tern secondaries: AXFR, change, NOTIFY, IXFR."""
+    work = run.work("primary-zones")
+    big = os.path.join(work, "big.example.zone")
+    with open(big, "w") as f:
+        f.write(unsigned_zone(1))
+    zones = [("big.example.", big, 1)]
+    for origin in ("secure.example.", "optout.example."):
+        path = os.path.join(work, origin + "zone")
+        shutil.copy(os.path.join(CONFORMANCE, origin + "zone.signed"), path)
+        zones.append((origin, path, None))
+    ports = {kind: peers.free_port() for kind in ("knot", "nsd", "bind", "tern2")}
+    primary_port = peers.free_port()
+    notify = [("127.0.0.1", p) for p in ports.values()]
+    plan = [{"origin": o, "file": f, "notify": notify} for o, f, _ in zones]
+    primary = run.tern(plan, port=primary_port, name="tern-primary")
+    serials = {}
+    for origin, _, _ in zones:
+        deadline = time.monotonic() + 20
+        while serials.get(origin) is None and time.monotonic() < deadline:
+            serials[origin] = soa_serial(primary_port, origin)
+            time.sleep(0.05)
+        check(serials[origin] is not None, f"Tern primary does not serve {origin}:\n{primary.log_tail()}")
+    secondary_zones = [{"origin": o, "primary": ("127.0.0.1", primary_port)} for o, _, _ in zones]
+    builders = {"knot": servers.knot, "nsd": servers.nsd, "bind": servers.bind}
+    secondaries = {}
+    for kind, port in ports.items():
+        if kind == "tern2":
+            secondaries[kind] = run.tern(secondary_zones, port=port, name="tern-secondary")
+            continue
+        argv_for = lambda p, w, b=builders[kind]: b(p, w, secondary_zones)  # noqa: E731
+        secondaries[kind] = run.start(kind, argv_for, port=port, name=f"{kind}-secondary")
+    for origin, serial in serials.items():
+        for kind, server in secondaries.items():
+            wait_serial(server.port, origin, serial, who=kind)
+            same_zone(primary_port, server.port, origin, f"{kind} after the first transfer")
+    print("    first transfer: every secondary equals Tern on all three zones")
+    # A change on Tern: edit, reload; NOTIFY brings IXFR to every secondary.
+    with open(big, "w") as f:
+        f.write(unsigned_zone(2, "new 60 A 192.0.2.200\n").replace("host7 300 A 10.0.0.7\n", ""))
+    os.kill(primary.proc.pid, signal.SIGHUP)
+    for kind, server in secondaries.items():
+        wait_serial(server.port, "big.example.", 2, timeout=30, who=kind)
+        same_zone(primary_port, server.port, "big.example.", f"{kind} after the change")
+    log = log_of(primary)
+    for kind, server in secondaries.items():
+        check("kind=\"Ixfr\"" in log, f"no IXFR out in Tern's log:\n{log[-3000:]}")
+    ixfrs = log.count('kind="Ixfr" from="1" serial=2')
+    check(ixfrs >= 4, f"{ixfrs} IXFRs from 1 to 2 in Tern's log, want one per secondary")
+    notified = log.count("NOTIFY acknowledged zone=big.example.")
+    check(notified >= 4, f"{notified} NOTIFYs acknowledged for big.example., want 4")
+    print(f"    change: NOTIFY acknowledged by all 4, {ixfrs} IXFRs, copies equal")
+
+
+def peer_primary(run, kind):
+    """`kind` (knot or bind) as primary → Tern secondary, TSIG required; a wrong key is
+    refused."""
+    work = run.work(f"{kind}-zones")
+    path = os.path.join(work, "big.example.zone")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(10))
+    tern_port, wrong_port = peers.free_port(), peers.free_port()
+    zones = [{"origin": "big.example.", "file": path, "notify": [("127.0.0.1", tern_port)]}]
+    builder = servers.knot if kind == "knot" else servers.bind
+    primary = run.start(kind, lambda p, w: builder(p, w, zones), name=f"{kind}-primary")
+    primary_port = primary.port
+    wait_serial(primary_port, "big.example.", 10, who=kind)
+    ours = [{"origin": "big.example.", "primary": ("127.0.0.1", primary_port)}]
+    tern = run.tern(ours, port=tern_port, name=f"tern-of-{kind}")
+    wrong = run.tern(ours, secret=servers.WRONG_SECRET, port=wrong_port, name=f"tern-wrong-key-of-{kind}")
+    wait_serial(tern_port, "big.example.", 10, who="tern")
+    same_zone(primary_port, tern_port, "big.example.", f"tern from {kind}")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(11, "changed 60 TXT \"by the primary\"\n"))
+    if kind == "knot":
+        reload = peers.subprocess.run(["knotc", "-s", os.path.join(primary.work, "knot.sock"),
+                                       "zone-reload", "big.example."], capture_output=True, text=True)
+        check(reload.returncode == 0, f"knotc zone-reload: {reload.stdout}{reload.stderr}")
+    else:
+        os.kill(primary.proc.pid, signal.SIGHUP)
+    wait_serial(tern_port, "big.example.", 11, timeout=30, who="tern")
+    same_zone(primary_port, tern_port, "big.example.", f"tern from {kind} after the change")
+    log = log_of(tern)
+    check('kind="IXFR"' in log, f"Tern did not take the change by IXFR:\n{log[-3000:]}")
+    check("NOTIFY received" in log, f"Tern got no NOTIFY from {kind}")
+    check(rcode(wrong_port, "big.example.") == dns.rcode.SERVFAIL, "the wrong-key secondary serves data")
+    wrong_log = log_of(wrong)
+    check("refresh failed" in wrong_log and ("BADSIG" in wrong_log or "BADKEY" in wrong_log),
+          f"the wrong key's failure is not logged:\n{wrong_log[-2000:]}")
+    print(f"    {kind} → Tern: AXFR, then NOTIFY and IXFR, copies equal; wrong key refused")
+
+
+def faults(run):
+    """A scripted primary misbehaves; Tern keeps serving its last good version."""
+    primary = fake.Primary("big.example.", KEYRING, KEY)
+    primary.set_zone(unsigned_zone(1).replace(" 3600 600 86400", " 2 1 86400"))
+    try:
+        zones = [{"origin": "big.example.", "primary": ("127.0.0.1", primary.port)}]
+        extra = '[transfer]\nmax-zone-size = "400K"\ntimeout = "2s"\n[[template]]\nid = "default"\nrefresh-min = "1s"\nretry-min = "1s"\n'
+        tern = run.tern(zones, extra=extra, name="tern-faults")
+        wait_serial(tern.port, "big.example.", 1, who="tern")
+        cases = [
+            ("cut", "mid-transfer", "closed the connection"),
+            ("broken", "broken message", "broken answer"),
+            ("lower", "lower serial", "not newer"),
+            ("big", "over max-zone-size", "max-zone-size"),
+            ("badsig", "bad TSIG", "TSIG"),
+        ]
+        for mode, what, logged in cases:
+            mark = len(log_of(tern))
+            primary.set_mode(mode, serial=2)
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                recent = log_of(tern)[mark:]
+                if "refresh failed" in recent:
+                    break
+                time.sleep(0.1)
+            recent = log_of(tern)[mark:]
+            check("refresh failed" in recent, f"{what}: no failure logged:\n{recent[-2000:]}")
+            check(logged.lower() in recent.lower() or mode == "lower",
+                  f"{what}: the log does not say why ({logged!r}):\n{recent[-2000:]}")
+            check(soa_serial(tern.port, "big.example.") == 1, f"{what}: serial 1 no longer served")
+            check("retry_in=1" in recent or "retry_in=2" in recent, f"{what}: retry not from the SOA:\n{recent[-1500:]}")
+            print(f"    {what}: kept serial 1, logged, retried after the SOA's retry interval")
+        primary.set_mode("good", serial=3)
+        wait_serial(tern.port, "big.example.", 3, timeout=15, who="tern")
+        print("    a good primary again: serial 3 taken")
+    finally:
+        primary.close()
+
+
+SCENARIOS = {
+    "tern-primary": tern_primary,
+    "knot-primary": lambda run: peer_primary(run, "knot"),
+    "bind-primary": lambda run: peer_primary(run, "bind"),
+    "faults": faults,
+}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--tern", default=peers.default_ternd(REPO))
+    parser.add_argument("--only", default=",".join(SCENARIOS))
+    parser.add_argument("--keep", action="store_true", help="keep the work directories")
+    args = parser.parse_args()
+    if not os.access(args.tern, os.X_OK):
+        print(f"no ternd at {args.tern}: build it (cargo build --release -p ternd)")
+        return 2
+    failed = []
+    for name in args.only.split(","):
+        print(f"== {name}", flush=True)
+        run = Run(args.tern, args.keep)
+        started = time.monotonic()
+        try:
+            SCENARIOS[name](run)
+            print(f"  pass ({time.monotonic() - started:.1f} s)")
+        except Exception as e:  # a failed check or a server that would not start
+            failed.append(name)
+            print(f"  FAIL: {e}")
+            if not isinstance(e, Failure):
+                traceback.print_exc()
+            for server in run.started:
+                print(f"  --- {server.kind} on {server.port} ({server.work}):\n{server.log_tail(15)}")
+        finally:
+            run.close()
+    print(f"interop: {len(args.only.split(','))} scenarios, {len(failed)} failed {failed or ''}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

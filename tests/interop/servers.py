@@ -1,0 +1,209 @@
+"""Knot DNS, NSD, BIND and Tern as primaries and secondaries on loopback, with TSIG.
+
+Each builder writes a configuration into the server's work directory and returns the
+argv; `launch` starts it through `bench/peers.py`'s `Server` (own process group, log
+file). Every server of a run shares one TSIG key (`KEY`), required for transfers and
+for NOTIFY.
+"""
+
+import base64
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(REPO, "bench"))
+
+import peers  # noqa: E402
+
+KEY = "xfr.key."
+SECRET = base64.b64encode(b"tern interop transfer key 32 by!").decode()
+WRONG_SECRET = base64.b64encode(b"not the secret the primary knows").decode()
+
+
+def _write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
+    """Tern with `zones`: dicts with origin, and file (primary) or primary=(host, port)
+    (secondary); `notify` lists (host, port) targets; every zone allows transfers with
+    the key from loopback."""
+    remotes, zone_text, seen = [], [], {}
+
+    def remote(addr):
+        rid = f"r{addr[1]}"
+        if rid not in seen:
+            seen[rid] = True
+            remotes.append(f'[[remote]]\nid = "{rid}"\naddress = "{addr[0]}:{addr[1]}"\nkey = "{KEY}"\n')
+        return rid
+
+    for z in zones:
+        lines = [f'[[zone]]\nname = "{z["origin"]}"\nacl = "xfr"\n']
+        if "file" in z:
+            lines.append(f'file = "{z["file"]}"\n')
+        if "primary" in z:
+            lines.append(f'primary = "{remote(z["primary"])}"\n')
+        notify = [remote(a) for a in z.get("notify", [])]
+        lines.append(f"notify = {notify!r}\n".replace("'", '"'))
+        zone_text.append("".join(lines))
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/data"
+[log]
+level = "debug"
+[[key]]
+name = "{KEY}"
+secret = "{secret}"
+[[acl]]
+id = "xfr"
+address = "127.0.0.0/8"
+key = "{KEY}"
+action = ["transfer"]
+{extra}
+{''.join(remotes)}
+{''.join(zone_text)}"""
+    path = os.path.join(work, "ternd.toml")
+    _write(path, conf)
+    return [tern_bin, "--config", path]
+
+
+def knot(port, work, zones):
+    """Knot DNS; a zone with `primary` is a secondary, else a primary from `file` that
+    keeps the differences of reloads for IXFR and notifies `notify`."""
+    remotes, zone_lines = {}, []
+    for z in zones:
+        for addr in [z["primary"]] if "primary" in z else z.get("notify", []):
+            remotes[f"r{addr[1]}"] = addr
+    for z in zones:
+        line = f"  - domain: {z['origin']}\n    acl: [notify, transfer]\n"
+        if "primary" in z:
+            line += f"    master: r{z['primary'][1]}\n    file: {work}/{z['origin']}zone\n"
+        else:
+            line += f"    file: {z['file']}\n"
+            if z.get("notify"):
+                line += f"    notify: [{', '.join('r' + str(a[1]) for a in z['notify'])}]\n"
+        zone_lines.append(line)
+    remote_text = "".join(
+        f"  - id: {rid}\n    address: {a[0]}@{a[1]}\n    key: {KEY}\n" for rid, a in remotes.items()
+    )
+    conf = f"""server:
+  rundir: {work}
+  listen: 127.0.0.1@{port}
+  udp-workers: 1
+  tcp-workers: 1
+  background-workers: 1
+log:
+  - target: stderr
+    any: info
+control:
+  listen: {work}/knot.sock
+database:
+  storage: {work}
+key:
+  - id: {KEY}
+    algorithm: hmac-sha256
+    secret: {SECRET}
+{"remote:" + chr(10) + remote_text if remote_text else ""}
+acl:
+  - id: notify
+    address: 127.0.0.0/8
+    key: {KEY}
+    action: notify
+  - id: transfer
+    address: 127.0.0.0/8
+    key: {KEY}
+    action: transfer
+template:
+  - id: default
+    storage: {work}
+    zonefile-sync: 0
+    zonefile-load: difference
+    journal-content: changes
+    semantic-checks: off
+zone:
+{''.join(zone_lines)}"""
+    path = os.path.join(work, "knot.conf")
+    _write(path, conf)
+    return ["knotd", "-c", path]
+
+
+def nsd(port, work, zones):
+    """NSD as a secondary of each zone's `primary`."""
+    zone_text = "".join(
+        f'zone:\n  name: "{z["origin"]}"\n  zonefile: "{work}/{z["origin"]}zone"\n'
+        f'  request-xfr: {z["primary"][0]}@{z["primary"][1]} {KEY}\n'
+        f'  allow-notify: 127.0.0.1 {KEY}\n  provide-xfr: 127.0.0.1 {KEY}\n'
+        for z in zones
+    )
+    conf = f"""server:
+  ip-address: 127.0.0.1@{port}
+  do-ip6: no
+  server-count: 1
+  username: ""
+  chroot: ""
+  zonesdir: "{work}"
+  pidfile: "{work}/nsd.pid"
+  database: ""
+  zonelistfile: "{work}/zone.list"
+  xfrdfile: "{work}/xfrd.state"
+  xfrdir: "{work}"
+  verbosity: 2
+  rrl-ratelimit: 0
+remote-control:
+  control-enable: no
+key:
+  name: "{KEY}"
+  algorithm: hmac-sha256
+  secret: "{SECRET}"
+{zone_text}"""
+    path = os.path.join(work, "nsd.conf")
+    _write(path, conf)
+    return ["nsd", "-d", "-c", path]
+
+
+def bind(port, work, zones):
+    """BIND; a zone with `primary` is a secondary, else a primary from `file` that keeps
+    the differences of reloads for IXFR and notifies `notify`."""
+    zone_text = []
+    for z in zones:
+        if "primary" in z:
+            host, p = z["primary"]
+            zone_text.append(
+                f'zone "{z["origin"]}" {{ type secondary; file "{work}/{z["origin"]}bk"; '
+                f'primaries port {p} {{ {host} key "{KEY}"; }}; notify no; }};\n'
+            )
+        else:
+            also = "".join(f"{h} port {p} key \"{KEY}\"; " for h, p in z.get("notify", []))
+            zone_text.append(
+                f'zone "{z["origin"]}" {{ type primary; file "{z["file"]}"; ixfr-from-differences yes; '
+                f'notify explicit; also-notify {{ {also} }}; }};\n'
+            )
+    conf = f"""key "{KEY}" {{ algorithm hmac-sha256; secret "{SECRET}"; }};
+options {{
+  directory "{work}";
+  listen-on port {port} {{ 127.0.0.1; }};
+  listen-on-v6 {{ none; }};
+  recursion no;
+  dnssec-validation no;
+  pid-file "{work}/named.pid";
+  session-keyfile "{work}/session.key";
+  allow-transfer {{ key "{KEY}"; }};
+  allow-notify {{ key "{KEY}"; }};
+  check-names primary ignore;
+  check-names secondary ignore;
+}};
+controls {{ }};
+{''.join(zone_text)}"""
+    path = os.path.join(work, "named.conf")
+    _write(path, conf)
+    return ["named", "-g", "-n", "1", "-c", path]
+
+
+def launch(kind, argv, port, work):
+    """Starts `argv` as server `kind` (no zone waited for: secondaries start empty)."""
+    os.makedirs(work, exist_ok=True)
+    return peers.Server(kind, [], port, work, argv, None)
