@@ -21,9 +21,12 @@ pub struct Cli {
     /// Run with this configuration file.
     #[arg(short, long, value_name = "FILE", conflicts_with_all = ["listen", "zone", "check_config"])]
     config: Option<PathBuf>,
-    /// Check a configuration file and exit (0: valid).
+    /// Check a configuration file and every zone it names, and exit (0: all usable).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["listen", "zone"])]
     check_config: Option<PathBuf>,
+    /// With --check-config: check the configuration only, not the zone files.
+    #[arg(long, requires = "check_config")]
+    skip_zones: bool,
     /// Quick mode: listen on this address (repeatable; IP:PORT, [IPv6]:PORT or IP).
     #[arg(long, value_name = "ADDR", value_parser = ListenAddr::parse)]
     listen: Vec<ListenAddr>,
@@ -84,8 +87,13 @@ const EXAMPLES: &str = "Examples:
 /// What the command line asks for.
 #[derive(Debug)]
 pub enum Plan {
-    /// Validate a configuration file.
-    CheckConfig(PathBuf),
+    /// Validate a configuration file (and its zones unless `skip_zones`).
+    CheckConfig {
+        /// The file.
+        path: PathBuf,
+        /// `--skip-zones`.
+        skip_zones: bool,
+    },
     /// Check a zone file.
     CheckZone {
         /// The zone file.
@@ -113,7 +121,7 @@ impl Cli {
     /// Turns the arguments into a plan; reads the configuration file if one is given.
     pub fn plan(self) -> Result<Plan> {
         if let Some(path) = self.check_config {
-            return Ok(Plan::CheckConfig(path));
+            return Ok(Plan::CheckConfig { path, skip_zones: self.skip_zones });
         }
         let mut config = match (self.command, self.config) {
             (Some(Command::CheckZone { file, origin }), _) => {
@@ -263,7 +271,10 @@ mod tests {
         assert!(plan(&["--config", "x", "--listen", "127.0.0.1"]).is_err());
         assert!(plan(&["--workers", "0", "demo"]).is_err());
         assert!(plan(&["--listen", "127.0.0.1", "--zone", "a=f", "--zone", "A.=g"]).is_err());
-        assert!(matches!(plan(&["--check-config", "f"]), Ok(Plan::CheckConfig(_))));
+        assert!(matches!(
+            plan(&["--check-config", "f"]),
+            Ok(Plan::CheckConfig { skip_zones: false, .. })
+        ));
         assert!(matches!(plan(&["check-zone", "f", "example.com"]), Ok(Plan::CheckZone { .. })));
         assert!(plan(&["check-zone", "f"]).is_err(), "the origin is needed");
     }

@@ -12,6 +12,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod check_config;
 pub mod check_zone;
 pub mod cli;
 pub mod client;

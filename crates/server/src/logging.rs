@@ -1,6 +1,7 @@
 //! Log output through `tracing`: human-readable lines or JSON objects, to standard error
-//! or a file, with a level that a reload can change; and [`LoadProgress`], the zone load
-//! progress lines (records, elapsed time, rate) that zone loaders emit.
+//! or a file — or, for a daemon without a log file, to syslog (which journald reads), so
+//! its lines are never lost — with a level that a reload can change; and
+//! [`LoadProgress`], the zone load progress lines (records, elapsed time, rate).
 //!
 //! Nothing on the data plane logs; these lines come from the control plane.
 
@@ -31,8 +32,10 @@ impl LogHandle {
     }
 }
 
-/// Installs the process-wide logger described by `config`.
-pub fn init(config: &LogConfig) -> Result<LogHandle> {
+/// Installs the process-wide logger described by `config`; `daemon` without a log file
+/// logs to syslog.
+pub fn init(config: &LogConfig, daemon: bool) -> Result<LogHandle> {
+    let syslog = daemon && config.file.is_none();
     let (writer, ansi) = match &config.file {
         Some(path) => {
             let file = OpenOptions::new()
@@ -42,14 +45,17 @@ pub fn init(config: &LogConfig) -> Result<LogHandle> {
                 .map_err(|source| Error::File { path: path.clone(), source })?;
             (BoxMakeWriter::new(Arc::new(file)), false)
         }
+        None if syslog => (BoxMakeWriter::new(Syslog::open()), false),
         None => (BoxMakeWriter::new(std::io::stderr), std::io::stderr().is_terminal()),
     };
     let (filter, handle) = reload::Layer::new(config.level);
     let lines =
         tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi).with_target(false);
-    let lines = match config.format {
-        LogFormat::Human => lines.boxed(),
-        LogFormat::Json => lines.json().flatten_event(true).boxed(),
+    let lines = match (config.format, syslog) {
+        // Syslog stamps the time itself.
+        (LogFormat::Human, true) => lines.without_time().boxed(),
+        (LogFormat::Human, false) => lines.boxed(),
+        (LogFormat::Json, _) => lines.json().flatten_event(true).boxed(),
     };
     tracing_subscriber::registry()
         .with(filter)
@@ -57,6 +63,66 @@ pub fn init(config: &LogConfig) -> Result<LogHandle> {
         .try_init()
         .map_err(|e| Error::Config(format!("cannot install the logger: {e}")))?;
     Ok(LogHandle(handle))
+}
+
+/// Log lines to syslog, facility daemon, priority from the event's level.
+struct Syslog;
+
+impl Syslog {
+    fn open() -> Syslog {
+        // SAFETY: the identity is a static C string; openlog keeps the pointer.
+        unsafe {
+            libc::openlog(c"ternd".as_ptr(), libc::LOG_PID | libc::LOG_NDELAY, libc::LOG_DAEMON)
+        };
+        Syslog
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Syslog {
+    type Writer = SyslogLine;
+
+    fn make_writer(&'a self) -> SyslogLine {
+        SyslogLine { priority: libc::LOG_INFO, line: Vec::new() }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> SyslogLine {
+        let priority = match *meta.level() {
+            tracing::Level::ERROR => libc::LOG_ERR,
+            tracing::Level::WARN => libc::LOG_WARNING,
+            tracing::Level::INFO => libc::LOG_INFO,
+            _ => libc::LOG_DEBUG,
+        };
+        SyslogLine { priority, line: Vec::new() }
+    }
+}
+
+/// One event's line, sent to syslog when complete.
+struct SyslogLine {
+    priority: libc::c_int,
+    line: Vec<u8>,
+}
+
+impl std::io::Write for SyslogLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.line.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for SyslogLine {
+    fn drop(&mut self) {
+        let text: Vec<u8> = self.line.iter().copied().filter(|&b| b != 0 && b != b'\n').collect();
+        if let Ok(text) = std::ffi::CString::new(text) {
+            // SAFETY: a constant "%s" format with one valid C string argument.
+            unsafe {
+                libc::syslog(libc::LOG_DAEMON | self.priority, c"%s".as_ptr(), text.as_ptr())
+            };
+        }
+    }
 }
 
 /// Progress lines for loading one zone: a line at the start, one every

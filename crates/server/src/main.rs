@@ -17,7 +17,15 @@ fn main() -> ExitCode {
         Err(e) => return fail(&e),
     };
     let outcome = match plan {
-        Plan::CheckConfig(path) => check_config(&path),
+        Plan::CheckConfig { path, skip_zones } => {
+            match tern_server::check_config::check(&path, skip_zones) {
+                Ok(checked) => {
+                    print!("{}", checked.text);
+                    return if checked.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+                }
+                Err(e) => Err(e),
+            }
+        }
         Plan::CheckZone { file, origin } => {
             let checked = tern_server::check_zone::check(&file, &origin);
             print!("{}", checked.text);
@@ -39,15 +47,8 @@ fn fail(e: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// `--check-config`: parse and validate without starting.
-fn check_config(path: &std::path::Path) -> Result<()> {
-    let config = Config::from_file(path)?;
-    println!("{}: valid ({} zones)", path.display(), config.zones.len());
-    Ok(())
-}
-
 fn run(config: Config, daemon: bool) -> Result<()> {
-    let log = logging::init(&config.log)?;
+    let log = logging::init(&config.log, daemon)?;
     let zones = Arc::new(ZoneDb::new());
     let handler = Arc::new(EngineHandler::new(&config, Arc::clone(&zones)));
     lifecycle::run(config, handler, zones, &log, RunOptions { daemon })

@@ -45,9 +45,44 @@ fn output(cmd: &mut Command) -> (i32, String, String) {
 
 #[test]
 fn check_config_accepts_the_documented_example() {
-    let (code, stdout, stderr) = output(ternd().arg("--check-config").arg(example_config()));
+    let example = example_config();
+    let (code, stdout, stderr) =
+        output(ternd().arg("--check-config").arg(&example).arg("--skip-zones"));
     assert_eq!(code, 0, "{stderr}");
-    assert!(stdout.contains("valid (2 zones)"), "{stdout}");
+    assert!(stdout.contains("valid (3 zones, zones not checked)"), "{stdout}");
+}
+
+/// Item 8 of issue #32: a missing or broken zone file fails the check, with the zone's
+/// error; a secondary without a kept copy is fine.
+#[test]
+fn check_config_loads_every_zone() {
+    let (dir, config, _) = setup("");
+    let (code, stdout, stderr) = output(ternd().arg("--check-config").arg(&config));
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("valid (1 zones, zones checked)"), "{stdout}");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let broken = dir.path().join("broken.zone");
+    std::fs::write(
+        &broken,
+        "@ 300 SOA ns h 1 2 3 4 5
+@ 300 NS ns
+ns 300 A 192.0.2.300
+",
+    )
+    .unwrap();
+    let more = "[[zone]]\nname = \"missing.example\"\nfile = \"missing.zone\"\n\
+                [[zone]]\nname = \"broken.example\"\nfile = \"broken.zone\"\n\
+                [[remote]]\nid = \"p\"\naddress = \"127.0.0.1\"\n\
+                [[zone]]\nname = \"secondary.example\"\nprimary = \"p\"\n";
+    std::fs::write(&config, format!("{text}\n{more}")).unwrap();
+    let (code, stdout, _) = output(ternd().arg("--check-config").arg(&config));
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("zone missing.example.:"), "{stdout}");
+    assert!(stdout.contains("broken.zone:3:"), "the error names file and line: {stdout}");
+    assert!(stdout.contains("secondary.example.: no copy kept yet"), "{stdout}");
+    assert!(stdout.contains("2 of 4 zones cannot be loaded"), "{stdout}");
+    let (code, _, _) = output(ternd().arg("--check-config").arg(&config).arg("--skip-zones"));
+    assert_eq!(code, 0);
 }
 
 #[test]
@@ -324,4 +359,42 @@ fn sighup_applies_a_new_log_level() {
     let log = daemon.log_text();
     assert_eq!(log.matches("SIGHUP: reloading").count(), 1, "{log}");
     assert!(!log.contains("stopped"), "info lines are off after the reload: {log}");
+}
+
+/// Item 8 of issue #32: `--daemon` returns the start-up result. Its only zone broken,
+/// the starting command fails with the zone's error; with `strict-start`, one broken
+/// zone of two is enough; otherwise the other zone is served.
+#[test]
+fn daemon_start_reports_zones_that_failed_to_load() {
+    let (dir, config, addr) = setup("");
+    std::fs::write(
+        dir.path().join("example.com.zone"),
+        "@ 300 SOA ns h 1 2 3 4 5\nns A 192.0.2.999\n",
+    )
+    .unwrap();
+    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("zones failed to load") && stderr.contains("example.com.zone:2:"),
+        "{stderr}"
+    );
+    let good = dir.path().join("good.zone");
+    std::fs::write(&good, tern_server::demo::ZONE_TEXT.replace("example.com.", "example.net."))
+        .unwrap();
+    let text = std::fs::read_to_string(&config).unwrap();
+    let two = format!("{text}[[zone]]\nname = \"example.net\"\nfile = \"good.zone\"\n");
+    std::fs::write(&config, two.replace("[server]\n", "[server]\nstrict-start = true\n")).unwrap();
+    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    assert_eq!(code, 1, "strict: {stderr}");
+    let pid_file = dir.path().join("ternd.pid");
+    let lenient =
+        two.replace("[server]\n", &format!("[server]\npid-file = \"{}\"\n", pid_file.display()));
+    std::fs::write(&config, lenient).unwrap();
+    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    assert_eq!(code, 0, "{stderr}");
+    assert!(udp_ask(addr, &query(7, "www.example.net")).is_some(), "the good zone is served");
+    let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    // SAFETY: signalling the daemon this test started.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert!(eventually(Duration::from_secs(5), || !pid_file.exists()));
 }

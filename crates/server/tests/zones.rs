@@ -190,3 +190,36 @@ fn sighup_swaps_a_changed_zone_whole_and_keeps_it_when_the_next_is_broken() {
     assert!(log.contains("example.com.zone:7:"), "the error names file and line: {log}");
     assert!(log.contains("previous contents kept"), "{log}");
 }
+
+/// Item 7 of issue #32: loads run off the signal-handling thread, so SIGTERM ends the
+/// server within half a second while a big zone is loading — at start and on reload.
+#[test]
+fn sigterm_while_a_zone_loads_exits_within_half_a_second() {
+    let dir = tempfile::tempdir().unwrap();
+    // Big enough that a release build is still loading it when the signal comes.
+    let big = zone_text(1, 2_000_000);
+    std::fs::write(dir.path().join("example.com.zone"), &big).unwrap();
+    let (args, addr) = configure(dir.path());
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    // At start: the zone is still loading when the server answers.
+    let mut daemon = Daemon::spawn_answering(&args, addr, &dir.path().join("log1"));
+    assert!(!daemon.log_text().contains("load done"), "the load finished too soon to test");
+    let asked = Instant::now();
+    daemon.signal(libc::SIGTERM);
+    let status = daemon.wait(Duration::from_secs(5));
+    let took = asked.elapsed();
+    assert_eq!(status.map(|s| s.code()), Some(Some(0)));
+    assert!(took < Duration::from_millis(500), "exit took {took:?}");
+    // On reload: SIGHUP starts loading a changed big zone, SIGTERM ends it.
+    std::fs::write(dir.path().join("example.com.zone"), zone_text(1, 10)).unwrap();
+    let mut daemon = Daemon::spawn(&args, addr, &dir.path().join("log2"));
+    std::fs::write(dir.path().join("example.com.zone"), &big.replace("a1 A", "a1 A ")).unwrap();
+    daemon.signal(libc::SIGHUP);
+    assert!(eventually(Duration::from_secs(5), || daemon.log_text().contains("loading zone")));
+    let asked = Instant::now();
+    daemon.signal(libc::SIGTERM);
+    let status = daemon.wait(Duration::from_secs(5));
+    let took = asked.elapsed();
+    assert_eq!(status.map(|s| s.code()), Some(Some(0)));
+    assert!(took < Duration::from_millis(500), "exit during a reload took {took:?}");
+}
