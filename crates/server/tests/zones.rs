@@ -213,7 +213,7 @@ fn sigterm_while_a_zone_loads_exits_within_half_a_second() {
     // On reload: SIGHUP starts loading a changed big zone, SIGTERM ends it.
     std::fs::write(dir.path().join("example.com.zone"), zone_text(1, 10)).unwrap();
     let mut daemon = Daemon::spawn(&args, addr, &dir.path().join("log2"));
-    std::fs::write(dir.path().join("example.com.zone"), &big.replace("a1 A", "a1 A ")).unwrap();
+    std::fs::write(dir.path().join("example.com.zone"), big.replace("a1 A", "a1 A ")).unwrap();
     daemon.signal(libc::SIGHUP);
     assert!(eventually(Duration::from_secs(5), || daemon.log_text().contains("loading zone")));
     let asked = Instant::now();
