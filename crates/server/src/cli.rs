@@ -49,7 +49,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Serve a built-in example zone (example.com.) on 127.0.0.1:5353.
+    /// Serve a built-in example zone (example.com.) on 127.0.0.1:8053.
     Demo {
         /// Listen here instead.
         #[arg(long, value_name = "ADDR", value_parser = ListenAddr::parse)]
@@ -79,7 +79,7 @@ enum Command {
 const EXAMPLES: &str = "Examples:
   ternd --config /etc/tern/ternd.toml
   ternd --check-config /etc/tern/ternd.toml
-  ternd --listen 127.0.0.1:5353 --zone example.com=example.com.zone --workers 2
+  ternd --listen 127.0.0.1:8053 --zone example.com=example.com.zone --workers 2
   ternd check-zone example.com.zone example.com
   ternd keygen transfer.example.com hmac-sha256
   ternd demo";

@@ -223,3 +223,19 @@ fn sigterm_while_a_zone_loads_exits_within_half_a_second() {
     assert_eq!(status.map(|s| s.code()), Some(Some(0)));
     assert!(took < Duration::from_millis(500), "exit during a reload took {took:?}");
 }
+
+/// Item 11 of issue #32: the serial is in the load line, and a reload whose content
+/// changed while its serial did not is served with a warning.
+#[test]
+fn a_changed_zone_with_the_same_serial_is_served_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = start(dir.path(), &zone_text(7, 0));
+    assert!(daemon.log_text().contains("serial=7"), "{}", daemon.log_text());
+    std::fs::write(dir.path().join("example.com.zone"), zone_text(7, 3)).unwrap();
+    daemon.signal(libc::SIGHUP);
+    let warned = || daemon.log_text().contains("the zone changed but its serial did not");
+    assert!(eventually(Duration::from_secs(10), warned), "{}", daemon.log_text());
+    assert!(
+        udp(daemon.addr, "f2.example.com.", Rtype::A).starts_with("NOERROR an: f2.example.com.")
+    );
+}

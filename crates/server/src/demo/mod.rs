@@ -1,11 +1,12 @@
 //! `ternd demo`: a built-in configuration serving an embedded example zone on
-//! 127.0.0.1:5353, for a first run without writing any file.
+//! 127.0.0.1:8053, for a first run without writing any file.
 
 use crate::config::{Config, ListenAddr, ZoneConfig, ZoneSource};
 use crate::error::{Error, Result};
 
-/// Where the demo listens.
-pub const LISTEN: &str = "127.0.0.1:5353";
+/// Where the demo listens: not 5353, which is multicast DNS (RFC 6762) and taken by
+/// avahi on many desktops; 8053 is a customary unprivileged port for a test DNS server.
+pub const LISTEN: &str = "127.0.0.1:8053";
 /// The demo zone's name.
 pub const ZONE: &str = "example.com.";
 /// The demo zone's master file.
@@ -30,9 +31,9 @@ mod tests {
     use super::*;
 
     #[test]
-    fn demo_serves_example_com_on_5353() {
+    fn demo_serves_example_com_on_8053() {
         let config = config(None).unwrap();
-        assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:5353");
+        assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:8053");
         assert_eq!(config.zones[0].name.to_string(), "example.com.");
         assert!(ZONE_TEXT.contains("$ORIGIN example.com."));
         assert!(ZONE_TEXT.contains(" SOA "));
