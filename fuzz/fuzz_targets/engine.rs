@@ -1,13 +1,15 @@
 //! The query engine on arbitrary input: any bytes as a query, over UDP or TCP, against
-//! fixed zones (a bit of every answer kind). No panic, every response parses with the
-//! strict reader, and answering after a look-ahead (as the UDP workers do) gives the
-//! same bytes.
+//! fixed zones (a bit of every answer kind), with a TSIG key and rules that let anyone
+//! transfer and NOTIFY (so the special path runs to the end). No panic, every response
+//! and every message of a transfer parses with the strict reader, and answering after a
+//! look-ahead (as the UDP workers do) gives the same bytes.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
+use tern_engine::{Access, Action, Config, Engine, Lookahead, Outcome, Request, Rule, Transport, ZoneAccess};
+use tern_wire::tsig::{Algorithm, Key};
 use tern_wire::message::{CompressionTable, MessageReader};
 use tern_wire::Name;
 use tern_zone::{Options, Pins, ZoneSet, ZoneSlot};
@@ -60,12 +62,33 @@ fn zones() -> &'static ZoneSet {
     })
 }
 
+/// Anyone may transfer and notify `example.`; one key is known.
+fn open_access() -> Access {
+    let origin: Name = "example.".parse().unwrap_or_else(|_| Name::root());
+    let key = Key::new("fuzz.key.".parse().unwrap_or_else(|_| Name::root()), Algorithm::HmacSha256, b"fuzz");
+    let rule = Rule { actions: vec![Action::Transfer, Action::Notify], ..Rule::default() };
+    let mut access = Access { keys: vec![key], ..Access::default() };
+    access.zones.insert(origin, ZoneAccess { rules: vec![rule] });
+    access
+}
+
+/// One response's bytes and kind, for comparing outcomes.
+fn summary(outcome: &Outcome, out: &[u8]) -> (u8, Vec<u8>) {
+    match outcome {
+        Outcome::Answered { len, .. } => (0, out.get(..*len).unwrap_or(&[]).to_vec()),
+        Outcome::Notified { len, .. } => (1, out.get(..*len).unwrap_or(&[]).to_vec()),
+        Outcome::Transfer(_) => (2, Vec::new()),
+        Outcome::Dropped => (3, Vec::new()),
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let Some((&selector, message)) = data.split_first() else { return };
     let transport = if selector & 1 == 0 { Transport::Udp } else { Transport::Tcp };
     let config =
         Config { nsid: Some(b"fuzz".to_vec()), version: Some("v".into()), ..Config::default() };
     let engine = Engine::new(config);
+    engine.set_access(open_access());
     let mut out = vec![0u8; 65535];
     let mut table = CompressionTable::new();
     let request = Request { tcp_keepalive: Some(100), ..Request::new(message, transport) };
@@ -77,14 +100,26 @@ fuzz_target!(|data: &[u8]| {
     ahead.advance(&pins);
     let looked =
         engine.answer_with(zones(), &mut pins, &request, &mut ahead, &mut again, &mut table);
-    assert_eq!(outcome, looked, "look-ahead changed the outcome");
-    if let Outcome::Answered { len, .. } = outcome {
-        assert_eq!(out.get(..len), again.get(..len), "look-ahead changed the answer");
-        let response = out.get(..len).unwrap_or(&[]);
-        let mut reader = MessageReader::new(response).expect("response header");
-        reader.finish().expect("response parses");
-        if transport == Transport::Udp {
-            assert!(len <= 1232, "UDP response of {len} bytes");
+    assert_eq!(summary(&outcome, &out), summary(&looked, &again), "look-ahead changed the answer");
+    match outcome {
+        Outcome::Answered { len, .. } | Outcome::Notified { len, .. } => {
+            let response = out.get(..len).unwrap_or(&[]);
+            let mut reader = MessageReader::new(response).expect("response header");
+            reader.finish().expect("response parses");
+            if transport == Transport::Udp {
+                assert!(len <= 1232, "UDP response of {len} bytes");
+            }
         }
+        Outcome::Transfer(mut transfer) => {
+            assert_eq!(transport, Transport::Tcp, "a transfer over UDP");
+            let mut messages = 0;
+            while let Some(len) = transfer.next_message(&mut out, &mut table) {
+                let mut reader = MessageReader::new(out.get(..len).unwrap_or(&[])).expect("header");
+                reader.finish().expect("transfer message parses");
+                messages += 1;
+                assert!(messages < 1000, "a runaway transfer");
+            }
+        }
+        Outcome::Dropped => {}
     }
 });
