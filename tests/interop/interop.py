@@ -296,7 +296,69 @@ def faults(run):
         primary.close()
 
 
+def signed_queries(run):
+    """TSIG on queries against a running Tern (RFC 8945 §5.2), every algorithm, with
+    dnspython, dig and kdig as clients."""
+    import base64
+    import dns.tsig
+    algorithms = ["hmac-md5", "hmac-sha1", "hmac-sha224", "hmac-sha256", "hmac-sha384", "hmac-sha512"]
+    secrets = {alg: base64.b64encode(f"secret for {alg} ".encode() * 2).decode() for alg in algorithms}
+    keys = "".join(f'[[key]]\nname = "{alg}.key"\nalgorithm = "{alg}"\nsecret = "{secrets[alg]}"\n'
+                   for alg in algorithms)
+    work = run.work("signed-zones")
+    path = os.path.join(work, "big.example.zone")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(5))
+    tern = run.tern([{"origin": "big.example.", "file": path}], extra=keys, name="tern-signed")
+    wait_serial(tern.port, "big.example.", 5, who="tern")
+    names = {"hmac-md5": "hmac-md5.sig-alg.reg.int"}
+    for alg in algorithms:
+        keyring = dns.tsigkeyring.from_text({f"{alg}.key.": (names.get(alg, alg), secrets[alg])})
+        query = dns.message.make_query("host1.big.example.", "A")
+        query.use_tsig(keyring, keyname=f"{alg}.key.", algorithm=names.get(alg, alg))
+        answer = dns.query.udp(query, "127.0.0.1", port=tern.port, timeout=2)  # verifies the TSIG
+        check(answer.rcode() == dns.rcode.NOERROR and answer.had_tsig, f"{alg}: {answer}")
+    unknown = dns.tsigkeyring.from_text({"nobody.key.": ("hmac-sha256", secrets["hmac-sha256"])})
+    wrong = dns.tsigkeyring.from_text({"hmac-sha256.key.": ("hmac-sha256", servers.WRONG_SECRET)})
+    for keyring, keyname, error in [(unknown, "nobody.key.", dns.tsig.PeerBadKey),
+                                    (wrong, "hmac-sha256.key.", dns.tsig.PeerBadSignature)]:
+        query = dns.message.make_query("host1.big.example.", "A")
+        query.use_tsig(keyring, keyname=keyname)
+        try:
+            dns.query.udp(query, "127.0.0.1", port=tern.port, timeout=2)
+            raise Failure(f"{keyname}: answered without a TSIG error")
+        except error:
+            pass
+    query = dns.message.make_query("host1.big.example.", "A")
+    query.use_tsig(KEYRING, keyname=KEY)
+    wire = bytearray(query.to_wire())
+    # The MAC size field (before the 32-byte MAC, original ID, error and other length)
+    # cannot be 2 (RFC 8945 §5.2.2.1).
+    wire[-40:-38] = b"\x00\x02"
+    answer_wire = _udp_raw(bytes(wire), tern.port)
+    check(answer_wire is not None and answer_wire[3] & 0xF == dns.rcode.FORMERR, "a malformed TSIG is not FORMERR")
+    for tool, flag in (("dig", "-y"), ("kdig", "-y")):
+        out = peers.subprocess.run([tool, "@127.0.0.1", "-p", str(tern.port), flag,
+                                    f"hmac-sha256:hmac-sha256.key:{secrets['hmac-sha256']}",
+                                    "host1.big.example", "A"], capture_output=True, text=True, timeout=10)
+        text = out.stdout + out.stderr
+        check("NOERROR" in text and "10.0.0.1" in text and "failure" not in text.lower(), f"{tool}:\n{text}")
+    print(f"    {len(algorithms)} algorithms verified both ways; BADKEY, BADSIG, FORMERR; dig and kdig agree")
+
+
+def _udp_raw(wire, port):
+    import socket
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(2)
+        sock.sendto(wire, ("127.0.0.1", port))
+        try:
+            return sock.recvfrom(65535)[0]
+        except OSError:
+            return None
+
+
 SCENARIOS = {
+    "signed-queries": signed_queries,
     "tern-primary": tern_primary,
     "knot-primary": lambda run: peer_primary(run, "knot"),
     "bind-primary": lambda run: peer_primary(run, "bind"),
