@@ -36,6 +36,7 @@ ZONES = [
     ("example.net.", "example.net.zone"),
     ("secure.example.", "secure.example.zone.signed"),
     ("optout.example.", "optout.example.zone.signed"),
+    ("apex-dname.example.", "apex-dname.example.zone"),
 ]
 
 TYPES = ["A", "AAAA", "NS", "SOA", "MX", "TXT", "CNAME", "DNAME", "PTR", "SRV", "CAA",
@@ -179,6 +180,8 @@ CRAFTED = [
     "host.secure.optout.example.", "host.insecure.optout.example.",
     "host.insecure2.optout.example.", "host.dname.optout.example.",
     "b.ent.optout.example.",
+    "www.apex-dname.example.", "nx.apex-dname.example.", "a.b.apex-dname.example.",
+    "back.apex-dname.example.",
 ]
 
 

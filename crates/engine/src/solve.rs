@@ -10,7 +10,7 @@ use arrayvec::ArrayVec;
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, NO_NODE};
+use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, APEX, NO_NODE};
 
 use crate::response::{Response, Truncated};
 
@@ -154,6 +154,9 @@ impl<'z> Solver<'z, '_, '_> {
                 if let Some(cut) = self.zone.cut_above(encloser) {
                     return self.at_cut(cut, name);
                 }
+                if encloser == APEX && self.apex_dname().is_some() {
+                    return self.below_apex_dname(name);
+                }
                 let wildcard = self.node(encloser).map_or(NO_NODE, |n| n.wildcard);
                 let ctx = WildcardMatch { encloser, encloser_labels };
                 let wild_cut =
@@ -170,6 +173,24 @@ impl<'z> Solver<'z, '_, '_> {
                 self.nxdomain(name, ctx)?;
                 Ok(Step::Done)
             }
+        }
+    }
+
+    /// The apex node when it holds a DNAME: beside SOA and NS (RFC 6672 §2.3), it
+    /// redirects every name below the apex. (`cut_above` leaves the apex out; a zone with
+    /// data below such an apex is not loaded, so neither a node nor a wildcard can match
+    /// there first.)
+    fn apex_dname(&self) -> Option<&'z Node> {
+        self.zone.apex().filter(|n| n.flags.contains(Flags::DNAME))
+    }
+
+    /// Applies the apex's DNAME to `name` (kept out of [`step`](Self::step)'s body: rare).
+    #[cold]
+    #[inline(never)]
+    fn below_apex_dname(&mut self, name: &Dname) -> Result<Step<'z>, Truncated> {
+        match self.apex_dname() {
+            Some(apex) => self.at_cut_node(APEX, apex, name),
+            None => Ok(Step::Done),
         }
     }
 

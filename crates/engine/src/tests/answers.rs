@@ -239,3 +239,54 @@ fn other_zones_are_refused_and_unloaded_zones_fail() {
     let unloaded = ZoneSet::new(vec![Arc::new(ZoneSlot::new(&"late.".parse::<Name>().unwrap()))]);
     assert_eq!(ask(&unloaded, "late.", Rtype::SOA), "SERVFAIL rd | ad: OPT(1232,-)");
 }
+
+/// A zone whose apex holds a DNAME beside SOA and NS (RFC 6672 §2.3).
+const APEX_DNAME: &str = r#"
+@ 3600 SOA ns1.other. hostmaster.other. 1 7200 3600 1209600 300
+@ 3600 NS ns1.other.
+@ 3600 A 192.0.2.1
+@ 3600 DNAME target.example.
+"#;
+
+/// The zone the apex DNAME points into, served beside it.
+const DNAME_TARGET: &str = r#"
+@ 3600 SOA ns1.other. hostmaster.other. 1 7200 3600 1209600 300
+@ 3600 NS ns1.other.
+www 300 A 192.0.2.80
+"#;
+
+#[test]
+fn dname_at_the_apex_redirects_every_name_below_it() {
+    let z = zones(&[("apex.", APEX_DNAME), ("target.example.", DNAME_TARGET)]);
+    let dname = "apex. 3600 DNAME target.example.";
+    // Any name below the apex, existing in the target or not: the DNAME and the CNAME
+    // synthesized from it; the target is another zone's, left to the resolver (as Knot
+    // DNS and BIND answer).
+    for (name, target) in
+        [("www.apex.", "www.target.example."), ("a.b.apex.", "a.b.target.example.")]
+    {
+        for qtype in [Rtype::A, Rtype::CNAME, Rtype::TXT] {
+            assert_eq!(
+                ask(&z, name, qtype),
+                format!(
+                    "NOERROR aa rd | an: {dname}; {name} 3600 CNAME {target} | ad: OPT(1232,-)"
+                ),
+                "{name} {qtype}"
+            );
+        }
+    }
+    // The apex itself answers from its own data.
+    assert_eq!(
+        ask(&z, "apex.", Rtype::A),
+        "NOERROR aa rd | an: apex. 3600 A 192.0.2.1 | ad: OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "apex.", Rtype::DNAME),
+        format!("NOERROR aa rd | an: {dname} | ad: OPT(1232,-)")
+    );
+    assert!(ask(&z, "apex.", Rtype::CNAME).starts_with("NOERROR aa rd | au: apex. 300 SOA"));
+    // A substitution over 255 bytes: YXDOMAIN (RFC 6672 §2.2).
+    let long = format!("{0}.{0}.{0}.{1}.apex.", "a".repeat(63), "b".repeat(50));
+    let r = ask(&z, &long, Rtype::A);
+    assert!(r.starts_with(&format!("YXDOMAIN aa rd | an: {dname} |")), "{r}");
+}
