@@ -182,6 +182,7 @@ CRAFTED = [
     "b.ent.optout.example.",
     "www.apex-dname.example.", "nx.apex-dname.example.", "a.b.apex-dname.example.",
     "back.apex-dname.example.",
+    "a.wself", "loop.wself", "a.wback", "x.wback2", "x.wviareal",
 ]
 
 

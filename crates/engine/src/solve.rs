@@ -110,13 +110,28 @@ pub(crate) fn answer(
 
 impl<'z> Solver<'z, '_, '_> {
     /// Follows the chain of names from `qname` until an answer is complete.
+    ///
+    /// The chain stops at a node answered before ([`seen`](Self::seen)) and at a CNAME
+    /// target followed before: through wildcards, `a.w CNAME b.w` then `b.w CNAME b.w`
+    /// for `*.w CNAME b.w` (the query name is not a target: `b.w` asked gets its CNAME
+    /// twice), as NSD answers and Knot DNS mostly does.
     fn chain(&mut self, qname: &Dname, hashes: &SuffixHashes) -> Result<(), Truncated> {
         let mut step = self.step(qname, hashes)?;
+        if let Step::Done = step {
+            return Ok(());
+        }
+        let mut followed: ArrayVec<&'z Dname, MAX_CHAIN> = ArrayVec::new();
         let mut synthesized;
         for _ in 1..MAX_CHAIN {
             let current = match step {
                 Step::Done => return Ok(()),
-                Step::Follow(target) => target,
+                Step::Follow(target) => {
+                    if followed.iter().any(|t| t.eq_ignore_case(target)) {
+                        return Ok(()); // a loop (through a wildcard, or to a node seen)
+                    }
+                    let _ = followed.try_push(target); // never full: one per step
+                    target
+                }
                 Step::Synthesized => {
                     synthesized = self.synthesized.take();
                     match &synthesized {
@@ -231,8 +246,11 @@ impl<'z> Solver<'z, '_, '_> {
         owner: &Dname,
         wildcard: Option<WildcardMatch>,
     ) -> Result<Step<'z>, Truncated> {
-        if self.seen(id) {
-            return Ok(Step::Done); // a loop: stop where we are
+        // A node of the zone answered again is a loop: stop where we are. A wildcard
+        // answers many names, so meeting it again is not (`chain` stops a name followed
+        // twice).
+        if self.seen(id) && wildcard.is_none() {
+            return Ok(Step::Done);
         }
         let zone = self.zone;
         let Some(node) = zone.node(id) else { return Ok(Step::Done) };

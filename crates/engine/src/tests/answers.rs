@@ -290,3 +290,85 @@ fn dname_at_the_apex_redirects_every_name_below_it() {
     let r = ask(&z, &long, Rtype::A);
     assert!(r.starts_with(&format!("YXDOMAIN aa rd | an: {dname} |")), "{r}");
 }
+
+/// CNAME chains through wildcards: a wildcard answers many names, so meeting its node
+/// again is no loop; a CNAME target followed again is.
+const WILD_CHAINS: &str = r#"
+@ 3600 SOA ns1 hostmaster 1 7200 3600 1209600 300
+@ 3600 NS ns1
+ns1 3600 A 192.0.2.53
+www 300 A 192.0.2.80
+*.self 300 CNAME loop.self
+*.back 300 CNAME x.back2
+*.back2 300 CNAME y.back
+start 300 CNAME a.back
+real 300 CNAME b.viareal
+*.viareal 300 CNAME real
+*.two 300 CNAME host.three
+*.three 300 CNAME www
+*.p1 300 CNAME t.p2
+*.p2 300 CNAME r
+r 300 CNAME t.p2
+"#;
+
+#[test]
+fn cname_chains_through_wildcards_stop_when_a_target_repeats() {
+    let z = zones(&[("example.", WILD_CHAINS)]);
+    let answer =
+        |links: &[&str]| format!("NOERROR aa rd | an: {} | ad: OPT(1232,-)", links.join("; "));
+    // A wildcard CNAME pointing back into its own wildcard: one more link, then the
+    // name repeats (as Knot DNS and NSD answer).
+    assert_eq!(
+        ask(&z, "a.self.example.", Rtype::A),
+        answer(&[
+            "a.self.example. 300 CNAME loop.self.example.",
+            "loop.self.example. 300 CNAME loop.self.example."
+        ])
+    );
+    // The query name is not a target followed: asked directly, its CNAME comes twice.
+    assert_eq!(
+        ask(&z, "loop.self.example.", Rtype::A),
+        answer(&[
+            "loop.self.example. 300 CNAME loop.self.example.",
+            "loop.self.example. 300 CNAME loop.self.example."
+        ])
+    );
+    // Two wildcards pointing into each other: each is met twice, with different names.
+    assert_eq!(
+        ask(&z, "start.example.", Rtype::A),
+        answer(&[
+            "start.example. 300 CNAME a.back.example.",
+            "a.back.example. 300 CNAME x.back2.example.",
+            "x.back2.example. 300 CNAME y.back.example.",
+            "y.back.example. 300 CNAME x.back2.example."
+        ])
+    );
+    // A real CNAME whose target a wildcard answers with a CNAME back to it.
+    assert_eq!(
+        ask(&z, "x.viareal.example.", Rtype::A),
+        answer(&[
+            "x.viareal.example. 300 CNAME real.example.",
+            "real.example. 300 CNAME b.viareal.example.",
+            "b.viareal.example. 300 CNAME real.example."
+        ])
+    );
+    // A target followed again stops the chain, whichever node led to it (as NSD
+    // answers; Knot DNS writes `t.p2 CNAME r` once more).
+    assert_eq!(
+        ask(&z, "q.p1.example.", Rtype::A),
+        answer(&[
+            "q.p1.example. 300 CNAME t.p2.example.",
+            "t.p2.example. 300 CNAME r.example.",
+            "r.example. 300 CNAME t.p2.example."
+        ])
+    );
+    // Wildcard to wildcard to data.
+    assert_eq!(
+        ask(&z, "a.two.example.", Rtype::A),
+        answer(&[
+            "a.two.example. 300 CNAME host.three.example.",
+            "host.three.example. 300 CNAME www.example.",
+            "www.example. 300 A 192.0.2.80"
+        ])
+    );
+}
