@@ -292,8 +292,10 @@ impl<'z> Solver<'z, '_, '_> {
         seen
     }
 
-    /// QTYPE=ANY (RFC 8482 §4.1): one RRset, the one with the lowest type, as Knot DNS
-    /// and NSD answer over UDP and TCP alike.
+    /// QTYPE=ANY (RFC 8482 §4.1): one RRset, over UDP and TCP alike, chosen as NSD
+    /// chooses ([`any_rank`]). Knot DNS takes the RRset of the lowest type, which at a
+    /// signed name without types below 46 is the RRSIG set: a data RRset (with its
+    /// signatures when DO is set) is the more useful answer.
     fn any(
         &mut self,
         id: NodeId,
@@ -304,7 +306,7 @@ impl<'z> Solver<'z, '_, '_> {
         let first = node
             .rrsets()
             .filter(|r| r.has_records() && r.rtype != Rtype::RRSIG)
-            .min_by_key(|r| r.rtype.0);
+            .min_by_key(|r| (any_rank(r.rtype), r.rtype.0));
         let Some(rrset) = first else {
             self.nodata(id, owner, wildcard)?;
             return Ok(Step::Done);
@@ -404,6 +406,20 @@ impl<'z> Solver<'z, '_, '_> {
                 self.resp.truncate();
             }
         }
+    }
+}
+
+/// The order of preference among the RRsets of a name for QTYPE=ANY, as NSD 4 ranks
+/// them: the common small types first (A, AAAA, SOA, MX, PTR), DNSKEY and NSEC last,
+/// other data between. Within a rank NSD goes by zone-file order (the first common type,
+/// the last other one), which a loaded zone does not keep: the lowest type goes first
+/// here. So a name with one type of its best rank gets NSD's answer, and a name without
+/// common types Knot DNS's answer where that is data (the lowest type).
+fn any_rank(rtype: Rtype) -> u8 {
+    match rtype {
+        Rtype::A | Rtype::AAAA | Rtype::SOA | Rtype::MX | Rtype::PTR => 0,
+        Rtype::DNSKEY | Rtype::NSEC | Rtype::RRSIG => 2,
+        _ => 1,
     }
 }
 

@@ -372,3 +372,46 @@ fn cname_chains_through_wildcards_stop_when_a_target_repeats() {
         ])
     );
 }
+
+/// A name of a signed zone with only types above NSEC's (47): its NSEC RRset has the
+/// lowest type (signatures are made-up bytes: the engine does not validate).
+const SIGNED_ANY: &str = r#"
+@ 3600 SOA ns1 hostmaster 1 7200 3600 1209600 300
+@ 3600 NS ns1
+@ 300 NSEC ns1 NS SOA RRSIG NSEC
+ns1 3600 A 192.0.2.53
+ns1 300 NSEC tlsa A RRSIG NSEC
+tlsa 3600 TLSA 3 1 1 16058D40FF834E025AD15EC37EE5C0ED9DF770C37BA2491CC5D8FC0DB93696EB
+tlsa 3600 RRSIG TLSA 13 2 3600 20450101000000 20260101000000 1 example. AAAA
+tlsa 300 NSEC txt RRSIG NSEC TLSA
+tlsa 300 RRSIG NSEC 13 2 300 20450101000000 20260101000000 1 example. BBBB
+txt 3600 TXT "t"
+txt 3600 AAAA 2001:db8::1
+txt 3600 CAA 0 issue "ca.example"
+txt 300 NSEC example. AAAA TXT CAA RRSIG NSEC
+"#;
+
+#[test]
+fn any_prefers_data_to_nsec_and_common_types_to_others() {
+    let z = zones(&[("example.", SIGNED_ANY)]);
+    // RFC 8482 §4.1: one RRset, chosen as NSD chooses: A, AAAA, SOA, MX or PTR first, then
+    // any other data, then DNSKEY, NSEC or RRSIG; the lowest type within a group.
+    assert_eq!(
+        ask(&z, "tlsa.example.", Rtype::ANY),
+        "NOERROR aa rd | an: tlsa.example. 3600 TLSA 3 1 1 16058D40FF834E025AD15EC37EE5C0ED9DF770C37BA2491CC5D8FC0DB93696EB | ad: OPT(1232,-)"
+    );
+    // With DO, the RRset's own signatures go with it.
+    assert_eq!(
+        ask_with(&z, "tlsa.example.", Rtype::ANY, dnssec()),
+        "NOERROR aa rd | an: tlsa.example. 3600 TLSA 3 1 1 16058D40FF834E025AD15EC37EE5C0ED9DF770C37BA2491CC5D8FC0DB93696EB; \
+         tlsa.example. 3600 RRSIG TLSA 13 2 3600 20450101000000 20260101000000 1 example. AAAA | ad: OPT(1232,do)"
+    );
+    assert_eq!(
+        ask(&z, "txt.example.", Rtype::ANY),
+        "NOERROR aa rd | an: txt.example. 3600 AAAA 2001:db8::1 | ad: OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "example.", Rtype::ANY),
+        "NOERROR aa rd | an: example. 3600 SOA ns1.example. hostmaster.example. 1 7200 3600 1209600 300 | ad: OPT(1232,-)"
+    );
+}
