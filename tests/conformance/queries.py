@@ -36,6 +36,7 @@ ZONES = [
     ("example.net.", "example.net.zone"),
     ("secure.example.", "secure.example.zone.signed"),
     ("optout.example.", "optout.example.zone.signed"),
+    ("apex-dname.example.", "apex-dname.example.zone"),
 ]
 
 TYPES = ["A", "AAAA", "NS", "SOA", "MX", "TXT", "CNAME", "DNAME", "PTR", "SRV", "CAA",
@@ -117,6 +118,11 @@ def mangle(data, recipe):
         return header[:4] + struct.pack("!HHHH", qd, 1, ns, 0) + question + opt
     if recipe == "header-only":
         return header[:4] + struct.pack("!HHHH", 0, 0, 0, 0)
+    if recipe == "dso-keepalive":
+        # A DSO message (RFC 8490 §5.4): no records, a Keepalive TLV (§7.1) after the
+        # header: type 1, length 8, inactivity timeout and keepalive interval (ms).
+        tlv = struct.pack("!HHII", 1, 8, 15000, 15000)
+        return header[:4] + struct.pack("!HHHH", 0, 0, 0, 0) + tlv
     raise ValueError(f"unknown mangle recipe {recipe!r}")
 
 
@@ -174,6 +180,9 @@ CRAFTED = [
     "host.secure.optout.example.", "host.insecure.optout.example.",
     "host.insecure2.optout.example.", "host.dname.optout.example.",
     "b.ent.optout.example.",
+    "www.apex-dname.example.", "nx.apex-dname.example.", "a.b.apex-dname.example.",
+    "back.apex-dname.example.",
+    "a.wself", "loop.wself", "a.wback", "x.wback2", "x.wviareal",
 ]
 
 
@@ -299,6 +308,16 @@ def rfc8906():
         _special("opcode/update", opcode=5),
         _special("opcode/15", opcode=15),
         _special("opcode/15/edns", opcode=15, use_edns=0),
+        # Without a question (RFC 1035 §4.1.1 NOTIMP; RFC 8490 §5.1.1 for DSO).
+        _special("opcode/iquery/qdcount0", opcode=1, mangle="qdcount0"),
+        _special("opcode/status/qdcount0", opcode=2, mangle="qdcount0"),
+        _special("opcode/dso", opcode=6, mangle="qdcount0"),
+        _special("opcode/dso/edns", opcode=6, mangle="qdcount0", use_edns=0),
+        _special("opcode/dso/question", opcode=6),
+        _special("opcode/dso/keepalive", opcode=6, mangle="dso-keepalive"),
+        _special("opcode/dso/keepalive/tcp", opcode=6, mangle="dso-keepalive",
+                 transport="tcp"),
+        _special("opcode/15/qdcount0", opcode=15, mangle="qdcount0", use_edns=0),
         _special("type666", qtype="TYPE666"),
         _special("type666/owner", qtype="TYPE666", qname="unknown.example.com."),
         _special("type0", qtype="TYPE0"),

@@ -100,6 +100,11 @@ class Queries(unittest.TestCase):
         self.assertEqual(two[12:12 + 17], two[12 + 17:])
         op15 = Query(key="k", qname="example.com.", qtype="SOA", opcode=15).wire(7)
         self.assertEqual(op15[2] >> 3 & 0xF, 15)
+        dso = Query(key="k", qname="example.com.", qtype="SOA", opcode=6,
+                    mangle="dso-keepalive").wire(7)
+        self.assertEqual(struct.unpack("!HHHH", dso[4:12]), (0, 0, 0, 0))
+        self.assertEqual(dso[2] >> 3 & 0xF, 6)
+        self.assertEqual(dso[12:], struct.pack("!HHII", 1, 8, 15000, 15000))
 
     def test_set_is_deterministic_with_unique_keys(self):
         first, second = generate(), generate()

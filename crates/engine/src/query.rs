@@ -9,7 +9,7 @@
 
 use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Flags, Header, MessageReader, Section, HEADER_LEN};
-use tern_wire::{Class, Dname, Error, NameBuf, Rcode, Rtype};
+use tern_wire::{Class, Dname, Error, NameBuf, Opcode, Rcode, Rtype};
 
 /// What the response needs to know about the query's OPT record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +57,8 @@ pub struct Query<'a> {
     pub question: Option<Question<'a>>,
     /// The OPT record, when present and well-formed.
     pub edns: Option<EdnsInfo>,
-    /// Set when the message breaks the format: answer FORMERR (RFC 1035 §4.1.1).
+    /// Set when the message breaks the format: answer FORMERR (RFC 1035 §4.1.1), or
+    /// NOTIMP for an opcode of another layout ([`precheck`]).
     pub malformed: bool,
     /// Offset of the TSIG record, when the query is signed (RFC 8945).
     pub tsig: Option<usize>,
@@ -75,7 +76,8 @@ impl Query<'_> {
 
 /// Reads a query. `None` means no answer at all: shorter than a header, or a response
 /// (answering responses invites loops). Bytes after the last record make the query
-/// malformed (FORMERR), but what came before them is still echoed, as Knot DNS does.
+/// malformed (FORMERR), but what came before them is still echoed, as Knot DNS does
+/// (for the opcodes whose layout is known; see [`precheck`]).
 /// A compressed question name is decompressed into `scratch`.
 pub fn parse<'a>(message: &'a [u8], scratch: &'a mut Option<NameBuf>) -> Option<Query<'a>> {
     let header = Header::from_wire(message).ok()?;
@@ -90,11 +92,23 @@ pub fn parse<'a>(message: &'a [u8], scratch: &'a mut Option<NameBuf>) -> Option<
         read = general(message.get(..end)?, &header);
         read.query.malformed = true;
     }
+    if read.query.malformed && !known_layout(header.flags.opcode()) {
+        // Not a query misread but another opcode's layout (DSO: TLVs after an empty
+        // header, RFC 8490 §5.4): NOTIMP with the header alone, as NSD answers.
+        read.question = None;
+        read.query.edns = None;
+    }
     let mut query = read.query;
     if let Some((name, qtype, qclass)) = read.question {
         query.question = Some(Question { name: scratch.insert(name), qtype, qclass });
     }
     Some(query)
+}
+
+/// Opcodes whose messages have the layout of RFC 1035 §4.1: QUERY, NOTIFY (RFC 1996
+/// §3.3) and UPDATE (RFC 2136 §2, its zone section in place of the question).
+fn known_layout(opcode: Opcode) -> bool {
+    matches!(opcode, Opcode::QUERY | Opcode::NOTIFY | Opcode::UPDATE)
 }
 
 /// The common shape: one uncompressed question, no answer or authority records, and
@@ -197,7 +211,8 @@ fn general(message: &[u8], header: &Header) -> General {
         read.query.malformed = true;
         return read;
     };
-    if header.count(Section::Question) != 1 {
+    // No question is for `precheck` to judge (by opcode); more than one is malformed.
+    if header.count(Section::Question) > 1 {
         read.query.malformed = true;
     }
     match reader.question() {
@@ -231,14 +246,37 @@ fn general(message: &[u8], header: &Header) -> General {
 }
 
 /// The response code for queries the engine refuses before looking at zones.
+///
+/// An opcode other than QUERY, NOTIFY and UPDATE is NOTIMP (RFC 1035 §4.1.1), with or
+/// without a question — DSO (6) included, which a server without it answers so (RFC
+/// 8490 §5.1.1). A body that reads as a question and an OPT record is echoed and judged
+/// first, as Knot DNS does (BADVERS for EDNS version 1); any other body (DSO TLVs,
+/// trailing bytes, two questions) gets NOTIMP with the header alone, as NSD answers.
+/// Such an opcode with a question passes here, and the caller answers NOTIMP.
 pub fn precheck(query: &Query<'_>) -> Option<Rcode> {
     if query.malformed || query.question.is_none() {
-        return Some(Rcode::FORMERR);
+        return Some(without_question(query));
     }
     if query.edns.is_some_and(|e| e.version > 0) {
         return Some(Rcode::BADVERS); // RFC 6891 §6.1.3
     }
     None
+}
+
+/// [`precheck`] for a query without a (readable) question.
+#[cold]
+fn without_question(query: &Query<'_>) -> Rcode {
+    let known = known_layout(query.flags.opcode());
+    if query.malformed {
+        return if known { Rcode::FORMERR } else { Rcode::NOTIMP };
+    }
+    if query.edns.is_some_and(|e| e.version > 0) {
+        Rcode::BADVERS // RFC 6891 §6.1.3
+    } else if known {
+        Rcode::FORMERR // RFC 1035 §4.1.2: a query asks one question
+    } else {
+        Rcode::NOTIMP
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use arrayvec::ArrayVec;
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, NO_NODE};
+use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, APEX, NO_NODE};
 
 use crate::response::{Response, Truncated};
 
@@ -110,13 +110,28 @@ pub(crate) fn answer(
 
 impl<'z> Solver<'z, '_, '_> {
     /// Follows the chain of names from `qname` until an answer is complete.
+    ///
+    /// The chain stops at a node answered before ([`seen`](Self::seen)) and at a CNAME
+    /// target followed before: through wildcards, `a.w CNAME b.w` then `b.w CNAME b.w`
+    /// for `*.w CNAME b.w` (the query name is not a target: `b.w` asked gets its CNAME
+    /// twice), as NSD answers and Knot DNS mostly does.
     fn chain(&mut self, qname: &Dname, hashes: &SuffixHashes) -> Result<(), Truncated> {
         let mut step = self.step(qname, hashes)?;
+        if let Step::Done = step {
+            return Ok(());
+        }
+        let mut followed: ArrayVec<&'z Dname, MAX_CHAIN> = ArrayVec::new();
         let mut synthesized;
         for _ in 1..MAX_CHAIN {
             let current = match step {
                 Step::Done => return Ok(()),
-                Step::Follow(target) => target,
+                Step::Follow(target) => {
+                    if followed.iter().any(|t| t.eq_ignore_case(target)) {
+                        return Ok(()); // a loop (through a wildcard, or to a node seen)
+                    }
+                    let _ = followed.try_push(target); // never full: one per step
+                    target
+                }
                 Step::Synthesized => {
                     synthesized = self.synthesized.take();
                     match &synthesized {
@@ -154,6 +169,9 @@ impl<'z> Solver<'z, '_, '_> {
                 if let Some(cut) = self.zone.cut_above(encloser) {
                     return self.at_cut(cut, name);
                 }
+                if encloser == APEX && self.apex_dname().is_some() {
+                    return self.below_apex_dname(name);
+                }
                 let wildcard = self.node(encloser).map_or(NO_NODE, |n| n.wildcard);
                 let ctx = WildcardMatch { encloser, encloser_labels };
                 let wild_cut =
@@ -170,6 +188,24 @@ impl<'z> Solver<'z, '_, '_> {
                 self.nxdomain(name, ctx)?;
                 Ok(Step::Done)
             }
+        }
+    }
+
+    /// The apex node when it holds a DNAME: beside SOA and NS (RFC 6672 §2.3), it
+    /// redirects every name below the apex. (`cut_above` leaves the apex out; a zone with
+    /// data below such an apex is not loaded, so neither a node nor a wildcard can match
+    /// there first.)
+    fn apex_dname(&self) -> Option<&'z Node> {
+        self.zone.apex().filter(|n| n.flags.contains(Flags::DNAME))
+    }
+
+    /// Applies the apex's DNAME to `name` (kept out of [`step`](Self::step)'s body: rare).
+    #[cold]
+    #[inline(never)]
+    fn below_apex_dname(&mut self, name: &Dname) -> Result<Step<'z>, Truncated> {
+        match self.apex_dname() {
+            Some(apex) => self.at_cut_node(APEX, apex, name),
+            None => Ok(Step::Done),
         }
     }
 
@@ -210,8 +246,11 @@ impl<'z> Solver<'z, '_, '_> {
         owner: &Dname,
         wildcard: Option<WildcardMatch>,
     ) -> Result<Step<'z>, Truncated> {
-        if self.seen(id) {
-            return Ok(Step::Done); // a loop: stop where we are
+        // A node of the zone answered again is a loop: stop where we are. A wildcard
+        // answers many names, so meeting it again is not (`chain` stops a name followed
+        // twice).
+        if self.seen(id) && wildcard.is_none() {
+            return Ok(Step::Done);
         }
         let zone = self.zone;
         let Some(node) = zone.node(id) else { return Ok(Step::Done) };
@@ -253,8 +292,10 @@ impl<'z> Solver<'z, '_, '_> {
         seen
     }
 
-    /// QTYPE=ANY (RFC 8482 §4.1): one RRset, the one with the lowest type, as Knot DNS
-    /// and NSD answer over UDP and TCP alike.
+    /// QTYPE=ANY (RFC 8482 §4.1): one RRset, over UDP and TCP alike, chosen as NSD
+    /// chooses ([`any_rank`]). Knot DNS takes the RRset of the lowest type, which at a
+    /// signed name without types below 46 is the RRSIG set: a data RRset (with its
+    /// signatures when DO is set) is the more useful answer.
     fn any(
         &mut self,
         id: NodeId,
@@ -265,7 +306,7 @@ impl<'z> Solver<'z, '_, '_> {
         let first = node
             .rrsets()
             .filter(|r| r.has_records() && r.rtype != Rtype::RRSIG)
-            .min_by_key(|r| r.rtype.0);
+            .min_by_key(|r| (any_rank(r.rtype), r.rtype.0));
         let Some(rrset) = first else {
             self.nodata(id, owner, wildcard)?;
             return Ok(Step::Done);
@@ -365,6 +406,20 @@ impl<'z> Solver<'z, '_, '_> {
                 self.resp.truncate();
             }
         }
+    }
+}
+
+/// The order of preference among the RRsets of a name for QTYPE=ANY, as NSD 4 ranks
+/// them: the common small types first (A, AAAA, SOA, MX, PTR), DNSKEY and NSEC last,
+/// other data between. Within a rank NSD goes by zone-file order (the first common type,
+/// the last other one), which a loaded zone does not keep: the lowest type goes first
+/// here. So a name with one type of its best rank gets NSD's answer, and a name without
+/// common types Knot DNS's answer where that is data (the lowest type).
+fn any_rank(rtype: Rtype) -> u8 {
+    match rtype {
+        Rtype::A | Rtype::AAAA | Rtype::SOA | Rtype::MX | Rtype::PTR => 0,
+        Rtype::DNSKEY | Rtype::NSEC | Rtype::RRSIG => 2,
+        _ => 1,
     }
 }
 

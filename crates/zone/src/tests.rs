@@ -263,3 +263,18 @@ fn below_by_parent_links_agrees_with_names() {
         }
     }
 }
+
+/// A DNAME at the apex, beside SOA and NS, is allowed (RFC 6672 §2.3); the names below it
+/// are occluded, so data there refuses the zone, as BIND, Knot DNS and NSD refuse it.
+#[test]
+fn a_dname_at_the_apex_is_accepted_without_data_below_it() {
+    let apex = "example. 3600 SOA ns1.other. hm.other. 1 7200 3600 1209600 300\n\
+                example. 3600 NS ns1.other.\nexample. 3600 DNAME target.other.\n";
+    let (z, report) = zone("example.", apex);
+    assert!(!report.has_errors());
+    let flags = flags_of(&z, "example.");
+    assert!(flags.contains(Flags::APEX | Flags::DNAME) && !flags.contains(Flags::BELOW_DNAME));
+    assert_eq!(lookup(&z, "www.example."), Lookup::NotFound { encloser: APEX, encloser_labels: 1 });
+    let refused = testutil::refused("example.", &format!("{apex}ns1.example. 3600 A 192.0.2.53\n"));
+    assert!(refused.errors().any(|m| m.to_string().contains("below a DNAME")));
+}

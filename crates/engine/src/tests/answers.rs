@@ -239,3 +239,179 @@ fn other_zones_are_refused_and_unloaded_zones_fail() {
     let unloaded = ZoneSet::new(vec![Arc::new(ZoneSlot::new(&"late.".parse::<Name>().unwrap()))]);
     assert_eq!(ask(&unloaded, "late.", Rtype::SOA), "SERVFAIL rd | ad: OPT(1232,-)");
 }
+
+/// A zone whose apex holds a DNAME beside SOA and NS (RFC 6672 §2.3).
+const APEX_DNAME: &str = r#"
+@ 3600 SOA ns1.other. hostmaster.other. 1 7200 3600 1209600 300
+@ 3600 NS ns1.other.
+@ 3600 A 192.0.2.1
+@ 3600 DNAME target.example.
+"#;
+
+/// The zone the apex DNAME points into, served beside it.
+const DNAME_TARGET: &str = r#"
+@ 3600 SOA ns1.other. hostmaster.other. 1 7200 3600 1209600 300
+@ 3600 NS ns1.other.
+www 300 A 192.0.2.80
+"#;
+
+#[test]
+fn dname_at_the_apex_redirects_every_name_below_it() {
+    let z = zones(&[("apex.", APEX_DNAME), ("target.example.", DNAME_TARGET)]);
+    let dname = "apex. 3600 DNAME target.example.";
+    // Any name below the apex, existing in the target or not: the DNAME and the CNAME
+    // synthesized from it; the target is another zone's, left to the resolver (as Knot
+    // DNS and BIND answer).
+    for (name, target) in
+        [("www.apex.", "www.target.example."), ("a.b.apex.", "a.b.target.example.")]
+    {
+        for qtype in [Rtype::A, Rtype::CNAME, Rtype::TXT] {
+            assert_eq!(
+                ask(&z, name, qtype),
+                format!(
+                    "NOERROR aa rd | an: {dname}; {name} 3600 CNAME {target} | ad: OPT(1232,-)"
+                ),
+                "{name} {qtype}"
+            );
+        }
+    }
+    // The apex itself answers from its own data.
+    assert_eq!(
+        ask(&z, "apex.", Rtype::A),
+        "NOERROR aa rd | an: apex. 3600 A 192.0.2.1 | ad: OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "apex.", Rtype::DNAME),
+        format!("NOERROR aa rd | an: {dname} | ad: OPT(1232,-)")
+    );
+    assert!(ask(&z, "apex.", Rtype::CNAME).starts_with("NOERROR aa rd | au: apex. 300 SOA"));
+    // A substitution over 255 bytes: YXDOMAIN (RFC 6672 §2.2).
+    let long = format!("{0}.{0}.{0}.{1}.apex.", "a".repeat(63), "b".repeat(50));
+    let r = ask(&z, &long, Rtype::A);
+    assert!(r.starts_with(&format!("YXDOMAIN aa rd | an: {dname} |")), "{r}");
+}
+
+/// CNAME chains through wildcards: a wildcard answers many names, so meeting its node
+/// again is no loop; a CNAME target followed again is.
+const WILD_CHAINS: &str = r#"
+@ 3600 SOA ns1 hostmaster 1 7200 3600 1209600 300
+@ 3600 NS ns1
+ns1 3600 A 192.0.2.53
+www 300 A 192.0.2.80
+*.self 300 CNAME loop.self
+*.back 300 CNAME x.back2
+*.back2 300 CNAME y.back
+start 300 CNAME a.back
+real 300 CNAME b.viareal
+*.viareal 300 CNAME real
+*.two 300 CNAME host.three
+*.three 300 CNAME www
+*.p1 300 CNAME t.p2
+*.p2 300 CNAME r
+r 300 CNAME t.p2
+"#;
+
+#[test]
+fn cname_chains_through_wildcards_stop_when_a_target_repeats() {
+    let z = zones(&[("example.", WILD_CHAINS)]);
+    let answer =
+        |links: &[&str]| format!("NOERROR aa rd | an: {} | ad: OPT(1232,-)", links.join("; "));
+    // A wildcard CNAME pointing back into its own wildcard: one more link, then the
+    // name repeats (as Knot DNS and NSD answer).
+    assert_eq!(
+        ask(&z, "a.self.example.", Rtype::A),
+        answer(&[
+            "a.self.example. 300 CNAME loop.self.example.",
+            "loop.self.example. 300 CNAME loop.self.example."
+        ])
+    );
+    // The query name is not a target followed: asked directly, its CNAME comes twice.
+    assert_eq!(
+        ask(&z, "loop.self.example.", Rtype::A),
+        answer(&[
+            "loop.self.example. 300 CNAME loop.self.example.",
+            "loop.self.example. 300 CNAME loop.self.example."
+        ])
+    );
+    // Two wildcards pointing into each other: each is met twice, with different names.
+    assert_eq!(
+        ask(&z, "start.example.", Rtype::A),
+        answer(&[
+            "start.example. 300 CNAME a.back.example.",
+            "a.back.example. 300 CNAME x.back2.example.",
+            "x.back2.example. 300 CNAME y.back.example.",
+            "y.back.example. 300 CNAME x.back2.example."
+        ])
+    );
+    // A real CNAME whose target a wildcard answers with a CNAME back to it.
+    assert_eq!(
+        ask(&z, "x.viareal.example.", Rtype::A),
+        answer(&[
+            "x.viareal.example. 300 CNAME real.example.",
+            "real.example. 300 CNAME b.viareal.example.",
+            "b.viareal.example. 300 CNAME real.example."
+        ])
+    );
+    // A target followed again stops the chain, whichever node led to it (as NSD
+    // answers; Knot DNS writes `t.p2 CNAME r` once more).
+    assert_eq!(
+        ask(&z, "q.p1.example.", Rtype::A),
+        answer(&[
+            "q.p1.example. 300 CNAME t.p2.example.",
+            "t.p2.example. 300 CNAME r.example.",
+            "r.example. 300 CNAME t.p2.example."
+        ])
+    );
+    // Wildcard to wildcard to data.
+    assert_eq!(
+        ask(&z, "a.two.example.", Rtype::A),
+        answer(&[
+            "a.two.example. 300 CNAME host.three.example.",
+            "host.three.example. 300 CNAME www.example.",
+            "www.example. 300 A 192.0.2.80"
+        ])
+    );
+}
+
+/// A name of a signed zone with only types above NSEC's (47): its NSEC RRset has the
+/// lowest type (signatures are made-up bytes: the engine does not validate).
+const SIGNED_ANY: &str = r#"
+@ 3600 SOA ns1 hostmaster 1 7200 3600 1209600 300
+@ 3600 NS ns1
+@ 300 NSEC ns1 NS SOA RRSIG NSEC
+ns1 3600 A 192.0.2.53
+ns1 300 NSEC tlsa A RRSIG NSEC
+tlsa 3600 TLSA 3 1 1 16058D40FF834E025AD15EC37EE5C0ED9DF770C37BA2491CC5D8FC0DB93696EB
+tlsa 3600 RRSIG TLSA 13 2 3600 20450101000000 20260101000000 1 example. AAAA
+tlsa 300 NSEC txt RRSIG NSEC TLSA
+tlsa 300 RRSIG NSEC 13 2 300 20450101000000 20260101000000 1 example. BBBB
+txt 3600 TXT "t"
+txt 3600 AAAA 2001:db8::1
+txt 3600 CAA 0 issue "ca.example"
+txt 300 NSEC example. AAAA TXT CAA RRSIG NSEC
+"#;
+
+#[test]
+fn any_prefers_data_to_nsec_and_common_types_to_others() {
+    let z = zones(&[("example.", SIGNED_ANY)]);
+    // RFC 8482 §4.1: one RRset, chosen as NSD chooses: A, AAAA, SOA, MX or PTR first, then
+    // any other data, then DNSKEY, NSEC or RRSIG; the lowest type within a group.
+    assert_eq!(
+        ask(&z, "tlsa.example.", Rtype::ANY),
+        "NOERROR aa rd | an: tlsa.example. 3600 TLSA 3 1 1 16058D40FF834E025AD15EC37EE5C0ED9DF770C37BA2491CC5D8FC0DB93696EB | ad: OPT(1232,-)"
+    );
+    // With DO, the RRset's own signatures go with it.
+    assert_eq!(
+        ask_with(&z, "tlsa.example.", Rtype::ANY, dnssec()),
+        "NOERROR aa rd | an: tlsa.example. 3600 TLSA 3 1 1 16058D40FF834E025AD15EC37EE5C0ED9DF770C37BA2491CC5D8FC0DB93696EB; \
+         tlsa.example. 3600 RRSIG TLSA 13 2 3600 20450101000000 20260101000000 1 example. AAAA | ad: OPT(1232,do)"
+    );
+    assert_eq!(
+        ask(&z, "txt.example.", Rtype::ANY),
+        "NOERROR aa rd | an: txt.example. 3600 AAAA 2001:db8::1 | ad: OPT(1232,-)"
+    );
+    assert_eq!(
+        ask(&z, "example.", Rtype::ANY),
+        "NOERROR aa rd | an: example. 3600 SOA ns1.example. hostmaster.example. 1 7200 3600 1209600 300 | ad: OPT(1232,-)"
+    );
+}

@@ -35,6 +35,57 @@ fn unknown_opcode_is_notimp() {
     assert_eq!(ask_with(&z, "example.", Rtype::A, op15), "NOTIMP rd | ad: OPT(1232,-)");
 }
 
+/// A message of header and body bytes: ID 0x1234, RD, `opcode`, the four counts.
+fn message(opcode: u8, counts: [u16; 4], body: &[u8]) -> Vec<u8> {
+    let mut m = vec![0x12, 0x34, (opcode << 3) | 1, 0];
+    for count in counts {
+        m.extend_from_slice(&count.to_be_bytes());
+    }
+    m.extend_from_slice(body);
+    m
+}
+
+/// An OPT record: 1232 bytes, EDNS `version`.
+fn opt(version: u8) -> Vec<u8> {
+    vec![0, 0, 41, 0x04, 0xd0, 0, version, 0, 0, 0, 0]
+}
+
+#[test]
+fn other_opcodes_are_notimp_with_or_without_a_question() {
+    let z = example();
+    let send = |m: &[u8]| render(&raw(&z, Config::default(), m, Transport::Udp).unwrap());
+    // IQUERY (1), STATUS (2), DSO (6), 15: without a question, NOTIMP (RFC 8490 §5.1.1
+    // for DSO), the OPT record echoed when there is one (as Knot DNS and NSD answer).
+    for opcode in [1, 2, 6, 15] {
+        assert_eq!(send(&message(opcode, [0; 4], &[])), "NOTIMP rd", "opcode {opcode}");
+        assert_eq!(
+            send(&message(opcode, [0, 0, 0, 1], &opt(0))),
+            "NOTIMP rd | ad: OPT(1232,-)",
+            "opcode {opcode}"
+        );
+    }
+    // A DSO message proper: TLVs after the header (RFC 8490 §5.4; a Keepalive TLV).
+    let keepalive = [0, 1, 0, 8, 0, 0, 0x27, 0x10, 0, 0, 0x27, 0x10];
+    assert_eq!(send(&message(6, [0; 4], &keepalive)), "NOTIMP rd");
+    // Bodies that do not read as a question: the header alone, as NSD answers.
+    let two = query("example.", Rtype::A, Ask { edns: None, ..Ask::default() });
+    let question = &two[12..];
+    let two = message(6, [2, 0, 0, 0], &[question, question].concat());
+    assert_eq!(send(&two), "NOTIMP rd");
+    let mut trailing = query("example.", Rtype::A, Ask { opcode: Opcode(1), ..Ask::default() });
+    trailing.extend_from_slice(b"garbage");
+    assert_eq!(send(&trailing), "NOTIMP rd");
+    // A readable body is judged first, as Knot DNS does: EDNS version 1 is BADVERS.
+    assert_eq!(send(&message(6, [0, 0, 0, 1], &opt(1))), "BADVERS rd | ad: OPT(1232,-)");
+    let v1 = Ask { opcode: Opcode(6), edns: Some((1232, 1, false)), ..Ask::default() };
+    assert_eq!(ask_with(&z, "example.", Rtype::A, v1), "BADVERS rd | ad: OPT(1232,-)");
+    // QUERY, NOTIFY and UPDATE need their question (zone section): FORMERR.
+    for opcode in [0, 4, 5] {
+        assert_eq!(send(&message(opcode, [0; 4], &[])), "FORMERR rd", "opcode {opcode}");
+    }
+    assert_eq!(send(&message(0, [0, 0, 0, 1], &opt(1))), "BADVERS rd | ad: OPT(1232,-)");
+}
+
 #[test]
 fn malformed_queries_get_formerr_and_responses_are_dropped() {
     let z = example();
