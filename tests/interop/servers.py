@@ -132,11 +132,13 @@ zone:
 
 
 def nsd(port, work, zones):
-    """NSD as a secondary of each zone's `primary`."""
+    """NSD as a secondary of each zone's `primary`, or a primary serving `file`."""
     zone_text = "".join(
         f'zone:\n  name: "{z["origin"]}"\n  zonefile: "{work}/{z["origin"]}zone"\n'
         f'  request-xfr: {z["primary"][0]}@{z["primary"][1]} {KEY}\n'
         f'  allow-notify: 127.0.0.1 {KEY}\n  provide-xfr: 127.0.0.1 {KEY}\n'
+        if "primary" in z
+        else f'zone:\n  name: "{z["origin"]}"\n  zonefile: "{z["file"]}"\n  provide-xfr: 127.0.0.1 {KEY}\n'
         for z in zones
     )
     conf = f"""server:
