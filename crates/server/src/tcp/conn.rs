@@ -36,8 +36,10 @@ const MAX_MESSAGE: usize = 65535;
 /// answered, so a client pipelining small queries with large answers cannot make the
 /// server hold more than about this much per connection.
 const WRITE_AT: usize = 256 * 1024;
-/// Messages of a stream produced ahead of the one being written.
+/// Batches of a stream produced ahead of the one being written.
 const STREAM_AHEAD: usize = 4;
+/// Bytes of a stream's messages handed over and written at once.
+const STREAM_WRITE: usize = 256 * 1024;
 
 thread_local! {
     /// Per-thread answer buffer: the handler writes here, the answer is then copied
@@ -302,14 +304,21 @@ impl<H: Handler> Connection<H> {
         let producer = tokio::task::spawn_blocking(move || {
             let mut messages = messages;
             let mut buf = vec![0u8; MAX_MESSAGE];
+            let mut framed = Vec::with_capacity(STREAM_WRITE);
             while let Some(len) = messages.next_message(&mut buf) {
                 let (Some(body), Ok(prefix)) = (buf.get(..len), u16::try_from(len)) else { break };
-                let mut framed = Vec::with_capacity(len + 2);
                 framed.extend_from_slice(&prefix.to_be_bytes());
                 framed.extend_from_slice(body);
-                if tx.blocking_send(framed).is_err() {
-                    break;
+                // Messages go in batches: one hand-over and one write per batch.
+                if framed.len() >= STREAM_WRITE {
+                    let batch = std::mem::replace(&mut framed, Vec::with_capacity(STREAM_WRITE));
+                    if tx.blocking_send(batch).is_err() {
+                        return messages;
+                    }
                 }
+            }
+            if !framed.is_empty() {
+                let _ = tx.blocking_send(framed);
             }
             messages
         });
