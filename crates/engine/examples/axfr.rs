@@ -2,7 +2,9 @@
 //! message, as `ternd` would send it (optionally TSIG-signed), timing the transfer alone.
 //!
 //! `TERN_ZONE_FILE=tld.zone TERN_ORIGIN=tld. [TERN_TSIG=1] [ROUNDS=3]
-//!  target/release/examples/axfr` (or under `valgrind --tool=callgrind`).
+//!  [TERN_WRITE=stream.bin] target/release/examples/axfr` (or under
+//! `valgrind --tool=callgrind`). TERN_WRITE keeps the last round's messages, framed as on
+//! TCP, for the receiving side's driver (`tern-zone`'s `transfer_in` example).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -45,9 +47,18 @@ fn main() {
         };
         let started = Instant::now();
         let (mut bytes, mut messages) = (0usize, 0usize);
+        let mut kept = Vec::new();
+        let keep = std::env::var_os("TERN_WRITE");
         while let Some(len) = transfer.next_message(&mut out, &mut table) {
             bytes += len;
             messages += 1;
+            if keep.is_some() {
+                kept.extend_from_slice(&(len as u16).to_be_bytes());
+                kept.extend_from_slice(&out[..len]);
+            }
+        }
+        if let Some(path) = &keep {
+            std::fs::write(path, &kept).unwrap();
         }
         let elapsed = started.elapsed();
         let per = elapsed.as_nanos() as f64 / records as f64;

@@ -82,19 +82,20 @@ impl Writer {
     fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
         let Built { loaded, change, same_serial_changed } = built;
         let mut zone = loaded.contents;
-        let old = self.current.clone();
-        let history = match (&old, change) {
+        // No clone of the served version is held here: it must be the writer's last
+        // reference when replaced, so that it is freed off this task (`retire`).
+        let old_serial = self.current.as_ref().map(|z| z.serial());
+        let history = match (&self.current, change) {
             (Some(old), Some(change)) => old.history().push(Arc::new(change), self.plan.history),
             _ => History::default(),
         };
         if same_serial_changed {
             warn!(zone = %self.plan.name, serial = zone.serial(), "the zone changed but its serial did not: secondaries will not see the change until the serial rises");
         }
-        if let Some(old) = old.as_ref().filter(|o| serial_gt(o.serial(), zone.serial())) {
-            warn!(zone = %self.plan.name, serial = zone.serial(), previous = old.serial(), "the serial went back: secondaries keep the higher one until it passes it");
+        if let Some(previous) = old_serial.filter(|&o| serial_gt(o, zone.serial())) {
+            warn!(zone = %self.plan.name, serial = zone.serial(), previous, "the serial went back: secondaries keep the higher one until it passes it");
         }
-        let changed =
-            old.as_ref().is_none_or(|o| o.serial() != zone.serial() || same_serial_changed);
+        let changed = old_serial.is_none_or(|o| o != zone.serial() || same_serial_changed);
         zone.set_history(Arc::new(history));
         let records = zone.record_count() as u64;
         let serial = zone.serial();
@@ -102,7 +103,7 @@ impl Writer {
             return LoadOutcome::Failed("not published".into());
         }
         self.source = version;
-        if changed && old.is_some() {
+        if changed && old_serial.is_some() {
             self.notify_secondaries();
         }
         LoadOutcome::Loaded { serial, records }

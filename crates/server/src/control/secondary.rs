@@ -209,7 +209,9 @@ impl Writer {
         let zone = Arc::new(zone);
         let published = if self.schedule.expired {
             self.slot.replace(None, Some(Arc::clone(&zone))) && {
-                self.current = Some(Arc::clone(&zone));
+                if let Some(old) = self.current.replace(Arc::clone(&zone)) {
+                    super::writer::retire(old);
+                }
                 true
             }
         } else {

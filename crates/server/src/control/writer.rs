@@ -98,7 +98,9 @@ impl Writer {
             error!(zone = %self.plan.name, "the zone changed under its writer: not published");
             return false;
         }
-        self.current = Some(zone);
+        if let Some(old) = self.current.replace(zone) {
+            retire(old);
+        }
         self.schedule.expired = false;
         true
     }
@@ -120,6 +122,15 @@ impl Writer {
             let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
             info!(zone = %self.plan.name, serial = zone.serial(), records = zone.record_count(), elapsed_ms, "{what}");
         }
+    }
+}
+
+/// Lets go of a replaced version on a blocking thread: when it was the last reference
+/// (a reload builds a whole new zone), freeing a big zone takes tens of milliseconds,
+/// which must not delay the NOTIFYs that follow a publish.
+pub fn retire(old: Arc<ZoneContents>) {
+    if Arc::strong_count(&old) == 1 {
+        drop(tokio::task::spawn_blocking(move || drop(old)));
     }
 }
 
