@@ -5,6 +5,8 @@ use std::fmt;
 
 use tern_wire::{Dname, Name, Rtype};
 
+use crate::error::escape_controls;
+
 /// How serious an issue is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Severity {
@@ -40,7 +42,7 @@ impl fmt::Display for Issue {
         if let Some(rtype) = self.rtype {
             write!(f, "{rtype} ")?;
         }
-        f.write_str(&self.message)
+        f.write_str(&escape_controls(&self.message))
     }
 }
 

@@ -19,7 +19,7 @@ use tern_wire::text::{Lexer, Token};
 
 use super::driver::{Failure, Frame, Parser, Scope, Stop};
 use super::entry::parse_name;
-use crate::error::Error;
+use crate::error::{shown_path, Error};
 
 impl Parser<'_, '_> {
     /// Reads an `$INCLUDE` entry and the file it names.
@@ -63,7 +63,7 @@ impl Parser<'_, '_> {
             );
         }
         let path = self.include_path(file)?;
-        let shown = path.display();
+        let shown = shown_path(&path);
         let canonical = std::fs::canonicalize(&path)
             .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
         if self.frames.iter().any(|f| f.canonical.as_ref() == Some(&canonical)) {
