@@ -10,6 +10,8 @@
 //! * It can be turned off (`Options::allow_include`), nesting is limited
 //!   (`Options::max_include_depth`), and a file that is already being read cannot be
 //!   included again (recursion, direct or mutual).
+//! * Only a regular file is read, within `Options::max_file_size` (the `file` module):
+//!   `$INCLUDE /dev/zero` or a FIFO is refused at the directive.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,7 @@ use tern_wire::text::{Lexer, Token};
 
 use super::driver::{Failure, Frame, Parser, Scope, Stop};
 use super::entry::parse_name;
+use super::file::open_regular;
 use crate::error::{shown_path, Error};
 
 impl Parser<'_, '_> {
@@ -70,14 +73,9 @@ impl Parser<'_, '_> {
             let message = format!("recursive $INCLUDE: '{shown}' is already being read");
             return Err(self.include_error(file, &message));
         }
-        let cannot_read =
-            |e: std::io::Error| self.include_error(file, &format!("cannot read '{shown}': {e}"));
-        let source = File::open(&path).map_err(cannot_read)?;
-        let meta = source.metadata().map_err(cannot_read)?;
-        if meta.is_dir() {
-            return Err(cannot_read(std::io::ErrorKind::IsADirectory.into()));
-        }
-        Ok((path, canonical, source, meta.len()))
+        let (source, size) = open_regular(&path, self.options.max_file_size)
+            .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
+        Ok((path, canonical, source, size))
     }
 
     /// The file name token as a path, relative to the including file's directory.

@@ -37,6 +37,7 @@ mod chunks;
 mod directive;
 mod driver;
 mod entry;
+mod file;
 mod generate;
 mod include;
 mod options;
@@ -58,7 +59,8 @@ pub use record::{Location, Record, RecordBuf};
 pub use report::{Report, Warning};
 
 /// Reads the zone file at `path` with `origin` as the initial `$ORIGIN`, handing each
-/// record to `sink`. A sink error stops the parse (or is collected) like a syntax error,
+/// record to `sink`. Only a regular file is read (the same for `$INCLUDE`s), within the
+/// limits of `options`. A sink error stops the parse (or is collected) like a syntax error,
 /// as [`Error::Rejected`] at the record's position.
 pub fn parse_file(
     path: &Path,
@@ -66,10 +68,8 @@ pub fn parse_file(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let io_error =
-        |e: std::io::Error| Error::Io { path: path.to_path_buf(), message: e.to_string() };
-    let file = std::fs::File::open(path).map_err(io_error)?;
-    let size = file.metadata().map_err(io_error)?.len();
+    let (file, size) = file::open_regular(path, options.max_file_size)
+        .map_err(|refused| Error::Io { path: path.to_path_buf(), message: refused.to_string() })?;
     let canonical = std::fs::canonicalize(path).ok();
     let top = Frame { path: path.to_path_buf(), canonical, include_line: 0 };
     Parser::new(options, sink, top).run_file(file, Some(size), origin, chunks::CHUNK)
