@@ -22,6 +22,7 @@ use crate::{adjust, check};
 
 mod encode;
 mod space;
+mod unique;
 use encode::{Encoder, Groups};
 use space::Space;
 

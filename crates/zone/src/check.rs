@@ -17,7 +17,10 @@
 //! | in-zone NS target without addresses (missing glue) | warning | RFC 1034 §4.2.1 |
 //! | DS at a name that is not a delegation | warning | RFC 4035 §2.4 |
 //! | NSEC3PARAM below the apex | warning | RFC 5155 §4 |
+//! | more than 65,535 records (or signatures) in an RRset | error | — (node format) |
+//! | an RRset too big for any DNS message | warning | RFC 1035 §4.2.2 |
 
+use tern_wire::rdata::Field;
 use tern_wire::{Dname, Rtype};
 
 use crate::contents::{ZoneContents, APEX};
@@ -152,4 +155,82 @@ fn glue(zone: &ZoneContents, node: &Node, report: &mut Report) {
             );
         }
     }
+}
+
+/// The most a DNS message can hold: TCP's two-byte length (RFC 1035 §4.2.2); UDP with
+/// EDNS allows no more (RFC 6891 §6.2.3).
+const MAX_MESSAGE: usize = 65_535;
+
+/// Header, and per record the fixed fields: TYPE, CLASS, TTL, RDLENGTH (RFC 1035 §4.1).
+const HEADER: usize = 12;
+const RR_FIXED: usize = 10;
+
+/// Checks the size of `owner`'s `rtype` RRset, with RDATA `rdatas` and `sigs`
+/// signatures; returns whether the zone can hold it.
+///
+/// A node stores at most 65,535 records (and as many signatures) in an RRset; more is an
+/// error. Fewer can still be too many for any DNS message, even alone in the answer to a
+/// question for them with every name compressed as far as it can be: a warning, as such
+/// an RRset can never be sent whole.
+pub fn rrset_size<'r>(
+    report: &mut Report,
+    owner: &Dname,
+    rtype: Rtype,
+    rdatas: impl Iterator<Item = &'r [u8]> + Clone,
+    sigs: usize,
+) -> bool {
+    // The question holds the owner; each answer points back to it (two bytes).
+    let fixed = HEADER + owner.len() + 4;
+    let (count, bytes) = rdatas.clone().fold((0, 0), |(n, b), rd| (n + 1, b + rd.len()));
+    if count > usize::from(u16::MAX) || sigs > usize::from(u16::MAX) {
+        let message = format!(
+            "RRset of {count} records and {sigs} signatures: a zone holds at most 65535 of \
+             each in one RRset (and a DNS message about 5,000)"
+        );
+        report.error(Some(owner), Some(rtype), message);
+        return false;
+    }
+    if fixed + count * (2 + RR_FIXED) + bytes <= MAX_MESSAGE {
+        return true; // fits even without compressing the RDATA
+    }
+    let shape = rtype.shape();
+    let least =
+        if shape.compress { rdatas.map(|rd| compressed_len(rtype, rd)).sum() } else { bytes };
+    let size = fixed + count * (2 + RR_FIXED) + least;
+    if size > MAX_MESSAGE {
+        report.warn(
+            Some(owner),
+            Some(rtype),
+            format!(
+                "RRset of {count} records needs at least {size} bytes, more than a DNS \
+                 message holds ({MAX_MESSAGE}): it can never be sent whole"
+            ),
+        );
+    }
+    true
+}
+
+/// The least RDATA of `rtype` can take with its names compressed (RFC 1035 §4.1.4): each
+/// name at most a two-byte pointer.
+fn compressed_len(rtype: Rtype, rdata: &[u8]) -> usize {
+    let mut at = 0usize;
+    let mut len = 0usize;
+    for field in rtype.shape().fields {
+        let size = match *field {
+            Field::Bytes(n) => usize::from(n),
+            Field::CharString => 1 + usize::from(rdata.get(at).copied().unwrap_or(0)),
+            Field::Name => match rdata.get(at..).map(Dname::from_wire_prefix) {
+                Some(Ok((_, n))) => {
+                    at += n;
+                    len += n.min(2);
+                    continue;
+                }
+                _ => return rdata.len(),
+            },
+            Field::Rest => rdata.len().saturating_sub(at),
+        };
+        at += size;
+        len += size;
+    }
+    len
 }

@@ -53,6 +53,9 @@ pub const MAX_ISSUES: usize = 1000;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     issues: Vec<Issue>,
+    /// How many of `issues` are errors and warnings (so that a million duplicate records
+    /// do not count the kept issues a million times).
+    kept: [usize; 2],
     /// Issues not kept because of [`MAX_ISSUES`].
     pub suppressed: usize,
     /// Records loaded (RRSIG and NSEC3 included; duplicates and ignored records not).
@@ -76,11 +79,15 @@ impl Report {
         rtype: Option<Rtype>,
         message: impl Into<String>,
     ) {
-        let kept = self.issues.iter().filter(|i| i.severity == severity).count();
-        if kept >= MAX_ISSUES {
+        let slot = match severity {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+        };
+        let Some(kept) = self.kept.get_mut(slot).filter(|k| **k < MAX_ISSUES) else {
             self.suppressed += 1;
             return;
-        }
+        };
+        *kept += 1;
         let owner = owner.map(Dname::to_name);
         self.issues.push(Issue { severity, owner, rtype, message: message.into() });
     }
@@ -122,6 +129,6 @@ impl Report {
 
     /// True when there is at least one error.
     pub fn has_errors(&self) -> bool {
-        self.errors().next().is_some()
+        self.kept.first().is_some_and(|&errors| errors > 0)
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! Records stay where `add` put them: [`Groups`] orders their indices node by node with
 //! one counting sort (stable, so file order survives inside a node), and one [`Encoder`]
-//! with reused scratch buffers forms each node's RRsets (duplicates dropped, TTLs
-//! reconciled per RFC 2181 §5.2) and writes its blob. A million-node zone thus costs one
+//! with reused scratch buffers forms each node's RRsets (duplicates dropped by the
+//! `unique` module, TTLs reconciled per RFC 2181 §5.2, sizes checked) and writes its blob. A million-node zone thus costs one
 //! allocation per node, the blob itself.
 
 use std::ops::Range;
@@ -11,10 +11,12 @@ use std::ops::Range;
 use tern_wire::{Dname, Rtype};
 
 use super::space::Owners;
+use super::unique::{rdata_of, Unique};
 use super::{Pending, NSEC3_SPACE};
+use crate::check;
 use crate::node::{BlobWriter, Flags, Node, NodeId, RrsetHead, NO_NODE};
 use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Params};
-use crate::records::{canonical_eq, covered_type};
+use crate::records::covered_type;
 use crate::report::Report;
 
 /// Record indices grouped by node: main-space nodes first, then NSEC3-space nodes.
@@ -92,6 +94,7 @@ pub(super) struct Encoder<'a> {
     sigs: Vec<Pending>,
     targets: Vec<NodeId>,
     writer: BlobWriter,
+    unique: Unique,
 }
 
 impl<'a> Encoder<'a> {
@@ -105,6 +108,7 @@ impl<'a> Encoder<'a> {
             sigs: Vec::new(),
             targets: Vec::new(),
             writer: BlobWriter::default(),
+            unique: Unique::default(),
         }
     }
 
@@ -169,8 +173,18 @@ impl<'a> Encoder<'a> {
         let set = self.group.get(range).unwrap_or(&[]);
         let split = set.iter().position(|p| p.rtype == Rtype::RRSIG && rtype != Rtype::RRSIG);
         let (data, sigs) = set.split_at(split.unwrap_or(set.len()));
-        unique(self.rdata, self.report, owner, data, &mut self.data);
-        unique(self.rdata, self.report, owner, sigs, &mut self.sigs);
+        let report = &mut *self.report;
+        let mut dropped = |p: &Pending| {
+            report.ignored += 1;
+            report.warn(Some(owner), Some(p.rtype), "duplicate record ignored");
+        };
+        self.unique.retain(self.rdata, data, &mut self.data, &mut dropped);
+        self.unique.retain(self.rdata, sigs, &mut self.sigs, &mut dropped);
+        let rdata = self.rdata;
+        let rdatas = self.data.iter().map(|p| rdata_of(rdata, p));
+        if !check::rrset_size(self.report, owner, rtype, rdatas, self.sigs.len()) {
+            return; // the zone is refused
+        }
         let ttl = reconcile_ttl(self.report, owner, rtype, &self.data);
         let sig_ttl = self.sigs.iter().map(|p| p.ttl).min().unwrap_or(ttl);
         let (head_type, head_ttl) =
@@ -179,38 +193,12 @@ impl<'a> Encoder<'a> {
         self.targets.clear();
         self.targets.extend(self.data.iter().map(|p| p.target));
         let head = RrsetHead { rtype: head_type, ttl: head_ttl, sig_ttl };
-        let rdata = self.rdata;
         self.writer.rrset(
             head,
             self.data.iter().map(|p| rdata_of(rdata, p)),
             &self.targets,
             self.sigs.iter().map(|p| rdata_of(rdata, p)),
         );
-    }
-}
-
-fn rdata_of<'r>(arena: &'r [u8], p: &Pending) -> &'r [u8] {
-    arena.get(p.rdata_at..p.rdata_at + usize::from(p.len)).unwrap_or(&[])
-}
-
-/// Copies `records` into `kept` without duplicates (RFC 2181 §5: an RRset has no duplicate
-/// RRs; names in RDATA compare case-insensitively in canonical form, RFC 4034 §6.3).
-fn unique(
-    arena: &[u8],
-    report: &mut Report,
-    owner: &Dname,
-    records: &[Pending],
-    kept: &mut Vec<Pending>,
-) {
-    kept.clear();
-    for p in records {
-        let rdata = rdata_of(arena, p);
-        if kept.iter().any(|k| canonical_eq(p.rtype, rdata_of(arena, k), rdata)) {
-            report.ignored += 1;
-            report.warn(Some(owner), Some(p.rtype), "duplicate record ignored");
-            continue;
-        }
-        kept.push(*p);
     }
 }
 
