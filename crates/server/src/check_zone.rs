@@ -1,5 +1,6 @@
 //! `ternd check-zone FILE ORIGIN`: loads a zone file the way the server would and reports
-//! every syntax error (file:line:column), semantic error and warning, then a summary —
+//! every syntax error (`file:line:column: …`), semantic error and warning (`file:line: …`,
+//! the record's line or its name's first), then a summary —
 //! records, names, delegations, whether and how the zone is signed, its serial. Exits 1
 //! when the zone could not be served.
 
@@ -47,7 +48,7 @@ pub fn check(path: &Path, origin: &Name) -> Checked {
 
 fn findings(text: &mut String, loaded: &Loaded) {
     for w in &loaded.parse.warnings {
-        let _ = writeln!(text, "{}: warning: {}", w.at, w.message);
+        let _ = writeln!(text, "{w}");
     }
     if loaded.parse.warnings_dropped > 0 {
         let _ = writeln!(text, "({} more zone-file warnings)", loaded.parse.warnings_dropped);
@@ -99,8 +100,18 @@ mod tests {
     fn a_good_zone_gets_a_summary_and_its_warnings() {
         let c = run("$TTL 60\n@ SOA ns hm 7 1 1 1 1\n@ NS ns\nns A 192.0.2.1\nsub NS ns.sub\nx.other. A 192.0.2.9\n");
         assert!(c.ok, "{}", c.text);
-        assert!(c.text.contains("x.other. A is outside the zone: ignored"), "{}", c.text);
-        assert!(c.text.contains("ns.sub.example. is in the zone but has no glue"), "{}", c.text);
+        assert!(
+            c.text.contains("z.zone:6: warning: x.other. A is outside the zone: ignored"),
+            "{}",
+            c.text
+        );
+        assert!(
+            c.text.contains(
+                "z.zone:5: warning: sub.example. NS target ns.sub.example. is in the zone but has no glue"
+            ),
+            "{}",
+            c.text
+        );
         assert!(
             c.text.contains("example.: loaded serial 7: 4 records, 3 names, 1 delegations, unsigned, 2 warnings"),
             "{}",
@@ -119,8 +130,17 @@ mod tests {
 
     #[test]
     fn semantic_errors_refuse_the_zone() {
-        let c = run("$TTL 60\n@ SOA ns hm 7 1 1 1 1\nns A 192.0.2.1\n");
+        let c = run("$TTL 60\n@ SOA ns hm 7 1 1 1 1\nns A 192.0.2.1\nw CNAME ns\nw TXT x\n");
         assert!(!c.ok);
-        assert!(c.text.contains("error: example. NS missing at the zone apex"), "{}", c.text);
+        assert!(
+            c.text.contains("z.zone:2: error: example. NS missing at the zone apex"),
+            "{}",
+            c.text
+        );
+        assert!(
+            c.text.contains("z.zone:4: error: w.example. CNAME exists beside TXT data"),
+            "{}",
+            c.text
+        );
     }
 }

@@ -17,7 +17,8 @@ use std::path::{Path, PathBuf};
 use crate::report::Report;
 
 /// A place in a zone file: the file, the line and column (1-based, columns in bytes),
-/// and the `$INCLUDE` chain that led there.
+/// and the `$INCLUDE` chain that led there. Column 0 stands for the whole line (a record,
+/// in the findings of the zone checks), line 0 for the whole file.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Position {
     /// The file, as named by the caller or by the `$INCLUDE` directive (joined to the
@@ -33,11 +34,21 @@ pub struct Position {
 
 impl fmt::Display for Position {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}:{}", shown_path(&self.file), self.line, self.column)
+        let file = shown_path(&self.file);
+        match (self.line, self.column) {
+            (0, _) => f.write_str(&file),
+            (line, 0) => write!(f, "{file}:{line}"),
+            (line, column) => write!(f, "{file}:{line}:{column}"),
+        }
     }
 }
 
 impl Position {
+    /// A whole line of `file` (column 0), outside any `$INCLUDE` chain.
+    pub fn of_line(file: &Path, line: u32) -> Position {
+        Position { file: file.to_path_buf(), line, column: 0, included_from: Vec::new() }
+    }
+
     /// Writes ` (included from a:3, from b:7)` when the position is in an included file.
     fn fmt_chain(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, (file, line)) in self.included_from.iter().enumerate() {

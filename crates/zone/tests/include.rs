@@ -164,3 +164,28 @@ fn an_included_secrets_file_is_not_quoted_whole() {
     assert!(!e.contains(secret), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn findings_about_included_records_name_the_included_file() {
+    let dir = scratch("findings");
+    std::fs::write(dir.join("hosts.zone"), "; hosts\nwww A 192.0.2.1\nwww CNAME other\n").unwrap();
+    let main = "$TTL 60\n@ SOA ns hm 1 2 3 4 5\n@ NS ns.other.\n$INCLUDE hosts.zone\n";
+    std::fs::write(dir.join("main.zone"), main).unwrap();
+    let e = tern_zone::load_file(
+        &dir.join("main.zone"),
+        &common::name("example."),
+        &Options::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let Error::Semantic(report) = &e else { panic!("{e}") };
+    let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "{}: error: www.example. CNAME exists beside A data",
+            dir.join("hosts.zone:2").display()
+        )]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,7 +12,7 @@
 use tern_wire::rdata::canonical_wire;
 use tern_wire::Rtype;
 
-use super::Pending;
+use super::{Member, Pending};
 use crate::records::canonical_eq;
 
 /// RRsets up to this size compare each record with the ones kept before it.
@@ -37,18 +37,18 @@ impl Unique {
     pub(super) fn retain(
         &mut self,
         arena: &[u8],
-        records: &[Pending],
-        kept: &mut Vec<Pending>,
-        mut dropped: impl FnMut(&Pending),
+        records: &[Member],
+        kept: &mut Vec<Member>,
+        mut dropped: impl FnMut(&Member),
     ) {
         kept.clear();
         if records.len() <= SMALL {
-            for p in records {
-                let rdata = rdata_of(arena, p);
-                if kept.iter().any(|k| canonical_eq(p.rtype, rdata_of(arena, k), rdata)) {
-                    dropped(p);
+            for m in records {
+                let (p, rdata) = (&m.1, rdata_of(arena, &m.1));
+                if kept.iter().any(|k| canonical_eq(p.rtype, rdata_of(arena, &k.1), rdata)) {
+                    dropped(m);
                 } else {
-                    kept.push(*p);
+                    kept.push(*m);
                 }
             }
             return;
@@ -64,13 +64,13 @@ impl Unique {
     }
 
     /// Sets `duplicate[i]` for each record equal to an earlier one.
-    fn mark_duplicates(&mut self, arena: &[u8], records: &[Pending]) {
-        let rtype = records.first().map_or(Rtype::A, |p| p.rtype);
+    fn mark_duplicates(&mut self, arena: &[u8], records: &[Member]) {
+        let rtype = records.first().map_or(Rtype::A, |m| m.1.rtype);
         let lower = rtype.shape().canonical_lowercase;
         self.keys.clear();
         self.spans.clear();
         if lower {
-            for p in records {
+            for (_, p) in records {
                 let start = self.keys.len();
                 let rdata = rdata_of(arena, p);
                 if canonical_wire(rtype, rdata, &mut self.keys).is_err() {
@@ -85,7 +85,7 @@ impl Unique {
                 let span = spans.get(i as usize).copied().unwrap_or_default();
                 keys.get(span.0..span.1).unwrap_or_default()
             } else {
-                records.get(i as usize).map_or(&[], |p| rdata_of(arena, p))
+                records.get(i as usize).map_or(&[], |m| rdata_of(arena, &m.1))
             }
         };
         self.order.clear();
@@ -116,10 +116,10 @@ mod tests {
     use crate::node::NO_NODE;
 
     /// Pending records of `rtype` over `rdatas`, laid out in one arena.
-    fn pending(rtype: Rtype, rdatas: &[Vec<u8>]) -> (Vec<u8>, Vec<Pending>) {
+    fn pending(rtype: Rtype, rdatas: &[Vec<u8>]) -> (Vec<u8>, Vec<Member>) {
         let mut arena = Vec::new();
         let mut records = Vec::new();
-        for rd in rdatas {
+        for (number, rd) in (0..).zip(rdatas) {
             let p = Pending {
                 rdata_at: arena.len(),
                 node: 0,
@@ -129,7 +129,7 @@ mod tests {
                 rtype,
             };
             arena.extend_from_slice(rd);
-            records.push(p);
+            records.push((number, p));
         }
         (arena, records)
     }
@@ -139,8 +139,8 @@ mod tests {
         let (arena, records) = pending(rtype, rdatas);
         let (mut kept, mut dropped) = (Vec::new(), Vec::new());
         Unique::default()
-            .retain(&arena, &records, &mut kept, |p| dropped.push(rdata_of(&arena, p).to_vec()));
-        (kept.iter().map(|p| rdata_of(&arena, p).to_vec()).collect(), dropped)
+            .retain(&arena, &records, &mut kept, |m| dropped.push(rdata_of(&arena, &m.1).to_vec()));
+        (kept.iter().map(|m| rdata_of(&arena, &m.1).to_vec()).collect(), dropped)
     }
 
     fn wire(name: &str) -> Vec<u8> {

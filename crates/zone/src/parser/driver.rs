@@ -120,6 +120,8 @@ pub(super) struct Frame {
     pub canonical: Option<PathBuf>,
     /// Line of the `$INCLUDE` this file is executing, if any (for the include chain).
     pub include_line: u32,
+    /// The file's number in this parse ([`Location::file_number`]).
+    pub number: u32,
 }
 
 /// A parse in progress, over the zone file and its `$INCLUDE`s.
@@ -134,6 +136,8 @@ pub(super) struct Parser<'p, 's> {
     pub frames: Vec<Frame>,
     /// Records made by `$GENERATE` so far.
     pub generated: u64,
+    /// Files opened by `$INCLUDE` so far (the number of the last one).
+    pub files_opened: u32,
     report: Report,
     errors: Vec<Error>,
     /// Line of the entry being read, for errors that carry no position.
@@ -154,6 +158,7 @@ impl<'p, 's> Parser<'p, 's> {
             names: NameBuilder::new(),
             frames: vec![top],
             generated: 0,
+            files_opened: 0,
             report: Report::default(),
             errors: Vec::new(),
             entry_line: 1,
@@ -412,14 +417,17 @@ impl<'p, 's> Parser<'p, 's> {
                 format!("more than {limit} records, the limit (max_records): stopped reading");
             return Err(Failure::Fatal(Error::Syntax { at, message }));
         }
-        let file = self.frames.last().map(|f| f.path.as_path()).unwrap_or(std::path::Path::new(""));
+        let (file, file_number) = self
+            .frames
+            .last()
+            .map_or((std::path::Path::new(""), 0), |f| (f.path.as_path(), f.number));
         let record = Record {
             owner,
             class: self.options.class,
             rtype,
             ttl,
             rdata: &self.rdata,
-            location: Location { file, line },
+            location: Location { file, file_number, line },
         };
         let result = (self.sink)(&record);
         self.report.records += 1;

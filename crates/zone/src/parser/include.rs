@@ -42,7 +42,9 @@ impl Parser<'_, '_> {
         if let Some(frame) = self.frames.last_mut() {
             frame.include_line = keyword.line();
         }
-        self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0 });
+        self.files_opened += 1;
+        let number = self.files_opened;
+        self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0, number });
         let inner = scope.for_include(origin);
         let result = self.read_file(source, Some(size), &inner);
         self.frames.pop();

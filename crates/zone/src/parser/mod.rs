@@ -71,7 +71,7 @@ pub fn parse_file(
     let (file, size) = file::open_regular(path, options.max_file_size)
         .map_err(|refused| Error::Io { path: path.to_path_buf(), message: refused.to_string() })?;
     let canonical = std::fs::canonicalize(path).ok();
-    let top = Frame { path: path.to_path_buf(), canonical, include_line: 0 };
+    let top = Frame { path: path.to_path_buf(), canonical, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run_file(file, Some(size), origin, chunks::CHUNK)
 }
 
@@ -86,7 +86,7 @@ pub fn parse_reader(
     chunk: usize,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0 };
+    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run_file(reader, None, origin, chunk)
 }
 
@@ -99,7 +99,7 @@ pub fn parse_bytes(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0 };
+    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run(text, origin)
 }
 
