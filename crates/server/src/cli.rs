@@ -56,9 +56,10 @@ enum Command {
     CheckZone {
         /// The zone file.
         file: PathBuf,
-        /// The zone's name (its origin).
+        /// The zone's name (its origin). Default: the owner of the file's SOA when the
+        /// SOA is its first record, else its first $ORIGIN.
         #[arg(value_parser = parse_zone_name)]
-        origin: tern_wire::Name,
+        origin: Option<tern_wire::Name>,
     },
 }
 
@@ -67,6 +68,7 @@ const EXAMPLES: &str = "Examples:
   ternd --check-config /etc/tern/ternd.toml
   ternd --listen 127.0.0.1:5353 --zone example.com=example.com.zone --workers 2
   ternd check-zone example.com.zone example.com
+  ternd check-zone example.com.zone              # the origin from its SOA or $ORIGIN
   ternd demo";
 
 /// What the command line asks for.
@@ -78,8 +80,8 @@ pub enum Plan {
     CheckZone {
         /// The zone file.
         file: PathBuf,
-        /// Its origin.
-        origin: tern_wire::Name,
+        /// Its origin, if given (else the file says it).
+        origin: Option<tern_wire::Name>,
     },
     /// Run the server.
     Run {
@@ -201,6 +203,10 @@ mod tests {
         assert!(plan(&["--listen", "127.0.0.1", "--zone", "a=f", "--zone", "A.=g"]).is_err());
         assert!(matches!(plan(&["--check-config", "f"]), Ok(Plan::CheckConfig(_))));
         assert!(matches!(plan(&["check-zone", "f", "example.com"]), Ok(Plan::CheckZone { .. })));
-        assert!(plan(&["check-zone", "f"]).is_err(), "the origin is needed");
+        let Ok(Plan::CheckZone { origin, .. }) = plan(&["check-zone", "f"]) else {
+            panic!("the origin is optional")
+        };
+        assert_eq!(origin, None, "taken from the file");
+        assert!(plan(&["check-zone", "f", "a..b"]).is_err());
     }
 }

@@ -19,7 +19,7 @@ fn main() -> ExitCode {
     let outcome = match plan {
         Plan::CheckConfig(path) => check_config(&path),
         Plan::CheckZone { file, origin } => {
-            let checked = tern_server::check_zone::check(&file, &origin);
+            let checked = tern_server::check_zone::check(&file, origin.as_ref());
             print!("{}", checked.text);
             return if checked.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }

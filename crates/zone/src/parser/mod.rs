@@ -32,6 +32,8 @@
 //! a missing SOA) belong to the zone store, which is the sink.
 //!
 //! [`write_record`] prints records back, one per line with absolute names.
+//! [`find_origin`] tells a zone's origin from its file (its SOA's owner, else its first
+//! `$ORIGIN`) for a caller that was not given it.
 
 mod chunks;
 mod directive;
@@ -41,6 +43,7 @@ mod file;
 mod generate;
 mod include;
 mod options;
+mod origin;
 mod print;
 mod record;
 mod report;
@@ -54,6 +57,7 @@ use crate::error::Error;
 use driver::{Frame, Parser};
 
 pub use options::Options;
+pub use origin::{find_origin, find_origin_in};
 pub use print::write_record;
 pub use record::{Location, Record, RecordBuf};
 pub use report::{Report, Warning};
