@@ -172,7 +172,7 @@ fn needs_escape(c: char) -> bool {
     c.is_control() || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
-/// A path as messages show it: control characters escaped, at most [`PATH_SHOWN`] bytes.
+/// A path as messages show it: control characters escaped, at most 1024 bytes.
 pub fn shown_path(path: &Path) -> String {
     let lossy = path.to_string_lossy();
     let mut end = lossy.len().min(PATH_SHOWN);
