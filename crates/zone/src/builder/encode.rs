@@ -3,8 +3,9 @@
 //! Records stay where `add` put them: [`Groups`] orders their indices node by node with
 //! one counting sort (stable, so file order survives inside a node), and one [`Encoder`]
 //! with reused scratch buffers forms each node's RRsets (duplicates dropped by the
-//! `unique` module, TTLs reconciled per RFC 2181 §5.2, sizes checked) and writes its blob. A million-node zone thus costs one
-//! allocation per node, the blob itself.
+//! `unique` module, TTLs reconciled per RFC 2181 §5.2, sizes checked) and writes its
+//! blob. A million-node zone thus costs one allocation per node, the blob itself.
+//! Findings about a record are placed at its line (the `lines` module).
 
 use std::ops::Range;
 
