@@ -70,9 +70,10 @@ enum Command {
     CheckZone {
         /// The zone file.
         file: PathBuf,
-        /// The zone's name (its origin).
+        /// The zone's name (its origin). Default: the owner of the file's SOA when the
+        /// SOA is its first record, else its first $ORIGIN.
         #[arg(value_parser = parse_zone_name)]
-        origin: tern_wire::Name,
+        origin: Option<tern_wire::Name>,
     },
 }
 
@@ -81,6 +82,7 @@ const EXAMPLES: &str = "Examples:
   ternd --check-config /etc/tern/ternd.toml
   ternd --listen 127.0.0.1:8053 --zone example.com=example.com.zone --workers 2
   ternd check-zone example.com.zone example.com
+  ternd check-zone example.com.zone              # the origin from its SOA or $ORIGIN
   ternd keygen transfer.example.com hmac-sha256
   ternd demo";
 
@@ -98,8 +100,8 @@ pub enum Plan {
     CheckZone {
         /// The zone file.
         file: PathBuf,
-        /// Its origin.
-        origin: tern_wire::Name,
+        /// Its origin, if given (else the file says it).
+        origin: Option<tern_wire::Name>,
     },
     /// Print a new TSIG key.
     Keygen {
@@ -276,6 +278,10 @@ mod tests {
             Ok(Plan::CheckConfig { skip_zones: false, .. })
         ));
         assert!(matches!(plan(&["check-zone", "f", "example.com"]), Ok(Plan::CheckZone { .. })));
-        assert!(plan(&["check-zone", "f"]).is_err(), "the origin is needed");
+        let Ok(Plan::CheckZone { origin, .. }) = plan(&["check-zone", "f"]) else {
+            panic!("the origin is optional")
+        };
+        assert_eq!(origin, None, "taken from the file");
+        assert!(plan(&["check-zone", "f", "a..b"]).is_err());
     }
 }

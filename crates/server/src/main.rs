@@ -27,7 +27,7 @@ fn main() -> ExitCode {
             }
         }
         Plan::CheckZone { file, origin } => {
-            let checked = tern_server::check_zone::check(&file, &origin);
+            let checked = tern_server::check_zone::check(&file, origin.as_ref());
             print!("{}", checked.text);
             return if checked.ok { ExitCode::SUCCESS } else { ExitCode::FAILURE };
         }

@@ -101,26 +101,47 @@ fn answers_come_from_the_zone_file() {
 }
 
 #[test]
-fn a_zone_still_loading_answers_servfail_not_refused() {
+fn a_zone_not_loaded_answers_servfail_not_refused() {
     let dir = tempfile::tempdir().unwrap();
-    // The zone file is a pipe: its load waits until the test writes the zone into it.
+    // The zone file is a pipe, which is not read (only regular files are: a FIFO would
+    // block the load, a device feed it forever): the zone is configured, not loaded.
     let fifo = dir.path().join("example.com.zone");
     let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
     // SAFETY (test): mkfifo reads the NUL-terminated path we own.
     assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
     let (args, addr) = configure(dir.path());
+    // A second zone that loads: a server whose only zone failed would not start.
+    let config = dir.path().join("ternd.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let net = APEX.replace("SERIAL", "1").replace("example.com.", "example.net.");
+    std::fs::write(dir.path().join("example.net.zone"), net).unwrap();
+    let other = "[[zone]]\nname = \"example.net\"\nfile = \"example.net.zone\"\n";
+    std::fs::write(&config, format!("{text}{other}")).unwrap();
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let daemon = Daemon::spawn_answering(&args, addr, &dir.path().join("log"));
+    assert!(eventually(Duration::from_secs(10), || daemon.log_text().contains("load done")));
+    assert!(daemon.log_text().contains("example.com.zone: not a regular file (a FIFO)"));
     // Configured but not loaded: SERVFAIL (a resolver tries again or elsewhere), where
     // REFUSED would say this server is not authoritative for the zone at all.
     assert_eq!(udp(daemon.addr, "load.example.com.", Rtype::A), "SERVFAIL an: ");
     assert_eq!(udp(daemon.addr, "example.org.", Rtype::A), "REFUSED an: ");
+    // A regular file in its place loads on SIGHUP.
+    std::fs::remove_file(&fifo).unwrap();
     std::fs::write(&fifo, zone_text(1, 0)).unwrap();
-    assert!(eventually(Duration::from_secs(10), || daemon.log_text().contains("load done")));
-    assert_eq!(
-        udp(daemon.addr, "load.example.com.", Rtype::A),
-        "NOERROR an: load.example.com. CNAME a1.example.com.; a1.example.com. A 192.0.2.1"
-    );
+    daemon.signal(libc::SIGHUP);
+    let v1 = "NOERROR an: load.example.com. CNAME a1.example.com.; a1.example.com. A 192.0.2.1";
+    assert!(eventually(Duration::from_secs(10), || udp(
+        daemon.addr,
+        "load.example.com.",
+        Rtype::A
+    ) == v1));
+    // `$INCLUDE /dev/zero` is refused at once on reload (it used to take gigabytes of
+    // memory in seconds), and the zone keeps its contents.
+    std::fs::write(&fifo, zone_text(2, 0) + "$INCLUDE /dev/zero\n").unwrap();
+    daemon.signal(libc::SIGHUP);
+    let refused = "example.com.zone:8:10: cannot read '/dev/zero': not a regular file";
+    assert!(eventually(Duration::from_secs(10), || daemon.log_text().contains(refused)));
+    assert_eq!(udp(daemon.addr, "load.example.com.", Rtype::A), v1);
 }
 
 /// Asks `load.example.com A` until stopped; counts each distinct answer.

@@ -12,6 +12,7 @@
 //! the next chunk at that entry ([`Lexer::entry_start`]).
 
 use std::cell::Cell;
+use std::fmt::Write as _;
 
 use crate::error::{Error, Result};
 use crate::types::parse_decimal;
@@ -56,6 +57,9 @@ fn class(b: u8) -> u8 {
     // A u8 always indexes a 256-entry table; the check compiles away.
     CLASSES.get(usize::from(b)).copied().unwrap_or(PLAIN)
 }
+
+/// The most bytes of a token that a message quotes (see [`excerpt`]).
+pub const EXCERPT: usize = 40;
 
 /// The top bit of [`Token`]'s `column_quoted`: the token was a quoted string.
 const QUOTED: u32 = 1 << 31;
@@ -130,16 +134,9 @@ impl<'a> Token<'a> {
         Error::syntax(self.line, self.column(), message)
     }
 
-    /// The token as (lossy) UTF-8 for error messages, shortened to its first 64 bytes
-    /// when longer (a hostile 100 MB token must not be copied into every message).
+    /// The token as error messages quote it: see [`excerpt`].
     pub fn display(&self) -> String {
-        const SHOWN: usize = 64;
-        match self.text.get(..SHOWN) {
-            Some(head) if self.text.len() > SHOWN => {
-                format!("{}... ({} bytes)", String::from_utf8_lossy(head), self.text.len())
-            }
-            _ => String::from_utf8_lossy(self.text).into_owned(),
-        }
+        excerpt(self.text)
     }
 
     /// Parses an unsigned decimal number that must fit `T`.
@@ -168,6 +165,32 @@ impl<'a> Token<'a> {
             ))
         })
     }
+}
+
+/// Text from a file as a message may quote it: printable ASCII as it is, every other byte
+/// (NUL, terminal escape sequences, bytes of UTF-8 sequences) as a `\DDD` escape, as zone
+/// files write them (RFC 1035 §5.1), and only the first [`EXCERPT`] bytes, then `…` and
+/// the length. Messages reach terminals and logs, and may be about a file that was
+/// never meant to be read as a zone (an `$INCLUDE` of a key file): a hostile 100 MB token
+/// is not copied into every message, nor a secret into the log whole.
+pub fn excerpt(text: &[u8]) -> String {
+    let head = text.get(..EXCERPT).unwrap_or(text);
+    let mut out = String::with_capacity(head.len() + 16);
+    for &b in head {
+        if b == b' ' || b.is_ascii_graphic() {
+            out.push(char::from(b));
+        } else {
+            out.push('\\');
+            out.push(char::from(b'0' + b / 100));
+            out.push(char::from(b'0' + b / 10 % 10));
+            out.push(char::from(b'0' + b % 10));
+        }
+    }
+    if text.len() > head.len() {
+        // Writing into a String cannot fail.
+        let _ = write!(out, "… ({} bytes)", text.len());
+    }
+    out
 }
 
 /// Parses a TTL in seconds or with `w d h m s` units; `None` if malformed or above
@@ -875,9 +898,22 @@ mod tests {
     fn long_tokens_are_shortened_in_messages() {
         let long = vec![b'a'; 1000];
         let shown = Token::whole(&long).display();
-        assert!(shown.len() < 100, "{shown}");
-        assert!(shown.ends_with("(1000 bytes)"));
+        assert_eq!(shown, format!("{}… (1000 bytes)", "a".repeat(EXCERPT)));
         assert_eq!(Token::whole(b"short").display(), "short");
+        let exact = vec![b'b'; EXCERPT];
+        assert_eq!(Token::whole(&exact).display(), "b".repeat(EXCERPT), "not cut at the limit");
+    }
+
+    #[test]
+    fn control_and_non_ascii_bytes_are_escaped_in_messages() {
+        // NUL, a terminal escape sequence, DEL and a C1 control (UTF-8 C2 9B, CSI).
+        let shown = Token::whole(b"a\0b\x1b[2Jc\x7f\xc2\x9b\\065").display();
+        assert_eq!(shown, "a\\000b\\027[2Jc\\127\\194\\155\\065");
+        assert!(!shown.bytes().any(|b| b.is_ascii_control()), "{shown:?}");
+        // The cut counts bytes of the token, before escaping.
+        let noisy = vec![0x1b; 100];
+        let shown = Token::whole(&noisy).display();
+        assert_eq!(shown, format!("{}… (100 bytes)", "\\027".repeat(EXCERPT)));
     }
 
     #[test]

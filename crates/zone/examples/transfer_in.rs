@@ -14,7 +14,8 @@ use tern_zone::transfer::{Incoming, Received};
 
 fn main() {
     let stream = std::fs::read(std::env::var("TERN_STREAM").expect("TERN_STREAM")).unwrap();
-    let origin: Name = std::env::var("TERN_ORIGIN").unwrap_or_else(|_| "tld.".into()).parse().unwrap();
+    let origin: Name =
+        std::env::var("TERN_ORIGIN").unwrap_or_else(|_| "tld.".into()).parse().unwrap();
     let started = Instant::now();
     let mut incoming = Incoming::axfr(&origin);
     let mut scratch = vec![0u8; MAX_RDATA_LEN];

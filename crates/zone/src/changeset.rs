@@ -8,7 +8,7 @@
 //! The old snapshot is never modified, so readers keep answering from it until the new
 //! one is published.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use tern_wire::{Dname, Name, Rtype};
 
@@ -328,52 +328,144 @@ impl Apply {
 
 /// Applies one owner's removals, then additions, to its RRsets.
 fn edit_rrsets(rrsets: &mut Vec<RrsetData>, edit: &OwnerEdit<'_>) -> Result<(), Error> {
-    for record in &edit.removed {
-        let (rtype, is_sig) = edit_key(record);
-        let set = rrsets.iter_mut().find(|r| r.rtype == rtype);
-        let list = set.map(|r| if is_sig { &mut r.sigs } else { &mut r.rdatas });
-        let pos = list
-            .as_ref()
-            .and_then(|l| l.iter().position(|rd| canonical_eq(record.rtype, rd, &record.rdata)));
-        match (list, pos) {
-            (Some(list), Some(pos)) => {
-                list.remove(pos);
-            }
-            _ => {
-                let what = "cannot be removed: it is not in the zone";
-                return Err(changeset_error(record, what, ChangesetError::Mismatch));
-            }
+    for (key, records) in by_list(&edit.removed) {
+        remove(rrsets, key, &records)?;
+    }
+    for (key, records) in by_list(&edit.added) {
+        add(rrsets, key, &records)?;
+    }
+    rrsets.retain(|r| !r.rdatas.is_empty() || !r.sigs.is_empty());
+    // A node counts an RRset's records in 16 bits (as the builder refuses larger ones).
+    let limit = usize::from(u16::MAX);
+    if let Some(set) = rrsets.iter().find(|r| r.rdatas.len() > limit || r.sigs.len() > limit) {
+        return Err(Error::Changeset(ChangesetError::Invalid(format!(
+            "the {} RRset would hold more than {limit} records",
+            set.rtype
+        ))));
+    }
+    Ok(())
+}
+
+/// Lists of up to this many records are searched record by record; longer ones
+/// through a hash set of their canonical forms, so a change of n records to one RRset
+/// costs O(n), not O(n²).
+const SMALL: usize = 16;
+
+/// Which list of which RRset a record edits: the RRset's type, and whether it is one of
+/// its signatures.
+type ListKey = (Rtype, bool);
+
+/// Records grouped by the list they edit, in order within each group.
+fn by_list<'r>(records: &[&'r RecordData]) -> Vec<(ListKey, Vec<&'r RecordData>)> {
+    let mut groups: Vec<(ListKey, Vec<&RecordData>)> = Vec::new();
+    for &record in records {
+        let key = edit_key(record);
+        match groups.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, list)) => list.push(record),
+            None => groups.push((key, vec![record])),
         }
     }
-    for record in &edit.added {
-        let (rtype, is_sig) = edit_key(record);
-        let index = match rrsets.iter().position(|r| r.rtype == rtype) {
-            Some(i) => i,
-            None => {
-                rrsets.push(RrsetData {
-                    rtype,
-                    ttl: record.ttl,
-                    sig_ttl: record.ttl,
-                    ..RrsetData::default()
-                });
-                rrsets.len() - 1
-            }
+    groups
+}
+
+/// A record's RDATA in canonical form (RFC 4034 §6.2), as a hash key.
+fn canonical(rtype: Rtype, rdata: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(rdata.len());
+    match tern_wire::rdata::canonical_wire(rtype, rdata, &mut out) {
+        Ok(()) => out,
+        Err(_) => rdata.to_vec(),
+    }
+}
+
+/// Removes `records` from one list; each must be there.
+fn remove(
+    rrsets: &mut [RrsetData],
+    (rtype, is_sig): ListKey,
+    records: &[&RecordData],
+) -> Result<(), Error> {
+    let missing = |record: &RecordData| {
+        changeset_error(
+            record,
+            "cannot be removed: it is not in the zone",
+            ChangesetError::Mismatch,
+        )
+    };
+    let list = rrsets.iter_mut().find(|r| r.rtype == rtype).map(|r| {
+        if is_sig {
+            &mut r.sigs
+        } else {
+            &mut r.rdatas
+        }
+    });
+    let (Some(list), Some(first)) = (list, records.first()) else {
+        return records.first().map_or(Ok(()), |r| Err(missing(r)));
+    };
+    let list_type = first.rtype;
+    if records.len() <= SMALL {
+        for record in records {
+            let pos = list.iter().position(|rd| canonical_eq(list_type, rd, &record.rdata));
+            list.remove(pos.ok_or_else(|| missing(record))?);
+        }
+        return Ok(());
+    }
+    let mut wanted: HashMap<Vec<u8>, usize> = HashMap::with_capacity(records.len());
+    for record in records {
+        *wanted.entry(canonical(list_type, &record.rdata)).or_default() += 1;
+    }
+    list.retain(|rd| match wanted.get_mut(&canonical(list_type, rd)) {
+        Some(left) if *left > 0 => {
+            *left -= 1;
+            false
+        }
+        _ => true,
+    });
+    match records
+        .iter()
+        .find(|r| wanted.get(&canonical(list_type, &r.rdata)).is_some_and(|&n| n > 0))
+    {
+        Some(record) => Err(missing(record)),
+        None => Ok(()),
+    }
+}
+
+/// Adds `records` to one list (making its RRset if needed); none may be there already.
+fn add(
+    rrsets: &mut Vec<RrsetData>,
+    (rtype, is_sig): ListKey,
+    records: &[&RecordData],
+) -> Result<(), Error> {
+    let Some(first) = records.first() else { return Ok(()) };
+    let index = match rrsets.iter().position(|r| r.rtype == rtype) {
+        Some(i) => i,
+        None => {
+            rrsets.push(RrsetData {
+                rtype,
+                ttl: first.ttl,
+                sig_ttl: first.ttl,
+                ..RrsetData::default()
+            });
+            rrsets.len() - 1
+        }
+    };
+    let Some(set) = rrsets.get_mut(index) else { return Ok(()) };
+    let (list, ttl) =
+        if is_sig { (&mut set.sigs, &mut set.sig_ttl) } else { (&mut set.rdatas, &mut set.ttl) };
+    let list_type = first.rtype;
+    let mut present: Option<HashSet<Vec<u8>>> = (list.len() + records.len() > SMALL)
+        .then(|| list.iter().map(|rd| canonical(list_type, rd)).collect());
+    for record in records {
+        let duplicate = match &mut present {
+            Some(set) => !set.insert(canonical(list_type, &record.rdata)),
+            None => list.iter().any(|rd| canonical_eq(list_type, rd, &record.rdata)),
         };
-        let Some(set) = rrsets.get_mut(index) else { continue };
-        let list = if is_sig { &mut set.sigs } else { &mut set.rdatas };
-        if list.iter().any(|rd| canonical_eq(record.rtype, rd, &record.rdata)) {
+        if duplicate {
             let what = "cannot be added: it is already in the zone";
             return Err(changeset_error(record, what, ChangesetError::Mismatch));
         }
         list.push(record.rdata.clone());
         // RFC 2136 §3.4.2.2: the RRset takes the TTL of the record last added.
-        if is_sig {
-            set.sig_ttl = record.ttl;
-        } else {
-            set.ttl = record.ttl;
-        }
+        *ttl = record.ttl;
     }
-    rrsets.retain(|r| !r.rdatas.is_empty() || !r.sigs.is_empty());
     Ok(())
 }
 

@@ -285,3 +285,47 @@ fn build(records: &[RecordData]) -> Option<ZoneContents> {
     }
     b.finish().ok().map(|(z, _)| z)
 }
+
+#[test]
+fn an_rrset_cannot_grow_past_what_a_node_counts() {
+    let z = base();
+    let added: Vec<RecordData> = (0..65_536u32)
+        .map(|i| RecordData {
+            owner: name("big.example."),
+            rtype: Rtype::A,
+            ttl: 300,
+            rdata: vec![10, (i >> 16) as u8, (i >> 8) as u8, i as u8],
+        })
+        .collect();
+    let cs = Changeset { added, ..Changeset::default() };
+    let refused = z.apply(&cs);
+    assert!(
+        matches!(&refused, Err(Error::Changeset(m)) if m.to_string().contains("more than 65535")),
+        "{refused:?}"
+    );
+}
+
+/// Big RRsets change in linear time: 20,000 records added, then all but one removed,
+/// then a removal of a record that is not there refused.
+#[test]
+fn big_rrsets_change_record_by_record_in_linear_time() {
+    let z = base();
+    let a = |i: u32| RecordData {
+        owner: name("big.example."),
+        rtype: Rtype::A,
+        ttl: 300,
+        rdata: vec![10, (i >> 16) as u8, (i >> 8) as u8, i as u8],
+    };
+    let add = Changeset { added: (0..20_000).map(a).collect(), ..Changeset::default() };
+    let (z, _) = z.apply(&add).unwrap();
+    let remove = Changeset { removed: (1..20_000).map(a).collect(), ..Changeset::default() };
+    let (z, _) = z.apply(&remove).unwrap();
+    let big = z.find(&name("big.example.")).unwrap();
+    assert_eq!(z.node(big).unwrap().rrset(Rtype::A).unwrap().count, 1);
+    let again = Changeset { removed: (0..20).map(a).collect(), ..Changeset::default() };
+    assert!(
+        matches!(z.apply(&again), Err(Error::Changeset(m)) if m.to_string().contains("not in the zone"))
+    );
+    let dup = Changeset { added: (0..20).map(|_| a(7)).collect(), ..Changeset::default() };
+    assert!(matches!(z.apply(&dup), Err(Error::Changeset(m)) if m.to_string().contains("already")));
+}

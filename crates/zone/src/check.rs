@@ -17,84 +17,119 @@
 //! | in-zone NS target without addresses (missing glue) | warning | RFC 1034 §4.2.1 |
 //! | DS at a name that is not a delegation | warning | RFC 4035 §2.4 |
 //! | NSEC3PARAM below the apex | warning | RFC 5155 §4 |
+//! | more than 65,535 records (or signatures) in an RRset | error | — (node format) |
+//! | an RRset too big for any DNS message | warning | RFC 1035 §4.2.2 |
 
+use tern_wire::rdata::Field;
 use tern_wire::{Dname, Rtype};
 
 use crate::contents::{ZoneContents, APEX};
+use crate::error::Position;
 use crate::node::{Flags, Node, NodeId};
-use crate::report::Report;
+use crate::report::{Report, Severity};
 
-/// Runs every check and records the findings.
-pub fn zone(zone: &ZoneContents, report: &mut Report) {
-    apex(zone, report);
-    for (id, node) in zone.nodes.iter().enumerate() {
+/// Where the findings about a node go: the file and first line of its records, when the
+/// zone was read from a file (the builder knows; a changeset does not).
+pub type Locate<'a> = &'a dyn Fn(NodeId) -> Option<Position>;
+
+/// The findings of one run of the checks.
+struct Findings<'a> {
+    report: &'a mut Report,
+    locate: Locate<'a>,
+}
+
+impl Findings<'_> {
+    fn push(
+        &mut self,
+        severity: Severity,
+        node: (NodeId, &Dname),
+        rtype: Option<Rtype>,
+        message: impl Into<String>,
+    ) {
+        let locate = self.locate;
+        self.report.push_at(severity, || locate(node.0), Some(node.1), rtype, message);
+    }
+
+    fn error(&mut self, node: (NodeId, &Dname), rtype: Option<Rtype>, message: impl Into<String>) {
+        self.push(Severity::Error, node, rtype, message);
+    }
+
+    fn warn(&mut self, node: (NodeId, &Dname), rtype: Option<Rtype>, message: impl Into<String>) {
+        self.push(Severity::Warning, node, rtype, message);
+    }
+}
+
+/// Runs every check and records the findings, each placed by `locate`.
+pub fn zone(zone: &ZoneContents, report: &mut Report, locate: Locate<'_>) {
+    let mut findings = Findings { report, locate };
+    apex(zone, &mut findings);
+    for (id, node) in (0..).zip(zone.nodes.iter()) {
         if node.flags.contains(Flags::PHANTOM) {
             continue;
         }
         if !node.flags.contains(Flags::EMPTY) {
-            report.names += 1;
+            findings.report.names += 1;
         }
         if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
-            report.delegations += 1;
-            glue(zone, node, report);
+            findings.report.delegations += 1;
+            glue(zone, id, node, &mut findings);
         }
-        node_data(node, id as NodeId, report);
-        placement(node, report);
+        node_data(node, id, &mut findings);
+        placement(node, id, &mut findings);
     }
 }
 
 /// The checks that concern one changed node (after a changeset).
 pub fn changed_node(zone: &ZoneContents, id: NodeId, report: &mut Report) {
     let Some(node) = zone.node(id) else { return };
+    let mut findings = Findings { report, locate: &|_| None };
     if id == APEX {
-        apex(zone, report);
+        apex(zone, &mut findings);
     }
     if node.flags.contains(Flags::PHANTOM) {
         return;
     }
     if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
-        glue(zone, node, report);
+        glue(zone, id, node, &mut findings);
     }
-    node_data(node, id, report);
-    placement(node, report);
+    node_data(node, id, &mut findings);
+    placement(node, id, &mut findings);
 }
 
-fn apex(zone: &ZoneContents, report: &mut Report) {
+fn apex(zone: &ZoneContents, findings: &mut Findings<'_>) {
     let Some(apex) = zone.apex() else { return };
-    let origin: &Dname = zone.origin();
+    let at: (NodeId, &Dname) = (APEX, zone.origin());
     match apex.rrset(Rtype::SOA).map(|r| r.count) {
-        None | Some(0) => report.error(Some(origin), Some(Rtype::SOA), "missing at the zone apex"),
+        None | Some(0) => findings.error(at, Some(Rtype::SOA), "missing at the zone apex"),
         Some(1) => {}
-        Some(n) => report.error(
-            Some(origin),
+        Some(n) => findings.error(
+            at,
             Some(Rtype::SOA),
             format!("{n} records at the apex; exactly one is allowed"),
         ),
     }
     if apex.rrset(Rtype::NS).is_none_or(|r| r.count == 0) {
-        report.error(Some(origin), Some(Rtype::NS), "missing at the zone apex");
+        findings.error(at, Some(Rtype::NS), "missing at the zone apex");
     }
-    glue(zone, apex, report);
+    glue(zone, APEX, apex, findings);
 }
 
 /// Rules about which types may share a name.
-fn node_data(node: &Node, id: NodeId, report: &mut Report) {
-    let owner = node.owner();
+fn node_data(node: &Node, id: NodeId, findings: &mut Findings<'_>) {
+    let at = (id, node.owner());
     for rrset in node.rrsets().filter(|r| r.has_records()) {
         match rrset.rtype {
-            Rtype::SOA if id != APEX => {
-                report.error(Some(owner), Some(Rtype::SOA), "below the zone apex")
-            }
-            Rtype::CNAME | Rtype::DNAME if rrset.count > 1 => report.error(
-                Some(owner),
+            Rtype::SOA if id != APEX => findings.error(at, Some(Rtype::SOA), "below the zone apex"),
+            Rtype::CNAME | Rtype::DNAME if rrset.count > 1 => findings.error(
+                at,
                 Some(rrset.rtype),
                 format!("{} records at one name; only one is allowed", rrset.count),
             ),
             Rtype::NSEC3PARAM if id != APEX => {
-                report.warn(Some(owner), Some(Rtype::NSEC3PARAM), "below the zone apex: ignored")
+                findings.warn(at, Some(Rtype::NSEC3PARAM), "below the zone apex: ignored")
             }
             Rtype::DS if !node.flags.contains(Flags::DELEGATION) => {
-                report.warn(Some(owner), Some(Rtype::DS), "at a name that is not a delegation")
+                findings.warn(at, Some(Rtype::DS), "at a name that is not a delegation")
             }
             _ => {}
         }
@@ -102,11 +137,8 @@ fn node_data(node: &Node, id: NodeId, report: &mut Report) {
     if node.flags.contains(Flags::CNAME) {
         let other = node.rrsets().filter(|r| r.has_records()).find(|r| !cname_neighbour(r.rtype));
         if let Some(other) = other {
-            report.error(
-                Some(owner),
-                Some(Rtype::CNAME),
-                format!("exists beside {} data", other.rtype),
-            );
+            let message = format!("exists beside {} data", other.rtype);
+            findings.error(at, Some(Rtype::CNAME), message);
         }
     }
 }
@@ -117,27 +149,23 @@ fn cname_neighbour(rtype: Rtype) -> bool {
 }
 
 /// Data that sits where it will never be served authoritatively.
-fn placement(node: &Node, report: &mut Report) {
+fn placement(node: &Node, id: NodeId, findings: &mut Findings<'_>) {
     if node.flags.contains(Flags::EMPTY) {
         return;
     }
-    let owner = node.owner();
+    let at = (id, node.owner());
     if node.flags.contains(Flags::BELOW_DNAME) {
-        report.error(Some(owner), None, "is below a DNAME (RFC 6672 §2.3 forbids data there)");
+        findings.error(at, None, "is below a DNAME (RFC 6672 §2.3 forbids data there)");
     } else if node.flags.contains(Flags::NONAUTH) {
         let not_glue = node.rrsets().find(|r| !matches!(r.rtype, Rtype::A | Rtype::AAAA));
         if let Some(r) = not_glue {
-            report.warn(
-                Some(owner),
-                Some(r.rtype),
-                "is below a zone cut: kept, but not authoritative",
-            );
+            findings.warn(at, Some(r.rtype), "is below a zone cut: kept, but not authoritative");
         }
     }
 }
 
 /// In-zone NS targets need addresses (glue when below the cut).
-fn glue(zone: &ZoneContents, node: &Node, report: &mut Report) {
+fn glue(zone: &ZoneContents, id: NodeId, node: &Node, findings: &mut Findings<'_>) {
     let Some(ns) = node.rrset(Rtype::NS) else { return };
     for i in 0..usize::from(ns.count) {
         let Some(target) = zone.node(ns.target(i)) else { continue };
@@ -145,11 +173,103 @@ fn glue(zone: &ZoneContents, node: &Node, report: &mut Report) {
         if !has_address {
             let what =
                 if target.owner().is_below(node.owner()) { "glue" } else { "address records" };
-            report.warn(
-                Some(node.owner()),
+            findings.warn(
+                (id, node.owner()),
                 Some(Rtype::NS),
                 format!("target {} is in the zone but has no {what} (A or AAAA)", target.owner()),
             );
         }
     }
+}
+
+/// The most a DNS message can hold: TCP's two-byte length (RFC 1035 §4.2.2); UDP with
+/// EDNS allows no more (RFC 6891 §6.2.3).
+const MAX_MESSAGE: usize = 65_535;
+
+/// Header, and per record the fixed fields: TYPE, CLASS, TTL, RDLENGTH (RFC 1035 §4.1).
+const HEADER: usize = 12;
+const RR_FIXED: usize = 10;
+
+/// Checks the size of `owner`'s `rtype` RRset: `count` records with `bytes` of RDATA
+/// (`rdatas`, read only when the RRset is big), and `sigs` signatures. Returns whether
+/// the zone can hold it.
+///
+/// A node stores at most 65,535 records (and as many signatures) in an RRset; more is an
+/// error. Fewer can still be too many for any DNS message, even alone in the answer to a
+/// question for them with every name compressed as far as it can be: a warning, as such
+/// an RRset can never be sent whole.
+#[inline]
+pub fn rrset_size<'r>(
+    report: &mut Report,
+    at: impl FnOnce() -> Option<Position>,
+    (owner, rtype): (&Dname, Rtype),
+    (count, bytes, sigs): (usize, usize, usize),
+    rdatas: impl Iterator<Item = &'r [u8]>,
+) -> bool {
+    // The question holds the owner; each answer points back to it (two bytes).
+    let fixed = HEADER + owner.len() + 4;
+    let fits = count <= usize::from(u16::MAX) && sigs <= usize::from(u16::MAX);
+    if fits && fixed + count * (2 + RR_FIXED) + bytes <= MAX_MESSAGE {
+        return true; // fits even without compressing the RDATA
+    }
+    big_rrset(report, at, (owner, rtype), (count, bytes, sigs), rdatas)
+}
+
+/// [`rrset_size`] for an RRset that does not fit uncompressed, or is too big to hold.
+#[cold]
+#[inline(never)]
+fn big_rrset<'r>(
+    report: &mut Report,
+    at: impl FnOnce() -> Option<Position>,
+    (owner, rtype): (&Dname, Rtype),
+    (count, bytes, sigs): (usize, usize, usize),
+    rdatas: impl Iterator<Item = &'r [u8]>,
+) -> bool {
+    if count > usize::from(u16::MAX) || sigs > usize::from(u16::MAX) {
+        let message = format!(
+            "RRset of {count} records and {sigs} signatures: a zone holds at most 65535 of \
+             each in one RRset (and a DNS message about 5,000)"
+        );
+        report.push_at(Severity::Error, at, Some(owner), Some(rtype), message);
+        return false;
+    }
+    let least = if rtype.shape().compress {
+        rdatas.map(|rd| compressed_len(rtype, rd)).sum()
+    } else {
+        bytes
+    };
+    let size = HEADER + owner.len() + 4 + count * (2 + RR_FIXED) + least;
+    if size > MAX_MESSAGE {
+        let message = format!(
+            "RRset of {count} records needs at least {size} bytes, more than a DNS message \
+             holds ({MAX_MESSAGE}): it can never be sent whole"
+        );
+        report.push_at(Severity::Warning, at, Some(owner), Some(rtype), message);
+    }
+    true
+}
+
+/// The least RDATA of `rtype` can take with its names compressed (RFC 1035 §4.1.4): each
+/// name at most a two-byte pointer.
+fn compressed_len(rtype: Rtype, rdata: &[u8]) -> usize {
+    let mut at = 0usize;
+    let mut len = 0usize;
+    for field in rtype.shape().fields {
+        let size = match *field {
+            Field::Bytes(n) => usize::from(n),
+            Field::CharString => 1 + usize::from(rdata.get(at).copied().unwrap_or(0)),
+            Field::Name => match rdata.get(at..).map(Dname::from_wire_prefix) {
+                Some(Ok((_, n))) => {
+                    at += n;
+                    len += n.min(2);
+                    continue;
+                }
+                _ => return rdata.len(),
+            },
+            Field::Rest => rdata.len().saturating_sub(at),
+        };
+        at += size;
+        len += size;
+    }
+    len
 }

@@ -1,5 +1,6 @@
 //! Loading a zone file into a snapshot: the parser streams records straight into the
-//! builder, so no record is held twice.
+//! builder, so no record is held twice. Each record brings its file and line, so that
+//! the builder's findings say where, as the parser's errors do.
 
 use std::path::Path;
 use std::time::Instant;
@@ -49,7 +50,7 @@ pub fn load_file(
     let mut builder = ZoneBuilder::new(origin);
     let mut count = 0u64;
     let parse = parser::parse_file(path, origin, options, &mut |record| {
-        builder.add(record.owner, record.rtype, record.ttl, record.rdata);
+        builder.add_record(record);
         count += 1;
         if count % PROGRESS_EVERY == 0 {
             progress(Progress { records: count, elapsed: started.elapsed().as_secs_f64() });
@@ -70,7 +71,7 @@ pub fn load_bytes(
     let started = Instant::now();
     let mut builder = ZoneBuilder::new(origin);
     let parse = parser::parse_bytes(text, source, origin, options, &mut |record| {
-        builder.add(record.owner, record.rtype, record.ttl, record.rdata);
+        builder.add_record(record);
         Ok(())
     })?;
     let (contents, report) = builder.finish()?;
@@ -91,6 +92,47 @@ mod tests {
         assert_eq!(loaded.contents.record_count(), 3);
         assert_eq!(loaded.report.warnings().count(), 1, "out-of-zone record");
         assert_eq!(loaded.parse.records, 4);
+    }
+
+    #[test]
+    fn findings_of_the_zone_checks_name_file_and_line() {
+        let origin: Name = "example.".parse().unwrap();
+        let text = b"$TTL 300\n@ SOA ns hm 1 2 3 4 5\n@ NS ns\nns A 192.0.2.1\n\
+                     x CNAME ns\nx A 192.0.2.2\nns A 192.0.2.1\nx.other. A 192.0.2.3\n";
+        let e = load_bytes(text, Path::new("z.zone"), &origin, &Options::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "zone has 1 error(s): z.zone:5: error: x.example. CNAME exists beside A data"
+        );
+        let Error::Semantic(report) = e else { panic!("{e}") };
+        let warnings: Vec<String> = report.warnings().map(ToString::to_string).collect();
+        assert_eq!(
+            warnings,
+            [
+                "z.zone:8: warning: x.other. A is outside the zone: ignored",
+                "z.zone:7: warning: ns.example. A duplicate record ignored",
+            ]
+        );
+        // A missing SOA is placed at the apex's first record; with no apex record at all,
+        // at the file.
+        let no_soa = b"$TTL 60\n\nwww A 192.0.2.1\n@ NS ns.other.\n";
+        let e = load_bytes(no_soa, Path::new("z"), &origin, &Options::default()).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "zone has 1 error(s): z:4: error: example. SOA missing at the zone apex"
+        );
+        let nothing = b"$TTL 60\nwww A 192.0.2.1\n";
+        let e = load_bytes(nothing, Path::new("z"), &origin, &Options::default()).unwrap_err();
+        assert!(e.to_string().contains("z: error: example. SOA missing at the zone apex"), "{e}");
+        // Different TTLs: at the first record whose TTL differs.
+        let ttls =
+            b"@ 60 SOA ns hm 1 2 3 4 5\n@ 60 NS ns.other.\na 60 A 192.0.2.1\na 30 A 192.0.2.2\n";
+        let loaded = load_bytes(ttls, Path::new("t"), &origin, &Options::default()).unwrap();
+        let w: Vec<String> = loaded.report.warnings().map(ToString::to_string).collect();
+        assert_eq!(
+            w,
+            ["t:4: warning: a.example. A records have different TTLs: using the lowest, 30"]
+        );
     }
 
     #[test]

@@ -1,9 +1,16 @@
 //! What loading a zone found: semantic errors (the zone is refused), warnings (the zone
 //! is served, the operator should look) and summary counts.
+//!
+//! A finding about a zone loaded from a file says where, as syntax errors do:
+//! `zone.db:12: error: www.example. CNAME exists beside A data` — the line of the record
+//! concerned, or of the first record of the name concerned (the builder keeps lines only
+//! while it builds; the served snapshot has none).
 
 use std::fmt;
 
 use tern_wire::{Dname, Name, Rtype};
+
+use crate::error::{escape_controls, Position};
 
 /// How serious an issue is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -17,6 +24,10 @@ pub enum Severity {
 /// One finding about a zone.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Issue {
+    /// Where in the zone file: the line of the record concerned, or the first line of the
+    /// name concerned (column 0); only the file for a finding about the zone as a whole;
+    /// `None` for records that did not come from a file.
+    pub at: Option<Position>,
     /// Error or warning.
     pub severity: Severity,
     /// The owner name concerned, if any.
@@ -33,6 +44,9 @@ impl fmt::Display for Issue {
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
+        if let Some(at) = &self.at {
+            write!(f, "{at}: ")?;
+        }
         write!(f, "{level}: ")?;
         if let Some(owner) = &self.owner {
             write!(f, "{owner} ")?;
@@ -40,7 +54,7 @@ impl fmt::Display for Issue {
         if let Some(rtype) = self.rtype {
             write!(f, "{rtype} ")?;
         }
-        f.write_str(&self.message)
+        f.write_str(&escape_controls(&self.message))
     }
 }
 
@@ -51,6 +65,9 @@ pub const MAX_ISSUES: usize = 1000;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
     issues: Vec<Issue>,
+    /// How many of `issues` are errors and warnings (so that a million duplicate records
+    /// do not count the kept issues a million times).
+    kept: [usize; 2],
     /// Issues not kept because of [`MAX_ISSUES`].
     pub suppressed: usize,
     /// Records loaded (RRSIG and NSEC3 included; duplicates and ignored records not).
@@ -74,13 +91,29 @@ impl Report {
         rtype: Option<Rtype>,
         message: impl Into<String>,
     ) {
-        let kept = self.issues.iter().filter(|i| i.severity == severity).count();
-        if kept >= MAX_ISSUES {
+        self.push_at(severity, || None, owner, rtype, message);
+    }
+
+    /// Records an issue found at the place `at` gives (asked only if the issue is kept).
+    pub fn push_at(
+        &mut self,
+        severity: Severity,
+        at: impl FnOnce() -> Option<Position>,
+        owner: Option<&Dname>,
+        rtype: Option<Rtype>,
+        message: impl Into<String>,
+    ) {
+        let slot = match severity {
+            Severity::Error => 0,
+            Severity::Warning => 1,
+        };
+        let Some(kept) = self.kept.get_mut(slot).filter(|k| **k < MAX_ISSUES) else {
             self.suppressed += 1;
             return;
-        }
+        };
+        *kept += 1;
         let owner = owner.map(Dname::to_name);
-        self.issues.push(Issue { severity, owner, rtype, message: message.into() });
+        self.issues.push(Issue { at: at(), severity, owner, rtype, message: message.into() });
     }
 
     /// Records an error.
@@ -120,6 +153,6 @@ impl Report {
 
     /// True when there is at least one error.
     pub fn has_errors(&self) -> bool {
-        self.errors().next().is_some()
+        self.kept.first().is_some_and(|&errors| errors > 0)
     }
 }

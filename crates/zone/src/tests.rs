@@ -278,3 +278,99 @@ fn a_dname_at_the_apex_is_accepted_without_data_below_it() {
     let refused = testutil::refused("example.", &format!("{apex}ns1.example. 3600 A 192.0.2.53\n"));
     assert!(refused.errors().any(|m| m.to_string().contains("below a DNAME")));
 }
+
+/// The RDATA of `owner`'s `rtype` records, in the order the zone keeps them.
+fn rdata_of(z: &ZoneContents, owner: &str, rtype: Rtype) -> Vec<Vec<u8>> {
+    let owner = name(owner);
+    let mut out = Vec::new();
+    z.for_each_record(|o, t, _, rdata| {
+        if t == rtype && o.eq_ignore_case(&owner) {
+            out.push(rdata.to_vec());
+        }
+    });
+    out
+}
+
+fn apex_builder() -> crate::ZoneBuilder {
+    testutil::builder("example.", testutil::APEX)
+}
+
+#[test]
+fn a_200k_record_rrset_drops_its_duplicates_and_keeps_file_order() {
+    // Before, each record was compared with every kept one: 5·10^9 comparisons here.
+    let mut b = apex_builder();
+    let owner = name("big.example.");
+    let address = |i: u32| [10, (i >> 16) as u8, (i >> 8) as u8, i as u8];
+    for round in 0..4 {
+        for i in 0..50_000u32 {
+            b.add(&owner, Rtype::A, 300, &address(if round == 0 { i } else { 49_999 - i }));
+        }
+    }
+    // Names compare case-insensitively (RFC 4034 §6.2) in a big RRset too.
+    let mx = |target: String| [&[0, 10][..], name(&target).as_wire()].concat();
+    for i in 0..100 {
+        b.add(&owner, Rtype::MX, 300, &mx(format!("MX{i}.Other.")));
+        b.add(&owner, Rtype::MX, 300, &mx(format!("mx{i}.other.")));
+    }
+    let (z, report) = b.finish().unwrap();
+    let a = rdata_of(&z, "big.example.", Rtype::A);
+    assert_eq!(a.len(), 50_000);
+    assert!(a.iter().enumerate().all(|(i, rd)| rd[..] == address(i as u32)), "file order");
+    let mxs = rdata_of(&z, "big.example.", Rtype::MX);
+    assert_eq!(mxs.len(), 100);
+    assert_eq!(mxs[7], mx("MX7.Other.".into()), "the first spelling is kept");
+    assert_eq!(report.ignored, 150_100);
+    assert_eq!(report.records, 4 + 50_100);
+    let duplicates = report.warnings().filter(|w| w.message.contains("duplicate")).count();
+    assert_eq!(duplicates, crate::report::MAX_ISSUES);
+    // The rest are counted, with the warning that the A RRset fits in no message.
+    assert_eq!(report.suppressed, 150_100 + 1 - crate::report::MAX_ISSUES);
+}
+
+#[test]
+fn an_rrset_of_more_than_65535_records_refuses_the_zone() {
+    // The count used to wrap: 70,000 records stored as 4,464.
+    let mut b = apex_builder();
+    for i in 0..70_000u32 {
+        b.add(
+            &name("big.example."),
+            Rtype::A,
+            300,
+            &[10, (i >> 16) as u8, (i >> 8) as u8, i as u8],
+        );
+    }
+    let Err(crate::Error::Semantic(report)) = b.finish() else { panic!("zone accepted") };
+    let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        ["error: big.example. A RRset of 70000 records and 0 signatures: a zone holds at most \
+          65535 of each in one RRset (and a DNS message about 5,000)"]
+    );
+}
+
+#[test]
+fn rrsets_too_big_for_any_message_are_warned_about() {
+    let mut b = apex_builder();
+    let owner = name("txt.example.");
+    for i in 0..300u32 {
+        let mut rdata = vec![255];
+        rdata.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, 251));
+        rdata.extend_from_slice(&i.to_be_bytes());
+        b.add(&owner, Rtype::TXT, 300, &rdata);
+    }
+    // 84 KB written out in full, but names in NS RDATA compress (RFC 1035 §4.1.4).
+    for i in 0..3000 {
+        b.add(&name("ns.example."), Rtype::NS, 300, name(&format!("n{i:04}.example.")).as_wire());
+    }
+    let (_, report) = b.finish().unwrap();
+    let big: Vec<String> = report
+        .warnings()
+        .filter(|w| w.message.contains("DNS message"))
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(
+        big,
+        ["warning: txt.example. TXT RRset of 300 records needs at least 80429 bytes, more \
+          than a DNS message holds (65535): it can never be sent whole"]
+    );
+}

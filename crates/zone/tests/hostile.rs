@@ -80,7 +80,7 @@ fn ten_thousand_nested_parentheses() {
 #[test]
 fn nul_bytes_and_binary_noise() {
     let e = fails(b"\0\0\0 1 A \0\n", &Options::default());
-    assert_eq!(e, "text:1:9: expected an IPv4 address, found '\0'");
+    assert_eq!(e, "text:1:9: expected an IPv4 address, found '\\000'");
     // A megabyte of noise: errors are collected up to the limit, then parsing stops.
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     let noise: Vec<u8> = (0..1 << 20)

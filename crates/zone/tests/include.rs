@@ -141,3 +141,51 @@ fn in_memory_text_includes_relative_to_the_working_directory() {
     let (records, _) = records_of_text(text.as_bytes(), "example.", &Options::default()).unwrap();
     assert_eq!(lines(&records), ["two.example.\t3600\tIN\tA\t192.0.2.3"]);
 }
+
+/// A fresh directory for files a test writes, removed first if a previous run left it.
+fn scratch(test: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("tern-zone-{}-{test}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn an_included_secrets_file_is_not_quoted_whole() {
+    let dir = scratch("secrets");
+    let secret = "4f9c2b7e1a6d8e3f0b5c9a2d7e4f1b8c6a3d0e9f7b2c5a8d1e4f";
+    std::fs::write(dir.join("secrets.env"), format!("db_password {secret}\n")).unwrap();
+    std::fs::write(dir.join("main.zone"), "$INCLUDE secrets.env\n").unwrap();
+    let e = records_of_file(&dir.join("main.zone"), "example.", &Options::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("secrets.env:1:13: expected a TTL"), "{e}");
+    assert!(e.contains(&format!("found '{}… (52 bytes)'", &secret[..40])), "{e}");
+    assert!(!e.contains(secret), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn findings_about_included_records_name_the_included_file() {
+    let dir = scratch("findings");
+    std::fs::write(dir.join("hosts.zone"), "; hosts\nwww A 192.0.2.1\nwww CNAME other\n").unwrap();
+    let main = "$TTL 60\n@ SOA ns hm 1 2 3 4 5\n@ NS ns.other.\n$INCLUDE hosts.zone\n";
+    std::fs::write(dir.join("main.zone"), main).unwrap();
+    let e = tern_zone::load_file(
+        &dir.join("main.zone"),
+        &common::name("example."),
+        &Options::default(),
+        &mut |_| {},
+    )
+    .unwrap_err();
+    let Error::Semantic(report) = &e else { panic!("{e}") };
+    let errors: Vec<String> = report.errors().map(ToString::to_string).collect();
+    assert_eq!(
+        errors,
+        [format!(
+            "{}: error: www.example. CNAME exists beside A data",
+            dir.join("hosts.zone:2").display()
+        )]
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -27,7 +27,7 @@ use super::kinds::{NameKind, U16};
 use super::{bad, push_fmt};
 use crate::error::{Error, Result};
 use crate::name::{Dname, Name};
-use crate::text::{Lexer, Token};
+use crate::text::{excerpt, Lexer, Token};
 
 /// One SvcParam: a key and its raw wire value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -442,17 +442,14 @@ fn parse_param<'a>(
             }
         }
     };
-    let (key, generic) = parse_key(key_text).ok_or_else(|| {
-        token.error(format!("unknown SvcParam key '{}'", String::from_utf8_lossy(key_text)))
-    })?;
+    let (key, generic) = parse_key(key_text)
+        .ok_or_else(|| token.error(format!("unknown SvcParam key '{}'", excerpt(key_text))))?;
     let mut value = Vec::new();
     if let Some(v) = &value_token {
         fields::unescape_into(v, &mut value)?;
     }
     if !generic && needs_value(key) && value.is_empty() {
-        return Err(
-            token.error(format!("SvcParam '{}' needs a value", String::from_utf8_lossy(key_text)))
-        );
+        return Err(token.error(format!("SvcParam '{}' needs a value", excerpt(key_text))));
     }
     let start = scratch.len();
     if generic {

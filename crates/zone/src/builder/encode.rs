@@ -2,20 +2,24 @@
 //!
 //! Records stay where `add` put them: [`Groups`] orders their indices node by node with
 //! one counting sort (stable, so file order survives inside a node), and one [`Encoder`]
-//! with reused scratch buffers forms each node's RRsets (duplicates dropped, TTLs
-//! reconciled per RFC 2181 §5.2) and writes its blob. A million-node zone thus costs one
-//! allocation per node, the blob itself.
+//! with reused scratch buffers forms each node's RRsets (duplicates dropped by the
+//! `unique` module, TTLs reconciled per RFC 2181 §5.2, sizes checked) and writes its
+//! blob. A million-node zone thus costs one allocation per node, the blob itself.
+//! Findings about a record are placed at its line (the `lines` module).
 
 use std::ops::Range;
 
 use tern_wire::{Dname, Rtype};
 
+use super::lines::Lines;
 use super::space::Owners;
-use super::{Pending, NSEC3_SPACE};
+use super::unique::{rdata_of, Unique};
+use super::{Member, Pending, NSEC3_SPACE};
+use crate::check;
 use crate::node::{BlobWriter, Flags, Node, NodeId, RrsetHead, NO_NODE};
 use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Params};
-use crate::records::{canonical_eq, covered_type};
-use crate::report::Report;
+use crate::records::covered_type;
+use crate::report::{Report, Severity};
 
 /// Record indices grouped by node: main-space nodes first, then NSEC3-space nodes.
 #[derive(Debug)]
@@ -71,6 +75,12 @@ impl Groups {
         self.group(self.main_len + id as usize)
     }
 
+    /// The first record of each of the first `len` main-space nodes (the earliest added,
+    /// as groups keep that order), `u32::MAX` for a node without records.
+    pub(super) fn first_members(&self, len: usize) -> Vec<u32> {
+        (0..len).map(|id| self.group(id).first().copied().unwrap_or(u32::MAX)).collect()
+    }
+
     fn group(&self, key: usize) -> &[u32] {
         match (self.starts.get(key), self.starts.get(key + 1)) {
             (Some(&from), Some(&to)) => self.order.get(from as usize..to as usize).unwrap_or(&[]),
@@ -84,27 +94,36 @@ impl Groups {
 pub(super) struct Encoder<'a> {
     records: &'a [Pending],
     rdata: &'a [u8],
+    lines: &'a Lines,
     report: &'a mut Report,
     /// The current node's records, sorted into RRsets.
-    group: Vec<Pending>,
+    group: Vec<Member>,
     /// The current RRset's records and signatures, duplicates dropped.
-    data: Vec<Pending>,
-    sigs: Vec<Pending>,
+    data: Vec<Member>,
+    sigs: Vec<Member>,
     targets: Vec<NodeId>,
     writer: BlobWriter,
+    unique: Unique,
 }
 
 impl<'a> Encoder<'a> {
-    pub(super) fn new(records: &'a [Pending], rdata: &'a [u8], report: &'a mut Report) -> Self {
+    pub(super) fn new(
+        records: &'a [Pending],
+        rdata: &'a [u8],
+        lines: &'a Lines,
+        report: &'a mut Report,
+    ) -> Self {
         Encoder {
             records,
             rdata,
+            lines,
             report,
             group: Vec::new(),
             data: Vec::new(),
             sigs: Vec::new(),
             targets: Vec::new(),
             writer: BlobWriter::default(),
+            unique: Unique::default(),
         }
     }
 
@@ -148,15 +167,16 @@ impl<'a> Encoder<'a> {
     /// Encodes one node's records: RRsets in type order, each followed by its RRSIGs.
     fn node(&mut self, owner: &Dname, members: &[u32]) -> crate::blob::Blob {
         let rdata = self.rdata;
+        let records = self.records;
         self.group.clear();
-        self.group.extend(members.iter().filter_map(|&i| self.records.get(i as usize)));
-        self.group.sort_by_key(|p| rrset_key(p, rdata));
+        self.group.extend(members.iter().filter_map(|&i| records.get(i as usize).map(|p| (i, *p))));
+        self.group.sort_by_key(|m| rrset_key(&m.1, rdata));
         self.writer.restart(owner);
         let mut start = 0;
         while let Some(first) = self.group.get(start) {
-            let key = rrset_key(first, rdata).0;
+            let key = rrset_key(&first.1, rdata).0;
             let rest = self.group.get(start..).unwrap_or(&[]);
-            let end = start + rest.iter().take_while(|p| rrset_key(p, rdata).0 == key).count();
+            let end = start + rest.iter().take_while(|m| rrset_key(&m.1, rdata).0 == key).count();
             self.rrset(owner, Rtype(key), start..end);
             start = end;
         }
@@ -167,63 +187,57 @@ impl<'a> Encoder<'a> {
     /// first, then the RRSIGs covering `rtype`).
     fn rrset(&mut self, owner: &Dname, rtype: Rtype, range: Range<usize>) {
         let set = self.group.get(range).unwrap_or(&[]);
-        let split = set.iter().position(|p| p.rtype == Rtype::RRSIG && rtype != Rtype::RRSIG);
+        let split = set.iter().position(|m| m.1.rtype == Rtype::RRSIG && rtype != Rtype::RRSIG);
         let (data, sigs) = set.split_at(split.unwrap_or(set.len()));
-        unique(self.rdata, self.report, owner, data, &mut self.data);
-        unique(self.rdata, self.report, owner, sigs, &mut self.sigs);
-        let ttl = reconcile_ttl(self.report, owner, rtype, &self.data);
-        let sig_ttl = self.sigs.iter().map(|p| p.ttl).min().unwrap_or(ttl);
+        let (report, lines) = (&mut *self.report, self.lines);
+        let mut dropped = |m: &Member| {
+            report.ignored += 1;
+            let (at, message) = (|| lines.position(m.0), "duplicate record ignored");
+            report.push_at(Severity::Warning, at, Some(owner), Some(m.1.rtype), message);
+        };
+        self.unique.retain(self.rdata, data, &mut self.data, &mut dropped);
+        self.unique.retain(self.rdata, sigs, &mut self.sigs, &mut dropped);
+        let rdata = self.rdata;
+        let first = self.data.first().or(self.sigs.first()).map_or(u32::MAX, |m| m.0);
+        let at = || lines.position(first);
+        let bytes = self.data.iter().map(|m| usize::from(m.1.len)).sum();
+        let size = (self.data.len(), bytes, self.sigs.len());
+        let rdatas = self.data.iter().map(|m| rdata_of(rdata, &m.1));
+        if !check::rrset_size(self.report, at, (owner, rtype), size, rdatas) {
+            return; // the zone is refused
+        }
+        let ttl = reconcile_ttl(self.report, lines, owner, rtype, &self.data);
+        let sig_ttl = self.sigs.iter().map(|m| m.1.ttl).min().unwrap_or(ttl);
         let (head_type, head_ttl) =
             if self.data.is_empty() { (Rtype::RRSIG, sig_ttl) } else { (rtype, ttl) };
         self.report.records += self.data.len() + self.sigs.len();
         self.targets.clear();
-        self.targets.extend(self.data.iter().map(|p| p.target));
+        self.targets.extend(self.data.iter().map(|m| m.1.target));
         let head = RrsetHead { rtype: head_type, ttl: head_ttl, sig_ttl };
-        let rdata = self.rdata;
         self.writer.rrset(
             head,
-            self.data.iter().map(|p| rdata_of(rdata, p)),
+            self.data.iter().map(|m| rdata_of(rdata, &m.1)),
             &self.targets,
-            self.sigs.iter().map(|p| rdata_of(rdata, p)),
+            self.sigs.iter().map(|m| rdata_of(rdata, &m.1)),
         );
-    }
-}
-
-fn rdata_of<'r>(arena: &'r [u8], p: &Pending) -> &'r [u8] {
-    arena.get(p.rdata_at..p.rdata_at + usize::from(p.len)).unwrap_or(&[])
-}
-
-/// Copies `records` into `kept` without duplicates (RFC 2181 §5: an RRset has no duplicate
-/// RRs; names in RDATA compare case-insensitively in canonical form, RFC 4034 §6.3).
-fn unique(
-    arena: &[u8],
-    report: &mut Report,
-    owner: &Dname,
-    records: &[Pending],
-    kept: &mut Vec<Pending>,
-) {
-    kept.clear();
-    for p in records {
-        let rdata = rdata_of(arena, p);
-        if kept.iter().any(|k| canonical_eq(p.rtype, rdata_of(arena, k), rdata)) {
-            report.ignored += 1;
-            report.warn(Some(owner), Some(p.rtype), "duplicate record ignored");
-            continue;
-        }
-        kept.push(*p);
     }
 }
 
 /// The RRset's TTL: the lowest of its records', with a warning when they differ
-/// (RFC 2181 §5.2).
-fn reconcile_ttl(report: &mut Report, owner: &Dname, rtype: Rtype, data: &[Pending]) -> u32 {
-    let min = data.iter().map(|p| p.ttl).min().unwrap_or(0);
-    if data.iter().any(|p| p.ttl != min) {
-        report.warn(
-            Some(owner),
-            Some(rtype),
-            format!("records have different TTLs: using the lowest, {min}"),
-        );
+/// (RFC 2181 §5.2), at the first record whose TTL is not the first one's.
+fn reconcile_ttl(
+    report: &mut Report,
+    lines: &Lines,
+    owner: &Dname,
+    rtype: Rtype,
+    data: &[Member],
+) -> u32 {
+    let min = data.iter().map(|m| m.1.ttl).min().unwrap_or(0);
+    let first_ttl = data.first().map_or(min, |m| m.1.ttl);
+    if let Some(other) = data.iter().find(|m| m.1.ttl != first_ttl) {
+        let message = format!("records have different TTLs: using the lowest, {min}");
+        let at = || lines.position(other.0);
+        report.push_at(Severity::Warning, at, Some(owner), Some(rtype), message);
     }
     min
 }

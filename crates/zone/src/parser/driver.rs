@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use tern_wire::text::{Entry, Lexer, Token};
 use tern_wire::{Dname, NameBuf, NameBuilder, Rtype};
 
-use super::chunks::{Chunks, CHUNK};
+use super::chunks::{Chunks, Limits, Stall, CHUNK};
 use super::options::Options;
 use super::record::{Location, Record};
 use super::report::{Report, Warning};
@@ -26,6 +26,8 @@ pub(super) enum Failure {
     Located(Error),
     /// Parsing must stop; the error that caused it has been recorded.
     Stop,
+    /// An error after which parsing cannot go on, even when collecting errors (a limit).
+    Fatal(Error),
 }
 
 impl From<tern_wire::Error> for Failure {
@@ -118,6 +120,8 @@ pub(super) struct Frame {
     pub canonical: Option<PathBuf>,
     /// Line of the `$INCLUDE` this file is executing, if any (for the include chain).
     pub include_line: u32,
+    /// The file's number in this parse ([`Location::file_number`]).
+    pub number: u32,
 }
 
 /// A parse in progress, over the zone file and its `$INCLUDE`s.
@@ -132,6 +136,8 @@ pub(super) struct Parser<'p, 's> {
     pub frames: Vec<Frame>,
     /// Records made by `$GENERATE` so far.
     pub generated: u64,
+    /// Files opened by `$INCLUDE` so far (the number of the last one).
+    pub files_opened: u32,
     report: Report,
     errors: Vec<Error>,
     /// Line of the entry being read, for errors that carry no position.
@@ -152,6 +158,7 @@ impl<'p, 's> Parser<'p, 's> {
             names: NameBuilder::new(),
             frames: vec![top],
             generated: 0,
+            files_opened: 0,
             report: Report::default(),
             errors: Vec::new(),
             entry_line: 1,
@@ -205,17 +212,22 @@ impl<'p, 's> Parser<'p, 's> {
         scope: &Scope<'_>,
     ) -> Result<(), Stop> {
         let fits = size.map_or(usize::MAX, |s| usize::try_from(s).unwrap_or(usize::MAX));
-        let mut chunks = Chunks::new(source, self.chunk.min(fits.saturating_add(1)));
+        let limits =
+            Limits { max_file: self.options.max_file_size, max_line: self.options.max_line_length };
+        let mut chunks = Chunks::new(source, self.chunk.min(fits.saturating_add(1)), limits);
         let mut state = scope.detach();
         let mut resume = Resume { offset: 0, line: 1, abandoned: None };
         loop {
             let (text, at_end) = match chunks.next() {
                 Ok(chunk) => chunk,
-                Err(error) => return self.fail(self.read_error(&error)),
+                Err(stall) => return self.fail(self.stalled(stall, resume.line)),
             };
             if text.is_empty() && !at_end {
-                chunks.grow(); // one line longer than the buffer
-                continue;
+                // One line longer than the buffer.
+                match chunks.grow() {
+                    Ok(()) => continue,
+                    Err(stall) => return self.fail(self.stalled(stall, resume.line)),
+                }
             }
             let mut inner = state.detach();
             let lx = Lexer::continuing(text, resume.line, !at_end);
@@ -225,15 +237,35 @@ impl<'p, 's> Parser<'p, 's> {
             }
             state = inner.detach();
             if resume.offset == 0 {
-                chunks.grow(); // one entry longer than the buffer
+                // One entry longer than the buffer.
+                if let Err(stall) = chunks.grow() {
+                    return self.fail(self.stalled(stall, resume.line));
+                }
             }
             chunks.consume(resume.offset);
         }
     }
 
-    fn read_error(&self, error: &std::io::Error) -> Failure {
-        let path = self.frames.last().map(|f| f.path.clone()).unwrap_or_default();
-        Failure::Located(Error::Io { path, message: format!("read failed: {error}") })
+    /// The failure for a file that cannot be read on, at `line`: a read error ends the
+    /// file; a limit ends the parse.
+    fn stalled(&self, stall: Stall, line: u32) -> Failure {
+        let limit = |message: String| {
+            Failure::Fatal(Error::Syntax { at: Box::new(self.position(line, 1)), message })
+        };
+        match stall {
+            Stall::Io(error) => {
+                let path = self.frames.last().map(|f| f.path.clone()).unwrap_or_default();
+                Failure::Located(Error::Io { path, message: format!("read failed: {error}") })
+            }
+            Stall::FileTooBig => limit(format!(
+                "the file is longer than the limit of {} bytes (max_file_size): stopped reading",
+                self.options.max_file_size
+            )),
+            Stall::LineTooLong => limit(format!(
+                "a line longer than the limit of {} bytes (max_line_length): stopped reading",
+                self.options.max_line_length
+            )),
+        }
     }
 
     /// Reads the entries of one chunk of text, first skipping the rest of an entry that
@@ -304,6 +336,10 @@ impl<'p, 's> Parser<'p, 's> {
     fn fail(&mut self, failure: Failure) -> Result<(), Stop> {
         let error = match failure {
             Failure::Stop => return Err(Stop),
+            Failure::Fatal(error) => {
+                self.errors.push(error);
+                return Err(Stop);
+            }
             Failure::Located(error) => error,
             Failure::Text(error) => self.locate(error),
         };
@@ -374,14 +410,24 @@ impl<'p, 's> Parser<'p, 's> {
         ttl: u32,
         line: u32,
     ) -> Result<(), Failure> {
-        let file = self.frames.last().map(|f| f.path.as_path()).unwrap_or(std::path::Path::new(""));
+        if self.report.records >= self.options.max_records {
+            let at = Box::new(self.position(line, 1));
+            let limit = self.options.max_records;
+            let message =
+                format!("more than {limit} records, the limit (max_records): stopped reading");
+            return Err(Failure::Fatal(Error::Syntax { at, message }));
+        }
+        let (file, file_number) = self
+            .frames
+            .last()
+            .map_or((std::path::Path::new(""), 0), |f| (f.path.as_path(), f.number));
         let record = Record {
             owner,
             class: self.options.class,
             rtype,
             ttl,
             rdata: &self.rdata,
-            location: Location { file, line },
+            location: Location { file, file_number, line },
         };
         let result = (self.sink)(&record);
         self.report.records += 1;

@@ -10,6 +10,8 @@
 //! * It can be turned off (`Options::allow_include`), nesting is limited
 //!   (`Options::max_include_depth`), and a file that is already being read cannot be
 //!   included again (recursion, direct or mutual).
+//! * Only a regular file is read, within `Options::max_file_size` (the `file` module):
+//!   `$INCLUDE /dev/zero` or a FIFO is refused at the directive.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -19,7 +21,8 @@ use tern_wire::text::{Lexer, Token};
 
 use super::driver::{Failure, Frame, Parser, Scope, Stop};
 use super::entry::parse_name;
-use crate::error::Error;
+use super::file::open_regular;
+use crate::error::{shown_path, Error};
 
 impl Parser<'_, '_> {
     /// Reads an `$INCLUDE` entry and the file it names.
@@ -39,7 +42,9 @@ impl Parser<'_, '_> {
         if let Some(frame) = self.frames.last_mut() {
             frame.include_line = keyword.line();
         }
-        self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0 });
+        self.files_opened += 1;
+        let number = self.files_opened;
+        self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0, number });
         let inner = scope.for_include(origin);
         let result = self.read_file(source, Some(size), &inner);
         self.frames.pop();
@@ -63,21 +68,16 @@ impl Parser<'_, '_> {
             );
         }
         let path = self.include_path(file)?;
-        let shown = path.display();
+        let shown = shown_path(&path);
         let canonical = std::fs::canonicalize(&path)
             .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
         if self.frames.iter().any(|f| f.canonical.as_ref() == Some(&canonical)) {
             let message = format!("recursive $INCLUDE: '{shown}' is already being read");
             return Err(self.include_error(file, &message));
         }
-        let cannot_read =
-            |e: std::io::Error| self.include_error(file, &format!("cannot read '{shown}': {e}"));
-        let source = File::open(&path).map_err(cannot_read)?;
-        let meta = source.metadata().map_err(cannot_read)?;
-        if meta.is_dir() {
-            return Err(cannot_read(std::io::ErrorKind::IsADirectory.into()));
-        }
-        Ok((path, canonical, source, meta.len()))
+        let (source, size) = open_regular(&path, self.options.max_file_size)
+            .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
+        Ok((path, canonical, source, size))
     }
 
     /// The file name token as a path, relative to the including file's directory.

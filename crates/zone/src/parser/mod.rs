@@ -32,14 +32,18 @@
 //! a missing SOA) belong to the zone store, which is the sink.
 //!
 //! [`write_record`] prints records back, one per line with absolute names.
+//! [`find_origin`] tells a zone's origin from its file (its SOA's owner, else its first
+//! `$ORIGIN`) for a caller that was not given it.
 
 mod chunks;
 mod directive;
 mod driver;
 mod entry;
+mod file;
 mod generate;
 mod include;
 mod options;
+mod origin;
 mod print;
 mod record;
 mod report;
@@ -53,12 +57,14 @@ use crate::error::Error;
 use driver::{Frame, Parser};
 
 pub use options::Options;
+pub use origin::{find_origin, find_origin_in};
 pub use print::write_record;
 pub use record::{Location, Record, RecordBuf};
 pub use report::{Report, Warning};
 
 /// Reads the zone file at `path` with `origin` as the initial `$ORIGIN`, handing each
-/// record to `sink`. A sink error stops the parse (or is collected) like a syntax error,
+/// record to `sink`. Only a regular file is read (the same for `$INCLUDE`s), within the
+/// limits of `options`. A sink error stops the parse (or is collected) like a syntax error,
 /// as [`Error::Rejected`] at the record's position.
 pub fn parse_file(
     path: &Path,
@@ -66,12 +72,10 @@ pub fn parse_file(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let io_error =
-        |e: std::io::Error| Error::Io { path: path.to_path_buf(), message: e.to_string() };
-    let file = std::fs::File::open(path).map_err(io_error)?;
-    let size = file.metadata().map_err(io_error)?.len();
+    let (file, size) = file::open_regular(path, options.max_file_size)
+        .map_err(|refused| Error::Io { path: path.to_path_buf(), message: refused.to_string() })?;
     let canonical = std::fs::canonicalize(path).ok();
-    let top = Frame { path: path.to_path_buf(), canonical, include_line: 0 };
+    let top = Frame { path: path.to_path_buf(), canonical, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run_file(file, Some(size), origin, chunks::CHUNK)
 }
 
@@ -86,7 +90,7 @@ pub fn parse_reader(
     chunk: usize,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0 };
+    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run_file(reader, None, origin, chunk)
 }
 
@@ -99,7 +103,7 @@ pub fn parse_bytes(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0 };
+    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run(text, origin)
 }
 

@@ -1,5 +1,7 @@
 //! How a zone file is read: the zone's class, error handling, and the limits that keep
-//! untrusted input bounded.
+//! untrusted input bounded. Only regular files are read (see the `file` module), so
+//! `$INCLUDE /dev/zero` or a FIFO is refused; the limits below bound the rest. Each is
+//! generous for real zones and named in the error that reports it, with the file and line.
 
 use tern_wire::Class;
 
@@ -26,6 +28,21 @@ pub struct Options {
     /// The most records `$GENERATE` may create in one parse, over all its directives.
     /// Default 65536 (a whole /16 of reverse records).
     pub max_generated_records: u64,
+    /// The largest file read, in bytes: the zone file, and each `$INCLUDE`d file on its
+    /// own. A larger file is refused before it is read; one that grows past the limit
+    /// while it is read (or a reader, for [`super::parse_reader`]) stops the parse there.
+    /// Default 64 GiB.
+    pub max_file_size: u64,
+    /// The longest line of a file, in bytes, its newline not counted; the lines of an
+    /// entry continued in parentheses count as one line (RFC 1035 §5.1: line ends are not
+    /// recognised inside them). It bounds the buffer a file is read through: a longer
+    /// line stops the parse. Text given whole to [`super::parse_bytes`] is already in
+    /// memory and is not checked. Default 1 MiB: a record's RDATA is at most 65,535
+    /// bytes, 262,140 characters even written entirely as `\DDD` escapes.
+    pub max_line_length: usize,
+    /// The most records one parse hands to its sink, over all files and `$GENERATE`s:
+    /// the next one stops the parse. Default 1,000,000,000.
+    pub max_records: u64,
 }
 
 impl Default for Options {
@@ -38,6 +55,9 @@ impl Default for Options {
             allow_include: true,
             max_include_depth: 16,
             max_generated_records: 65_536,
+            max_file_size: 64 << 30,
+            max_line_length: 1 << 20,
+            max_records: 1_000_000_000,
         }
     }
 }

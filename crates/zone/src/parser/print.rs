@@ -35,7 +35,7 @@ mod tests {
             rtype: Rtype::MX,
             ttl: 300,
             rdata: &rdata,
-            location: Location { file: Path::new("z"), line: 1 },
+            location: Location { file: Path::new("z"), file_number: 0, line: 1 },
         };
         let mut out = String::new();
         write_record(&record, &mut out);

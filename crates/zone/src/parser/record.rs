@@ -11,6 +11,9 @@ use tern_wire::{Class, Dname, Name, Rtype};
 pub struct Location<'a> {
     /// The file, as named by the caller or by the `$INCLUDE` that read it.
     pub file: &'a Path,
+    /// The file's number in this parse: 0 for the zone file, then 1, 2, … for each
+    /// `$INCLUDE` in the order they are read. Cheaper to compare than `file`.
+    pub file_number: u32,
     /// Line of the record's first token (1-based).
     pub line: u32,
 }
@@ -85,6 +88,6 @@ impl RecordBuf {
 
 impl fmt::Display for RecordBuf {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.as_record(Location { file: Path::new(""), line: 0 }).fmt(f)
+        self.as_record(Location { file: Path::new(""), file_number: 0, line: 0 }).fmt(f)
     }
 }

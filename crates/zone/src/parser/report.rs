@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::error::Position;
+use crate::error::{escape_controls, Position};
 
 /// Something accepted but worth telling the operator (a TTL taken as zero, a TTL that
 /// had to be guessed).
@@ -16,7 +16,7 @@ pub struct Warning {
 
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: warning: {}", self.at, self.message)
+        write!(f, "{}: warning: {}", self.at, escape_controls(&self.message))
     }
 }
 

@@ -14,6 +14,8 @@
 
 use std::io::Write;
 
+use tern_wire::text::excerpt;
+
 /// Widest field a modifier may ask for.
 const MAX_WIDTH: usize = 255;
 
@@ -129,14 +131,14 @@ fn parse_modifier(rest: &[u8]) -> Result<(Format, &[u8]), String> {
     let offset = std::str::from_utf8(offset)
         .ok()
         .and_then(|s| s.parse::<i32>().ok())
-        .ok_or_else(|| format!("bad offset '{}' in ${{...}}", String::from_utf8_lossy(offset)))?;
+        .ok_or_else(|| format!("bad offset '{}' in ${{...}}", excerpt(offset)))?;
     let width = match parts.next() {
         None => 0,
         Some(w) => std::str::from_utf8(w)
             .ok()
             .and_then(|s| s.parse::<usize>().ok())
             .filter(|w| *w <= MAX_WIDTH)
-            .ok_or_else(|| format!("bad width '{}' in ${{...}}", String::from_utf8_lossy(w)))?,
+            .ok_or_else(|| format!("bad width '{}' in ${{...}}", excerpt(w)))?,
     };
     let base = match parts.next() {
         None => Base::Decimal,
@@ -157,7 +159,7 @@ fn parse_base(text: &[u8]) -> Result<Base, String> {
         b"n" => Base::Nibble,
         b"N" => Base::NibbleUpper,
         _ => {
-            let shown = String::from_utf8_lossy(text);
+            let shown = excerpt(text);
             return Err(format!(
                 "unknown base '{shown}' in ${{...}} (expected d, o, x, X, n or N)"
             ));

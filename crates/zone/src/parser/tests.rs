@@ -341,6 +341,18 @@ fn sink_errors_are_located() {
 }
 
 #[test]
+fn messages_escape_file_bytes_and_cut_long_tokens() {
+    // A NUL and a terminal escape sequence come out as zone-file escapes.
+    let e = error("x 1 A \x1b[2J\0\n");
+    assert_eq!(e, "test.zone:1:7: expected an IPv4 address, found '\\027[2J\\000'");
+    // A long token is quoted by its first 40 bytes only.
+    let secret = format!("{}-END", "AKIAIOSFODNN7EXAMPLEwJalrXUtnFEMIK7MDENG".repeat(3));
+    let e = error(&format!("password {secret}\n"));
+    assert!(e.contains("found 'AKIAIOSFODNN7EXAMPLEwJalrXUtnFEMIK7MDENG… (124 bytes)'"), "{e}");
+    assert!(!e.contains("-END"), "{e}");
+}
+
+#[test]
 fn record_locations_point_at_the_entry() {
     let text = "a 1 A 192.0.2.1\n\n; comment\nb 1 TXT (\n \"x\" )\n  TXT y\n";
     let mut seen = Vec::new();
