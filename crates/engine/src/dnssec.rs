@@ -5,7 +5,7 @@
 use tern_wire::message::compress::MAX_POINTER;
 use tern_wire::message::Section;
 use tern_wire::{Dname, NameBuf, NameBuilder, Rtype};
-use tern_zone::nsec3::Nsec3Position;
+use tern_zone::Nsec3Position;
 use tern_zone::{Denial, Flags, NodeId, NO_NODE, NSEC3_COVERS};
 
 use crate::response::Truncated;

@@ -49,11 +49,6 @@ impl<T: Clone> ChunkVec<T> {
         self.len
     }
 
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// The element at `index`.
     #[inline]
     pub fn get(&self, index: usize) -> Option<&T> {
@@ -97,6 +92,7 @@ impl<T: Clone> ChunkVec<T> {
     }
 
     /// Number of chunks shared with `other` (for tests and diagnostics).
+    #[cfg(test)]
     pub fn shared_chunks(&self, other: &Self) -> usize {
         self.chunks.iter().zip(&other.chunks).filter(|(a, b)| Arc::ptr_eq(a, b)).count()
     }

@@ -76,13 +76,9 @@ impl NameIndex {
     }
 
     /// Number of entries.
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.used
-    }
-
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.used == 0
     }
 
     #[inline]
@@ -144,6 +140,9 @@ impl NameIndex {
     }
 
     /// Removes the entry for `id` under `tag`; returns whether it was present.
+    // Not called yet: a changeset leaves a removed name as a phantom node, still indexed
+    // (its id stays valid for references). Kept, with its tests, for when nodes go.
+    #[allow(dead_code)]
     pub fn remove(&mut self, tag: NameTag, id: u32) -> bool {
         let Some(i) = self.position(tag, id) else { return false };
         self.shift_back(i);
@@ -159,6 +158,7 @@ impl NameIndex {
     }
 
     /// Backward-shift deletion: closes the hole at `hole` so every entry stays reachable.
+    #[allow(dead_code)]
     fn shift_back(&mut self, mut hole: usize) {
         let mut j = hole;
         loop {
@@ -184,6 +184,7 @@ impl NameIndex {
     }
 
     /// All node ids in the index (in table order).
+    #[cfg(test)]
     pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
         self.slots.iter().filter(|s| !s.is_empty()).map(|s| s.id())
     }

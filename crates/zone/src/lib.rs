@@ -1,45 +1,49 @@
 //! Zones for Tern: zone files in, immutable query-ready snapshots out.
 //!
 //! * [`parser`] reads zone files (RFC 1035 §5) and streams records.
-//! * [`builder`] turns a stream of records into a [`ZoneContents`] snapshot, running the
-//!   [`adjust`] pass and the semantic [`check`]s; [`load`] joins the two for a file.
-//! * [`contents`] is the snapshot and its one-lookup query API; [`node`] the node layout.
-//! * [`changeset`] applies changes copy-on-write, [`diff`] finds the change between two
-//!   versions and [`history`] keeps recent changes for IXFR; [`transfer`] reads a
-//!   received AXFR/IXFR; [`db`] holds the served zones, and
-//!   [`pins`] a reader's hold on them for a batch of queries.
-//! * [`hash`], [`index`] and [`cow`] are the copy-on-write name table underneath;
-//!   [`nsec3`] holds the NSEC3 chain.
+//! * [`ZoneBuilder`] (`builder`) turns a stream of records into a [`ZoneContents`]
+//!   snapshot, running the adjust pass and the semantic checks; [`load_file`] joins the
+//!   two for a file.
+//! * [`ZoneContents`] (`contents`) is the snapshot and its one-lookup query API; [`Node`]
+//!   the node layout.
+//! * [`ZoneContents::apply`] applies a [`Changeset`] copy-on-write, [`ZoneContents::diff`]
+//!   finds the change between two versions and [`History`] keeps recent changes for
+//!   IXFR; [`transfer`] reads a received AXFR/IXFR; [`ZoneDb`] holds the served zones,
+//!   and [`pins`] a reader's hold on them for a batch of queries.
+//! * [`hash`] and the crate's copy-on-write name table are underneath; [`Nsec3Chain`]
+//!   holds the NSEC3 chain; [`records`] tells facts about RDATA; [`memory`] hands a
+//!   loaded zone's heap to huge pages.
 //!
-//! Nothing here touches sockets.
+//! Only what other crates use is public: the modules above by name, the rest through
+//! the items re-exported here. Nothing here touches sockets.
 
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
-pub mod adjust;
-pub mod blob;
-pub mod builder;
-pub mod changeset;
-pub mod check;
-pub mod contents;
-pub mod cow;
-pub mod db;
-pub mod diff;
+mod adjust;
+mod blob;
+mod builder;
+mod changeset;
+mod check;
+mod contents;
+mod cow;
+mod db;
+mod diff;
 pub mod error;
 pub mod hash;
-pub mod history;
-pub mod index;
-pub mod load;
+mod history;
+mod index;
+mod load;
 pub mod memory;
-pub mod negative_soa;
-pub mod node;
-pub mod nsec3;
+mod negative_soa;
+mod node;
+mod nsec3;
 pub mod parser;
 pub mod pins;
 pub mod records;
-pub mod report;
+mod report;
 pub mod transfer;
 
 pub use builder::ZoneBuilder;
@@ -51,6 +55,7 @@ pub use history::{History, HistoryLimits};
 pub use load::{load_bytes, load_file, Loaded, Progress};
 pub use negative_soa::NegativeSoa;
 pub use node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS};
+pub use nsec3::{Nsec3Chain, Nsec3Hash, Nsec3Params, Nsec3Position};
 pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf};
 pub use pins::{Pin, Pins};
 pub use report::{Issue, Report, Severity};

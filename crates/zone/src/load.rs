@@ -39,7 +39,7 @@ pub struct Progress {
 }
 
 /// Loads the zone `origin` from the file at `path`. `progress` is called every
-/// [`PROGRESS_EVERY`] records.
+/// `PROGRESS_EVERY` (1,000,000) records.
 pub fn load_file(
     path: &Path,
     origin: &Dname,

@@ -68,7 +68,7 @@ pub struct Report {
     /// How many of `issues` are errors and warnings (so that a million duplicate records
     /// do not count the kept issues a million times).
     kept: [usize; 2],
-    /// Issues not kept because of [`MAX_ISSUES`].
+    /// Issues not kept because of the cap on kept issues (`MAX_ISSUES`).
     pub suppressed: usize,
     /// Records loaded (RRSIG and NSEC3 included; duplicates and ignored records not).
     pub records: usize,

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use tern_wire::Name;
-use tern_zone::nsec3::Nsec3Position;
+use tern_zone::Nsec3Position;
 use tern_zone::{Flags, Options, NSEC3_COVERS};
 
 #[test]

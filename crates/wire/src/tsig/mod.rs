@@ -1,5 +1,6 @@
 //! Transaction signatures (TSIG, RFC 8945) with HMAC-MD5, HMAC-SHA1 and HMAC-SHA-2
-//! (224/256/384/512); see [`hmac`](self::hmac) for where each comes from.
+//! (224/256/384/512): `aws-lc-rs` for the SHA family, RustCrypto for MD5 (the private
+//! `hmac` module).
 //!
 //! * [`Key`]: a named shared secret and its algorithm; [`Keyring`] finds keys by name.
 //! * [`TsigRecord`]: the TSIG record of a received message, found with
