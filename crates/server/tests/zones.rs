@@ -7,6 +7,7 @@
 mod common;
 
 use std::collections::BTreeMap;
+use std::io::{Read, Write};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -259,4 +260,57 @@ fn a_changed_zone_with_the_same_serial_is_served_with_a_warning() {
     assert!(
         udp(daemon.addr, "f2.example.com.", Rtype::A).starts_with("NOERROR an: f2.example.com.")
     );
+}
+
+/// Issue #27, limits: long AXFRs — one to a client that reads slowly, others to a
+/// client that reads as fast as it can — hold up neither the other TCP clients nor the
+/// UDP workers (a transfer is produced on a thread of its own, not on the TCP worker,
+/// and written a batch at a time).
+#[test]
+fn long_axfrs_hold_up_nobody() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("example.com.zone"), zone_text(1, 300_000)).unwrap();
+    let (args, addr) = configure(dir.path());
+    let config = dir.path().join("ternd.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let open = "[[acl]]\nid = \"any\"\naction = \"transfer\"\n";
+    let text = text
+        .replace("file = \"example.com.zone\"\n", "file = \"example.com.zone\"\nacl = \"any\"\n");
+    std::fs::write(&config, format!("{open}{text}")).unwrap();
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let daemon = Daemon::spawn(&args, addr, &dir.path().join("log"));
+    // The slow reader: asks for the zone and takes a little of it now and then.
+    let mut slow = tcp_connect(addr);
+    slow.write_all(&framed(&ask_query(9, "example.com.", Rtype::AXFR))).unwrap();
+    let mut first = [0u8; 4096];
+    slow.read_exact(&mut first).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let fast = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let mut transfers = 0;
+            while !stop.load(Ordering::Relaxed) {
+                let mut conn = tcp_connect(addr);
+                conn.write_all(&framed(&ask_query(8, "example.com.", Rtype::AXFR))).unwrap();
+                let mut sink = Vec::new();
+                let _ = (&mut conn).take(4 << 20).read_to_end(&mut sink);
+                transfers += 1;
+            }
+            transfers
+        })
+    };
+    let mut worst = Duration::ZERO;
+    for i in 0..20 {
+        let mut other = tcp_connect(addr);
+        let asked = Instant::now();
+        let answer = tcp_ask(&mut other, &ask_query(i, "load.example.com.", Rtype::A)).unwrap();
+        assert!(summary(&answer).starts_with("NOERROR an: load.example.com."));
+        assert!(udp(daemon.addr, "a1.example.com.", Rtype::A).starts_with("NOERROR"));
+        worst = worst.max(asked.elapsed());
+        slow.read_exact(&mut first).unwrap();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    assert!(fast.join().unwrap() > 0);
+    assert!(worst < Duration::from_millis(500), "a TCP query waited {worst:?} behind the AXFR");
 }
