@@ -7,7 +7,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use tern_wire::message::{MessageReader, Section, MAX_RDATA_LEN};
-use tern_wire::Name;
+use tern_wire::{Name, NameBuilder};
 use tern_zone::transfer::Incoming;
 
 fuzz_target!(|data: &[u8]| {
@@ -18,15 +18,16 @@ fuzz_target!(|data: &[u8]| {
         serial => Incoming::ixfr(&origin, u32::from(serial)),
     };
     let mut scratch = vec![0u8; MAX_RDATA_LEN];
+    let mut owner = NameBuilder::new();
     'messages: while let Some((len, rest)) = stream.split_first_chunk::<2>() {
         let len = usize::from(u16::from_be_bytes(*len));
         let Some(message) = rest.get(..len) else { break };
         stream = rest.get(len..).unwrap_or(&[]);
         let Ok(mut reader) = MessageReader::new(message) else { break };
         loop {
-            match reader.record(&mut scratch) {
+            match reader.record_in(&mut owner, &mut scratch) {
                 Ok(Some(r)) if r.section == Section::Answer => {
-                    if incoming.record(&r.owner, r.rtype, r.class, r.ttl, r.rdata).is_err() {
+                    if incoming.record(r.owner, r.rtype, r.class, r.ttl, r.rdata).is_err() {
                         break 'messages;
                     }
                 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
 use tern_wire::tsig::{self, Key, Mac, SequenceStep, SequenceVerifier, TsigFields, TsigStatus};
-use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
+use tern_wire::{Class, Dname, NameBuilder, Opcode, Rcode, Rtype};
 use tern_zone::transfer::{Incoming, Received};
 use tern_zone::RecordData;
 
@@ -379,7 +379,7 @@ impl Stream {
                 continue;
             }
             self.incoming
-                .record(&record.owner, record.rtype, record.class, record.ttl, record.rdata)
+                .record(record.owner, record.rtype, record.class, record.ttl, record.rdata)
                 .map_err(|e| ClientError::Broken(e.to_string()))?;
         }
     }

@@ -640,6 +640,11 @@ impl NameBuilder {
         self.len
     }
 
+    /// Starts a new name in the same buffer (nothing is cleared: bytes are overwritten).
+    pub fn clear(&mut self) {
+        self.len = 0;
+    }
+
     /// True when no label has been written.
     pub fn is_empty(&self) -> bool {
         self.len == 0
@@ -796,7 +801,7 @@ impl NameBuilder {
     }
 
     /// [`finish_with`](Self::finish_with), keeping the name in the builder.
-    fn finish_in(&mut self, suffix: &Dname) -> Result<&Dname, &'static str> {
+    pub fn finish_in(&mut self, suffix: &Dname) -> Result<&Dname, &'static str> {
         let end = self.len + suffix.len();
         let dst = self.buf.bytes.get_mut(self.len..end).ok_or("name longer than 255 bytes")?;
         dst.copy_from_slice(suffix.as_wire());

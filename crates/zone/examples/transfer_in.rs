@@ -9,28 +9,36 @@
 use std::time::Instant;
 
 use tern_wire::message::{MessageReader, Section, MAX_RDATA_LEN};
-use tern_wire::Name;
+use tern_wire::{Name, NameBuilder};
 use tern_zone::transfer::{Incoming, Received};
+
+/// Reads every message into the transfer (apart, for `--toggle-collect='*read_all*'`).
+#[inline(never)]
+fn read_all(origin: &Name, stream: &[u8]) -> Incoming {
+    let mut incoming = Incoming::axfr(origin);
+    let mut scratch = vec![0u8; MAX_RDATA_LEN];
+    let mut owner = NameBuilder::new();
+    let mut rest = stream;
+    while rest.len() >= 2 {
+        let len = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
+        let message = &rest[2..2 + len];
+        rest = &rest[2 + len..];
+        let mut reader = MessageReader::new(message).unwrap();
+        while let Some(r) = reader.record_in(&mut owner, &mut scratch).unwrap() {
+            if r.section == Section::Answer {
+                incoming.record(r.owner, r.rtype, r.class, r.ttl, r.rdata).unwrap();
+            }
+        }
+    }
+    incoming
+}
 
 fn main() {
     let stream = std::fs::read(std::env::var("TERN_STREAM").expect("TERN_STREAM")).unwrap();
     let origin: Name =
         std::env::var("TERN_ORIGIN").unwrap_or_else(|_| "tld.".into()).parse().unwrap();
     let started = Instant::now();
-    let mut incoming = Incoming::axfr(&origin);
-    let mut scratch = vec![0u8; MAX_RDATA_LEN];
-    let mut rest = &stream[..];
-    while rest.len() >= 2 {
-        let len = usize::from(u16::from_be_bytes([rest[0], rest[1]]));
-        let message = &rest[2..2 + len];
-        rest = &rest[2 + len..];
-        let mut reader = MessageReader::new(message).unwrap();
-        while let Some(r) = reader.record(&mut scratch).unwrap() {
-            if r.section == Section::Answer {
-                incoming.record(&r.owner, r.rtype, r.class, r.ttl, r.rdata).unwrap();
-            }
-        }
-    }
+    let incoming = read_all(&origin, &stream);
     let read = started.elapsed();
     let Received::Full(zone, _) = incoming.finish().unwrap() else { panic!("not a zone") };
     let total = started.elapsed();

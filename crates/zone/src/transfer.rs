@@ -125,6 +125,15 @@ impl Incoming {
             return Err(broken(format!("{owner} {rtype} has malformed RDATA: {e}")));
         }
         self.records += 1;
+        // The common case, a record of a whole zone, is added in place: the state is
+        // not moved out and back for each record.
+        let closing = rtype == Rtype::SOA && self.closes(owner, soa_serial(data));
+        if let State::Full(builder) = &mut self.state {
+            if !closing {
+                builder.add(owner, rtype, ttl, data);
+                return Ok(());
+            }
+        }
         let state = std::mem::replace(&mut self.state, State::Start);
         self.state = self.step(state, owner, rtype, ttl, data)?;
         Ok(())

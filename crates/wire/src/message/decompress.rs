@@ -7,7 +7,7 @@
 //! with the byte offset where the message went wrong.
 
 use crate::error::{Error, Result};
-use crate::name::{NameBuf, NameBuilder, MAX_NAME_LEN};
+use crate::name::{Dname, NameBuf, NameBuilder, MAX_NAME_LEN};
 use crate::rdata::{Field, Shape};
 
 /// Longest RDATA a record can carry (RDLENGTH is 16 bits). Expanded RDATA longer than
@@ -18,6 +18,28 @@ pub const MAX_RDATA_LEN: usize = 65535;
 /// just after the name's bytes at `start` (after its first pointer or its root label).
 pub fn read_name(msg: &[u8], start: usize) -> Result<(NameBuf, usize)> {
     let mut builder = NameBuilder::new();
+    let (end, root) = read_labels(&mut builder, msg, start)?;
+    let name = builder.finish().map_err(|_| Error::NameTooLong { offset: root })?;
+    Ok((name, end))
+}
+
+/// [`read_name`] into `builder`, started afresh: the name is built where it stays and
+/// borrowed from there, instead of a 256-byte [`NameBuf`] moved out (a zone transfer
+/// reads millions of names).
+pub fn read_name_in<'b>(
+    builder: &'b mut NameBuilder,
+    msg: &[u8],
+    start: usize,
+) -> Result<(&'b Dname, usize)> {
+    builder.clear();
+    let (end, root) = read_labels(builder, msg, start)?;
+    let name = builder.finish_in(Dname::ROOT).map_err(|_| Error::NameTooLong { offset: root })?;
+    Ok((name, end))
+}
+
+/// Follows the name at `start` into `builder` (labels only, no root); returns the offset
+/// just after its bytes at `start` and where its root label is.
+fn read_labels(builder: &mut NameBuilder, msg: &[u8], start: usize) -> Result<(usize, usize)> {
     let mut pos = start;
     let mut limit = start;
     let mut run_start = start;
@@ -26,9 +48,8 @@ pub fn read_name(msg: &[u8], start: usize) -> Result<(NameBuf, usize)> {
         let len = *msg.get(pos).ok_or(Error::Truncated { offset: msg.len() })?;
         match len & 0xC0 {
             0x00 if len == 0 => {
-                push_run(&mut builder, msg, run_start, pos)?;
-                let name = builder.finish().map_err(|_| Error::NameTooLong { offset: pos })?;
-                return Ok((name, end.unwrap_or(pos + 1)));
+                push_run(builder, msg, run_start, pos)?;
+                return Ok((end.unwrap_or(pos + 1), pos));
             }
             0x00 => {
                 let next = pos + 1 + usize::from(len);
@@ -43,7 +64,7 @@ pub fn read_name(msg: &[u8], start: usize) -> Result<(NameBuf, usize)> {
                 if target >= limit {
                     return Err(Error::BadPointer { offset: pos });
                 }
-                push_run(&mut builder, msg, run_start, pos)?;
+                push_run(builder, msg, run_start, pos)?;
                 end.get_or_insert(pos + 2);
                 limit = target;
                 pos = target;

@@ -20,8 +20,8 @@ pub mod writer;
 mod tests;
 
 pub use compress::CompressionTable;
-pub use decompress::{read_name, MAX_RDATA_LEN};
+pub use decompress::{read_name, read_name_in, MAX_RDATA_LEN};
 pub use header::{Flags, Header, Section, HEADER_LEN};
 pub use prepared::PreparedRrset;
-pub use reader::{MessageReader, Question, Record};
+pub use reader::{MessageReader, Question, Record, RecordIn};
 pub use writer::{Compression, Mark, MessageWriter, Owner, RrsetHead, MAX_MESSAGE_LEN};
