@@ -369,8 +369,9 @@ impl Stream {
     fn records(&mut self, message: &[u8], scratch: &mut [u8]) -> Result<()> {
         let mut reader =
             MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
+        let mut owner = NameBuilder::new();
         loop {
-            let record = match reader.record(scratch) {
+            let record = match reader.record_in(&mut owner, scratch) {
                 Ok(Some(record)) => record,
                 Ok(None) => return Ok(()),
                 Err(e) => return Err(ClientError::Broken(e.to_string())),
