@@ -128,8 +128,9 @@ pub enum Outcome {
     Notified {
         /// Length of the response.
         len: usize,
-        /// The zone and the serial announced.
-        notice: Notice,
+        /// The zone and the serial announced (boxed: this rare outcome must not make
+        /// every query's outcome bigger).
+        notice: Box<Notice>,
     },
     /// A zone transfer to stream over TCP, message by message; nothing is written yet.
     Transfer(Box<Transfer>),
@@ -233,6 +234,7 @@ impl Engine {
     }
 
     /// Answers a query read and located.
+    #[inline(always)]
     fn answer_located(
         &self,
         zones: &ZoneSet,
@@ -341,6 +343,7 @@ impl Engine {
     }
 
     /// Decides what kind of response this is and writes its sections.
+    #[inline(always)]
     fn dispatch(&self, query: &Query<'_>, located: &Found<'_>, resp: &mut Response<'_>) {
         if let Some(rcode) = query::precheck(query) {
             resp.rcode = rcode;
@@ -371,6 +374,7 @@ impl Engine {
     }
 
     /// Sets the RCODE, appends the OPT record and signs.
+    #[inline(always)]
     fn finish(
         &self,
         resp: &mut Response<'_>,

@@ -173,7 +173,7 @@ impl Ctx<'_> {
         );
         match (outcome, notice) {
             (Outcome::Answered { len, rcode: Rcode::NOERROR, .. }, Some(notice)) => {
-                Outcome::Notified { len, notice }
+                Outcome::Notified { len, notice: Box::new(notice) }
             }
             (outcome, _) => outcome,
         }

@@ -254,7 +254,7 @@ impl Handler for EngineHandler {
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
             Outcome::Notified { len, notice } => {
-                self.forward(notice, ctx.client);
+                self.forward(*notice, ctx.client);
                 Some(len)
             }
             Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
