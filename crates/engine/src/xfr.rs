@@ -190,19 +190,10 @@ impl Transfer {
             return None;
         }
         let first = self.stats.messages == 0;
-        let mut w = MessageWriter::new(out, self.limit, table).ok()?;
-        w.set_compression(Compression::Table);
-        w.set_id(self.head.id);
-        let mut flags = Flags(Flags::QR | Flags::AA);
-        flags.set_opcode(Opcode::QUERY);
-        flags.set(Flags::RD, self.head.rd);
-        w.set_flags(flags);
-        if first {
-            w.push_question(&self.head.qname, self.head.qtype, self.head.qclass).ok()?;
+        let mut w = self.start_message(out, table, first)?;
+        if let Body::Zone { cursor, .. } = &mut self.body {
+            cursor.owner_at = None; // a new message: the owner is not in it
         }
-        let tail = self.head.edns.map_or(0, |_| 11)
-            + self.signer.as_ref().map_or(0, |s| tsig::record_len(s.key()));
-        w.reserve(tail).ok()?;
         let records_before = w.count(Section::Answer);
         loop {
             match self.write_item(&mut w) {
