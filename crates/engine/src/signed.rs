@@ -134,18 +134,28 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// A response with `rcode` (signed when the request was).
-    fn reply(&self, rcode: Rcode, out: &mut [u8], table: &mut CompressionTable) -> Outcome {
-        let body = |resp: &mut Response<'_>| resp.rcode = rcode;
+    /// A response whose sections `body` fills (signed when the request was).
+    fn write(
+        &self,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+        body: impl FnOnce(&mut Response<'_>),
+    ) -> Outcome {
+        let (query, request) = (self.query, self.request);
         self.engine.write_response(
-            self.query,
-            self.request,
+            query,
+            request,
             out,
             table,
             Compression::Table,
             self.signed,
             body,
         )
+    }
+
+    /// A response with `rcode`.
+    fn reply(&self, rcode: Rcode, out: &mut [u8], table: &mut CompressionTable) -> Outcome {
+        self.write(out, table, |resp| resp.rcode = rcode)
     }
 
     fn notify(&self, q: &Question<'_>, out: &mut [u8], table: &mut CompressionTable) -> Outcome {
@@ -162,15 +172,7 @@ impl Ctx<'_> {
                 resp,
             );
         };
-        let outcome = self.engine.write_response(
-            self.query,
-            self.request,
-            out,
-            table,
-            Compression::Table,
-            self.signed,
-            body,
-        );
+        let outcome = self.write(out, table, body);
         match (outcome, notice) {
             (Outcome::Answered { len, rcode: Rcode::NOERROR, .. }, Some(notice)) => {
                 Outcome::Notified { len, notice: Box::new(notice) }
@@ -256,15 +258,7 @@ impl Ctx<'_> {
                 }
             }
         };
-        self.engine.write_response(
-            self.query,
-            self.request,
-            out,
-            table,
-            Compression::Table,
-            self.signed,
-            body,
-        )
+        self.write(out, table, body)
     }
 
     fn stream(

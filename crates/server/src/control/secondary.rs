@@ -263,49 +263,47 @@ impl Writer {
         self.store_timers();
     }
 
-    /// Writes the zone file (and the timers after it), one write at a time.
+    /// Writes the zone file and the timers after it.
     fn store_zone(&mut self, zone: Arc<ZoneContents>, large: bool) {
         let ZoneSource::File(path) = self.plan.source.clone() else { return };
-        let timers = self.timers();
-        let previous = self.storing.take();
-        let name = self.plan.name.clone();
-        self.storing = Some(tokio::spawn(async move {
-            if let Some(previous) = previous {
-                let _ = previous.await;
+        let (timers, name) = (self.timers(), self.plan.name.clone());
+        self.store(move || {
+            if let Err(e) = storage::write_zone(&path, &zone) {
+                error!(zone = %name, file = %path.display(), "cannot keep the zone on disk: {e}");
+                return;
             }
-            let _ = tokio::task::spawn_blocking(move || {
-                if let Err(e) = storage::write_zone(&path, &zone) {
-                    error!(zone = %name, file = %path.display(), "cannot keep the zone on disk: {e}");
-                    return;
-                }
-                if let Err(e) = timers.save(&storage::timers_path(&path)) {
-                    error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
-                }
-                if large {
-                    tern_zone::memory::after_load();
-                }
-            })
-            .await;
-        }));
+            if let Err(e) = timers.save(&storage::timers_path(&path)) {
+                error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
+            }
+            if large {
+                tern_zone::memory::after_load();
+            }
+        });
     }
 
+    /// Writes the timers alone.
     fn store_timers(&mut self) {
         let ZoneSource::File(path) = self.plan.source.clone() else { return };
         if self.current.is_none() {
             return;
         }
-        let timers = self.timers();
+        let (timers, name) = (self.timers(), self.plan.name.clone());
+        self.store(move || {
+            if let Err(e) = timers.save(&storage::timers_path(&path)) {
+                error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
+            }
+        });
+    }
+
+    /// Runs `write` on a blocking thread once the previous write is done: one write to
+    /// the zone's files at a time, in order, off the path to publishing.
+    fn store(&mut self, write: impl FnOnce() + Send + 'static) {
         let previous = self.storing.take();
-        let name = self.plan.name.clone();
         self.storing = Some(tokio::spawn(async move {
             if let Some(previous) = previous {
                 let _ = previous.await;
             }
-            let path = storage::timers_path(&path);
-            let saved = tokio::task::spawn_blocking(move || timers.save(&path)).await;
-            if let Ok(Err(e)) = saved {
-                error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
-            }
+            let _ = tokio::task::spawn_blocking(write).await;
         }));
     }
 
