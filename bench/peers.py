@@ -89,9 +89,10 @@ zone:
     return ["knotd", "-c", path]
 
 
-def _nsd(zones, port, work, minimal=False):
-    zone_lines = "".join(f'zone:\n  name: "{z.origin}"\n  zonefile: "{z.path}"\n' for z in zones)
-    conf = f"""server:
+def nsd_server(port, work, extra=""):
+    """NSD's `server:` and `remote-control:` clauses for one process on 127.0.0.1:`port`
+    with everything it writes in `work`; `extra` lines go into `server:`."""
+    return f"""server:
   ip-address: 127.0.0.1@{port}
   do-ip6: no
   server-count: 1
@@ -103,15 +104,21 @@ def _nsd(zones, port, work, minimal=False):
   zonelistfile: "{work}/zone.list"
   xfrdfile: "{work}/xfrd.state"
   xfrdir: "{work}"
-  zonefiles-write: 0
-  verbosity: 1
-  tcp-count: 1000
   rrl-ratelimit: 0
   rrl-whitelist-ratelimit: 0
-  minimal-responses: {"yes" if minimal else "no"}
-remote-control:
+{extra}remote-control:
   control-enable: no
-{zone_lines}"""
+"""
+
+
+def _nsd(zones, port, work, minimal=False):
+    zone_lines = "".join(f'zone:\n  name: "{z.origin}"\n  zonefile: "{z.path}"\n' for z in zones)
+    extra = f"""  zonefiles-write: 0
+  verbosity: 1
+  tcp-count: 1000
+  minimal-responses: {"yes" if minimal else "no"}
+"""
+    conf = nsd_server(port, work, extra) + zone_lines
     path = os.path.join(work, "nsd.conf")
     _write(path, conf)
     return ["nsd", "-d", "-c", path]

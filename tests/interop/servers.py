@@ -141,27 +141,8 @@ def nsd(port, work, zones):
         else f'zone:\n  name: "{z["origin"]}"\n  zonefile: "{z["file"]}"\n  provide-xfr: 127.0.0.1 {KEY}\n'
         for z in zones
     )
-    conf = f"""server:
-  ip-address: 127.0.0.1@{port}
-  do-ip6: no
-  server-count: 1
-  username: ""
-  chroot: ""
-  zonesdir: "{work}"
-  pidfile: "{work}/nsd.pid"
-  database: ""
-  zonelistfile: "{work}/zone.list"
-  xfrdfile: "{work}/xfrd.state"
-  xfrdir: "{work}"
-  verbosity: 2
-  rrl-ratelimit: 0
-remote-control:
-  control-enable: no
-key:
-  name: "{KEY}"
-  algorithm: hmac-sha256
-  secret: "{SECRET}"
-{zone_text}"""
+    key = f'key:\n  name: "{KEY}"\n  algorithm: hmac-sha256\n  secret: "{SECRET}"\n'
+    conf = peers.nsd_server(port, work, "  verbosity: 2\n") + key + zone_text
     path = os.path.join(work, "nsd.conf")
     _write(path, conf)
     return ["nsd", "-d", "-c", path]
