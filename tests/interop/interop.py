@@ -292,8 +292,32 @@ def faults(run):
         primary.set_mode("good", serial=3)
         wait_serial(tern.port, "big.example.", 3, timeout=15, who="tern")
         print("    a good primary again: serial 3 taken")
+        restart_and_expire(run, tern, primary, zones, extra)
     finally:
         primary.close()
+
+
+def restart_and_expire(run, tern, primary, zones, extra):
+    """A restarted secondary serves its kept copy at once; without a primary for the
+    SOA's expire time, it answers SERVFAIL."""
+    tern.stop()
+    restarted = run.tern(zones, extra=extra, port=tern.port, name="tern-faults")
+    wait_serial(restarted.port, "big.example.", 3, timeout=10, who="restarted tern")
+    log = log_of(restarted)
+    kept = log.find("zone loaded from the kept copy")
+    check(kept >= 0, f"the kept copy was not served:\n{log[-2000:]}")
+    check("transfer in done" not in log[:kept], "a transfer came before the kept copy")
+    print("    restart: the kept copy served at once, refresh as its timers say")
+    primary.set_zone(unsigned_zone(4).replace(" 3600 600 86400", " 2 1 6"))
+    primary.set_mode("good", serial=4)
+    wait_serial(restarted.port, "big.example.", 4, timeout=15, who="tern")
+    primary.close()
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and rcode(restarted.port, "big.example.") != dns.rcode.SERVFAIL:
+        time.sleep(0.2)
+    check(rcode(restarted.port, "big.example.") == dns.rcode.SERVFAIL, "the zone did not expire")
+    check("zone expired" in log_of(restarted), "the expiry is not logged")
+    print("    no primary for the SOA's expire time (6 s): SERVFAIL, logged")
 
 
 def signed_queries(run):
