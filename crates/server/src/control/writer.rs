@@ -82,11 +82,15 @@ impl Writer {
         }
     }
 
-    /// Takes the plan and loads (primary) or starts (secondary).
+    /// Takes the plan and loads (primary) or starts (secondary). A zone that became a
+    /// primary drops the timers it had as a secondary.
     async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
         self.plan = plan;
         match self.plan.role {
-            Role::Primary => self.load_primary().await,
+            Role::Primary => {
+                self.schedule = Schedule::default();
+                self.load_primary().await
+            }
             Role::Secondary(_) => self.start_secondary().await,
         }
     }
@@ -137,4 +141,46 @@ pub fn retire(old: Arc<ZoneContents>) {
 /// Seconds since the epoch.
 pub fn now() -> u64 {
     crate::dns::unix_now()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ZoneSource};
+
+    fn plan(text: &str) -> Arc<ZonePlan> {
+        let config = Config::from_text(text, std::path::Path::new("/tmp/t.toml")).unwrap();
+        Arc::clone(&config.resolved.zones[0])
+    }
+
+    /// A secondary that becomes a primary on reload keeps no refresh timer (it would
+    /// wake its writer at once, again and again).
+    #[tokio::test]
+    async fn a_secondary_turned_primary_drops_its_timers() {
+        let storage = tempfile::tempdir().unwrap();
+        let secondary = plan(&format!(
+            "[server]\nstorage = \"{}\"\n[[remote]]\nid = \"p\"\naddress = \"127.0.0.1:9\"\n\
+             [[zone]]\nname = \"example.com\"\nprimary = \"p\"\n",
+            storage.path().display()
+        ));
+        let db = Arc::new(tern_zone::ZoneDb::new());
+        let limits =
+            crate::client::Limits { timeout: Duration::from_millis(100), max_size: 1 << 20 };
+        let shared = Arc::new(Shared {
+            db,
+            incoming: Arc::new(tokio::sync::Semaphore::new(1)),
+            limits: arc_swap::ArcSwap::from_pointee(limits),
+        });
+        let slot = Arc::new(ZoneSlot::new(&secondary.name));
+        let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);
+        assert_eq!(writer.load(secondary).await, LoadOutcome::Waiting);
+        assert!(writer.schedule.next_wake().is_some(), "a secondary refreshes");
+        let mut primary = (*writer.plan).clone();
+        primary.source = ZoneSource::Embedded(crate::demo::ZONE_TEXT);
+        primary.role = Role::Primary;
+        let outcome = writer.load(Arc::new(primary)).await;
+        assert!(matches!(outcome, LoadOutcome::Loaded { .. }), "{outcome:?}");
+        assert_eq!(writer.schedule.next_wake(), None);
+        assert!(slot.contents_full().is_some());
+    }
 }
