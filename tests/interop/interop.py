@@ -33,6 +33,7 @@ import dns.message  # noqa: E402
 import dns.query  # noqa: E402
 import dns.rcode  # noqa: E402
 import dns.rdatatype  # noqa: E402
+import dns.rrset  # noqa: E402
 import dns.tsigkeyring  # noqa: E402
 import dns.xfr  # noqa: E402
 
@@ -320,6 +321,62 @@ def restart_and_expire(run, tern, primary, zones, extra):
     print("    no primary for the SOA's expire time (6 s): SERVFAIL, logged")
 
 
+def ixfr_kind(port, zone, serial):
+    """How `port` answers IXFR from `serial`: 'incremental', 'whole' or 'up-to-date'."""
+    query = dns.message.make_query(zone, "IXFR")
+    soa = dns.rrset.from_text(zone, 0, "IN", "SOA", f"ns1.{zone} hostmaster.{zone} {serial} 1 1 1 1")
+    query.authority.append(soa)
+    query.use_tsig(KEYRING, keyname=KEY)
+    answer = dns.query.tcp(query, "127.0.0.1", port=port, timeout=10, one_rr_per_rrset=True)
+    records = [(rrset.rdtype, rdata) for rrset in answer.answer for rdata in rrset]
+    if len(records) == 1:
+        return "up-to-date"
+    second = records[1]
+    if second[0] == dns.rdatatype.SOA and second[1].serial == serial:
+        return "incremental"
+    return "whole"
+
+
+def journal(run):
+    """The journal: a restarted primary still serves IXFR from before its restart; a
+    secondary killed (SIGKILL) right after an IXFR serves the new serial at once when it
+    comes back, from its kept copy and its journal."""
+    work = run.work("journal-zones")
+    path = os.path.join(work, "big.example.zone")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(1))
+    primary_port, secondary_port = peers.free_port(), peers.free_port()
+    zones = [{"origin": "big.example.", "file": path, "notify": [("127.0.0.1", secondary_port)]}]
+    primary = run.tern(zones, port=primary_port, name="journal-primary")
+    wait_serial(primary_port, "big.example.", 1, who="primary")
+    secondary_zones = [{"origin": "big.example.", "primary": ("127.0.0.1", primary_port)}]
+    secondary = run.tern(secondary_zones, port=secondary_port, name="journal-secondary")
+    wait_serial(secondary_port, "big.example.", 1, who="secondary")
+    time.sleep(1)  # the secondary writes its copy of serial 1
+    with open(path, "w") as f:
+        f.write(unsigned_zone(2, "journaled 60 A 192.0.2.42\n"))
+    os.kill(primary.proc.pid, signal.SIGHUP)
+    wait_serial(secondary_port, "big.example.", 2, who="secondary")
+    os.kill(secondary.proc.pid, signal.SIGKILL)
+    secondary.proc.wait()
+    check(ixfr_kind(primary_port, "big.example.", 1) == "incremental", "no IXFR from 1 before the restart")
+    primary.stop()
+    primary = run.tern(zones, port=primary_port, name="journal-primary")
+    wait_serial(primary_port, "big.example.", 2, who="restarted primary")
+    kind = ixfr_kind(primary_port, "big.example.", 1)
+    check(kind == "incremental", f"after a restart the primary answers IXFR from 1 with {kind}")
+    print("    a restarted primary still answers IXFR from before its restart")
+    primary.stop()  # the secondary must come back from its own disk
+    secondary = run.tern(secondary_zones, port=secondary_port, name="journal-secondary")
+    wait_serial(secondary_port, "big.example.", 2, timeout=10, who="restarted secondary")
+    log = log_of(secondary)
+    check("journal replayed onto the kept copy" in log, f"no journal replay:\n{log[-2000:]}")
+    answer = dns.query.udp(dns.message.make_query("journaled.big.example.", "A"), "127.0.0.1",
+                           port=secondary_port, timeout=2)
+    check(answer.answer and answer.answer[0][0].address == "192.0.2.42", f"{answer}")
+    print("    a secondary killed after an IXFR comes back at the new serial (kept copy + journal)")
+
+
 def signed_queries(run):
     """TSIG on queries against a running Tern (RFC 8945 §5.2), every algorithm, with
     dnspython, dig and kdig as clients."""
@@ -383,6 +440,7 @@ def _udp_raw(wire, port):
 
 SCENARIOS = {
     "signed-queries": signed_queries,
+    "journal": journal,
     "tern-primary": tern_primary,
     "knot-primary": lambda run: peer_primary(run, "knot"),
     "bind-primary": lambda run: peer_primary(run, "bind"),

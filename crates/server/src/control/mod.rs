@@ -13,6 +13,7 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken).
 
+pub mod journaled;
 pub mod notify;
 pub mod primary;
 pub mod secondary;
@@ -96,6 +97,9 @@ pub struct Shared {
     pub incoming: Arc<Semaphore>,
     /// Timeouts and sizes for talking to remotes.
     pub limits: ArcSwap<Limits>,
+    /// Where zones' journals are kept; `None` for built-in configurations (quick mode,
+    /// the demo), which keep nothing.
+    pub storage: Option<PathBuf>,
 }
 
 /// A running writer.
@@ -134,6 +138,7 @@ impl Control {
             db,
             incoming: Arc::new(Semaphore::new(incoming)),
             limits: ArcSwap::from_pointee(limits(config)),
+            storage: config.path.as_ref().map(|_| config.server.storage.clone()),
         });
         let writers = Arc::new(Mutex::new(HashMap::new()));
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);

@@ -59,6 +59,8 @@ impl Writer {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
         }
+        // The first load takes the IXFR history back from the journal.
+        let journaled = if self.journal.is_none() { self.open_journal().await } else { Vec::new() };
         let (name, old, limits) = (self.plan.name.clone(), self.current.clone(), self.plan.history);
         let built =
             tokio::task::spawn_blocking(move || build(&name, &source, old.as_deref(), limits))
@@ -68,7 +70,7 @@ impl Writer {
             Ok(Err(why)) => return self.failed(why),
             Err(e) => return self.failed(e.to_string()),
         };
-        self.install(built, now_version)
+        self.install(built, now_version, journaled).await
     }
 
     fn failed(&mut self, why: String) -> LoadOutcome {
@@ -78,15 +80,28 @@ impl Writer {
         LoadOutcome::Failed(why)
     }
 
-    /// Publishes what was built, with its history.
-    fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
+    /// Publishes what was built, with its history: the served version's and the change
+    /// (journaled first), or — at the first load — what the journal kept.
+    async fn install(
+        &mut self,
+        built: Built,
+        version: Option<SourceVersion>,
+        journaled: Vec<Changeset>,
+    ) -> LoadOutcome {
         let Built { loaded, change, same_serial_changed } = built;
         let mut zone = loaded.contents;
         // No clone of the served version is held here: it must be the writer's last
         // reference when replaced, so that it is freed off this task (`retire`).
         let old_serial = self.current.as_ref().map(|z| z.serial());
+        if let Some(change) = &change {
+            if let Err(why) = self.journal_append(vec![change.clone()]).await {
+                return self.failed(format!("the change could not be journaled: {why}"));
+            }
+        }
+        let restarted = old_serial.is_none() && self.journal.is_some();
         let history = match (&self.current, change) {
             (Some(old), Some(change)) => old.history().push(Arc::new(change), self.plan.history),
+            (None, _) => self.journaled_history(&journaled, zone.serial()),
             _ => History::default(),
         };
         if same_serial_changed {
@@ -99,14 +114,29 @@ impl Writer {
         zone.set_history(Arc::new(history));
         let records = zone.record_count() as u64;
         let serial = zone.serial();
-        if !self.publish(Arc::new(zone)) {
+        let zone = Arc::new(zone);
+        if !self.publish(Arc::clone(&zone)) {
             return LoadOutcome::Failed("not published".into());
         }
         self.source = version;
+        if restarted && zone.history().len() != journaled.len() {
+            self.rewrite_journal(&zone); // what no longer leads to this version goes
+        } else {
+            self.compact_if_due(&zone);
+        }
         if changed && old_serial.is_some() {
             self.notify_secondaries();
         }
         LoadOutcome::Loaded { serial, records }
+    }
+
+    /// The history the journal kept for `serial`: its changes that lead there.
+    fn journaled_history(&self, journaled: &[Changeset], serial: u32) -> History {
+        let chain = super::journaled::chain_to(journaled, serial);
+        if !journaled.is_empty() && chain.is_empty() {
+            warn!(zone = %self.plan.name, serial, "the journal does not lead to the zone file's serial (edited while the server was down?): IXFR history starts afresh");
+        }
+        super::journaled::history_of(chain, self.plan.history)
     }
 }
 

@@ -34,6 +34,9 @@ pub struct Writer {
     pub notifying: Vec<JoinHandle<()>>,
     /// The zone file being written (a secondary keeps what it received).
     pub storing: Option<JoinHandle<()>>,
+    /// The zone's journal, once opened (`None` before the first load, or when it
+    /// cannot be used).
+    pub journal: Option<super::journaled::Shared>,
 }
 
 impl Writer {
@@ -48,6 +51,7 @@ impl Writer {
             schedule: Schedule::default(),
             notifying: Vec::new(),
             storing: None,
+            journal: None,
         }
     }
 
@@ -170,6 +174,7 @@ mod tests {
             db,
             incoming: Arc::new(tokio::sync::Semaphore::new(1)),
             limits: arc_swap::ArcSwap::from_pointee(limits),
+            storage: Some(storage.path().to_owned()),
         });
         let slot = Arc::new(ZoneSlot::new(&secondary.name));
         let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);

@@ -75,7 +75,9 @@ fn serve(
     }
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
-    control::prepare_storage(&config.server.storage);
+    if config.path.is_some() {
+        control::prepare_storage(&config.server.storage);
+    }
     let control = Control::start(&config, db, Arc::clone(&handler))?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as
