@@ -258,6 +258,9 @@ impl Handler for EngineHandler {
                 Some(len)
             }
             Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
+            // Updates are not applied yet (the zone's writer will compute, apply and
+            // answer them): refused, signed when the request was.
+            Outcome::Update(update) => update.answer(Rcode::REFUSED, out, unix_now()),
         }
     }
 

@@ -207,6 +207,8 @@ struct RawZone {
     retry_min: Option<toml::Value>,
     #[serde(default)]
     retry_max: Option<toml::Value>,
+    #[serde(default)]
+    serial_policy: Option<toml::Value>,
 }
 
 impl TryFrom<RawZone> for ZoneConfig {
@@ -226,6 +228,7 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("refresh-max", raw.refresh_max),
             ("retry-min", raw.retry_min),
             ("retry-max", raw.retry_max),
+            ("serial-policy", raw.serial_policy),
         ];
         for (key, value) in keys {
             if let Some(value) = value {
