@@ -6,6 +6,10 @@
 //! non-terminal / wildcard flags, the wildcard child, the canonical predecessor (NSEC
 //! zones) and the matching NSEC3 record (NSEC3 zones). The zone's denial mode and serial
 //! are read here too.
+//!
+//! [`full`] computes everything, for a load; a changeset redoes only what its change
+//! reaches (`crate::changeset`): the touched nodes' flags and links, and the canonical
+//! order relinked around the names that came and went ([`relink_order`]).
 
 use tern_wire::rdata::RdataReader;
 use tern_wire::Rtype;
@@ -15,6 +19,7 @@ use crate::cow::ChunkVec;
 use crate::negative_soa::NegativeSoa;
 use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
 use crate::nsec3::Nsec3Position;
+use crate::order::CanonicalOrder;
 
 /// Recomputes every derived fact of the zone.
 pub fn full(zone: &mut ZoneContents) {
@@ -28,6 +33,9 @@ pub fn full(zone: &mut ZoneContents) {
             let ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId).collect();
             nsec3_link(zone, &ids);
             apex_wildcard_link(zone);
+            if let Some(chain) = zone.nsec3.as_mut() {
+                chain.links_made();
+            }
             zone.nsec3_covers = true;
         }
         Denial::Unsigned => {}
@@ -232,12 +240,58 @@ pub fn canonical_order(zone: &mut ZoneContents) {
         }
         prev = id;
     }
-    zone.order = Some(ChunkVec::from_vec(ids));
+    zone.order = Some(CanonicalOrder::from_sorted(&ids));
+}
+
+/// Brings the canonical order and the predecessor links up to date after a change that
+/// reached nodes `ids`, `before` being the zone it started from. The order holds the
+/// names of the zone (nodes that are not phantoms): a node that became one is inserted,
+/// one that stopped being one is removed, and only their neighbours' links change (RFC
+/// 4034 §4.1.1: each name's NSEC names the next one, wrapping from the last to the
+/// apex; a node's `prev` is where the NSEC covering names just before it is found).
+pub fn relink_order(zone: &mut ZoneContents, before: &ZoneContents, ids: &[NodeId]) {
+    let Some(mut order) = zone.order.take() else {
+        canonical_order(zone);
+        return;
+    };
+    let is_name =
+        |z: &ZoneContents, id| z.node(id).is_some_and(|n| !n.flags.contains(Flags::PHANTOM));
+    let (left, came): (Vec<NodeId>, Vec<NodeId>) = ids
+        .iter()
+        .filter(|&&id| is_name(before, id) != is_name(zone, id))
+        .partition(|&&id| is_name(before, id));
+    for id in left {
+        if let Some(n) = order.remove(id, |other| owner_cmp(zone, other, id)) {
+            set_prev(zone, n.next, n.prev);
+        }
+        set_prev(zone, id, NO_NODE);
+    }
+    for id in came {
+        let n = order.insert(id, |other| owner_cmp(zone, other, id));
+        set_prev(zone, id, n.prev);
+        set_prev(zone, n.next, id);
+    }
+    zone.order = Some(order);
+}
+
+/// How node `a`'s owner compares with node `b`'s in canonical order (RFC 4034 §6.1).
+fn owner_cmp(zone: &ZoneContents, a: NodeId, b: NodeId) -> std::cmp::Ordering {
+    let owner = |id| zone.node(id).map_or(tern_wire::Dname::ROOT, Node::owner);
+    owner(a).canonical_cmp(owner(b))
+}
+
+/// Sets node `id`'s predecessor, leaving its chunk shared when it is already right.
+fn set_prev(zone: &mut ZoneContents, id: NodeId, prev: NodeId) {
+    if zone.node(id).is_some_and(|n| n.prev != prev) {
+        if let Some(n) = zone.nodes.get_mut(id as usize) {
+            n.prev = prev;
+        }
+    }
 }
 
 /// Finds the NSEC3 record for `*.<apex>` (every NXDOMAIN directly below the apex needs
 /// its cover, RFC 5155 §7.2.2).
-fn apex_wildcard_link(zone: &mut ZoneContents) {
+pub fn apex_wildcard_link(zone: &mut ZoneContents) {
     let Some(chain) = zone.nsec3.as_ref() else { return };
     let mut builder = tern_wire::NameBuilder::new();
     let wildcard = builder.push_label(b"*").and_then(|()| builder.finish_with(zone.origin()));

@@ -8,7 +8,7 @@
 //! The old snapshot is never modified, so readers keep answering from it until the new
 //! one is published.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use tern_wire::{Dname, Name, Rtype};
 
@@ -172,19 +172,19 @@ impl ZoneContents {
         }
         let mut zone = self.clone();
         let mut report = Report::default();
-        let mut edit = Apply { touched: Vec::new(), chain_changed: false, cuts_moved: false };
+        let mut edit = Apply { touched: Vec::new(), chain_edits: Vec::new(), cuts_moved: false };
         for (owner, owner_edit) in group(self.origin(), changes)? {
             if let Some(first) = owner_edit.added.first().or(owner_edit.removed.first()) {
-                if in_nsec3_chain(self.origin(), &owner, first.rtype, &first.rdata) {
-                    edit.chain(&mut zone, &owner, &owner_edit)?;
+                if in_nsec3_chain(self.origin(), owner, first.rtype, &first.rdata) {
+                    edit.chain(&mut zone, owner, &owner_edit)?;
                     continue;
                 }
             }
-            edit.node(&mut zone, &owner, &owner_edit)?;
+            edit.node(&mut zone, owner, &owner_edit)?;
         }
         zone.record_count = (zone.record_count + changes.all_added().count())
             .saturating_sub(changes.all_removed().count());
-        edit.adjust(&mut zone);
+        edit.adjust(&mut zone, self);
         for &id in &edit.touched {
             crate::check::changed_node(&zone, id, &mut report);
         }
@@ -195,28 +195,29 @@ impl ZoneContents {
     }
 }
 
-/// Groups a changeset by owner (case-insensitively), checking every owner is in the zone.
+/// Groups a changeset by owner (case-insensitively), in the order owners first appear,
+/// checking every owner is in the zone. (A hash map, not a sorted one: comparing names in
+/// canonical order cost a 10,000-record change a fifth of its time.)
 fn group<'c>(
     origin: &Dname,
     changes: &'c Changeset,
-) -> Result<BTreeMap<Name, OwnerEdit<'c>>, Error> {
-    let mut owners: BTreeMap<Name, OwnerEdit<'c>> = BTreeMap::new();
+) -> Result<Vec<(&'c Name, OwnerEdit<'c>)>, Error> {
+    let mut owners: Vec<(&'c Name, OwnerEdit<'c>)> = Vec::new();
+    let mut places: HashMap<&'c Name, usize> = HashMap::new();
     let removed = changes.all_removed().map(|r| (r, true));
     for (record, removing) in removed.chain(changes.all_added().map(|r| (r, false))) {
-        {
-            if !record.owner.ends_with(origin) {
-                return Err(changeset_error(
-                    record,
-                    "is outside the zone",
-                    ChangesetError::Invalid,
-                ));
-            }
-            let entry = owners.entry(record.owner.clone()).or_default();
-            if removing {
-                entry.removed.push(record);
-            } else {
-                entry.added.push(record);
-            }
+        if !record.owner.ends_with(origin) {
+            return Err(changeset_error(record, "is outside the zone", ChangesetError::Invalid));
+        }
+        let place = *places.entry(&record.owner).or_insert_with(|| {
+            owners.push((&record.owner, OwnerEdit::default()));
+            owners.len() - 1
+        });
+        let Some((_, entry)) = owners.get_mut(place) else { continue };
+        if removing {
+            entry.removed.push(record);
+        } else {
+            entry.added.push(record);
         }
     }
     Ok(owners)
@@ -229,8 +230,10 @@ fn changeset_error(record: &RecordData, what: &str, kind: fn(String) -> Changese
 
 /// State of one `apply`.
 struct Apply {
+    /// Main-tree nodes whose data or place in the tree changed.
     touched: Vec<NodeId>,
-    chain_changed: bool,
+    /// NSEC3 nodes edited, each with whether it held records before.
+    chain_edits: Vec<(u32, bool)>,
     cuts_moved: bool,
 }
 
@@ -286,30 +289,28 @@ impl Apply {
             ))));
         };
         let current = chain.find_owner(owner).and_then(|id| chain.node(id));
+        let was_live = current.is_some_and(|n| !n.is_empty());
         let mut rrsets: Vec<RrsetData> = current
             .map(|n| n.rrsets().map(|r| RrsetData::from_stored(&r)).collect())
             .unwrap_or_default();
         edit_rrsets(&mut rrsets, edit)?;
-        chain.put(owner, node::encode(owner, &rrsets));
-        self.chain_changed = true;
+        let id = chain.put(owner, node::encode(owner, &rrsets));
+        self.chain_edits.push((id, was_live));
         Ok(())
     }
 
-    /// Redoes the adjust pass where the change reaches.
-    fn adjust(&mut self, zone: &mut ZoneContents) {
-        if self.chain_changed {
-            if let Some(chain) = zone.nsec3.as_mut() {
-                chain.resort();
-            }
-            zone.nsec3_covers = false;
-        }
+    /// Redoes the adjust pass where the change reaches (`before` is the zone the change
+    /// started from): flags and wildcard links of the touched nodes, then the denial
+    /// structures, relinked around the names that came and went.
+    fn adjust(&mut self, zone: &mut ZoneContents, before: &ZoneContents) {
+        let reordered = zone.nsec3.as_mut().is_some_and(|chain| chain.reorder(&self.chain_edits));
         let denial_before = zone.denial;
         if self.cuts_moved {
             adjust::full(zone);
             return;
         }
         let mut ids = self.touched.clone();
-        ids.sort_by_key(|&id| zone.node(id).map_or(0, |n| n.owner().label_count()));
+        ids.sort_unstable_by_key(|&id| (zone.node(id).map_or(0, |n| n.owner().label_count()), id));
         ids.dedup();
         for &id in &ids {
             adjust::node_flags(zone, id);
@@ -318,10 +319,13 @@ impl Apply {
         adjust::zone_facts(zone);
         if zone.denial != denial_before {
             adjust::full(zone);
-        } else if zone.denial == Denial::Nsec && !ids.is_empty() {
-            adjust::canonical_order(zone);
+        } else if zone.denial == Denial::Nsec {
+            adjust::relink_order(zone, before, &ids);
         } else if zone.denial == Denial::Nsec3 {
             adjust::nsec3_link(zone, &ids);
+            if reordered {
+                adjust::apex_wildcard_link(zone);
+            }
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::changeset::{Changeset, RecordData};
 use crate::contents::{Lookup, APEX};
 use crate::hash::SuffixHashes;
 use crate::node::{Flags, NO_NODE};
-use crate::testutil;
+use crate::testutil::{self, Rng};
 use crate::{Error, ZoneContents};
 
 fn name(s: &str) -> Name {
@@ -153,20 +153,6 @@ fn inconsistent_changesets_are_refused() {
         ..Changeset::default()
     };
     assert!(matches!(z.apply(&cname), Err(Error::Semantic(_))));
-}
-
-/// A tiny deterministic generator (xorshift), so the randomized test needs no crate.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[(self.next() % items.len() as u64) as usize]
-    }
 }
 
 const OWNERS: &[&str] = &[

@@ -7,8 +7,6 @@
 //! for predecessor search. Everything an answer needs beyond the lookup was precomputed by
 //! the adjust pass (`crate::adjust`).
 
-use std::cmp::Ordering;
-
 use tern_wire::{Dname, Name, Rtype};
 
 use crate::cow::ChunkVec;
@@ -17,6 +15,7 @@ use crate::index::NameIndex;
 use crate::negative_soa::NegativeSoa;
 use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
 use crate::nsec3::Nsec3Chain;
+use crate::order::CanonicalOrder;
 
 /// The apex is always node 0.
 pub const APEX: NodeId = 0;
@@ -58,14 +57,15 @@ pub struct ZoneContents {
     pub(crate) nodes: ChunkVec<Node>,
     pub(crate) index: NameIndex,
     pub(crate) nsec3: Option<Nsec3Chain>,
-    /// Whether covering links in [`Node::nsec3`] and `apex_wildcard_nsec3` are current
-    /// (a changeset that alters the NSEC3 chain makes them stale until the next full
-    /// adjust; matching links are always checked against the chain).
+    /// Whether covering links in [`Node::nsec3`] and `apex_wildcard_nsec3` were made
+    /// (by the adjust pass). A covering link is then trusted while the chain says the
+    /// record still covers what it covered ([`Nsec3Chain::still_covers`]); matching links
+    /// are always checked against the chain.
     pub(crate) nsec3_covers: bool,
     /// The NSEC3 record matching or covering the hash of `*.<apex>` (NXDOMAIN proofs).
     pub(crate) apex_wildcard_nsec3: u32,
     /// Node ids in canonical order (NSEC-signed zones only).
-    pub(crate) order: Option<ChunkVec<NodeId>>,
+    pub(crate) order: Option<CanonicalOrder>,
     pub(crate) denial: Denial,
     pub(crate) serial: u32,
     /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
@@ -158,13 +158,16 @@ impl ZoneContents {
         self.node(APEX)
     }
 
-    /// The NSEC3 record covering (or matching) node `id`'s hash, when precomputed and
-    /// current.
+    /// The NSEC3 record covering node `id`'s hash (the name has no record of its own),
+    /// when precomputed and current.
     #[inline]
     pub fn nsec3_cover(&self, id: NodeId) -> Option<u32> {
         let link = self.node(id)?.nsec3;
-        (self.nsec3_covers && link != u32::MAX && link & NSEC3_COVERS != 0)
-            .then_some(link & !NSEC3_COVERS)
+        if !self.nsec3_covers || link == u32::MAX || link & NSEC3_COVERS == 0 {
+            return None;
+        }
+        let cover = link & !NSEC3_COVERS;
+        self.nsec3.as_ref()?.still_covers(cover).then_some(cover)
     }
 
     /// The NSEC3 record matching or covering the hash of `*.<apex>`, when current.
@@ -282,19 +285,8 @@ impl ZoneContents {
     /// The node just before `name` in canonical order, or the last node if `name` sorts
     /// before every node (NSEC-signed zones only; `None` otherwise).
     pub fn predecessor(&self, name: &Dname) -> Option<NodeId> {
-        let order = self.order.as_ref()?;
-        let (mut lo, mut hi) = (0usize, order.len());
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            let id = order.get(mid).copied().unwrap_or(APEX);
-            let owner = self.node(id).map(Node::owner).unwrap_or(Dname::ROOT);
-            match owner.canonical_cmp(name) {
-                Ordering::Less => lo = mid + 1,
-                _ => hi = mid,
-            }
-        }
-        let pos = if lo == 0 { order.len().checked_sub(1)? } else { lo - 1 };
-        order.get(pos).copied()
+        let owner = |id| self.node(id).map_or(Dname::ROOT, Node::owner);
+        self.order.as_ref()?.predecessor(|id| owner(id).canonical_cmp(name))
     }
 
     /// Walks back from `id` (inclusive) in canonical order to the first node holding an

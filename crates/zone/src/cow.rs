@@ -4,6 +4,10 @@
 //! copies the one chunk it lives in if that chunk is shared with another snapshot. This is
 //! what lets an update of a large zone share every untouched node with the previous
 //! snapshot (ARCHITECTURE.md: copy-on-write of nodes, structural sharing of the rest).
+//!
+//! The last chunk may be longer than the elements it holds: [`ChunkVec::push`] grows it
+//! to twice what it holds (padding with default values that no accessor returns), so
+//! that a change appending many elements copies it a few times, not once per element.
 
 use std::sync::Arc;
 
@@ -11,9 +15,14 @@ use std::sync::Arc;
 pub const CHUNK: usize = 1024;
 const SHIFT: u32 = CHUNK.trailing_zeros();
 
+/// Padding elements a pushed-to last chunk starts with, at least.
+const MIN_TAIL: usize = 8;
+
 /// A vector of `T` split into shared, copy-on-write chunks.
 #[derive(Clone)]
 pub struct ChunkVec<T> {
+    /// Every chunk but the last holds [`CHUNK`] elements; the last holds the rest, and
+    /// may be padded past them.
     chunks: Vec<Arc<[T]>>,
     len: usize,
 }
@@ -52,11 +61,17 @@ impl<T: Clone> ChunkVec<T> {
     /// The element at `index`.
     #[inline]
     pub fn get(&self, index: usize) -> Option<&T> {
+        if index >= self.len {
+            return None;
+        }
         self.chunks.get(index >> SHIFT)?.get(index & (CHUNK - 1))
     }
 
     /// Mutable access to the element at `index`, copying its chunk first if it is shared.
     pub fn get_mut(&mut self, index: usize) -> Option<&mut T> {
+        if index >= self.len {
+            return None;
+        }
         let chunk = self.chunks.get_mut(index >> SHIFT)?;
         Arc::make_mut(chunk).get_mut(index & (CHUNK - 1))
     }
@@ -72,23 +87,32 @@ impl<T: Clone> ChunkVec<T> {
         }
     }
 
-    /// Appends an element (copies the last chunk: meant for small updates; build large
-    /// vectors with [`ChunkVec::from_vec`]).
-    pub fn push(&mut self, value: T) {
-        match self.chunks.last_mut() {
-            Some(last) if last.len() < CHUNK => {
-                let mut items: Vec<T> = last.iter().cloned().collect();
-                items.push(value);
-                *last = items.into();
-            }
-            _ => self.chunks.push(Arc::from(vec![value])),
+    /// Appends an element. The last chunk is copied when it is shared or full of
+    /// elements, into one twice as long (up to [`CHUNK`]): appending n elements copies
+    /// O(n) elements, however many chunks the vector has.
+    pub fn push(&mut self, value: T)
+    where
+        T: Default,
+    {
+        let at = self.len & (CHUNK - 1);
+        if at == 0 && self.len == self.chunks.len() * CHUNK {
+            self.chunks.push(Arc::from(vec![T::default(); MIN_TAIL]));
         }
-        self.len += 1;
+        let Some(last) = self.chunks.last_mut() else { return };
+        if at >= last.len() {
+            let mut items: Vec<T> = last.get(..at).unwrap_or(&[]).to_vec();
+            items.resize((2 * at).clamp(MIN_TAIL, CHUNK), T::default());
+            *last = items.into();
+        }
+        if let Some(slot) = Arc::make_mut(last).get_mut(at) {
+            *slot = value;
+            self.len += 1;
+        }
     }
 
     /// Iterates over all elements in order.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
-        self.chunks.iter().flat_map(|c| c.iter())
+        self.chunks.iter().flat_map(|c| c.iter()).take(self.len)
     }
 
     /// Number of chunks shared with `other` (for tests and diagnostics).

@@ -40,6 +40,8 @@ pub mod memory;
 mod negative_soa;
 mod node;
 mod nsec3;
+mod nsec3_order;
+mod order;
 pub mod parser;
 pub mod pins;
 pub mod records;
@@ -60,6 +62,8 @@ pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf};
 pub use pins::{Pin, Pins};
 pub use report::{Issue, Report, Severity};
 
+#[cfg(test)]
+mod changeset_signed_tests;
 #[cfg(test)]
 mod changeset_tests;
 #[cfg(test)]

@@ -206,6 +206,14 @@ impl Node {
     }
 }
 
+impl Default for Node {
+    /// A node without an owner or data: what pads the end of a node table (see
+    /// `crate::cow`), never a node of the zone.
+    fn default() -> Node {
+        Node::new(Blob::new(&[]))
+    }
+}
+
 impl std::fmt::Debug for Node {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let types: Vec<String> = self.rrsets().map(|r| r.rtype.to_string()).collect();

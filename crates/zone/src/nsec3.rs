@@ -1,8 +1,6 @@
 //! The NSEC3 chain of a zone (RFC 5155): hashing, and the hashed-owner-ordered list of
 //! NSEC3 nodes kept apart from the zone's main name table.
 
-use std::sync::Arc;
-
 use aws_lc_rs::digest;
 use tern_wire::message::PreparedRrset;
 use tern_wire::rdata::RdataReader;
@@ -12,6 +10,7 @@ use crate::cow::ChunkVec;
 use crate::hash::name_hash;
 use crate::index::{IndexBuilder, NameIndex};
 use crate::node::Node;
+use crate::nsec3_order::{sort_by_hash, HashOrder, Place};
 
 /// Length of a SHA-1 NSEC3 hash, the only algorithm defined (RFC 5155 §11).
 pub const HASH_LEN: usize = 20;
@@ -123,9 +122,10 @@ pub fn decode_hash_label(label: &[u8]) -> Option<Nsec3Hash> {
 /// The NSEC3 records of a zone.
 ///
 /// Nodes keep stable ids (so links from the main tree survive changes to the chain);
-/// a sorted list of (hash, id) answers "which record matches or covers this hash", and an
-/// owner index finds a node by name for updates. Each node's NSEC3 RRset is also kept
-/// ready to copy into denial proofs ([`PreparedRrset`]).
+/// the live nodes' (hash, id) pairs in hash order ([`HashOrder`]) answer "which record
+/// matches or covers this hash", and an owner index finds a node by name for updates.
+/// Each node's NSEC3 RRset is also kept ready to copy into denial proofs
+/// ([`PreparedRrset`]).
 #[derive(Clone, Debug)]
 pub struct Nsec3Chain {
     /// The parameters from the apex NSEC3PARAM (or the first NSEC3 record).
@@ -136,104 +136,10 @@ pub struct Nsec3Chain {
     prepared: ChunkVec<Option<PreparedRrset>>,
     sorted: HashOrder,
     index: NameIndex,
-}
-
-/// The chain's (hash, id) pairs in hash order, with a table from a hash's leading bits to
-/// where such hashes start. SHA-1 output is uniform, so with about one bucket per entry a
-/// search reads one bucket and one or two entries instead of bisecting the whole list
-/// (a dozen and more cache misses on a large signed zone).
-#[derive(Clone, Debug)]
-struct HashOrder {
-    entries: Arc<[(Nsec3Hash, u32)]>,
-    /// `starts[b]` is the first entry whose hash's leading `bits` bits are at least `b`;
-    /// the last element is the entry count.
-    starts: Arc<[u32]>,
-    bits: u32,
-}
-
-impl HashOrder {
-    fn new(mut entries: Vec<(Nsec3Hash, u32)>) -> HashOrder {
-        sort_by_hash(&mut entries);
-        let bits = entries.len().max(1).next_power_of_two().trailing_zeros().min(24);
-        let buckets = 1usize << bits;
-        let mut starts = Vec::with_capacity(buckets + 1);
-        let mut next = 0usize;
-        for bucket in 0..buckets {
-            while entries.get(next).is_some_and(|e| leading_bits(&e.0, bits) < bucket) {
-                next += 1;
-            }
-            starts.push(next as u32);
-        }
-        starts.push(entries.len() as u32);
-        HashOrder { entries: entries.into(), starts: starts.into(), bits }
-    }
-
-    fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    fn iter(&self) -> impl Iterator<Item = &(Nsec3Hash, u32)> + '_ {
-        self.entries.iter()
-    }
-
-    /// The position of the first entry whose hash is not below `hash`.
-    #[inline]
-    fn lower_bound(&self, hash: &Nsec3Hash) -> usize {
-        let bucket = leading_bits(hash, self.bits);
-        let start = self.starts.get(bucket).map_or(0, |&s| s as usize);
-        let end = self.starts.get(bucket + 1).map_or(self.len(), |&e| e as usize);
-        let within = self.entries.get(start..end).unwrap_or(&[]);
-        start + within.partition_point(|e| e.0 < *hash)
-    }
-}
-
-/// Sorts (hash, value) pairs by hash. Hashes are uniform, so their leading 32 bits nearly
-/// always decide: a radix sort orders by those (three counting passes of 11 bits instead
-/// of some 17 comparisons per pair on a large chain), then each run of pairs with equal
-/// leading bits, rare and short, is sorted by the whole hash.
-fn sort_by_hash(pairs: &mut [(Nsec3Hash, u32)]) {
-    const DIGIT: u32 = 11;
-    if pairs.len() < 256 {
-        pairs.sort_unstable_by_key(|p| p.0);
-        return;
-    }
-    let mut from = pairs.to_vec();
-    let mut to = from.clone();
-    for pass in 0..3 {
-        let digit = |p: &(Nsec3Hash, u32)| leading_bits(&p.0, 32) >> (pass * DIGIT) & 0x7FF;
-        let mut starts = [0usize; 1 << DIGIT];
-        for p in &from {
-            if let Some(count) = starts.get_mut(digit(p)) {
-                *count += 1;
-            }
-        }
-        let mut next = 0;
-        for start in &mut starts {
-            (*start, next) = (next, next + *start);
-        }
-        for p in &from {
-            if let Some(start) = starts.get_mut(digit(p)) {
-                if let Some(place) = to.get_mut(*start) {
-                    *place = *p;
-                }
-                *start += 1;
-            }
-        }
-        std::mem::swap(&mut from, &mut to);
-    }
-    pairs.copy_from_slice(&from);
-    for run in pairs.chunk_by_mut(|a, b| leading_bits(&a.0, 32) == leading_bits(&b.0, 32)) {
-        if run.len() > 1 {
-            run.sort_unstable_by_key(|p| p.0);
-        }
-    }
-}
-
-/// The first `bits` bits (at most 32) of a hash, as a bucket number.
-#[inline]
-fn leading_bits(hash: &Nsec3Hash, bits: u32) -> usize {
-    let word = hash.first_chunk::<4>().map_or(0, |w| u32::from_be_bytes(*w));
-    word.checked_shr(32 - bits).unwrap_or(0) as usize
+    /// One bit per node id: set when the hashes the node's record covers are no longer
+    /// those it covered when the zone's links were made (a record was inserted just
+    /// after it, or it left the chain), so a link saying it covers a name may be stale.
+    reshaped: ChunkVec<u64>,
 }
 
 /// A node's NSEC3 RRset with its signatures in wire form, owned by the node's first label
@@ -263,12 +169,16 @@ impl Nsec3Chain {
         let mut prepared = Vec::with_capacity(entries.len());
         for (id, (hash, node)) in entries.into_iter().enumerate() {
             index.insert(name_hash(node.owner()), id as u32);
-            sorted.push((hash, id as u32));
+            if !node.is_empty() {
+                sorted.push((hash, id as u32));
+            }
             prepared.push(prepare(&node));
             nodes.push(node);
         }
+        let words = nodes.len() / 64 + 1;
         Nsec3Chain {
             params,
+            reshaped: ChunkVec::filled(0, words),
             nodes: ChunkVec::from_vec(nodes),
             prepared: ChunkVec::from_vec(prepared),
             sorted: HashOrder::new(sorted),
@@ -332,38 +242,32 @@ impl Nsec3Chain {
     }
 
     /// Finds the NSEC3 record matching or covering `hash`; `None` for an empty chain.
+    #[inline]
     pub fn find(&self, hash: &Nsec3Hash) -> Option<Nsec3Position> {
         self.position_at(self.sorted.lower_bound(hash), hash)
     }
 
-    /// Where `hash` falls, given `at`, the position of the first entry not below it.
+    /// Where `hash` falls, given `at`, the place of the first entry not below it.
     #[inline]
-    fn position_at(&self, at: usize, hash: &Nsec3Hash) -> Option<Nsec3Position> {
-        let entries = &self.sorted.entries;
-        if let Some((_, id)) = entries.get(at).filter(|(h, _)| h == hash) {
+    fn position_at(&self, at: Place, hash: &Nsec3Hash) -> Option<Nsec3Position> {
+        if let Some((_, id)) = self.sorted.get(at).filter(|(h, _)| h == hash) {
             return Some(Nsec3Position::Match(*id));
         }
         // The predecessor covers the hash; before the first hash, the last one wraps.
-        let before = if at == 0 { entries.len().checked_sub(1)? } else { at - 1 };
-        entries.get(before).map(|(_, id)| Nsec3Position::Covered(*id))
+        self.sorted.before(at).map(|(_, id)| Nsec3Position::Covered(*id))
     }
 
     /// [`find`](Self::find) for many hashes at once, each with a caller's key: sorts
-    /// `queries` by hash and walks the chain once alongside them (sequential reads instead
-    /// of a random probe per hash), calling `found(key, position)` in hash order.
+    /// `queries` by hash and looks them up in that order (the chain's memory is read
+    /// front to back, not at random), calling `found(key, position)` in hash order.
     pub fn find_sorted(
         &self,
         queries: &mut [(Nsec3Hash, u32)],
         mut found: impl FnMut(u32, Option<Nsec3Position>),
     ) {
         sort_by_hash(queries);
-        let entries = &self.sorted.entries;
-        let mut at = 0usize;
         for (hash, key) in queries.iter() {
-            while entries.get(at).is_some_and(|e| e.0 < *hash) {
-                at += 1;
-            }
-            found(*key, self.position_at(at, hash));
+            found(*key, self.find(hash));
         }
     }
 
@@ -382,8 +286,8 @@ impl Nsec3Chain {
         })
     }
 
-    /// Replaces a node's data, or adds a node for a new owner; returns its id. The sorted
-    /// list is rebuilt by [`Nsec3Chain::resort`].
+    /// Replaces a node's data, or adds a node for a new owner; returns its id. The hash
+    /// order follows in [`Nsec3Chain::reorder`].
     pub(crate) fn put(&mut self, owner: &Dname, data: crate::blob::Blob) -> u32 {
         if let Some(id) = self.find_owner(owner) {
             if let Some(node) = self.nodes.get_mut(id as usize) {
@@ -401,18 +305,73 @@ impl Nsec3Chain {
         id
     }
 
-    /// Rebuilds the sorted list from the live (non-empty) nodes.
-    pub(crate) fn resort(&mut self) {
-        let sorted: Vec<(Nsec3Hash, u32)> = self
-            .nodes
-            .iter()
-            .enumerate()
-            .filter(|(_, n)| !n.is_empty())
-            .filter_map(|(id, n)| {
-                Some((n.owner().first_label().and_then(decode_hash_label)?, id as u32))
-            })
-            .collect();
-        self.sorted = HashOrder::new(sorted);
+    /// Brings the hash order up to date after [`put`](Self::put)s: `edited` lists each
+    /// node put, with whether it was live (held records) before. Nodes that became live
+    /// join the order, nodes left empty leave it, and the records whose covered hashes
+    /// changed are marked (see [`still_covers`](Self::still_covers)). Costs in
+    /// proportion to the nodes edited; returns whether the order changed.
+    pub(crate) fn reorder(&mut self, edited: &[(u32, bool)]) -> bool {
+        let mut removed: Vec<(Nsec3Hash, u32)> = Vec::new();
+        let mut added: Vec<(Nsec3Hash, u32)> = Vec::new();
+        for &(id, was_live) in edited {
+            let Some(node) = self.node(id) else { continue };
+            let Some(hash) = node.owner().first_label().and_then(decode_hash_label) else {
+                continue;
+            };
+            match (was_live, !node.is_empty()) {
+                (true, false) => removed.push((hash, id)),
+                (false, true) => added.push((hash, id)),
+                _ => {}
+            }
+        }
+        if removed.is_empty() && added.is_empty() {
+            return false;
+        }
+        let hashes: Vec<Nsec3Hash> = removed.iter().map(|r| r.0).collect();
+        self.sorted.update(&hashes, &added);
+        // RFC 5155 §1.3: a record covers the hashes up to the next one, so a record
+        // inserted shortens its predecessor's span, and a removed one covers nothing.
+        let mut marked: Vec<u32> = removed.iter().map(|r| r.1).collect();
+        for (hash, _) in &added {
+            let at = self.sorted.lower_bound(hash);
+            marked.extend(self.sorted.before(at).map(|(_, id)| *id));
+        }
+        for id in marked {
+            self.mark_reshaped(id);
+        }
+        true
+    }
+
+    /// True when record `id` still covers every hash it covered when the zone's links
+    /// to the chain were made (`crate::adjust`): a link from a name to the record covering
+    /// it can be trusted.
+    #[inline]
+    pub fn still_covers(&self, id: u32) -> bool {
+        let word = self.reshaped.get(id as usize / 64).copied().unwrap_or(0);
+        word & 1 << (id % 64) == 0
+    }
+
+    /// Forgets the marks of [`reorder`](Self::reorder): every link was made again.
+    pub(crate) fn links_made(&mut self) {
+        self.reshaped = ChunkVec::filled(0, self.nodes.len() / 64 + 1);
+    }
+
+    /// Groups of the hash order shared with `other`, and the number of groups.
+    #[cfg(test)]
+    pub(crate) fn shared_order_groups(&self, other: &Nsec3Chain) -> (usize, usize) {
+        self.sorted.shared_groups(&other.sorted)
+    }
+
+    /// Marks record `id` (the marks are sized for the nodes at the last full link, and
+    /// grow a word at a time for nodes added since).
+    fn mark_reshaped(&mut self, id: u32) {
+        let word = id as usize / 64;
+        while self.reshaped.len() <= word {
+            self.reshaped.push(0);
+        }
+        if let Some(w) = self.reshaped.get_mut(word) {
+            *w |= 1 << (id % 64);
+        }
     }
 }
 
@@ -498,39 +457,6 @@ mod tests {
         crate::node::encode(owner, &[rrset])
     }
 
-    /// The radix sort orders as a plain sort by whole hash, whatever the size, and with
-    /// many hashes sharing their leading 32 bits (ties the last step sorts).
-    #[test]
-    fn hashes_sort_as_by_whole_hash() {
-        let mut state = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
-        for len in [0usize, 1, 2, 255, 256, 257, 5000] {
-            let pairs: Vec<(Nsec3Hash, u32)> = (0..len as u32)
-                .map(|id| {
-                    let mut hash = [0u8; HASH_LEN];
-                    for chunk in hash.chunks_mut(8) {
-                        chunk.copy_from_slice(&next().to_be_bytes()[..chunk.len()]);
-                    }
-                    if id % 3 == 0 {
-                        hash[..4].copy_from_slice(&[0x55, 0, 0, (id % 7) as u8]);
-                        // ties
-                    }
-                    (hash, id)
-                })
-                .collect();
-            let mut radix = pairs.clone();
-            sort_by_hash(&mut radix);
-            let mut plain = pairs;
-            plain.sort_unstable_by_key(|p| p.0);
-            assert_eq!(radix, plain, "{len} pairs");
-        }
-    }
-
     #[test]
     fn nsec3_rrsets_are_prepared_and_follow_updates() {
         let owner: Name = "0p9mhaveqvm6t7vbl5lop2u3t2rp3tom.Example.".parse().unwrap();
@@ -559,7 +485,7 @@ mod tests {
     #[test]
     fn find_matches_and_covers_with_wraparound() {
         let owner: Name = "x.".parse().unwrap();
-        let node = || Node::new(crate::node::encode(&owner, &[]));
+        let node = || Node::new(nsec3_node(&owner, 0, 0));
         let h = |b: u8| [b; HASH_LEN];
         let chain = Nsec3Chain::new(
             rfc5155_params(),
@@ -572,45 +498,6 @@ mod tests {
         assert_eq!(chain.find(&h(5)), Some(Nsec3Position::Covered(0)));
         assert_eq!(chain.find_exact(&h(10)), Some(1));
         assert_eq!(chain.find_exact(&h(11)), None);
-    }
-
-    #[test]
-    fn bucketed_search_agrees_with_bisection() {
-        // Hashes from a simple generator, some sharing leading bytes, some equal prefixes.
-        let mut x: u64 = 0x1234_5678_9ABC_DEF1;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
-        for count in [1usize, 2, 3, 7, 64, 1000] {
-            let mut entries = Vec::new();
-            for id in 0..count {
-                let mut hash = [0u8; HASH_LEN];
-                for chunk in hash.chunks_mut(8) {
-                    let bytes = next().to_be_bytes();
-                    chunk.copy_from_slice(&bytes[..chunk.len()]);
-                }
-                if id % 5 == 1 {
-                    hash[..3].copy_from_slice(&[0x80, 0, 0]);
-                }
-                entries.push((hash, id as u32));
-            }
-            let order = HashOrder::new(entries.clone());
-            let mut sorted = entries;
-            sorted.sort_unstable_by_key(|e| e.0);
-            for probe in sorted.iter().map(|e| e.0).chain((0..200).map(|_| {
-                let mut h = [0u8; HASH_LEN];
-                h[..8].copy_from_slice(&next().to_be_bytes());
-                h
-            })) {
-                let expect = sorted.partition_point(|e| e.0 < probe);
-                assert_eq!(order.lower_bound(&probe), expect, "{count} entries");
-            }
-            assert_eq!(order.lower_bound(&[0xFF; HASH_LEN]), sorted.len());
-            assert_eq!(order.lower_bound(&[0; HASH_LEN]), 0);
-        }
     }
 
     #[test]
@@ -630,9 +517,8 @@ mod tests {
             }
             h
         };
-        let entries: Vec<(Nsec3Hash, Node)> = (0..300)
-            .map(|i| (hash(i % 7 == 0), Node::new(crate::node::encode(&owner, &[]))))
-            .collect();
+        let entries: Vec<(Nsec3Hash, Node)> =
+            (0..300).map(|i| (hash(i % 7 == 0), Node::new(nsec3_node(&owner, 0, 0)))).collect();
         let mut probes: Vec<Nsec3Hash> = entries.iter().map(|e| e.0).collect();
         probes.extend((0..500).map(|i| hash(i % 9 == 0)));
         probes.extend([[0; HASH_LEN], [0xFF; HASH_LEN]]);

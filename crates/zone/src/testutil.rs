@@ -47,3 +47,21 @@ example. 3600 NS ns1.example.
 example. 3600 NS ns2.other.
 ns1.example. 3600 A 192.0.2.53
 ";
+
+/// A tiny deterministic generator (xorshift), so randomized tests need no crate.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// The next number.
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    /// One of `items`, at random.
+    pub fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[(self.next() % items.len() as u64) as usize]
+    }
+}
