@@ -54,6 +54,13 @@ impl Listeners {
         Ok(Listeners { udp, tcp, addrs })
     }
 
+    /// Duplicates of one worker's UDP sockets, to send late answers from (updates).
+    pub fn replier(&self) -> Result<udp::reply::Replier> {
+        let endpoints = self.udp.first().map_or(&[][..], Vec::as_slice);
+        udp::reply::Replier::new(endpoints)
+            .map_err(|source| Error::Os { doing: "duplicating the UDP sockets", source })
+    }
+
     /// The bound addresses, ports resolved.
     pub fn addrs(&self) -> &[SocketAddr] {
         &self.addrs

@@ -99,6 +99,10 @@ pub struct AclConfig {
     pub update_type: Vec<Rtype>,
 }
 
+/// Default `zonefile-sync`: updates reach the zone file within a minute (the journal
+/// has them at once).
+pub const ZONEFILE_SYNC: Duration = Duration::from_secs(60);
+
 /// `update-owner`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -147,6 +151,10 @@ pub struct TemplateConfig {
     /// How a dynamic update raises the serial: `increment`, `unixtime` or `dateserial`.
     #[serde(default, deserialize_with = "serial_policy")]
     pub serial_policy: Option<SerialPolicy>,
+    /// How soon after a dynamic update a primary's zone file is rewritten (`0`: after
+    /// every change).
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub zonefile_sync: Option<Duration>,
 }
 
 /// `[transfer]`: limits on zone transfers.
@@ -242,6 +250,8 @@ pub struct ZonePlan {
     pub timers: TimerBounds,
     /// How dynamic updates change the zone.
     pub update: UpdatePolicy,
+    /// How soon after a dynamic update the zone file is rewritten.
+    pub zonefile_sync: Duration,
 }
 
 /// The tables as written, with their spans, for [`resolve`].
@@ -517,6 +527,7 @@ impl Refs<'_> {
             update: UpdatePolicy {
                 serial: own.serial_policy.or(t.serial_policy).unwrap_or_default(),
             },
+            zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
         })
     }
 

@@ -78,6 +78,7 @@ fn serve(
     if config.path.is_some() {
         control::prepare_storage(&config.server.storage);
     }
+    handler.send_late_answers(Arc::new(listeners.replier()?));
     let control = Control::start(&config, db, Arc::clone(&handler))?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as

@@ -13,6 +13,7 @@
 
 pub mod addr;
 pub mod mmsg;
+pub mod reply;
 pub mod socket;
 
 use std::io;
