@@ -29,7 +29,7 @@ fn setup(extra: &str) -> (tempfile::TempDir, PathBuf, SocketAddr) {
     std::fs::write(dir.path().join("example.com.zone"), tern_server::demo::ZONE_TEXT).unwrap();
     let port = free_port();
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n{extra}\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n{extra}\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
     );
     let config = dir.path().join("ternd.toml");

@@ -211,6 +211,8 @@ struct RawZone {
     serial_policy: Option<toml::Value>,
     #[serde(default)]
     zonefile_sync: Option<toml::Value>,
+    #[serde(default)]
+    notify_ns: Option<toml::Value>,
 }
 
 impl TryFrom<RawZone> for ZoneConfig {
@@ -232,6 +234,7 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("retry-max", raw.retry_max),
             ("serial-policy", raw.serial_policy),
             ("zonefile-sync", raw.zonefile_sync),
+            ("notify-ns", raw.notify_ns),
         ];
         for (key, value) in keys {
             if let Some(value) = value {

@@ -155,6 +155,9 @@ pub struct TemplateConfig {
     /// every change).
     #[serde(default, deserialize_with = "maybe_duration")]
     pub zonefile_sync: Option<Duration>,
+    /// Also NOTIFY the name servers of the zone's apex NS RRset.
+    #[serde(default)]
+    pub notify_ns: Option<bool>,
 }
 
 /// `[transfer]`: limits on zone transfers.
@@ -252,6 +255,8 @@ pub struct ZonePlan {
     pub update: UpdatePolicy,
     /// How soon after a dynamic update the zone file is rewritten.
     pub zonefile_sync: Duration,
+    /// NOTIFY the zone's name servers too (`notify-ns`).
+    pub notify_ns: bool,
 }
 
 /// The tables as written, with their spans, for [`resolve`].
@@ -528,6 +533,7 @@ impl Refs<'_> {
                 serial: own.serial_policy.or(t.serial_policy).unwrap_or_default(),
             },
             zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
+            notify_ns: own.notify_ns.or(t.notify_ns).unwrap_or(false),
         })
     }
 

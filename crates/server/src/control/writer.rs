@@ -154,9 +154,10 @@ impl Writer {
         for task in self.notifying.drain(..) {
             task.abort();
         }
-        let Some(soa) = self.current.as_ref().and_then(|z| z.soa_record()) else { return };
+        let Some(zone) = self.current.clone() else { return };
+        let Some(soa) = zone.soa_record() else { return };
         let timeout = self.shared.limits.load().timeout;
-        self.notifying = notify::send(&self.plan, &soa, timeout);
+        self.notifying = notify::send(&self.plan, &zone, &soa, timeout);
     }
 
     /// Logs what a load found and what is served now.
