@@ -188,7 +188,12 @@ impl RunningServer {
         &self.addrs
     }
 
-    /// The counters now.
+    /// The counters themselves, shared (the watchdog reads the workers' heartbeat).
+    pub fn shared_stats(&self) -> Arc<Stats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// The counters as they are now.
     pub fn stats(&self) -> StatsSnapshot {
         self.stats.snapshot()
     }

@@ -94,6 +94,7 @@ impl<H: Handler> Worker<H> {
             };
             if received == 0 || tally.batches >= Tally::FLUSH_EVERY {
                 tally.flush(&self.stats);
+                self.stats.beat();
             }
         }
         for endpoint in &self.endpoints {
