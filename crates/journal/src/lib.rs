@@ -2,7 +2,7 @@
 //! or acknowledged, so a crash never loses one that anyone was told of; at start-up the
 //! journal is replayed onto the zone's last snapshot.
 //!
-//! * [`format`]: the bytes — a header and one checksummed frame per changeset (the
+//! * [`format`](mod@format): the bytes — a header and one checksummed frame per changeset (the
 //!   format is documented there, and its reader is fuzzed: `fuzz/fuzz_targets/journal.rs`).
 //! * [`Journal`]: one file per zone. [`Journal::append`] writes a batch of changesets in
 //!   one write and one `fdatasync` (group commit: a batch is acknowledged together);
