@@ -12,6 +12,8 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
   * faults: a scripted primary (`fake.py`) that vanishes mid-transfer, sends a broken
     message, a lower serial, a zone over the size limit, or a bad TSIG: Tern keeps the
     old zone, logs the error, and retries as the SOA's retry interval says.
+  * updates, forwarding: dynamic updates with nsupdate and against BIND and Knot DNS,
+    and forwarded by secondaries (see updates.py).
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -39,70 +41,13 @@ import dns.xfr  # noqa: E402
 
 import fake  # noqa: E402
 import servers  # noqa: E402
+import updates  # noqa: E402
+from checks import (  # noqa: E402
+    KEYRING, Failure, check, log_of, rcode, same_zone, soa_serial, wait_serial,
+)
 from servers import KEY, SECRET, peers  # noqa: E402
 
-KEYRING = dns.tsigkeyring.from_text({KEY: ("hmac-sha256", SECRET)})
 CONFORMANCE = os.path.join(REPO, "tests", "conformance", "zones")
-
-
-class Failure(Exception):
-    """A check that did not hold."""
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
-
-
-def soa_serial(port, zone, timeout=0.5):
-    """The serial `port` serves for `zone` (authoritative NOERROR), else None."""
-    query = dns.message.make_query(zone, "SOA")
-    try:
-        answer = dns.query.udp(query, "127.0.0.1", port=port, timeout=timeout)
-    except Exception:
-        return None
-    if answer.rcode() != dns.rcode.NOERROR or not answer.answer:
-        return None
-    return answer.answer[0][0].serial
-
-
-def rcode(port, zone, qtype="SOA"):
-    query = dns.message.make_query(zone, qtype)
-    try:
-        return dns.query.udp(query, "127.0.0.1", port=port, timeout=1).rcode()
-    except Exception:
-        return None
-
-
-def wait_serial(port, zone, serial, timeout=30.0, who=""):
-    """Waits until `port` serves `serial` for `zone`; fails after `timeout`."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = soa_serial(port, zone)
-        if last == serial:
-            return
-        time.sleep(0.05)
-    raise Failure(f"{who} port {port}: {zone} at serial {last}, not {serial}, after {timeout}s")
-
-
-def axfr(port, zone):
-    """The zone as served by `port` (TSIG-signed AXFR), as a sorted list of text lines."""
-    records = set()
-    for message in dns.query.xfr("127.0.0.1", zone, port=port, keyring=KEYRING, keyname=KEY,
-                                 relativize=False, lifetime=30):
-        for rrset in message.answer:
-            for rdata in rrset:
-                records.add(f"{rrset.name.to_text().lower()} {rrset.ttl} "
-                            f"{dns.rdatatype.to_text(rrset.rdtype)} {rdata.to_text().lower()}")
-    return sorted(records)
-
-
-def same_zone(reference_port, port, zone, who):
-    ours, theirs = axfr(reference_port, zone), axfr(port, zone)
-    missing = sorted(set(ours) - set(theirs))[:5]
-    extra = sorted(set(theirs) - set(ours))[:5]
-    check(ours == theirs, f"{who}: copy of {zone} differs: missing {missing}, extra {extra}")
 
 
 def unsigned_zone(serial, extra=""):
@@ -159,11 +104,6 @@ class Run:
             shutil.rmtree(self.root, ignore_errors=True)
         else:
             print(f"  work kept in {self.root}")
-
-
-def log_of(server):
-    with open(server.log_path, errors="replace") as f:
-        return f.read()
 
 
 def tern_primary(run):
@@ -445,6 +385,8 @@ SCENARIOS = {
     "knot-primary": lambda run: peer_primary(run, "knot"),
     "bind-primary": lambda run: peer_primary(run, "bind"),
     "faults": faults,
+    "updates": updates.updates,
+    "forwarding": updates.forwarding,
 }
 
 

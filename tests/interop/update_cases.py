@@ -4,13 +4,14 @@
 Every case gets its own zone (`cNN.test.`, the same records each), sends its messages
 in order, and records each response code and then the zone as AXFR shows it. Run
 against several servers, the results are compared case by case: a difference is
-printed with both sides. Not wired into run.sh yet.
+printed with both sides. `interop.py`'s `updates` scenario runs it with
+`--servers bind,knot,tern --check-tern`.
 
   update_cases.py [--servers bind,knot] [--engine PATH] [--tern HOST:PORT]
                   [--only NAME[,NAME]] [--keep] [--list] [--show]
 
-`--servers` starts the named peers on loopback (named, knotd; TSIG key `upd.key.`
-allowed to update every zone). `--engine PATH` replays each case through Tern's engine
+`--servers` starts the named servers on loopback (named, knotd, ternd; TSIG key
+`upd.key.` allowed to update every zone). `--engine PATH` replays each case through Tern's engine
 with the `update_replay` example (`cargo build -p tern-engine --example update_replay`),
 as the zone's writer is to. `--tern HOST:PORT` adds a running server already serving
 the zones (`--zones DIR` writes the zone files and stops, for setting one up); it must
@@ -226,6 +227,53 @@ zone:
     return ["knotd", "-c", path]
 
 
+def server_tern(port, work, zones):
+    """Tern (`$TERND`, else the release build) with `KEY` allowed to update every zone
+    and AXFR open to loopback."""
+    text = "".join(f'[[zone]]\nname = "{z}"\nfile = "{work}/{z}zone"\nacl = ["update", "transfer"]\n' for z in zones)
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/data"
+[[key]]
+name = "{KEY}"
+algorithm = "hmac-sha256"
+secret = "{SECRET}"
+[[acl]]
+id = "update"
+key = "{KEY}"
+action = "update"
+[[acl]]
+id = "transfer"
+address = "127.0.0.0/8"
+action = "transfer"
+{text}"""
+    path = os.path.join(work, "ternd.toml")
+    with open(path, "w") as f:
+        f.write(conf)
+    return [os.environ.get("TERND") or peers.default_ternd(REPO), "--config", path]
+
+
+def tern_agrees(results):
+    """Failures of Tern's results against BIND's and Knot DNS's: each case's zone must
+    equal BIND's (whose choices Tern follows where the RFC leaves room) and its RCODEs
+    must be BIND's or Knot DNS's (TSIG marks aside: Tern signs every answer to a
+    verified request)."""
+    failures = []
+    plain = lambda codes: [c.split("+")[0] for c in codes]  # noqa: E731
+    for case, (rcodes, lines) in results["tern"].items():
+        bind_codes, bind_lines = results["bind"][case]
+        knot_codes = results.get("knot", {}).get(case, (bind_codes, None))[0]
+        if lines != bind_lines:
+            only = [l for l in lines if l not in bind_lines][:4]
+            missing = [l for l in bind_lines if l not in lines][:4]
+            failures.append(f"{case}: zone differs from BIND's: extra {only}, missing {missing}")
+        if plain(rcodes) not in (plain(bind_codes), plain(knot_codes)):
+            failures.append(f"{case}: RCODEs {rcodes}, BIND {bind_codes}, Knot DNS {knot_codes}")
+    return failures
+
+
 def write_zones(directory, zones):
     for z in zones:
         with open(os.path.join(directory, f"{z}zone"), "w") as f:
@@ -401,7 +449,9 @@ def compare(results):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--servers", default="bind,knot")
+    p.add_argument("--servers", default="bind,knot", help="of bind, knot, tern (started here)")
+    p.add_argument("--check-tern", action="store_true",
+                   help="pass when Tern's zones equal BIND's and its RCODEs match a peer's")
     p.add_argument("--engine", help="path of the update_replay example")
     p.add_argument("--tern", help="HOST:PORT of a running Tern serving the zones")
     p.add_argument("--zones", help="write the zone files into DIR and stop")
@@ -423,7 +473,11 @@ def main():
         write_zones(args.zones, [zone_name(i) for i in range(1, len(CASES) + 1)])
         return 0
     base = tempfile.mkdtemp(prefix="tern-update-")
-    builders = {"bind": (server_bind, 53541), "knot": (server_knot, 53542)}
+    builders = {
+        "bind": (server_bind, peers.free_port()),
+        "knot": (server_knot, peers.free_port()),
+        "tern": (server_tern, peers.free_port()),
+    }
     started, results = [], {}
     try:
         for kind in filter(None, args.servers.split(",")):
@@ -455,7 +509,14 @@ def main():
             for case, (rcodes, lines) in cases_seen.items():
                 print(f"== {server} {case} {'/'.join(rcodes)}")
                 print("\n".join("   " + line for line in lines))
-    return 1 if compare(results) else 0
+    differ = compare(results)
+    if args.check_tern:
+        failures = tern_agrees(results)
+        for failure in failures:
+            print(f"FAIL {failure}")
+        print(f"tern: {len(results['tern'])} cases, {len(failures)} disagreements")
+        return 1 if failures else 0
+    return 1 if differ else 0
 
 
 if __name__ == "__main__":

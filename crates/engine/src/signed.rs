@@ -300,6 +300,7 @@ impl Ctx<'_> {
             transport: self.request.transport,
             key: signer.map(|(k, _)| k),
             request_mac: signer.map_or(&[], |(_, mac)| mac),
+            raw: self.request.message,
             id: self.query.id,
             rd: self.query.flags.has(tern_wire::message::Flags::RD),
             edns: self.query.edns.map(|e| e.dnssec_ok),

@@ -347,6 +347,8 @@ pub struct UpdateRequest {
     key: Option<Key>,
     request_mac: Vec<u8>,
     reply: ReplyHead,
+    /// The request as received (forwarded as it is by a secondary, RFC 2136 §6).
+    raw: Vec<u8>,
 }
 
 /// What the answer's header and OPT record repeat from the request.
@@ -372,6 +374,7 @@ pub(crate) struct Accepted<'a> {
     pub transport: Transport,
     pub key: Option<&'a Key>,
     pub request_mac: &'a [u8],
+    pub raw: &'a [u8],
     pub id: u16,
     pub rd: bool,
     pub edns: Option<bool>,
@@ -397,6 +400,7 @@ impl UpdateRequest {
             key: a.key.cloned(),
             request_mac: a.request_mac.to_vec(),
             reply,
+            raw: a.raw.to_vec(),
         }
     }
 
@@ -423,6 +427,17 @@ impl UpdateRequest {
     /// The read message.
     pub fn message(&self) -> &UpdateMessage {
         &self.message
+    }
+
+    /// The request as it was received, TSIG record included: what a secondary forwards
+    /// to its primary (RFC 2136 §6), whose answer then goes back to the client as it is.
+    pub fn bytes(&self) -> &[u8] {
+        &self.raw
+    }
+
+    /// The message ID of the request.
+    pub fn id(&self) -> u16 {
+        self.reply.id
     }
 
     /// RFC 2136 §3.2–§3.4 against `zone`, the version the change will be applied to,

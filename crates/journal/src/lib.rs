@@ -2,7 +2,7 @@
 //! or acknowledged, so a crash never loses one that anyone was told of; at start-up the
 //! journal is replayed onto the zone's last snapshot.
 //!
-//! * [`format`]: the bytes — a header and one checksummed frame per changeset (the
+//! * [`format`](mod@format): the bytes — a header and one checksummed frame per changeset (the
 //!   format is documented there, and its reader is fuzzed: `fuzz/fuzz_targets/journal.rs`).
 //! * [`Journal`]: one file per zone. [`Journal::append`] writes a batch of changesets in
 //!   one write and one `fdatasync` (group commit: a batch is acknowledged together);
@@ -24,6 +24,7 @@ pub mod format;
 
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use tern_zone::Changeset;
@@ -42,6 +43,8 @@ pub enum Error {
     },
     /// The file is not a journal this code can read, or a changeset cannot be written.
     Format(String),
+    /// Another process holds the journal (its lock file is locked).
+    Busy(PathBuf),
 }
 
 impl std::fmt::Display for Error {
@@ -49,6 +52,14 @@ impl std::fmt::Display for Error {
         match self {
             Error::Io { path, doing, source } => write!(f, "{}: {doing}: {source}", path.display()),
             Error::Format(why) => f.write_str(why),
+            Error::Busy(path) => {
+                write!(
+                    f,
+                    "{}: in use by another process (it holds {})",
+                    path.display(),
+                    lock_path(path).display()
+                )
+            }
         }
     }
 }
@@ -65,6 +76,9 @@ pub struct Journal {
     path: PathBuf,
     len: u64,
     frames: u64,
+    /// `<path>.lock`, locked while the journal is open: two servers sharing a storage
+    /// directory must not both append to one journal.
+    lock: File,
 }
 
 /// What opening a journal found.
@@ -81,11 +95,13 @@ pub struct Opened {
 impl Journal {
     /// Opens the journal at `path`, creating an empty one when there is none. A damaged
     /// tail is cut off (and the file synced), the intact changesets returned.
+    /// Fails with [`Error::Busy`] while another process has it open.
     pub fn open(path: &Path) -> Result<Opened> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
+        let lock = lock(path)?;
         if !path.exists() {
             return Ok(Opened {
-                journal: Journal::create(path)?,
+                journal: Journal::create_with(path, &format::header(), lock)?,
                 changes: Vec::new(),
                 dropped: None,
             });
@@ -108,18 +124,13 @@ impl Journal {
             )
         });
         let frames = decoded.changes.len() as u64;
-        let journal = Journal { file, path: path.to_owned(), len, frames };
+        let journal = Journal { file, path: path.to_owned(), len, frames, lock };
         Ok(Opened { journal, changes: decoded.changes, dropped })
-    }
-
-    /// Creates (or replaces) an empty journal at `path`.
-    fn create(path: &Path) -> Result<Journal> {
-        Journal::create_with(path, &format::header())
     }
 
     /// Creates (or replaces) the journal at `path` with `bytes` (a header and frames),
     /// atomically: temporary file, sync, rename, sync the directory.
-    fn create_with(path: &Path, bytes: &[u8]) -> Result<Journal> {
+    fn create_with(path: &Path, bytes: &[u8], lock: File) -> Result<Journal> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
@@ -132,7 +143,7 @@ impl Journal {
         std::fs::rename(&temp, path).map_err(io("renaming into place"))?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(io("syncing the directory"))?;
         let file = OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
-        Ok(Journal { file, path: path.to_owned(), len: bytes.len() as u64, frames: 0 })
+        Ok(Journal { file, path: path.to_owned(), len: bytes.len() as u64, frames: 0, lock })
     }
 
     /// Appends `changes` in one write and syncs them (`fdatasync`): when this returns
@@ -168,7 +179,12 @@ impl Journal {
         for change in changes {
             format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
         }
-        *self = Journal::create_with(&self.path, &bytes)?;
+        let lock = self.lock.try_clone().map_err(|source| Error::Io {
+            path: self.path.clone(),
+            doing: "keeping its lock",
+            source,
+        })?;
+        *self = Journal::create_with(&self.path, &bytes, lock)?;
         self.frames = changes.len() as u64;
         Ok(())
     }
@@ -191,6 +207,40 @@ impl Journal {
     /// The file.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// The lock file beside the journal at `path`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut lock = path.as_os_str().to_owned();
+    lock.push(".lock");
+    PathBuf::from(lock)
+}
+
+/// Takes the journal's lock (an exclusive `flock` on `<path>.lock`, released when the
+/// journal is dropped or the process ends, however it ends).
+fn lock(path: &Path) -> Result<File> {
+    let lock_path = lock_path(path);
+    let at = lock_path.as_path();
+    let io = |doing| move |source| Error::Io { path: at.to_owned(), doing, source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(at)
+        .map_err(io("opening"))?;
+    // SAFETY: flock on a descriptor this function owns; no memory is passed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(file);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock => Err(Error::Busy(path.to_owned())),
+        _ => Err(io("locking")(e)),
     }
 }
 
@@ -232,6 +282,7 @@ mod tests {
         opened.journal.append(&[change(1), change(2)]).unwrap();
         opened.journal.append(&[change(3)]).unwrap();
         assert_eq!(opened.journal.frames(), 3);
+        drop(opened);
         let again = Journal::open(&path).unwrap();
         assert_eq!(again.changes, vec![change(1), change(2), change(3)]);
         assert!(again.dropped.is_none());
@@ -254,12 +305,32 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().len(), whole, "the tail is cut");
         let mut journal = again.journal;
         journal.append(&[change(2)]).unwrap();
-        assert_eq!(Journal::open(&path).unwrap().changes, vec![change(1), change(2)]);
+        assert_eq!(read(&path), vec![change(1), change(2)]);
         journal.rewrite(&[change(2)]).unwrap();
         assert_eq!(journal.frames(), 1);
         journal.append(&[change(3)]).unwrap();
-        assert_eq!(Journal::open(&path).unwrap().changes, vec![change(2), change(3)]);
+        assert_eq!(read(&path), vec![change(2), change(3)]);
         journal.reset().unwrap();
-        assert!(Journal::open(&path).unwrap().changes.is_empty());
+        assert!(read(&path).is_empty());
+    }
+
+    /// What the file holds, read without opening the journal.
+    fn read(path: &Path) -> Vec<Changeset> {
+        format::decode(&std::fs::read(path).unwrap()).unwrap().changes
+    }
+
+    /// A second opener (another server on the same storage) is refused while the first
+    /// holds the journal, also after a rewrite replaced the file; then it may open it.
+    #[test]
+    fn one_process_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("example.journal");
+        let mut first = Journal::open(&path).unwrap().journal;
+        first.rewrite(&[change(1)]).unwrap();
+        let refused = Journal::open(&path).unwrap_err();
+        assert!(matches!(refused, Error::Busy(_)), "{refused}");
+        assert!(refused.to_string().contains("in use by another process"));
+        drop(first);
+        assert_eq!(Journal::open(&path).unwrap().changes, vec![change(1)]);
     }
 }

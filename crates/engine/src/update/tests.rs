@@ -765,6 +765,7 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
         transport: Transport::Tcp,
         key: Some(&key),
         request_mac: request_mac.as_slice(),
+        raw: &wire,
         id: 0x2136,
         rd: false,
         edns: Some(false),
@@ -772,6 +773,7 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
         limit: 65535,
     });
     assert_eq!(request.key_name().map(ToString::to_string).as_deref(), Some("upd.key."));
+    assert_eq!(request.bytes(), wire.as_slice(), "kept as received, for forwarding");
     let changes = request.changes(&zone(), &UpdatePolicy::default(), NOW).unwrap();
     assert_eq!(changes.to_serial(), Some(11));
     let other = crate::tests::zones(&[("other.", ZONE)]).slots()[0].contents_full().unwrap();

@@ -209,6 +209,10 @@ struct RawZone {
     retry_max: Option<toml::Value>,
     #[serde(default)]
     serial_policy: Option<toml::Value>,
+    #[serde(default)]
+    zonefile_sync: Option<toml::Value>,
+    #[serde(default)]
+    notify_ns: Option<toml::Value>,
 }
 
 impl TryFrom<RawZone> for ZoneConfig {
@@ -229,6 +233,8 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("retry-min", raw.retry_min),
             ("retry-max", raw.retry_max),
             ("serial-policy", raw.serial_policy),
+            ("zonefile-sync", raw.zonefile_sync),
+            ("notify-ns", raw.notify_ns),
         ];
         for (key, value) in keys {
             if let Some(value) = value {

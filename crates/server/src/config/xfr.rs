@@ -99,6 +99,10 @@ pub struct AclConfig {
     pub update_type: Vec<Rtype>,
 }
 
+/// Default `zonefile-sync`: updates reach the zone file within a minute (the journal
+/// has them at once).
+pub const ZONEFILE_SYNC: Duration = Duration::from_secs(60);
+
 /// `update-owner`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -147,6 +151,13 @@ pub struct TemplateConfig {
     /// How a dynamic update raises the serial: `increment`, `unixtime` or `dateserial`.
     #[serde(default, deserialize_with = "serial_policy")]
     pub serial_policy: Option<SerialPolicy>,
+    /// How soon after a dynamic update a primary's zone file is rewritten (`0`: after
+    /// every change).
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub zonefile_sync: Option<Duration>,
+    /// Also NOTIFY the name servers of the zone's apex NS RRset.
+    #[serde(default)]
+    pub notify_ns: Option<bool>,
 }
 
 /// `[transfer]`: limits on zone transfers.
@@ -242,6 +253,10 @@ pub struct ZonePlan {
     pub timers: TimerBounds,
     /// How dynamic updates change the zone.
     pub update: UpdatePolicy,
+    /// How soon after a dynamic update the zone file is rewritten.
+    pub zonefile_sync: Duration,
+    /// NOTIFY the zone's name servers too (`notify-ns`).
+    pub notify_ns: bool,
 }
 
 /// The tables as written, with their spans, for [`resolve`].
@@ -517,6 +532,8 @@ impl Refs<'_> {
             update: UpdatePolicy {
                 serial: own.serial_policy.or(t.serial_policy).unwrap_or_default(),
             },
+            zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
+            notify_ns: own.notify_ns.or(t.notify_ns).unwrap_or(false),
         })
     }
 

@@ -64,6 +64,17 @@ pub fn chain_from(changes: &[Changeset], serial: u32) -> &[Changeset] {
     changes.get(start..end).unwrap_or(&[])
 }
 
+/// The changes that follow `serial` and lead to the journal's end: a primary's dynamic
+/// updates that its zone file (at `serial`) does not hold yet.
+pub fn chain_after(changes: &[Changeset], serial: u32) -> &[Changeset] {
+    let Some(end) = changes.last().and_then(Changeset::to_serial) else { return &[] };
+    let run = chain_to(changes, end);
+    match run.iter().position(|c| c.from_serial() == Some(serial)) {
+        Some(start) => run.get(start..).unwrap_or(&[]),
+        None => &[],
+    }
+}
+
 /// The history holding `changes`, bounded by `limits`.
 pub fn history_of(changes: &[Changeset], limits: HistoryLimits) -> History {
     changes.iter().fold(History::default(), |h, c| h.push(Arc::new(c.clone()), limits))
@@ -173,6 +184,9 @@ mod tests {
         assert_eq!(chain_from(&changes, 6).len(), 2, "6 → 8");
         assert_eq!(chain_from(&changes, 1).len(), 1, "1 → 2, then a gap");
         assert!(chain_from(&changes, 3).is_empty());
+        assert_eq!(chain_after(&changes, 6).len(), 2, "6 → 8, the journal's end");
+        assert!(chain_after(&changes, 1).is_empty(), "1 → 2 does not lead to the end");
+        assert!(chain_after(&changes, 8).is_empty(), "nothing after the end");
         let history = history_of(chain_to(&changes, 8), HistoryLimits::default());
         assert_eq!((history.len(), history.first_serial()), (3, Some(5)));
         assert_eq!(history_changes(&history).len(), 3);

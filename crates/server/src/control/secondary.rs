@@ -159,7 +159,7 @@ impl Writer {
     }
 
     /// A timer is due: expire, or refresh.
-    pub async fn on_time(&mut self) {
+    pub async fn on_refresh_time(&mut self) {
         let t = now();
         if self.schedule.expire_at.is_some_and(|at| at <= t) && !self.schedule.expired {
             self.expire();
@@ -297,7 +297,9 @@ impl Writer {
         let ZoneSource::File(path) = self.plan.source.clone() else { return };
         let (timers, name) = (self.timers(), self.plan.name.clone());
         self.store(move || {
-            if let Err(e) = storage::write_zone(&path, &zone) {
+            if let Err(e) =
+                storage::write_zone(&path, &zone, "kept by ternd (received by zone transfer)")
+            {
                 error!(zone = %name, file = %path.display(), "cannot keep the zone on disk: {e}");
                 return;
             }

@@ -13,6 +13,7 @@ use tracing::{error, info};
 use super::secondary::Schedule;
 use super::{notify, Event, LoadOutcome, Shared};
 use crate::config::{Role, ZonePlan};
+use crate::updates::UpdateTask;
 
 /// A zone's writer (see the module comment).
 #[derive(Debug)]
@@ -37,6 +38,11 @@ pub struct Writer {
     /// The zone's journal, once opened (`None` before the first load, or when it
     /// cannot be used).
     pub journal: Option<super::journaled::Shared>,
+    /// A primary's version that its zone file holds, while dynamic updates made the
+    /// served version differ from it (`None`: the file holds what is served).
+    pub file_base: Option<Arc<ZoneContents>>,
+    /// When to write the zone file with the updates (seconds since the epoch).
+    pub flush_at: Option<u64>,
 }
 
 impl Writer {
@@ -52,13 +58,23 @@ impl Writer {
             notifying: Vec::new(),
             storing: None,
             journal: None,
+            file_base: None,
+            flush_at: None,
         }
     }
 
-    /// Takes events until stopped.
-    pub async fn run(mut self, mut events: mpsc::UnboundedReceiver<Event>) {
+    /// Takes events and updates until stopped; updates waiting together are committed
+    /// together.
+    pub async fn run(
+        mut self,
+        mut events: mpsc::UnboundedReceiver<Event>,
+        mut updates: mpsc::Receiver<UpdateTask>,
+    ) {
         loop {
-            let wake = self.schedule.next_wake();
+            let wake = match (self.schedule.next_wake(), self.flush_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let sleep = async {
                 match wake {
                     Some(at) => {
@@ -68,6 +84,7 @@ impl Writer {
                 }
             };
             tokio::select! {
+                biased;
                 event = events.recv() => match event {
                     Some(Event::Load { plan, done }) => {
                         let outcome = self.load(plan).await;
@@ -78,11 +95,29 @@ impl Writer {
                     Some(Event::Notify { serial, from }) => self.notified(serial, from).await,
                     Some(Event::Stop) | None => break,
                 },
+                Some(first) = updates.recv() => {
+                    let mut batch = vec![first];
+                    while batch.len() < super::dynamic::BATCH {
+                        let Ok(next) = updates.try_recv() else { break };
+                        batch.push(next);
+                    }
+                    self.updates(batch).await;
+                }
                 () = sleep => self.on_time().await,
             }
         }
         for task in self.notifying.drain(..) {
             task.abort();
+        }
+    }
+
+    /// Whatever is due: a secondary's refresh or expiry, a primary's zone file.
+    async fn on_time(&mut self) {
+        if self.flush_at.is_some_and(|at| at <= now()) {
+            self.flush_and_compact().await;
+        }
+        if self.schedule.next_wake().is_some_and(|at| at <= now()) {
+            self.on_refresh_time().await;
         }
     }
 
@@ -119,9 +154,10 @@ impl Writer {
         for task in self.notifying.drain(..) {
             task.abort();
         }
-        let Some(soa) = self.current.as_ref().and_then(|z| z.soa_record()) else { return };
+        let Some(zone) = self.current.clone() else { return };
+        let Some(soa) = zone.soa_record() else { return };
         let timeout = self.shared.limits.load().timeout;
-        self.notifying = notify::send(&self.plan, &soa, timeout);
+        self.notifying = notify::send(&self.plan, &zone, &soa, timeout);
     }
 
     /// Logs what a load found and what is served now.
