@@ -208,9 +208,11 @@ impl Node {
 
 impl Default for Node {
     /// A node without an owner or data: what pads the end of a node table (see
-    /// `crate::cow`), never a node of the zone.
+    /// `crate::cow`), never a node of the zone. Every such node shares one empty blob,
+    /// so padding a table allocates nothing.
     fn default() -> Node {
-        Node::new(Blob::new(&[]))
+        static EMPTY: std::sync::OnceLock<Blob> = std::sync::OnceLock::new();
+        Node::new(EMPTY.get_or_init(|| Blob::new(&[])).clone())
     }
 }
 
