@@ -6,8 +6,8 @@
 //! snapshot (ARCHITECTURE.md: copy-on-write of nodes, structural sharing of the rest).
 //!
 //! The last chunk may be longer than the elements it holds: [`ChunkVec::push`] grows it
-//! to twice what it holds (padding with default values that no accessor returns), so
-//! that a change appending many elements copies it a few times, not once per element.
+//! ahead of need (padding with default values that no accessor returns), so that a
+//! change appending many elements copies it a few times, not once per element.
 
 use std::sync::Arc;
 
@@ -87,9 +87,11 @@ impl<T: Clone> ChunkVec<T> {
         }
     }
 
-    /// Appends an element. The last chunk is copied when it is shared or full of
-    /// elements, into one twice as long (up to [`CHUNK`]): appending n elements copies
-    /// O(n) elements, however many chunks the vector has.
+    /// Appends an element. The last chunk is copied when it is full of elements: into one
+    /// with a few more places when it is shared with another snapshot, else into one
+    /// twice as long (up to [`CHUNK`]), so that appending n elements copies O(n)
+    /// elements, however many chunks the vector has. (A shared chunk with room left is
+    /// copied by `Arc::make_mut`, as any write to it.)
     pub fn push(&mut self, value: T)
     where
         T: Default,
@@ -100,8 +102,11 @@ impl<T: Clone> ChunkVec<T> {
         }
         let Some(last) = self.chunks.last_mut() else { return };
         if at >= last.len() {
+            // A chunk shared with another snapshot is copied with a little room (most
+            // changes add a name or two); one this vector owns already, doubled.
+            let room = if Arc::strong_count(last) > 1 { at + MIN_TAIL } else { 2 * at };
             let mut items: Vec<T> = last.get(..at).unwrap_or(&[]).to_vec();
-            items.resize((2 * at).clamp(MIN_TAIL, CHUNK), T::default());
+            items.resize(room.clamp(MIN_TAIL, CHUNK), T::default());
             *last = items.into();
         }
         if let Some(slot) = Arc::make_mut(last).get_mut(at) {
