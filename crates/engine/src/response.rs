@@ -14,6 +14,8 @@ use tern_wire::message::{Flags, Mark, MessageWriter, Owner, PreparedRrset, Rrset
 use tern_wire::{Class, Dname, Rcode, Rtype};
 use tern_zone::{has_targets, NegativeSoa, Rrset};
 
+use crate::class::ResponseClass;
+
 /// The message did not fit and TC is set: stop adding to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Truncated;
@@ -34,6 +36,11 @@ pub struct Response<'b> {
     pub ede: Option<u16>,
     /// The transport the query came over.
     pub transport: crate::Transport,
+    /// The class the answer is counted in by rate limiting, and the name tag it is
+    /// counted under ([`crate::class`]); answering sets them.
+    pub class: ResponseClass,
+    /// See [`class`](Self::class).
+    pub tag: u32,
     /// Address of the query's QNAME bytes: an owner at this address is the question's
     /// name, already in the response at offset 12.
     qname_addr: usize,
@@ -85,6 +92,8 @@ impl<'b> Response<'b> {
             rcode: Rcode::NOERROR,
             ede: None,
             transport,
+            class: ResponseClass::Error,
+            tag: 0,
             qname_addr,
             qname_len: qname.len(),
             question_apex: None,
