@@ -94,6 +94,9 @@ impl<H: Handler> Worker<H> {
             if received == 0 || tally.batches >= Tally::FLUSH_EVERY {
                 tally.flush(&self.stats);
             }
+            if received == 0 {
+                self.handler.idle(&mut scratch);
+            }
         }
         for endpoint in &self.endpoints {
             for _ in 0..DRAIN_BATCHES {
