@@ -6,8 +6,11 @@
 //! spread a flood over many counters: the query name and type for a positive answer,
 //! the zone for NXDOMAIN and NODATA (random names or types would otherwise each get a
 //! counter), the zone cut for a referral, the wildcard for a synthesized answer, and
-//! none for errors. Names are given as the zone's 32-bit name tags
-//! ([`tern_zone::hash`]), which answering has already computed.
+//! none for errors. Names are given as 32-bit tags that cost answering nothing more:
+//! the name tags ([`tern_zone::hash`]) of the query name and of the zone, which locating
+//! the zone computed, and for a wildcard or a cut the zone's tag mixed with the node's
+//! number. Answering only notes the class and the node; the tag is worked out when a
+//! report is asked for ([`crate::Engine::answer_reported`]).
 
 use crate::cookie::CookieSeen;
 
@@ -71,6 +74,13 @@ impl Report {
     pub fn error(cookie: CookieSeen) -> Report {
         Report { class: ResponseClass::Error, tag: 0, cookie }
     }
+}
+
+/// The tag of an answer counted under node `node` of the zone tagged `zone`: node
+/// numbers are fixed within a version of a zone, which is as long as a counter needs.
+#[inline]
+pub(crate) fn node_tag(zone: u32, node: u32) -> u32 {
+    zone ^ node.wrapping_add(1).wrapping_mul(0x85EB_CA6B)
 }
 
 /// The tag of a positive answer: the query name's tag mixed with the type asked for, so

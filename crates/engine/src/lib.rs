@@ -43,7 +43,7 @@ use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::name::MAX_NAME_LEN;
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{ContentsGuard, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
+use tern_zone::{ContentsGuard, NodeId, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
 pub use access::{Access, Action, Prefix, Rule, ZoneAccess};
 pub use class::{Report, ResponseClass};
@@ -197,7 +197,7 @@ impl Engine {
         if let Some(q) = &query.question {
             located.find(zones, None, q.qname(), q.qtype);
         }
-        self.answer_located(zones, &query, &located.found(None), request, out, table).0
+        self.answer_located::<false>(zones, &query, &located.found(None), request, out, table).0
     }
 
     /// Reads `message`'s question and locates its zone into `ahead`, which starts loading
@@ -233,13 +233,27 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
     ) -> Outcome {
-        self.answer_reported(zones, pins, request, ahead, out, table).0
+        self.answer_ahead::<false>(zones, pins, request, ahead, out, table).0
     }
 
     /// [`answer_with`](Self::answer_with), and what rate limiting needs to know of the
-    /// answer: its class, the name it is counted under, and the query's cookie.
-    #[inline]
+    /// answer: its class, the name it is counted under, and the query's cookie. (Working
+    /// the report out costs a few instructions that `answer_with` does without.)
     pub fn answer_reported(
+        &self,
+        zones: &ZoneSet,
+        pins: &mut Pins,
+        request: &Request<'_>,
+        ahead: &mut Lookahead,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> (Outcome, Report) {
+        self.answer_ahead::<true>(zones, pins, request, ahead, out, table)
+    }
+
+    /// [`answer_with`](Self::answer_with), with a [`Report`] when `REPORT` is set.
+    #[inline(always)]
+    fn answer_ahead<const REPORT: bool>(
         &self,
         zones: &ZoneSet,
         pins: &mut Pins,
@@ -261,7 +275,8 @@ impl Engine {
             Some(q) if !ready => ahead.located.find(zones, Some(pins), q.qname(), q.qtype),
             _ => {}
         }
-        self.answer_located(zones, &query, &ahead.located.found(Some(pins)), request, out, table)
+        let located = ahead.located.found(Some(pins));
+        self.answer_located::<REPORT>(zones, &query, &located, request, out, table)
     }
 
     /// A short answer to `request` in place of its full one ([`Short`]), with the
@@ -290,9 +305,9 @@ impl Engine {
         self.write_response(&query, request, out, table, Compression::Anchor, None, body)
     }
 
-    /// Answers a query read and located.
+    /// Answers a query read and located; reports on the answer when `REPORT` is set.
     #[inline(always)]
-    fn answer_located(
+    fn answer_located<const REPORT: bool>(
         &self,
         zones: &ZoneSet,
         query: &Query<'_>,
@@ -306,18 +321,22 @@ impl Engine {
             let outcome = signed::answer(self, zones, query, located, request, out, table);
             return (outcome, Report::error(cookie));
         }
-        let first = self.respond(query, located, request, out, table, Compression::Anchor);
-        let (outcome, (class, tag)) = match first {
+        let first =
+            self.respond::<REPORT>(query, located, request, out, table, Compression::Anchor);
+        let (outcome, (class, node)) = match first {
             // Anchor compression (against the question only) is the fast path; when the
             // answer does not fit, the full compressor may make it fit.
             (Outcome::Answered { truncated: true, .. }, _) => {
-                self.respond(query, located, request, out, table, Compression::Table)
+                self.respond::<REPORT>(query, located, request, out, table, Compression::Table)
             }
             other => other,
         };
+        if !REPORT {
+            return (outcome, Report::error(cookie));
+        }
         let report = match outcome {
             Outcome::Answered { rcode: Rcode::NOERROR | Rcode::NXDOMAIN, .. } => {
-                Report { class, tag, cookie }
+                Report { class, tag: tag(class, node, query, located), cookie }
             }
             _ => Report::error(cookie),
         };
@@ -325,8 +344,8 @@ impl Engine {
     }
 
     /// Writes the response to `query` with the given compression; returns it with the
-    /// class and tag answering gave it.
-    fn respond(
+    /// class answering gave it and the node it is counted under when `REPORT` is set.
+    fn respond<const REPORT: bool>(
         &self,
         query: &Query<'_>,
         located: &Found<'_>,
@@ -334,11 +353,13 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         compression: Compression,
-    ) -> (Outcome, (ResponseClass, u32)) {
-        let mut class = (ResponseClass::Error, 0);
+    ) -> (Outcome, (ResponseClass, NodeId)) {
+        let mut class = (ResponseClass::Error, tern_zone::NO_NODE);
         let body = |resp: &mut Response<'_>| {
             self.dispatch(query, located, resp);
-            class = (resp.class, resp.tag);
+            if REPORT {
+                class = (resp.class, resp.node);
+            }
         };
         let outcome = self.write_response(query, request, out, table, compression, None, body);
         (outcome, class)
@@ -494,6 +515,19 @@ pub enum Short {
     /// BADCOOKIE with a new server cookie (RFC 7873 §5.2.3): the client should ask again
     /// with it. A query without a cookie gets [`Short::Truncated`] instead.
     BadCookie,
+}
+
+/// The tag an answer of `class` is counted under ([`class`]), from the question name's
+/// suffix hashes that locating its zone computed and the node answering noted.
+fn tag(class: ResponseClass, node: NodeId, query: &Query<'_>, located: &Found<'_>) -> u32 {
+    let (Zone::Loaded(zone), Some(q)) = (located.zone, &query.question) else { return 0 };
+    let zone_tag = located.hashes.suffix(zone.origin_labels());
+    match class {
+        ResponseClass::Positive => class::positive_tag(located.hashes.full(), q.qtype.0),
+        ResponseClass::NxDomain | ResponseClass::NoData => zone_tag,
+        ResponseClass::Wildcard | ResponseClass::Referral => class::node_tag(zone_tag, node),
+        ResponseClass::Error => 0,
+    }
 }
 
 /// Checks the query's COOKIE option when cookies are on ([`cookie::check`]).

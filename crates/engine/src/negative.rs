@@ -16,7 +16,6 @@ impl Solver<'_, '_, '_> {
         // RFC 6604 §3: the last name of a chain decides the RCODE.
         self.resp.rcode = Rcode::NXDOMAIN;
         self.resp.class = ResponseClass::NxDomain;
-        self.resp.tag = self.zone_tag;
         // Proofs are only queued here (written after the SOA, `write_proofs`): finding
         // them first starts their records loading while the SOA is written.
         if self.resp.dnssec {
@@ -34,7 +33,6 @@ impl Solver<'_, '_, '_> {
         wildcard: Option<WildcardMatch>,
     ) -> Result<(), Truncated> {
         self.resp.class = ResponseClass::NoData;
-        self.resp.tag = self.zone_tag;
         if self.resp.dnssec {
             // Queued before the SOA is written, as for NXDOMAIN.
             match wildcard {

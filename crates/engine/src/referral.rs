@@ -29,7 +29,7 @@ impl Solver<'_, '_, '_> {
         }
         // Counted under the cut, however far below it the name asked is.
         self.resp.class = ResponseClass::Referral;
-        self.resp.tag = tern_zone::hash::name_hash(node.owner());
+        self.resp.node = cut;
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
         self.prefetch_targets(&ns);
         let signed = self.resp.dnssec && zone.denial() != Denial::Unsigned;

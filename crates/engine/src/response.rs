@@ -36,11 +36,12 @@ pub struct Response<'b> {
     pub ede: Option<u16>,
     /// The transport the query came over.
     pub transport: crate::Transport,
-    /// The class the answer is counted in by rate limiting, and the name tag it is
-    /// counted under ([`crate::class`]); answering sets them.
+    /// The class the answer is counted in by rate limiting ([`crate::class`]);
+    /// answering sets it.
     pub class: ResponseClass,
-    /// See [`class`](Self::class).
-    pub tag: u32,
+    /// The node a wildcard answer or a referral is counted under (the wildcard, the
+    /// cut).
+    pub node: tern_zone::NodeId,
     /// Address of the query's QNAME bytes: an owner at this address is the question's
     /// name, already in the response at offset 12.
     qname_addr: usize,
@@ -93,7 +94,7 @@ impl<'b> Response<'b> {
             ede: None,
             transport,
             class: ResponseClass::Error,
-            tag: 0,
+            node: tern_zone::NO_NODE,
             qname_addr,
             qname_len: qname.len(),
             question_apex: None,

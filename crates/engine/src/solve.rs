@@ -12,7 +12,7 @@ use tern_wire::{Dname, NameBuf, Rtype};
 use tern_zone::hash::SuffixHashes;
 use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, APEX, NO_NODE};
 
-use crate::class::{positive_tag, ResponseClass};
+use crate::class::ResponseClass;
 use crate::response::{Response, Truncated};
 
 /// Most names looked up for one query: the query name and the CNAME or DNAME targets
@@ -82,8 +82,6 @@ pub(crate) struct Solver<'z, 'r, 'b> {
     pub synthesized: Option<NameBuf>,
     /// The DNAME node already written to the answer (a DNAME may apply repeatedly).
     pub dname_written: NodeId,
-    /// The zone's name tag, which negative answers are counted under by rate limiting.
-    pub zone_tag: u32,
 }
 
 /// Answers `qname`/`qtype` from `zone` into `resp`; `hashes` are `qname`'s.
@@ -97,7 +95,6 @@ pub(crate) fn answer(
     resp.set_authoritative(true);
     resp.question_zone(zone.origin());
     resp.class = ResponseClass::Positive;
-    resp.tag = positive_tag(hashes.full(), qtype.0);
     let mut solver = Solver {
         zone,
         resp,
@@ -107,7 +104,6 @@ pub(crate) fn answer(
         proofs: ArrayVec::new(),
         synthesized: None,
         dname_written: NO_NODE,
-        zone_tag: hashes.suffix(zone.origin_labels()),
     };
     if solver.chain(qname, hashes).is_ok() && solver.write_proofs().is_ok() {
         solver.write_extras();
@@ -189,10 +185,9 @@ impl<'z> Solver<'z, '_, '_> {
                     return Ok(Step::Done);
                 }
                 if wildcard != NO_NODE {
-                    // Counted under the wildcard (its closest encloser), whatever name
-                    // it is asked by.
+                    // Counted under the wildcard, whatever name it is asked by.
                     self.resp.class = ResponseClass::Wildcard;
-                    self.resp.tag = hashes.suffix(encloser_labels);
+                    self.resp.node = wildcard;
                     return self.at_node(wildcard, name, Some(ctx));
                 }
                 self.nxdomain(name, ctx)?;

@@ -342,22 +342,29 @@ impl Handler for EngineHandler {
             cookies: cookies.as_ref(),
         };
         let ahead = ahead.get_mut(turn)?;
-        match self.engine.answer_reported(zones, pins, &request, ahead, out, table) {
-            (Outcome::Answered { len, .. }, report) => match &self.rrl {
-                Some(rrl) if transport == tern_engine::Transport::Udp => {
+        // Rate limiting needs the engine's report on the answer; nothing else does.
+        let rrl = self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp);
+        let (outcome, report) = match rrl {
+            Some(_) => self.engine.answer_reported(zones, pins, &request, ahead, out, table),
+            None => {
+                let outcome = self.engine.answer_with(zones, pins, &request, ahead, out, table);
+                (outcome, Report::error(CookieSeen::None))
+            }
+        };
+        match outcome {
+            Outcome::Answered { len, .. } => match rrl {
+                Some(rrl) => {
                     let limited = Limited { rrl, limits, now: batch.now };
                     self.limit(limited, &report, &request, len, out, table)
                 }
-                _ => Some(len),
+                None => Some(len),
             },
-            (Outcome::Dropped, _) => None,
-            (Outcome::Notified { len, notice }, _) => {
+            Outcome::Dropped => None,
+            Outcome::Notified { len, notice } => {
                 self.forward(*notice, ctx.client);
                 Some(len)
             }
-            (Outcome::Transfer(transfer), _) => {
-                self.start_transfer(batch, transfer, ctx.client, out)
-            }
+            Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
         }
     }
 
