@@ -343,22 +343,20 @@ impl Handler for EngineHandler {
         };
         let ahead = ahead.get_mut(turn)?;
         // Rate limiting needs the engine's report on the answer; nothing else does.
-        let rrl = self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp);
-        let (outcome, report) = match rrl {
-            Some(_) => self.engine.answer_reported(zones, pins, &request, ahead, out, table),
-            None => {
-                let outcome = self.engine.answer_with(zones, pins, &request, ahead, out, table);
-                (outcome, Report::error(CookieSeen::None))
+        let outcome = match self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp) {
+            None => self.engine.answer_with(zones, pins, &request, ahead, out, table),
+            Some(rrl) => {
+                match self.engine.answer_reported(zones, pins, &request, ahead, out, table) {
+                    (Outcome::Answered { len, .. }, report) => {
+                        let limited = Limited { rrl, limits, now: batch.now };
+                        return self.limit(limited, &report, &request, len, out, table);
+                    }
+                    (other, _) => other,
+                }
             }
         };
         match outcome {
-            Outcome::Answered { len, .. } => match rrl {
-                Some(rrl) => {
-                    let limited = Limited { rrl, limits, now: batch.now };
-                    self.limit(limited, &report, &request, len, out, table)
-                }
-                None => Some(len),
-            },
+            Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
             Outcome::Notified { len, notice } => {
                 self.forward(*notice, ctx.client);

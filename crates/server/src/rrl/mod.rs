@@ -197,8 +197,10 @@ impl Limiter {
     }
 
     /// Nanoseconds since the limiter was made: the time a batch is counted at.
+    #[inline]
     pub fn now(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+        let elapsed = self.epoch.elapsed();
+        elapsed.as_secs().saturating_mul(1_000_000_000) + u64::from(elapsed.subsec_nanos())
     }
 
     /// The counters.
@@ -267,10 +269,15 @@ impl Limiter {
     /// Hands over what `worker` limited when a second has passed since it last did: its
     /// counts to the shared counters, its prefixes to the reporter (dropped when the
     /// reporter is behind: the counters still have them).
+    #[inline]
     pub fn flush(&self, worker: &mut WorkerLimits, now: u64) {
-        if now.saturating_sub(worker.flushed_at) < FLUSH_EVERY {
-            return;
+        if now.saturating_sub(worker.flushed_at) >= FLUSH_EVERY {
+            self.hand_over(worker, now);
         }
+    }
+
+    #[cold]
+    fn hand_over(&self, worker: &mut WorkerLimits, now: u64) {
         worker.flushed_at = now;
         if worker.tally == Tally::default() {
             return;

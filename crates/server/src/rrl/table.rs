@@ -81,29 +81,41 @@ impl Table {
     }
 
     /// Counts an answer under `key` at `now` (nanoseconds); true when it may go.
+    #[inline]
     pub fn admit(&self, key: u64, now: u64, pace: Pace) -> bool {
         let Some(line) = self.lines.get(key as usize & self.mask) else { return true };
         let tag = (key >> TIME_BITS).max(1);
         let now = now & TIME_MASK;
         loop {
-            let mut victim = (0, u64::MAX, 0);
-            for (i, slot) in line.0.iter().enumerate() {
-                let word = slot.load(Relaxed);
-                if word >> TIME_BITS == tag {
+            let words = line.0.each_ref().map(|slot| slot.load(Relaxed));
+            if let Some(at) = words.iter().position(|word| word >> TIME_BITS == tag) {
+                if let (Some(slot), Some(&word)) = (line.0.get(at), words.get(at)) {
                     return Self::update(slot, word, now, pace);
                 }
-                let lead = if word == 0 { 0 } else { pace.lead(word & TIME_MASK, now) };
-                if lead < victim.1 {
-                    victim = (i, lead, word);
-                }
             }
+            let (at, seen) = Self::victim(&words, now, pace);
             let fresh = tag << TIME_BITS | ((now + pace.interval) & TIME_MASK);
-            let (at, _, seen) = victim;
             match line.0.get(at).map(|slot| slot.compare_exchange(seen, fresh, Relaxed, Relaxed)) {
                 Some(Ok(_)) | None => return true,
                 Some(Err(_)) => {} // another worker took the slot: look again
             }
         }
+    }
+
+    /// The slot a new key takes: the first idle one (empty, or its counter behind now),
+    /// else the one least ahead; with the word seen there.
+    fn victim(words: &[u64; WAYS], now: u64, pace: Pace) -> (usize, u64) {
+        let mut best = (0, u64::MAX, 0);
+        for (i, &word) in words.iter().enumerate() {
+            let lead = if word == 0 { 0 } else { pace.lead(word & TIME_MASK, now) };
+            if lead == 0 {
+                return (i, word);
+            }
+            if lead < best.1 {
+                best = (i, lead, word);
+            }
+        }
+        (best.0, best.2)
     }
 
     /// The GCRA step on the slot holding the key.
