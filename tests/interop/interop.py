@@ -12,6 +12,8 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
   * faults: a scripted primary (`fake.py`) that vanishes mid-transfer, sends a broken
     message, a lower serial, a zone over the size limit, or a bad TSIG: Tern keeps the
     old zone, logs the error, and retries as the SOA's retry interval says.
+  * updates, forwarding: dynamic updates with nsupdate and against BIND and Knot DNS,
+    and forwarded by secondaries (see updates.py).
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -33,75 +35,19 @@ import dns.message  # noqa: E402
 import dns.query  # noqa: E402
 import dns.rcode  # noqa: E402
 import dns.rdatatype  # noqa: E402
+import dns.rrset  # noqa: E402
 import dns.tsigkeyring  # noqa: E402
 import dns.xfr  # noqa: E402
 
 import fake  # noqa: E402
 import servers  # noqa: E402
+import updates  # noqa: E402
+from checks import (  # noqa: E402
+    KEYRING, Failure, check, log_of, rcode, same_zone, soa_serial, wait_serial,
+)
 from servers import KEY, SECRET, peers  # noqa: E402
 
-KEYRING = dns.tsigkeyring.from_text({KEY: ("hmac-sha256", SECRET)})
 CONFORMANCE = os.path.join(REPO, "tests", "conformance", "zones")
-
-
-class Failure(Exception):
-    """A check that did not hold."""
-
-
-def check(condition, what):
-    if not condition:
-        raise Failure(what)
-
-
-def soa_serial(port, zone, timeout=0.5):
-    """The serial `port` serves for `zone` (authoritative NOERROR), else None."""
-    query = dns.message.make_query(zone, "SOA")
-    try:
-        answer = dns.query.udp(query, "127.0.0.1", port=port, timeout=timeout)
-    except Exception:
-        return None
-    if answer.rcode() != dns.rcode.NOERROR or not answer.answer:
-        return None
-    return answer.answer[0][0].serial
-
-
-def rcode(port, zone, qtype="SOA"):
-    query = dns.message.make_query(zone, qtype)
-    try:
-        return dns.query.udp(query, "127.0.0.1", port=port, timeout=1).rcode()
-    except Exception:
-        return None
-
-
-def wait_serial(port, zone, serial, timeout=30.0, who=""):
-    """Waits until `port` serves `serial` for `zone`; fails after `timeout`."""
-    deadline = time.monotonic() + timeout
-    last = None
-    while time.monotonic() < deadline:
-        last = soa_serial(port, zone)
-        if last == serial:
-            return
-        time.sleep(0.05)
-    raise Failure(f"{who} port {port}: {zone} at serial {last}, not {serial}, after {timeout}s")
-
-
-def axfr(port, zone):
-    """The zone as served by `port` (TSIG-signed AXFR), as a sorted list of text lines."""
-    records = set()
-    for message in dns.query.xfr("127.0.0.1", zone, port=port, keyring=KEYRING, keyname=KEY,
-                                 relativize=False, lifetime=30):
-        for rrset in message.answer:
-            for rdata in rrset:
-                records.add(f"{rrset.name.to_text().lower()} {rrset.ttl} "
-                            f"{dns.rdatatype.to_text(rrset.rdtype)} {rdata.to_text().lower()}")
-    return sorted(records)
-
-
-def same_zone(reference_port, port, zone, who):
-    ours, theirs = axfr(reference_port, zone), axfr(port, zone)
-    missing = sorted(set(ours) - set(theirs))[:5]
-    extra = sorted(set(theirs) - set(ours))[:5]
-    check(ours == theirs, f"{who}: copy of {zone} differs: missing {missing}, extra {extra}")
 
 
 def unsigned_zone(serial, extra=""):
@@ -158,11 +104,6 @@ class Run:
             shutil.rmtree(self.root, ignore_errors=True)
         else:
             print(f"  work kept in {self.root}")
-
-
-def log_of(server):
-    with open(server.log_path, errors="replace") as f:
-        return f.read()
 
 
 def tern_primary(run):
@@ -320,6 +261,62 @@ def restart_and_expire(run, tern, primary, zones, extra):
     print("    no primary for the SOA's expire time (6 s): SERVFAIL, logged")
 
 
+def ixfr_kind(port, zone, serial):
+    """How `port` answers IXFR from `serial`: 'incremental', 'whole' or 'up-to-date'."""
+    query = dns.message.make_query(zone, "IXFR")
+    soa = dns.rrset.from_text(zone, 0, "IN", "SOA", f"ns1.{zone} hostmaster.{zone} {serial} 1 1 1 1")
+    query.authority.append(soa)
+    query.use_tsig(KEYRING, keyname=KEY)
+    answer = dns.query.tcp(query, "127.0.0.1", port=port, timeout=10, one_rr_per_rrset=True)
+    records = [(rrset.rdtype, rdata) for rrset in answer.answer for rdata in rrset]
+    if len(records) == 1:
+        return "up-to-date"
+    second = records[1]
+    if second[0] == dns.rdatatype.SOA and second[1].serial == serial:
+        return "incremental"
+    return "whole"
+
+
+def journal(run):
+    """The journal: a restarted primary still serves IXFR from before its restart; a
+    secondary killed (SIGKILL) right after an IXFR serves the new serial at once when it
+    comes back, from its kept copy and its journal."""
+    work = run.work("journal-zones")
+    path = os.path.join(work, "big.example.zone")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(1))
+    primary_port, secondary_port = peers.free_port(), peers.free_port()
+    zones = [{"origin": "big.example.", "file": path, "notify": [("127.0.0.1", secondary_port)]}]
+    primary = run.tern(zones, port=primary_port, name="journal-primary")
+    wait_serial(primary_port, "big.example.", 1, who="primary")
+    secondary_zones = [{"origin": "big.example.", "primary": ("127.0.0.1", primary_port)}]
+    secondary = run.tern(secondary_zones, port=secondary_port, name="journal-secondary")
+    wait_serial(secondary_port, "big.example.", 1, who="secondary")
+    time.sleep(1)  # the secondary writes its copy of serial 1
+    with open(path, "w") as f:
+        f.write(unsigned_zone(2, "journaled 60 A 192.0.2.42\n"))
+    os.kill(primary.proc.pid, signal.SIGHUP)
+    wait_serial(secondary_port, "big.example.", 2, who="secondary")
+    os.kill(secondary.proc.pid, signal.SIGKILL)
+    secondary.proc.wait()
+    check(ixfr_kind(primary_port, "big.example.", 1) == "incremental", "no IXFR from 1 before the restart")
+    primary.stop()
+    primary = run.tern(zones, port=primary_port, name="journal-primary")
+    wait_serial(primary_port, "big.example.", 2, who="restarted primary")
+    kind = ixfr_kind(primary_port, "big.example.", 1)
+    check(kind == "incremental", f"after a restart the primary answers IXFR from 1 with {kind}")
+    print("    a restarted primary still answers IXFR from before its restart")
+    primary.stop()  # the secondary must come back from its own disk
+    secondary = run.tern(secondary_zones, port=secondary_port, name="journal-secondary")
+    wait_serial(secondary_port, "big.example.", 2, timeout=10, who="restarted secondary")
+    log = log_of(secondary)
+    check("journal replayed onto the kept copy" in log, f"no journal replay:\n{log[-2000:]}")
+    answer = dns.query.udp(dns.message.make_query("journaled.big.example.", "A"), "127.0.0.1",
+                           port=secondary_port, timeout=2)
+    check(answer.answer and answer.answer[0][0].address == "192.0.2.42", f"{answer}")
+    print("    a secondary killed after an IXFR comes back at the new serial (kept copy + journal)")
+
+
 def signed_queries(run):
     """TSIG on queries against a running Tern (RFC 8945 §5.2), every algorithm, with
     dnspython, dig and kdig as clients."""
@@ -383,10 +380,13 @@ def _udp_raw(wire, port):
 
 SCENARIOS = {
     "signed-queries": signed_queries,
+    "journal": journal,
     "tern-primary": tern_primary,
     "knot-primary": lambda run: peer_primary(run, "knot"),
     "bind-primary": lambda run: peer_primary(run, "bind"),
     "faults": faults,
+    "updates": updates.updates,
+    "forwarding": updates.forwarding,
 }
 
 

@@ -18,6 +18,8 @@ import peers  # noqa: E402
 
 KEY = "xfr.key."
 SECRET = base64.b64encode(b"tern interop transfer key 32 by!").decode()
+UPDATE_KEY = "upd.key."
+UPDATE_SECRET = base64.b64encode(b"tern interop update key, 32 byte").decode()
 WRONG_SECRET = base64.b64encode(b"not the secret the primary knows").decode()
 
 
@@ -28,8 +30,8 @@ def _write(path, text):
 
 def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
     """Tern with `zones`: dicts with origin, and file (primary) or primary=(host, port)
-    (secondary); `notify` lists (host, port) targets; every zone allows transfers with
-    the key from loopback."""
+    (secondary); `notify` lists (host, port) targets; `acls` names more `[[acl]]`s
+    (declared in `extra`); every zone allows transfers with the key from loopback."""
     remotes, zone_text, seen = [], [], {}
 
     def remote(addr):
@@ -40,7 +42,8 @@ def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
         return rid
 
     for z in zones:
-        lines = [f'[[zone]]\nname = "{z["origin"]}"\nacl = "xfr"\n']
+        acls = ", ".join(f'"{a}"' for a in ["xfr", *z.get("acls", [])])
+        lines = [f'[[zone]]\nname = "{z["origin"]}"\nacl = [{acls}]\n']
         if "file" in z:
             lines.append(f'file = "{z["file"]}"\n')
         if "primary" in z:
@@ -73,13 +76,15 @@ action = ["transfer"]
 
 def knot(port, work, zones):
     """Knot DNS; a zone with `primary` is a secondary, else a primary from `file` that
-    keeps the differences of reloads for IXFR and notifies `notify`."""
+    keeps the differences of reloads for IXFR and notifies `notify`; a zone with
+    `update` takes updates signed with `UPDATE_KEY` (a secondary forwards them)."""
     remotes, zone_lines = {}, []
     for z in zones:
         for addr in [z["primary"]] if "primary" in z else z.get("notify", []):
             remotes[f"r{addr[1]}"] = addr
     for z in zones:
-        line = f"  - domain: {z['origin']}\n    acl: [notify, transfer]\n"
+        acl = "notify, transfer, update" if z.get("update") else "notify, transfer"
+        line = f"  - domain: {z['origin']}\n    acl: [{acl}]\n"
         if "primary" in z:
             line += f"    master: r{z['primary'][1]}\n    file: {work}/{z['origin']}zone\n"
         else:
@@ -107,8 +112,15 @@ key:
   - id: {KEY}
     algorithm: hmac-sha256
     secret: {SECRET}
+  - id: {UPDATE_KEY}
+    algorithm: hmac-sha256
+    secret: {UPDATE_SECRET}
 {"remote:" + chr(10) + remote_text if remote_text else ""}
 acl:
+  - id: update
+    address: 127.0.0.0/8
+    key: {UPDATE_KEY}
+    action: update
   - id: notify
     address: 127.0.0.0/8
     key: {KEY}

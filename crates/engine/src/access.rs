@@ -1,12 +1,20 @@
 //! Who may do what: the TSIG keys the server knows and, per zone, the rules that allow or
-//! deny zone transfers and NOTIFY by client address prefix and TSIG key.
+//! deny zone transfers, NOTIFY and dynamic updates by client address prefix and TSIG key.
 //!
 //! Rules are tried in order; the first whose action, address and key all match decides
-//! (allow, or deny when it says so). When none matches, the request is denied: transfers
-//! and NOTIFY are refused until the configuration allows them, as Knot DNS and NSD do.
-//! A rule without addresses matches every address; a rule without keys matches signed
-//! and unsigned requests alike, and a rule with keys only requests signed (and verified)
-//! with one of them.
+//! (allow, or deny when it says so). When none matches, the request is denied: transfers,
+//! NOTIFY and updates are refused until the configuration allows them, as Knot DNS and
+//! NSD do. A rule without addresses matches every address; a rule without keys matches
+//! signed and unsigned requests alike, and a rule with keys only requests signed (and
+//! verified) with one of them.
+//!
+//! An update rule may also limit what it covers ([`UpdateLimits`]: owner names and
+//! types, the shape of Knot DNS's `update-owner`, `update-owner-match` and
+//! `update-type`). Updates are decided record by record (RFC 2136 §3.3): for each record
+//! of the update section the first update rule matching the client, the key *and* the
+//! record decides, as BIND's `update-policy` statements do; every record must be
+//! allowed. (Knot DNS asks instead that one rule allow every record of the message;
+//! deciding per record lets two narrow rules together allow an update touching both.)
 //!
 //! The server builds an [`Access`] from its configuration and swaps it in as a whole on
 //! reload; the engine reads it only for the requests that need it (TSIG-signed messages,
@@ -16,7 +24,7 @@ use std::collections::HashMap;
 use std::net::IpAddr;
 
 use tern_wire::tsig::{Key, Keyring};
-use tern_wire::{Dname, Name};
+use tern_wire::{Dname, Name, Rtype};
 
 /// What a request asks to do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -25,6 +33,8 @@ pub enum Action {
     Transfer,
     /// Accept a NOTIFY (RFC 1996 §3.10).
     Notify,
+    /// Accept a dynamic update (RFC 2136 §3.3), within the rule's [`UpdateLimits`].
+    Update,
 }
 
 /// An address prefix (`192.0.2.0/24`, `2001:db8::/32`, or one address).
@@ -90,6 +100,8 @@ pub struct Rule {
     pub actions: Vec<Action>,
     /// Deny instead of allow.
     pub deny: bool,
+    /// What an update may touch ([`Action::Update`] only; other actions ignore it).
+    pub update: UpdateLimits,
 }
 
 impl Rule {
@@ -98,6 +110,72 @@ impl Rule {
         self.actions.contains(&action)
             && (self.addresses.is_empty() || self.addresses.iter().any(|p| p.contains(client)))
             && (self.keys.is_empty() || key.is_some_and(|k| self.keys.iter().any(|n| **n == *k)))
+    }
+}
+
+/// Which owner names an update rule covers (Knot DNS's `update-owner`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Owners {
+    /// Every name of the zone.
+    #[default]
+    Any,
+    /// The name of the TSIG key that signed the update (BIND's `self` and `selfsub`):
+    /// a host updating its own records. An unsigned update matches no name.
+    Key,
+    /// The zone's apex.
+    Zone,
+    /// These names (absolute).
+    Names(Vec<Name>),
+}
+
+/// How an owner is compared with the names of [`Owners`] (Knot DNS's
+/// `update-owner-match`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum OwnerMatch {
+    /// The name itself or any name below it.
+    #[default]
+    SubOrEqual,
+    /// The name itself.
+    Equal,
+    /// Names strictly below it (BIND's `wildcard *.name`).
+    Sub,
+}
+
+/// What an update rule covers: owner names and types. The default covers everything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UpdateLimits {
+    /// The owner names.
+    pub owners: Owners,
+    /// How owners are compared with them.
+    pub owner_match: OwnerMatch,
+    /// The types (empty: every type).
+    pub types: Vec<Rtype>,
+}
+
+impl UpdateLimits {
+    /// True when a change to `rtype` at `owner` in `zone`, signed with `key`, is within
+    /// the limits. `rtype` is `None` for a change that names no type (deleting every
+    /// RRset of a name that holds none): only the owner is then compared.
+    pub fn covers(
+        &self,
+        zone: &Dname,
+        key: Option<&Dname>,
+        owner: &Dname,
+        rtype: Option<Rtype>,
+    ) -> bool {
+        let type_ok = rtype.is_none_or(|t| self.types.is_empty() || self.types.contains(&t));
+        let matches = |name: &Dname| match self.owner_match {
+            OwnerMatch::SubOrEqual => owner.ends_with(name),
+            OwnerMatch::Equal => owner.eq_ignore_case(name),
+            OwnerMatch::Sub => owner.is_below(name),
+        };
+        let owner_ok = match &self.owners {
+            Owners::Any => true,
+            Owners::Key => key.is_some_and(matches),
+            Owners::Zone => matches(zone),
+            Owners::Names(names) => names.iter().any(|n| matches(n)),
+        };
+        type_ok && owner_ok
     }
 }
 
@@ -112,6 +190,32 @@ impl ZoneAccess {
     /// Whether `client`, having signed with `key` (verified), may do `action`.
     pub fn allows(&self, action: Action, client: IpAddr, key: Option<&Dname>) -> bool {
         self.rules.iter().find(|r| r.matches(action, client, key)).is_some_and(|r| !r.deny)
+    }
+
+    /// Whether some rule lets `client` with `key` update the zone at all: the test made
+    /// before an update is read further. Each record is then checked with
+    /// [`allows_update`](Self::allows_update).
+    pub fn may_update(&self, client: IpAddr, key: Option<&Dname>) -> bool {
+        self.rules.iter().any(|r| !r.deny && r.matches(Action::Update, client, key))
+    }
+
+    /// Whether `client` with `key` may change `rtype` at `owner` in `zone` (`None`: a
+    /// change naming no type, see [`UpdateLimits::covers`]). The first update rule
+    /// matching the client, the key and the record decides; none: denied.
+    pub fn allows_update(
+        &self,
+        zone: &Dname,
+        client: IpAddr,
+        key: Option<&Dname>,
+        owner: &Dname,
+        rtype: Option<Rtype>,
+    ) -> bool {
+        self.rules
+            .iter()
+            .find(|r| {
+                r.matches(Action::Update, client, key) && r.update.covers(zone, key, owner, rtype)
+            })
+            .is_some_and(|r| !r.deny)
     }
 }
 
@@ -193,5 +297,78 @@ mod tests {
         assert!(!zone.allows(t, ip("10.0.0.1"), Some(&key)), "no rule: deny");
         assert!(zone.allows(Action::Notify, ip("10.0.0.1"), None), "open rule");
         assert!(!ZoneAccess::default().allows(t, ip("127.0.0.1"), None));
+    }
+
+    #[test]
+    fn update_limits_cover_owners_and_types() {
+        let n = |s: &str| s.parse::<Name>().unwrap();
+        let zone = n("example.");
+        let key = n("host.example.");
+        let covers = |limits: &UpdateLimits, owner: &str, rtype: Option<Rtype>| {
+            limits.covers(&zone, Some(&key), &n(owner), rtype)
+        };
+        let all = UpdateLimits::default();
+        assert!(covers(&all, "anything.example.", Some(Rtype::NS)));
+        let names = |m: OwnerMatch| UpdateLimits {
+            owners: Owners::Names(vec![n("dyn.example.")]),
+            owner_match: m,
+            types: vec![Rtype::A, Rtype::AAAA],
+        };
+        let (equal, sub, both) =
+            (names(OwnerMatch::Equal), names(OwnerMatch::Sub), names(OwnerMatch::SubOrEqual));
+        assert!(covers(&equal, "DYN.example.", Some(Rtype::A)), "names compare in any case");
+        assert!(!covers(&equal, "a.dyn.example.", Some(Rtype::A)));
+        assert!(covers(&sub, "a.dyn.example.", Some(Rtype::AAAA)));
+        assert!(!covers(&sub, "dyn.example.", Some(Rtype::A)));
+        assert!(covers(&both, "dyn.example.", Some(Rtype::A)));
+        assert!(covers(&both, "b.a.dyn.example.", Some(Rtype::A)));
+        assert!(!covers(&both, "xdyn.example.", Some(Rtype::A)), "label-wise");
+        assert!(!covers(&both, "dyn.example.", Some(Rtype::TXT)), "type");
+        assert!(covers(&both, "dyn.example.", None), "no type: the owner decides");
+        let own = UpdateLimits { owners: Owners::Key, ..UpdateLimits::default() };
+        assert!(covers(&own, "host.example.", Some(Rtype::TXT)));
+        assert!(!own.covers(&zone, None, &key, Some(Rtype::TXT)), "unsigned");
+        let apex = UpdateLimits {
+            owners: Owners::Zone,
+            owner_match: OwnerMatch::Equal,
+            ..UpdateLimits::default()
+        };
+        assert!(covers(&apex, "example.", Some(Rtype::MX)) && !covers(&apex, "www.example.", None));
+    }
+
+    #[test]
+    fn updates_are_decided_per_record_and_other_actions_ignore_the_limits() {
+        let n = |s: &str| s.parse::<Name>().unwrap();
+        let zone = n("example.");
+        let txt_only = UpdateLimits { types: vec![Rtype::TXT], ..UpdateLimits::default() };
+        let access = ZoneAccess {
+            rules: vec![
+                Rule {
+                    actions: vec![Action::Update],
+                    deny: true,
+                    update: UpdateLimits {
+                        owners: Owners::Names(vec![n("locked.example.")]),
+                        ..UpdateLimits::default()
+                    },
+                    ..Rule::default()
+                },
+                Rule {
+                    actions: vec![Action::Update, Action::Transfer],
+                    update: txt_only,
+                    ..Rule::default()
+                },
+            ],
+        };
+        let client = ip("192.0.2.1");
+        let allows = |owner: &str, rtype: Rtype| {
+            access.allows_update(&zone, client, None, &n(owner), Some(rtype))
+        };
+        assert!(allows("www.example.", Rtype::TXT));
+        assert!(!allows("www.example.", Rtype::A), "no rule covers A: denied");
+        assert!(!allows("locked.example.", Rtype::TXT), "the deny rule comes first");
+        assert!(access.may_update(client, None));
+        assert!(access.allows(Action::Transfer, client, None), "limits are for updates only");
+        assert!(!access.allows(Action::Notify, client, None));
+        assert!(!ZoneAccess::default().may_update(client, None));
     }
 }

@@ -7,8 +7,9 @@
 //! * `solve` runs RFC 1034 §4.3.2 against one zone, with `referral`, `negative`,
 //!   `dname` and `dnssec` for the kinds of answer, and `chaos` for identity queries.
 //! * The rarer requests leave the query path at one test ([`Query::is_special`]):
-//!   TSIG-signed messages (`signed`), NOTIFY ([`notify`]) and zone transfers ([`xfr`]),
-//!   decided by the [`access`] rules with the client's address and the verified key.
+//!   TSIG-signed messages (`signed`), NOTIFY ([`notify`]), zone transfers ([`xfr`]) and
+//!   dynamic updates ([`update`]), decided by the [`access`] rules with the client's
+//!   address and the verified key.
 //! * [`cookie`] checks and answers DNS cookies; [`class`] says what kind of answer a
 //!   response is ([`Engine::answer_reported`]), for the server's rate limiting, which
 //!   may send a [`Short`] answer in its place.
@@ -31,6 +32,7 @@ mod referral;
 pub mod response;
 mod signed;
 mod solve;
+pub mod update;
 pub mod xfr;
 
 use std::net::{IpAddr, Ipv4Addr};
@@ -45,10 +47,11 @@ use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
 use tern_zone::{ContentsGuard, NodeId, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
-pub use access::{Access, Action, Prefix, Rule, ZoneAccess};
+pub use access::{Access, Action, OwnerMatch, Owners, Prefix, Rule, UpdateLimits, ZoneAccess};
 pub use class::{Report, ResponseClass};
 pub use cookie::{CookieSeen, Cookies, Schedule};
 pub use notify::Notice;
+pub use update::{SerialPolicy, UpdatePolicy, UpdateRefusal, UpdateRequest};
 pub use xfr::{Transfer, TransferStats};
 
 use cookie::QueryCookie;
@@ -146,6 +149,9 @@ pub enum Outcome {
     },
     /// A zone transfer to stream over TCP, message by message; nothing is written yet.
     Transfer(Box<Transfer>),
+    /// A dynamic update for the zone's writer, which computes and applies the change
+    /// and then writes the answer ([`UpdateRequest`]); nothing is written yet.
+    Update(Box<UpdateRequest>),
 }
 
 /// The query engine.
@@ -446,8 +452,8 @@ impl Engine {
         let Some(q) = &query.question else { return };
         match query.flags.opcode() {
             Opcode::QUERY => {}
-            // Dynamic updates are not accepted yet (RFC 2136 §3.1): not authorized, as
-            // Knot DNS answers without an ACL. (NOTIFY never comes here: see `signed`.)
+            // NOTIFY and UPDATE with a question never come here (see `signed`); this is
+            // a guard: not authorized.
             Opcode::NOTIFY | Opcode::UPDATE => {
                 resp.rcode = Rcode::NOTAUTH;
                 return;

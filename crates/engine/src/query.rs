@@ -70,11 +70,13 @@ pub struct Query<'a> {
 
 impl Query<'_> {
     /// True for what the common query path does not handle: TSIG-signed messages,
-    /// NOTIFY, and zone transfer questions (one test on the common path).
+    /// NOTIFY, UPDATE, and zone transfer questions (one test on the common path).
     #[inline]
     pub fn is_special(&self) -> bool {
         let transfer = self.question.is_some_and(|q| matches!(q.qtype, Rtype::AXFR | Rtype::IXFR));
-        self.tsig.is_some() || self.flags.opcode() == tern_wire::Opcode::NOTIFY || transfer
+        // NOTIFY (4) and UPDATE (5) differ in the opcode's lowest bit only: one test.
+        let notify_or_update = self.flags.opcode().0 & !1 == tern_wire::Opcode::NOTIFY.0;
+        self.tsig.is_some() || notify_or_update || transfer
     }
 }
 

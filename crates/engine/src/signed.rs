@@ -1,6 +1,6 @@
 //! The requests the common query path hands over ([`Query::is_special`]): TSIG-signed
-//! messages, NOTIFY and zone transfers. None of them is frequent, so this path may take
-//! the access rules' guard, copy names and read the message twice.
+//! messages, NOTIFY, UPDATE and zone transfers. None of them is frequent, so this path
+//! may take the access rules' guard, copy names and read the message twice.
 //!
 //! TSIG (RFC 8945 §5.2): the MAC is checked against the configured keys before anything
 //! else. An unknown key is answered NOTAUTH with BADKEY, a wrong MAC NOTAUTH with
@@ -19,6 +19,7 @@ use tern_zone::{ZoneContents, ZoneSet};
 use crate::access::{Access, Action};
 use crate::query::{Query, Question};
 use crate::response::Response;
+use crate::update::{Accepted, UpdateMessage, UpdateRequest};
 use crate::xfr::{Head, Transfer};
 use crate::{notify, Engine, Found, Outcome, Request, Transport};
 
@@ -88,6 +89,9 @@ pub(crate) fn answer(
     match (query.flags.opcode(), query.question) {
         (Opcode::NOTIFY, Some(q)) if crate::query::precheck(query).is_none() => {
             ctx.notify(&q, out, table)
+        }
+        (Opcode::UPDATE, Some(q)) if crate::query::precheck(query).is_none() => {
+            ctx.update(&q, &access, out, table)
         }
         (Opcode::QUERY, Some(q))
             if matches!(q.qtype, Rtype::AXFR | Rtype::IXFR)
@@ -259,6 +263,50 @@ impl Ctx<'_> {
             }
         };
         self.write(out, table, body)
+    }
+
+    /// UPDATE (RFC 2136 §3.1, §3.3): what does not depend on the zone's contents is
+    /// answered here — FORMERR, NOTIMP for a class other than IN, NOTAUTH unless the
+    /// zone section names a zone we serve, REFUSED unless some rule lets the client and
+    /// key update it, SERVFAIL when the zone has no data — and the rest is handed to the
+    /// zone's writer as an [`UpdateRequest`].
+    fn update(
+        &self,
+        q: &Question<'_>,
+        access: &Arc<Access>,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> Outcome {
+        let message = match UpdateMessage::read(self.request.message) {
+            Ok(message) => message,
+            Err(refusal) => return self.reply(refusal.rcode, out, table),
+        };
+        let Some(slot) = self.zones.get(q.qname()) else {
+            return self.reply(Rcode::NOTAUTH, out, table);
+        };
+        let allowed = access.zones.get(slot.origin());
+        if !allowed.is_some_and(|z| z.may_update(self.request.client, self.key)) {
+            return self.reply(Rcode::REFUSED, out, table);
+        }
+        if slot.contents().is_none() {
+            return self.reply(Rcode::SERVFAIL, out, table);
+        }
+        let signer = self.signed.and_then(|s| s.outcome.key.map(|k| (k, s.outcome.mac.as_slice())));
+        Outcome::Update(Box::new(UpdateRequest::new(Accepted {
+            origin: slot.origin(),
+            message,
+            access: Arc::clone(access),
+            client: self.request.client,
+            transport: self.request.transport,
+            key: signer.map(|(k, _)| k),
+            request_mac: signer.map_or(&[], |(_, mac)| mac),
+            raw: self.request.message,
+            id: self.query.id,
+            rd: self.query.flags.has(tern_wire::message::Flags::RD),
+            edns: self.query.edns.map(|e| e.dnssec_ok),
+            udp_payload: self.engine.config.udp_max_payload,
+            limit: self.engine.size_limit(self.query, self.request.transport),
+        })))
     }
 
     fn stream(

@@ -1,5 +1,5 @@
 //! The server as a client of other servers: the SOA query of a refresh, zone transfers
-//! in (AXFR, IXFR) and NOTIFY out, each signed with the remote's TSIG key when it has
+//! in (AXFR, IXFR), NOTIFY out and updates forwarded to a primary, each signed with the remote's TSIG key when it has
 //! one and checked as RFC 8945 §5.3 says.
 //!
 //! These calls block (with timeouts on every step) and run on the control plane's
@@ -243,15 +243,7 @@ pub fn transfer(
     };
     let soa = ours.filter(|_| qtype == Rtype::IXFR).map(|soa| (Section::Authority, soa));
     let (message, mac) = request(Opcode::QUERY, zone, qtype, soa, peer.key)?;
-    let mut stream = TcpStream::connect_timeout(&peer.addr, limits.timeout)?;
-    stream.set_read_timeout(Some(limits.timeout))?;
-    stream.set_write_timeout(Some(limits.timeout))?;
-    stream.set_nodelay(true)?;
-    let len =
-        u16::try_from(message.len()).map_err(|_| ClientError::Broken("request too long".into()))?;
-    let mut framed = len.to_be_bytes().to_vec();
-    framed.extend_from_slice(&message);
-    stream.write_all(&framed)?;
+    let stream = tcp_send(peer.addr, &message, limits.timeout)?;
     let mut reader =
         Stream { tcp: stream, incoming, verifier: None, limits, bytes: 0, messages: 0 };
     if let (Some(key), Some(mac)) = (peer.key, mac.as_ref()) {
@@ -262,6 +254,39 @@ pub fn transfer(
     let records = reader.incoming.records();
     let received = reader.incoming.finish().map_err(|e| ClientError::Broken(e.to_string()))?;
     Ok(TransferIn { received, messages, records, bytes })
+}
+
+/// Sends a dynamic update as it was received (its TSIG record, if any, untouched) to a
+/// primary over TCP and returns the primary's answer (RFC 2136 §6), which must be an
+/// UPDATE answer with the request's ID. The answer is relayed to the client as it is,
+/// so it is not judged here: the client checks its signature.
+pub fn forward(peer: Peer<'_>, message: &[u8], timeout: Duration) -> Result<Vec<u8>> {
+    let mut stream = tcp_send(peer.addr, message, timeout)?;
+    let mut prefix = [0u8; 2];
+    stream.read_exact(&mut prefix).map_err(cut_short)?;
+    let mut answer = vec![0u8; usize::from(u16::from_be_bytes(prefix))];
+    stream.read_exact(&mut answer).map_err(cut_short)?;
+    let header = MessageReader::new(&answer).map_err(|e| ClientError::Broken(e.to_string()))?;
+    let (id, flags) = (header.header().id, header.header().flags);
+    let request_id = message.first_chunk::<2>().map(|b| u16::from_be_bytes(*b));
+    if !flags.has(Flags::QR) || flags.opcode() != Opcode::UPDATE || Some(id) != request_id {
+        return Err(ClientError::Broken("not the answer to the forwarded update".into()));
+    }
+    Ok(answer)
+}
+
+/// Connects to `addr` over TCP (every step within `timeout`) and sends `message`.
+fn tcp_send(addr: SocketAddr, message: &[u8], timeout: Duration) -> Result<TcpStream> {
+    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+    stream.set_read_timeout(Some(timeout))?;
+    stream.set_write_timeout(Some(timeout))?;
+    stream.set_nodelay(true)?;
+    let len =
+        u16::try_from(message.len()).map_err(|_| ClientError::Broken("request too long".into()))?;
+    let mut framed = len.to_be_bytes().to_vec();
+    framed.extend_from_slice(message);
+    stream.write_all(&framed)?;
+    Ok(stream)
 }
 
 /// A TSIG verdict in words (TSIG error codes named as RFC 8945 §3 names them, not as

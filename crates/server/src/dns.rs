@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
-use tern_engine::{Schedule, Transfer};
+use tern_engine::{Schedule, Transfer, UpdateRequest};
 use tern_wire::message::CompressionTable;
 use tern_wire::Rcode;
 use tern_zone::{Pins, ZoneDb, ZoneSet};
@@ -28,6 +28,8 @@ use tracing::{info, warn};
 use crate::config::Config;
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
+use crate::udp::reply::Replier;
+use crate::updates::{AnswerStream, Reply, UpdateTask};
 
 /// A NOTIFY accepted by the data plane, for the control plane: the zone and serial, and
 /// who sent it.
@@ -46,6 +48,10 @@ pub struct EngineHandler {
     cookies: Option<Schedule>,
     /// Response rate limiting; `None` when it is off.
     rrl: Option<Limiter>,
+    /// Where accepted updates go (the control plane), once it runs.
+    updates: OnceLock<mpsc::Sender<UpdateTask>>,
+    /// The sockets UDP answers to updates leave from.
+    replier: OnceLock<Arc<Replier>>,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -118,6 +124,8 @@ impl EngineHandler {
             notices: OnceLock::new(),
             cookies: config.cookies.schedule(random_bytes::<16>),
             rrl: Limiter::new(&config.rrl, seed),
+            updates: OnceLock::new(),
+            replier: OnceLock::new(),
         }
     }
 
@@ -142,6 +150,45 @@ impl EngineHandler {
     /// Sends accepted NOTIFYs to `notices` from now on (once).
     pub fn forward_notices(&self, notices: mpsc::Sender<NoticeFrom>) {
         let _ = self.notices.set(notices);
+    }
+
+    /// Sends accepted updates to `updates` from now on (once).
+    pub fn forward_updates(&self, updates: mpsc::Sender<UpdateTask>) {
+        let _ = self.updates.set(updates);
+    }
+
+    /// Sends the answers to updates that came over UDP from `replier` (once).
+    pub fn send_late_answers(&self, replier: Arc<Replier>) {
+        let _ = self.replier.set(replier);
+    }
+
+    /// Queues an accepted update for its zone's writer, which answers it once the
+    /// change is durable (`crate::updates`); nothing is sent now. Over TCP the batch
+    /// takes the stream that waits for that answer. Without a control plane, or with
+    /// its queue full, the update is answered SERVFAIL (by the dropped task).
+    fn queue_update(
+        &self,
+        batch: &mut EngineBatch<'_>,
+        update: Box<UpdateRequest>,
+        ctx: &RequestContext,
+    ) -> Option<usize> {
+        let reply = match ctx.transport {
+            Transport::Udp => {
+                let replier = Arc::clone(self.replier.get()?);
+                Reply::Udp { replier, client: ctx.client, local: ctx.local }
+            }
+            Transport::Tcp => {
+                let (stream, reply) = AnswerStream::pair();
+                batch.stream = Some(Box::new(stream));
+                reply
+            }
+        };
+        let task = UpdateTask::new(update, reply);
+        match self.updates.get() {
+            Some(queue) => drop(queue.try_send(task)),
+            None => drop(task),
+        }
+        None
     }
 
     /// Passes an accepted NOTIFY on; if the control plane is behind, a refresh of that
@@ -363,6 +410,7 @@ impl Handler for EngineHandler {
                 Some(len)
             }
             Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
+            Outcome::Update(update) => self.queue_update(batch, update, ctx),
         }
     }
 

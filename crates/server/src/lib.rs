@@ -30,6 +30,7 @@ pub mod sockopt;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
+pub mod updates;
 
 pub use config::Config;
 pub use dns::EngineHandler;

@@ -54,6 +54,13 @@ impl Listeners {
         Ok(Listeners { udp, tcp, addrs })
     }
 
+    /// Duplicates of one worker's UDP sockets, to send late answers from (updates).
+    pub fn replier(&self) -> Result<udp::reply::Replier> {
+        let endpoints = self.udp.first().map_or(&[][..], Vec::as_slice);
+        udp::reply::Replier::new(endpoints)
+            .map_err(|source| Error::Os { doing: "duplicating the UDP sockets", source })
+    }
+
     /// The bound addresses, ports resolved.
     pub fn addrs(&self) -> &[SocketAddr] {
         &self.addrs
@@ -181,7 +188,12 @@ impl RunningServer {
         &self.addrs
     }
 
-    /// The counters now.
+    /// The counters themselves, shared (the watchdog reads the workers' heartbeat).
+    pub fn shared_stats(&self) -> Arc<Stats> {
+        Arc::clone(&self.stats)
+    }
+
+    /// The counters as they are now.
     pub fn stats(&self) -> StatsSnapshot {
         self.stats.snapshot()
     }

@@ -14,6 +14,9 @@ pub struct Stats {
     tcp_queries: AtomicU64,
     tcp_closed_idle: AtomicU64,
     tcp_closed_slow: AtomicU64,
+    /// Raised by each UDP worker now and then (at least every `udp::WAKE` when idle):
+    /// that it still moves, for systemd's watchdog.
+    heartbeat: AtomicU64,
 }
 
 /// A copy of the counters at one moment.
@@ -65,6 +68,16 @@ impl Stats {
 
     pub(crate) fn add_tcp_closed_slow(&self) {
         self.tcp_closed_slow.fetch_add(1, Relaxed);
+    }
+
+    /// A UDP worker is alive (called when it flushes its tally).
+    pub(crate) fn beat(&self) {
+        self.heartbeat.fetch_add(1, Relaxed);
+    }
+
+    /// How often the UDP workers said they are alive.
+    pub fn heartbeat(&self) -> u64 {
+        self.heartbeat.load(Relaxed)
     }
 
     /// Reads all counters.

@@ -29,7 +29,7 @@ fn setup(extra: &str) -> (tempfile::TempDir, PathBuf, SocketAddr) {
     std::fs::write(dir.path().join("example.com.zone"), tern_server::demo::ZONE_TEXT).unwrap();
     let port = free_port();
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n{extra}\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n{extra}\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
     );
     let config = dir.path().join("ternd.toml");
@@ -397,4 +397,55 @@ fn daemon_start_reports_zones_that_failed_to_load() {
     // SAFETY: signalling the daemon this test started.
     unsafe { libc::kill(pid, libc::SIGTERM) };
     assert!(eventually(Duration::from_secs(5), || !pid_file.exists()));
+}
+
+/// The messages a `Type=notify` unit's systemd receives, read from `socket` until
+/// `want` arrives (or 10 s pass).
+fn notified_until(socket: &std::os::unix::net::UnixDatagram, want: &str) -> Vec<String> {
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let mut buf = [0u8; 512];
+    while std::time::Instant::now() < deadline {
+        let Ok(n) = socket.recv(&mut buf) else { continue };
+        let message = String::from_utf8_lossy(&buf[..n]).into_owned();
+        let done = message.lines().any(|l| l == want);
+        seen.push(message);
+        if done {
+            break;
+        }
+    }
+    seen
+}
+
+/// Under systemd (`NOTIFY_SOCKET`, `WATCHDOG_USEC`): READY=1 once the zones are
+/// loaded, watchdog pings while healthy, RELOADING=1 then READY=1 on SIGHUP, STOPPING=1
+/// on SIGTERM.
+#[test]
+fn systemd_is_told_ready_reloading_stopping_and_pinged() {
+    let (dir, config, addr) = setup("");
+    let notify_path = dir.path().join("notify");
+    let systemd = std::os::unix::net::UnixDatagram::bind(&notify_path).unwrap();
+    systemd.set_read_timeout(Some(Duration::from_millis(200))).unwrap();
+    let log = std::fs::File::create(dir.path().join("log")).unwrap();
+    let mut child = ternd()
+        .args(["--config", config.to_str().unwrap()])
+        .env("NOTIFY_SOCKET", &notify_path)
+        .env("WATCHDOG_USEC", "1000000")
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let ready = notified_until(&systemd, "READY=1");
+    assert!(ready.iter().any(|m| m.contains("STATUS=serving 1 zones")), "{ready:?}");
+    assert!(udp_ask(addr, &query(1, "example.com")).is_some(), "answers once ready");
+    let pinged = notified_until(&systemd, "WATCHDOG=1");
+    assert!(pinged.last().is_some_and(|m| m == "WATCHDOG=1"), "{pinged:?}");
+    // SAFETY (test): signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGHUP) };
+    let reload = notified_until(&systemd, "READY=1");
+    assert!(reload.iter().any(|m| m.starts_with("RELOADING=1\nMONOTONIC_USEC=")), "{reload:?}");
+    // SAFETY (test): as above.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let stopping = notified_until(&systemd, "STOPPING=1");
+    assert!(stopping.last().is_some_and(|m| m == "STOPPING=1"), "{stopping:?}");
+    assert!(child.wait().unwrap().success());
 }

@@ -79,7 +79,7 @@ fn configure(dir: &Path) -> (Vec<String>, SocketAddr) {
     let port = free_port();
     let config = format!(
         "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
-         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
+         storage = \"storage\"\n[[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\n"
     );
     std::fs::write(dir.join("ternd.toml"), config).unwrap();
     let conf = dir.join("ternd.toml").to_str().unwrap().to_owned();

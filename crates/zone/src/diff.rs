@@ -33,6 +33,35 @@ impl ZoneContents {
         Some(changes)
     }
 
+    /// `change` (made against another version of this zone) made to apply to `self`: the
+    /// records it removes that `self` holds, the records it adds that `self` lacks, from
+    /// `self`'s SOA to `soa_to`. How an edit of a zone file is merged into a version
+    /// that has taken dynamic updates since the file was read: what the edit changed is
+    /// changed, what the updates changed meanwhile stays. `None` without an SOA.
+    pub fn rebase(&self, change: &Changeset, soa_to: RecordData) -> Option<Changeset> {
+        let mut rebased = Changeset::between(self.soa_record()?, soa_to);
+        rebased.removed = change.removed.iter().filter(|r| self.has_record(r)).cloned().collect();
+        rebased.added = change.added.iter().filter(|r| !self.has_record(r)).cloned().collect();
+        Some(rebased)
+    }
+
+    /// Whether the zone holds `record` (its TTL aside): its owner, type and RDATA.
+    pub fn has_record(&self, record: &RecordData) -> bool {
+        let node = match self.find(&record.owner).and_then(|id| self.node(id)) {
+            Some(node) => Some(node),
+            None => chain_node(self, &record.owner),
+        };
+        let Some(node) = node else { return false };
+        let rdata = record.rdata.as_slice();
+        if record.rtype == Rtype::RRSIG {
+            let covered = rdata.first_chunk::<2>().map(|b| Rtype(u16::from_be_bytes(*b)));
+            let set = covered.and_then(|t| node.rrset(t));
+            return set.is_some_and(|s| s.sigs().any(|x| canonical_eq(Rtype::RRSIG, x, rdata)));
+        }
+        let set = node.rrset(record.rtype);
+        set.is_some_and(|s| s.rdatas().any(|x| canonical_eq(record.rtype, x, rdata)))
+    }
+
     /// The apex SOA as a record.
     pub fn soa_record(&self) -> Option<RecordData> {
         let apex = self.apex()?;
@@ -169,5 +198,34 @@ mod tests {
         let b = zone("x.example. 300 MX 10 A.EXAMPLE.\na.example. 300 A 192.0.2.1\n", 5);
         let cs = a.diff(&b).unwrap();
         assert!(cs.removed.is_empty() && cs.added.is_empty(), "{cs:?}");
+    }
+
+    /// An edit of the file (b gone, c added) merged into a version the updates changed
+    /// meanwhile (b gone too, d added): c comes, d stays, and nothing is removed twice.
+    #[test]
+    fn an_edit_rebased_onto_updated_data_keeps_the_updates() {
+        let base = zone("a.example. 300 A 192.0.2.1\nb.example. 300 A 192.0.2.2\n", 1);
+        let edited = zone("a.example. 300 A 192.0.2.1\nc.example. 300 A 192.0.2.3\n", 2);
+        let updated = zone("a.example. 300 A 192.0.2.1\nd.example. 300 A 192.0.2.4\n", 7);
+        let edit = base.diff(&edited).unwrap();
+        let mut soa = edited.soa_record().unwrap();
+        soa.rdata = crate::records::with_soa_serial(&soa.rdata, 8).unwrap();
+        let merged = updated.rebase(&edit, soa).unwrap();
+        assert_eq!((merged.from_serial(), merged.to_serial()), (Some(7), Some(8)));
+        assert!(merged.removed.is_empty(), "b is gone already: {:?}", merged.removed);
+        assert_eq!(texts(&merged.added), ["c.example. 300 A 192.0.2.3"]);
+        let (result, _) = updated.apply(&merged).unwrap();
+        let names: Vec<String> = result.data_nodes().map(|(_, n)| n.owner().to_string()).collect();
+        assert!(
+            names.contains(&"c.example.".to_string()) && names.contains(&"d.example.".to_string())
+        );
+        assert!(!names.contains(&"b.example.".to_string()));
+        assert!(updated.has_record(&texts_record("d.example.", "192.0.2.4")));
+        assert!(!updated.has_record(&texts_record("b.example.", "192.0.2.2")));
+    }
+
+    fn texts_record(owner: &str, ip: &str) -> RecordData {
+        let rdata = tern_wire::rdata::parse_str(Rtype::A, ip, None).unwrap();
+        RecordData { owner: owner.parse().unwrap(), rtype: Rtype::A, ttl: 1, rdata }
     }
 }

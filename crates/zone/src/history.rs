@@ -58,6 +58,11 @@ impl History {
         next
     }
 
+    /// The changesets kept, oldest first.
+    pub fn iter(&self) -> impl Iterator<Item = &Arc<Changeset>> + '_ {
+        self.changes.iter()
+    }
+
     /// Number of changesets kept.
     pub fn len(&self) -> usize {
         self.changes.len()

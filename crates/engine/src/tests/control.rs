@@ -42,7 +42,7 @@ fn engine() -> Engine {
             addresses: vec![Prefix::parse("127.0.0.1").unwrap()],
             keys: vec![key().name().to_name()],
             actions: vec![Action::Transfer],
-            deny: false,
+            ..Rule::default()
         },
         Rule {
             addresses: vec![Prefix::parse("127.0.0.3").unwrap()],
@@ -377,4 +377,113 @@ fn ixfr_sends_the_condensed_difference_or_falls_back() {
     let bare = message("example.", Rtype::IXFR, Opcode::QUERY, None, Some((&key(), NOW)));
     let (outcome, out) = send(&e, &set, &bare, "127.0.0.1", Transport::Tcp);
     assert_eq!(rcode(&response(&outcome, &out)), Rcode::FORMERR);
+}
+
+/// An UPDATE of `zone` (zone section `ztype`/`zclass`) adding `n.example. A`; signed
+/// with `key` at `time` when given.
+fn update_message(zone: &str, ztype: Rtype, zclass: Class, key: Option<(&Key, u64)>) -> Vec<u8> {
+    let mut buf = vec![0u8; 1024];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 1024, &mut table).unwrap();
+    w.set_id(0x2136);
+    let mut flags = Flags(0);
+    flags.set_opcode(Opcode::UPDATE);
+    w.set_flags(flags);
+    w.push_question(&zone.parse::<Name>().unwrap(), ztype, zclass).unwrap();
+    let owner: Name = "n.example.".parse().unwrap();
+    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 300, &[192, 0, 2, 7]).unwrap();
+    if let Some((k, time)) = key {
+        w.sign_tsig(k, None, &TsigFields::at(time)).unwrap();
+    }
+    w.finish().to_vec()
+}
+
+/// `engine()`'s rules, and updates of `example.` from 127.0.0.1 with the key.
+fn update_engine() -> Engine {
+    let e = engine();
+    let mut access = (*e.access()).clone();
+    let rules = &mut access.zones.get_mut(&origin()).unwrap().rules;
+    rules.push(Rule {
+        addresses: vec![Prefix::parse("127.0.0.1").unwrap()],
+        keys: vec![key().name().to_name()],
+        actions: vec![Action::Update],
+        ..Rule::default()
+    });
+    e.set_access(access);
+    e
+}
+
+#[test]
+fn update_is_handed_over_when_signed_by_an_allowed_key() {
+    let (e, set) = (update_engine(), zones(&[("example.", EXAMPLE)]));
+    let signed = update_message("example.", Rtype::SOA, Class::IN, Some((&key(), NOW)));
+    let (outcome, _) = send(&e, &set, &signed, "127.0.0.1", Transport::Tcp);
+    let Outcome::Update(request) = outcome else { panic!("not handed over: {outcome:?}") };
+    assert_eq!(request.zone().to_string(), "example.");
+    assert_eq!(request.key_name().map(ToString::to_string).as_deref(), Some("xfr.key."));
+    assert_eq!(request.transport(), Transport::Tcp);
+    // The writer computes the change against its version, and answers signed.
+    let zone = set.get(&origin()).unwrap().contents_full().unwrap();
+    let changes = request.changes(&zone, &crate::UpdatePolicy::default(), NOW).unwrap();
+    let (after, _) = zone.apply(&changes).unwrap();
+    assert!(zone_records(&after).contains(&"n.example. 300 A 192.0.2.7".to_string()));
+    let mut out = vec![0u8; 512];
+    let len = request.answer(Rcode::NOERROR, &mut out, NOW).unwrap();
+    let request_mac = verify_message(&signed, &[key()][..], None, NOW).unwrap().unwrap().mac;
+    let keys = [key()];
+    let checked =
+        verify_message(&out[..len], &keys[..], Some(request_mac.as_slice()), NOW).unwrap().unwrap();
+    assert_eq!(checked.status, TsigStatus::Ok);
+    assert_eq!(rcode(&out[..len]), Rcode::NOERROR);
+}
+
+#[test]
+fn update_checks_that_need_no_zone_data_are_answered_at_once() {
+    let (e, set) = (update_engine(), zones(&[("example.", EXAMPLE)]));
+    let ask = |msg: &[u8], client: &str| {
+        let (outcome, out) = send(&e, &set, msg, client, Transport::Udp);
+        let answer = response(&outcome, &out);
+        let header = *MessageReader::new(&answer).unwrap().header();
+        assert_eq!(header.flags.opcode(), Opcode::UPDATE);
+        (rcode(&answer), tsig_error(&answer))
+    };
+    let signed = |zone: &str, t: Rtype, c: Class| update_message(zone, t, c, Some((&key(), NOW)));
+    // Not allowed: unsigned, from another address, or signed with another key.
+    let unsigned = update_message("example.", Rtype::SOA, Class::IN, None);
+    assert_eq!(ask(&unsigned, "127.0.0.1"), (Rcode::REFUSED, None));
+    let from_elsewhere = signed("example.", Rtype::SOA, Class::IN);
+    assert_eq!(ask(&from_elsewhere, "127.0.0.2").0, Rcode::REFUSED);
+    let forged = Key::new(key().name().to_name(), Algorithm::HmacSha256, b"not the secret!!");
+    let bad_mac = update_message("example.", Rtype::SOA, Class::IN, Some((&forged, NOW)));
+    assert_eq!(ask(&bad_mac, "127.0.0.1"), (Rcode::NOTAUTH, Some(Rcode::BADSIG)));
+    // The zone section (RFC 2136 §3.1).
+    assert_eq!(ask(&signed("example.", Rtype::A, Class::IN), "127.0.0.1").0, Rcode::FORMERR);
+    assert_eq!(ask(&signed("example.", Rtype::SOA, Class::CH), "127.0.0.1").0, Rcode::NOTIMP);
+    assert_eq!(ask(&signed("www.example.", Rtype::SOA, Class::IN), "127.0.0.1").0, Rcode::NOTAUTH);
+    assert_eq!(ask(&signed("other.", Rtype::SOA, Class::IN), "127.0.0.1").0, Rcode::NOTAUTH);
+    // A zone without data yet.
+    let empty = ZoneSet::new(vec![Arc::new(ZoneSlot::new(&origin()))]);
+    let (outcome, out) =
+        send(&e, &empty, &signed("example.", Rtype::SOA, Class::IN), "127.0.0.1", Transport::Udp);
+    assert_eq!(rcode(&response(&outcome, &out)), Rcode::SERVFAIL);
+}
+
+#[test]
+fn only_notify_and_update_of_the_opcodes_leave_the_query_path() {
+    for (opcode, special) in [
+        (Opcode::QUERY, false),
+        (Opcode::IQUERY, false),
+        (Opcode::STATUS, false),
+        (Opcode(3), false),
+        (Opcode::NOTIFY, true),
+        (Opcode::UPDATE, true),
+        (Opcode::DSO, false),
+        (Opcode(12), false),
+        (Opcode(13), false),
+    ] {
+        let msg = message("example.", Rtype::A, opcode, None, None);
+        let mut scratch = None;
+        let query = crate::query::parse(&msg, &mut scratch).unwrap();
+        assert_eq!(query.is_special(), special, "{opcode}");
+    }
 }

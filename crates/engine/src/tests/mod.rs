@@ -83,7 +83,7 @@ pub fn raw(set: &ZoneSet, config: Config, message: &[u8], transport: Transport) 
     let request = Request { tcp_keepalive: Some(100), ..Request::new(message, transport) };
     match engine.answer(set, &request, &mut out, &mut table) {
         Outcome::Answered { len, .. } | Outcome::Notified { len, .. } => Some(out[..len].to_vec()),
-        Outcome::Dropped | Outcome::Transfer(_) => None,
+        Outcome::Dropped | Outcome::Transfer(_) | Outcome::Update(_) => None,
     }
 }
 

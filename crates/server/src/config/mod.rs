@@ -214,6 +214,12 @@ struct RawZone {
     retry_min: Option<toml::Value>,
     #[serde(default)]
     retry_max: Option<toml::Value>,
+    #[serde(default)]
+    serial_policy: Option<toml::Value>,
+    #[serde(default)]
+    zonefile_sync: Option<toml::Value>,
+    #[serde(default)]
+    notify_ns: Option<toml::Value>,
 }
 
 impl TryFrom<RawZone> for ZoneConfig {
@@ -233,6 +239,9 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("refresh-max", raw.refresh_max),
             ("retry-min", raw.retry_min),
             ("retry-max", raw.retry_max),
+            ("serial-policy", raw.serial_policy),
+            ("zonefile-sync", raw.zonefile_sync),
+            ("notify-ns", raw.notify_ns),
         ];
         for (key, value) in keys {
             if let Some(value) = value {

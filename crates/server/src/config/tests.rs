@@ -243,3 +243,115 @@ fn references_are_checked() {
         assert!(message.starts_with("/etc/tern/ternd.toml:"), "{message}");
     }
 }
+
+#[test]
+fn update_rules_and_the_serial_policy() {
+    use tern_engine::{Action, OwnerMatch, Owners, SerialPolicy};
+    use tern_wire::Rtype;
+    let config = parse(
+        r#"
+        [[key]]
+        name = "acme.example.com"
+        secret = "MDEyMzQ1Njc4OWFiY2RlZg=="
+        [[key]]
+        name = "host.example.com"
+        secret = "MDEyMzQ1Njc4OWFiY2RlZg=="
+        [[acl]]
+        id = "acme"
+        key = "acme.example.com"
+        action = "update"
+        update-owner-name = ["_acme-challenge", "_acme-challenge.www", "_acme-challenge.other.org."]
+        update-owner-match = "equal"
+        update-type = "TXT"
+        [[acl]]
+        id = "self"
+        key = "host.example.com"
+        action = "update"
+        update-owner = "key"
+        update-type = ["A", "AAAA", "TYPE65534"]
+        [[acl]]
+        id = "apex"
+        action = ["update", "transfer"]
+        update-owner = "zone"
+        update-owner-match = "sub"
+        [[template]]
+        id = "default"
+        acl = ["acme", "self", "apex"]
+        serial-policy = "dateserial"
+        [[zone]]
+        name = "example.com"
+        file = "example.com.zone"
+        [[zone]]
+        name = "example.net"
+        file = "example.net.zone"
+        serial-policy = "unixtime"
+        "#,
+    )
+    .unwrap();
+    let plans = &config.resolved.zones;
+    let names = |plan: usize| match &plans[plan].rules[0].update.owners {
+        Owners::Names(names) => names.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        names(0),
+        [
+            "_acme-challenge.example.com.",
+            "_acme-challenge.www.example.com.",
+            "_acme-challenge.other.org."
+        ],
+        "relative names end in each zone's name"
+    );
+    assert_eq!(names(1)[0], "_acme-challenge.example.net.");
+    let acme = &plans[0].rules[0];
+    assert_eq!(
+        (acme.actions.as_slice(), acme.update.owner_match),
+        (&[Action::Update][..], OwnerMatch::Equal)
+    );
+    assert_eq!(acme.update.types, [Rtype::TXT]);
+    let own = &plans[0].rules[1];
+    assert_eq!(
+        (&own.update.owners, own.update.owner_match),
+        (&Owners::Key, OwnerMatch::SubOrEqual)
+    );
+    assert_eq!(own.update.types, [Rtype::A, Rtype::AAAA, Rtype(65534)]);
+    assert_eq!(plans[0].rules[2].update.owners, Owners::Zone);
+    assert_eq!(plans[0].update.serial, SerialPolicy::DateSerial, "from the template");
+    assert_eq!(plans[1].update.serial, SerialPolicy::UnixTime, "the zone's own");
+}
+
+#[test]
+fn update_rules_are_checked() {
+    let acl = |extra: &str| {
+        format!("[[acl]]\nid = \"a\"\naction = \"update\"\n{extra}[[zone]]\nname = \"z\"\nfile = \"f\"\nacl = \"a\"\n")
+    };
+    let cases = [
+        (
+            "[[acl]]\nid = \"a\"\naction = \"transfer\"\nupdate-type = \"TXT\"\n".to_string(),
+            "need `action = \"update\"`",
+        ),
+        (acl("update-owner = \"name\"\n"), "needs `update-owner-name`"),
+        (
+            acl("update-owner = \"key\"\nupdate-owner-name = \"x\"\n"),
+            "goes with `update-owner = \"name\"`",
+        ),
+        (acl("update-owner-name = \"a..b\"\n"), "not a domain name"),
+        (acl("update-type = \"AXFR\"\n"), "not a record type"),
+        (acl("update-type = \"NOPE\"\n"), "not a record type"),
+        (acl("update-owner = \"host\"\n"), "unknown variant"),
+        (acl("update-owner-match = \"prefix\"\n"), "unknown update-owner-match"),
+        (
+            "[[zone]]\nname = \"z\"\nfile = \"f\"\nserial-policy = \"date\"\n".to_string(),
+            "unknown serial-policy",
+        ),
+        (
+            "[[acl]]\nid = \"a\"\naction = \"updates\"\n".to_string(),
+            "expected `transfer`, `notify` or `update`",
+        ),
+    ];
+    for (text, what) in cases {
+        let message = error(&text);
+        assert!(message.contains(what), "{text:?} gave {message}");
+        assert!(message.starts_with("/etc/tern/ternd.toml:"), "{message}");
+    }
+}

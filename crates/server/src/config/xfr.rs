@@ -4,7 +4,14 @@
 //!
 //! The tables are read as written; [`resolve`] then checks every reference (a zone's
 //! `primary`, `notify`, `acl` and `template`, a remote's or rule's `key`), reads secrets
-//! from files, and gives each zone its [`ZonePlan`]: its role, remotes and access rules.
+//! from files, and gives each zone its [`ZonePlan`]: its role, remotes and access rules
+//! (an update rule's relative `update-owner-name`s completed with the zone's name).
+//!
+//! Update rules take Knot DNS's keys and meanings (`update-owner`, `update-owner-match`,
+//! `update-owner-name`, `update-type`), so that a Knot DNS ACL reads the same here; a
+//! name list alone implies `update-owner = "name"`, so that the usual ACME rule ("this
+//! key may only touch `_acme-challenge.<name>` TXT") is two lines beside `key` and
+//! `action`.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -14,9 +21,11 @@ use std::time::Duration;
 
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
-use tern_engine::{Action, Prefix, Rule};
+use tern_engine::{
+    Action, OwnerMatch, Owners, Prefix, Rule, SerialPolicy, UpdateLimits, UpdatePolicy,
+};
 use tern_wire::tsig::{Algorithm, Key};
-use tern_wire::Name;
+use tern_wire::{Name, Rtype};
 use tern_zone::HistoryLimits;
 
 use super::values::{self, ListenAddr};
@@ -68,12 +77,42 @@ pub struct AclConfig {
     /// Key names one of which must have signed the request; none: signed or not.
     #[serde(default, deserialize_with = "one_or_many")]
     pub key: Vec<String>,
-    /// `transfer` and/or `notify`.
+    /// `transfer`, `notify` and/or `update`.
     #[serde(deserialize_with = "actions")]
     pub action: Vec<Action>,
     /// Deny what the rule matches instead of allowing it.
     #[serde(default)]
     pub deny: bool,
+    /// Update rules: the owners an update may touch, `key` (the TSIG key's name),
+    /// `zone` (the apex) or `name` (`update-owner-name`); none: every name.
+    #[serde(default)]
+    pub update_owner: Option<UpdateOwner>,
+    /// How owners compare with them: `sub-or-equal` (the default), `equal` or `sub`.
+    #[serde(default, deserialize_with = "owner_match")]
+    pub update_owner_match: Option<OwnerMatch>,
+    /// The names of `update-owner = "name"` (implied when given); a name without a
+    /// final dot is relative to the zone.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub update_owner_name: Vec<String>,
+    /// The types an update may touch (none: every type).
+    #[serde(default, deserialize_with = "types")]
+    pub update_type: Vec<Rtype>,
+}
+
+/// Default `zonefile-sync`: updates reach the zone file within a minute (the journal
+/// has them at once).
+pub const ZONEFILE_SYNC: Duration = Duration::from_secs(60);
+
+/// `update-owner`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum UpdateOwner {
+    /// The TSIG key's name.
+    Key,
+    /// The zone's apex.
+    Zone,
+    /// The names of `update-owner-name`.
+    Name,
 }
 
 /// Settings a `[[template]]` gives and a `[[zone]]` may override.
@@ -109,6 +148,16 @@ pub struct TemplateConfig {
     /// See `retry-min`.
     #[serde(default, deserialize_with = "maybe_duration")]
     pub retry_max: Option<Duration>,
+    /// How a dynamic update raises the serial: `increment`, `unixtime` or `dateserial`.
+    #[serde(default, deserialize_with = "serial_policy")]
+    pub serial_policy: Option<SerialPolicy>,
+    /// How soon after a dynamic update a primary's zone file is rewritten (`0`: after
+    /// every change).
+    #[serde(default, deserialize_with = "maybe_duration")]
+    pub zonefile_sync: Option<Duration>,
+    /// Also NOTIFY the name servers of the zone's apex NS RRset.
+    #[serde(default)]
+    pub notify_ns: Option<bool>,
 }
 
 /// `[transfer]`: limits on zone transfers.
@@ -202,6 +251,12 @@ pub struct ZonePlan {
     pub history: HistoryLimits,
     /// SOA timer bounds.
     pub timers: TimerBounds,
+    /// How dynamic updates change the zone.
+    pub update: UpdatePolicy,
+    /// How soon after a dynamic update the zone file is rewritten.
+    pub zonefile_sync: Duration,
+    /// NOTIFY the zone's name servers too (`notify-ns`).
+    pub notify_ns: bool,
 }
 
 /// The tables as written, with their spans, for [`resolve`].
@@ -312,23 +367,54 @@ fn resolve_remotes(
     remotes
 }
 
+/// An `[[acl]]` resolved but for its relative owner names, which each zone completes.
+#[derive(Debug, Clone)]
+struct AclRule {
+    rule: Rule,
+    /// `update-owner-name` as written.
+    owner_names: Vec<String>,
+}
+
+impl AclRule {
+    /// The rule for `zone`: relative owner names completed with its name.
+    fn for_zone(&self, zone: &Name) -> Result<Rule, String> {
+        let mut rule = self.rule.clone();
+        if !self.owner_names.is_empty() {
+            let names = self
+                .owner_names
+                .iter()
+                .map(|n| {
+                    Name::parse_text(n.as_bytes(), Some(zone))
+                        .map_err(|why| format!("update-owner-name `{n}` in zone {zone}: {why}"))
+                })
+                .collect::<Result<Vec<Name>, String>>()?;
+            rule.update.owners = Owners::Names(names);
+        }
+        Ok(rule)
+    }
+}
+
 fn resolve_acls(
     tables: &Tables,
     keys: &HashMap<Name, Key>,
     problems: &mut Vec<Problem>,
-) -> HashMap<String, Rule> {
+) -> HashMap<String, AclRule> {
     let mut rules = HashMap::new();
     for a in unique(&tables.acls, |a| &a.id, "acl", problems).into_values() {
         let names: Result<Vec<Name>, String> =
             a.key.iter().map(|k| find_key(keys, k).map(|key| key.name().to_name())).collect();
-        match names {
-            Ok(keys) => {
-                let rule = Rule {
-                    addresses: a.address.clone(),
-                    keys,
-                    actions: a.action.clone(),
-                    deny: a.deny,
-                };
+        let resolved = names.and_then(|keys| {
+            let rule = Rule {
+                addresses: a.address.clone(),
+                keys,
+                actions: a.action.clone(),
+                deny: a.deny,
+                update: update_limits(a)?,
+            };
+            Ok(AclRule { rule, owner_names: a.update_owner_name.clone() })
+        });
+        match resolved {
+            Ok(rule) => {
                 rules.insert(a.id.clone(), rule);
             }
             Err(why) => {
@@ -338,6 +424,39 @@ fn resolve_acls(
         }
     }
     rules
+}
+
+/// An `[[acl]]`'s update limits (owner names are left to each zone: see [`AclRule`]).
+fn update_limits(a: &AclConfig) -> Result<UpdateLimits, String> {
+    let limited = a.update_owner.is_some()
+        || a.update_owner_match.is_some()
+        || !a.update_owner_name.is_empty()
+        || !a.update_type.is_empty();
+    if limited && !a.action.contains(&Action::Update) {
+        return Err("`update-owner`, `update-owner-match`, `update-owner-name` and `update-type` need `action = \"update\"`".into());
+    }
+    let named = !a.update_owner_name.is_empty();
+    let owners = match (a.update_owner, named) {
+        (None, false) => Owners::Any,
+        (Some(UpdateOwner::Key), false) => Owners::Key,
+        (Some(UpdateOwner::Zone), false) => Owners::Zone,
+        (None | Some(UpdateOwner::Name), true) => Owners::Names(Vec::new()),
+        (Some(UpdateOwner::Name), false) => {
+            return Err("`update-owner = \"name\"` needs `update-owner-name`".into())
+        }
+        (Some(_), true) => {
+            return Err("`update-owner-name` goes with `update-owner = \"name\"` (or alone)".into())
+        }
+    };
+    for name in &a.update_owner_name {
+        Name::parse_text(name.as_bytes(), Some(&Name::root()))
+            .map_err(|why| format!("update-owner-name `{name}` is not a domain name: {why}"))?;
+    }
+    Ok(UpdateLimits {
+        owners,
+        owner_match: a.update_owner_match.unwrap_or_default(),
+        types: a.update_type.clone(),
+    })
 }
 
 /// Tables by id, reporting ids used twice.
@@ -364,7 +483,7 @@ fn span_of<T>(list: &[toml::Spanned<T>], pick: impl Fn(&T) -> bool) -> std::ops:
 /// What zones refer to.
 struct Refs<'a> {
     remotes: &'a HashMap<String, Remote>,
-    acls: &'a HashMap<String, Rule>,
+    acls: &'a HashMap<String, AclRule>,
     templates: &'a HashMap<String, &'a TemplateConfig>,
 }
 
@@ -390,9 +509,8 @@ impl Refs<'_> {
         let notify = self.remotes_named(&pick(&own.notify, &t.notify), "notify")?;
         let mut rules = Vec::new();
         for id in pick(&own.acl, &t.acl) {
-            rules.push(
-                self.acls.get(&id).cloned().ok_or_else(|| format!("acl `{id}` is not declared"))?,
-            );
+            let acl = self.acls.get(&id).ok_or_else(|| format!("acl `{id}` is not declared"))?;
+            rules.push(acl.for_zone(&zone.name)?);
         }
         rules.extend(primaries.iter().map(notify_rule));
         let source = match (&zone.source, primaries.is_empty()) {
@@ -411,6 +529,11 @@ impl Refs<'_> {
             rules,
             history: history(own, t),
             timers: timers(own, t),
+            update: UpdatePolicy {
+                serial: own.serial_policy.or(t.serial_policy).unwrap_or_default(),
+            },
+            zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
+            notify_ns: own.notify_ns.or(t.notify_ns).unwrap_or(false),
         })
     }
 
@@ -433,6 +556,7 @@ fn notify_rule(primary: &Remote) -> Rule {
         keys: primary.key.iter().map(|k| k.name().to_name()).collect(),
         actions: vec![Action::Notify],
         deny: false,
+        update: UpdateLimits::default(),
     }
 }
 
@@ -507,11 +631,47 @@ fn actions<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Action>, D::Error> {
         .map(|t| match t.as_str() {
             "transfer" => Ok(Action::Transfer),
             "notify" => Ok(Action::Notify),
+            "update" => Ok(Action::Update),
             other => Err(de::Error::custom(format!(
-                "unknown action `{other}` (expected `transfer` or `notify`)"
+                "unknown action `{other}` (expected `transfer`, `notify` or `update`)"
             ))),
         })
         .collect()
+}
+
+fn owner_match<'de, D: Deserializer<'de>>(d: D) -> Result<Option<OwnerMatch>, D::Error> {
+    let text = String::deserialize(d)?;
+    match text.as_str() {
+        "sub-or-equal" => Ok(Some(OwnerMatch::SubOrEqual)),
+        "equal" => Ok(Some(OwnerMatch::Equal)),
+        "sub" => Ok(Some(OwnerMatch::Sub)),
+        other => Err(de::Error::custom(format!(
+            "unknown update-owner-match `{other}` (expected `sub-or-equal`, `equal` or `sub`)"
+        ))),
+    }
+}
+
+/// Record types by mnemonic (`TXT`, `TYPE65534`); meta-types are not records.
+fn types<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Rtype>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts
+        .iter()
+        .map(|t| match Rtype::from_mnemonic(t.as_bytes()) {
+            Some(rtype) if !rtype.is_meta() => Ok(rtype),
+            _ => Err(de::Error::custom(format!(
+                "`{t}` is not a record type (expected a mnemonic such as `TXT`, or `TYPE65534`)"
+            ))),
+        })
+        .collect()
+}
+
+fn serial_policy<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SerialPolicy>, D::Error> {
+    let text = String::deserialize(d)?;
+    SerialPolicy::from_text(&text).map(Some).ok_or_else(|| {
+        de::Error::custom(format!(
+            "unknown serial-policy `{text}` (expected `increment`, `unixtime` or `dateserial`)"
+        ))
+    })
 }
 
 /// Parses a size: a number of bytes, or with `K`, `M` or `G` (powers of 1024).

@@ -13,6 +13,8 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken).
 
+pub mod dynamic;
+pub mod journaled;
 pub mod notify;
 pub mod primary;
 pub mod secondary;
@@ -38,12 +40,16 @@ use crate::config::{Config, ZonePlan};
 use crate::dns::{EngineHandler, NoticeFrom};
 use crate::error::{Error, Result};
 use crate::lifecycle::ReloadReport;
+use crate::updates::UpdateTask;
 
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
 const THREADS: usize = 2;
 /// NOTIFYs waiting for their zone's writer; more are dropped (a refresh is coming).
 const NOTICE_QUEUE: usize = 1024;
+/// Updates on their way to the writers, and waiting for each writer; more are answered
+/// SERVFAIL at once (the client retries later).
+const UPDATE_QUEUE: usize = 4096;
 
 /// What a zone's writer is told.
 #[derive(Debug)]
@@ -96,12 +102,16 @@ pub struct Shared {
     pub incoming: Arc<Semaphore>,
     /// Timeouts and sizes for talking to remotes.
     pub limits: ArcSwap<Limits>,
+    /// Where zones' journals are kept; `None` for built-in configurations (quick mode,
+    /// the demo), which keep nothing.
+    pub storage: Option<PathBuf>,
 }
 
 /// A running writer.
 #[derive(Debug)]
 struct Handle {
     events: mpsc::UnboundedSender<Event>,
+    updates: mpsc::Sender<UpdateTask>,
 }
 
 /// The control plane (see the module comment).
@@ -134,11 +144,15 @@ impl Control {
             db,
             incoming: Arc::new(Semaphore::new(incoming)),
             limits: ArcSwap::from_pointee(limits(config)),
+            storage: config.path.as_ref().map(|_| config.server.storage.clone()),
         });
         let writers = Arc::new(Mutex::new(HashMap::new()));
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         handler.forward_notices(notices);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
+        let (updates, received) = mpsc::channel(UPDATE_QUEUE);
+        handler.forward_updates(updates);
+        runtime.spawn(route_updates(received, Arc::clone(&writers)));
         Ok(Control { runtime, shared, handler, writers })
     }
 
@@ -185,9 +199,10 @@ impl Control {
 
     fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Handle {
         let (events, received) = mpsc::unbounded_channel();
+        let (updates, updates_received) = mpsc::channel(UPDATE_QUEUE);
         let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
-        self.runtime.spawn(writer.run(received));
-        Handle { events }
+        self.runtime.spawn(writer.run(received, updates_received));
+        Handle { events, updates }
     }
 
     /// Runs `f` on the control plane's runtime (tests, and work that must not block the
@@ -279,6 +294,27 @@ async fn route_notices(
         });
         if sent.is_none() {
             warn!(zone = %notice.zone, from = %from, "NOTIFY for a zone without a writer: ignored");
+        }
+    }
+}
+
+/// Sends each accepted update to its zone's writer; one that cannot be queued is
+/// dropped, which answers SERVFAIL.
+async fn route_updates(
+    mut received: mpsc::Receiver<UpdateTask>,
+    writers: Arc<Mutex<HashMap<Name, Handle>>>,
+) {
+    while let Some(task) = received.recv().await {
+        let Some(zone) = task.request().map(|r| r.zone().to_name()) else { continue };
+        let queue = writers.lock().ok().and_then(|w| w.get(&zone).map(|h| h.updates.clone()));
+        match queue {
+            Some(queue) => {
+                if let Err(e) = queue.try_send(task) {
+                    warn!(zone = %zone, "update answered SERVFAIL: the zone's writer is behind");
+                    drop(e);
+                }
+            }
+            None => warn!(zone = %zone, "update for a zone without a writer: SERVFAIL"),
         }
     }
 }

@@ -12,9 +12,10 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use tern_zone::records::serial_gt;
+use tern_engine::UpdatePolicy;
+use tern_zone::records::{serial_gt, with_soa_serial};
 use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
-use tracing::{error, warn};
+use tracing::{error, info, warn};
 
 use super::writer::Writer;
 use super::LoadOutcome;
@@ -31,7 +32,7 @@ pub enum SourceVersion {
 }
 
 /// The file's version (`None` when it cannot be read: load, and fail with the reason).
-fn version(source: &ZoneSource) -> Option<SourceVersion> {
+pub fn version(source: &ZoneSource) -> Option<SourceVersion> {
     match source {
         ZoneSource::File(path) => {
             let meta = std::fs::metadata(path).ok()?;
@@ -43,11 +44,28 @@ fn version(source: &ZoneSource) -> Option<SourceVersion> {
 
 /// A load's result, computed off the runtime.
 struct Built {
-    loaded: Loaded,
-    /// The change from the served version, when the serial rose.
+    zone: ZoneContents,
+    /// The change from the served version, when the serial rose (or an edit was merged).
     change: Option<Changeset>,
     /// The content changed but the serial did not.
     same_serial_changed: bool,
+    /// What the zone file holds when that is not `zone` (journaled updates replayed
+    /// onto it, or an edit merged into updated data).
+    file_holds: Option<ZoneContents>,
+    /// The journal's changes (at the first load).
+    journaled: Vec<Changeset>,
+}
+
+/// What a load starts from.
+struct Base {
+    /// The served version.
+    old: Option<Arc<ZoneContents>>,
+    /// What the zone file held, when updates made the served version differ from it.
+    file: Option<Arc<ZoneContents>>,
+    /// The journal's changes (at the first load).
+    journaled: Vec<Changeset>,
+    limits: HistoryLimits,
+    policy: UpdatePolicy,
 }
 
 impl Writer {
@@ -59,16 +77,23 @@ impl Writer {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
         }
-        let (name, old, limits) = (self.plan.name.clone(), self.current.clone(), self.plan.history);
-        let built =
-            tokio::task::spawn_blocking(move || build(&name, &source, old.as_deref(), limits))
-                .await;
+        // The first load takes the IXFR history back from the journal.
+        let journaled = if self.journal.is_none() { self.open_journal().await } else { Vec::new() };
+        let base = Base {
+            old: self.current.clone(),
+            file: self.file_base.clone(),
+            journaled,
+            limits: self.plan.history,
+            policy: self.plan.update,
+        };
+        let name = self.plan.name.clone();
+        let built = tokio::task::spawn_blocking(move || build(&name, &source, base)).await;
         let built = match built {
             Ok(Ok(built)) => built,
             Ok(Err(why)) => return self.failed(why),
             Err(e) => return self.failed(e.to_string()),
         };
-        self.install(built, now_version)
+        self.install(built, now_version).await
     }
 
     fn failed(&mut self, why: String) -> LoadOutcome {
@@ -78,45 +103,86 @@ impl Writer {
         LoadOutcome::Failed(why)
     }
 
-    /// Publishes what was built, with its history.
-    fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
-        let Built { loaded, change, same_serial_changed } = built;
-        let mut zone = loaded.contents;
+    /// Publishes what was built, with its history: the served version's and the change
+    /// (journaled first), or — at the first load — what the journal kept.
+    async fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
+        let Built { mut zone, change, same_serial_changed, file_holds, journaled } = built;
         // No clone of the served version is held here: it must be the writer's last
         // reference when replaced, so that it is freed off this task (`retire`).
         let old_serial = self.current.as_ref().map(|z| z.serial());
+        if let Some(change) = &change {
+            if let Err(why) = self.journal_append(vec![change.clone()]).await {
+                return self.failed(format!("the change could not be journaled: {why}"));
+            }
+        }
+        let restarted = old_serial.is_none() && self.journal.is_some();
         let history = match (&self.current, change) {
             (Some(old), Some(change)) => old.history().push(Arc::new(change), self.plan.history),
+            (None, _) => self.journaled_history(&journaled, zone.serial()),
+            // Touched, not changed: the history still leads here.
+            (Some(old), None) if old.serial() == zone.serial() && !same_serial_changed => {
+                old.history().clone()
+            }
             _ => History::default(),
         };
-        if same_serial_changed {
-            warn!(zone = %self.plan.name, serial = zone.serial(), "the zone changed but its serial did not: secondaries will not see the change until the serial rises");
-        }
-        if let Some(previous) = old_serial.filter(|&o| serial_gt(o, zone.serial())) {
-            warn!(zone = %self.plan.name, serial = zone.serial(), previous, "the serial went back: secondaries keep the higher one until it passes it");
-        }
+        self.warn_serial(old_serial, zone.serial(), same_serial_changed);
         let changed = old_serial.is_none_or(|o| o != zone.serial() || same_serial_changed);
         zone.set_history(Arc::new(history));
-        let records = zone.record_count() as u64;
-        let serial = zone.serial();
-        if !self.publish(Arc::new(zone)) {
+        let (records, serial) = (zone.record_count() as u64, zone.serial());
+        let zone = Arc::new(zone);
+        if !self.publish(Arc::clone(&zone)) {
             return LoadOutcome::Failed("not published".into());
         }
         self.source = version;
+        self.file_base = file_holds.map(Arc::new);
+        if self.file_base.is_some() {
+            // The journal alone has what the file lacks: it stays until the file is written.
+            self.flush_at = Some(super::writer::now() + self.plan.zonefile_sync.as_secs());
+        } else if restarted && zone.history().len() != journaled.len() {
+            self.rewrite_journal(&zone); // what no longer leads to this version goes
+        } else {
+            self.compact_if_due(&zone);
+        }
         if changed && old_serial.is_some() {
             self.notify_secondaries();
         }
         LoadOutcome::Loaded { serial, records }
     }
+
+    fn warn_serial(&self, old: Option<u32>, serial: u32, same_serial_changed: bool) {
+        if same_serial_changed {
+            warn!(zone = %self.plan.name, serial, "the zone changed but its serial did not: secondaries will not see the change until the serial rises");
+        }
+        if let Some(previous) = old.filter(|&o| serial_gt(o, serial)) {
+            warn!(zone = %self.plan.name, serial, previous, "the serial went back: secondaries keep the higher one until it passes it");
+        }
+    }
+
+    /// The history the journal kept for `serial`: its changes that lead there.
+    fn journaled_history(&self, journaled: &[Changeset], serial: u32) -> History {
+        let chain = super::journaled::chain_to(journaled, serial);
+        if !journaled.is_empty() && chain.is_empty() {
+            warn!(zone = %self.plan.name, serial, "the journal does not lead to the zone file's serial (edited while the server was down?): IXFR history starts afresh");
+        }
+        super::journaled::history_of(chain, self.plan.history)
+    }
 }
 
-/// Loads the file and compares it with the served version (on a blocking thread).
-fn build(
-    name: &tern_wire::Name,
-    source: &ZoneSource,
-    old: Option<&ZoneContents>,
-    limits: HistoryLimits,
-) -> Result<Built, String> {
+/// Loads the file and compares it with the served version (on a blocking thread): a
+/// plain reload, the first load (with the journal's updates replayed), or an edit
+/// merged into updated data.
+fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Built, String> {
+    let loaded = load(name, source)?;
+    let Base { old, file, journaled, limits, policy } = base;
+    match (old, file) {
+        (Some(old), Some(file)) => merge(&old, &file, loaded, limits, policy),
+        (Some(old), None) => Ok(reloaded(&old, loaded, limits)),
+        (None, _) => replay(loaded, journaled),
+    }
+}
+
+/// The zone file, loaded and its warnings logged.
+fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, String> {
     let mut progress = LoadProgress::start(name);
     let options = Options::default();
     let loaded = match source {
@@ -136,18 +202,98 @@ fn build(
     };
     progress.finish(loaded.contents.record_count() as u64, loaded.contents.serial());
     log_findings(name, &loaded);
-    let mut built = Built { loaded, change: None, same_serial_changed: false };
-    if let Some(old) = old {
-        let new = &built.loaded.contents;
-        let rose = serial_gt(new.serial(), old.serial());
-        if rose && limits.max_changes > 0 {
-            built.change = old.diff(new);
-        } else if new.serial() == old.serial() {
-            built.same_serial_changed =
-                old.diff(new).is_some_and(|c| !c.removed.is_empty() || !c.added.is_empty());
-        }
+    Ok(loaded.contents)
+}
+
+/// A reload: the new file's difference from the served version.
+fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Built {
+    let mut built = Built {
+        zone: new,
+        change: None,
+        same_serial_changed: false,
+        file_holds: None,
+        journaled: Vec::new(),
+    };
+    let new = &built.zone;
+    if serial_gt(new.serial(), old.serial()) && limits.max_changes > 0 {
+        built.change = old.diff(new);
+    } else if new.serial() == old.serial() {
+        built.same_serial_changed =
+            old.diff(new).is_some_and(|c| !c.removed.is_empty() || !c.added.is_empty());
     }
-    Ok(built)
+    built
+}
+
+/// The first load: the journal's changes that follow the file's serial (dynamic
+/// updates not yet written to the file) applied in order. A change that no longer
+/// applies (the file was edited while the server was down, its serial left alone) is
+/// merged instead: what it removes that is gone, or adds that is there, is left out.
+fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, String> {
+    let after = super::journaled::chain_after(&journaled, file.serial());
+    let mut zone = file.clone();
+    for change in after {
+        zone = match zone.apply(change) {
+            Ok((next, _)) => next,
+            Err(e) => {
+                warn!(zone = %zone.origin(), serial = change.to_serial(), "a journaled update does not apply to the zone file as it is (edited while the server was down?), merged instead: {e}");
+                let soa = change.soa_to.clone().ok_or("a journaled change without an SOA")?;
+                let merged = zone.rebase(change, soa).ok_or("the zone file has no SOA")?;
+                zone.apply(&merged)
+                    .map_err(|e| {
+                        format!("the journal's updates do not apply to the zone file: {e}")
+                    })?
+                    .0
+            }
+        };
+    }
+    if !after.is_empty() {
+        info!(zone = %zone.origin(), replayed = after.len(), from = file.serial(), serial = zone.serial(), "journal replayed: updates not yet in the zone file");
+    }
+    let file_holds = (!after.is_empty()).then_some(file);
+    Ok(Built { zone, change: None, same_serial_changed: false, file_holds, journaled })
+}
+
+/// An edit of the zone file merged into a version that took updates since the file
+/// was read (`ZoneContents::rebase`): the serial is the file's when it is higher than
+/// the served one, else the served one raised by the serial policy.
+fn merge(
+    current: &ZoneContents,
+    file: &ZoneContents,
+    edited: ZoneContents,
+    limits: HistoryLimits,
+    policy: UpdatePolicy,
+) -> Result<Built, String> {
+    let edit = file.diff(&edited).ok_or("the zone file has no SOA")?;
+    if edit.removed.is_empty() && edit.added.is_empty() && edit.soa_to == edit.soa_from {
+        let zone = current.clone(); // touched, not changed
+        return Ok(Built {
+            zone,
+            change: None,
+            same_serial_changed: false,
+            file_holds: Some(edited),
+            journaled: Vec::new(),
+        });
+    }
+    let mut soa = edited.soa_record().ok_or("the zone file has no SOA")?;
+    let serial = if serial_gt(edited.serial(), current.serial()) {
+        edited.serial()
+    } else {
+        policy.serial.next(current.serial(), super::writer::now())
+    };
+    soa.rdata = with_soa_serial(&soa.rdata, serial).ok_or("malformed SOA")?;
+    let merged = current.rebase(&edit, soa).ok_or("the served version has no SOA")?;
+    let (zone, _) = current
+        .apply(&merged)
+        .map_err(|e| format!("the edit does not merge with the updates: {e}"))?;
+    info!(zone = %current.origin(), serial, removed = merged.removed.len(), added = merged.added.len(), "zone file edit merged with the dynamic updates");
+    let change = (limits.max_changes > 0).then_some(merged);
+    Ok(Built {
+        zone,
+        change,
+        same_serial_changed: false,
+        file_holds: Some(edited),
+        journaled: Vec::new(),
+    })
 }
 
 /// Logs the warnings of a successful load (errors refuse the zone and are in the error).

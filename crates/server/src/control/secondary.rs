@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tern_wire::Name;
 use tern_zone::records::serial_gt;
 use tern_zone::transfer::Received;
-use tern_zone::{History, HistoryLimits, RecordData, ZoneContents};
+use tern_zone::{Changeset, History, HistoryLimits, RecordData, ZoneContents};
 use tracing::{error, info, warn};
 
 use super::storage::{self, Timers};
@@ -59,8 +59,9 @@ impl Schedule {
 enum Fetched {
     /// The primary has nothing newer.
     UpToDate { serial: u32 },
-    /// A new version, with its history, and what the transfer was.
-    Zone { zone: Box<ZoneContents>, log: TransferLog },
+    /// A new version, with its history, the changes that made it (IXFR; none for a
+    /// whole zone), and what the transfer was.
+    Zone { zone: Box<ZoneContents>, changes: Vec<Changeset>, log: TransferLog },
 }
 
 /// What one transfer in was, for its log line.
@@ -84,21 +85,32 @@ impl Writer {
             return LoadOutcome::Unchanged { records };
         }
         self.schedule.refresh_at = Some(now());
+        let journaled = self.open_journal().await;
         let ZoneSource::File(path) = self.plan.source.clone() else { return LoadOutcome::Waiting };
         let timers = Timers::load(&storage::timers_path(&path));
         if !path.exists() {
             return LoadOutcome::Waiting;
         }
-        let name = self.plan.name.clone();
+        let (name, limits) = (self.plan.name.clone(), self.plan.history);
         let loaded = tokio::task::spawn_blocking(move || {
-            tern_zone::load_file(&path, &name, &Default::default(), &mut |_| {})
+            let zone = tern_zone::load_file(&path, &name, &Default::default(), &mut |_| {})
+                .map_err(|e| e.to_string())?
+                .contents;
+            let chain = super::journaled::chain_from(&journaled, zone.serial());
+            let replayed = chain.len();
+            apply_all(&zone, chain, limits)
+                .map(|z| (z, replayed))
+                .map_err(|e| format!("the journal's changes do not apply to the kept copy: {e}"))
         })
         .await;
-        let zone = match loaded {
-            Ok(Ok(loaded)) => loaded.contents,
-            Ok(Err(e)) => return self.kept_copy_failed(e.to_string()),
+        let (zone, replayed) = match loaded {
+            Ok(Ok(loaded)) => loaded,
+            Ok(Err(e)) => return self.kept_copy_failed(e),
             Err(e) => return self.kept_copy_failed(e.to_string()),
         };
+        if replayed > 0 {
+            info!(zone = %self.plan.name, replayed, serial = zone.serial(), "journal replayed onto the kept copy");
+        }
         self.serve_kept(zone, timers)
     }
 
@@ -147,7 +159,7 @@ impl Writer {
     }
 
     /// A timer is due: expire, or refresh.
-    pub async fn on_time(&mut self) {
+    pub async fn on_refresh_time(&mut self) {
         let t = now();
         if self.schedule.expire_at.is_some_and(|at| at <= t) && !self.schedule.expired {
             self.expire();
@@ -180,7 +192,7 @@ impl Writer {
         drop(permit);
         match fetched {
             Ok(Ok(Fetched::UpToDate { serial })) => self.refreshed(serial),
-            Ok(Ok(Fetched::Zone { zone, log })) => self.take(*zone, log),
+            Ok(Ok(Fetched::Zone { zone, changes, log })) => self.take(*zone, changes, log).await,
             Ok(Err(why)) => self.refresh_failed(&why),
             Err(e) => self.refresh_failed(&e.to_string()),
         }
@@ -202,7 +214,14 @@ impl Writer {
     }
 
     /// Publishes a new version, keeps it on disk, and tells our own secondaries.
-    fn take(&mut self, zone: ZoneContents, log: TransferLog) {
+    async fn take(&mut self, zone: ZoneContents, changes: Vec<Changeset>, log: TransferLog) {
+        let incremental = !changes.is_empty();
+        if incremental {
+            if let Err(why) = self.journal_append(changes).await {
+                self.refresh_failed(&format!("the changes could not be journaled: {why}"));
+                return;
+            }
+        }
         let serial = zone.serial();
         let (records, elapsed_ms) =
             (zone.record_count(), u64::try_from(log.elapsed.as_millis()).unwrap_or(u64::MAX));
@@ -224,7 +243,17 @@ impl Writer {
         let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
         info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
         self.succeeded();
-        self.store_zone(zone, log.kind != "IXFR");
+        if incremental {
+            // The journal holds the change; the zone file is written when it is compacted.
+            self.store_timers();
+            if self.compaction_due() {
+                self.store_zone(Arc::clone(&zone), false);
+                self.rewrite_journal(&zone);
+            }
+        } else {
+            self.store_zone(Arc::clone(&zone), true);
+            self.rewrite_journal(&zone); // once the file holds it, the journal starts afresh
+        }
         self.notify_secondaries();
     }
 
@@ -268,7 +297,9 @@ impl Writer {
         let ZoneSource::File(path) = self.plan.source.clone() else { return };
         let (timers, name) = (self.timers(), self.plan.name.clone());
         self.store(move || {
-            if let Err(e) = storage::write_zone(&path, &zone) {
+            if let Err(e) =
+                storage::write_zone(&path, &zone, "kept by ternd (received by zone transfer)")
+            {
                 error!(zone = %name, file = %path.display(), "cannot keep the zone on disk: {e}");
                 return;
             }
@@ -297,7 +328,7 @@ impl Writer {
 
     /// Runs `write` on a blocking thread once the previous write is done: one write to
     /// the zone's files at a time, in order, off the path to publishing.
-    fn store(&mut self, write: impl FnOnce() + Send + 'static) {
+    pub(super) fn store(&mut self, write: impl FnOnce() + Send + 'static) {
         let previous = self.storing.take();
         self.storing = Some(tokio::spawn(async move {
             if let Some(previous) = previous {
@@ -384,20 +415,20 @@ impl Job {
             bytes: got.bytes,
             elapsed: Duration::ZERO,
         };
-        let zone = match got.received {
+        let (zone, changes) = match got.received {
             Received::UpToDate { serial } => return Ok(Fetched::UpToDate { serial }),
             Received::Full(zone, _report) => {
                 log.kind = if soa.is_some() { "IXFR (whole zone)" } else { "AXFR" };
                 self.check_rises(zone.serial())?;
-                *zone
+                (*zone, Vec::new())
             }
             Received::Changes(changes) => {
                 log.kind = "IXFR";
-                self.apply(changes)?
+                (self.apply(&changes)?, changes)
             }
         };
         log.elapsed = started.elapsed();
-        Ok(Fetched::Zone { zone: Box::new(zone), log })
+        Ok(Fetched::Zone { zone: Box::new(zone), changes, log })
     }
 
     /// A new version must have a higher serial than ours (RFC 1982).
@@ -411,20 +442,30 @@ impl Job {
     }
 
     /// Applies IXFR changesets in order, each kept in the history.
-    fn apply(&self, changes: Vec<tern_zone::Changeset>) -> Result<ZoneContents, String> {
+    fn apply(&self, changes: &[Changeset]) -> Result<ZoneContents, String> {
         let Some(current) = &self.current else {
             return Err("changes without a zone to apply them to".into());
         };
-        let mut zone: ZoneContents = (**current).clone();
-        let mut history: History = current.history().clone();
-        for change in changes {
-            let (mut next, _) =
-                zone.apply(&change).map_err(|e| format!("the changes do not apply: {e}"))?;
-            history = history.push(Arc::new(change), self.history);
-            next.set_history(Arc::new(history.clone()));
-            zone = next;
-        }
+        let zone = apply_all(current, changes, self.history)
+            .map_err(|e| format!("the changes do not apply: {e}"))?;
         self.check_rises(zone.serial())?;
         Ok(zone)
     }
+}
+
+/// `changes` applied in order to `zone`, each kept in the history.
+fn apply_all(
+    zone: &ZoneContents,
+    changes: &[Changeset],
+    limits: HistoryLimits,
+) -> Result<ZoneContents, tern_zone::Error> {
+    let mut zone: ZoneContents = zone.clone();
+    let mut history: History = zone.history().clone();
+    for change in changes {
+        let (mut next, _) = zone.apply(change)?;
+        history = history.push(Arc::new(change.clone()), limits);
+        next.set_history(Arc::new(history.clone()));
+        zone = next;
+    }
+    Ok(zone)
 }

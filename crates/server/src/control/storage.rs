@@ -38,14 +38,9 @@ pub fn replace(
 
 /// Writes `zone` as a zone file: `$ORIGIN`, then one record per line with absolute
 /// names (SOA first), readable by Tern, Knot DNS, NSD and BIND.
-pub fn write_zone(path: &Path, zone: &ZoneContents) -> std::io::Result<()> {
+pub fn write_zone(path: &Path, zone: &ZoneContents, note: &str) -> std::io::Result<()> {
     replace(path, |out| {
-        writeln!(
-            out,
-            "; {} serial {} kept by ternd (received by zone transfer)",
-            zone.origin(),
-            zone.serial()
-        )?;
+        writeln!(out, "; {} serial {} {note}", zone.origin(), zone.serial())?;
         let mut line = String::new();
         let mut failed = None;
         zone.for_each_record(|owner, rtype, ttl, data| {
@@ -136,7 +131,7 @@ mod tests {
             .unwrap()
             .contents;
         let path = dir.path().join("sub/example.zone");
-        write_zone(&path, &zone).unwrap();
+        write_zone(&path, &zone, "kept").unwrap();
         let back = tern_zone::load_file(&path, &origin, &Default::default(), &mut |_| {})
             .unwrap()
             .contents;

@@ -13,6 +13,7 @@ use tracing::{error, info};
 use super::secondary::Schedule;
 use super::{notify, Event, LoadOutcome, Shared};
 use crate::config::{Role, ZonePlan};
+use crate::updates::UpdateTask;
 
 /// A zone's writer (see the module comment).
 #[derive(Debug)]
@@ -34,6 +35,14 @@ pub struct Writer {
     pub notifying: Vec<JoinHandle<()>>,
     /// The zone file being written (a secondary keeps what it received).
     pub storing: Option<JoinHandle<()>>,
+    /// The zone's journal, once opened (`None` before the first load, or when it
+    /// cannot be used).
+    pub journal: Option<super::journaled::Shared>,
+    /// A primary's version that its zone file holds, while dynamic updates made the
+    /// served version differ from it (`None`: the file holds what is served).
+    pub file_base: Option<Arc<ZoneContents>>,
+    /// When to write the zone file with the updates (seconds since the epoch).
+    pub flush_at: Option<u64>,
 }
 
 impl Writer {
@@ -48,13 +57,24 @@ impl Writer {
             schedule: Schedule::default(),
             notifying: Vec::new(),
             storing: None,
+            journal: None,
+            file_base: None,
+            flush_at: None,
         }
     }
 
-    /// Takes events until stopped.
-    pub async fn run(mut self, mut events: mpsc::UnboundedReceiver<Event>) {
+    /// Takes events and updates until stopped; updates waiting together are committed
+    /// together.
+    pub async fn run(
+        mut self,
+        mut events: mpsc::UnboundedReceiver<Event>,
+        mut updates: mpsc::Receiver<UpdateTask>,
+    ) {
         loop {
-            let wake = self.schedule.next_wake();
+            let wake = match (self.schedule.next_wake(), self.flush_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
             let sleep = async {
                 match wake {
                     Some(at) => {
@@ -64,6 +84,7 @@ impl Writer {
                 }
             };
             tokio::select! {
+                biased;
                 event = events.recv() => match event {
                     Some(Event::Load { plan, done }) => {
                         let outcome = self.load(plan).await;
@@ -74,6 +95,14 @@ impl Writer {
                     Some(Event::Notify { serial, from }) => self.notified(serial, from).await,
                     Some(Event::Stop) | None => break,
                 },
+                Some(first) = updates.recv() => {
+                    let mut batch = vec![first];
+                    while batch.len() < super::dynamic::BATCH {
+                        let Ok(next) = updates.try_recv() else { break };
+                        batch.push(next);
+                    }
+                    self.updates(batch).await;
+                }
                 () = sleep => self.on_time().await,
             }
         }
@@ -82,11 +111,25 @@ impl Writer {
         }
     }
 
-    /// Takes the plan and loads (primary) or starts (secondary).
+    /// Whatever is due: a secondary's refresh or expiry, a primary's zone file.
+    async fn on_time(&mut self) {
+        if self.flush_at.is_some_and(|at| at <= now()) {
+            self.flush_and_compact().await;
+        }
+        if self.schedule.next_wake().is_some_and(|at| at <= now()) {
+            self.on_refresh_time().await;
+        }
+    }
+
+    /// Takes the plan and loads (primary) or starts (secondary). A zone that became a
+    /// primary drops the timers it had as a secondary.
     async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
         self.plan = plan;
         match self.plan.role {
-            Role::Primary => self.load_primary().await,
+            Role::Primary => {
+                self.schedule = Schedule::default();
+                self.load_primary().await
+            }
             Role::Secondary(_) => self.start_secondary().await,
         }
     }
@@ -111,9 +154,10 @@ impl Writer {
         for task in self.notifying.drain(..) {
             task.abort();
         }
-        let Some(soa) = self.current.as_ref().and_then(|z| z.soa_record()) else { return };
+        let Some(zone) = self.current.clone() else { return };
+        let Some(soa) = zone.soa_record() else { return };
         let timeout = self.shared.limits.load().timeout;
-        self.notifying = notify::send(&self.plan, &soa, timeout);
+        self.notifying = notify::send(&self.plan, &zone, &soa, timeout);
     }
 
     /// Logs what a load found and what is served now.
@@ -137,4 +181,47 @@ pub fn retire(old: Arc<ZoneContents>) {
 /// Seconds since the epoch.
 pub fn now() -> u64 {
     crate::dns::unix_now()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Config, ZoneSource};
+
+    fn plan(text: &str) -> Arc<ZonePlan> {
+        let config = Config::from_text(text, std::path::Path::new("/tmp/t.toml")).unwrap();
+        Arc::clone(&config.resolved.zones[0])
+    }
+
+    /// A secondary that becomes a primary on reload keeps no refresh timer (it would
+    /// wake its writer at once, again and again).
+    #[tokio::test]
+    async fn a_secondary_turned_primary_drops_its_timers() {
+        let storage = tempfile::tempdir().unwrap();
+        let secondary = plan(&format!(
+            "[server]\nstorage = \"{}\"\n[[remote]]\nid = \"p\"\naddress = \"127.0.0.1:9\"\n\
+             [[zone]]\nname = \"example.com\"\nprimary = \"p\"\n",
+            storage.path().display()
+        ));
+        let db = Arc::new(tern_zone::ZoneDb::new());
+        let limits =
+            crate::client::Limits { timeout: Duration::from_millis(100), max_size: 1 << 20 };
+        let shared = Arc::new(Shared {
+            db,
+            incoming: Arc::new(tokio::sync::Semaphore::new(1)),
+            limits: arc_swap::ArcSwap::from_pointee(limits),
+            storage: Some(storage.path().to_owned()),
+        });
+        let slot = Arc::new(ZoneSlot::new(&secondary.name));
+        let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);
+        assert_eq!(writer.load(secondary).await, LoadOutcome::Waiting);
+        assert!(writer.schedule.next_wake().is_some(), "a secondary refreshes");
+        let mut primary = (*writer.plan).clone();
+        primary.source = ZoneSource::Embedded(crate::demo::ZONE_TEXT);
+        primary.role = Role::Primary;
+        let outcome = writer.load(Arc::new(primary)).await;
+        assert!(matches!(outcome, LoadOutcome::Loaded { .. }), "{outcome:?}");
+        assert_eq!(writer.schedule.next_wake(), None);
+        assert!(slot.contents_full().is_some());
+    }
 }

@@ -13,6 +13,7 @@ pub mod pidfile;
 pub mod privileges;
 pub mod reload;
 pub mod signals;
+pub mod systemd;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -75,7 +76,10 @@ fn serve(
     }
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
-    control::prepare_storage(&config.server.storage);
+    if config.path.is_some() {
+        control::prepare_storage(&config.server.storage);
+    }
+    handler.send_late_answers(Arc::new(listeners.replier()?));
     let control = Control::start(&config, db, Arc::clone(&handler))?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as
@@ -102,17 +106,60 @@ fn serve(
     if let Some(readiness) = readiness {
         readiness.ready();
     }
+    let notifier = systemd::Notifier::from_env().map(Arc::new);
+    let _watchdog = notifier.as_ref().and_then(|n| watchdog(n, &running, &control));
+    if let Some(n) = &notifier {
+        n.notify(&format!("READY=1\nSTATUS=serving {} zones", loading.report().zones));
+    }
     tern_zone::memory::after_load();
     while signals.wait() == Signal::Reload {
         info!("SIGHUP: reloading");
+        if let Some(n) = &notifier {
+            n.reloading();
+        }
         if let Ok((next, loading)) = reload::reload(&config, &control) {
             reload::log_when_done(loading, "reload", log.clone(), next.log.level);
             config = next;
         }
+        if let Some(n) = &notifier {
+            n.notify("READY=1");
+        }
+    }
+    if let Some(n) = &notifier {
+        n.notify("STOPPING=1");
     }
     stop(running, control);
     drop(pid_file);
     Ok(())
+}
+
+/// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while
+/// the UDP workers beat and the control plane runs a task within half the period.
+fn watchdog(
+    notifier: &Arc<systemd::Notifier>,
+    running: &RunningServer,
+    control: &Control,
+) -> Option<systemd::Watchdog> {
+    let period = systemd::watchdog_period()?;
+    let handle = control.handle();
+    let control_alive = move |within: Duration| {
+        let (tx, rx) = std::sync::mpsc::channel();
+        handle.spawn(async move {
+            let _ = tx.send(());
+        });
+        rx.recv_timeout(within).is_ok()
+    };
+    let stats = running.shared_stats();
+    match systemd::Watchdog::start(Arc::clone(notifier), period, stats, control_alive) {
+        Ok(watchdog) => {
+            info!(period_ms = period.as_millis() as u64, "systemd watchdog on");
+            Some(watchdog)
+        }
+        Err(e) => {
+            error!("the systemd watchdog cannot start: {e}");
+            None
+        }
+    }
 }
 
 /// Waits for the zones' first loads, taking signals meanwhile; `None` when asked to stop.

@@ -13,6 +13,7 @@
 
 pub mod addr;
 pub mod mmsg;
+pub mod reply;
 pub mod socket;
 
 use std::io;
@@ -93,6 +94,7 @@ impl<H: Handler> Worker<H> {
             };
             if received == 0 || tally.batches >= Tally::FLUSH_EVERY {
                 tally.flush(&self.stats);
+                self.stats.beat();
             }
             if received == 0 {
                 self.handler.idle(&mut scratch);

@@ -1,0 +1,265 @@
+//! The journal's bytes: a header, then one frame per changeset.
+//!
+//! ```text
+//! header   "TERNJRNL" (8 bytes), version u32 = 1, reserved u32 = 0      (16 bytes)
+//! frame    length u32 (of the payload), crc32 u32 (IEEE, of the payload), payload
+//! payload  from-SOA record, to-SOA record,
+//!          removed count u32, records, added count u32, records
+//! record   owner (uncompressed wire name), type u16, TTL u32, RDLENGTH u16, RDATA
+//! ```
+//!
+//! All integers are big-endian. A frame is written in one `write` and synced; a crash
+//! can leave the last frame short or with a wrong checksum, which reading finds and
+//! reports as the place to cut ([`Decoded::valid_len`]). Reading is bounded: a frame
+//! longer than [`MAX_FRAME`] is damage, every name and RDATA is checked as a message's
+//! would be, and nothing is trusted before its checksum matched.
+
+use tern_wire::{rdata, Dname, Rtype};
+use tern_zone::{Changeset, RecordData};
+
+/// The file's first bytes.
+pub const MAGIC: &[u8; 8] = b"TERNJRNL";
+/// The format version this code writes and reads.
+pub const VERSION: u32 = 1;
+/// Bytes of the header.
+pub const HEADER_LEN: usize = 16;
+/// Largest payload a frame may carry (a changeset of some 256 MiB).
+pub const MAX_FRAME: usize = 256 << 20;
+
+/// The header of a new journal.
+pub fn header() -> [u8; HEADER_LEN] {
+    let mut out = [0u8; HEADER_LEN];
+    for (dst, src) in out.iter_mut().zip(MAGIC.iter().chain(&VERSION.to_be_bytes())) {
+        *dst = *src;
+    }
+    out
+}
+
+/// Appends the frame of `change` (which must have both SOAs) to `out`.
+pub fn encode(change: &Changeset, out: &mut Vec<u8>) -> Result<(), &'static str> {
+    let (Some(from), Some(to)) = (&change.soa_from, &change.soa_to) else {
+        return Err("a journaled changeset needs its from- and to-SOA");
+    };
+    let start = out.len();
+    out.extend_from_slice(&[0; 8]);
+    record(from, out)?;
+    record(to, out)?;
+    for list in [&change.removed, &change.added] {
+        let count = u32::try_from(list.len()).map_err(|_| "too many records")?;
+        out.extend_from_slice(&count.to_be_bytes());
+        for r in list {
+            record(r, out)?;
+        }
+    }
+    let payload = out.get(start + 8..).unwrap_or(&[]);
+    let len = u32::try_from(payload.len()).ok().filter(|&l| l as usize <= MAX_FRAME);
+    let len = len.ok_or("changeset too large for one journal frame")?;
+    let crc = crc32fast::hash(payload);
+    let [a, b, c, d] = len.to_be_bytes();
+    let [e, f, g, h] = crc.to_be_bytes();
+    if let Some(slot) = out.get_mut(start..start + 8) {
+        slot.copy_from_slice(&[a, b, c, d, e, f, g, h]);
+    }
+    Ok(())
+}
+
+fn record(r: &RecordData, out: &mut Vec<u8>) -> Result<(), &'static str> {
+    let len = u16::try_from(r.rdata.len()).map_err(|_| "RDATA longer than 65535 bytes")?;
+    out.extend_from_slice(r.owner.as_wire());
+    out.extend_from_slice(&r.rtype.0.to_be_bytes());
+    out.extend_from_slice(&r.ttl.to_be_bytes());
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&r.rdata);
+    Ok(())
+}
+
+/// What reading a journal's bytes found.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    /// The changesets of the whole, intact frames, in order.
+    pub changes: Vec<Changeset>,
+    /// Bytes from the start of the file to the end of the last intact frame: where to
+    /// cut a damaged tail.
+    pub valid_len: usize,
+    /// Why reading stopped before the end, when it did (a torn or damaged frame).
+    pub damage: Option<String>,
+}
+
+/// Reads a whole journal file's bytes. A bad header is an error (this is not a journal);
+/// a damaged frame ends the reading, reported in [`Decoded::damage`].
+pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
+    let header = bytes.get(..HEADER_LEN).ok_or("shorter than a journal header")?;
+    if header.get(..8) != Some(&MAGIC[..]) {
+        return Err("not a Tern journal (bad magic)".into());
+    }
+    let version = header.get(8..12).and_then(|v| v.try_into().ok()).map(u32::from_be_bytes);
+    if version != Some(VERSION) {
+        return Err(format!("journal format version {version:?}, this ternd reads {VERSION}"));
+    }
+    let mut decoded = Decoded { valid_len: HEADER_LEN, ..Decoded::default() };
+    let mut at = HEADER_LEN;
+    while at < bytes.len() {
+        match frame(bytes, at) {
+            Ok((change, next)) => {
+                decoded.changes.push(change);
+                decoded.valid_len = next;
+                at = next;
+            }
+            Err(why) => {
+                decoded.damage = Some(format!("at byte {at}: {why}"));
+                break;
+            }
+        }
+    }
+    Ok(decoded)
+}
+
+/// One frame at `at`: the changeset and where the next frame starts.
+fn frame(bytes: &[u8], at: usize) -> Result<(Changeset, usize), &'static str> {
+    let head: [u8; 8] = bytes
+        .get(at..at + 8)
+        .and_then(|h| h.try_into().ok())
+        .ok_or("the frame header is cut short")?;
+    let [a, b, c, d, e, f, g, h] = head;
+    let len = u32::from_be_bytes([a, b, c, d]) as usize;
+    let crc = u32::from_be_bytes([e, f, g, h]);
+    if len > MAX_FRAME {
+        return Err("frame longer than the limit");
+    }
+    let payload = bytes.get(at + 8..at + 8 + len).ok_or("the frame is cut short")?;
+    if crc32fast::hash(payload) != crc {
+        return Err("checksum mismatch");
+    }
+    let mut reader = Reader { bytes: payload, at: 0 };
+    let change = reader.changeset()?;
+    if reader.at != payload.len() {
+        return Err("bytes left over in the frame");
+    }
+    Ok((change, at + 8 + len))
+}
+
+/// A bounds-checked reader over one payload.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl Reader<'_> {
+    fn take(&mut self, n: usize) -> Result<&[u8], &'static str> {
+        let out = self.bytes.get(self.at..self.at + n).ok_or("the changeset is cut short")?;
+        self.at += n;
+        Ok(out)
+    }
+
+    fn u16(&mut self) -> Result<u16, &'static str> {
+        let b = self.take(2)?.try_into().map_err(|_| "the changeset is cut short")?;
+        Ok(u16::from_be_bytes(b))
+    }
+
+    fn u32(&mut self) -> Result<u32, &'static str> {
+        let b = self.take(4)?.try_into().map_err(|_| "the changeset is cut short")?;
+        Ok(u32::from_be_bytes(b))
+    }
+
+    fn record(&mut self) -> Result<RecordData, &'static str> {
+        let rest = self.bytes.get(self.at..).unwrap_or(&[]);
+        let (owner, len) = Dname::from_wire_prefix(rest).map_err(|_| "a bad owner name")?;
+        let owner = owner.to_name();
+        self.at += len;
+        let rtype = Rtype(self.u16()?);
+        let ttl = self.u32()?;
+        let rdlength = usize::from(self.u16()?);
+        let data = self.take(rdlength)?.to_vec();
+        if rtype.is_meta() || rdata::validate(rtype, &data).is_err() {
+            return Err("a record with bad RDATA");
+        }
+        Ok(RecordData { owner, rtype, ttl, rdata: data })
+    }
+
+    fn list(&mut self) -> Result<Vec<RecordData>, &'static str> {
+        let count = self.u32()? as usize;
+        // Each record takes at least 11 bytes: never reserve more than could fit.
+        let mut list = Vec::with_capacity(count.min(self.bytes.len() / 11));
+        for _ in 0..count {
+            list.push(self.record()?);
+        }
+        Ok(list)
+    }
+
+    fn changeset(&mut self) -> Result<Changeset, &'static str> {
+        let from = self.record()?;
+        let to = self.record()?;
+        if from.soa_serial().is_none() || to.soa_serial().is_none() {
+            return Err("a changeset without its SOAs");
+        }
+        let removed = self.list()?;
+        let added = self.list()?;
+        Ok(Changeset { soa_from: Some(from), soa_to: Some(to), removed, added })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_wire::Name;
+
+    pub(crate) fn soa(serial: u32) -> RecordData {
+        let text = format!("ns.example. h.example. {serial} 60 60 600 60");
+        let rdata = rdata::parse_str(Rtype::SOA, &text, None).unwrap();
+        RecordData { owner: "example.".parse().unwrap(), rtype: Rtype::SOA, ttl: 60, rdata }
+    }
+
+    pub(crate) fn change(from: u32) -> Changeset {
+        let a = |ip: &str| RecordData {
+            owner: "www.example.".parse::<Name>().unwrap(),
+            rtype: Rtype::A,
+            ttl: 300,
+            rdata: rdata::parse_str(Rtype::A, ip, None).unwrap(),
+        };
+        Changeset {
+            removed: vec![a("192.0.2.1")],
+            added: vec![a("192.0.2.2"), a("192.0.2.3")],
+            ..Changeset::between(soa(from), soa(from + 1))
+        }
+    }
+
+    #[test]
+    fn frames_round_trip() {
+        let mut bytes = header().to_vec();
+        for serial in 1..4 {
+            encode(&change(serial), &mut bytes).unwrap();
+        }
+        let decoded = decode(&bytes).unwrap();
+        assert_eq!(decoded.changes, vec![change(1), change(2), change(3)]);
+        assert_eq!((decoded.valid_len, decoded.damage), (bytes.len(), None));
+    }
+
+    #[test]
+    fn a_torn_or_damaged_tail_is_found_and_the_whole_frames_kept() {
+        let mut bytes = header().to_vec();
+        encode(&change(1), &mut bytes).unwrap();
+        let one = bytes.len();
+        encode(&change(2), &mut bytes).unwrap();
+        for cut in one + 1..bytes.len() {
+            let decoded = decode(&bytes[..cut]).unwrap();
+            assert_eq!(decoded.changes, vec![change(1)], "cut at {cut}");
+            assert_eq!(decoded.valid_len, one);
+            assert!(decoded.damage.is_some());
+        }
+        let mut flipped = bytes.clone();
+        flipped[one + 20] ^= 1;
+        let decoded = decode(&flipped).unwrap();
+        assert_eq!((decoded.changes.len(), decoded.valid_len), (1, one));
+        assert!(decoded.damage.unwrap().contains("checksum"));
+    }
+
+    #[test]
+    fn not_a_journal() {
+        assert!(decode(b"short").is_err());
+        assert!(decode(&[0u8; 16]).is_err());
+        let mut other = header();
+        other[11] = 9;
+        assert!(decode(&other).unwrap_err().contains("version"));
+        assert!(encode(&Changeset::default(), &mut Vec::new()).is_err(), "no SOAs");
+    }
+}

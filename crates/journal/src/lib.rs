@@ -1,0 +1,336 @@
+//! A zone's journal: every change is appended and synced to disk before it is published
+//! or acknowledged, so a crash never loses one that anyone was told of; at start-up the
+//! journal is replayed onto the zone's last snapshot.
+//!
+//! * [`format`](mod@format): the bytes — a header and one checksummed frame per changeset (the
+//!   format is documented there, and its reader is fuzzed: `fuzz/fuzz_targets/journal.rs`).
+//! * [`Journal`]: one file per zone. [`Journal::append`] writes a batch of changesets in
+//!   one write and one `fdatasync` (group commit: a batch is acknowledged together);
+//!   [`Journal::open`] reads the intact frames and cuts a torn tail, saying what it
+//!   dropped; [`Journal::reset`] starts an empty journal atomically once a snapshot of
+//!   the zone holds everything (compaction).
+//!
+//! An append-only file was chosen over an embedded database by measurement: see
+//! docs/design.md ("The journal").
+//!
+//! Nothing here knows sockets or zones beyond their changesets.
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+pub mod format;
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use tern_zone::Changeset;
+
+/// Everything that can go wrong with a journal.
+#[derive(Debug)]
+pub enum Error {
+    /// A file operation failed.
+    Io {
+        /// The journal file.
+        path: PathBuf,
+        /// What was being done.
+        doing: &'static str,
+        /// The error.
+        source: std::io::Error,
+    },
+    /// The file is not a journal this code can read, or a changeset cannot be written.
+    Format(String),
+    /// Another process holds the journal (its lock file is locked).
+    Busy(PathBuf),
+}
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Error::Io { path, doing, source } => write!(f, "{}: {doing}: {source}", path.display()),
+            Error::Format(why) => f.write_str(why),
+            Error::Busy(path) => {
+                write!(
+                    f,
+                    "{}: in use by another process (it holds {})",
+                    path.display(),
+                    lock_path(path).display()
+                )
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The crate's result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// An open journal (see the crate documentation).
+#[derive(Debug)]
+pub struct Journal {
+    file: File,
+    path: PathBuf,
+    len: u64,
+    frames: u64,
+    /// `<path>.lock`, locked while the journal is open: two servers sharing a storage
+    /// directory must not both append to one journal.
+    lock: File,
+}
+
+/// What opening a journal found.
+#[derive(Debug)]
+pub struct Opened {
+    /// The journal, ready to append to.
+    pub journal: Journal,
+    /// Its changesets, oldest first.
+    pub changes: Vec<Changeset>,
+    /// The damaged tail that was cut off (a write a crash interrupted), if any.
+    pub dropped: Option<String>,
+}
+
+impl Journal {
+    /// Opens the journal at `path`, creating an empty one when there is none. A damaged
+    /// tail is cut off (and the file synced), the intact changesets returned.
+    /// Fails with [`Error::Busy`] while another process has it open.
+    pub fn open(path: &Path) -> Result<Opened> {
+        let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
+        let lock = lock(path)?;
+        if !path.exists() {
+            return Ok(Opened {
+                journal: Journal::create_with(path, &format::header(), lock)?,
+                changes: Vec::new(),
+                dropped: None,
+            });
+        }
+        let mut file =
+            OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(io("reading"))?;
+        let decoded = format::decode(&bytes)
+            .map_err(|why| Error::Format(format!("{}: {why}", path.display())))?;
+        let len = decoded.valid_len as u64;
+        if decoded.damage.is_some() {
+            file.set_len(len).map_err(io("cutting the damaged tail"))?;
+            file.sync_all().map_err(io("syncing"))?;
+        }
+        let dropped = decoded.damage.map(|why| {
+            format!(
+                "{} bytes after the last intact changeset dropped ({why})",
+                bytes.len() as u64 - len
+            )
+        });
+        let frames = decoded.changes.len() as u64;
+        let journal = Journal { file, path: path.to_owned(), len, frames, lock };
+        Ok(Opened { journal, changes: decoded.changes, dropped })
+    }
+
+    /// Creates (or replaces) the journal at `path` with `bytes` (a header and frames),
+    /// atomically: temporary file, sync, rename, sync the directory.
+    fn create_with(path: &Path, bytes: &[u8], lock: File) -> Result<Journal> {
+        let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
+        let mut temp = path.as_os_str().to_owned();
+        temp.push(".new");
+        let temp = PathBuf::from(temp);
+        let mut file = File::create(&temp).map_err(io("creating"))?;
+        file.write_all(bytes).map_err(io("writing"))?;
+        file.sync_all().map_err(io("syncing"))?;
+        std::fs::rename(&temp, path).map_err(io("renaming into place"))?;
+        File::open(dir).and_then(|d| d.sync_all()).map_err(io("syncing the directory"))?;
+        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
+        Ok(Journal { file, path: path.to_owned(), len: bytes.len() as u64, frames: 0, lock })
+    }
+
+    /// Appends `changes` in one write and syncs them (`fdatasync`): when this returns
+    /// `Ok`, they survive a crash. On error the journal is cut back to what it held.
+    pub fn append(&mut self, changes: &[Changeset]) -> Result<()> {
+        let mut bytes = Vec::new();
+        for change in changes {
+            format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
+        }
+        let path = &self.path;
+        let io = |doing| move |source| Error::Io { path: path.clone(), doing, source };
+        let written = self.file.write_all_at_end(&bytes).and_then(|()| self.file.sync_data());
+        if let Err(e) = written {
+            let _ = self.file.set_len(self.len);
+            return Err(io("appending")(e));
+        }
+        self.len += bytes.len() as u64;
+        self.frames += changes.len() as u64;
+        Ok(())
+    }
+
+    /// Empties the journal (atomically), once a snapshot of the zone holds every change
+    /// it had.
+    pub fn reset(&mut self) -> Result<()> {
+        self.rewrite(&[])
+    }
+
+    /// Replaces the journal (atomically) by one holding only `changes`: compaction, when
+    /// older changes are no longer needed (the snapshot holds them and the IXFR history
+    /// no longer reaches them).
+    pub fn rewrite(&mut self, changes: &[Changeset]) -> Result<()> {
+        let mut bytes = format::header().to_vec();
+        for change in changes {
+            format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
+        }
+        let lock = self.lock.try_clone().map_err(|source| Error::Io {
+            path: self.path.clone(),
+            doing: "keeping its lock",
+            source,
+        })?;
+        *self = Journal::create_with(&self.path, &bytes, lock)?;
+        self.frames = changes.len() as u64;
+        Ok(())
+    }
+
+    /// Bytes in the file.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// True when it holds no changeset.
+    pub fn is_empty(&self) -> bool {
+        self.frames == 0
+    }
+
+    /// Changesets held.
+    pub fn frames(&self) -> u64 {
+        self.frames
+    }
+
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The lock file beside the journal at `path`.
+fn lock_path(path: &Path) -> PathBuf {
+    let mut lock = path.as_os_str().to_owned();
+    lock.push(".lock");
+    PathBuf::from(lock)
+}
+
+/// Takes the journal's lock (an exclusive `flock` on `<path>.lock`, released when the
+/// journal is dropped or the process ends, however it ends).
+fn lock(path: &Path) -> Result<File> {
+    let lock_path = lock_path(path);
+    let at = lock_path.as_path();
+    let io = |doing| move |source| Error::Io { path: at.to_owned(), doing, source };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
+    }
+    let file = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(at)
+        .map_err(io("opening"))?;
+    // SAFETY: flock on a descriptor this function owns; no memory is passed.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(file);
+    }
+    let e = std::io::Error::last_os_error();
+    match e.kind() {
+        std::io::ErrorKind::WouldBlock => Err(Error::Busy(path.to_owned())),
+        _ => Err(io("locking")(e)),
+    }
+}
+
+/// Appending at the end of the file whatever its cursor (the file is opened read-write).
+trait AppendAtEnd {
+    fn write_all_at_end(&mut self, bytes: &[u8]) -> std::io::Result<()>;
+}
+
+impl AppendAtEnd for File {
+    fn write_all_at_end(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        use std::io::Seek;
+        self.seek(std::io::SeekFrom::End(0))?;
+        self.write_all(bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_wire::{rdata, Rtype};
+    use tern_zone::RecordData;
+
+    fn soa(serial: u32) -> RecordData {
+        let text = format!("ns.example. h.example. {serial} 60 60 600 60");
+        let rdata = rdata::parse_str(Rtype::SOA, &text, None).unwrap();
+        RecordData { owner: "example.".parse().unwrap(), rtype: Rtype::SOA, ttl: 60, rdata }
+    }
+
+    fn change(from: u32) -> Changeset {
+        Changeset::between(soa(from), soa(from + 1))
+    }
+
+    #[test]
+    fn appended_changes_are_there_after_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("zones/example.journal");
+        let mut opened = Journal::open(&path).unwrap();
+        assert!(opened.changes.is_empty() && opened.journal.is_empty());
+        opened.journal.append(&[change(1), change(2)]).unwrap();
+        opened.journal.append(&[change(3)]).unwrap();
+        assert_eq!(opened.journal.frames(), 3);
+        drop(opened);
+        let again = Journal::open(&path).unwrap();
+        assert_eq!(again.changes, vec![change(1), change(2), change(3)]);
+        assert!(again.dropped.is_none());
+    }
+
+    #[test]
+    fn a_torn_tail_is_cut_and_said() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("example.journal");
+        let mut opened = Journal::open(&path).unwrap();
+        opened.journal.append(&[change(1)]).unwrap();
+        let whole = opened.journal.len();
+        opened.journal.append(&[change(2)]).unwrap();
+        drop(opened);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        let again = Journal::open(&path).unwrap();
+        assert_eq!(again.changes, vec![change(1)]);
+        assert!(again.dropped.unwrap().contains("dropped"));
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), whole, "the tail is cut");
+        let mut journal = again.journal;
+        journal.append(&[change(2)]).unwrap();
+        assert_eq!(read(&path), vec![change(1), change(2)]);
+        journal.rewrite(&[change(2)]).unwrap();
+        assert_eq!(journal.frames(), 1);
+        journal.append(&[change(3)]).unwrap();
+        assert_eq!(read(&path), vec![change(2), change(3)]);
+        journal.reset().unwrap();
+        assert!(read(&path).is_empty());
+    }
+
+    /// What the file holds, read without opening the journal.
+    fn read(path: &Path) -> Vec<Changeset> {
+        format::decode(&std::fs::read(path).unwrap()).unwrap().changes
+    }
+
+    /// A second opener (another server on the same storage) is refused while the first
+    /// holds the journal, also after a rewrite replaced the file; then it may open it.
+    #[test]
+    fn one_process_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("example.journal");
+        let mut first = Journal::open(&path).unwrap().journal;
+        first.rewrite(&[change(1)]).unwrap();
+        let refused = Journal::open(&path).unwrap_err();
+        assert!(matches!(refused, Error::Busy(_)), "{refused}");
+        assert!(refused.to_string().contains("in use by another process"));
+        drop(first);
+        assert_eq!(Journal::open(&path).unwrap().changes, vec![change(1)]);
+    }
+}

@@ -1,0 +1,238 @@
+//! Dynamic updates (RFC 2136) in a zone's writer, and what they mean for a primary's
+//! zone file.
+//!
+//! * A primary takes the updates queued for it in one batch: each is checked and turned
+//!   into a changeset against the version the one before it left (RFC 2136 §3.7:
+//!   updates are serialized with their prerequisites), then the batch's changesets are
+//!   appended to the journal with one sync, the last version is published, and only
+//!   then are the clients answered and the secondaries notified (group commit: every
+//!   acknowledged update is on disk).
+//! * A secondary forwards each update to its primary as it was received, TSIG record
+//!   included, and relays the primary's answer as it is (RFC 2136 §6): the primary
+//!   judges it with the client's key, and its answer is signed for the client.
+//! * The zone file catches up with the updates `zonefile-sync` after the first one (and
+//!   before the journal is compacted, which would drop them). It is not overwritten when
+//!   someone edited it meanwhile; a reload then merges the edit into the served version
+//!   (`ZoneContents::rebase`), so neither the edit nor the updates are lost.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tern_engine::{UpdatePolicy, UpdateRefusal};
+use tern_wire::Rcode;
+use tern_zone::{Changeset, HistoryLimits, ZoneContents};
+use tracing::{error, info, warn};
+
+use super::primary::version;
+use super::storage;
+use super::writer::{now, Writer};
+use crate::client::{self, Peer};
+use crate::config::{Role, ZoneSource};
+use crate::updates::UpdateTask;
+
+/// Most updates committed together.
+pub const BATCH: usize = 256;
+
+/// One update's fate in a batch.
+struct Judged {
+    task: UpdateTask,
+    rcode: Rcode,
+    /// Its changeset was applied (and must be journaled before the answer).
+    changed: bool,
+}
+
+/// What a batch of updates computed.
+struct Computed {
+    judged: Vec<Judged>,
+    changes: Vec<Changeset>,
+    /// The version after the last change (`None`: nothing changed).
+    zone: Option<ZoneContents>,
+}
+
+impl Writer {
+    /// Takes a batch of updates (see the module comment).
+    pub async fn updates(&mut self, tasks: Vec<UpdateTask>) {
+        match &self.plan.role {
+            Role::Primary => self.commit(tasks).await,
+            Role::Secondary(_) => self.forward(tasks).await,
+        }
+    }
+
+    /// Applies, journals, publishes, answers, notifies.
+    async fn commit(&mut self, tasks: Vec<UpdateTask>) {
+        let Some(current) = self.current.clone() else { return }; // SERVFAIL, as dropped
+        let (policy, limits) = (self.plan.update, self.plan.history);
+        let computed =
+            tokio::task::spawn_blocking(move || compute(&current, tasks, policy, limits)).await;
+        let Ok(Computed { mut judged, changes, zone }) = computed else { return };
+        if let Some(zone) = zone {
+            let applied = changes.len();
+            let published = match self.journal_append(changes).await {
+                Ok(()) => self.publish_updated(zone),
+                Err(why) => {
+                    error!(zone = %self.plan.name, "updates not applied: the journal failed: {why}");
+                    false
+                }
+            };
+            if !published {
+                judged.iter_mut().filter(|j| j.changed).for_each(|j| j.rcode = Rcode::SERVFAIL);
+            } else if let Some(zone) = &self.current {
+                info!(zone = %self.plan.name, serial = zone.serial(), updates = applied, "updates applied");
+            }
+        }
+        for j in judged {
+            j.task.answer(j.rcode);
+        }
+        self.after_change().await;
+    }
+
+    /// Publishes the updated version and keeps the zone file's copy in view.
+    fn publish_updated(&mut self, zone: ZoneContents) -> bool {
+        let before = self.current.clone();
+        if !self.publish(Arc::new(zone)) {
+            return false;
+        }
+        if self.file_base.is_none() {
+            self.file_base = before; // what the zone file holds
+        }
+        if self.flush_at.is_none() {
+            self.flush_at = Some(now() + self.plan.zonefile_sync.as_secs());
+        }
+        self.notify_secondaries();
+        true
+    }
+
+    /// Forwards each update to the first primary that answers and relays its answer.
+    async fn forward(&mut self, tasks: Vec<UpdateTask>) {
+        let Role::Secondary(primaries) = &self.plan.role else { return };
+        let (primaries, timeout) = (primaries.clone(), self.shared.limits.load().timeout);
+        let name = self.plan.name.clone();
+        // Off the writer: a slow primary must not hold up its refreshes.
+        tokio::task::spawn_blocking(move || {
+            for task in tasks {
+                let Some(request) = task.request() else { continue };
+                let message = request.bytes().to_vec();
+                let peers = primaries.iter().flat_map(|p| p.addrs.iter());
+                let answer = peers.map(|&addr| {
+                    client::forward(Peer { addr, key: None }, &message, timeout)
+                        .map_err(|e| (addr, e))
+                });
+                let mut last = None;
+                for result in answer {
+                    match result {
+                        Ok(answer) => {
+                            task.relay(answer);
+                            last = None;
+                            break;
+                        }
+                        Err(e) => last = Some(e),
+                    }
+                }
+                if let Some((addr, e)) = last {
+                    warn!(zone = %name, primary = %addr, "update not forwarded: {e}");
+                }
+            }
+        });
+    }
+
+    /// Writes the zone file with the served version when updates made it differ (see
+    /// the module comment). False when it is not written: the journal must keep what
+    /// the file lacks.
+    pub async fn sync_zone_file(&mut self) -> bool {
+        self.flush_at = None;
+        if self.file_base.is_none() {
+            return true;
+        }
+        let (ZoneSource::File(path), Some(zone)) = (self.plan.source.clone(), self.current.clone())
+        else {
+            return false;
+        };
+        if version(&self.plan.source) != self.source {
+            warn!(zone = %self.plan.name, file = %path.display(), "the zone file was edited since it was read: not overwritten with the updates (reload to merge the edit with them; the journal keeps them meanwhile)");
+            return false;
+        }
+        let (serial, file) = (zone.serial(), path.clone());
+        let written = tokio::task::spawn_blocking(move || {
+            storage::write_zone(&file, &zone, "written by ternd after dynamic updates")
+        })
+        .await;
+        match written {
+            Ok(Ok(())) => {
+                self.source = version(&self.plan.source);
+                self.file_base = None;
+                info!(zone = %self.plan.name, serial, file = %path.display(), "zone file written");
+                true
+            }
+            Ok(Err(e)) => {
+                error!(zone = %self.plan.name, file = %path.display(), "cannot write the zone file (the journal keeps the updates): {e}");
+                self.flush_at = Some(now() + self.plan.zonefile_sync.as_secs().max(60));
+                false
+            }
+            Err(_) => false,
+        }
+    }
+
+    /// After a change: writes the zone file at once when `zonefile-sync` is 0, and
+    /// compacts the journal when due.
+    pub async fn after_change(&mut self) {
+        if self.plan.zonefile_sync == Duration::ZERO || self.compaction_due() {
+            self.flush_and_compact().await;
+        }
+    }
+
+    /// Writes the zone file when it lacks updates, then compacts the journal if due —
+    /// never before the file holds what the journal would drop.
+    pub async fn flush_and_compact(&mut self) {
+        if self.sync_zone_file().await && self.compaction_due() {
+            if let Some(zone) = self.current.clone() {
+                self.rewrite_journal(&zone);
+            }
+        }
+    }
+}
+
+/// Judges and applies each update in turn (on a blocking thread).
+fn compute(
+    current: &Arc<ZoneContents>,
+    tasks: Vec<UpdateTask>,
+    policy: UpdatePolicy,
+    limits: HistoryLimits,
+) -> Computed {
+    let mut zone: Option<ZoneContents> = None;
+    let mut out =
+        Computed { judged: Vec::with_capacity(tasks.len()), changes: Vec::new(), zone: None };
+    let now = now();
+    for task in tasks {
+        let base: &ZoneContents = zone.as_ref().unwrap_or(current);
+        let Some(request) = task.request() else { continue };
+        let applied = request.changes(base, &policy, now).and_then(|change| {
+            if change.is_empty() {
+                return Ok(None);
+            }
+            let (mut next, _) = base.apply(&change).map_err(|e| UpdateRefusal::from_apply(&e))?;
+            next.set_history(Arc::new(base.history().push(Arc::new(change.clone()), limits)));
+            Ok(Some((next, change)))
+        });
+        let (rcode, changed) = match applied {
+            Ok(Some((next, change))) => {
+                zone = Some(next);
+                out.changes.push(change);
+                (Rcode::NOERROR, true)
+            }
+            Ok(None) => (Rcode::NOERROR, false),
+            Err(refusal) => {
+                log_refusal(current, &task, &refusal);
+                (refusal.rcode, false)
+            }
+        };
+        out.judged.push(Judged { task, rcode, changed });
+    }
+    out.zone = zone;
+    out
+}
+
+fn log_refusal(zone: &ZoneContents, task: &UpdateTask, refusal: &UpdateRefusal) {
+    let Some(request) = task.request() else { return };
+    let key = request.key_name().map_or_else(|| "-".to_owned(), ToString::to_string);
+    info!(zone = %zone.origin(), client = %request.client(), key, rcode = %refusal.rcode, "update refused: {}", refusal.reason);
+}

@@ -1,0 +1,194 @@
+//! A zone's journal in its writer (`tern_journal`): every change — a primary's reload
+//! difference, a secondary's IXFR — is appended and synced before it is published, and
+//! the journal is replayed at start-up, so what was served survives a crash and the IXFR
+//! history survives a restart.
+//!
+//! * A primary replays only the history: its zone file is the source of the data, so
+//!   the journal's changes that lead to the file's serial become the history again
+//!   (a journal that does not lead there — the file was edited while the server was
+//!   down — starts afresh).
+//! * A secondary replays the changes that follow its kept copy: the copy is written
+//!   only now and then (compaction), the journal after every change.
+//! * Compaction: once the journal holds twice what the history keeps, it is rewritten
+//!   with the history alone (a secondary first writes its zone file).
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use tern_journal::Journal;
+use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
+use tracing::{error, info, warn};
+
+use super::writer::Writer;
+
+/// A journal shared between the writer and its disk writes.
+pub type Shared = Arc<Mutex<Journal>>;
+
+/// Where a zone's journal is kept.
+pub fn path(storage: &Path, zone: &tern_wire::Name) -> PathBuf {
+    storage.join(format!("{zone}journal"))
+}
+
+/// The changes that lead to `serial`, oldest first: the longest run at the journal's end
+/// in which each starts where the one before ended.
+pub fn chain_to(changes: &[Changeset], serial: u32) -> &[Changeset] {
+    if changes.last().and_then(Changeset::to_serial) != Some(serial) {
+        return &[];
+    }
+    let mut start = changes.len().saturating_sub(1);
+    while start > 0 {
+        let (Some(before), Some(after)) = (changes.get(start - 1), changes.get(start)) else {
+            break;
+        };
+        if before.to_serial().is_none() || before.to_serial() != after.from_serial() {
+            break;
+        }
+        start -= 1;
+    }
+    changes.get(start..).unwrap_or(&[])
+}
+
+/// The changes that follow `serial`, in order: from the one that starts there, as long
+/// as each starts where the one before ended.
+pub fn chain_from(changes: &[Changeset], serial: u32) -> &[Changeset] {
+    let Some(start) = changes.iter().position(|c| c.from_serial() == Some(serial)) else {
+        return &[];
+    };
+    let mut end = start + 1;
+    while let (Some(before), Some(after)) = (changes.get(end - 1), changes.get(end)) {
+        if before.to_serial() != after.from_serial() {
+            break;
+        }
+        end += 1;
+    }
+    changes.get(start..end).unwrap_or(&[])
+}
+
+/// The changes that follow `serial` and lead to the journal's end: a primary's dynamic
+/// updates that its zone file (at `serial`) does not hold yet.
+pub fn chain_after(changes: &[Changeset], serial: u32) -> &[Changeset] {
+    let Some(end) = changes.last().and_then(Changeset::to_serial) else { return &[] };
+    let run = chain_to(changes, end);
+    match run.iter().position(|c| c.from_serial() == Some(serial)) {
+        Some(start) => run.get(start..).unwrap_or(&[]),
+        None => &[],
+    }
+}
+
+/// The history holding `changes`, bounded by `limits`.
+pub fn history_of(changes: &[Changeset], limits: HistoryLimits) -> History {
+    changes.iter().fold(History::default(), |h, c| h.push(Arc::new(c.clone()), limits))
+}
+
+impl Writer {
+    /// Opens the zone's journal (at the first load); returns its changes. A journal that
+    /// cannot be opened is logged, and the zone runs without one.
+    pub async fn open_journal(&mut self) -> Vec<Changeset> {
+        let Some(storage) = &self.shared.storage else { return Vec::new() };
+        if matches!(self.plan.source, crate::config::ZoneSource::Embedded(_)) {
+            return Vec::new();
+        }
+        let path = path(storage, &self.plan.name);
+        let opened = tokio::task::spawn_blocking(move || Journal::open(&path)).await;
+        match opened {
+            Ok(Ok(opened)) => {
+                if let Some(dropped) = &opened.dropped {
+                    warn!(zone = %self.plan.name, "journal: {dropped}");
+                }
+                self.journal = Some(Arc::new(Mutex::new(opened.journal)));
+                opened.changes
+            }
+            Ok(Err(e)) => {
+                error!(zone = %self.plan.name, "journal not used, changes will not survive a restart: {e}");
+                Vec::new()
+            }
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Appends `changes` and syncs them; `Err` says why they must not be published.
+    pub async fn journal_append(&mut self, changes: Vec<Changeset>) -> Result<(), String> {
+        let Some(journal) = self.journal.clone() else { return Ok(()) };
+        let appended = tokio::task::spawn_blocking(move || {
+            let mut journal = journal.lock().map_err(|_| "journal lock poisoned".to_owned())?;
+            journal.append(&changes).map_err(|e| e.to_string())
+        })
+        .await;
+        appended.map_err(|e| e.to_string())?
+    }
+
+    /// True when the journal holds twice what the history keeps.
+    pub fn compaction_due(&self) -> bool {
+        let limits = self.plan.history;
+        self.journal.as_ref().is_some_and(|j| {
+            j.lock().is_ok_and(|j| {
+                j.frames() as usize > limits.max_changes.max(1) * 2
+                    || j.len() as usize > limits.max_bytes.saturating_mul(2)
+            })
+        })
+    }
+
+    /// Rewrites the journal with `zone`'s history once it is due (a primary: its zone
+    /// file holds the data, the journal only the history).
+    pub fn compact_if_due(&mut self, zone: &Arc<ZoneContents>) {
+        if self.compaction_due() {
+            self.rewrite_journal(zone);
+        }
+    }
+
+    /// Rewrites the journal with `zone`'s history alone (after a snapshot).
+    pub fn rewrite_journal(&mut self, zone: &Arc<ZoneContents>) {
+        let Some(journal) = self.journal.clone() else { return };
+        let (zone, name) = (Arc::clone(zone), self.plan.name.clone());
+        let rewrite = move || {
+            let changes: Vec<Changeset> = history_changes(zone.history());
+            match journal.lock().map(|mut j| j.rewrite(&changes)) {
+                Ok(Ok(())) => info!(zone = %name, kept = changes.len(), "journal compacted"),
+                Ok(Err(e)) => error!(zone = %name, "journal not compacted: {e}"),
+                Err(_) => error!(zone = %name, "journal lock poisoned"),
+            }
+        };
+        self.store(rewrite);
+    }
+}
+
+/// The changesets a history holds, oldest first.
+fn history_changes(history: &History) -> Vec<Changeset> {
+    history.iter().map(|c| (**c).clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tern_wire::{rdata, Rtype};
+    use tern_zone::RecordData;
+
+    fn change(from: u32, to: u32) -> Changeset {
+        let soa = |s: u32| {
+            let text = format!("ns.example. h.example. {s} 60 60 600 60");
+            RecordData {
+                owner: "example.".parse().unwrap(),
+                rtype: Rtype::SOA,
+                ttl: 60,
+                rdata: rdata::parse_str(Rtype::SOA, &text, None).unwrap(),
+            }
+        };
+        Changeset::between(soa(from), soa(to))
+    }
+
+    #[test]
+    fn chains_to_and_from_a_serial() {
+        let changes = vec![change(1, 2), change(5, 6), change(6, 7), change(7, 8)];
+        assert_eq!(chain_to(&changes, 8).len(), 3, "5 → 8, not past the gap");
+        assert!(chain_to(&changes, 7).is_empty(), "the journal does not end at 7");
+        assert_eq!(chain_from(&changes, 6).len(), 2, "6 → 8");
+        assert_eq!(chain_from(&changes, 1).len(), 1, "1 → 2, then a gap");
+        assert!(chain_from(&changes, 3).is_empty());
+        assert_eq!(chain_after(&changes, 6).len(), 2, "6 → 8, the journal's end");
+        assert!(chain_after(&changes, 1).is_empty(), "1 → 2 does not lead to the end");
+        assert!(chain_after(&changes, 8).is_empty(), "nothing after the end");
+        let history = history_of(chain_to(&changes, 8), HistoryLimits::default());
+        assert_eq!((history.len(), history.first_serial()), (3, Some(5)));
+        assert_eq!(history_changes(&history).len(), 3);
+    }
+}

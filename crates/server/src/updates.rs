@@ -1,0 +1,140 @@
+//! Dynamic updates on their way from the data plane to a zone's writer and back.
+//!
+//! The engine accepts an UPDATE (RFC 2136) that some access rule allows and hands it
+//! over as an [`UpdateRequest`]; the data plane wraps it in an [`UpdateTask`] with the
+//! way back to the client ([`Reply`]) and queues it for the control plane, without
+//! waiting. The zone's writer applies it, makes it durable, and only then answers:
+//! over UDP from a duplicate of the listening socket ([`Replier`]), over TCP through the
+//! connection's [`MessageStream`], which waits on a blocking thread for the answer.
+//!
+//! A task dropped without an answer (its zone removed, the server stopping, a queue
+//! full) answers SERVFAIL on its way out, so no client is left waiting for nothing.
+
+use std::net::SocketAddr;
+use std::sync::mpsc as std_mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tern_engine::UpdateRequest;
+use tern_wire::Rcode;
+use tracing::debug;
+
+use crate::dns::unix_now;
+use crate::handler::MessageStream;
+use crate::udp::reply::Replier;
+
+/// Longest a TCP connection waits for its update's answer. A writer busy loading a
+/// big zone may take seconds; past this the client is better off retrying.
+pub const TCP_WAIT: Duration = Duration::from_secs(60);
+
+/// An accepted update and where its answer goes.
+#[derive(Debug)]
+pub struct UpdateTask {
+    /// `None` once answered.
+    request: Option<Box<UpdateRequest>>,
+    reply: Reply,
+    /// When the data plane took it (for the log).
+    pub received: Instant,
+}
+
+/// The way back to the client.
+#[derive(Debug)]
+pub enum Reply {
+    /// A datagram from `local` (where the request was sent) to `client`.
+    Udp {
+        /// The sockets to send from.
+        replier: Arc<Replier>,
+        /// The client's address.
+        client: SocketAddr,
+        /// The address the request was sent to.
+        local: SocketAddr,
+    },
+    /// The connection's stream, waiting for one message.
+    Tcp(std_mpsc::SyncSender<Vec<u8>>),
+}
+
+impl UpdateTask {
+    /// A task for `request`, answered through `reply`.
+    pub fn new(request: Box<UpdateRequest>, reply: Reply) -> UpdateTask {
+        UpdateTask { request: Some(request), reply, received: Instant::now() }
+    }
+
+    /// The request (until answered).
+    pub fn request(&self) -> Option<&UpdateRequest> {
+        self.request.as_deref()
+    }
+
+    /// Answers with `rcode` (RFC 2136 §3.8: signed when the request was).
+    pub fn answer(mut self, rcode: Rcode) {
+        self.answer_with(rcode);
+    }
+
+    /// Sends `message` as it is: a primary's answer to a forwarded update, which
+    /// carries the client's ID and, when signed, the primary's signature for the
+    /// client's key.
+    pub fn relay(mut self, message: Vec<u8>) {
+        self.request = None;
+        self.reply.send(message);
+    }
+
+    fn answer_with(&mut self, rcode: Rcode) {
+        let Some(request) = self.request.take() else { return };
+        let mut out = vec![0u8; 65535];
+        if let Some(len) = request.answer(rcode, &mut out, unix_now()) {
+            out.truncate(len);
+            self.reply.send(out);
+        }
+    }
+}
+
+/// Unanswered, a task answers SERVFAIL (see the module comment).
+impl Drop for UpdateTask {
+    fn drop(&mut self) {
+        self.answer_with(Rcode::SERVFAIL);
+    }
+}
+
+impl Reply {
+    fn send(&self, message: Vec<u8>) {
+        match self {
+            Reply::Udp { replier, client, local } => {
+                if let Err(e) = replier.send(&message, *client, *local) {
+                    debug!(client = %client, "the answer to an update could not be sent: {e}");
+                }
+            }
+            // The connection may be gone; then there is nobody to tell.
+            Reply::Tcp(sender) => drop(sender.try_send(message)),
+        }
+    }
+}
+
+/// The TCP side of a [`Reply::Tcp`]: one message, the update's answer, once the writer
+/// sent it (or nothing after [`TCP_WAIT`]).
+#[derive(Debug)]
+pub struct AnswerStream {
+    answer: std_mpsc::Receiver<Vec<u8>>,
+    done: bool,
+}
+
+impl AnswerStream {
+    /// A stream and the reply that feeds it.
+    pub fn pair() -> (AnswerStream, Reply) {
+        let (sender, answer) = std_mpsc::sync_channel(1);
+        (AnswerStream { answer, done: false }, Reply::Tcp(sender))
+    }
+}
+
+impl MessageStream for AnswerStream {
+    fn next_message(&mut self, out: &mut [u8]) -> Option<usize> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        let message = self.answer.recv_timeout(TCP_WAIT).ok()?;
+        let slot = out.get_mut(..message.len())?;
+        slot.copy_from_slice(&message);
+        Some(message.len())
+    }
+
+    fn finished(self: Box<Self>, _complete: bool) {}
+}

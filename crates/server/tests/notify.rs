@@ -1,0 +1,64 @@
+//! NOTIFY out to the zone's own name servers (`notify-ns`): after a change, the name
+//! servers of the apex NS RRset but the SOA's primary are told, at the addresses the
+//! zone holds for them, port 53.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::net::{SocketAddr, UdpSocket};
+use std::time::Duration;
+
+use common::*;
+use tern_wire::message::MessageReader;
+use tern_wire::Opcode;
+
+const ZONE: &str =
+    "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hostmaster SERIAL 7200 3600 1209600 300\n\
+                    @ NS ns1\n@ NS ns2\nns1 A 127.0.0.76\nns2 A 127.0.0.77\n";
+
+/// A name server's port 53 on a loopback address of its own (needs the right to bind
+/// port 53: root or CAP_NET_BIND_SERVICE).
+fn name_server(ip: [u8; 4]) -> Option<UdpSocket> {
+    let socket = UdpSocket::bind(SocketAddr::from((ip, 53))).ok()?;
+    socket.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    Some(socket)
+}
+
+#[test]
+fn a_change_notifies_the_zones_name_servers_but_the_primary() {
+    let (Some(ns1), Some(ns2)) = (name_server([127, 0, 0, 76]), name_server([127, 0, 0, 77]))
+    else {
+        eprintln!("skipped: port 53 cannot be bound here (not root)");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("example.com.zone");
+    std::fs::write(&file, ZONE.replace("SERIAL", "1")).unwrap();
+    let port = free_port();
+    let config = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"storage\"\n[[zone]]\nname = \"example.com\"\nfile = \"{}\"\nnotify-ns = true\n",
+        file.display()
+    );
+    std::fs::write(dir.path().join("ternd.toml"), config).unwrap();
+    let conf = dir.path().join("ternd.toml");
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let daemon =
+        Daemon::spawn(&["--config", conf.to_str().unwrap()], addr, &dir.path().join("log"));
+    std::fs::write(&file, ZONE.replace("SERIAL", "2")).unwrap();
+    daemon.signal(libc::SIGHUP);
+    let mut buf = [0u8; 512];
+    let (len, from) = ns2.recv_from(&mut buf).expect("ns2 was not notified");
+    let reader = MessageReader::new(&buf[..len]).unwrap();
+    assert_eq!(reader.header().flags.opcode(), Opcode::NOTIFY);
+    // Acknowledged, so it is not sent again.
+    buf[2] |= 0x80;
+    ns2.send_to(&buf[..len], from).unwrap();
+    ns1.set_read_timeout(Some(Duration::from_millis(1500))).unwrap();
+    assert!(ns1.recv_from(&mut buf).is_err(), "the SOA's primary (ns1) was notified");
+    let acknowledged = eventually(Duration::from_secs(5), || {
+        daemon.log_text().contains("NOTIFY acknowledged zone=example.com. remote=ns2.example.com.")
+    });
+    assert!(acknowledged, "{}", daemon.log_text());
+}

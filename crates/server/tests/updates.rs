@@ -1,0 +1,177 @@
+//! Dynamic updates through the real `ternd` binary: answered over UDP from the address
+//! asked and over TCP on the connection, durable before they are answered (a SIGKILL
+//! right after the answer loses nothing), written to the zone file, and merged with an
+//! edit of the file on reload. `tests/interop/updates.py` covers nsupdate, TSIG, the
+//! access rules and forwarding against the peers.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use common::*;
+use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
+use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
+
+const ZONE: &str = "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n\
+                    @ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.80\n";
+
+/// An UPDATE of example.com. adding `name` A `address`.
+fn add(id: u16, name: &str, address: &str) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(id);
+    let mut flags = Flags(0);
+    flags.set_opcode(Opcode::UPDATE);
+    w.set_flags(flags);
+    w.push_question(&"example.com.".parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
+    let owner: Name = name.parse().unwrap();
+    let data = rdata::parse_str(Rtype::A, address, None).unwrap();
+    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 60, &data).unwrap();
+    w.finish().to_vec()
+}
+
+fn query(id: u16, name: &str, rtype: Rtype) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(id);
+    w.push_question(&name.parse::<Name>().unwrap(), rtype, Class::IN).unwrap();
+    w.finish().to_vec()
+}
+
+/// The RCODE and the answer's RDATA as text.
+fn answer(message: &[u8]) -> (Rcode, Vec<String>) {
+    let mut reader = MessageReader::new(message).unwrap();
+    let rcode = Rcode::from(u16::from(reader.header().flags.rcode_bits()));
+    while reader.question().unwrap().is_some() {}
+    let mut scratch = vec![0u8; 65535];
+    let mut answers = Vec::new();
+    while let Some(rr) = reader.record(&mut scratch).unwrap() {
+        if rr.section == Section::Answer {
+            answers.push(rdata::to_text(rr.rtype, rr.rdata));
+        }
+    }
+    (rcode, answers)
+}
+
+fn lookup(addr: SocketAddr, name: &str, rtype: Rtype) -> Vec<String> {
+    answer(&udp_ask(addr, &query(5, name, rtype)).expect("no answer")).1
+}
+
+fn serial(addr: SocketAddr) -> u32 {
+    let soa = lookup(addr, "example.com.", Rtype::SOA);
+    soa[0].split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+/// Writes the zone and a configuration letting 127.0.0.1 update it; returns the
+/// arguments and the address.
+fn configure(dir: &Path, sync: &str) -> (Vec<String>, SocketAddr) {
+    std::fs::write(dir.join("example.com.zone"), ZONE).unwrap();
+    let port = free_port();
+    let config = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"{}\"\n[[acl]]\nid = \"u\"\naddress = \"127.0.0.1\"\naction = \"update\"\n\
+         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = [\"u\"]\n\
+         zonefile-sync = \"{sync}\"\n",
+        dir.join("storage").display()
+    );
+    std::fs::write(dir.join("ternd.toml"), config).unwrap();
+    let conf = dir.join("ternd.toml").to_str().unwrap().to_owned();
+    (vec!["--config".to_owned(), conf], SocketAddr::from(([127, 0, 0, 1], port)))
+}
+
+fn spawn(dir: &Path, args: &[String], addr: SocketAddr) -> Daemon {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    Daemon::spawn(&args, addr, &dir.join("log"))
+}
+
+/// Over UDP the answer comes from the server's address with the request's ID; the change
+/// is served at once; a SIGKILL right after the answer loses nothing.
+#[test]
+fn an_acknowledged_update_survives_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (args, addr) = configure(dir.path(), "1h");
+    let mut daemon = spawn(dir.path(), &args, addr);
+    let socket = udp_client();
+    socket.send_to(&add(0x2136, "new.example.com.", "192.0.2.7"), addr).unwrap();
+    let mut buf = [0u8; 512];
+    let (len, from) = socket.recv_from(&mut buf).expect("no answer to the update");
+    assert_eq!(from, addr);
+    assert_eq!(id_of(&buf[..len]), 0x2136);
+    assert_eq!(answer(&buf[..len]).0, Rcode::NOERROR);
+    assert_eq!(lookup(addr, "new.example.com.", Rtype::A), ["192.0.2.7"]);
+    assert_eq!(serial(addr), 2);
+    daemon.signal(libc::SIGKILL);
+    let _ = daemon.child.wait();
+    let daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(lookup(addr, "new.example.com.", Rtype::A), ["192.0.2.7"], "{}", daemon.log_text());
+    assert_eq!(serial(addr), 2);
+    assert!(daemon.log_text().contains("journal replayed"), "{}", daemon.log_text());
+}
+
+/// Over TCP the update's answer comes on the connection, before the answer to a query
+/// sent after it, which already sees the change.
+#[test]
+fn a_tcp_update_is_answered_in_order_on_its_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (args, addr) = configure(dir.path(), "1h");
+    let _daemon = spawn(dir.path(), &args, addr);
+    let mut stream = tcp_connect(addr);
+    let mut both = framed(&add(1, "t.example.com.", "192.0.2.9"));
+    both.extend(framed(&query(2, "t.example.com.", Rtype::A)));
+    std::io::Write::write_all(&mut stream, &both).unwrap();
+    let first = tcp_read(&mut stream).expect("no answer to the update");
+    assert_eq!((id_of(&first), answer(&first).0), (1, Rcode::NOERROR));
+    let second = tcp_read(&mut stream).expect("no answer to the query");
+    assert_eq!(id_of(&second), 2);
+    assert_eq!(answer(&second), (Rcode::NOERROR, vec!["192.0.2.9".to_owned()]));
+}
+
+/// With `zonefile-sync = "0s"` the zone file holds the update once it is answered (the
+/// file is written before the next update is taken).
+#[test]
+fn the_zone_file_catches_up_with_the_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let (args, addr) = configure(dir.path(), "0s");
+    let daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(
+        answer(&udp_ask(addr, &add(3, "f.example.com.", "192.0.2.3")).unwrap()).0,
+        Rcode::NOERROR
+    );
+    let file = dir.path().join("example.com.zone");
+    let written = eventually(Duration::from_secs(10), || {
+        std::fs::read_to_string(&file).unwrap().contains("f.example.com. 60 IN A 192.0.2.3")
+    });
+    assert!(written, "{}\n{}", std::fs::read_to_string(&file).unwrap(), daemon.log_text());
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("SOA ns1.example.com. hostmaster.example.com. 2 "));
+}
+
+/// An edit of the zone file made while updates are not yet in it is merged on reload:
+/// the edit's removal and addition, and the update, are all served; the serial rises.
+#[test]
+fn a_reload_merges_an_edit_with_the_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let (args, addr) = configure(dir.path(), "1h");
+    let daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(
+        answer(&udp_ask(addr, &add(4, "u.example.com.", "192.0.2.4")).unwrap()).0,
+        Rcode::NOERROR
+    );
+    let edited = ZONE.replace("www A 192.0.2.80\n", "edit A 192.0.2.81\n");
+    std::fs::write(dir.path().join("example.com.zone"), edited).unwrap();
+    daemon.signal(libc::SIGHUP);
+    let merged = eventually(Duration::from_secs(10), || {
+        lookup(addr, "edit.example.com.", Rtype::A) == ["192.0.2.81"]
+    });
+    assert!(merged, "{}", daemon.log_text());
+    assert_eq!(lookup(addr, "u.example.com.", Rtype::A), ["192.0.2.4"], "the update stays");
+    assert!(lookup(addr, "www.example.com.", Rtype::A).is_empty(), "the edit's removal holds");
+    assert_eq!(serial(addr), 3);
+}
