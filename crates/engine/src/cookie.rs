@@ -7,7 +7,7 @@
 //! worker's copy: it works out the period's secrets when a query first carries a cookie
 //! in that period, and keeps them.
 //!
-//! A query's COOKIE option is checked once, before it is answered ([`check`]); every
+//! A query's COOKIE option is checked once, before it is answered (`check`); every
 //! response to it, whatever its RCODE, carries the client cookie and a server cookie: the
 //! one received when it is ours under the current secret and less than half an hour old
 //! (RFC 9018 §4.3), a new one otherwise. A malformed option is FORMERR (RFC 7873 §5.2.2).
