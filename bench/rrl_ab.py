@@ -16,7 +16,7 @@ any figure.
 It prints CPU µs per answered query and each variant's ratio to `off`, round by round.
 
 `instructions`: the `quiet` variants one after another under callgrind, dnsperf at
-2,000 queries a second for 15 s: the instructions of the UDP worker's loop
+2,000 queries a second (`--qps`) for 15 s: the instructions of the UDP worker's loop
 (`Worker::serve`: receiving, answering, rate limiting, sending; system calls' kernel
 side not counted) per answered query. Deterministic where CPU time on this machine
 is not.
@@ -144,11 +144,11 @@ def instructions(variant, data, args):
     """Instructions of the UDP worker's loop per answered query, under callgrind."""
     out = os.path.join(args.work, "rrl-ab", f"callgrind.{variant.replace('+', '-')}")
     wrap = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
-            "--toggle-collect=tern_server::udp::Worker<H>::serve"]
+            "--toggle-collect=*udp::Worker*::serve*"]
     server, extra = start(variant, data, args, wrap)
     try:
-        answered, _, _, _ = bench.dnsperf(server.port, data.queries, 15, args, rate=2000,
-                                           extra=extra)
+        answered, _, _, _ = bench.dnsperf(server.port, data.queries, 15, args,
+                                           rate=args.qps or 2000, extra=extra)
     finally:
         server.stop()
     with open(out) as f:
