@@ -24,7 +24,9 @@ is not.
 `flood`: a reflection flood as the server sees it — one source (127.0.0.1) sending the
 apex NS question (the zone's largest positive answer) at a fixed rate, never waiting
 (`tools/udp-flood`) — at Tern and Knot DNS with RRL (20 answers a second, slip 2) and
-without. It prints server CPU µs per query sent, and what came back.
+without. It prints server CPU µs per query sent, and per query read (the queries sent
+less those the kernel dropped at the server's full receive buffers, from
+/proc/net/udp), and what came back.
 
     python3 bench/rrl_ab.py quiet --base OLD_TERND [--rounds 12] [--duration 3] [--qps N]
     python3 bench/rrl_ab.py instructions --base OLD_TERND
@@ -167,17 +169,37 @@ def quiet(server, extra, data, args):
     return {"qps": qps, "lost": lost, "us": us, "cpu": cpu, "count": answered}
 
 
+def udp_drops(port):
+    """Datagrams the kernel dropped for want of room in the receive buffers of the UDP
+    sockets bound to `port` (every socket of the port: a server may have several)."""
+    total = 0
+    for path in ("/proc/net/udp", "/proc/net/udp6"):
+        try:
+            with open(path) as f:
+                rows = [line.split() for line in f][1:]
+        except OSError:
+            continue
+        total += sum(int(row[-1]) for row in rows
+                     if len(row) > 12 and int(row[1].rsplit(":", 1)[1], 16) == port)
+    return total
+
+
 def flood(server, tool, data, args):
+    dropped = udp_drops(server.port)
     before = server.usage()
     argv = [tool, str(server.port), str(args.rate), str(args.duration),
             data.origin.rstrip("."), "2"]
     out = subprocess.run(bench.pinned(bench.CLIENT_CPU, argv), capture_output=True,
                          text=True, timeout=args.duration + 60).stdout
     after = server.usage()
+    dropped = udp_drops(server.port) - dropped
     fields = dict(word.split("=", 1) for word in out.split() if "=" in word)
     sent = int(fields["sent"])
     cpu = (after[0] - before[0]) + (after[1] - before[1])
+    read = sent - dropped
     return {"us": 1e6 * cpu / sent if sent else float("nan"), "cpu": cpu, "count": sent,
+            "us_read": 1e6 * cpu / read if read > 0 else float("nan"),
+            "kernel_dropped": dropped,
             "answered": int(fields["answered"]), "truncated": int(fields["truncated"])}
 
 
@@ -197,6 +219,19 @@ def report(mode, variants, results):
         print(f"| {v} | {statistics.median(r['us'] for r in results[v]):.3f} "
               f"| {pooled[v]:.3f} | {pooled[v] / pooled[first]:.3f} "
               f"| {statistics.median(ratios):.3f} | {min(ratios):.2f}–{max(ratios):.2f} |")
+
+
+def report_reads(variants, results):
+    """Flood mode: what each server read of the flood (the kernel drops what overflows
+    its receive buffers) and its CPU per query read, medians of the rounds."""
+    print("\n| variant | queries sent | dropped by the kernel | CPU µs/query read "
+          "| answered | truncated |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for v in variants:
+        med = {k: statistics.median(r[k] for r in results[v])
+               for k in ("count", "kernel_dropped", "us_read", "answered", "truncated")}
+        print(f"| {v} | {med['count']:,.0f} | {med['kernel_dropped']:,.0f} "
+              f"| {med['us_read']:.3f} | {med['answered']:,.0f} | {med['truncated']:,.0f} |")
 
 
 def main():
@@ -234,6 +269,8 @@ def main():
         for server, _ in servers.values():
             server.stop()
     report(args.mode, variants, results)
+    if args.mode == "flood":
+        report_reads(variants, results)
 
 
 if __name__ == "__main__":
