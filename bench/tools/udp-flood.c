@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 enum { BATCH = 64, SLOT = 2048 };
 
@@ -94,6 +95,25 @@ static void drain(int fd) {
     }
 }
 
+/* A UDP socket connected to 127.0.0.1:PORT with a large receive buffer; -1 on error. */
+static int open_socket(int port) {
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0) {
+        perror("udp-flood: socket");
+        return -1;
+    }
+    int size = 1 << 24;
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
+    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
+        perror("udp-flood: connect");
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr, "usage: udp-flood PORT RATE SECONDS QNAME QTYPE\n");
@@ -106,19 +126,9 @@ int main(int argc, char **argv) {
         fprintf(stderr, "udp-flood: bad port, rate or seconds (at most 600)\n");
         return 2;
     }
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    if (fd < 0) {
-        perror("udp-flood: socket");
+    int fd = open_socket(port);
+    if (fd < 0)
         return 1;
-    }
-    int size = 1 << 24;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, sizeof size);
-    struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
-    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(fd, (struct sockaddr *)&to, sizeof to) != 0) {
-        perror("udp-flood: connect");
-        return 1;
-    }
     for (int i = 0; i < BATCH; i++) {
         memcpy(out[i], query, query_len);
         out_iov[i].iov_base = out[i];
