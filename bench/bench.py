@@ -74,14 +74,16 @@ def pinned(cpu, argv):
     return ["taskset", "-c", str(cpu)] + argv
 
 
-def dnsperf(port, data, seconds, args, dnssec=False, tcp=False, rate=None):
+def dnsperf(port, data, seconds, args, dnssec=False, tcp=False, rate=None, extra=()):
     """Runs dnsperf on CLIENT_CPU, sending as fast as answers allow or at most `rate`
-    queries per second; returns (answered, qps, lost percent, rcode mix)."""
+    queries per second (`extra`: more dnsperf options); returns (answered, qps, lost
+    percent, rcode mix)."""
     argv = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", data, "-l", str(seconds),
             "-c", str(args.clients), "-q", str(args.outstanding)]
     argv += ["-Q", str(rate)] if rate else []
     argv += ["-D"] if dnssec else []
     argv += ["-m", "tcp"] if tcp else []
+    argv += list(extra)
     out = subprocess.run(pinned(CLIENT_CPU, argv), capture_output=True, text=True,
                          timeout=seconds + 60).stdout
     fields = {}

@@ -5,6 +5,8 @@
   2045 — `dnssec-signzone`, which takes minutes for a million delegations, hence the
   cache), the query mix for dnsperf and the same queries in TCP framing for tcp-fresh.
   Cache directories are named by every parameter that shapes the files.
+* `prepare_unsigned(size, work)`: the zone and the query mix alone (the dynamic-update
+  benchmark needs no signed copy).
 * `signed_zone(dataset, denial)`: the same zone signed with another proof of
   non-existence (`DENIALS`), for the conformance suite's at-scale check; cached beside it.
 * `build_tools(dir)`: compiles the C load tools and the floor responder.
@@ -89,12 +91,24 @@ def _tcp_queries(text_path, out, count):
 
 def prepare(size, work):
     """The cached Dataset for `size` delegations, made if missing."""
+    zone, queries = prepare_unsigned(size, work)
+    signed = os.path.join(os.path.dirname(zone), "zone.nsec3-optout.signed")
+    queries_tcp = queries.replace(".txt", f".tcp{TCP_QUERY_COUNT}.bin")
+    if not os.path.exists(queries_tcp):
+        _tcp_queries(queries, queries_tcp, TCP_QUERY_COUNT)
+    if not os.path.exists(signed):
+        print(f"signing {zone} (NSEC3 opt-out; cached afterwards)", flush=True)
+        _sign(zone, signed, ORIGIN)
+    return Dataset(size, ORIGIN, zone, signed, queries, queries_tcp)
+
+
+def prepare_unsigned(size, work):
+    """The cached zone and dnsperf query mix for `size` delegations, made if missing
+    (no signed copy): (zone path, queries path)."""
     base = os.path.join(work, f"tld-{size}-z{ZONE_SEED}")
     os.makedirs(base, exist_ok=True)
     zone, names = os.path.join(base, "zone.txt"), os.path.join(base, "names.txt")
-    signed = os.path.join(base, "zone.nsec3-optout.signed")
     queries = os.path.join(base, f"queries-q{QUERY_SEED}-n{QUERY_COUNT}-nx{NX_SHARE}.txt")
-    queries_tcp = queries.replace(".txt", f".tcp{TCP_QUERY_COUNT}.bin")
     if not os.path.exists(zone):
         print(f"generating {zone}", flush=True)
         _genzone("zone", "--delegations", size, "--origin", ORIGIN, "--seed", ZONE_SEED,
@@ -104,12 +118,7 @@ def prepare(size, work):
         _genzone("queries", "--names", names, "--origin", ORIGIN, "--seed", QUERY_SEED,
                  "--count", QUERY_COUNT, "--nx", NX_SHARE, "--out", queries + ".tmp")
         _publish(queries + ".tmp", queries)
-    if not os.path.exists(queries_tcp):
-        _tcp_queries(queries, queries_tcp, TCP_QUERY_COUNT)
-    if not os.path.exists(signed):
-        print(f"signing {zone} (NSEC3 opt-out; cached afterwards)", flush=True)
-        _sign(zone, signed, ORIGIN)
-    return Dataset(size, ORIGIN, zone, signed, queries, queries_tcp)
+    return zone, queries
 
 
 def signed_zone(dataset, denial):
@@ -126,7 +135,7 @@ def build_tools(out_dir):
     """Compiles tools/*.c into `out_dir` when the source is newer; returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
     tools = {}
-    for name in ("udp-floor", "tcp-fresh"):
+    for name in ("udp-floor", "tcp-fresh", "udp-flood"):
         src, binary = os.path.join(HERE, "tools", f"{name}.c"), os.path.join(out_dir, name)
         if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(src):
             _run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, src])

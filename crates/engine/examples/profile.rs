@@ -68,6 +68,9 @@ fn run(
     table: &mut CompressionTable,
 ) -> usize {
     let ahead_on = std::env::var("TERN_AHEAD").is_ok_and(|v| v == "1");
+    // TERN_REPORT=1 (with TERN_AHEAD=1): answer as the UDP workers do with rate limiting
+    // on, with the report on each answer.
+    let report = std::env::var("TERN_REPORT").is_ok_and(|v| v == "1");
     // How far ahead queries are located and advanced (TERN_LOCATE, TERN_ADVANCE).
     let knob = |name: &str, default: usize| {
         std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
@@ -91,7 +94,15 @@ fn run(
                 if let Some(next) = batch.get(i + locate) {
                     engine.look_ahead(zones, &mut pins, next, &mut ahead[(i + locate) % ring]);
                 }
-                engine.answer_with(zones, &mut pins, &request, &mut ahead[i % ring], out, table)
+                let ahead = &mut ahead[i % ring];
+                if report {
+                    let (outcome, report) =
+                        engine.answer_reported(zones, &mut pins, &request, ahead, out, table);
+                    black_box(report);
+                    outcome
+                } else {
+                    engine.answer_with(zones, &mut pins, &request, ahead, out, table)
+                }
             } else {
                 engine.answer(zones, &request, out, table)
             };

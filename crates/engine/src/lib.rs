@@ -10,6 +10,9 @@
 //!   TSIG-signed messages (`signed`), NOTIFY ([`notify`]), zone transfers ([`xfr`]) and
 //!   dynamic updates ([`update`]), decided by the [`access`] rules with the client's
 //!   address and the verified key.
+//! * [`cookie`] checks and answers DNS cookies; [`class`] says what kind of answer a
+//!   response is ([`Engine::answer_reported`]), for the server's rate limiting, which
+//!   may send a [`Short`] answer in its place.
 
 #![cfg_attr(
     test,
@@ -18,6 +21,8 @@
 
 pub mod access;
 mod chaos;
+pub mod class;
+pub mod cookie;
 mod dname;
 mod dnssec;
 mod negative;
@@ -40,13 +45,16 @@ use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::name::MAX_NAME_LEN;
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{ContentsGuard, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
+use tern_zone::{ContentsGuard, NodeId, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
 pub use access::{Access, Action, OwnerMatch, Owners, Prefix, Rule, UpdateLimits, ZoneAccess};
+pub use class::{Report, ResponseClass};
+pub use cookie::{CookieSeen, Cookies, Schedule};
 pub use notify::Notice;
 pub use update::{SerialPolicy, UpdatePolicy, UpdateRefusal, UpdateRequest};
 pub use xfr::{Transfer, TransferStats};
 
+use cookie::QueryCookie;
 use query::Query;
 use response::Response;
 use signed::Signed;
@@ -93,9 +101,12 @@ pub struct Request<'a> {
     pub tcp_keepalive: Option<u16>,
     /// The client's address (access rules for transfers and NOTIFY).
     pub client: IpAddr,
-    /// The time in seconds since the epoch, read only for TSIG: the engine has no clock
-    /// of its own.
+    /// The time in seconds since the epoch, read only for TSIG and for queries with a
+    /// cookie: the engine has no clock of its own.
     pub clock: fn() -> u64,
+    /// The server's cookie secrets, when cookies are on (RFC 7873): a COOKIE option is
+    /// then checked and answered, else ignored.
+    pub cookies: Option<&'a Cookies>,
 }
 
 impl<'a> Request<'a> {
@@ -108,6 +119,7 @@ impl<'a> Request<'a> {
             tcp_keepalive: None,
             client: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
             clock: || 0,
+            cookies: None,
         }
     }
 }
@@ -182,15 +194,16 @@ impl Engine {
         table: &mut CompressionTable,
     ) -> Outcome {
         let mut scratch = None;
-        let Some(query) = query::parse(request.message, &mut scratch) else {
+        let Some(mut query) = query::parse(request.message, &mut scratch) else {
             return Outcome::Dropped;
         };
+        check_cookie(&mut query, request);
         // Built in place: the hashes are too big to move around for every query.
         let mut located = Located::empty();
         if let Some(q) = &query.question {
             located.find(zones, None, q.qname(), q.qtype);
         }
-        self.answer_located(zones, &query, &located.found(None), request, out, table)
+        self.answer_located::<false>(zones, &query, &located.found(None), request, out, table).0
     }
 
     /// Reads `message`'s question and locates its zone into `ahead`, which starts loading
@@ -226,22 +239,81 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
     ) -> Outcome {
+        self.answer_ahead::<false>(zones, pins, request, ahead, out, table).0
+    }
+
+    /// [`answer_with`](Self::answer_with), and what rate limiting needs to know of the
+    /// answer: its class, the name it is counted under, and the query's cookie. (Working
+    /// the report out costs a few instructions that `answer_with` does without.)
+    pub fn answer_reported(
+        &self,
+        zones: &ZoneSet,
+        pins: &mut Pins,
+        request: &Request<'_>,
+        ahead: &mut Lookahead,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> (Outcome, Report) {
+        self.answer_ahead::<true>(zones, pins, request, ahead, out, table)
+    }
+
+    /// [`answer_with`](Self::answer_with), with a [`Report`] when `REPORT` is set.
+    #[inline(always)]
+    fn answer_ahead<const REPORT: bool>(
+        &self,
+        zones: &ZoneSet,
+        pins: &mut Pins,
+        request: &Request<'_>,
+        ahead: &mut Lookahead,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> (Outcome, Report) {
         let mut scratch = None;
         let query = query::parse(request.message, &mut scratch);
         let question = query.as_ref().and_then(|q| q.question.as_ref());
         let ready = question.is_some_and(|q| ahead.is_for(zones, pins, q));
         ahead.question = None;
-        let Some(query) = query else { return Outcome::Dropped };
+        let Some(mut query) = query else {
+            return (Outcome::Dropped, Report::error(CookieSeen::None));
+        };
+        check_cookie(&mut query, request);
         match &query.question {
             Some(q) if !ready => ahead.located.find(zones, Some(pins), q.qname(), q.qtype),
             _ => {}
         }
-        self.answer_located(zones, &query, &ahead.located.found(Some(pins)), request, out, table)
+        let located = ahead.located.found(Some(pins));
+        self.answer_located::<REPORT>(zones, &query, &located, request, out, table)
     }
 
-    /// Answers a query read and located.
+    /// A short answer to `request` in place of its full one ([`Short`]), with the
+    /// question echoed and, when the query had one, a COOKIE option.
+    pub fn answer_short(
+        &self,
+        request: &Request<'_>,
+        short: Short,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> Outcome {
+        let mut scratch = None;
+        let Some(mut query) = query::parse(request.message, &mut scratch) else {
+            return Outcome::Dropped;
+        };
+        check_cookie(&mut query, request);
+        // BADCOOKIE needs a cookie to send; without one the client is sent to TCP.
+        let bad_cookie = short == Short::BadCookie && query.cookie.reply().is_some();
+        let body = |resp: &mut Response<'_>| {
+            if bad_cookie {
+                resp.rcode = Rcode::BADCOOKIE; // RFC 7873 §5.2.3
+            } else {
+                resp.truncate();
+            }
+        };
+        self.write_response(&query, request, out, table, Compression::Anchor, None, body)
+    }
+
+    /// Answers a query read and located; reports on the answer when `REPORT` is set.
     #[inline(always)]
-    fn answer_located(
+    fn answer_located<const REPORT: bool>(
         &self,
         zones: &ZoneSet,
         query: &Query<'_>,
@@ -249,23 +321,37 @@ impl Engine {
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
-    ) -> Outcome {
+    ) -> (Outcome, Report) {
+        let cookie = query.cookie.seen();
         if query.is_special() {
-            return signed::answer(self, zones, query, located, request, out, table);
+            let outcome = signed::answer(self, zones, query, located, request, out, table);
+            return (outcome, Report::error(cookie));
         }
-        let outcome = self.respond(query, located, request, out, table, Compression::Anchor);
-        match outcome {
+        let first =
+            self.respond::<REPORT>(query, located, request, out, table, Compression::Anchor);
+        let (outcome, (class, node)) = match first {
             // Anchor compression (against the question only) is the fast path; when the
             // answer does not fit, the full compressor may make it fit.
-            Outcome::Answered { truncated: true, .. } => {
-                self.respond(query, located, request, out, table, Compression::Table)
+            (Outcome::Answered { truncated: true, .. }, _) => {
+                self.respond::<REPORT>(query, located, request, out, table, Compression::Table)
             }
             other => other,
+        };
+        if !REPORT {
+            return (outcome, Report::error(cookie));
         }
+        let report = match outcome {
+            Outcome::Answered { rcode: Rcode::NOERROR | Rcode::NXDOMAIN, .. } => {
+                Report { class, tag: tag(class, node, query, located), cookie }
+            }
+            _ => Report::error(cookie),
+        };
+        (outcome, report)
     }
 
-    /// Writes the response to `query` with the given compression.
-    fn respond(
+    /// Writes the response to `query` with the given compression; returns it with the
+    /// class answering gave it and the node it is counted under when `REPORT` is set.
+    fn respond<const REPORT: bool>(
         &self,
         query: &Query<'_>,
         located: &Found<'_>,
@@ -273,9 +359,16 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         compression: Compression,
-    ) -> Outcome {
-        let body = |resp: &mut Response<'_>| self.dispatch(query, located, resp);
-        self.write_response(query, request, out, table, compression, None, body)
+    ) -> (Outcome, (ResponseClass, NodeId)) {
+        let mut class = (ResponseClass::Error, tern_zone::NO_NODE);
+        let body = |resp: &mut Response<'_>| {
+            self.dispatch(query, located, resp);
+            if REPORT {
+                class = (resp.class, resp.node);
+            }
+        };
+        let outcome = self.write_response(query, request, out, table, compression, None, body);
+        (outcome, class)
     }
 
     /// Writes a response whose sections `body` fills, signed when `tsig` says so.
@@ -340,7 +433,8 @@ impl Engine {
             _ => 0,
         };
         let keepalive = if self.keepalive(query, request).is_some() { 6 } else { 0 };
-        11 + nsid + keepalive
+        let cookie = if query.cookie.reply().is_some() { cookie::OPTION_LEN } else { 0 };
+        11 + nsid + keepalive + cookie
     }
 
     fn keepalive(&self, query: &Query<'_>, request: &Request<'_>) -> Option<u16> {
@@ -399,6 +493,9 @@ impl Engine {
                 if let (Some(id), true) = (&self.config.nsid, edns.nsid) {
                     let _ = opt.option(OptionCode::NSID, id);
                 }
+                if let Some(reply) = query.cookie.reply() {
+                    let _ = opt.cookie(&reply.client, &reply.server);
+                }
                 if let Some(timeout) = self.keepalive(query, request) {
                     let _ = opt.option(OptionCode::TCP_KEEPALIVE, &timeout.to_be_bytes());
                 }
@@ -412,6 +509,38 @@ impl Engine {
         }
         let truncated = resp.is_truncated();
         Outcome::Answered { len: resp.writer.len(), rcode, truncated }
+    }
+}
+
+/// A short answer sent in place of a full one when rate limiting says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Short {
+    /// TC=1, NOERROR, the question alone: the client should ask again over TCP (a
+    /// "slip").
+    Truncated,
+    /// BADCOOKIE with a new server cookie (RFC 7873 §5.2.3): the client should ask again
+    /// with it. A query without a cookie gets [`Short::Truncated`] instead.
+    BadCookie,
+}
+
+/// The tag an answer of `class` is counted under ([`class`]), from the question name's
+/// suffix hashes that locating its zone computed and the node answering noted.
+fn tag(class: ResponseClass, node: NodeId, query: &Query<'_>, located: &Found<'_>) -> u32 {
+    let (Zone::Loaded(zone), Some(q)) = (located.zone, &query.question) else { return 0 };
+    let zone_tag = located.hashes.suffix(zone.origin_labels());
+    match class {
+        ResponseClass::Positive => class::positive_tag(located.hashes.full(), q.qtype.0),
+        ResponseClass::NxDomain | ResponseClass::NoData => zone_tag,
+        ResponseClass::Wildcard | ResponseClass::Referral => class::node_tag(zone_tag, node),
+        ResponseClass::Error => 0,
+    }
+}
+
+/// Checks the query's COOKIE option when cookies are on ([`cookie::check`]).
+#[inline]
+fn check_cookie(query: &mut Query<'_>, request: &Request<'_>) {
+    if let (QueryCookie::Unchecked(data), Some(cookies)) = (query.cookie, request.cookies) {
+        query.cookie = cookie::check(data, cookies, request.client, request.clock);
     }
 }
 

@@ -6,6 +6,7 @@ use tern_wire::message::Section;
 use tern_wire::{Dname, Rcode, Rtype};
 use tern_zone::NodeId;
 
+use crate::class::ResponseClass;
 use crate::response::Truncated;
 use crate::solve::{Solver, WildcardMatch};
 
@@ -14,6 +15,7 @@ impl Solver<'_, '_, '_> {
     pub(crate) fn nxdomain(&mut self, name: &Dname, w: WildcardMatch) -> Result<(), Truncated> {
         // RFC 6604 §3: the last name of a chain decides the RCODE.
         self.resp.rcode = Rcode::NXDOMAIN;
+        self.resp.class = ResponseClass::NxDomain;
         // Proofs are only queued here (written after the SOA, `write_proofs`): finding
         // them first starts their records loading while the SOA is written.
         if self.resp.dnssec {
@@ -30,6 +32,7 @@ impl Solver<'_, '_, '_> {
         owner: &Dname,
         wildcard: Option<WildcardMatch>,
     ) -> Result<(), Truncated> {
+        self.resp.class = ResponseClass::NoData;
         if self.resp.dnssec {
             // Queued before the SOA is written, as for NXDOMAIN.
             match wildcard {

@@ -11,6 +11,8 @@ use tern_wire::edns::{Edns, OptionCode};
 use tern_wire::message::{Flags, Header, MessageReader, Section, HEADER_LEN};
 use tern_wire::{Class, Dname, Error, NameBuf, Opcode, Rcode, Rtype};
 
+use crate::cookie::QueryCookie;
+
 /// What the response needs to know about the query's OPT record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EdnsInfo {
@@ -62,6 +64,8 @@ pub struct Query<'a> {
     pub malformed: bool,
     /// Offset of the TSIG record, when the query is signed (RFC 8945).
     pub tsig: Option<usize>,
+    /// The COOKIE option (RFC 7873), checked before the query is answered.
+    pub(crate) cookie: QueryCookie<'a>,
 }
 
 impl Query<'_> {
@@ -128,9 +132,12 @@ pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
     let qtype = Rtype(u16::from_be_bytes([*fixed.first()?, *fixed.get(1)?]));
     let qclass = Class(u16::from_be_bytes([*fixed.get(2)?, *fixed.get(3)?]));
     let rest = message.get(at + 4..)?;
-    let edns = match counts[3] {
-        0 if rest.is_empty() => None,
-        1 => Some(fast_opt(rest)?),
+    let (edns, cookie) = match counts[3] {
+        0 if rest.is_empty() => (None, QueryCookie::Absent),
+        1 => {
+            let (edns, cookie) = fast_opt(rest)?;
+            (Some(edns), cookie)
+        }
         _ => return None,
     };
     let question = Question { name: qname, qtype, qclass };
@@ -141,6 +148,7 @@ pub fn fast<'a>(message: &'a [u8], header: &Header) -> Option<Query<'a>> {
         edns,
         malformed: false,
         tsig: None,
+        cookie,
     })
 }
 
@@ -158,7 +166,7 @@ pub fn question_only(message: &[u8]) -> Option<(&Dname, Rtype)> {
 }
 
 /// An OPT record that fills `rest` exactly: root owner, type OPT, and well-framed options.
-fn fast_opt(rest: &[u8]) -> Option<EdnsInfo> {
+fn fast_opt(rest: &[u8]) -> Option<(EdnsInfo, QueryCookie<'_>)> {
     let (head, options) = rest.split_at_checked(11)?;
     let [0, t0, t1, c0, c1, l0, l1, l2, l3, r0, r1] = *head else { return None };
     if u16::from_be_bytes([t0, t1]) != Rtype::OPT.0
@@ -175,31 +183,37 @@ fn fast_opt(rest: &[u8]) -> Option<EdnsInfo> {
     Some(edns_info(&edns))
 }
 
-fn edns_info(e: &Edns<'_>) -> EdnsInfo {
-    let (mut nsid, mut keepalive) = (false, false);
+/// What the response needs of an OPT record, and its first COOKIE option (RFC 7873
+/// §5.2: only the first counts).
+fn edns_info<'a>(e: &Edns<'a>) -> (EdnsInfo, QueryCookie<'a>) {
+    let (mut nsid, mut keepalive, mut cookie) = (false, false, QueryCookie::Absent);
     for option in e.options() {
         nsid |= option.code == OptionCode::NSID;
         keepalive |= option.code == OptionCode::TCP_KEEPALIVE;
+        if option.code == OptionCode::COOKIE && cookie == QueryCookie::Absent {
+            cookie = QueryCookie::Unchecked(option.data);
+        }
     }
-    EdnsInfo {
+    let info = EdnsInfo {
         udp_payload: e.udp_payload_size(),
         version: e.version,
         dnssec_ok: e.dnssec_ok(),
         nsid,
         keepalive,
-    }
+    };
+    (info, cookie)
 }
 
 /// What the general reader made of a query: the query without its question, the
 /// question (its name decompressed), and where bytes after the last item begin.
-struct General {
-    query: Query<'static>,
+struct General<'a> {
+    query: Query<'a>,
     question: Option<(NameBuf, Rtype, Class)>,
     trailing_at: Option<usize>,
 }
 
 /// Everything else, through the general reader.
-fn general(message: &[u8], header: &Header) -> General {
+fn general<'a>(message: &'a [u8], header: &Header) -> General<'a> {
     let query = Query {
         id: header.id,
         flags: header.flags,
@@ -207,6 +221,7 @@ fn general(message: &[u8], header: &Header) -> General {
         edns: None,
         malformed: false,
         tsig: None,
+        cookie: QueryCookie::Absent,
     };
     let mut read = General { query, question: None, trailing_at: None };
     let Ok(mut reader) = MessageReader::new(message) else {
@@ -242,7 +257,10 @@ fn general(message: &[u8], header: &Header) -> General {
         }
         Err(_) => read.query.malformed = true,
     }
-    read.query.edns = reader.edns().map(edns_info);
+    if let Some((edns, cookie)) = reader.edns().map(edns_info) {
+        read.query.edns = Some(edns);
+        read.query.cookie = cookie;
+    }
     read.query.tsig = reader.tsig_offset();
     read
 }
@@ -255,12 +273,19 @@ fn general(message: &[u8], header: &Header) -> General {
 /// first, as Knot DNS does (BADVERS for EDNS version 1); any other body (DSO TLVs,
 /// trailing bytes, two questions) gets NOTIMP with the header alone, as NSD answers.
 /// Such an opcode with a question passes here, and the caller answers NOTIMP.
+///
+/// With cookies on, a malformed COOKIE option is FORMERR (RFC 7873 §5.2.2), and a QUERY
+/// without a question but with a cookie asks for a server cookie: NOERROR, the cookie in
+/// the OPT record (RFC 7873 §5.4, as BIND answers).
 pub fn precheck(query: &Query<'_>) -> Option<Rcode> {
     if query.malformed || query.question.is_none() {
         return Some(without_question(query));
     }
     if query.edns.is_some_and(|e| e.version > 0) {
         return Some(Rcode::BADVERS); // RFC 6891 §6.1.3
+    }
+    if matches!(query.cookie, QueryCookie::Malformed) {
+        return Some(Rcode::FORMERR);
     }
     None
 }
@@ -274,6 +299,10 @@ fn without_question(query: &Query<'_>) -> Rcode {
     }
     if query.edns.is_some_and(|e| e.version > 0) {
         Rcode::BADVERS // RFC 6891 §6.1.3
+    } else if matches!(query.cookie, QueryCookie::Malformed) {
+        Rcode::FORMERR
+    } else if query.flags.opcode() == Opcode::QUERY && query.cookie.reply().is_some() {
+        Rcode::NOERROR
     } else if known {
         Rcode::FORMERR // RFC 1035 §4.1.2: a query asks one question
     } else {

@@ -8,6 +8,7 @@ use tern_wire::message::Section;
 use tern_wire::Rtype;
 use tern_zone::{Denial, Node, NodeId, Rrset};
 
+use crate::class::ResponseClass;
 use crate::response::Truncated;
 use crate::solve::Solver;
 
@@ -26,6 +27,9 @@ impl Solver<'_, '_, '_> {
         if self.resp.count(Section::Answer) == 0 {
             self.resp.set_authoritative(false);
         }
+        // Counted under the cut, however far below it the name asked is.
+        self.resp.class = ResponseClass::Referral;
+        self.resp.node = cut;
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
         self.prefetch_targets(&ns);
         let signed = self.resp.dnssec && zone.denial() != Denial::Unsigned;

@@ -14,6 +14,8 @@ use tern_wire::message::{Flags, Mark, MessageWriter, Owner, PreparedRrset, Rrset
 use tern_wire::{Class, Dname, Rcode, Rtype};
 use tern_zone::{has_targets, NegativeSoa, Rrset};
 
+use crate::class::ResponseClass;
+
 /// The message did not fit and TC is set: stop adding to the response.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Truncated;
@@ -34,6 +36,12 @@ pub struct Response<'b> {
     pub ede: Option<u16>,
     /// The transport the query came over.
     pub transport: crate::Transport,
+    /// The class the answer is counted in by rate limiting ([`crate::class`]);
+    /// answering sets it.
+    pub class: ResponseClass,
+    /// The node a wildcard answer or a referral is counted under (the wildcard, the
+    /// cut).
+    pub node: tern_zone::NodeId,
     /// Address of the query's QNAME bytes: an owner at this address is the question's
     /// name, already in the response at offset 12.
     qname_addr: usize,
@@ -85,6 +93,8 @@ impl<'b> Response<'b> {
             rcode: Rcode::NOERROR,
             ede: None,
             transport,
+            class: ResponseClass::Error,
+            node: tern_zone::NO_NODE,
             qname_addr,
             qname_len: qname.len(),
             question_apex: None,

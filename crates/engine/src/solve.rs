@@ -12,6 +12,7 @@ use tern_wire::{Dname, NameBuf, Rtype};
 use tern_zone::hash::SuffixHashes;
 use tern_zone::{Flags, Lookup, Node, NodeId, ZoneContents, APEX, NO_NODE};
 
+use crate::class::ResponseClass;
 use crate::response::{Response, Truncated};
 
 /// Most names looked up for one query: the query name and the CNAME or DNAME targets
@@ -93,6 +94,7 @@ pub(crate) fn answer(
 ) {
     resp.set_authoritative(true);
     resp.question_zone(zone.origin());
+    resp.class = ResponseClass::Positive;
     let mut solver = Solver {
         zone,
         resp,
@@ -183,6 +185,9 @@ impl<'z> Solver<'z, '_, '_> {
                     return Ok(Step::Done);
                 }
                 if wildcard != NO_NODE {
+                    // Counted under the wildcard, whatever name it is asked by.
+                    self.resp.class = ResponseClass::Wildcard;
+                    self.resp.node = wildcard;
                     return self.at_node(wildcard, name, Some(ctx));
                 }
                 self.nxdomain(name, ctx)?;

@@ -135,16 +135,22 @@ impl UpdateMessage {
             Err(e) => return Err(formerr(e.to_string())),
         };
         let mut read = UpdateMessage { zone, prerequisites: Vec::new(), updates: Vec::new() };
-        let mut scratch = vec![0u8; tern_wire::message::MAX_RDATA_LEN];
-        loop {
-            let record = match reader.record(&mut scratch) {
-                Ok(Some(record)) => record,
-                Ok(None) => break,
-                Err(e) => return Err(formerr(e.to_string())),
-            };
+        tern_wire::message::with_buffer(|scratch| read.read_records(&mut reader, scratch))
+            .map_err(|e| formerr(e.to_string()))?;
+        Ok(read)
+    }
+
+    /// Reads the prerequisite and update sections (the additional section, TSIG
+    /// included, is not this reader's).
+    fn read_records(
+        &mut self,
+        reader: &mut MessageReader<'_>,
+        scratch: &mut [u8],
+    ) -> Result<(), tern_wire::Error> {
+        while let Some(record) = reader.record(scratch)? {
             let list = match record.section {
-                Section::Answer => &mut read.prerequisites,
-                Section::Authority => &mut read.updates,
+                Section::Answer => &mut self.prerequisites,
+                Section::Authority => &mut self.updates,
                 _ => continue,
             };
             list.push(Entry {
@@ -155,7 +161,7 @@ impl UpdateMessage {
                 rdata: record.rdata.to_vec(),
             });
         }
-        Ok(read)
+        Ok(())
     }
 
     /// The zone section's name, as the requester spelled it.

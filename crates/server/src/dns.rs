@@ -7,12 +7,18 @@
 //! [`tern_engine::Engine::answer_with`] without allocating, locking or logging. The next
 //! query of the batch is located while the current one is answered
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
+//!
+//! Cookies (RFC 7873) are checked and answered by the engine with the worker's copy of
+//! the secrets ([`Cookies`]). With rate limiting on, each UDP answer is then judged by
+//! the [`Limiter`] (with the time read once per batch) unless the query showed a valid
+//! server cookie, and sent, dropped or replaced by a short answer.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
-use tern_engine::{Engine, Lookahead, Notice, Outcome, Request, Transfer, UpdateRequest};
+use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
+use tern_engine::{Schedule, Transfer, UpdateRequest};
 use tern_wire::message::CompressionTable;
 use tern_wire::Rcode;
 use tern_zone::{Pins, ZoneDb, ZoneSet};
@@ -21,6 +27,7 @@ use tracing::{info, warn};
 
 use crate::config::Config;
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
+use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
 use crate::updates::{AnswerStream, Reply, UpdateTask};
 
@@ -37,6 +44,10 @@ pub struct EngineHandler {
     outgoing: Arc<Semaphore>,
     /// Where accepted NOTIFYs go (the control plane), once it runs.
     notices: OnceLock<mpsc::Sender<NoticeFrom>>,
+    /// The cookie secrets each worker copies; `None` when cookies are off.
+    cookies: Option<Schedule>,
+    /// Response rate limiting; `None` when it is off.
+    rrl: Option<Limiter>,
     /// Where accepted updates go (the control plane), once it runs.
     updates: OnceLock<mpsc::Sender<UpdateTask>>,
     /// The sockets UDP answers to updates leave from.
@@ -52,6 +63,10 @@ pub struct EngineScratch {
     /// Questions located ahead of their answer (the current one's and the next two),
     /// used in turn; a look-ahead that does not match its query is only wasted.
     ahead: [Lookahead; RING],
+    /// The worker's copy of the cookie secrets.
+    cookies: Option<Cookies>,
+    /// The worker's rate-limiting counts.
+    limits: WorkerLimits,
 }
 
 /// What one batch holds: the zone set as it was when the batch began, the contents of
@@ -65,6 +80,8 @@ pub struct EngineBatch<'s> {
     next_answer: usize,
     /// A zone transfer the last query asked for, for the TCP layer to stream.
     stream: Option<Box<dyn MessageStream>>,
+    /// The rate limiter's time when the batch began (0 when rate limiting is off).
+    now: u64,
 }
 
 /// How far ahead queries are located: two queries before its answer, a query's index
@@ -99,14 +116,30 @@ impl EngineHandler {
     /// A handler answering from `zones` with the engine settings of `config`.
     pub fn new(config: &Config, zones: Arc<ZoneDb>) -> EngineHandler {
         let outgoing = usize::try_from(config.transfer.max_outgoing).unwrap_or(usize::MAX);
+        let seed = u64::from_le_bytes(random_bytes::<8>());
         EngineHandler {
             engine: Engine::new(engine_config(config)),
             zones,
             outgoing: Arc::new(Semaphore::new(outgoing)),
             notices: OnceLock::new(),
+            cookies: config.cookies.schedule(random_bytes::<16>),
+            rrl: Limiter::new(&config.rrl, seed),
             updates: OnceLock::new(),
             replier: OnceLock::new(),
         }
+    }
+
+    /// Starts logging what rate limiting does (a thread; call once the process is
+    /// what it will stay: after daemonizing).
+    pub fn start_reports(&self) {
+        if let Some(rrl) = &self.rrl {
+            rrl.start_reports();
+        }
+    }
+
+    /// The rate-limiting counters (`None` when rate limiting is off).
+    pub fn rrl_counters(&self) -> Option<CountersSnapshot> {
+        self.rrl.as_ref().map(Limiter::counters)
     }
 
     /// The engine (its access rules are the control plane's to set).
@@ -196,6 +229,40 @@ impl EngineHandler {
     }
 }
 
+/// What judging a UDP answer needs of the worker and its batch.
+struct Limited<'a> {
+    rrl: &'a Limiter,
+    limits: &'a mut WorkerLimits,
+    now: u64,
+}
+
+impl EngineHandler {
+    /// Sends, drops or replaces the UDP answer of `len` bytes in `out` as rate limiting
+    /// says. A query with a valid server cookie is not limited: the client is at the
+    /// address it claims.
+    fn limit(
+        &self,
+        limited: Limited<'_>,
+        report: &Report,
+        request: &Request<'_>,
+        len: usize,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+    ) -> Option<usize> {
+        if report.cookie == CookieSeen::Valid {
+            return Some(len);
+        }
+        match limited.rrl.judge(limited.limits, limited.now, request.client, report) {
+            Verdict::Send => Some(len),
+            Verdict::Drop => None,
+            Verdict::Short(short) => match self.engine.answer_short(request, short, out, table) {
+                Outcome::Answered { len, .. } => Some(len),
+                _ => None,
+            },
+        }
+    }
+}
+
 /// A zone transfer being streamed to a client, holding one of the `max-outgoing`
 /// permits until it ends.
 struct TransferStream {
@@ -239,7 +306,16 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
     }
 }
 
-/// Seconds since the epoch (the engine's clock for TSIG).
+/// Random bytes from the system's generator (zeros, which still work, if it fails).
+fn random_bytes<const N: usize>() -> [u8; N] {
+    let mut bytes = [0u8; N];
+    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+        warn!("no random bytes: the rate limiter's hash and the cookie secret are predictable");
+    }
+    bytes
+}
+
+/// Seconds since the epoch (the engine's clock for TSIG and cookies).
 pub fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
@@ -261,10 +337,23 @@ impl Handler for EngineHandler {
     type Batch<'s> = EngineBatch<'s>;
 
     fn new_scratch(&self) -> EngineScratch {
-        EngineScratch { table: CompressionTable::new(), ahead: Default::default() }
+        EngineScratch {
+            table: CompressionTable::new(),
+            ahead: Default::default(),
+            cookies: self.cookies.clone().map(Cookies::new),
+            limits: WorkerLimits::default(),
+        }
     }
 
     fn begin_batch<'s>(&self, scratch: &'s mut EngineScratch) -> EngineBatch<'s> {
+        let now = match &self.rrl {
+            Some(rrl) => {
+                let now = rrl.now();
+                rrl.flush(&mut scratch.limits, now);
+                now
+            }
+            None => 0,
+        };
         EngineBatch {
             zones: self.zones.load(),
             pins: Pins::new(),
@@ -272,6 +361,7 @@ impl Handler for EngineHandler {
             next_ahead: 0,
             next_answer: 0,
             stream: None,
+            now,
         }
     }
 
@@ -286,18 +376,33 @@ impl Handler for EngineHandler {
             Transport::Udp => tern_engine::Transport::Udp,
             Transport::Tcp => tern_engine::Transport::Tcp,
         };
+        let turn = batch.next_answer;
+        batch.next_answer = (turn + 1) % RING;
+        let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
+        let EngineScratch { table, ahead, cookies, limits } = scratch;
         let request = Request {
             message: query,
             transport,
             tcp_keepalive: ctx.keepalive_units(),
             client: ctx.client.ip(),
             clock: unix_now,
+            cookies: cookies.as_ref(),
         };
-        let turn = batch.next_answer;
-        batch.next_answer = (turn + 1) % RING;
-        let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
-        let ahead = scratch.ahead.get_mut(turn)?;
-        match self.engine.answer_with(zones, pins, &request, ahead, out, &mut scratch.table) {
+        let ahead = ahead.get_mut(turn)?;
+        // Rate limiting needs the engine's report on the answer; nothing else does.
+        let outcome = match self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp) {
+            None => self.engine.answer_with(zones, pins, &request, ahead, out, table),
+            Some(rrl) => {
+                match self.engine.answer_reported(zones, pins, &request, ahead, out, table) {
+                    (Outcome::Answered { len, .. }, report) => {
+                        let limited = Limited { rrl, limits, now: batch.now };
+                        return self.limit(limited, &report, &request, len, out, table);
+                    }
+                    (other, _) => other,
+                }
+            }
+        };
+        match outcome {
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
             Outcome::Notified { len, notice } => {
@@ -314,6 +419,13 @@ impl Handler for EngineHandler {
     }
 
     const LOOK_AHEAD: usize = LOOK_AHEAD;
+
+    /// What rate limiting tallied is handed over even when queries stop.
+    fn idle(&self, scratch: &mut EngineScratch) {
+        if let Some(rrl) = &self.rrl {
+            rrl.flush(&mut scratch.limits, rrl.now());
+        }
+    }
 
     /// The skipped query's look-ahead is passed over, so the next query finds its own.
     fn skip(&self, batch: &mut EngineBatch<'_>) {

@@ -95,6 +95,11 @@ pub trait Handler: Send + Sync + 'static {
     /// follow (nothing is done by default).
     fn skip(&self, _batch: &mut Self::Batch<'_>) {}
 
+    /// Told when a UDP worker woke without queries (at most every
+    /// [`crate::udp::WAKE`] while idle), with its scratch: a handler may hand over
+    /// what it tallied per worker (nothing is done by default).
+    fn idle(&self, _scratch: &mut Self::Scratch) {}
+
     /// Asked on TCP after [`handle`](Handler::handle) returned `None`: a stream of
     /// messages to send in answer instead (a zone transfer), which the handler left in
     /// the batch. `None` by default.

@@ -79,10 +79,12 @@ impl UpdateTask {
 
     fn answer_with(&mut self, rcode: Rcode) {
         let Some(request) = self.request.take() else { return };
-        let mut out = vec![0u8; 65535];
-        if let Some(len) = request.answer(rcode, &mut out, unix_now()) {
-            out.truncate(len);
-            self.reply.send(out);
+        let answer = tern_wire::message::with_buffer(|out| {
+            let len = request.answer(rcode, out, unix_now())?;
+            out.get(..len).map(<[u8]>::to_vec)
+        });
+        if let Some(answer) = answer {
+            self.reply.send(answer);
         }
     }
 }

@@ -226,11 +226,16 @@ fn denial(zone: &ZoneContents) -> Denial {
 }
 
 /// Canonical order of real nodes and each node's predecessor (RFC 4034 §6.1), for NSEC
-/// denial.
+/// denial. A phantom's predecessor is [`NO_NODE`]: a node has one exactly when it is in
+/// the order, which is how [`relink_order`] tells the names a change added.
 pub fn canonical_order(zone: &mut ZoneContents) {
-    let mut ids: Vec<NodeId> = (0..zone.nodes.len() as NodeId)
-        .filter(|&id| zone.node(id).is_some_and(|n| !n.flags.contains(Flags::PHANTOM)))
-        .collect();
+    let mut ids: Vec<NodeId> = Vec::with_capacity(zone.nodes.len());
+    for id in 0..zone.nodes.len() as NodeId {
+        match zone.node(id) {
+            Some(n) if !n.flags.contains(Flags::PHANTOM) => ids.push(id),
+            _ => set_prev(zone, id, NO_NODE),
+        }
+    }
     ids.sort_by_cached_key(|&id| zone.node(id).map(|n| n.owner().lookup_key().as_bytes().to_vec()));
     let last = ids.last().copied().unwrap_or(APEX);
     let mut prev = last;
@@ -244,22 +249,26 @@ pub fn canonical_order(zone: &mut ZoneContents) {
 }
 
 /// Brings the canonical order and the predecessor links up to date after a change that
-/// reached nodes `ids`, `before` being the zone it started from. The order holds the
-/// names of the zone (nodes that are not phantoms): a node that became one is inserted,
-/// one that stopped being one is removed, and only their neighbours' links change (RFC
-/// 4034 §4.1.1: each name's NSEC names the next one, wrapping from the last to the
-/// apex; a node's `prev` is where the NSEC covering names just before it is found).
-pub fn relink_order(zone: &mut ZoneContents, before: &ZoneContents, ids: &[NodeId]) {
+/// reached nodes `ids`. The order holds the names of the zone (nodes that are not
+/// phantoms), and a node has a predecessor exactly when it is in the order: a node that
+/// became a name is inserted, one that stopped being one is removed, and only their
+/// neighbours' links change (RFC 4034 §4.1.1: each name's NSEC names the next one,
+/// wrapping from the last to the apex; a node's `prev` is where the NSEC covering names
+/// just before it is found).
+pub fn relink_order(zone: &mut ZoneContents, ids: &[NodeId]) {
     let Some(mut order) = zone.order.take() else {
         canonical_order(zone);
         return;
     };
-    let is_name =
-        |z: &ZoneContents, id| z.node(id).is_some_and(|n| !n.flags.contains(Flags::PHANTOM));
-    let (left, came): (Vec<NodeId>, Vec<NodeId>) = ids
-        .iter()
-        .filter(|&&id| is_name(before, id) != is_name(zone, id))
-        .partition(|&&id| is_name(before, id));
+    let (mut left, mut came) = (Vec::new(), Vec::new());
+    for &id in ids {
+        let Some(node) = zone.node(id) else { continue };
+        match (node.prev != NO_NODE, !node.flags.contains(Flags::PHANTOM)) {
+            (true, false) => left.push(id),
+            (false, true) => came.push(id),
+            _ => {}
+        }
+    }
     for id in left {
         if let Some(n) = order.remove(id, |other| owner_cmp(zone, other, id)) {
             set_prev(zone, n.next, n.prev);

@@ -162,6 +162,18 @@ impl ZoneContents {
     /// the zone, or adding one that already is, is an error (the zone and the changeset
     /// disagree, RFC 1995 §5), as are semantic errors in the nodes the change reaches.
     pub fn apply(&self, changes: &Changeset) -> Result<(ZoneContents, Report), Error> {
+        let mut zone = self.clone();
+        let report = zone.apply_in_place(changes)?;
+        Ok((zone, report))
+    }
+
+    /// Applies `changes` to this version itself, as [`ZoneContents::apply`] does to a
+    /// copy: chunks this version shares with others are copied once, those it owns are
+    /// changed where they are — so a batch of changes applied in turn to one version
+    /// costs what its changes touch, not a copy per change. On an error the version may
+    /// be half changed and must be dropped (a [`Error::Changeset`] `WrongStart` leaves it
+    /// as it was).
+    pub fn apply_in_place(&mut self, changes: &Changeset) -> Result<Report, Error> {
         if let Some(from) = changes.from_serial() {
             if from != self.serial {
                 return Err(Error::Changeset(ChangesetError::WrongStart {
@@ -170,28 +182,27 @@ impl ZoneContents {
                 }));
             }
         }
-        let mut zone = self.clone();
         let mut report = Report::default();
         let mut edit = Apply { touched: Vec::new(), chain_edits: Vec::new(), cuts_moved: false };
         for (owner, owner_edit) in group(self.origin(), changes)? {
             if let Some(first) = owner_edit.added.first().or(owner_edit.removed.first()) {
                 if in_nsec3_chain(self.origin(), owner, first.rtype, &first.rdata) {
-                    edit.chain(&mut zone, owner, &owner_edit)?;
+                    edit.chain(self, owner, &owner_edit)?;
                     continue;
                 }
             }
-            edit.node(&mut zone, owner, &owner_edit)?;
+            edit.node(self, owner, &owner_edit)?;
         }
-        zone.record_count = (zone.record_count + changes.all_added().count())
+        self.record_count = (self.record_count + changes.all_added().count())
             .saturating_sub(changes.all_removed().count());
-        edit.adjust(&mut zone, self);
+        edit.adjust(self);
         for &id in &edit.touched {
-            crate::check::changed_node(&zone, id, &mut report);
+            crate::check::changed_node(self, id, &mut report);
         }
         if report.has_errors() {
             return Err(Error::Semantic(Box::new(report)));
         }
-        Ok((zone, report))
+        Ok(report)
     }
 }
 
@@ -299,10 +310,10 @@ impl Apply {
         Ok(())
     }
 
-    /// Redoes the adjust pass where the change reaches (`before` is the zone the change
-    /// started from): flags and wildcard links of the touched nodes, then the denial
-    /// structures, relinked around the names that came and went.
-    fn adjust(&mut self, zone: &mut ZoneContents, before: &ZoneContents) {
+    /// Redoes the adjust pass where the change reaches: flags and wildcard links of the
+    /// touched nodes, then the denial structures, relinked around the names that came
+    /// and went.
+    fn adjust(&mut self, zone: &mut ZoneContents) {
         let reordered = zone.nsec3.as_mut().is_some_and(|chain| chain.reorder(&self.chain_edits));
         let denial_before = zone.denial;
         if self.cuts_moved {
@@ -320,7 +331,7 @@ impl Apply {
         if zone.denial != denial_before {
             adjust::full(zone);
         } else if zone.denial == Denial::Nsec {
-            adjust::relink_order(zone, before, &ids);
+            adjust::relink_order(zone, &ids);
         } else if zone.denial == Denial::Nsec3 {
             adjust::nsec3_link(zone, &ids);
             if reordered {

@@ -315,3 +315,50 @@ fn big_rrsets_change_record_by_record_in_linear_time() {
     let dup = Changeset { added: (0..20).map(|_| a(7)).collect(), ..Changeset::default() };
     assert!(matches!(z.apply(&dup), Err(Error::Changeset(m)) if m.to_string().contains("already")));
 }
+
+#[test]
+fn changes_applied_in_place_equal_changes_applied_to_copies() {
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    let mut records: Vec<RecordData> = (0..8).map(|_| random_record(&mut rng)).collect();
+    records.sort_by_key(|r| format!("{:?}", r));
+    records.dedup();
+    let first = build(&records).expect("the first zone builds");
+    let (mut copied, mut in_place) = (first.clone(), first.clone());
+    let mut applied = 0;
+    for step in 0..200 {
+        let held = held_records(&copied);
+        let mut cs = Changeset::default();
+        cs.removed.extend(held.iter().filter(|_| rng.next() % 5 == 0).cloned());
+        let r = random_record(&mut rng);
+        if !held.contains(&r) {
+            cs.added.push(r);
+        }
+        match (copied.apply(&cs), in_place.apply_in_place(&cs)) {
+            (Ok((next, _)), Ok(_)) => {
+                copied = next;
+                applied += 1;
+            }
+            (Err(_), Err(_)) => in_place = copied.clone(), // half changed: dropped
+            (a, b) => panic!("step {step}: copy {:?}, in place {:?}: {cs:?}", a.err(), b.err()),
+        }
+        assert_eq!(records_of(&in_place), records_of(&copied), "step {step}: {cs:?}");
+        assert_hints_current(&in_place);
+        for owner in OWNERS.iter().chain(&["zz.example.", "q.c.b.example."]) {
+            assert_eq!(view(&in_place, owner), view(&copied, owner), "step {step} {owner}");
+        }
+    }
+    assert!(applied > 100, "only {applied} changes applied");
+    assert_eq!(records_of(&first), records_of(&build(&records).unwrap()), "the first is untouched");
+}
+
+/// The zone's records but its SOA, as changeset records.
+fn held_records(z: &ZoneContents) -> Vec<RecordData> {
+    let mut out = Vec::new();
+    z.for_each_record(|o, rtype, ttl, rdata| {
+        if rtype != Rtype::SOA {
+            let owner = o.to_string().parse().unwrap();
+            out.push(RecordData { owner, rtype, ttl, rdata: rdata.to_vec() });
+        }
+    });
+    out
+}

@@ -45,17 +45,25 @@ impl History {
     /// hold. A change that does not continue the last one (another starting serial)
     /// starts a new history.
     pub fn push(&self, change: Arc<Changeset>, limits: HistoryLimits) -> History {
+        let mut next = self.clone();
+        next.append(change, limits);
+        next
+    }
+
+    /// Appends `change` to this history itself, as [`History::push`] does to a copy.
+    pub fn append(&mut self, change: Arc<Changeset>, limits: HistoryLimits) {
         let continues = self.changes.back().is_none_or(|last| {
             last.to_serial().is_some() && last.to_serial() == change.from_serial()
         });
-        let mut next = if continues { self.clone() } else { History::default() };
-        next.bytes += change.size();
-        next.changes.push_back(change);
-        while next.changes.len() > limits.max_changes || next.bytes > limits.max_bytes {
-            let Some(dropped) = next.changes.pop_front() else { break };
-            next.bytes = next.bytes.saturating_sub(dropped.size());
+        if !continues {
+            *self = History::default();
         }
-        next
+        self.bytes += change.size();
+        self.changes.push_back(change);
+        while self.changes.len() > limits.max_changes || self.bytes > limits.max_bytes {
+            let Some(dropped) = self.changes.pop_front() else { break };
+            self.bytes = self.bytes.saturating_sub(dropped.size());
+        }
     }
 
     /// The changesets kept, oldest first.

@@ -3,6 +3,7 @@
 
 mod answers;
 mod control;
+mod defences;
 mod protocol;
 
 use std::path::Path;

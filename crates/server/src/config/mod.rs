@@ -4,8 +4,10 @@
 //! errors that name the file, line and column and give a hint ([`report`]); every table
 //! is read on its own, so one file reports all its errors at once (up to
 //! [`MAX_ERRORS`]). The same [`Config`] is built by the quick command-line mode and by
-//! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`].
+//! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`]; rate
+//! limiting and cookies in [`defences`].
 
+pub mod defences;
 pub mod report;
 pub mod values;
 pub mod xfr;
@@ -25,6 +27,7 @@ use toml::Spanned;
 use tracing::level_filters::LevelFilter;
 
 use crate::error::{Error, Result};
+pub use defences::{CookieConfig, RrlConfig};
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xfr::{Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan};
 
@@ -44,6 +47,10 @@ pub struct Config {
     pub log: LogConfig,
     /// Limits on zone transfers.
     pub transfer: TransferConfig,
+    /// Response rate limiting.
+    pub rrl: RrlConfig,
+    /// DNS cookies.
+    pub cookies: CookieConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -307,6 +314,7 @@ impl Config {
         let base = base.parent().unwrap_or(Path::new("/")).to_owned();
         config.take_zones(zones, &mut reader.errors);
         config.resolve_paths(&base);
+        config.cookies.resolve(&base, &mut reader.errors);
         if reader.errors.is_empty() {
             config.resolve(&base, &mut reader.errors);
         }
@@ -445,8 +453,8 @@ struct TableReader {
 }
 
 /// The top-level keys, for the unknown-key hint.
-const TOP_KEYS: &str =
-    "`server`, `tcp`, `identity`, `log`, `transfer`, `key`, `remote`, `acl`, `template`, `zone`";
+const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, `key`, \
+     `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -463,6 +471,8 @@ impl TableReader {
             "identity" => self.one(&mut config.identity, value),
             "log" => self.one(&mut config.log, value),
             "transfer" => self.one(&mut config.transfer, value),
+            "rrl" => self.one(&mut config.rrl, value),
+            "cookies" => self.one(&mut config.cookies, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

@@ -191,7 +191,9 @@ impl Writer {
     }
 }
 
-/// Judges and applies each update in turn (on a blocking thread).
+/// Judges and applies each update in turn (on a blocking thread), all to one version
+/// of the zone: its first change copies what it touches of the served version, the
+/// others change that copy where it is.
 fn compute(
     current: &Arc<ZoneContents>,
     tasks: Vec<UpdateTask>,
@@ -203,23 +205,26 @@ fn compute(
         Computed { judged: Vec::with_capacity(tasks.len()), changes: Vec::new(), zone: None };
     let now = now();
     for task in tasks {
-        let base: &ZoneContents = zone.as_ref().unwrap_or(current);
         let Some(request) = task.request() else { continue };
-        let applied = request.changes(base, &policy, now).and_then(|change| {
-            if change.is_empty() {
-                return Ok(None);
+        let change = request.changes(zone.as_ref().unwrap_or(current), &policy, now);
+        let (rcode, changed) = match change {
+            Ok(change) if change.is_empty() => (Rcode::NOERROR, false),
+            Ok(change) => {
+                let mut next = zone.take().unwrap_or_else(|| (**current).clone());
+                match next.apply_in_place(&change) {
+                    Ok(_) => {
+                        zone = Some(next);
+                        out.changes.push(change);
+                        (Rcode::NOERROR, true)
+                    }
+                    Err(e) => {
+                        zone = replay(current, &mut out);
+                        let refusal = UpdateRefusal::from_apply(&e);
+                        log_refusal(current, &task, &refusal);
+                        (refusal.rcode, false)
+                    }
+                }
             }
-            let (mut next, _) = base.apply(&change).map_err(|e| UpdateRefusal::from_apply(&e))?;
-            next.set_history(Arc::new(base.history().push(Arc::new(change.clone()), limits)));
-            Ok(Some((next, change)))
-        });
-        let (rcode, changed) = match applied {
-            Ok(Some((next, change))) => {
-                zone = Some(next);
-                out.changes.push(change);
-                (Rcode::NOERROR, true)
-            }
-            Ok(None) => (Rcode::NOERROR, false),
             Err(refusal) => {
                 log_refusal(current, &task, &refusal);
                 (refusal.rcode, false)
@@ -227,8 +232,37 @@ fn compute(
         };
         out.judged.push(Judged { task, rcode, changed });
     }
-    out.zone = zone;
+    out.zone = zone.map(|mut zone| {
+        let mut history = current.history().clone();
+        for change in &out.changes {
+            history.append(Arc::new(change.clone()), limits);
+        }
+        zone.set_history(Arc::new(history));
+        zone
+    });
     out
+}
+
+/// The version `changes` (all applied once already) make of `current`, after a change
+/// that failed left the batch's version half changed. Should applying them again fail,
+/// nothing of the batch is kept and the updates answered so far fail with it.
+fn replay(current: &ZoneContents, out: &mut Computed) -> Option<ZoneContents> {
+    if out.changes.is_empty() {
+        return None;
+    }
+    let mut zone = current.clone();
+    match out.changes.iter().try_for_each(|c| zone.apply_in_place(c).map(drop)) {
+        Ok(()) => Some(zone),
+        Err(e) => {
+            error!(zone = %current.origin(), "updates not applied: a batch did not apply again: {e}");
+            out.judged.iter_mut().filter(|j| j.changed).for_each(|j| {
+                j.rcode = Rcode::SERVFAIL;
+                j.changed = false;
+            });
+            out.changes.clear();
+            None
+        }
+    }
 }
 
 fn log_refusal(zone: &ZoneContents, task: &UpdateTask, refusal: &UpdateRefusal) {

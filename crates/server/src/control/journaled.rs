@@ -117,13 +117,20 @@ impl Writer {
         appended.map_err(|e| e.to_string())?
     }
 
-    /// True when the journal holds twice what the history keeps.
+    /// True when the journal holds twice the changesets the history keeps and is about
+    /// as large as the zone (or, whatever the zone, twice the history's bytes). A
+    /// compaction writes the whole zone first, so its cost is spread over changes worth
+    /// as many bytes: with a change per update, compacting every `2 × ixfr-history`
+    /// changes would write a large zone's file many times a second.
     pub fn compaction_due(&self) -> bool {
         let limits = self.plan.history;
+        let zone_bytes = self.current.as_ref().map_or(0, |z| z.record_count() * BYTES_PER_RECORD);
         self.journal.as_ref().is_some_and(|j| {
             j.lock().is_ok_and(|j| {
-                j.frames() as usize > limits.max_changes.max(1) * 2
-                    || j.len() as usize > limits.max_bytes.saturating_mul(2)
+                let len = j.len() as usize;
+                (j.frames() as usize > limits.max_changes.max(1) * 2
+                    && len > zone_bytes.max(MIN_COMPACTED))
+                    || len > limits.max_bytes.saturating_mul(2)
             })
         })
     }
@@ -151,6 +158,13 @@ impl Writer {
         self.store(rewrite);
     }
 }
+
+/// A zone's size in bytes, about, for [`Writer::compaction_due`]: a record in a zone
+/// file or a journal frame takes at least this much.
+const BYTES_PER_RECORD: usize = 32;
+
+/// A journal smaller than this is never compacted for its length in changesets.
+const MIN_COMPACTED: usize = 1 << 20;
 
 /// The changesets a history holds, oldest first.
 fn history_changes(history: &History) -> Vec<Changeset> {

@@ -8,6 +8,7 @@
 //! checks depend on serials rising, RFC 1995, RFC 1996) and the history starts again;
 //! so does a serial that went back.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -231,26 +232,35 @@ fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Bui
 fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, String> {
     let after = super::journaled::chain_after(&journaled, file.serial());
     let mut zone = file.clone();
+    let mut applied: Vec<Cow<'_, Changeset>> = Vec::with_capacity(after.len());
     for change in after {
-        zone = match zone.apply(change) {
-            Ok((next, _)) => next,
-            Err(e) => {
-                warn!(zone = %zone.origin(), serial = change.to_serial(), "a journaled update does not apply to the zone file as it is (edited while the server was down?), merged instead: {e}");
-                let soa = change.soa_to.clone().ok_or("a journaled change without an SOA")?;
-                let merged = zone.rebase(change, soa).ok_or("the zone file has no SOA")?;
-                zone.apply(&merged)
-                    .map_err(|e| {
-                        format!("the journal's updates do not apply to the zone file: {e}")
-                    })?
-                    .0
-            }
+        let Err(e) = zone.apply_in_place(change) else {
+            applied.push(Cow::Borrowed(change));
+            continue;
         };
+        warn!(zone = %zone.origin(), serial = change.to_serial(), "a journaled update does not apply to the zone file as it is (edited while the server was down?), merged instead: {e}");
+        zone = reapply(&file, &applied)?; // the failed change may have left it half done
+        let soa = change.soa_to.clone().ok_or("a journaled change without an SOA")?;
+        let merged = zone.rebase(change, soa).ok_or("the zone file has no SOA")?;
+        zone.apply_in_place(&merged)
+            .map_err(|e| format!("the journal's updates do not apply to the zone file: {e}"))?;
+        applied.push(Cow::Owned(merged));
     }
     if !after.is_empty() {
         info!(zone = %zone.origin(), replayed = after.len(), from = file.serial(), serial = zone.serial(), "journal replayed: updates not yet in the zone file");
     }
     let file_holds = (!after.is_empty()).then_some(file);
     Ok(Built { zone, change: None, same_serial_changed: false, file_holds, journaled })
+}
+
+/// `file` with `changes`, which applied to it before, applied again.
+fn reapply(file: &ZoneContents, changes: &[Cow<'_, Changeset>]) -> Result<ZoneContents, String> {
+    let mut zone = file.clone();
+    for change in changes {
+        zone.apply_in_place(change)
+            .map_err(|e| format!("journaled updates applied once do not apply again: {e}"))?;
+    }
+    Ok(zone)
 }
 
 /// An edit of the zone file merged into a version that took updates since the file

@@ -462,10 +462,9 @@ fn apply_all(
     let mut zone: ZoneContents = zone.clone();
     let mut history: History = zone.history().clone();
     for change in changes {
-        let (mut next, _) = zone.apply(change)?;
-        history = history.push(Arc::new(change.clone()), limits);
-        next.set_history(Arc::new(history.clone()));
-        zone = next;
+        zone.apply_in_place(change)?; // an error drops the half-changed copy
+        history.append(Arc::new(change.clone()), limits);
     }
+    zone.set_history(Arc::new(history));
     Ok(zone)
 }

@@ -85,6 +85,8 @@ fn serve(
     // listeners start; the zones then load while the listeners run, each answering as
     // soon as it is loaded, so one big zone does not hold up the others.
     let loading = control.apply(&config);
+    // A thread: after the fork and the signal mask, as every other.
+    handler.start_reports();
     let running = server::start(&config, listeners, handler)?;
     info!(
         listen = %addrs.join(" "),

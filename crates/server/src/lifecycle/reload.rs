@@ -85,7 +85,7 @@ pub fn log_when_done(mut loading: Loading, what: &'static str, log: LogHandle, l
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 10] = [
+    let checks: [(&'static str, bool); 12] = [
         ("server.listen", a.listen != b.listen),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
         ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
@@ -96,6 +96,8 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
         ("transfer.max-incoming", old.transfer.max_incoming != new.transfer.max_incoming),
         ("transfer.max-outgoing", old.transfer.max_outgoing != new.transfer.max_outgoing),
+        ("rrl", old.rrl != new.rrl),
+        ("cookies", old.cookies != new.cookies),
     ];
     for (key, differs) in checks {
         if differs {

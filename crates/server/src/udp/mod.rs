@@ -96,6 +96,9 @@ impl<H: Handler> Worker<H> {
                 tally.flush(&self.stats);
                 self.stats.beat();
             }
+            if received == 0 {
+                self.handler.idle(&mut scratch);
+            }
         }
         for endpoint in &self.endpoints {
             for _ in 0..DRAIN_BATCHES {

@@ -63,7 +63,7 @@ pub enum CookieStatus {
 }
 
 /// The secret shared by the servers that accept each other's cookies (RFC 9018 §5).
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 pub struct ServerSecret {
     key: [u8; 16],
 }
@@ -118,6 +118,26 @@ impl ServerSecret {
         } else {
             CookieStatus::Valid
         }
+    }
+
+    /// The secret of rotation period `period` derived from `master`: SipHash-2-4 keyed by
+    /// the master over a fixed label, the period number and the half wanted. Every server
+    /// given the same master derives the same secret for the same period, so a cluster
+    /// rotates in step without talking (RFC 9018 §5 asks servers of an anycast set to
+    /// share the secret).
+    pub fn derive(master: &[u8; 16], period: u64) -> ServerSecret {
+        let half = |n: u8| {
+            let mut h = SipHasher24::new_with_key(master);
+            h.write(b"tern cookie secret");
+            h.write(&period.to_be_bytes());
+            h.write(&[n]);
+            h.finish().to_le_bytes()
+        };
+        let mut key = [0u8; 16];
+        let (first, second) = key.split_at_mut(8);
+        first.copy_from_slice(&half(0));
+        second.copy_from_slice(&half(1));
+        ServerSecret { key }
     }
 
     fn hash(&self, client: &[u8; 8], head: &[u8; 8], client_ip: IpAddr) -> [u8; 8] {
@@ -192,6 +212,18 @@ mod tests {
         let cookie = Cookie::parse(&data).unwrap();
         assert_eq!(old.check(&cookie, ip4, 0x5cf7_c579), CookieStatus::Valid);
         assert_eq!(new.check(&cookie, ip4, 0x5cf7_c579), CookieStatus::Invalid);
+    }
+
+    #[test]
+    fn derived_secrets_differ_by_period_and_master() {
+        let master = [7u8; 16];
+        let ip: IpAddr = "192.0.2.1".parse().unwrap();
+        let stamp = |s: &ServerSecret| s.make(&[1; 8], ip, 1000);
+        let a = ServerSecret::derive(&master, 5);
+        assert_eq!(stamp(&a), stamp(&ServerSecret::derive(&master, 5)), "deterministic");
+        assert_ne!(stamp(&a), stamp(&ServerSecret::derive(&master, 6)));
+        assert_ne!(stamp(&a), stamp(&ServerSecret::derive(&[8; 16], 5)));
+        assert_ne!(stamp(&a), stamp(&ServerSecret::new(master)));
     }
 
     #[test]

@@ -1,0 +1,436 @@
+//! Response rate limiting (RRL): an authoritative server must not be a reflector that
+//! sends large answers to the victim of spoofed queries.
+//!
+//! UDP answers are counted per client prefix (`/24` and `/56` by default), response
+//! class and name (the engine's [`Report`]) in one lock-free [`Table`] shared by the
+//! workers. Over its rate an answer is dropped, or every `slip`-th one replaced by a
+//! short answer: TC=1 (ask again over TCP), or BADCOOKIE with a server cookie when the
+//! client sent a cookie and `require-cookie` is on (ask again with it). Answers over TCP
+//! and to queries with a valid server cookie are never limited; the handler does not ask.
+//!
+//! Per query, a worker reads no clock (the time is read once per batch), writes one
+//! table word, and touches nothing else shared: what it limited is tallied in its own
+//! [`WorkerLimits`] and handed over at most once a second, to the shared [`Counters`]
+//! and, prefix by prefix, to the reporter thread ([`report`]), which logs a line per
+//! limited prefix now and then, never one per packet. With rate limiting off the
+//! handler holds no [`Limiter`] and none of this runs.
+
+pub mod report;
+pub mod table;
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tern_engine::{CookieSeen, Prefix, Report, ResponseClass, Short};
+
+use crate::config::RrlConfig;
+pub use table::{Pace, Table};
+
+/// How often a worker hands over what it limited.
+const FLUSH_EVERY: u64 = 1_000_000_000;
+/// Limited prefixes a worker remembers between two hand-overs (the rest are counted
+/// without their prefix).
+const RECENT: usize = 16;
+/// Hand-overs the reporter may fall behind by before workers' reports are dropped.
+const QUEUE: usize = 1024;
+
+/// What to do with an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Send it.
+    Send,
+    /// Send nothing.
+    Drop,
+    /// Send this short answer in its place.
+    Short(Short),
+}
+
+/// Answers limited since start, all workers together (up to a second behind).
+#[derive(Debug, Default)]
+pub struct Counters {
+    dropped: AtomicU64,
+    slipped: AtomicU64,
+    bad_cookie: AtomicU64,
+    logged_only: AtomicU64,
+}
+
+/// A copy of the [`Counters`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CountersSnapshot {
+    /// Answers not sent.
+    pub dropped: u64,
+    /// Answers replaced by TC=1.
+    pub slipped: u64,
+    /// Answers replaced by BADCOOKIE.
+    pub bad_cookie: u64,
+    /// Answers over the rate sent anyway (`log-only`).
+    pub logged_only: u64,
+}
+
+impl Counters {
+    /// Reads the counters.
+    pub fn snapshot(&self) -> CountersSnapshot {
+        CountersSnapshot {
+            dropped: self.dropped.load(Relaxed),
+            slipped: self.slipped.load(Relaxed),
+            bad_cookie: self.bad_cookie.load(Relaxed),
+            logged_only: self.logged_only.load(Relaxed),
+        }
+    }
+
+    fn add(&self, tally: &Tally) {
+        self.dropped.fetch_add(tally.dropped, Relaxed);
+        self.slipped.fetch_add(tally.slipped, Relaxed);
+        self.bad_cookie.fetch_add(tally.bad_cookie, Relaxed);
+        self.logged_only.fetch_add(tally.logged_only, Relaxed);
+    }
+}
+
+/// One worker's counts since its last hand-over.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Answers not sent.
+    pub dropped: u64,
+    /// Answers replaced by TC=1.
+    pub slipped: u64,
+    /// Answers replaced by BADCOOKIE.
+    pub bad_cookie: u64,
+    /// Answers over the rate sent anyway.
+    pub logged_only: u64,
+}
+
+/// A prefix a worker limited, for the reporter.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limited {
+    /// The prefix, as an IPv6 address (IPv4 prefixes IPv4-mapped), host bits zero.
+    pub prefix: u128,
+    /// Its length in bits of the address family's own form.
+    pub len: u8,
+    /// The classes limited, a bit per [`ResponseClass::ALL`] entry.
+    pub classes: u8,
+    /// What was done.
+    pub tally: Tally,
+}
+
+/// What one worker keeps for rate limiting: its slip count, and what it limited since
+/// its last hand-over. Never shared.
+#[derive(Debug)]
+pub struct WorkerLimits {
+    slip: u64,
+    flushed_at: u64,
+    tally: Tally,
+    /// The prefixes limited since the last hand-over (more are counted, unnamed).
+    recent: [Option<Limited>; RECENT],
+}
+
+impl Default for WorkerLimits {
+    fn default() -> Self {
+        WorkerLimits { slip: 0, flushed_at: 0, tally: Tally::default(), recent: [None; RECENT] }
+    }
+}
+
+impl WorkerLimits {
+    /// Remembers that an answer to `prefix` of `class` was limited, and how.
+    fn note(&mut self, prefix: u128, len: u8, class: ResponseClass, count: impl Fn(&mut Tally)) {
+        count(&mut self.tally);
+        let bit = 1 << class_index(class);
+        let empty = Limited { prefix, len, classes: 0, tally: Tally::default() };
+        let slot =
+            self.recent.iter_mut().find(|s| s.is_none_or(|l| l.prefix == prefix && l.len == len));
+        if let Some(slot) = slot {
+            let limited = slot.get_or_insert(empty);
+            limited.classes |= bit;
+            count(&mut limited.tally);
+        }
+    }
+}
+
+/// Rate limiting shared by the workers.
+#[derive(Debug)]
+pub struct Limiter {
+    table: Table,
+    /// Per class (the order of [`ResponseClass::ALL`]); `None`: not limited.
+    paces: [Option<Pace>; 6],
+    v4_len: u8,
+    v6_len: u8,
+    slip: u64,
+    log_only: bool,
+    require_cookie: bool,
+    whitelist: Vec<Prefix>,
+    seed: u64,
+    epoch: Instant,
+    counters: Arc<Counters>,
+    reports: SyncSender<Limited>,
+    /// The reporter's end, until [`Limiter::start_reports`] takes it.
+    receiver: Mutex<Option<Receiver<Limited>>>,
+    log_interval: Duration,
+}
+
+impl Limiter {
+    /// Rate limiting as `config` says, with a random `seed` for the table's hash (so
+    /// that nobody can aim queries at one counter); `None` when it is off.
+    pub fn new(config: &RrlConfig, seed: u64) -> Option<Limiter> {
+        if !config.enabled() {
+            return None;
+        }
+        let window = u64::try_from(config.window.as_nanos()).unwrap_or(u64::MAX);
+        let (reports, receiver) = std::sync::mpsc::sync_channel(QUEUE);
+        Some(Limiter {
+            table: Table::new(usize::try_from(config.table_size).unwrap_or(1 << 16)),
+            paces: config.rates().map(|rate| Pace::new(rate, window)),
+            v4_len: u8::try_from(config.ipv4_prefix).unwrap_or(24),
+            v6_len: u8::try_from(config.ipv6_prefix).unwrap_or(56),
+            slip: config.slip,
+            log_only: config.log_only,
+            require_cookie: config.require_cookie,
+            whitelist: config.whitelist.clone(),
+            seed,
+            epoch: Instant::now(),
+            counters: Arc::default(),
+            reports,
+            receiver: Mutex::new(Some(receiver)),
+            log_interval: config.log_interval,
+        })
+    }
+
+    /// Nanoseconds since the limiter was made: the time a batch is counted at.
+    #[inline]
+    pub fn now(&self) -> u64 {
+        let elapsed = self.epoch.elapsed();
+        elapsed.as_secs().saturating_mul(1_000_000_000) + u64::from(elapsed.subsec_nanos())
+    }
+
+    /// The counters.
+    pub fn counters(&self) -> CountersSnapshot {
+        self.counters.snapshot()
+    }
+
+    /// Starts the thread that logs limited prefixes (once; later calls do nothing). Until
+    /// it runs, what workers hand over beyond the queue's room is dropped.
+    pub fn start_reports(&self) {
+        let taken = self.receiver.lock().ok().and_then(|mut r| r.take());
+        if let Some(receiver) = taken {
+            let reporter = report::Reporter::new(Arc::clone(&self.counters), self.log_interval);
+            let spawned = std::thread::Builder::new()
+                .name("ternd-rrl".into())
+                .spawn(move || reporter.run(&receiver));
+            if let Err(e) = spawned {
+                tracing::warn!(
+                    "rate limiting: no reporter thread ({e}): limited prefixes are not logged"
+                );
+            }
+        }
+    }
+
+    /// Decides the fate of a UDP answer to `client` of which the engine says `report`,
+    /// at `now` ([`Limiter::now`], read once per batch). The caller has left out TCP
+    /// and queries with a valid server cookie.
+    pub fn judge(
+        &self,
+        worker: &mut WorkerLimits,
+        now: u64,
+        client: IpAddr,
+        report: &Report,
+    ) -> Verdict {
+        let Some(pace) = self.paces.get(class_index(report.class)).copied().flatten() else {
+            return Verdict::Send;
+        };
+        let client = client.to_canonical();
+        if !self.whitelist.is_empty() && self.whitelist.iter().any(|p| p.contains(client)) {
+            return Verdict::Send;
+        }
+        let (prefix, len) = self.prefix(client);
+        if self.table.admit(self.key(prefix, report), now, pace) {
+            return Verdict::Send;
+        }
+        if self.log_only {
+            worker.note(prefix, len, report.class, |t| t.logged_only += 1);
+            return Verdict::Send;
+        }
+        if self.slip > 0 {
+            worker.slip += 1;
+            if worker.slip >= self.slip {
+                worker.slip = 0;
+                if self.require_cookie && report.cookie == CookieSeen::Client {
+                    worker.note(prefix, len, report.class, |t| t.bad_cookie += 1);
+                    return Verdict::Short(Short::BadCookie);
+                }
+                worker.note(prefix, len, report.class, |t| t.slipped += 1);
+                return Verdict::Short(Short::Truncated);
+            }
+        }
+        worker.note(prefix, len, report.class, |t| t.dropped += 1);
+        Verdict::Drop
+    }
+
+    /// Hands over what `worker` limited when a second has passed since it last did: its
+    /// counts to the shared counters, its prefixes to the reporter (dropped when the
+    /// reporter is behind: the counters still have them).
+    #[inline]
+    pub fn flush(&self, worker: &mut WorkerLimits, now: u64) {
+        if now.saturating_sub(worker.flushed_at) >= FLUSH_EVERY {
+            self.hand_over(worker, now);
+        }
+    }
+
+    #[cold]
+    fn hand_over(&self, worker: &mut WorkerLimits, now: u64) {
+        worker.flushed_at = now;
+        if worker.tally == Tally::default() {
+            return;
+        }
+        self.counters.add(&worker.tally);
+        worker.tally = Tally::default();
+        for slot in &mut worker.recent {
+            if let Some(limited) = slot.take() {
+                if let Err(TrySendError::Disconnected(_)) = self.reports.try_send(limited) {
+                    break;
+                }
+            }
+        }
+    }
+
+    /// The client's prefix (as an IPv6 address, IPv4 mapped) and its length.
+    fn prefix(&self, client: IpAddr) -> (u128, u8) {
+        match client {
+            IpAddr::V4(v4) => {
+                let mask = u32::MAX.checked_shl(32 - u32::from(self.v4_len)).unwrap_or(0);
+                let masked = v4.to_bits() & mask;
+                (0xffff_u128 << 32 | u128::from(masked), self.v4_len)
+            }
+            IpAddr::V6(v6) => {
+                let mask = u128::MAX.checked_shl(128 - u32::from(self.v6_len)).unwrap_or(0);
+                (v6.to_bits() & mask, self.v6_len)
+            }
+        }
+    }
+
+    /// The table key of an answer: prefix, class and tag, hashed with the seed.
+    fn key(&self, prefix: u128, report: &Report) -> u64 {
+        const K: u64 = 0x9E37_79B9_7F4A_7C15;
+        let fold = |h: u64, v: u64| (h ^ v).wrapping_mul(K).rotate_left(29);
+        let h = fold(self.seed, prefix as u64);
+        let h = fold(h, (prefix >> 64) as u64);
+        let h = fold(h, u64::from(report.tag) << 8 | class_index(report.class) as u64);
+        // murmur3's finaliser: every bit of the key depends on every input bit.
+        let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
+        let h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
+    }
+}
+
+/// The index of `class` in [`ResponseClass::ALL`].
+pub fn class_index(class: ResponseClass) -> usize {
+    match class {
+        ResponseClass::Positive => 0,
+        ResponseClass::Wildcard => 1,
+        ResponseClass::NxDomain => 2,
+        ResponseClass::NoData => 3,
+        ResponseClass::Referral => 4,
+        ResponseClass::Error => 5,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limiter(text: &str) -> Limiter {
+        let config =
+            crate::config::Config::from_text(text, std::path::Path::new("t.toml")).unwrap();
+        Limiter::new(&config.rrl, 1).unwrap()
+    }
+
+    fn positive(tag: u32, cookie: CookieSeen) -> Report {
+        Report { class: ResponseClass::Positive, tag, cookie }
+    }
+
+    /// Judges `count` answers to `client` at one instant; returns (sent, dropped, short).
+    fn run(
+        l: &Limiter,
+        w: &mut WorkerLimits,
+        client: &str,
+        report: Report,
+        count: usize,
+    ) -> (usize, usize, usize) {
+        let client: IpAddr = client.parse().unwrap();
+        let mut seen = (0, 0, 0);
+        for _ in 0..count {
+            match l.judge(w, 5_000_000_000, client, &report) {
+                Verdict::Send => seen.0 += 1,
+                Verdict::Drop => seen.1 += 1,
+                Verdict::Short(_) => seen.2 += 1,
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn prefixes_share_a_count_and_slips_alternate() {
+        let l = limiter("[rrl]\nrate = 10\n");
+        let mut w = WorkerLimits::default();
+        let report = positive(7, CookieSeen::None);
+        assert_eq!(run(&l, &mut w, "192.0.2.1", report, 10), (10, 0, 0));
+        assert_eq!(run(&l, &mut w, "192.0.2.200", report, 10), (0, 5, 5), "same /24, slip 2");
+        assert_eq!(run(&l, &mut w, "192.0.3.1", report, 10), (10, 0, 0), "another /24");
+        assert_eq!(
+            run(&l, &mut w, "192.0.2.1", positive(8, CookieSeen::None), 10),
+            (10, 0, 0),
+            "another name"
+        );
+        let mut ask6 = |a: &str| run(&l, &mut w, a, report, 10);
+        assert_eq!(ask6("2001:db8:0:ff::1"), (10, 0, 0));
+        assert_eq!(ask6("2001:db8:0:aa::2"), (0, 5, 5), "same /56");
+        assert_eq!(ask6("2001:db8:0:100::1"), (10, 0, 0), "another /56");
+        assert_eq!(w.tally, Tally { dropped: 10, slipped: 10, ..Tally::default() });
+        let names: Vec<_> =
+            w.recent.iter().flatten().map(|l| (l.prefix, l.len, l.tally.dropped)).collect();
+        let v4: u128 = 0xffff_c000_0200;
+        let v6 = u128::from_be_bytes([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(names, vec![(v4, 24, 5), (v6, 56, 5)]);
+        l.flush(&mut w, 5_000_000_000);
+        assert_eq!(l.counters().dropped, 10);
+        assert!(w.recent.iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn slip_log_only_whitelist_and_bad_cookies() {
+        let none = limiter("[rrl]\nrate = 1\nslip = 0\n");
+        let mut w = WorkerLimits::default();
+        assert_eq!(run(&none, &mut w, "192.0.2.1", positive(1, CookieSeen::None), 10), (1, 9, 0));
+        let dry = limiter("[rrl]\nrate = 1\nlog-only = true\n");
+        assert_eq!(run(&dry, &mut w, "192.0.2.1", positive(1, CookieSeen::None), 10), (10, 0, 0));
+        assert_eq!(w.tally.logged_only, 9);
+        let white = limiter("[rrl]\nrate = 1\nwhitelist = [\"192.0.2.0/25\"]\n");
+        assert_eq!(run(&white, &mut w, "192.0.2.1", positive(1, CookieSeen::None), 10), (10, 0, 0));
+        assert_eq!(
+            run(&white, &mut w, "::ffff:192.0.2.2", positive(1, CookieSeen::None), 10),
+            (10, 0, 0)
+        );
+        assert_eq!(
+            run(&white, &mut w, "192.0.2.200", positive(1, CookieSeen::None), 10),
+            (1, 5, 4)
+        );
+        let strict = limiter("[rrl]\nrate = 1\nslip = 1\nrequire-cookie = true\n");
+        let client: IpAddr = "192.0.2.1".parse().unwrap();
+        let mut w = WorkerLimits::default();
+        let judge = |w: &mut WorkerLimits, cookie| strict.judge(w, 0, client, &positive(1, cookie));
+        assert_eq!(judge(&mut w, CookieSeen::Client), Verdict::Send);
+        assert_eq!(judge(&mut w, CookieSeen::Client), Verdict::Short(Short::BadCookie));
+        assert_eq!(judge(&mut w, CookieSeen::None), Verdict::Short(Short::Truncated));
+    }
+
+    #[test]
+    fn classes_have_their_own_rates() {
+        let l = limiter("[rrl]\nrate = 100\nnxdomain-rate = 2\nerror-rate = 0\n");
+        let mut w = WorkerLimits::default();
+        let nx = Report { class: ResponseClass::NxDomain, tag: 3, cookie: CookieSeen::None };
+        assert_eq!(run(&l, &mut w, "192.0.2.1", nx, 4), (2, 1, 1));
+        let error = Report::error(CookieSeen::None);
+        assert_eq!(run(&l, &mut w, "192.0.2.1", error, 1000), (1000, 0, 0), "not limited");
+        assert_eq!(w.recent[0].map(|l| l.classes), Some(1 << class_index(ResponseClass::NxDomain)));
+    }
+}
