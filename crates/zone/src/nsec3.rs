@@ -122,7 +122,7 @@ pub fn decode_hash_label(label: &[u8]) -> Option<Nsec3Hash> {
 /// The NSEC3 records of a zone.
 ///
 /// Nodes keep stable ids (so links from the main tree survive changes to the chain);
-/// the live nodes' (hash, id) pairs in hash order ([`HashOrder`]) answer "which record
+/// the live nodes' (hash, id) pairs in hash order (`HashOrder`) answer "which record
 /// matches or covers this hash", and an owner index finds a node by name for updates.
 /// Each node's NSEC3 RRset is also kept ready to copy into denial proofs
 /// ([`PreparedRrset`]).
