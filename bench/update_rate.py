@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Dynamic-update benchmark (`dnsperf -u`): Tern beside Knot DNS and BIND (issue 28).
 
-  python3 bench/updates.py [--servers tern,knot,bind] [--size 1000] [--rounds 3]
+  python3 bench/update_rate.py [--servers tern,knot,bind] [--size 1000] [--rounds 3]
                            [--duration 15] [--query-duration 10] [--tsig] [--work DIR]
 
 Each server serves the peer benchmark's TLD-like zone (`--size` delegations, made and
