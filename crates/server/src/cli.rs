@@ -4,7 +4,7 @@
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use tracing::level_filters::LevelFilter;
 
 use crate::config::values::{parse_log_level, parse_zone_name};
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 
 /// Tern's authoritative DNS server.
 #[derive(Debug, Parser)]
-#[command(name = "ternd", version, about, after_help = EXAMPLES)]
+#[command(name = "ternd", version = VERSION, after_help = EXAMPLES)]
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -75,7 +75,25 @@ enum Command {
         #[arg(value_parser = parse_zone_name)]
         origin: Option<tern_wire::Name>,
     },
+    /// Print the manual page, ternd(8), in roff (`ternd man | man -l -`).
+    Man,
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
+
+/// `ternd --version`: the crate's version, the commit and the day it was built from
+/// (see `build.rs`).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("TERN_COMMIT"),
+    ", built ",
+    env!("TERN_BUILD_DATE"),
+    ")"
+);
 
 const EXAMPLES: &str = "Examples:
   ternd --config /etc/tern/ternd.toml
@@ -84,6 +102,8 @@ const EXAMPLES: &str = "Examples:
   ternd check-zone example.com.zone example.com
   ternd check-zone example.com.zone              # the origin from its SOA or $ORIGIN
   ternd keygen transfer.example.com hmac-sha256
+  ternd completions bash > /usr/share/bash-completion/completions/ternd
+  ternd man | man -l -
   ternd demo";
 
 /// What the command line asks for.
@@ -110,6 +130,8 @@ pub enum Plan {
         /// Its algorithm.
         algorithm: tern_wire::tsig::Algorithm,
     },
+    /// Print a text about `ternd` itself: the manual page or a completion script.
+    Print(String),
     /// Run the server.
     Run {
         /// The configuration, command-line overrides applied.
@@ -132,6 +154,10 @@ impl Cli {
             (Some(Command::Keygen { name, algorithm }), _) => {
                 return Ok(Plan::Keygen { name, algorithm });
             }
+            (Some(Command::Man), _) => return Ok(Plan::Print(manual()?)),
+            (Some(Command::Completions { shell }), _) => {
+                return Ok(Plan::Print(completions(shell)));
+            }
             (Some(Command::Demo { listen }), _) => demo::config(listen)?,
             (None, Some(path)) => Config::from_file(&path)?,
             (None, None) if !self.listen.is_empty() => Config::built_in(self.listen, self.zone)?,
@@ -153,6 +179,23 @@ impl Cli {
         }
         Ok(Plan::Run { config: Box::new(config), daemon: self.daemon })
     }
+}
+
+/// ternd(8) in roff, from the command line's own descriptions.
+fn manual() -> Result<String> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .section("8")
+        .render(&mut out)
+        .map_err(|source| Error::Os { doing: "writing the manual page", source })?;
+    String::from_utf8(out).map_err(|_| Error::Config("the manual page is not UTF-8".into()))
+}
+
+/// The completion script for `shell`.
+fn completions(shell: clap_complete::Shell) -> String {
+    let mut out = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "ternd", &mut out);
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 fn parse_algorithm(text: &str) -> Result<tern_wire::tsig::Algorithm, String> {

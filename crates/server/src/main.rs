@@ -34,6 +34,10 @@ fn main() -> ExitCode {
         Plan::Keygen { name, algorithm } => {
             tern_server::cli::keygen(&name, algorithm).map(|text| print!("{text}"))
         }
+        Plan::Print(text) => {
+            print!("{text}");
+            Ok(())
+        }
         Plan::Run { config, daemon } => run(*config, daemon),
     };
     match outcome {

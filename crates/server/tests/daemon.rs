@@ -110,6 +110,33 @@ fn check_config_errors_name_file_line_and_hint() {
 }
 
 #[test]
+fn version_names_the_commit_and_man_and_completions_are_printed() {
+    let (code, stdout, _) = output(ternd().arg("--version"));
+    assert_eq!(code, 0);
+    let head = std::process::Command::new("git").args(["rev-parse", "--short=12", "HEAD"]).output();
+    let commit = match head {
+        Ok(out) if out.status.success() => String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+        _ => "unknown commit".to_owned(),
+    };
+    let want = format!("ternd {} ({commit}, built 20", env!("CARGO_PKG_VERSION"));
+    assert!(stdout.starts_with(&want), "{stdout:?} does not start with {want:?}");
+
+    let (code, man, _) = output(ternd().arg("man"));
+    assert_eq!(code, 0);
+    assert!(man.contains(".TH ternd 8"), "{man}");
+    for option in ["check\\-config", "keygen", "completions"] {
+        assert!(man.contains(option), "the manual lacks {option}");
+    }
+
+    let (code, bash, _) = output(ternd().args(["completions", "bash"]));
+    assert_eq!(code, 0);
+    assert!(bash.contains("complete -F _ternd"), "{bash}");
+    let (code, _, stderr) = output(ternd().args(["completions", "cmd.exe"]));
+    assert_eq!(code, 2);
+    assert!(stderr.contains("possible values: bash"), "{stderr}");
+}
+
+#[test]
 fn no_arguments_explain_what_to_give() {
     let (code, _, stderr) = output(&mut ternd());
     assert_eq!(code, 1);
