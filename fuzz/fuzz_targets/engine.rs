@@ -1,18 +1,20 @@
 //! The query engine on arbitrary input: any bytes as a query, over UDP or TCP, against
 //! fixed zones (a bit of every answer kind), with a TSIG key and rules that let anyone
-//! transfer and NOTIFY (so the special path runs to the end). No panic, every response
-//! and every message of a transfer parses with the strict reader, and answering after a
-//! look-ahead (as the UDP workers do) gives the same bytes.
+//! transfer, NOTIFY and update (so the special paths run to the end: an update is
+//! judged against the zone, its changeset applied, and answered). No panic, every
+//! response and every message of a transfer parses with the strict reader, and
+//! answering after a look-ahead (as the UDP workers do) gives the same bytes.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
 
 use libfuzzer_sys::fuzz_target;
-use tern_engine::{Access, Action, Config, Engine, Lookahead, Outcome, Request, Rule, Transport, ZoneAccess};
+use tern_engine::{Access, Action, Config, Engine, Lookahead, Outcome, Request, Rule, Transport};
+use tern_engine::{UpdatePolicy, UpdateRequest, ZoneAccess};
 use tern_wire::tsig::{Algorithm, Key};
 use tern_wire::message::{CompressionTable, MessageReader};
 use tern_wire::Name;
-use tern_zone::{Options, Pins, ZoneSet, ZoneSlot};
+use tern_zone::{Options, Pins, ZoneContents, ZoneSet, ZoneSlot};
 
 const ZONE: &str = r#"$ORIGIN example.
 $TTL 300
@@ -44,29 +46,55 @@ big TXT "6123456789012345678901234567890123456789012345678901234567890123456789"
 svc HTTPS 1 . alpn=h2
 "#;
 
+fn origin() -> Name {
+    "example.".parse().unwrap_or_else(|_| Name::root())
+}
+
+fn contents() -> Option<&'static Arc<ZoneContents>> {
+    static CONTENTS: OnceLock<Option<Arc<ZoneContents>>> = OnceLock::new();
+    CONTENTS
+        .get_or_init(|| {
+            let path = std::path::Path::new("fuzz");
+            let loaded = tern_zone::load_bytes(ZONE.as_bytes(), path, &origin(), &Options::default());
+            loaded.ok().map(|loaded| Arc::new(loaded.contents))
+        })
+        .as_ref()
+}
+
 fn zones() -> &'static ZoneSet {
     static ZONES: OnceLock<ZoneSet> = OnceLock::new();
     ZONES.get_or_init(|| {
-        let origin: Name = "example.".parse().unwrap_or_else(|_| Name::root());
-        let loaded = tern_zone::load_bytes(
-            ZONE.as_bytes(),
-            std::path::Path::new("fuzz"),
-            &origin,
-            &Options::default(),
-        );
-        let slot = Arc::new(ZoneSlot::new(&origin));
-        if let Ok(loaded) = loaded {
-            slot.publish(Arc::new(loaded.contents));
+        let slot = Arc::new(ZoneSlot::new(&origin()));
+        if let Some(contents) = contents() {
+            slot.publish(Arc::clone(contents));
         }
         ZoneSet::new(vec![slot])
     })
 }
 
-/// Anyone may transfer and notify `example.`; one key is known.
+/// An update judged against the zone, its changeset applied, and its answer parsed.
+fn check_update(update: &UpdateRequest, out: &mut [u8]) {
+    let Some(zone) = contents() else { return };
+    let rcode = match update.changes(zone, &UpdatePolicy::default(), 1_700_000_000) {
+        Ok(change) if change.is_empty() => tern_wire::Rcode::NOERROR,
+        Ok(change) => match zone.apply(&change) {
+            Ok(_) => tern_wire::Rcode::NOERROR,
+            Err(e) => tern_engine::UpdateRefusal::from_apply(&e).rcode,
+        },
+        Err(refusal) => refusal.rcode,
+    };
+    if let Some(len) = update.answer(rcode, out, 1_700_000_000) {
+        let mut reader = MessageReader::new(out.get(..len).unwrap_or(&[])).expect("update answer header");
+        reader.finish().expect("update answer parses");
+    }
+}
+
+/// Anyone may transfer, notify and update `example.`; one key is known.
 fn open_access() -> Access {
-    let origin: Name = "example.".parse().unwrap_or_else(|_| Name::root());
+    let origin = origin();
     let key = Key::new("fuzz.key.".parse().unwrap_or_else(|_| Name::root()), Algorithm::HmacSha256, b"fuzz");
-    let rule = Rule { actions: vec![Action::Transfer, Action::Notify], ..Rule::default() };
+    let actions = vec![Action::Transfer, Action::Notify, Action::Update];
+    let rule = Rule { actions, ..Rule::default() };
     let mut access = Access { keys: vec![key], ..Access::default() };
     access.zones.insert(origin, ZoneAccess { rules: vec![rule] });
     access
@@ -79,6 +107,7 @@ fn summary(outcome: &Outcome, out: &[u8]) -> (u8, Vec<u8>) {
         Outcome::Notified { len, .. } => (1, out.get(..*len).unwrap_or(&[]).to_vec()),
         Outcome::Transfer(_) => (2, Vec::new()),
         Outcome::Dropped => (3, Vec::new()),
+        Outcome::Update(update) => (4, update.bytes().to_vec()),
     }
 }
 
@@ -120,6 +149,7 @@ fuzz_target!(|data: &[u8]| {
                 assert!(messages < 1000, "a runaway transfer");
             }
         }
+        Outcome::Update(update) => check_update(&update, &mut out),
         Outcome::Dropped => {}
     }
 });
