@@ -51,7 +51,7 @@ pub use access::{Access, Action, OwnerMatch, Owners, Prefix, Rule, UpdateLimits,
 pub use class::{Report, ResponseClass};
 pub use cookie::{CookieSeen, Cookies, Schedule};
 pub use notify::Notice;
-pub use update::{SerialPolicy, UpdatePolicy, UpdateRefusal, UpdateRequest};
+pub use update::{Edit, SerialPolicy, UpdatePolicy, UpdateRefusal, UpdateRequest};
 pub use xfr::{Transfer, TransferStats};
 
 use cookie::QueryCookie;

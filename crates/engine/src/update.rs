@@ -25,6 +25,7 @@
 //! [`UpdateRequest::answer`] (header and zone section echoed, signed with the request's
 //! key when it was signed; RFC 2136 §3.8).
 
+mod edit;
 mod prereq;
 mod serial;
 mod work;
@@ -41,6 +42,7 @@ use tern_zone::{Changeset, ChangesetError, Denial, ZoneContents};
 use crate::access::Access;
 use crate::Transport;
 
+pub use edit::Edit;
 pub use serial::SerialPolicy;
 
 /// How updates change a zone, as configured for it.

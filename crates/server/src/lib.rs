@@ -18,6 +18,7 @@ pub mod cli;
 pub mod client;
 pub mod config;
 pub mod control;
+pub mod ctl;
 pub mod demo;
 pub mod dns;
 pub mod error;

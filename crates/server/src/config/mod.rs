@@ -7,6 +7,7 @@
 //! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`]; rate
 //! limiting and cookies in [`defences`].
 
+pub mod control;
 pub mod defences;
 pub mod report;
 pub mod values;
@@ -27,6 +28,7 @@ use toml::Spanned;
 use tracing::level_filters::LevelFilter;
 
 use crate::error::{Error, Result};
+pub use control::ControlConfig;
 pub use defences::{CookieConfig, RrlConfig};
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xfr::{Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan};
@@ -51,6 +53,8 @@ pub struct Config {
     pub rrl: RrlConfig,
     /// DNS cookies.
     pub cookies: CookieConfig,
+    /// The control socket.
+    pub control: ControlConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -280,6 +284,12 @@ impl Config {
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::File { path: path.to_owned(), source })?;
         let mut config = Config::from_text(&text, path)?;
+        let added_path = config.added_zones_path();
+        if let Some(added) = added_path.as_deref().filter(|p| p.exists()) {
+            let added_text = std::fs::read_to_string(added)
+                .map_err(|source| Error::File { path: added.to_owned(), source })?;
+            config = Config::read(&text, path, Some((&added_text, added)))?;
+        }
         // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
         config.path = std::path::absolute(path).ok();
         Ok(config)
@@ -289,11 +299,31 @@ impl Config {
     /// Every table is read on its own, so all errors are reported (up to
     /// [`MAX_ERRORS`]), each with its line and column.
     pub fn from_text(text: &str, path: &Path) -> Result<Config> {
+        Config::read(text, path, None)
+    }
+
+    /// The file of zones added at run time (`ternctl zone-add`), in the storage
+    /// directory; `None` for built-in configurations.
+    pub fn added_zones_path(&self) -> Option<PathBuf> {
+        self.path.as_ref().map(|_| self.server.storage.join(ADDED_ZONES))
+    }
+
+    /// [`from_text`](Self::from_text), with the zones of `added` (text and path) after
+    /// the file's own; errors in either are shown in their own file.
+    pub fn read(text: &str, path: &Path, added: Option<(&str, &Path)>) -> Result<Config> {
+        // Spans past the end of `text` are in `added`.
+        let offset = text.len() + 1;
         let fail = |errors: Vec<(Option<Range<usize>>, String)>| {
             let rendered: Vec<String> = errors
                 .iter()
                 .take(MAX_ERRORS)
-                .map(|(span, message)| report::render(path, text, span.clone(), message))
+                .map(|(span, message)| match (span, added) {
+                    (Some(s), Some((added_text, added_path))) if s.start >= offset => {
+                        let inner = s.start - offset..s.end.saturating_sub(offset);
+                        report::render(added_path, added_text, Some(inner), message)
+                    }
+                    _ => report::render(path, text, span.clone(), message),
+                })
                 .collect();
             let more = errors.len().saturating_sub(MAX_ERRORS);
             let tail =
@@ -309,6 +339,9 @@ impl Config {
         let mut zones = Vec::new();
         for (key, value) in doc.get_ref() {
             reader.top(&mut config, &mut zones, key, value);
+        }
+        if let Some((added_text, _)) = added {
+            read_added(added_text, offset, &mut zones, &mut reader.errors);
         }
         let base = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
         let base = base.parent().unwrap_or(Path::new("/")).to_owned();
@@ -400,6 +433,7 @@ impl Config {
             storage
         };
         self.log.file.as_mut().map(anchor);
+        self.control.socket.as_mut().map(anchor);
     }
 
     /// UDP worker count: as configured, else one per CPU.
@@ -442,6 +476,41 @@ fn zone_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ZoneSource
     Ok(Some(ZoneSource::File(path)))
 }
 
+/// The name of the file of zones added at run time, in the storage directory.
+pub const ADDED_ZONES: &str = "zones-added.toml";
+
+/// Reads the `[[zone]]` tables of the file of added zones (nothing else may be in it),
+/// their spans and errors moved `offset` on (see [`Config::read`]).
+fn read_added(
+    text: &str,
+    offset: usize,
+    zones: &mut Vec<Spanned<ZoneConfig>>,
+    errors: &mut Vec<(Option<Range<usize>>, String)>,
+) {
+    let shift = |r: Range<usize>| r.start + offset..r.end + offset;
+    let (doc, syntax) = DeTable::parse_recoverable(text);
+    if !syntax.is_empty() {
+        errors.extend(syntax.iter().map(|e| (e.span().map(shift), e.message().to_owned())));
+        return;
+    }
+    let mut reader = TableReader::default();
+    let mut added = Vec::new();
+    for (key, value) in doc.get_ref() {
+        match &**key.get_ref() {
+            "zone" => reader.list(&mut added, value),
+            other => reader.errors.push((
+                Some(key.span()),
+                format!("unknown field `{other}`: only `[[zone]]` tables belong here"),
+            )),
+        }
+    }
+    errors.extend(reader.errors.into_iter().map(|(span, m)| (span.map(shift), m)));
+    zones.extend(added.into_iter().map(|z| {
+        let span = shift(z.span());
+        Spanned::new(span, z.into_inner())
+    }));
+}
+
 fn default_storage() -> PathBuf {
     PathBuf::from("/var/lib/tern")
 }
@@ -453,8 +522,8 @@ struct TableReader {
 }
 
 /// The top-level keys, for the unknown-key hint.
-const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, `key`, \
-     `remote`, `acl`, `template`, `zone`";
+const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
+     `control`, `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -473,6 +542,7 @@ impl TableReader {
             "transfer" => self.one(&mut config.transfer, value),
             "rrl" => self.one(&mut config.rrl, value),
             "cookies" => self.one(&mut config.cookies, value),
+            "control" => self.one(&mut config.control, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

@@ -52,6 +52,11 @@ struct Computed {
 impl Writer {
     /// Takes a batch of updates (see the module comment).
     pub async fn updates(&mut self, tasks: Vec<UpdateTask>) {
+        if self.frozen {
+            warn!(zone = %self.plan.name, updates = tasks.len(), "updates refused: the zone is frozen");
+            tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
+            return;
+        }
         match &self.plan.role {
             Role::Primary => self.commit(tasks).await,
             Role::Secondary(_) => self.forward(tasks).await,
@@ -71,6 +76,7 @@ impl Writer {
                 Ok(()) => self.publish_updated(zone),
                 Err(why) => {
                     error!(zone = %self.plan.name, "updates not applied: the journal failed: {why}");
+                    self.last_error = Some((now(), format!("the journal failed: {why}")));
                     false
                 }
             };
@@ -87,7 +93,7 @@ impl Writer {
     }
 
     /// Publishes the updated version and keeps the zone file's copy in view.
-    fn publish_updated(&mut self, zone: ZoneContents) -> bool {
+    pub fn publish_updated(&mut self, zone: ZoneContents) -> bool {
         let before = self.current.clone();
         if !self.publish(Arc::new(zone)) {
             return false;

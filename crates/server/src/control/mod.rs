@@ -13,6 +13,7 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken).
 
+pub mod commands;
 pub mod dynamic;
 pub mod journaled;
 pub mod notify;
@@ -37,6 +38,7 @@ use tracing::{error, info, warn};
 
 use crate::client::Limits;
 use crate::config::{Config, ZonePlan};
+use crate::ctl::proto::ZoneStatus;
 use crate::dns::{EngineHandler, NoticeFrom};
 use crate::error::{Error, Result};
 use crate::lifecycle::ReloadReport;
@@ -67,6 +69,13 @@ pub enum Event {
         serial: Option<u32>,
         /// Who sent it.
         from: SocketAddr,
+    },
+    /// An operator's command (the control socket).
+    Command {
+        /// What to do.
+        command: commands::ZoneCommand,
+        /// Where to say how it went.
+        reply: oneshot::Sender<commands::Outcome>,
     },
     /// The zone is no longer configured.
     Stop,
@@ -112,6 +121,44 @@ pub struct Shared {
 struct Handle {
     events: mpsc::UnboundedSender<Event>,
     updates: mpsc::Sender<UpdateTask>,
+    status: Arc<Mutex<ZoneStatus>>,
+}
+
+/// The zones' writers as the control socket sees them: their status, and a way to send
+/// them commands.
+#[derive(Debug, Clone)]
+pub struct Zones {
+    writers: Arc<Mutex<HashMap<Name, Handle>>>,
+}
+
+impl Zones {
+    /// The names of the zones served, in canonical order.
+    pub fn names(&self) -> Vec<Name> {
+        let mut names: Vec<Name> =
+            self.writers.lock().map(|w| w.keys().cloned().collect()).unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// The status of `zone`, as its writer last showed it; `None` when not served.
+    pub fn status(&self, zone: &Name) -> Option<ZoneStatus> {
+        let writers = self.writers.lock().ok()?;
+        let status = writers.get(zone)?.status.lock().ok()?.clone();
+        Some(status)
+    }
+
+    /// Sends `command` to `zone`'s writer and waits for its outcome.
+    pub async fn command(&self, zone: &Name, command: commands::ZoneCommand) -> commands::Outcome {
+        let (reply, outcome) = oneshot::channel();
+        let sent = self.writers.lock().ok().and_then(|w| {
+            let handle = w.get(zone)?;
+            handle.events.send(Event::Command { command, reply }).ok()
+        });
+        if sent.is_none() {
+            return Err(format!("{zone} is not served here"));
+        }
+        outcome.await.unwrap_or_else(|_| Err("the zone's writer stopped".into()))
+    }
 }
 
 /// The control plane (see the module comment).
@@ -201,8 +248,14 @@ impl Control {
         let (events, received) = mpsc::unbounded_channel();
         let (updates, updates_received) = mpsc::channel(UPDATE_QUEUE);
         let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
+        let status = Arc::clone(&writer.status);
         self.runtime.spawn(writer.run(received, updates_received));
-        Handle { events, updates }
+        Handle { events, updates, status }
+    }
+
+    /// The zones' writers, for the control socket.
+    pub fn zones(&self) -> Zones {
+        Zones { writers: Arc::clone(&self.writers) }
     }
 
     /// Runs `f` on the control plane's runtime (tests, and work that must not block the

@@ -101,6 +101,7 @@ impl Writer {
         let kept = if self.current.is_some() { " (previous contents kept)" } else { "" };
         error!(zone = %self.plan.name, "load failed{kept}: {why}");
         self.source = None;
+        self.last_error = Some((super::writer::now(), format!("load failed: {why}")));
         LoadOutcome::Failed(why)
     }
 

@@ -179,12 +179,17 @@ impl Writer {
 
     /// Checks the primaries and takes a newer version (see the module comment).
     pub async fn refresh(&mut self) {
+        self.refresh_with(false).await;
+    }
+
+    /// A refresh; with `full`, a whole transfer whatever the serials (`zone-retransfer`).
+    pub async fn refresh_with(&mut self, full: bool) {
         let Role::Secondary(primaries) = &self.plan.role else { return };
         let Ok(permit) = Arc::clone(&self.shared.incoming).acquire_owned().await else { return };
         let job = Job {
             zone: self.plan.name.clone(),
             primaries: primaries.clone(),
-            current: self.current.clone(),
+            current: if full { None } else { self.current.clone() },
             limits: **self.shared.limits.load(),
             history: self.plan.history,
         };
@@ -268,6 +273,7 @@ impl Writer {
             soa.map(|s| t + u64::from(s.expire).max(clamp(refresh, bounds.refresh)));
         self.schedule.last_refresh = t;
         self.schedule.failures = 0;
+        self.last_error = None;
     }
 
     /// A failed refresh: retry after the SOA's retry interval (growing from `retry-min`
@@ -289,6 +295,7 @@ impl Writer {
             "nothing served yet"
         };
         warn!(zone = %self.plan.name, retry_in = retry, "refresh failed ({kept}): {why}");
+        self.last_error = Some((now(), format!("refresh failed: {why}")));
         self.store_timers();
     }
 
@@ -310,6 +317,21 @@ impl Writer {
                 tern_zone::memory::after_load();
             }
         });
+    }
+
+    /// Writes the zone file and the timers now, and waits until they are written
+    /// (`zone-flush`).
+    pub async fn store_now(&mut self) -> Result<String, String> {
+        let zone = self.current.clone().ok_or("nothing is served")?;
+        if !matches!(self.plan.source, ZoneSource::File(_)) {
+            return Err("the zone has no file to write".into());
+        }
+        self.store_zone(Arc::clone(&zone), true);
+        self.rewrite_journal(&zone);
+        if let Some(writing) = self.storing.take() {
+            let _ = writing.await;
+        }
+        Ok(format!("zone file written (serial {})", zone.serial()))
     }
 
     /// Writes the timers alone.

@@ -58,7 +58,7 @@ pub fn write_zone(path: &Path, zone: &ZoneContents, note: &str) -> std::io::Resu
 }
 
 /// One record in presentation format, ending in a newline.
-fn record_line(owner: &Dname, rtype: Rtype, ttl: u32, data: &[u8], line: &mut String) {
+pub fn record_line(owner: &Dname, rtype: Rtype, ttl: u32, data: &[u8], line: &mut String) {
     use std::fmt::Write as _;
     let _ = write!(line, "{owner} {ttl} IN {rtype} ");
     rdata::write_text(rtype, data, line);

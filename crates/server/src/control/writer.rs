@@ -2,17 +2,19 @@
 //! order and wakes for its timers; what a primary and a secondary do is in
 //! [`primary`](super::primary) and [`secondary`](super::secondary).
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tern_engine::Edit;
 use tern_zone::{ZoneContents, ZoneSlot};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
-use tracing::{error, info};
+use tracing::{error, info, warn};
 
 use super::secondary::Schedule;
 use super::{notify, Event, LoadOutcome, Shared};
 use crate::config::{Role, ZonePlan};
+use crate::ctl::proto::ZoneStatus;
 use crate::updates::UpdateTask;
 
 /// A zone's writer (see the module comment).
@@ -43,6 +45,16 @@ pub struct Writer {
     pub file_base: Option<Arc<ZoneContents>>,
     /// When to write the zone file with the updates (seconds since the epoch).
     pub flush_at: Option<u64>,
+    /// Frozen by an operator (see [`commands`](super::commands)).
+    pub frozen: bool,
+    /// An operator's open transaction.
+    pub txn: Option<Edit>,
+    /// The last error and when, until something succeeds.
+    pub last_error: Option<(u64, String)>,
+    /// When the served version was published.
+    pub loaded_at: Option<u64>,
+    /// What `zone-status` shows, refreshed after every event.
+    pub status: Arc<Mutex<ZoneStatus>>,
 }
 
 impl Writer {
@@ -60,6 +72,11 @@ impl Writer {
             journal: None,
             file_base: None,
             flush_at: None,
+            frozen: false,
+            txn: None,
+            last_error: None,
+            loaded_at: None,
+            status: Arc::new(Mutex::new(ZoneStatus::default())),
         }
     }
 
@@ -71,10 +88,8 @@ impl Writer {
         mut updates: mpsc::Receiver<UpdateTask>,
     ) {
         loop {
-            let wake = match (self.schedule.next_wake(), self.flush_at) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
+            self.show_status();
+            let wake = self.next_wake();
             let sleep = async {
                 match wake {
                     Some(at) => {
@@ -92,7 +107,14 @@ impl Writer {
                             let _ = done.send(outcome);
                         }
                     }
+                    Some(Event::Notify { .. }) if self.frozen => {
+                        warn!(zone = %self.plan.name, "NOTIFY ignored: the zone is frozen");
+                    }
                     Some(Event::Notify { serial, from }) => self.notified(serial, from).await,
+                    Some(Event::Command { command, reply }) => {
+                        let outcome = self.command(command).await;
+                        let _ = reply.send(outcome);
+                    }
                     Some(Event::Stop) | None => break,
                 },
                 Some(first) = updates.recv() => {
@@ -111,6 +133,43 @@ impl Writer {
         }
     }
 
+    /// When something is due: a refresh or expiry, or writing the zone file. A frozen
+    /// zone waits only for its expiry.
+    fn next_wake(&self) -> Option<u64> {
+        if self.frozen {
+            return self.schedule.expire_at.filter(|_| !self.schedule.expired);
+        }
+        match (self.schedule.next_wake(), self.flush_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Refreshes what `zone-status` shows (never waiting for the journal's lock).
+    fn show_status(&self) {
+        let zone = self.current.as_ref();
+        let journal_bytes = self.journal.as_ref().and_then(|j| j.try_lock().ok().map(|j| j.len()));
+        let secondary = matches!(self.plan.role, Role::Secondary(_));
+        let Ok(mut status) = self.status.lock() else { return };
+        let kept_journal = status.journal_bytes;
+        *status = ZoneStatus {
+            zone: self.plan.name.to_string(),
+            role: if secondary { "secondary" } else { "primary" }.into(),
+            serial: zone.map(|z| z.serial()),
+            records: zone.map_or(0, |z| z.record_count() as u64),
+            loaded_at: self.loaded_at,
+            last_refresh: Some(self.schedule.last_refresh).filter(|&t| secondary && t > 0),
+            next_refresh: self.schedule.refresh_at.filter(|_| secondary),
+            expires_at: self.schedule.expire_at.filter(|_| secondary),
+            expired: self.schedule.expired,
+            journal_bytes: journal_bytes.or(kept_journal),
+            unflushed: self.file_base.is_some(),
+            frozen: self.frozen,
+            transaction: self.txn.is_some(),
+            last_error: self.last_error.clone(),
+        };
+    }
+
     /// Whatever is due: a secondary's refresh or expiry, a primary's zone file.
     async fn on_time(&mut self) {
         if self.flush_at.is_some_and(|at| at <= now()) {
@@ -125,6 +184,11 @@ impl Writer {
     /// primary drops the timers it had as a secondary.
     async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
         self.plan = plan;
+        if self.frozen && self.current.is_some() {
+            info!(zone = %self.plan.name, "not reloaded: the zone is frozen");
+            let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
+            return LoadOutcome::Unchanged { records };
+        }
         match self.plan.role {
             Role::Primary => {
                 self.schedule = Schedule::default();
@@ -145,6 +209,8 @@ impl Writer {
             retire(old);
         }
         self.schedule.expired = false;
+        self.loaded_at = Some(now());
+        self.last_error = None;
         true
     }
 

@@ -4,10 +4,13 @@
 //! Order matters: sockets are bound while still root (ports below 1024); the fork of
 //! `--daemon` happens before any thread exists; privileges are dropped before zones
 //! are read and before workers start. Zones load on the control plane's threads
-//! ([`crate::control`]), so the main thread only takes signals: SIGHUP re-reads the
-//! configuration and hands it to the control plane; SIGTERM/SIGINT stop accepting,
-//! drain, and exit with status 0 — within half a second even while zones are loading.
+//! ([`crate::control`]), so the main thread only takes signals and the control socket's
+//! requests to change the configuration ([`crate::ctl`]): SIGHUP (or `ternctl reload`)
+//! re-reads the configuration and hands it to the control plane; SIGTERM/SIGINT (or
+//! `ternctl stop`) stop accepting, drain, and exit with status 0 — within half a
+//! second even while zones are loading.
 
+pub mod added;
 pub mod daemon;
 pub mod pidfile;
 pub mod privileges;
@@ -23,6 +26,9 @@ use tracing::{error, info};
 
 use crate::config::Config;
 use crate::control::{self, Control, Loading};
+use crate::ctl::listen::{self as ctl_listen, Context};
+use crate::ctl::proto::Reply;
+use crate::ctl::MainRequest;
 use crate::dns::EngineHandler;
 use crate::error::{Error, Result};
 use crate::logging::LogHandle;
@@ -61,16 +67,19 @@ pub fn run(
 
 /// Everything after binding (and detaching).
 fn serve(
-    mut config: Config,
+    config: Config,
     listeners: Listeners,
     handler: Arc<EngineHandler>,
     db: Arc<ZoneDb>,
     log: &LogHandle,
     readiness: &mut Option<Readiness>,
 ) -> Result<()> {
+    let started = Instant::now();
     let pid_file = config.server.pid_file.as_deref().map(PidFile::create).transpose()?;
-    if let Some(user) = &config.server.user {
-        let ids = privileges::resolve(user, config.server.group.as_deref())?;
+    let user = config.server.user.as_deref();
+    let ids = user.map(|u| privileges::resolve(u, config.server.group.as_deref())).transpose()?;
+    let control_socket = ctl_listen::bind(&config.control, ids)?;
+    if let (Some(user), Some(ids)) = (user, ids) {
         privileges::drop_to(ids)?;
         info!(user = %user, uid = ids.uid, gid = ids.gid, "privileges dropped");
     }
@@ -106,31 +115,135 @@ fn serve(
     if let Some(readiness) = readiness {
         readiness.ready();
     }
+    let (main, requests) = std::sync::mpsc::channel();
+    let context = Context {
+        zones: control.zones(),
+        main,
+        stats: running.shared_stats(),
+        started,
+        config: config.path.clone(),
+    };
+    let serving = match control_socket.map(|b| b.serve(&control.handle(), context)).transpose() {
+        Ok(serving) => serving,
+        Err(e) => {
+            stop(running, control);
+            return Err(e);
+        }
+    };
     let notifier = systemd::Notifier::from_env().map(Arc::new);
     let _watchdog = notifier.as_ref().and_then(|n| watchdog(n, &running, &control));
     if let Some(n) = &notifier {
         n.notify(&format!("READY=1\nSTATUS=serving {} zones", loading.report().zones));
     }
     tern_zone::memory::after_load();
-    while signals.wait() == Signal::Reload {
-        info!("SIGHUP: reloading");
-        if let Some(n) = &notifier {
-            n.reloading();
-        }
-        if let Ok((next, loading)) = reload::reload(&config, &control) {
-            reload::log_when_done(loading, "reload", log.clone(), next.log.level);
-            config = next;
-        }
-        if let Some(n) = &notifier {
-            n.notify("READY=1");
-        }
-    }
+    let mut steering = Steering { config, control: &control, notifier: notifier.clone(), log };
+    steering.run(&signals, &requests);
     if let Some(n) = &notifier {
         n.notify("STOPPING=1");
     }
+    drop(serving);
     stop(running, control);
     drop(pid_file);
     Ok(())
+}
+
+/// The main thread once serving: it owns the configuration, and changes it on SIGHUP
+/// and on the control socket's requests.
+struct Steering<'a> {
+    config: Config,
+    control: &'a Control,
+    notifier: Option<Arc<systemd::Notifier>>,
+    log: &'a LogHandle,
+}
+
+impl Steering<'_> {
+    /// Takes signals and requests until told to stop.
+    fn run(&mut self, signals: &SignalSet, requests: &std::sync::mpsc::Receiver<MainRequest>) {
+        loop {
+            match signals.wait_for(SIGNAL_POLL) {
+                Some(Signal::Stop) => return,
+                Some(Signal::Reload) => {
+                    info!("SIGHUP: reloading");
+                    self.reload(None);
+                }
+                None => {}
+            }
+            while let Ok(request) = requests.try_recv() {
+                if self.take(request) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Carries out one request; true when it asks to stop.
+    fn take(&mut self, request: MainRequest) -> bool {
+        match request {
+            MainRequest::Stop { reply } => {
+                info!("stop requested on the control socket");
+                let _ = reply.send(Reply::done("stopping"));
+                return true;
+            }
+            MainRequest::Reload { reply } => {
+                info!("reload requested on the control socket");
+                self.reload(Some(reply));
+            }
+            MainRequest::ZoneAdd { table, reply } => self.zone_add(&table, reply),
+            MainRequest::ZoneRemove { zone, reply } => self.zone_remove(&zone, reply),
+        }
+        false
+    }
+
+    /// Adds a zone for good (see [`added`]); told once it is loaded.
+    fn zone_add(&mut self, table: &str, reply: tokio::sync::oneshot::Sender<Reply>) {
+        match added::add(&self.config, table) {
+            Ok((next, _)) => self.apply(next, "zone-add", reply),
+            Err(why) => drop(reply.send(Reply::error(why))),
+        }
+    }
+
+    /// Removes a zone added at run time.
+    fn zone_remove(&mut self, zone: &str, reply: tokio::sync::oneshot::Sender<Reply>) {
+        match added::remove(&self.config, zone) {
+            Ok(next) => self.apply(next, "zone-remove", reply),
+            Err(why) => drop(reply.send(Reply::error(why))),
+        }
+    }
+
+    /// Applies `next` as a reload does, telling `reply` once the loads are done.
+    fn apply(
+        &mut self,
+        next: Config,
+        what: &'static str,
+        reply: tokio::sync::oneshot::Sender<Reply>,
+    ) {
+        info!("{what}: applying the zone set");
+        let loading = self.control.apply(&next);
+        reload::log_when_done(loading, what, self.log.clone(), next.log.level, Some(reply));
+        self.config = next;
+    }
+
+    /// Re-reads and applies the configuration; `reply` is told once the loads are done.
+    fn reload(&mut self, reply: Option<tokio::sync::oneshot::Sender<Reply>>) {
+        if let Some(n) = &self.notifier {
+            n.reloading();
+        }
+        match reload::reload(&self.config, self.control) {
+            Ok((next, loading)) => {
+                let level = next.log.level;
+                reload::log_when_done(loading, "reload", self.log.clone(), level, reply);
+                self.config = next;
+            }
+            Err(e) => {
+                if let Some(reply) = reply {
+                    let _ = reply.send(Reply::error(format!("configuration not reloaded:\n{e}")));
+                }
+            }
+        }
+        if let Some(n) = &self.notifier {
+            n.notify("READY=1");
+        }
+    }
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while

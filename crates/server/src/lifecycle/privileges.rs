@@ -75,7 +75,7 @@ fn lookup_user(name: &str) -> Result<(libc::uid_t, libc::gid_t)> {
 }
 
 /// The gid of group `name`.
-fn lookup_group(name: &str) -> Result<libc::gid_t> {
+pub fn lookup_group(name: &str) -> Result<libc::gid_t> {
     let cname =
         CString::new(name).map_err(|_| Error::Privileges(format!("bad group name {name:?}")))?;
     // SAFETY: all-zero is a valid `group`; getgrnam_r writes into it and `buf`.
@@ -92,6 +92,29 @@ fn lookup_group(name: &str) -> Result<libc::gid_t> {
     Ok(entry.gr_gid)
 }
 
+/// Whether user `uid` is a member of group `gid` (primary or supplementary).
+pub fn in_group(uid: libc::uid_t, gid: libc::gid_t) -> bool {
+    // SAFETY: all-zero is a valid `passwd`; getpwuid_r writes into it and `buf`.
+    let mut entry: libc::passwd = unsafe { std::mem::zeroed() };
+    let mut buf = vec![0 as libc::c_char; 16384];
+    let mut found: *mut libc::passwd = std::ptr::null_mut();
+    // SAFETY: every pointer is valid for the call and `buf.len()` is its size.
+    let rc = unsafe { libc::getpwuid_r(uid, &mut entry, buf.as_mut_ptr(), buf.len(), &mut found) };
+    if rc != 0 || found.is_null() {
+        return false;
+    }
+    if entry.pw_gid == gid {
+        return true;
+    }
+    let mut groups = vec![0 as libc::gid_t; 256];
+    let mut count = groups.len() as libc::c_int;
+    // SAFETY: `pw_name` points into `buf`, alive here; `groups` holds `count` entries.
+    let rc =
+        unsafe { libc::getgrouplist(entry.pw_name, entry.pw_gid, groups.as_mut_ptr(), &mut count) };
+    let count = usize::try_from(count).unwrap_or(0).min(groups.len());
+    rc >= 0 && groups.iter().take(count).any(|&g| g == gid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -106,5 +129,6 @@ mod tests {
             .contains("unknown user"));
         assert!(resolve("root", Some("no-such-group-tern")).is_err());
         assert!(resolve("ro\0ot", None).is_err());
+        assert!(in_group(0, 0), "root is in its own group");
     }
 }

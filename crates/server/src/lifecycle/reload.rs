@@ -8,11 +8,13 @@
 
 use std::time::{Duration, Instant};
 
+use tokio::sync::oneshot;
 use tracing::level_filters::LevelFilter;
 use tracing::{error, info, warn};
 
 use crate::config::Config;
 use crate::control::{Control, Loading};
+use crate::ctl::proto::Reply;
 use crate::error::Result;
 use crate::logging::LogHandle;
 
@@ -71,14 +73,43 @@ pub fn reload(current: &Config, control: &Control) -> Result<(Config, Loading)> 
 /// Waits for `loading` on a thread of its own, then logs it, applies the new log level
 /// (so the reload's outcome is logged at the level in force when it began) and gives
 /// freed memory back; the signal loop is not held up.
-pub fn log_when_done(mut loading: Loading, what: &'static str, log: LogHandle, level: LevelFilter) {
+/// `reply`, when given, is told the outcome too (`ternctl reload`).
+pub fn log_when_done(
+    mut loading: Loading,
+    what: &'static str,
+    log: LogHandle,
+    level: LevelFilter,
+    reply: Option<oneshot::Sender<Reply>>,
+) {
     let started = Instant::now();
     let _ = std::thread::Builder::new().name("ternd-reload".into()).spawn(move || {
         while !loading.wait(Duration::from_secs(1)) {}
         log_report(&loading, what, started.elapsed());
         log.set_level(level);
+        if let Some(reply) = reply {
+            let _ = reply.send(outcome(&loading, what));
+        }
         tern_zone::memory::after_load();
     });
+}
+
+/// What a reload did, as the control socket tells it.
+fn outcome(loading: &Loading, what: &str) -> Reply {
+    let report = loading.report();
+    let summary = format!(
+        "{} zones, {} records, {} waiting for a transfer",
+        report.zones, report.records, report.waiting
+    );
+    if report.failed == 0 {
+        return Reply::done(format!("{what} done: {summary}"));
+    }
+    let failures: Vec<String> =
+        loading.failures().iter().map(|(zone, why)| format!("{zone}: {why}")).collect();
+    Reply::error(format!(
+        "{what} done with {} failed zones ({summary}):\n{}",
+        report.failed,
+        failures.join("\n")
+    ))
 }
 
 /// The keys whose change a reload cannot apply (sockets, workers, privileges).

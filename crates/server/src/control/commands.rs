@@ -1,0 +1,334 @@
+//! An operator's commands to one zone's writer (from the control socket, [`crate::ctl`]):
+//! reload, refresh, retransfer, NOTIFY, flush, freeze and thaw, reading the records, and
+//! transactions. They are events like any other, taken in order with loads, transfers
+//! and updates; a transaction's commit goes through the journal like an update.
+//!
+//! A frozen zone (`zone-freeze`, as BIND's `rndc freeze`) has its zone file written
+//! first, then holds still while an operator edits it: updates are refused, refreshes,
+//! NOTIFYs from primaries and reloads wait; expiry does not. `zone-thaw` re-reads a
+//! primary's file (merging the edit) and lets a secondary refresh if due.
+
+use std::sync::Arc;
+
+use tern_engine::Edit;
+use tern_wire::{Name, Rtype};
+use tern_zone::{Changeset, ZoneContents};
+use tracing::info;
+
+use super::storage;
+use super::writer::{now, Writer};
+use super::LoadOutcome;
+use crate::config::Role;
+use crate::ctl::proto::{TxnStep, ZoneOp};
+
+/// What an operator asks of a zone.
+#[derive(Debug, Clone)]
+pub enum ZoneCommand {
+    /// An operation (see [`ZoneOp`]).
+    Op(ZoneOp),
+    /// The records, optionally of one owner and type, in zone-file form.
+    Read {
+        /// Owner (already made absolute).
+        owner: Option<Name>,
+        /// Type.
+        rtype: Option<Rtype>,
+    },
+    /// A transaction's step.
+    Txn(TxnStep),
+}
+
+/// A command's outcome: what was done, or why not.
+pub type Outcome = Result<String, String>;
+
+impl Writer {
+    /// Carries out `command` (see the module comment).
+    pub async fn command(&mut self, command: ZoneCommand) -> Outcome {
+        match command {
+            ZoneCommand::Op(op) => self.op(op).await,
+            ZoneCommand::Read { owner, rtype } => self.read(owner.as_ref(), rtype),
+            ZoneCommand::Txn(step) => self.txn(step).await,
+        }
+    }
+
+    async fn op(&mut self, op: ZoneOp) -> Outcome {
+        if self.frozen && matches!(op, ZoneOp::Reload | ZoneOp::Refresh | ZoneOp::Retransfer) {
+            return Err("the zone is frozen (zone-thaw it first)".into());
+        }
+        match (op, &self.plan.role) {
+            (ZoneOp::Reload, Role::Primary) => self.reload_file().await,
+            (ZoneOp::Reload | ZoneOp::Refresh, Role::Secondary(_)) => self.refresh_now(false).await,
+            (ZoneOp::Retransfer, Role::Secondary(_)) => self.refresh_now(true).await,
+            (ZoneOp::Refresh | ZoneOp::Retransfer, Role::Primary) => {
+                Err("not a secondary: its data comes from its zone file".into())
+            }
+            (ZoneOp::Notify, _) => self.notify_now(),
+            (ZoneOp::Flush, _) => self.flush_now().await,
+            (ZoneOp::Freeze, _) => self.freeze().await,
+            (ZoneOp::Thaw, _) => self.thaw().await,
+        }
+    }
+
+    async fn reload_file(&mut self) -> Outcome {
+        match self.load_primary().await {
+            LoadOutcome::Loaded { serial, records } => {
+                Ok(format!("loaded serial {serial}, {records} records"))
+            }
+            LoadOutcome::Unchanged { .. } => Ok("the zone file did not change".into()),
+            LoadOutcome::Waiting => Ok("waiting for a transfer".into()),
+            LoadOutcome::Failed(why) => Err(why),
+        }
+    }
+
+    /// Refreshes at once (a whole transfer when `full`), and says how it went.
+    async fn refresh_now(&mut self, full: bool) -> Outcome {
+        self.last_error = None;
+        self.refresh_with(full).await;
+        match (&self.last_error, self.current.as_ref()) {
+            (Some((_, why)), _) => Err(why.clone()),
+            (None, Some(zone)) => Ok(format!("serial {}", zone.serial())),
+            (None, None) => Err("nothing transferred".into()),
+        }
+    }
+
+    fn notify_now(&mut self) -> Outcome {
+        if self.current.is_none() {
+            return Err("nothing is served to notify about".into());
+        }
+        self.notify_secondaries();
+        match self.notifying.len() {
+            0 => Err("no NOTIFY targets are configured (`notify`, `notify-ns`)".into()),
+            n => Ok(format!("NOTIFY sent to {n} targets")),
+        }
+    }
+
+    /// Writes the zone file with what is served, and compacts the journal when due.
+    async fn flush_now(&mut self) -> Outcome {
+        match &self.plan.role {
+            Role::Primary if self.file_base.is_none() => {
+                Ok("the zone file already holds the served version".into())
+            }
+            Role::Primary => match self.sync_zone_file().await {
+                true => {
+                    self.flush_and_compact().await;
+                    Ok("zone file written".into())
+                }
+                false => Err(self.last_error.clone().map_or_else(
+                    || "the zone file was not written (see the log)".into(),
+                    |(_, why)| why,
+                )),
+            },
+            Role::Secondary(_) => self.store_now().await,
+        }
+    }
+
+    async fn freeze(&mut self) -> Outcome {
+        if self.frozen {
+            return Ok("already frozen".into());
+        }
+        if matches!(self.plan.role, Role::Primary) && self.file_base.is_some() {
+            self.flush_now().await?;
+        }
+        self.frozen = true;
+        info!(zone = %self.plan.name, "zone frozen: updates refused, refreshes and reloads held");
+        Ok("frozen".into())
+    }
+
+    async fn thaw(&mut self) -> Outcome {
+        if !self.frozen {
+            return Ok("not frozen".into());
+        }
+        self.frozen = false;
+        info!(zone = %self.plan.name, "zone thawed");
+        match &self.plan.role {
+            Role::Primary => self.reload_file().await.map(|m| format!("thawed; {m}")),
+            Role::Secondary(_) => {
+                if self.schedule.refresh_at.is_some_and(|at| at <= now()) {
+                    self.refresh().await;
+                }
+                Ok("thawed".into())
+            }
+        }
+    }
+
+    /// The served records (of `owner` and `rtype` when given), one per line.
+    fn read(&self, owner: Option<&Name>, rtype: Option<Rtype>) -> Outcome {
+        let zone = self.current.as_ref().ok_or("nothing is served")?;
+        let mut text = String::new();
+        zone.for_each_record(|name, t, ttl, data| {
+            let owner_matches = owner.is_none_or(|o| o.eq_ignore_case(name));
+            if owner_matches && rtype.is_none_or(|r| r == t) {
+                storage::record_line(name, t, ttl, data, &mut text);
+            }
+        });
+        Ok(text)
+    }
+
+    async fn txn(&mut self, step: TxnStep) -> Outcome {
+        match step {
+            TxnStep::Begin => self.begin(),
+            TxnStep::Set { owner, ttl, rtype, rdata } => {
+                self.stage_set(&owner, ttl, &rtype, &rdata)
+            }
+            TxnStep::Unset { owner, rtype, rdata } => {
+                self.stage_unset(&owner, rtype.as_deref(), rdata.as_deref())
+            }
+            TxnStep::Diff => self.staged_change().map(|(change, _)| render_diff(&change)),
+            TxnStep::Commit => self.commit_txn().await,
+            TxnStep::Abort => match self.txn.take() {
+                Some(_) => Ok("transaction aborted".into()),
+                None => Err("no transaction is open".into()),
+            },
+        }
+    }
+
+    fn begin(&mut self) -> Outcome {
+        if self.txn.is_some() {
+            return Err("a transaction is already open (zone-commit or zone-abort it)".into());
+        }
+        if matches!(self.plan.role, Role::Secondary(_)) {
+            return Err("a secondary's data comes from its primary: change it there".into());
+        }
+        if self.current.is_none() {
+            return Err("nothing is served yet".into());
+        }
+        self.txn = Some(Edit::default());
+        Ok("transaction open".into())
+    }
+
+    fn stage_set(&mut self, owner: &str, ttl: Option<u32>, rtype: &str, rdata: &str) -> Outcome {
+        let (zone, origin) = self.txn_zone()?;
+        let owner = owner_name(owner, &origin)?;
+        let rtype = parse_type(rtype)?;
+        let data = tern_wire::rdata::parse_str(rtype, rdata, Some(&origin))
+            .map_err(|e| format!("{rtype} {rdata}: {e}"))?;
+        let ttl = ttl.unwrap_or_else(|| default_ttl(&zone, &owner, rtype));
+        let edit = self.txn.as_mut().ok_or(NO_TXN)?;
+        edit.add(owner, rtype, ttl, data);
+        Ok(format!("staged ({} changes)", edit.len()))
+    }
+
+    fn stage_unset(&mut self, owner: &str, rtype: Option<&str>, rdata: Option<&str>) -> Outcome {
+        let (_, origin) = self.txn_zone()?;
+        let owner = owner_name(owner, &origin)?;
+        let rtype = rtype.map(parse_type).transpose()?;
+        let data = match (rtype, rdata) {
+            (Some(t), Some(text)) => Some(
+                tern_wire::rdata::parse_str(t, text, Some(&origin))
+                    .map_err(|e| format!("{t} {text}: {e}"))?,
+            ),
+            _ => None,
+        };
+        let edit = self.txn.as_mut().ok_or(NO_TXN)?;
+        match (rtype, data) {
+            (Some(t), Some(data)) => edit.delete_record(owner, t, data),
+            (Some(t), None) => edit.delete_rrset(owner, t),
+            (None, _) => edit.delete_name(owner),
+        }
+        Ok(format!("staged ({} changes)", edit.len()))
+    }
+
+    /// The served version and the zone's name, while a transaction is open.
+    fn txn_zone(&self) -> Result<(Arc<ZoneContents>, Name), String> {
+        if self.txn.is_none() {
+            return Err(NO_TXN.into());
+        }
+        let zone = self.current.clone().ok_or("nothing is served")?;
+        Ok((zone, self.plan.name.clone()))
+    }
+
+    /// The open transaction as a changeset of the served version.
+    fn staged_change(&self) -> Result<(Changeset, Arc<ZoneContents>), String> {
+        let (zone, _) = self.txn_zone()?;
+        let edit = self.txn.as_ref().ok_or(NO_TXN)?;
+        let change = edit
+            .changeset(&zone, &self.plan.update, now())
+            .map_err(|refusal| format!("{}: {}", refusal.rcode, refusal.reason))?;
+        Ok((change, zone))
+    }
+
+    /// Applies the transaction: journaled, published, notified (as an update is). A
+    /// change that fails leaves the transaction open.
+    async fn commit_txn(&mut self) -> Outcome {
+        if self.frozen {
+            return Err("the zone is frozen (zone-thaw it first)".into());
+        }
+        let (change, current) = self.staged_change()?;
+        if change.is_empty() {
+            self.txn = None;
+            return Ok("nothing to change; transaction closed".into());
+        }
+        let mut next = (*current).clone();
+        next.apply_in_place(&change).map_err(|e| e.to_string())?;
+        let history = current.history().push(Arc::new(change.clone()), self.plan.history);
+        next.set_history(Arc::new(history));
+        let (from, to, count) = (current.serial(), next.serial(), change.len());
+        self.journal_append(vec![change]).await.map_err(|why| format!("not journaled: {why}"))?;
+        if !self.publish_updated(next) {
+            return Err("not published (see the log)".into());
+        }
+        self.txn = None;
+        info!(zone = %self.plan.name, from, serial = to, records = count, "transaction committed");
+        self.after_change().await;
+        Ok(format!("committed: serial {from} → {to}, {count} records changed"))
+    }
+}
+
+const NO_TXN: &str = "no transaction is open (zone-begin first)";
+
+/// An owner relative to `origin` unless it ends in a dot; `@` is the apex. It must be
+/// in the zone.
+pub fn owner_name(text: &str, origin: &Name) -> Result<Name, String> {
+    let absolute = match text {
+        "@" => origin.to_string(),
+        t if t.ends_with('.') => t.to_owned(),
+        t if origin.to_string() == "." => format!("{t}."),
+        t => format!("{t}.{origin}"),
+    };
+    let name: Name = absolute.parse().map_err(|e| format!("{text}: not a domain name: {e}"))?;
+    if !name.ends_with(origin) {
+        return Err(format!("{name} is outside the zone {origin}"));
+    }
+    Ok(name)
+}
+
+pub fn parse_type(text: &str) -> Result<Rtype, String> {
+    Rtype::from_mnemonic(text.as_bytes()).ok_or_else(|| format!("{text}: not a record type"))
+}
+
+/// A new record's TTL when none is given: its RRset's, else the SOA's.
+fn default_ttl(zone: &ZoneContents, owner: &Name, rtype: Rtype) -> u32 {
+    let rrset_ttl = zone.find(owner).and_then(|id| zone.node(id)?.rrset(rtype).map(|r| r.ttl));
+    rrset_ttl.or_else(|| zone.soa_record().map(|soa| soa.ttl)).unwrap_or(3600)
+}
+
+/// A changeset as `-` and `+` lines (the SOAs first).
+fn render_diff(change: &Changeset) -> String {
+    let mut text = String::new();
+    let mut line = String::new();
+    let mut emit = |sign: char, record: &tern_zone::RecordData| {
+        line.clear();
+        storage::record_line(&record.owner, record.rtype, record.ttl, &record.rdata, &mut line);
+        text.push(sign);
+        text.push_str(&line);
+    };
+    change.all_removed().for_each(|r| emit('-', r));
+    change.all_added().for_each(|r| emit('+', r));
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn owners_are_relative_to_the_zone_unless_absolute() {
+        let origin: Name = "example.com.".parse().unwrap();
+        let www = owner_name("www", &origin).unwrap();
+        assert_eq!(www.to_string(), "www.example.com.");
+        assert_eq!(owner_name("@", &origin).unwrap(), origin);
+        assert_eq!(owner_name("a.example.com.", &origin).unwrap().to_string(), "a.example.com.");
+        assert!(owner_name("www.example.net.", &origin).unwrap_err().contains("outside"));
+        assert!(parse_type("NOPE").is_err());
+        assert_eq!(parse_type("aaaa").unwrap(), Rtype::AAAA);
+    }
+}

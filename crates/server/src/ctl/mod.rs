@@ -1,0 +1,49 @@
+//! The control socket: `ternctl` (and scripts) steer a running `ternd` through a Unix
+//! socket, `[control] socket` in the configuration.
+//!
+//! * [`proto`]: the requests and replies, one JSON line each way, shared by both ends.
+//! * [`listen`]: the server's end, on the control plane's runtime: peer credentials
+//!   checked, the request read (bounded, with a timeout), carried out, answered.
+//!   Zone commands go to the zone's writer as events ([`crate::control::commands`]);
+//!   what changes the configuration (stop, reload, zones added and removed) goes to the
+//!   main thread, which owns the configuration ([`MainRequest`]).
+//! * [`client`]: `ternctl`'s end; [`ternctl`] its command line, [`render`] its output.
+
+pub mod client;
+pub mod listen;
+pub mod proto;
+pub mod render;
+pub mod ternctl;
+
+use tokio::sync::oneshot;
+
+use proto::Reply;
+
+/// What the control socket asks of the main thread.
+#[derive(Debug)]
+pub enum MainRequest {
+    /// Stop, as SIGTERM.
+    Stop {
+        /// Told once the stop has begun.
+        reply: oneshot::Sender<Reply>,
+    },
+    /// Reload the configuration, as SIGHUP; answered once the loads are done.
+    Reload {
+        /// Told the outcome.
+        reply: oneshot::Sender<Reply>,
+    },
+    /// Add a zone (its table, as in the configuration file) and keep it.
+    ZoneAdd {
+        /// The table.
+        table: String,
+        /// Told the outcome.
+        reply: oneshot::Sender<Reply>,
+    },
+    /// Remove a zone added at run time.
+    ZoneRemove {
+        /// The zone's name.
+        zone: String,
+        /// Told the outcome.
+        reply: oneshot::Sender<Reply>,
+    },
+}

@@ -1,0 +1,378 @@
+//! `ternctl`: the command line that steers a running `ternd` over its control socket
+//! ([`crate::ctl`]). Parsing turns the command line into a [`Request`]; the reply is
+//! printed as readable text, or as the server's JSON with `--json`.
+//!
+//! Exit status: 0 when everything asked succeeded, 1 when the server refused or some
+//! zone failed, 2 for a bad command line, 3 when the server cannot be reached.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+use super::client::{self, ClientError};
+use super::proto::{Reply, Request, TxnStep, ZoneOp};
+use super::render;
+use crate::config::control::DEFAULT_SOCKET;
+
+/// Steers a running ternd over its control socket.
+#[derive(Debug, Parser)]
+#[command(name = "ternctl", version = crate::cli::VERSION, after_help = EXAMPLES)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+    /// The control socket (default: from --config, else /run/tern/ternd.sock).
+    #[arg(short, long, value_name = "PATH", global = true)]
+    socket: Option<PathBuf>,
+    /// Take the socket from ternd's configuration file (`[control] socket`).
+    #[arg(short, long, value_name = "FILE", global = true)]
+    config: Option<PathBuf>,
+    /// Print the server's reply as JSON.
+    #[arg(short, long, global = true)]
+    json: bool,
+    /// Seconds to wait for the reply (a reload or a transfer may take a while).
+    #[arg(short, long, value_name = "SECONDS", default_value_t = 60, global = true)]
+    timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The server's version, uptime and counters.
+    Status,
+    /// Stop the server.
+    Stop,
+    /// Re-read the configuration and apply it; returns once the zones are loaded.
+    Reload,
+    /// The served zones, one line each.
+    ZoneList,
+    /// Each zone's state in detail (all zones when none is named).
+    ZoneStatus { zones: Vec<String> },
+    /// A primary re-reads its zone file; a secondary refreshes (all zones when none is named).
+    ZoneReload { zones: Vec<String> },
+    /// A secondary checks its primaries for a newer serial now.
+    ZoneRefresh { zones: Vec<String> },
+    /// A secondary transfers the whole zone now (AXFR), whatever the serials.
+    ZoneRetransfer { zones: Vec<String> },
+    /// Send NOTIFY to the zone's secondaries now.
+    ZoneNotify { zones: Vec<String> },
+    /// Write the zone file now (after updates or transfers).
+    ZoneFlush { zones: Vec<String> },
+    /// Write the zone file, then hold updates (refused), refreshes and reloads.
+    ZoneFreeze { zones: Vec<String> },
+    /// End a freeze: a primary re-reads its zone file.
+    ZoneThaw { zones: Vec<String> },
+    /// Print the zone's records (optionally of one owner, and one type).
+    ZoneRead { zone: String, owner: Option<String>, rtype: Option<String> },
+    /// Open a transaction on the zone.
+    ZoneBegin { zone: String },
+    /// Stage a record to add: ZONE OWNER [TTL] TYPE RDATA...
+    ZoneSet {
+        zone: String,
+        owner: String,
+        #[arg(num_args = 2.., required = true, value_name = "[TTL] TYPE RDATA")]
+        rest: Vec<String>,
+    },
+    /// Stage a removal: of a record (TYPE RDATA), an RRset (TYPE) or a name.
+    ZoneUnset { zone: String, owner: String, rtype: Option<String>, rdata: Vec<String> },
+    /// Show what committing the transaction would change.
+    ZoneDiff { zone: String },
+    /// Apply the transaction (journaled, then published, then NOTIFY).
+    ZoneCommit { zone: String },
+    /// Drop the transaction.
+    ZoneAbort { zone: String },
+    /// Add a zone at run time (kept across restarts).
+    ZoneAdd {
+        zone: String,
+        /// The zone file (a primary's source, or where a secondary keeps its copy).
+        #[arg(long, value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// A primary to transfer from (a `[[remote]]` id; repeatable).
+        #[arg(long, value_name = "REMOTE")]
+        primary: Vec<String>,
+        /// A `[[template]]` to take settings from.
+        #[arg(long, value_name = "NAME")]
+        template: Option<String>,
+        /// Any other zone key, as KEY=VALUE in TOML (e.g. notify=["s1"]).
+        #[arg(long, value_name = "KEY=VALUE")]
+        set: Vec<String>,
+    },
+    /// Remove a zone added at run time.
+    ZoneRemove { zone: String },
+    /// Print the manual page, ternctl(8), in roff.
+    Man,
+    /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
+    Completions { shell: clap_complete::Shell },
+}
+
+const EXAMPLES: &str = "Examples:
+  ternctl status
+  ternctl zone-status example.com
+  ternctl zone-begin example.com
+  ternctl zone-set example.com www 300 A 192.0.2.1
+  ternctl zone-diff example.com
+  ternctl zone-commit example.com
+  ternctl -c /etc/tern/ternd.toml zone-refresh";
+
+/// Exit status: the server could not be reached.
+pub const EXIT_UNREACHABLE: u8 = 3;
+
+/// Runs `ternctl` with `cli`: prints to stdout (errors to stderr), returns the exit status.
+pub fn run(cli: Cli) -> u8 {
+    let request = match request(cli.command) {
+        Ok(Action::Ask(request)) => request,
+        Ok(Action::Print(text)) => {
+            print!("{text}");
+            return 0;
+        }
+        Err(why) => {
+            eprintln!("ternctl: {why}");
+            return 2;
+        }
+    };
+    let socket = match socket_path(cli.socket, cli.config.as_deref()) {
+        Ok(socket) => socket,
+        Err(why) => {
+            eprintln!("ternctl: {why}");
+            return 2;
+        }
+    };
+    match client::ask(&socket, &request, Duration::from_secs(cli.timeout.max(1))) {
+        Ok(reply) => show(&reply, cli.json),
+        Err(e) => {
+            eprintln!("ternctl: {}: {e}{}", socket.display(), hint(&e));
+            EXIT_UNREACHABLE
+        }
+    }
+}
+
+fn hint(e: &ClientError) -> &'static str {
+    match e {
+        ClientError::Connect(io) if io.kind() == std::io::ErrorKind::NotFound => {
+            " (is ternd running, with `[control] socket` set to this path?)"
+        }
+        ClientError::Connect(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            " (no server answers on it: ternd is not running)"
+        }
+        ClientError::Connect(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
+            " (run as root or as ternd's user, or see `[control] group`)"
+        }
+        _ => "",
+    }
+}
+
+/// Prints `reply`; the exit status it means.
+fn show(reply: &Reply, json: bool) -> u8 {
+    if json {
+        println!("{}", serde_json::to_string_pretty(reply).unwrap_or_default());
+    } else {
+        match reply {
+            Reply::Error { error } => eprintln!("ternctl: {error}"),
+            other => print!("{}", render::text(other, crate::control::writer::now())),
+        }
+    }
+    u8::from(!reply.succeeded())
+}
+
+/// What a command line asks for.
+enum Action {
+    Ask(Request),
+    Print(String),
+}
+
+fn request(command: Command) -> Result<Action, String> {
+    let zone_op = |op, zones| Ok(Action::Ask(Request::Zone { op, zones }));
+    let txn = |zone, step| Ok(Action::Ask(Request::Txn { zone, step }));
+    match command {
+        Command::Status => Ok(Action::Ask(Request::Status)),
+        Command::Stop => Ok(Action::Ask(Request::Stop)),
+        Command::Reload => Ok(Action::Ask(Request::Reload)),
+        Command::ZoneList => Ok(Action::Ask(Request::ZoneList)),
+        Command::ZoneStatus { zones } => Ok(Action::Ask(Request::ZoneStatus { zones })),
+        Command::ZoneReload { zones } => zone_op(ZoneOp::Reload, zones),
+        Command::ZoneRefresh { zones } => zone_op(ZoneOp::Refresh, zones),
+        Command::ZoneRetransfer { zones } => zone_op(ZoneOp::Retransfer, zones),
+        Command::ZoneNotify { zones } => zone_op(ZoneOp::Notify, zones),
+        Command::ZoneFlush { zones } => zone_op(ZoneOp::Flush, zones),
+        Command::ZoneFreeze { zones } => zone_op(ZoneOp::Freeze, zones),
+        Command::ZoneThaw { zones } => zone_op(ZoneOp::Thaw, zones),
+        Command::ZoneRead { zone, owner, rtype } => {
+            Ok(Action::Ask(Request::ZoneRead { zone, owner, rtype }))
+        }
+        Command::ZoneBegin { zone } => txn(zone, TxnStep::Begin),
+        Command::ZoneSet { zone, owner, rest } => txn(zone, set_step(owner, &rest)?),
+        Command::ZoneUnset { zone, owner, rtype, rdata } => {
+            let rdata = Some(rdata.join(" ")).filter(|r| !r.is_empty());
+            txn(zone, TxnStep::Unset { owner, rtype, rdata })
+        }
+        Command::ZoneDiff { zone } => txn(zone, TxnStep::Diff),
+        Command::ZoneCommit { zone } => txn(zone, TxnStep::Commit),
+        Command::ZoneAbort { zone } => txn(zone, TxnStep::Abort),
+        Command::ZoneAdd { zone, file, primary, template, set } => {
+            let table = zone_table(&zone, file.as_deref(), &primary, template.as_deref(), &set)?;
+            Ok(Action::Ask(Request::ZoneAdd { table }))
+        }
+        Command::ZoneRemove { zone } => Ok(Action::Ask(Request::ZoneRemove { zone })),
+        Command::Man => man().map(Action::Print),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "ternctl", &mut out);
+            Ok(Action::Print(String::from_utf8_lossy(&out).into_owned()))
+        }
+    }
+}
+
+/// `[TTL] TYPE RDATA...` of `zone-set`.
+fn set_step(owner: String, rest: &[String]) -> Result<TxnStep, String> {
+    let (ttl, rest) = match rest.split_first() {
+        Some((first, rest)) if first.bytes().all(|b| b.is_ascii_digit()) => {
+            let ttl = first.parse::<u32>().map_err(|_| format!("{first}: not a TTL"))?;
+            (Some(ttl), rest)
+        }
+        _ => (None, rest),
+    };
+    let Some((rtype, rdata)) = rest.split_first() else {
+        return Err("zone-set needs a type and its data: ZONE OWNER [TTL] TYPE RDATA...".into());
+    };
+    if rdata.is_empty() {
+        return Err(format!("zone-set: no data for the {rtype} record"));
+    }
+    Ok(TxnStep::Set { owner, ttl, rtype: rtype.clone(), rdata: rdata.join(" ") })
+}
+
+/// The zone table `zone-add` sends: as it would be written in the configuration file,
+/// the file's path made absolute (the server's working directory is not ours).
+fn zone_table(
+    zone: &str,
+    file: Option<&Path>,
+    primaries: &[String],
+    template: Option<&str>,
+    set: &[String],
+) -> Result<String, String> {
+    let quote = |s: &str| toml::Value::String(s.to_owned()).to_string();
+    let mut table = format!("name = {}\n", quote(zone));
+    if let Some(file) = file {
+        let file = std::path::absolute(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        table.push_str(&format!("file = {}\n", quote(&file.display().to_string())));
+    }
+    if !primaries.is_empty() {
+        let list: Vec<String> = primaries.iter().map(|p| quote(p)).collect();
+        table.push_str(&format!("primary = [{}]\n", list.join(", ")));
+    }
+    if let Some(template) = template {
+        table.push_str(&format!("template = {}\n", quote(template)));
+    }
+    for item in set {
+        let Some((key, value)) = item.split_once('=') else {
+            return Err(format!("--set {item}: expected KEY=VALUE"));
+        };
+        table.push_str(&format!("{} = {}\n", key.trim(), value.trim()));
+    }
+    Ok(table)
+}
+
+/// ternctl(8).
+fn man() -> Result<String, String> {
+    let mut out = Vec::new();
+    clap_mangen::Man::new(Cli::command())
+        .section("8")
+        .render(&mut out)
+        .map_err(|e| e.to_string())?;
+    Ok(String::from_utf8_lossy(&out).into_owned())
+}
+
+/// The socket to use: `--socket`, else `[control] socket` of `--config`, else the
+/// default.
+fn socket_path(socket: Option<PathBuf>, config: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(socket) = socket {
+        return Ok(socket);
+    }
+    let Some(config) = config else { return Ok(PathBuf::from(DEFAULT_SOCKET)) };
+    let text = std::fs::read_to_string(config).map_err(|e| format!("{}: {e}", config.display()))?;
+    let table: toml::Table =
+        toml::from_str(&text).map_err(|e| format!("{}: {}", config.display(), e.message()))?;
+    let socket = table.get("control").and_then(|c| c.get("socket")).and_then(|s| s.as_str());
+    let Some(socket) = socket else {
+        return Err(format!(
+            "{}: no `[control] socket`: the control socket is off",
+            config.display()
+        ));
+    };
+    let base = config.parent().unwrap_or(Path::new("."));
+    Ok(base.join(socket))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Request {
+        let cli =
+            Cli::try_parse_from(std::iter::once("ternctl").chain(args.iter().copied())).unwrap();
+        match request(cli.command).unwrap() {
+            Action::Ask(request) => request,
+            Action::Print(_) => panic!("printed"),
+        }
+    }
+
+    #[test]
+    fn command_lines_become_requests() {
+        assert_eq!(parse(&["status"]), Request::Status);
+        assert_eq!(
+            parse(&["zone-refresh", "a.example", "b.example"]),
+            Request::Zone {
+                op: ZoneOp::Refresh,
+                zones: vec!["a.example".into(), "b.example".into()]
+            }
+        );
+        let Request::Txn { step: TxnStep::Set { ttl, rtype, rdata, .. }, .. } =
+            parse(&["zone-set", "example.com", "www", "300", "TXT", "\"a b\"", "c"])
+        else {
+            panic!("not a set")
+        };
+        assert_eq!((ttl, rtype.as_str(), rdata.as_str()), (Some(300), "TXT", "\"a b\" c"));
+        let Request::Txn { step: TxnStep::Set { ttl: None, .. }, .. } =
+            parse(&["zone-set", "example.com", "www", "A", "192.0.2.1"])
+        else {
+            panic!("not a set without TTL")
+        };
+        assert_eq!(
+            parse(&["zone-unset", "example.com", "www", "A"]),
+            Request::Txn {
+                zone: "example.com".into(),
+                step: TxnStep::Unset { owner: "www".into(), rtype: Some("A".into()), rdata: None }
+            }
+        );
+    }
+
+    #[test]
+    fn zone_add_writes_a_table_the_configuration_reads() {
+        let Request::ZoneAdd { table } = parse(&[
+            "zone-add",
+            "x.example",
+            "--file",
+            "/z/x.zone",
+            "--primary",
+            "p1",
+            "--set",
+            "notify-ns=true",
+        ]) else {
+            panic!("not a zone-add")
+        };
+        let parsed: toml::Table = toml::from_str(&table).unwrap();
+        assert_eq!(parsed["name"].as_str(), Some("x.example"));
+        assert_eq!(parsed["file"].as_str(), Some("/z/x.zone"));
+        assert_eq!(parsed["primary"].as_array().map(Vec::len), Some(1));
+        assert_eq!(parsed["notify-ns"].as_bool(), Some(true));
+    }
+
+    #[test]
+    fn the_socket_comes_from_the_configuration_when_asked() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("ternd.toml");
+        std::fs::write(&config, "[control]\nsocket = \"ctl.sock\"\n").unwrap();
+        assert_eq!(socket_path(None, Some(&config)).unwrap(), dir.path().join("ctl.sock"));
+        std::fs::write(&config, "[server]\n").unwrap();
+        assert!(socket_path(None, Some(&config)).unwrap_err().contains("off"));
+        assert_eq!(socket_path(None, None).unwrap(), PathBuf::from(DEFAULT_SOCKET));
+    }
+}

@@ -1,0 +1,281 @@
+//! `ternctl` against running `ternd`s, as an operator uses it: every command, the
+//! readable and the JSON output, exit codes, who may use the socket, and a server that
+//! is not running. A second `ternd` is the primary of the secondary zone.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+const PRIMARY_ZONE: &str = "$ORIGIN primary.example.\n$TTL 300\n\
+    @ SOA ns hostmaster 1 3600 600 86400 60\n@ NS ns\nns A 192.0.2.53\nwww A 192.0.2.1\n";
+
+fn ternctl(socket: &Path, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ternctl"))
+        .arg("--socket")
+        .arg(socket)
+        .args(args)
+        .output()
+        .unwrap();
+    let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
+    (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
+}
+
+/// `ternctl` that must succeed; its output.
+fn ok(socket: &Path, args: &[&str]) -> String {
+    let (code, stdout, stderr) = ternctl(socket, args);
+    assert_eq!(code, 0, "ternctl {args:?}: {stdout}{stderr}");
+    stdout
+}
+
+fn dig(addr: SocketAddr, name: &str, rtype: &str) -> String {
+    let out = Command::new("dig")
+        .args(["+short", "+tries=1", "+time=2", "-p", &addr.port().to_string()])
+        .arg(format!("@{}", addr.ip()))
+        .args([name, rtype])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The primary of `example.com` (the demo zone), allowing transfers from loopback.
+fn primary(dir: &Path) -> Daemon {
+    std::fs::write(dir.join("example.com.zone"), tern_server::demo::ZONE_TEXT).unwrap();
+    let port = free_port();
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"p-storage\"\n\
+         [[acl]]\nid = \"lo\"\naddress = \"127.0.0.0/8\"\naction = [\"transfer\", \"notify\"]\n\
+         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = \"lo\"\n"
+    );
+    let config = dir.join("primary.toml");
+    std::fs::write(&config, text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.join("primary.log"))
+}
+
+/// The server under test: `primary.example` from a file, `example.com` as a secondary
+/// of `upstream`; the control socket in `dir`.
+fn server(dir: &Path, upstream: SocketAddr) -> (Daemon, PathBuf, PathBuf) {
+    std::fs::write(dir.join("primary.example.zone"), PRIMARY_ZONE).unwrap();
+    let port = free_port();
+    let socket = dir.join("run/ternd.sock");
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+         [control]\nsocket = \"run/ternd.sock\"\n\
+         [[remote]]\nid = \"up\"\naddress = \"{upstream}\"\n\
+         [[zone]]\nname = \"primary.example\"\nfile = \"primary.example.zone\"\nnotify = \"up\"\nzonefile-sync = \"1h\"\n\
+         [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n"
+    );
+    let config = dir.join("ternd.toml");
+    std::fs::write(&config, text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.join("ternd.log"));
+    (daemon, socket, config)
+}
+
+#[test]
+fn every_command_against_a_running_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = primary(dir.path());
+    let (mut daemon, socket, config) = server(dir.path(), upstream.addr);
+    let addr = daemon.addr;
+    assert!(eventually(Duration::from_secs(20), || !dig(addr, "www.example.com", "A").is_empty()));
+    status_and_listing(&socket, &config);
+    secondary_commands(&socket, &daemon);
+    transactions(&socket, addr, dir.path());
+    freeze_and_reload(&socket, addr, dir.path());
+    zones_at_run_time(&socket, addr, dir.path());
+    let stopped = ok(&socket, &["stop"]);
+    assert!(stopped.contains("stopping"));
+    let status = daemon.wait(Duration::from_secs(10)).expect("ternd did not stop");
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists(), "the socket file is removed at exit");
+    let (code, _, stderr) = ternctl(&socket, &["status"]);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("is ternd running"), "{stderr}");
+}
+
+fn status_and_listing(socket: &Path, config: &Path) {
+    let status = ok(socket, &["status"]);
+    assert!(status.starts_with("ternd 0."), "{status}");
+    assert!(status.contains("2 zones"), "{status}");
+    // The socket found through the configuration file, and JSON for scripts.
+    let out = Command::new(env!("CARGO_BIN_EXE_ternctl"))
+        .args(["--config", config.to_str().unwrap(), "--json", "zone-list"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let zones = json["zones"].as_array().unwrap();
+    assert_eq!(zones.len(), 2);
+    assert_eq!(zones[0]["zone"], "example.com.");
+    assert_eq!(zones[0]["role"], "secondary");
+    let list = ok(socket, &["zone-list"]);
+    assert!(list.starts_with("ZONE"), "{list}");
+    assert!(list.contains("primary.example.") && list.contains("primary"), "{list}");
+    let one = ok(socket, &["zone-status", "example.com"]);
+    assert!(one.contains("role:          secondary"), "{one}");
+    assert!(one.contains("next refresh:  in "), "{one}");
+    let (code, _, stderr) = ternctl(socket, &["zone-status", "nope.example"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("not served"), "{stderr}");
+}
+
+fn secondary_commands(socket: &Path, daemon: &Daemon) {
+    let refreshed = ok(socket, &["zone-refresh", "example.com"]);
+    assert!(refreshed.contains("example.com.: serial"), "{refreshed}");
+    let (code, stdout, _) = ternctl(socket, &["zone-refresh", "primary.example"]);
+    assert_eq!(code, 1, "a primary is not refreshed");
+    assert!(stdout.contains("not a secondary"), "{stdout}");
+    ok(socket, &["zone-retransfer", "example.com"]);
+    assert!(eventually(Duration::from_secs(5), || daemon
+        .log_text()
+        .lines()
+        .filter(|l| l.contains("transfer in done") && l.contains("AXFR"))
+        .count()
+        >= 2));
+    let flushed = ok(socket, &["zone-flush", "example.com"]);
+    assert!(flushed.contains("zone file written"), "{flushed}");
+    let notified = ok(socket, &["zone-notify", "primary.example"]);
+    assert!(notified.contains("NOTIFY sent to 1 targets"), "{notified}");
+    let (code, stdout, _) = ternctl(socket, &["zone-notify", "example.com"]);
+    assert_eq!(code, 1, "no targets: {stdout}");
+}
+
+fn transactions(socket: &Path, addr: SocketAddr, dir: &Path) {
+    let read = ok(socket, &["zone-read", "primary.example", "www", "A"]);
+    assert_eq!(read, "www.primary.example. 300 IN A 192.0.2.1\n");
+    let (code, _, stderr) =
+        ternctl(socket, &["zone-set", "primary.example", "mail", "A", "192.0.2.25"]);
+    assert_eq!(code, 1, "no transaction open");
+    assert!(stderr.contains("zone-begin"), "{stderr}");
+    ok(socket, &["zone-begin", "primary.example"]);
+    let (code, _, stderr) = ternctl(socket, &["zone-begin", "primary.example"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("already open"), "{stderr}");
+    ok(socket, &["zone-set", "primary.example", "mail", "600", "A", "192.0.2.25"]);
+    ok(socket, &["zone-set", "primary.example", "@", "MX", "10", "mail"]);
+    ok(socket, &["zone-unset", "primary.example", "www", "A", "192.0.2.1"]);
+    let (code, _, stderr) = ternctl(socket, &["zone-set", "primary.example", "x", "A", "nope"]);
+    assert_eq!(code, 1, "bad RDATA refused");
+    assert!(stderr.contains("A nope"), "{stderr}");
+    let diff = ok(socket, &["zone-diff", "primary.example"]);
+    assert!(
+        diff.contains("-primary.example. 300 IN SOA")
+            && diff.contains("+primary.example. 300 IN SOA"),
+        "{diff}"
+    );
+    assert!(diff.contains("+mail.primary.example. 600 IN A 192.0.2.25"), "{diff}");
+    assert!(diff.contains("-www.primary.example. 300 IN A 192.0.2.1"), "{diff}");
+    assert!(dig(addr, "mail.primary.example", "A").is_empty(), "not before the commit");
+    let committed = ok(socket, &["zone-commit", "primary.example"]);
+    assert!(committed.contains("serial 1 → 2"), "{committed}");
+    assert_eq!(dig(addr, "mail.primary.example", "A"), "192.0.2.25\n");
+    assert_eq!(dig(addr, "primary.example", "MX"), "10 mail.primary.example.\n");
+    assert!(dig(addr, "www.primary.example", "A").is_empty());
+    // Journaled: the zone file still has the old version until flushed.
+    let file = std::fs::read_to_string(dir.join("primary.example.zone")).unwrap();
+    assert!(!file.contains("192.0.2.25"));
+    let status = ok(socket, &["zone-status", "primary.example"]);
+    assert!(status.contains("holds updates the zone file lacks"), "{status}");
+    ok(socket, &["zone-flush", "primary.example"]);
+    let file = std::fs::read_to_string(dir.join("primary.example.zone")).unwrap();
+    assert!(file.contains("192.0.2.25"), "{file}");
+    ok(socket, &["zone-begin", "primary.example"]);
+    ok(socket, &["zone-set", "primary.example", "tmp", "A", "192.0.2.99"]);
+    ok(socket, &["zone-abort", "primary.example"]);
+    assert!(dig(addr, "tmp.primary.example", "A").is_empty());
+    let (code, _, _) = ternctl(socket, &["zone-begin", "example.com"]);
+    assert_eq!(code, 1, "a secondary is not edited");
+}
+
+fn freeze_and_reload(socket: &Path, addr: SocketAddr, dir: &Path) {
+    ok(socket, &["zone-freeze", "primary.example"]);
+    assert!(ok(socket, &["zone-list"]).contains("frozen"));
+    let (code, stdout, _) = ternctl(socket, &["zone-reload", "primary.example"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("frozen"), "{stdout}");
+    // The operator edits the file while frozen; thaw reads it.
+    let file = dir.join("primary.example.zone");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let edited = text.replace(" 2 3600 600 86400 60", " 10 3600 600 86400 60")
+        + "edited.primary.example. 300 IN A 192.0.2.77\n";
+    std::fs::write(&file, edited).unwrap();
+    let thawed = ok(socket, &["zone-thaw", "primary.example"]);
+    assert!(thawed.contains("thawed; loaded serial 10"), "{thawed}");
+    assert_eq!(dig(addr, "edited.primary.example", "A"), "192.0.2.77\n");
+    let reloaded = ok(socket, &["reload"]);
+    assert!(reloaded.contains("reload done: 2 zones"), "{reloaded}");
+}
+
+fn zones_at_run_time(socket: &Path, addr: SocketAddr, dir: &Path) {
+    let file = dir.join("added.example.zone");
+    std::fs::write(&file, PRIMARY_ZONE.replace("primary.example.", "added.example.")).unwrap();
+    let added = ok(socket, &["zone-add", "added.example", "--file", file.to_str().unwrap()]);
+    assert!(added.contains("zone-add done: 3 zones"), "{added}");
+    assert_eq!(dig(addr, "www.added.example", "A"), "192.0.2.1\n");
+    let (code, _, stderr) = ternctl(socket, &["zone-add", "bad.example", "--template", "nope"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("nope"), "{stderr}");
+    let (code, _, stderr) = ternctl(socket, &["zone-remove", "primary.example"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("remove it there"), "{stderr}");
+    // Kept across a reload (and so a restart: both read the same file).
+    ok(socket, &["reload"]);
+    assert_eq!(dig(addr, "www.added.example", "A"), "192.0.2.1\n");
+    let removed = ok(socket, &["zone-remove", "added.example"]);
+    assert!(removed.contains("zone-remove done: 2 zones"), "{removed}");
+    let answer = Command::new("dig")
+        .args(["+tries=1", "+time=2", "-p", &addr.port().to_string()])
+        .arg(format!("@{}", addr.ip()))
+        .args(["www.added.example", "A"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&answer.stdout).contains("REFUSED"));
+}
+
+/// Only root and the server's user may use the socket: the file's mode keeps others
+/// out, and with a mode that lets them in, the peer check still refuses them.
+#[test]
+fn other_users_are_refused() {
+    if unsafe { libc::geteuid() } != 0 || Command::new("setpriv").arg("--help").output().is_err() {
+        eprintln!("skipped: needs root and setpriv to act as another user");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .unwrap();
+    let port = free_port();
+    let socket = dir.path().join("ternd.sock");
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+         [control]\nsocket = \"ternd.sock\"\nmode = 0o666\n"
+    );
+    let config = dir.path().join("ternd.toml");
+    std::fs::write(&config, text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let _daemon = Daemon::spawn_answering(
+        &["--config", config.to_str().unwrap()],
+        addr,
+        &dir.path().join("log"),
+    );
+    assert!(eventually(Duration::from_secs(5), || socket.exists()));
+    let as_nobody = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_ternctl"))
+        .arg("--socket")
+        .arg(&socket)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert_eq!(as_nobody.status.code(), Some(1), "{}", String::from_utf8_lossy(&as_nobody.stderr));
+    assert!(String::from_utf8_lossy(&as_nobody.stderr).contains("may not control"));
+    assert!(ok(&socket, &["status"]).contains("0 zones"));
+}
