@@ -14,6 +14,8 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
     old zone, logs the error, and retries as the SOA's retry interval says.
   * updates, forwarding: dynamic updates with nsupdate and against BIND and Knot DNS,
     and forwarded by secondaries (see updates.py).
+  * catalogs: catalog zones, Knot DNS producer → Tern consumer, Tern producer → Knot
+    DNS and BIND consumers (see catalogs.py).
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -39,6 +41,7 @@ import dns.rrset  # noqa: E402
 import dns.tsigkeyring  # noqa: E402
 import dns.xfr  # noqa: E402
 
+import catalogs  # noqa: E402
 import fake  # noqa: E402
 import servers  # noqa: E402
 import updates  # noqa: E402
@@ -387,6 +390,7 @@ SCENARIOS = {
     "faults": faults,
     "updates": updates.updates,
     "forwarding": updates.forwarding,
+    "catalogs": catalogs.catalogs,
 }
 
 

@@ -42,7 +42,7 @@ pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
 fn check_zone(plan: &ZonePlan, out: &mut String) -> bool {
     let path = match &plan.source {
         ZoneSource::File(path) => path,
-        ZoneSource::Embedded(_) => return true,
+        ZoneSource::Embedded(_) | ZoneSource::Catalog(_) => return true,
     };
     let secondary = matches!(plan.role, Role::Secondary(_));
     if secondary && !path.exists() {

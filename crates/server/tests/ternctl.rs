@@ -212,14 +212,15 @@ fn freeze_and_reload(socket: &Path, addr: SocketAddr, dir: &Path) {
     assert!(thawed.contains("thawed; loaded serial 10"), "{thawed}");
     assert_eq!(dig(addr, "edited.primary.example", "A"), "192.0.2.77\n");
     let reloaded = ok(socket, &["reload"]);
-    assert!(reloaded.contains("reload done: 2 zones"), "{reloaded}");
+    assert!(reloaded.contains("reload done: 2 zones loaded"), "{reloaded}");
 }
 
 fn zones_at_run_time(socket: &Path, addr: SocketAddr, dir: &Path) {
     let file = dir.join("added.example.zone");
     std::fs::write(&file, PRIMARY_ZONE.replace("primary.example.", "added.example.")).unwrap();
     let added = ok(socket, &["zone-add", "added.example", "--file", file.to_str().unwrap()]);
-    assert!(added.contains("zone-add done: 3 zones"), "{added}");
+    assert!(added.contains("zone-add done: 1 zones loaded (4 records"), "{added}");
+    assert!(ok(socket, &["status"]).contains("3 zones"));
     assert_eq!(dig(addr, "www.added.example", "A"), "192.0.2.1\n");
     let (code, _, stderr) = ternctl(socket, &["zone-add", "bad.example", "--template", "nope"]);
     assert_eq!(code, 1);
@@ -231,7 +232,7 @@ fn zones_at_run_time(socket: &Path, addr: SocketAddr, dir: &Path) {
     ok(socket, &["reload"]);
     assert_eq!(dig(addr, "www.added.example", "A"), "192.0.2.1\n");
     let removed = ok(socket, &["zone-remove", "added.example"]);
-    assert!(removed.contains("zone-remove done: 2 zones"), "{removed}");
+    assert_eq!(removed, "zone-remove done\n");
     let answer = Command::new("dig")
         .args(["+tries=1", "+time=2", "-p", &addr.port().to_string()])
         .arg(format!("@{}", addr.ip()))

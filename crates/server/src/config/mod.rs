@@ -31,7 +31,9 @@ use crate::error::{Error, Result};
 pub use control::ControlConfig;
 pub use defences::{CookieConfig, RrlConfig};
 pub use values::{ListenAddr, LogFormat, Toggle};
-pub use xfr::{Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan};
+pub use xfr::{
+    CatalogMember, CatalogRole, Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan,
+};
 
 /// Most errors one configuration file reports.
 pub const MAX_ERRORS: usize = 20;
@@ -181,12 +183,23 @@ pub struct ZoneConfig {
     pub template: Option<String>,
     /// Its own settings (the `id` is empty).
     pub settings: xfr::TemplateConfig,
+    /// `catalog-role`: a catalog zone consumed or produced here.
+    pub catalog_role: Option<xfr::CatalogKind>,
+    /// `catalog-template`: the templates of a consumed catalog's members.
+    pub catalog_templates: Vec<String>,
 }
 
 impl ZoneConfig {
     /// A primary zone served from `source`, with no settings of its own.
     pub fn primary(name: Name, source: ZoneSource) -> ZoneConfig {
-        ZoneConfig { name, source: Some(source), template: None, settings: Default::default() }
+        ZoneConfig {
+            name,
+            source: Some(source),
+            template: None,
+            settings: Default::default(),
+            catalog_role: None,
+            catalog_templates: Vec::new(),
+        }
     }
 }
 
@@ -224,6 +237,14 @@ struct RawZone {
     zonefile_sync: Option<toml::Value>,
     #[serde(default)]
     notify_ns: Option<toml::Value>,
+    #[serde(default)]
+    catalog: Option<toml::Value>,
+    #[serde(default)]
+    catalog_group: Option<toml::Value>,
+    #[serde(default)]
+    catalog_role: Option<xfr::CatalogKind>,
+    #[serde(default, deserialize_with = "xfr::string_or_list")]
+    catalog_template: Vec<String>,
 }
 
 impl TryFrom<RawZone> for ZoneConfig {
@@ -246,6 +267,8 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("serial-policy", raw.serial_policy),
             ("zonefile-sync", raw.zonefile_sync),
             ("notify-ns", raw.notify_ns),
+            ("catalog", raw.catalog),
+            ("catalog-group", raw.catalog_group),
         ];
         for (key, value) in keys {
             if let Some(value) = value {
@@ -254,7 +277,14 @@ impl TryFrom<RawZone> for ZoneConfig {
         }
         let settings = xfr::TemplateConfig::deserialize(toml::Value::Table(table))
             .map_err(|e| format!("zone {}: {}", raw.name, e.message()))?;
-        Ok(ZoneConfig { name: raw.name, source: raw.file, template: raw.template, settings })
+        Ok(ZoneConfig {
+            name: raw.name,
+            source: raw.file,
+            template: raw.template,
+            settings,
+            catalog_role: raw.catalog_role,
+            catalog_templates: raw.catalog_template,
+        })
     }
 }
 
@@ -265,6 +295,8 @@ pub enum ZoneSource {
     File(PathBuf),
     /// Zone-file text built into the binary (`ternd demo`).
     Embedded(&'static str),
+    /// A catalog zone written by this server, of these members (RFC 9432).
+    Catalog(Arc<[xfr::CatalogMember]>),
 }
 
 /// The identity answers resolved to their values (see [`IdentityConfig::resolve`]).

@@ -158,6 +158,18 @@ pub struct TemplateConfig {
     /// Also NOTIFY the name servers of the zone's apex NS RRset.
     #[serde(default)]
     pub notify_ns: Option<bool>,
+    /// The produced catalog (a zone with `catalog-role = "producer"`) that lists the
+    /// zone.
+    #[serde(default, deserialize_with = "maybe_zone_name")]
+    pub catalog: Option<Name>,
+    /// The zone's `group` property in that catalog.
+    #[serde(default)]
+    pub catalog_group: Option<String>,
+}
+
+fn maybe_zone_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Name>, D::Error> {
+    let text = String::deserialize(d)?;
+    values::parse_zone_name(&text).map(Some).map_err(serde::de::Error::custom)
 }
 
 /// `[transfer]`: limits on zone transfers.
@@ -257,6 +269,44 @@ pub struct ZonePlan {
     pub zonefile_sync: Duration,
     /// NOTIFY the zone's name servers too (`notify-ns`).
     pub notify_ns: bool,
+    /// The zone's part in catalog zones (RFC 9432).
+    pub catalog: CatalogRole,
+}
+
+/// A zone's part in catalog zones (RFC 9432).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CatalogRole {
+    /// An ordinary zone.
+    #[default]
+    None,
+    /// A catalog whose members this server serves as secondaries.
+    Consumer {
+        /// `catalog-template`: the members' templates; a member whose group names one
+        /// of them takes it, any other the first (none: the `default` template).
+        templates: Vec<String>,
+        /// The catalog's primaries (`[[remote]]` ids), the members' when their template
+        /// names none.
+        primaries: Vec<String>,
+    },
+    /// A catalog this server writes, of the zones whose `catalog` names it (its
+    /// source is [`ZoneSource::Catalog`]).
+    Producer,
+    /// A member of a catalog this server writes.
+    Member {
+        /// The catalog.
+        catalog: Name,
+        /// Its `group` property there.
+        group: Option<String>,
+    },
+}
+
+/// A member of a produced catalog: its name and group.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CatalogMember {
+    /// The member zone.
+    pub zone: Name,
+    /// Its `group` property.
+    pub group: Option<String>,
 }
 
 /// The tables as written, with their spans, for [`resolve`].
@@ -300,14 +350,50 @@ pub fn resolve(
     for (span, zone) in zones {
         let refs = Refs { remotes: &remotes, acls: &acls, templates: &templates };
         match refs.plan(zone, storage) {
-            Ok(plan) => plans.push(Arc::new(plan)),
+            Ok(plan) => plans.push((span, plan)),
             Err(why) => problems.push((span.clone(), format!("zone {}: {why}", zone.name))),
         }
     }
+    list_catalog_members(&mut plans, &mut problems);
     if !problems.is_empty() {
         return Err(problems);
     }
-    Ok(Resolved { keys: keys.into_values().collect(), zones: plans })
+    let zones = plans.into_iter().map(|(_, plan)| Arc::new(plan)).collect();
+    Ok(Resolved { keys: keys.into_values().collect(), zones })
+}
+
+/// Gives each produced catalog its members; a member of a catalog that is not produced
+/// here is a problem.
+fn list_catalog_members(
+    plans: &mut [(&std::ops::Range<usize>, ZonePlan)],
+    problems: &mut Vec<Problem>,
+) {
+    let mut members: HashMap<Name, Vec<CatalogMember>> = plans
+        .iter()
+        .filter(|(_, p)| p.catalog == CatalogRole::Producer)
+        .map(|(_, p)| (p.name.clone(), Vec::new()))
+        .collect();
+    for (span, plan) in plans.iter() {
+        let CatalogRole::Member { catalog, group } = &plan.catalog else { continue };
+        match members.get_mut(catalog) {
+            Some(list) => {
+                list.push(CatalogMember { zone: plan.name.clone(), group: group.clone() })
+            }
+            None => problems.push((
+                (*span).clone(),
+                format!(
+                    "zone {}: catalog `{catalog}` is not a zone with catalog-role = \"producer\"",
+                    plan.name
+                ),
+            )),
+        }
+    }
+    for (_, plan) in plans.iter_mut() {
+        if let Some(mut list) = members.remove(&plan.name) {
+            list.sort();
+            plan.source = ZoneSource::Catalog(Arc::from(list));
+        }
+    }
 }
 
 /// Keys by name, each with its secret.
@@ -513,7 +599,9 @@ impl Refs<'_> {
             rules.push(acl.for_zone(&zone.name)?);
         }
         rules.extend(primaries.iter().map(notify_rule));
+        let catalog = catalog_role(zone, own, t, &primaries)?;
         let source = match (&zone.source, primaries.is_empty()) {
+            _ if catalog == CatalogRole::Producer => ZoneSource::Catalog(Arc::from(Vec::new())),
             (Some(source), _) => source.clone(),
             (None, false) => ZoneSource::File(storage.join(format!("{}zone", zone.name))),
             (None, true) => {
@@ -534,6 +622,7 @@ impl Refs<'_> {
             },
             zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
             notify_ns: own.notify_ns.or(t.notify_ns).unwrap_or(false),
+            catalog,
         })
     }
 
@@ -547,6 +636,47 @@ impl Refs<'_> {
             })
             .collect()
     }
+}
+
+/// The zone's part in catalogs, checked: a consumed catalog is a secondary, a produced
+/// one has neither file nor primaries.
+fn catalog_role(
+    zone: &ZoneConfig,
+    own: &TemplateConfig,
+    t: &TemplateConfig,
+    primaries: &[Remote],
+) -> Result<CatalogRole, String> {
+    match zone.catalog_role {
+        Some(CatalogKind::Consumer) if primaries.is_empty() => {
+            Err("a consumed catalog is transferred from its primaries: give it `primary`".into())
+        }
+        Some(CatalogKind::Consumer) => Ok(CatalogRole::Consumer {
+            templates: zone.catalog_templates.clone(),
+            primaries: primaries.iter().map(|p| p.id.clone()).collect(),
+        }),
+        Some(CatalogKind::Producer) if zone.source.is_some() || !primaries.is_empty() => {
+            Err("a produced catalog is written by this server: it has no `file` and no `primary`"
+                .into())
+        }
+        Some(CatalogKind::Producer) => Ok(CatalogRole::Producer),
+        None => Ok(match own.catalog.clone().or_else(|| t.catalog.clone()) {
+            Some(catalog) => CatalogRole::Member {
+                catalog,
+                group: own.catalog_group.clone().or_else(|| t.catalog_group.clone()),
+            },
+            None => CatalogRole::None,
+        }),
+    }
+}
+
+/// `catalog-role`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CatalogKind {
+    /// `consumer`: the members are served as secondaries.
+    Consumer,
+    /// `producer`: this server writes the catalog.
+    Producer,
 }
 
 /// A secondary's primaries may notify it: from their addresses, with their key.
@@ -610,6 +740,11 @@ fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<V
 
 fn maybe_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
     one_or_many(d).map(Some)
+}
+
+/// A string or a list of strings.
+pub fn string_or_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    one_or_many(d)
 }
 
 fn prefixes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Prefix>, D::Error> {

@@ -85,7 +85,8 @@ impl Writer {
     /// cannot be opened is logged, and the zone runs without one.
     pub async fn open_journal(&mut self) -> Vec<Changeset> {
         let Some(storage) = &self.shared.storage else { return Vec::new() };
-        if matches!(self.plan.source, crate::config::ZoneSource::Embedded(_)) {
+        use crate::config::ZoneSource;
+        if matches!(self.plan.source, ZoneSource::Embedded(_) | ZoneSource::Catalog(_)) {
             return Vec::new();
         }
         let path = path(storage, &self.plan.name);

@@ -13,6 +13,7 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken).
 
+pub mod catalog;
 pub mod commands;
 pub mod dynamic;
 pub mod journaled;
@@ -114,6 +115,8 @@ pub struct Shared {
     /// Where zones' journals are kept; `None` for built-in configurations (quick mode,
     /// the demo), which keep nothing.
     pub storage: Option<PathBuf>,
+    /// The main thread, told what consumed catalogs list (`None` in tests).
+    pub main: Option<std::sync::mpsc::Sender<crate::ctl::MainRequest>>,
 }
 
 /// A running writer.
@@ -179,7 +182,13 @@ pub struct Loading {
 
 impl Control {
     /// Starts the control plane's runtime and takes the NOTIFYs `handler` accepts.
-    pub fn start(config: &Config, db: Arc<ZoneDb>, handler: Arc<EngineHandler>) -> Result<Control> {
+    /// Consumed catalogs' members are reported to `main`.
+    pub fn start(
+        config: &Config,
+        db: Arc<ZoneDb>,
+        handler: Arc<EngineHandler>,
+        main: std::sync::mpsc::Sender<crate::ctl::MainRequest>,
+    ) -> Result<Control> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(THREADS)
             .thread_name("ternd-ctl")
@@ -192,6 +201,7 @@ impl Control {
             incoming: Arc::new(Semaphore::new(incoming)),
             limits: ArcSwap::from_pointee(limits(config)),
             storage: config.path.as_ref().map(|_| config.server.storage.clone()),
+            main: Some(main),
         });
         let writers = Arc::new(Mutex::new(HashMap::new()));
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
@@ -203,11 +213,21 @@ impl Control {
         Ok(Control { runtime, shared, handler, writers })
     }
 
-    /// Brings the served zones in line with `config` (see the module comment).
+    /// Brings the served zones in line with `config` (see the module comment), every
+    /// zone reloaded.
     pub fn apply(&self, config: &Config) -> Loading {
+        self.apply_with(config, &[], true)
+    }
+
+    /// [`apply`](Self::apply) with `extra` zones beside the configuration's (consumed
+    /// catalogs' members). Without `reload`, only new zones and produced catalogs load;
+    /// the others keep what they serve (and their plan, until the next reload).
+    pub fn apply_with(&self, config: &Config, extra: &[Arc<ZonePlan>], reload: bool) -> Loading {
         self.shared.limits.store(Arc::new(limits(config)));
-        self.handler.engine().set_access(access(config));
-        let plans = &config.resolved.zones;
+        let plans: Vec<Arc<ZonePlan>> =
+            config.resolved.zones.iter().chain(extra).cloned().collect();
+        self.handler.engine().set_access(access(config, &plans));
+        let plans = &plans;
         let slots = self.publish_set(plans);
         let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
         let Ok(mut writers) = self.writers.lock() else { return loading };
@@ -221,6 +241,10 @@ impl Control {
             kept
         });
         for (plan, slot) in plans.iter().zip(slots) {
+            let known = writers.contains_key(&plan.name);
+            if known && !reload && plan.catalog != crate::config::CatalogRole::Producer {
+                continue;
+            }
             let handle = writers.entry(plan.name.clone()).or_insert_with(|| self.spawn(plan, slot));
             let (done, outcome) = oneshot::channel();
             let event = Event::Load { plan: Arc::clone(plan), done: Some(done) };
@@ -372,10 +396,10 @@ async fn route_updates(
     }
 }
 
-/// The engine's keys and rules from the configuration.
-fn access(config: &Config) -> Access {
+/// The engine's keys and rules from the configuration and the zones' plans.
+fn access(config: &Config, plans: &[Arc<ZonePlan>]) -> Access {
     let mut access = Access { keys: config.resolved.keys.clone(), ..Access::default() };
-    for plan in &config.resolved.zones {
+    for plan in plans {
         access.zones.insert(plan.name.clone(), ZoneAccess { rules: plan.rules.clone() });
     }
     access

@@ -30,6 +30,8 @@ pub enum SourceVersion {
     File { len: u64, modified: Option<SystemTime> },
     /// Text built into the binary.
     Embedded,
+    /// A produced catalog, by a hash of its members.
+    Catalog(u64),
 }
 
 /// The file's version (`None` when it cannot be read: load, and fail with the reason).
@@ -40,6 +42,12 @@ pub fn version(source: &ZoneSource) -> Option<SourceVersion> {
             Some(SourceVersion::File { len: meta.len(), modified: meta.modified().ok() })
         }
         ZoneSource::Embedded(_) => Some(SourceVersion::Embedded),
+        ZoneSource::Catalog(members) => {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            members.hash(&mut hasher);
+            Some(SourceVersion::Catalog(hasher.finish()))
+        }
     }
 }
 
@@ -174,6 +182,9 @@ impl Writer {
 /// plain reload, the first load (with the journal's updates replayed), or an edit
 /// merged into updated data.
 fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Built, String> {
+    if let ZoneSource::Catalog(members) = source {
+        return produced(name, members, base.old.as_deref(), base.limits);
+    }
     let loaded = load(name, source)?;
     let Base { old, file, journaled, limits, policy } = base;
     match (old, file) {
@@ -181,6 +192,39 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
         (Some(old), None) => Ok(reloaded(&old, loaded, limits)),
         (None, _) => replay(loaded, journaled),
     }
+}
+
+/// A produced catalog: its serial kept while its members are, raised when they change
+/// (the first one the time of day, so that a restart never goes back).
+fn produced(
+    name: &tern_wire::Name,
+    members: &[crate::config::CatalogMember],
+    old: Option<&ZoneContents>,
+    limits: HistoryLimits,
+) -> Result<Built, String> {
+    let make = |serial: u32| {
+        let text = super::catalog::produce(name, members, serial);
+        tern_zone::load_bytes(text.as_bytes(), Path::new("<catalog>"), name, &Options::default())
+            .map(|loaded| loaded.contents)
+            .map_err(|e| format!("the produced catalog does not load: {e}"))
+    };
+    let now = u32::try_from(super::writer::now() & u64::from(u32::MAX)).unwrap_or(1);
+    let Some(old) = old else {
+        let zone = make(now)?;
+        return Ok(Built {
+            zone,
+            change: None,
+            same_serial_changed: false,
+            file_holds: None,
+            journaled: Vec::new(),
+        });
+    };
+    let same = make(old.serial())?;
+    if old.diff(&same).is_none_or(|c| c.removed.is_empty() && c.added.is_empty()) {
+        return Ok(reloaded(old, same, limits));
+    }
+    let next = tern_engine::SerialPolicy::UnixTime.next(old.serial(), super::writer::now());
+    Ok(reloaded(old, make(next)?, limits))
 }
 
 /// The zone file, loaded and its warnings logged.
@@ -194,6 +238,7 @@ fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Str
         ZoneSource::Embedded(text) => {
             tern_zone::load_bytes(text.as_bytes(), Path::new("<built-in>"), name, &options)
         }
+        ZoneSource::Catalog(_) => return Err("a produced catalog is not read from a file".into()),
     };
     let loaded = match loaded {
         Ok(loaded) => loaded,

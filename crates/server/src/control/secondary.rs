@@ -16,7 +16,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tern_wire::Name;
+use tern_wire::{Name, Rcode};
 use tern_zone::records::serial_gt;
 use tern_zone::transfer::Received;
 use tern_zone::{Changeset, History, HistoryLimits, RecordData, ZoneContents};
@@ -401,10 +401,15 @@ impl Job {
 
     /// Refreshes from one primary address.
     fn from(&self, peer: Peer<'_>) -> Result<Fetched, String> {
-        let theirs =
-            client::soa_serial(peer, &self.zone, self.limits.timeout).map_err(|e| e.to_string())?;
+        let theirs = match client::soa_serial(peer, &self.zone, self.limits.timeout) {
+            Ok(serial) => Some(serial),
+            // Some primaries refuse queries for zones they only transfer (Knot DNS, for
+            // catalog zones): the IXFR then says whether there is anything newer.
+            Err(ClientError::Rcode(Rcode::REFUSED)) => None,
+            Err(e) => return Err(e.to_string()),
+        };
         let ours = self.current.as_ref().map(|z| z.serial());
-        if let Some(ours) = ours {
+        if let (Some(ours), Some(theirs)) = (ours, theirs) {
             if !serial_gt(theirs, ours) {
                 if theirs != ours {
                     warn!(zone = %self.zone, peer = %peer.addr, theirs, ours, "the primary's serial is lower than ours: kept ours");

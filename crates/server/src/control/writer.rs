@@ -55,6 +55,8 @@ pub struct Writer {
     pub loaded_at: Option<u64>,
     /// What `zone-status` shows, refreshed after every event.
     pub status: Arc<Mutex<ZoneStatus>>,
+    /// A consumed catalog's serial whose members were last reported.
+    pub catalog_reported: Option<u32>,
 }
 
 impl Writer {
@@ -77,6 +79,7 @@ impl Writer {
             last_error: None,
             loaded_at: None,
             status: Arc::new(Mutex::new(ZoneStatus::default())),
+            catalog_reported: None,
         }
     }
 
@@ -89,6 +92,7 @@ impl Writer {
     ) {
         loop {
             self.show_status();
+            self.report_catalog().await;
             let wake = self.next_wake();
             let sleep = async {
                 match wake {
@@ -277,6 +281,7 @@ mod tests {
             incoming: Arc::new(tokio::sync::Semaphore::new(1)),
             limits: arc_swap::ArcSwap::from_pointee(limits),
             storage: Some(storage.path().to_owned()),
+            main: None,
         });
         let slot = Arc::new(ZoneSlot::new(&secondary.name));
         let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);

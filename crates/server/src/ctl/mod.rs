@@ -17,6 +17,7 @@ pub mod ternctl;
 
 use tokio::sync::oneshot;
 
+use crate::control::catalog::Listed;
 use proto::Reply;
 
 /// What the control socket asks of the main thread.
@@ -38,6 +39,13 @@ pub enum MainRequest {
         table: String,
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
+    },
+    /// A consumed catalog's members, as its writer read them (RFC 9432).
+    Catalog {
+        /// The catalog.
+        catalog: tern_wire::Name,
+        /// Its members by name, or why they could not be read.
+        members: Result<std::collections::BTreeMap<tern_wire::Name, Listed>, String>,
     },
     /// Remove a zone added at run time.
     ZoneRemove {

@@ -11,6 +11,7 @@
 //! second even while zones are loading.
 
 pub mod added;
+pub mod catalogs;
 pub mod daemon;
 pub mod pidfile;
 pub mod privileges;
@@ -25,6 +26,7 @@ use tern_zone::ZoneDb;
 use tracing::{error, info};
 
 use crate::config::Config;
+use crate::control::catalog::Listed;
 use crate::control::{self, Control, Loading};
 use crate::ctl::listen::{self as ctl_listen, Context};
 use crate::ctl::proto::Reply;
@@ -37,6 +39,7 @@ use daemon::Readiness;
 use pidfile::PidFile;
 pub use reload::ReloadReport;
 use signals::{Signal, SignalSet};
+use std::collections::BTreeMap;
 
 /// How often the main thread looks for a signal while zones load at start.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -89,7 +92,8 @@ fn serve(
         control::prepare_storage(&config.server.storage);
     }
     handler.send_late_answers(Arc::new(listeners.replier()?));
-    let control = Control::start(&config, db, Arc::clone(&handler))?;
+    let (main, requests) = std::sync::mpsc::channel();
+    let control = Control::start(&config, db, Arc::clone(&handler), main.clone())?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as
     // soon as it is loaded, so one big zone does not hold up the others.
@@ -115,7 +119,6 @@ fn serve(
     if let Some(readiness) = readiness {
         readiness.ready();
     }
-    let (main, requests) = std::sync::mpsc::channel();
     let context = Context {
         zones: control.zones(),
         main,
@@ -136,7 +139,13 @@ fn serve(
         n.notify(&format!("READY=1\nSTATUS=serving {} zones", loading.report().zones));
     }
     tern_zone::memory::after_load();
-    let mut steering = Steering { config, control: &control, notifier: notifier.clone(), log };
+    let mut steering = Steering {
+        config,
+        control: &control,
+        notifier: notifier.clone(),
+        log,
+        consumed: catalogs::Consumed::default(),
+    };
     steering.run(&signals, &requests);
     if let Some(n) = &notifier {
         n.notify("STOPPING=1");
@@ -154,6 +163,8 @@ struct Steering<'a> {
     control: &'a Control,
     notifier: Option<Arc<systemd::Notifier>>,
     log: &'a LogHandle,
+    /// Consumed catalogs' members.
+    consumed: catalogs::Consumed,
 }
 
 impl Steering<'_> {
@@ -190,6 +201,10 @@ impl Steering<'_> {
             }
             MainRequest::ZoneAdd { table, reply } => self.zone_add(&table, reply),
             MainRequest::ZoneRemove { zone, reply } => self.zone_remove(&zone, reply),
+            MainRequest::Catalog { catalog, members: Ok(members) } => {
+                self.catalog(&catalog, members)
+            }
+            MainRequest::Catalog { members: Err(_), .. } => {} // logged by its writer
         }
         false
     }
@@ -218,9 +233,27 @@ impl Steering<'_> {
         reply: tokio::sync::oneshot::Sender<Reply>,
     ) {
         info!("{what}: applying the zone set");
-        let loading = self.control.apply(&next);
+        let members = self.consumed.plans(&next, &[]);
+        let loading = self.control.apply_with(&next, &members, false);
         reload::log_when_done(loading, what, self.log.clone(), next.log.level, Some(reply));
         self.config = next;
+    }
+
+    /// A consumed catalog changed: members added, removed or reset (see [`catalogs`]).
+    fn catalog(&mut self, catalog: &tern_wire::Name, members: BTreeMap<tern_wire::Name, Listed>) {
+        let purge = self.consumed.update(catalog, members, &self.config);
+        if !purge.is_empty() {
+            // Stopped first, then their files go, then the reset ones start afresh.
+            let kept = self.consumed.plans(&self.config, &purge);
+            drop(self.control.apply_with(&self.config, &kept, false));
+            if self.config.path.is_some() {
+                purge.iter().for_each(|zone| catalogs::purge(&self.config.server.storage, zone));
+            }
+        }
+        let members = self.consumed.plans(&self.config, &[]);
+        let loading = self.control.apply_with(&self.config, &members, false);
+        let level = self.config.log.level;
+        reload::log_when_done(loading, "catalog change", self.log.clone(), level, None);
     }
 
     /// Re-reads and applies the configuration; `reply` is told once the loads are done.
@@ -228,7 +261,7 @@ impl Steering<'_> {
         if let Some(n) = &self.notifier {
             n.reloading();
         }
-        match reload::reload(&self.config, self.control) {
+        match reload::reload(&self.config, self.control, &mut self.consumed) {
             Ok((next, loading)) => {
                 let level = next.log.level;
                 reload::log_when_done(loading, "reload", self.log.clone(), level, reply);

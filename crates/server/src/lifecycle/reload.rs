@@ -12,6 +12,7 @@ use tokio::sync::oneshot;
 use tracing::level_filters::LevelFilter;
 use tracing::{error, info, warn};
 
+use super::catalogs::Consumed;
 use crate::config::Config;
 use crate::control::{Control, Loading};
 use crate::ctl::proto::Reply;
@@ -56,7 +57,11 @@ pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
 /// Re-reads the configuration file of `current` (the same configuration for built-in
 /// ones), warns about changes that need a restart, and applies it. Returns the
 /// configuration now in force and the loads to wait for.
-pub fn reload(current: &Config, control: &Control) -> Result<(Config, Loading)> {
+pub fn reload(
+    current: &Config,
+    control: &Control,
+    consumed: &mut Consumed,
+) -> Result<(Config, Loading)> {
     let next = match &current.path {
         Some(path) => Config::from_file(path).inspect_err(|e| {
             error!("configuration not reloaded, keeping the running one:\n{e}");
@@ -66,7 +71,11 @@ pub fn reload(current: &Config, control: &Control) -> Result<(Config, Loading)> 
     for key in restart_only_changes(current, &next) {
         warn!("`{key}` changed: it takes effect at the next restart");
     }
-    let loading = control.apply(&next);
+    for zone in consumed.retain(&next) {
+        info!(member = %zone, "catalog member removed: its catalog is not consumed any more");
+    }
+    let members = consumed.plans(&next, &[]);
+    let loading = control.apply_with(&next, &members, true);
     Ok((next, loading))
 }
 
@@ -97,9 +106,12 @@ pub fn log_when_done(
 fn outcome(loading: &Loading, what: &str) -> Reply {
     let report = loading.report();
     let summary = format!(
-        "{} zones, {} records, {} waiting for a transfer",
+        "{} zones loaded ({} records, {} waiting for a transfer)",
         report.zones, report.records, report.waiting
     );
+    if report.failed == 0 && report.zones == 0 {
+        return Reply::done(format!("{what} done"));
+    }
     if report.failed == 0 {
         return Reply::done(format!("{what} done: {summary}"));
     }

@@ -1,0 +1,238 @@
+//! The members of consumed catalogs (RFC 9432 §5), kept by the main thread beside the
+//! configuration: each catalog's writer reports what its catalog lists, and the zones
+//! served are the configuration's plus the members.
+//!
+//! * A member is served as a secondary with the template its `group` picks among the
+//!   catalog's `catalog-template`s (else the first of them, else `default`); its
+//!   primaries are the template's, or the catalog's when the template names none.
+//! * A zone belongs to the first catalog that listed it. Another catalog listing it is
+//!   ignored (and logged) unless the owner's `coo` property names that catalog: then
+//!   the zone changes ownership (§5.6).
+//! * A member that disappears from its catalog is removed, with its kept copy, timers
+//!   and journal (§5.3); one whose unique label changed is reset the same way and
+//!   transferred afresh (§5.4), as is a zone changing ownership under another label.
+//! * A zone in the configuration is never a member: the configuration wins.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tern_wire::Name;
+use tracing::{error, info, warn};
+
+use crate::config::{xfr, CatalogRole, Config, ZoneConfig, ZonePlan, ZoneSource};
+use crate::control::catalog::Listed;
+
+/// Consumed catalogs and their members (see the module comment).
+#[derive(Debug, Default)]
+pub struct Consumed {
+    /// What each catalog lists.
+    listed: BTreeMap<Name, BTreeMap<Name, Listed>>,
+    /// Each member served: its catalog and unique label.
+    owners: BTreeMap<Name, (Name, Vec<u8>)>,
+}
+
+impl Consumed {
+    /// Takes what `catalog` lists now; returns the members whose state must go (removed,
+    /// or reset).
+    pub fn update(
+        &mut self,
+        catalog: &Name,
+        members: BTreeMap<Name, Listed>,
+        config: &Config,
+    ) -> Vec<Name> {
+        let configured: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+        let mut purge = Vec::new();
+        for (zone, listed) in &members {
+            if configured.contains(zone) {
+                continue;
+            }
+            match self.owners.get(zone).cloned() {
+                None => {
+                    info!(catalog = %catalog, member = %zone, "catalog member added");
+                    self.owners.insert(zone.clone(), (catalog.clone(), listed.id.clone()));
+                }
+                Some((owner, id)) if &owner == catalog => {
+                    if id != listed.id {
+                        info!(catalog = %catalog, member = %zone, "catalog member reset (its label changed)");
+                        purge.push(zone.clone());
+                        self.owners.insert(zone.clone(), (owner, listed.id.clone()));
+                    }
+                }
+                Some((owner, id)) => {
+                    if self.moves_to(&owner, zone, catalog) {
+                        info!(from = %owner, catalog = %catalog, member = %zone, "catalog member changed ownership");
+                        if id != listed.id {
+                            purge.push(zone.clone());
+                        }
+                        self.owners.insert(zone.clone(), (catalog.clone(), listed.id.clone()));
+                    } else {
+                        warn!(catalog = %catalog, member = %zone, owner = %owner, "zone listed by two catalogs: kept in the first");
+                    }
+                }
+            }
+        }
+        let gone: Vec<Name> = self
+            .owners
+            .iter()
+            .filter(|(zone, (owner, _))| owner == catalog && !members.contains_key(*zone))
+            .map(|(zone, _)| zone.clone())
+            .collect();
+        for zone in gone {
+            info!(catalog = %catalog, member = %zone, "catalog member removed");
+            self.owners.remove(&zone);
+            purge.push(zone);
+        }
+        self.listed.insert(catalog.clone(), members);
+        purge
+    }
+
+    /// True when `owner`'s `coo` property for `zone` names `catalog` (RFC 9432 §4.4.1).
+    fn moves_to(&self, owner: &Name, zone: &Name, catalog: &Name) -> bool {
+        let coo = self.listed.get(owner).and_then(|m| m.get(zone)).and_then(|l| l.coo.as_ref());
+        coo == Some(catalog)
+    }
+
+    /// Forgets catalogs that `config` no longer consumes; returns their members.
+    pub fn retain(&mut self, config: &Config) -> Vec<Name> {
+        let consumers: HashSet<&Name> = config
+            .resolved
+            .zones
+            .iter()
+            .filter(|p| matches!(p.catalog, CatalogRole::Consumer { .. }))
+            .map(|p| &p.name)
+            .collect();
+        self.listed.retain(|catalog, _| consumers.contains(catalog));
+        let gone: Vec<Name> = self
+            .owners
+            .iter()
+            .filter(|(_, (owner, _))| !consumers.contains(owner))
+            .map(|(zone, _)| zone.clone())
+            .collect();
+        gone.iter().for_each(|zone| drop(self.owners.remove(zone)));
+        gone
+    }
+
+    /// The plans of the members served, under `config` (members whose plan cannot be
+    /// made are logged and left out). `except` are left out too.
+    pub fn plans(&self, config: &Config, except: &[Name]) -> Vec<Arc<ZonePlan>> {
+        let catalogs: BTreeMap<&Name, &ZonePlan> =
+            config.resolved.zones.iter().map(|p| (&p.name, p.as_ref())).collect();
+        let configured: HashSet<&Name> = catalogs.keys().copied().collect();
+        let mut zones = Vec::new();
+        for (zone, (catalog, _)) in &self.owners {
+            if configured.contains(zone) || except.contains(zone) {
+                continue;
+            }
+            let (Some(plan), Some(listed)) =
+                (catalogs.get(catalog), self.listed.get(catalog).and_then(|m| m.get(zone)))
+            else {
+                continue;
+            };
+            if let Some(member) = member_config(config, plan, listed) {
+                zones.push((0..0, member));
+            }
+        }
+        resolve(config, &zones)
+    }
+}
+
+/// A member's zone table: its template, and the catalog's primaries when that has none.
+fn member_config(config: &Config, catalog: &ZonePlan, listed: &Listed) -> Option<ZoneConfig> {
+    let CatalogRole::Consumer { templates, primaries } = &catalog.catalog else { return None };
+    let template = listed
+        .group
+        .as_ref()
+        .and_then(|g| templates.iter().find(|t| *t == g))
+        .or(templates.first())
+        .cloned();
+    let id = template.as_deref().unwrap_or("default");
+    let declared = config.tables.templates.iter().find(|t| t.get_ref().id == id);
+    let mut member = ZoneConfig::primary(listed.zone.clone(), ZoneSource::File(PathBuf::new()));
+    member.source = None;
+    member.template = template;
+    if declared.is_none_or(|t| t.get_ref().primary.is_none()) {
+        member.settings.primary = Some(primaries.clone());
+    }
+    Some(member)
+}
+
+/// The members' plans, all at once; when that fails, one by one (to log each problem).
+fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> Vec<Arc<ZonePlan>> {
+    let base = config.path.as_ref().and_then(|p| p.parent()).map(PathBuf::from).unwrap_or_default();
+    let storage = &config.server.storage;
+    if let Ok(resolved) = xfr::resolve(&config.tables, zones, &base, storage) {
+        return resolved.zones;
+    }
+    let mut plans = Vec::new();
+    for one in zones {
+        match xfr::resolve(&config.tables, std::slice::from_ref(one), &base, storage) {
+            Ok(resolved) => plans.extend(resolved.zones),
+            Err(problems) => {
+                for (_, why) in problems {
+                    error!(member = %one.1.name, "catalog member not served: {why}");
+                }
+            }
+        }
+    }
+    plans
+}
+
+/// Removes what a member kept: its zone file, timers and journal.
+pub fn purge(plan_storage: &std::path::Path, zone: &Name) {
+    let file = plan_storage.join(format!("{zone}zone"));
+    let journal = crate::control::journaled::path(plan_storage, zone);
+    let timers = crate::control::storage::timers_path(&file);
+    for path in [file, timers, journal] {
+        match std::fs::remove_file(&path) {
+            Ok(()) => info!(member = %zone, file = %path.display(), "removed"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => warn!(member = %zone, file = %path.display(), "cannot remove: {e}"),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn name(text: &str) -> Name {
+        text.parse().unwrap()
+    }
+
+    fn listed(zone: &str, id: &str, coo: Option<&str>) -> (Name, Listed) {
+        let zone = name(zone);
+        let member = Listed {
+            zone: zone.clone(),
+            id: id.as_bytes().to_vec(),
+            group: None,
+            coo: coo.map(name),
+        };
+        (zone, member)
+    }
+
+    #[test]
+    fn members_come_go_reset_and_change_ownership() {
+        let config = Config::default();
+        let (a, b) = (name("a.cat."), name("b.cat."));
+        let mut consumed = Consumed::default();
+        let purge = consumed.update(&a, [listed("x.example.", "1", None)].into(), &config);
+        assert!(purge.is_empty());
+        // Listed by b too, without coo: stays with a.
+        consumed.update(&b, [listed("x.example.", "9", None)].into(), &config);
+        assert_eq!(consumed.owners[&name("x.example.")].0, a);
+        // a's label changes: reset.
+        let purge =
+            consumed.update(&a, [listed("x.example.", "2", Some("b.cat."))].into(), &config);
+        assert_eq!(purge, vec![name("x.example.")]);
+        // b lists it again, now that a's coo names b: it moves (a new label: reset).
+        let purge = consumed.update(&b, [listed("x.example.", "9", None)].into(), &config);
+        assert_eq!(purge, vec![name("x.example.")]);
+        assert_eq!(consumed.owners[&name("x.example.")].0, b);
+        // a drops it: not a's any more, nothing happens.
+        assert!(consumed.update(&a, BTreeMap::new(), &config).is_empty());
+        // b drops it: removed.
+        assert_eq!(consumed.update(&b, BTreeMap::new(), &config), vec![name("x.example.")]);
+        assert!(consumed.owners.is_empty());
+    }
+}
