@@ -11,6 +11,7 @@ use crate::config::values::{parse_log_level, parse_zone_name};
 use crate::config::{Config, ListenAddr, LogFormat, ZoneConfig, ZoneSource};
 use crate::demo;
 use crate::error::{Error, Result};
+use crate::manpage;
 
 /// Tern's authoritative DNS server.
 #[derive(Debug, Parser)]
@@ -42,7 +43,7 @@ pub struct Cli {
     /// Log level: error, warn, info, debug or trace.
     #[arg(long, value_name = "LEVEL", value_parser = parse_log_level)]
     log_level: Option<LevelFilter>,
-    /// Log format: human or json.
+    /// Log format: human, json or journal (human on systemd's journal is journal).
     #[arg(long, value_name = "FORMAT", value_parser = parse_log_format)]
     log_format: Option<LogFormat>,
 }
@@ -75,13 +76,29 @@ enum Command {
         #[arg(value_parser = parse_zone_name)]
         origin: Option<tern_wire::Name>,
     },
-    /// Print the manual page, ternd(8), in roff (`ternd man | man -l -`).
-    Man,
+    /// Print a manual page in roff: ternd(8), or ternd.toml(5) for the configuration
+    /// file (`ternd man ternd.toml | man -l -`).
+    Man {
+        /// The page.
+        #[arg(default_value = "ternd")]
+        page: Page,
+    },
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
     Completions {
         /// The shell.
         shell: clap_complete::Shell,
     },
+}
+
+/// The manual pages `ternd man` prints.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum Page {
+    /// ternd(8), the command line.
+    #[value(name = "ternd")]
+    Ternd,
+    /// ternd.toml(5), the configuration file.
+    #[value(name = "ternd.toml")]
+    Config,
 }
 
 /// `ternd --version`: the crate's version, the commit and the day it was built from
@@ -104,6 +121,7 @@ const EXAMPLES: &str = "Examples:
   ternd keygen transfer.example.com hmac-sha256
   ternd completions bash > /usr/share/bash-completion/completions/ternd
   ternd man | man -l -
+  ternd man ternd.toml | man -l -
   ternd demo";
 
 /// What the command line asks for.
@@ -154,7 +172,11 @@ impl Cli {
             (Some(Command::Keygen { name, algorithm }), _) => {
                 return Ok(Plan::Keygen { name, algorithm });
             }
-            (Some(Command::Man), _) => return Ok(Plan::Print(manual()?)),
+            (Some(Command::Man { page: Page::Ternd }), _) => return Ok(Plan::Print(manual()?)),
+            (Some(Command::Man { page: Page::Config }), _) => {
+                let page = manpage::config_page(env!("CARGO_PKG_VERSION"), env!("TERN_BUILD_DATE"));
+                return Ok(Plan::Print(page));
+            }
             (Some(Command::Completions { shell }), _) => {
                 return Ok(Plan::Print(completions(shell)));
             }
@@ -240,7 +262,8 @@ fn parse_log_format(text: &str) -> Result<LogFormat, String> {
     match text {
         "human" => Ok(LogFormat::Human),
         "json" => Ok(LogFormat::Json),
-        _ => Err(format!("`{text}` is not a log format (expected human or json)")),
+        "journal" => Ok(LogFormat::Journal),
+        _ => Err(format!("`{text}` is not a log format (expected human, json or journal)")),
     }
 }
 

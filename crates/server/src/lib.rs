@@ -25,6 +25,7 @@ pub mod error;
 pub mod handler;
 pub mod lifecycle;
 pub mod logging;
+pub mod manpage;
 pub mod rrl;
 pub mod server;
 pub mod sockopt;

@@ -1,19 +1,29 @@
-//! Log output through `tracing`: human-readable lines or JSON objects, to standard error
-//! or a file — or, for a daemon without a log file, to syslog (which journald reads), so
-//! its lines are never lost — with a level that a reload can change; and
-//! [`LoadProgress`], the zone load progress lines (records, elapsed time, rate).
+//! Log output through `tracing`: human-readable lines, JSON objects or journal lines, to
+//! standard error or a file — or, for a daemon without a log file, to syslog (which
+//! journald reads), so its lines are never lost — with a level that a reload can change;
+//! and [`LoadProgress`], the zone load progress lines (records, elapsed time, rate).
+//!
+//! Journal lines are for systemd's journal reading standard error (sd-daemon(3)): no time,
+//! which the journal adds, and each line led by its syslog priority (`<3>` for an error
+//! … `<7>` for debug) instead of the level's name: the journal keeps it as the entry's
+//! priority. Human lines become
+//! journal lines by themselves when standard error is the journal (`JOURNAL_STREAM`
+//! names its device and inode), as under the packaged systemd unit.
 //!
 //! Nothing on the data plane logs; these lines come from the control plane.
 
 use std::fmt::Display;
 use std::fs::OpenOptions;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
+use std::os::unix::fs::MetadataExt;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::level_filters::LevelFilter;
 use tracing::{error, info};
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
+use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{reload, Layer, Registry};
@@ -36,6 +46,12 @@ impl LogHandle {
 /// logs to syslog.
 pub fn init(config: &LogConfig, daemon: bool) -> Result<LogHandle> {
     let syslog = daemon && config.file.is_none();
+    let format = match config.format {
+        LogFormat::Human if config.file.is_none() && !syslog && stderr_is_journal() => {
+            LogFormat::Journal
+        }
+        format => format,
+    };
     let (writer, ansi) = match &config.file {
         Some(path) => {
             let file = OpenOptions::new()
@@ -49,20 +65,113 @@ pub fn init(config: &LogConfig, daemon: bool) -> Result<LogHandle> {
         None => (BoxMakeWriter::new(std::io::stderr), std::io::stderr().is_terminal()),
     };
     let (filter, handle) = reload::Layer::new(config.level);
-    let lines =
-        tracing_subscriber::fmt::layer().with_writer(writer).with_ansi(ansi).with_target(false);
-    let lines = match (config.format, syslog) {
-        // Syslog stamps the time itself.
-        (LogFormat::Human, true) => lines.without_time().boxed(),
-        (LogFormat::Human, false) => lines.boxed(),
-        (LogFormat::Json, _) => lines.json().flatten_event(true).boxed(),
-    };
     tracing_subscriber::registry()
         .with(filter)
-        .with(lines)
+        .with(lines(format, syslog, writer, ansi))
         .try_init()
         .map_err(|e| Error::Config(format!("cannot install the logger: {e}")))?;
     Ok(LogHandle(handle))
+}
+
+/// The layer that writes events in `format` to `writer` (syslog when `syslog`).
+fn lines<S>(
+    format: LogFormat,
+    syslog: bool,
+    writer: BoxMakeWriter,
+    ansi: bool,
+) -> Box<dyn Layer<S> + Send + Sync>
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    let lines = tracing_subscriber::fmt::layer().with_ansi(ansi).with_target(false);
+    match (format, syslog) {
+        // Syslog stamps the time and takes the priority itself.
+        (LogFormat::Human | LogFormat::Journal, true) => {
+            lines.with_writer(writer).without_time().boxed()
+        }
+        (LogFormat::Journal, false) => {
+            let lines = lines.with_writer(Journal(writer)).with_ansi(false).with_level(false);
+            lines.without_time().boxed()
+        }
+        (LogFormat::Human, false) => lines.with_writer(writer).boxed(),
+        (LogFormat::Json, _) => lines.with_writer(writer).json().flatten_event(true).boxed(),
+    }
+}
+
+/// Whether standard error is the stream systemd connected to its journal: the device and
+/// inode `JOURNAL_STREAM` names (systemd.exec(5)).
+fn stderr_is_journal() -> bool {
+    let Some(stream) = std::env::var_os("JOURNAL_STREAM") else { return false };
+    let Ok(fd) = std::io::stderr().as_fd().try_clone_to_owned() else { return false };
+    let Ok(meta) = std::fs::File::from(fd).metadata() else { return false };
+    stream.to_str().is_some_and(|stream| names_stream(stream, meta.dev(), meta.ino()))
+}
+
+/// Whether `value` (`DEVICE:INODE`, decimal) is `dev` and `ino`.
+fn names_stream(value: &str, dev: u64, ino: u64) -> bool {
+    value.split_once(':').is_some_and(|(d, i)| d.parse() == Ok(dev) && i.parse() == Ok(ino))
+}
+
+/// The syslog priority of a level.
+fn priority(level: tracing::Level) -> libc::c_int {
+    match level {
+        tracing::Level::ERROR => libc::LOG_ERR,
+        tracing::Level::WARN => libc::LOG_WARNING,
+        tracing::Level::INFO => libc::LOG_INFO,
+        _ => libc::LOG_DEBUG,
+    }
+}
+
+/// Journal lines to another writer: each event buffered, then written at once with its
+/// priority before each of its lines.
+struct Journal(BoxMakeWriter);
+
+impl<'a> MakeWriter<'a> for Journal {
+    type Writer = JournalEvent<'a>;
+
+    fn make_writer(&'a self) -> JournalEvent<'a> {
+        JournalEvent { priority: libc::LOG_INFO, text: Vec::new(), out: self.0.make_writer() }
+    }
+
+    fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> JournalEvent<'a> {
+        let out = self.0.make_writer_for(meta);
+        JournalEvent { priority: priority(*meta.level()), text: Vec::new(), out }
+    }
+}
+
+/// One event's text, written as journal lines when complete.
+struct JournalEvent<'a> {
+    priority: libc::c_int,
+    text: Vec<u8>,
+    out: Box<dyn Write + 'a>,
+}
+
+impl Write for JournalEvent<'_> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for JournalEvent<'_> {
+    fn drop(&mut self) {
+        let _ = self.out.write_all(&journal_lines(self.priority, &self.text));
+    }
+}
+
+/// `text` with `<priority>` before each line, every line ended by a newline.
+fn journal_lines(priority: libc::c_int, text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + 4);
+    for line in text.split(|&b| b == b'\n').filter(|line| !line.is_empty()) {
+        out.extend_from_slice(format!("<{priority}>").as_bytes());
+        out.extend_from_slice(line);
+        out.push(b'\n');
+    }
+    out
 }
 
 /// Log lines to syslog, facility daemon, priority from the event's level.
@@ -78,7 +187,7 @@ impl Syslog {
     }
 }
 
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Syslog {
+impl<'a> MakeWriter<'a> for Syslog {
     type Writer = SyslogLine;
 
     fn make_writer(&'a self) -> SyslogLine {
@@ -86,13 +195,7 @@ impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Syslog {
     }
 
     fn make_writer_for(&'a self, meta: &tracing::Metadata<'_>) -> SyslogLine {
-        let priority = match *meta.level() {
-            tracing::Level::ERROR => libc::LOG_ERR,
-            tracing::Level::WARN => libc::LOG_WARNING,
-            tracing::Level::INFO => libc::LOG_INFO,
-            _ => libc::LOG_DEBUG,
-        };
-        SyslogLine { priority, line: Vec::new() }
+        SyslogLine { priority: priority(*meta.level()), line: Vec::new() }
     }
 }
 
@@ -102,7 +205,7 @@ struct SyslogLine {
     line: Vec<u8>,
 }
 
-impl std::io::Write for SyslogLine {
+impl Write for SyslogLine {
     fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
         self.line.extend_from_slice(bytes);
         Ok(bytes.len())
@@ -201,6 +304,39 @@ fn rate(records: u64, elapsed: Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn journal_lines_carry_the_priority_and_no_time() {
+        assert_eq!(journal_lines(3, b"a\nb\n"), b"<3>a\n<3>b\n");
+        assert_eq!(journal_lines(6, b"one"), b"<6>one\n");
+        assert!(names_stream("8:12345", 8, 12345));
+        assert!(!names_stream("8:12345", 8, 1) && !names_stream("x", 8, 12345));
+
+        let out = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = Arc::clone(&out);
+        let writer = BoxMakeWriter::new(move || Sink(Arc::clone(&sink)));
+        let subscriber = Registry::default().with(lines(LogFormat::Journal, false, writer, true));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(zone = "example.com.", "zone not loaded");
+            tracing::info!("two\nlines");
+        });
+        let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
+        assert_eq!(text, "<4>zone not loaded zone=\"example.com.\"\n<6>two\n<6>lines\n");
+    }
+
+    /// A writer into a shared buffer.
+    struct Sink(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Sink {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
 
     #[test]
     fn rates() {

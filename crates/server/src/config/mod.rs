@@ -162,7 +162,7 @@ pub struct LogConfig {
     /// `error`, `warn`, `info`, `debug` or `trace`.
     #[serde(default = "default_level", deserialize_with = "values::log_level")]
     pub level: LevelFilter,
-    /// `human` or `json`.
+    /// `human`, `json` or `journal`.
     #[serde(default)]
     pub format: LogFormat,
     /// Append to this file instead of writing to standard error.

@@ -355,3 +355,41 @@ fn update_rules_are_checked() {
         assert!(message.starts_with("/etc/tern/ternd.toml:"), "{message}");
     }
 }
+
+/// The keys a table takes, as the code knows them: those its unknown-key error lists.
+fn known_keys(table: &str) -> Vec<String> {
+    let message = error(&format!("{table}\nzz-unknown = 1\n"));
+    let (_, expected) = message.split_once("expected one of ").unwrap();
+    let expected = expected.lines().next().unwrap();
+    expected.split('`').skip(1).step_by(2).map(str::to_owned).collect()
+}
+
+/// The part of `docs/configuration.md` under the heading that names `table`.
+fn documented_section(table: &str) -> &'static str {
+    let doc = crate::manpage::CONFIGURATION;
+    let start = doc.find(&format!("## `{table}`")).unwrap_or_else(|| panic!("no {table} heading"));
+    let rest = &doc[start + 3..];
+    let level = if doc[..start].ends_with('#') { "\n### " } else { "\n## " };
+    &rest[..rest.find(level).unwrap_or(rest.len())]
+}
+
+/// Every key the code reads is documented in its table's section of
+/// `docs/configuration.md` (and so in ternd.toml(5), which is made from it).
+#[test]
+fn every_key_is_documented_where_its_table_is() {
+    for table in ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control"] {
+        assert!(known_keys("").contains(&table.to_owned()), "{table}");
+        let section = documented_section(&format!("[{table}]"));
+        for key in known_keys(&format!("[{table}]")) {
+            assert!(section.contains(&format!("`{key}`")), "[{table}] {key} is not documented");
+        }
+    }
+    for table in ["key", "remote", "acl", "template", "zone"] {
+        assert!(known_keys("").contains(&table.to_owned()), "{table}");
+        let section = documented_section(&format!("[[{table}]]"));
+        for key in known_keys(&format!("[[{table}]]")) {
+            assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
+        }
+    }
+    assert_eq!(known_keys("").len(), 13, "a new table: add it above");
+}

@@ -151,6 +151,9 @@ pub enum LogFormat {
     Human,
     /// One JSON object per line.
     Json,
+    /// For systemd's journal: readable lines without the time (the journal stamps it),
+    /// each with its syslog priority first (`<3>` error … `<7>` debug, sd-daemon(3)).
+    Journal,
 }
 
 /// Reads a log level: `error`, `warn`, `info`, `debug` or `trace`.
