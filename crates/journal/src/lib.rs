@@ -8,7 +8,10 @@
 //!   one write and one `fdatasync` (group commit: a batch is acknowledged together);
 //!   [`Journal::open`] reads the intact frames and cuts a torn tail, saying what it
 //!   dropped; [`Journal::reset`] starts an empty journal atomically once a snapshot of
-//!   the zone holds everything (compaction).
+//!   the zone holds everything (compaction). No file stays open between calls: a server
+//!   with 100,000 zones must not hold 100,000 descriptors.
+//! * [`lock_dir`]: one process at a time in a storage directory (a `flock` held for the
+//!   process's life), so that two servers never append to one journal.
 //!
 //! An append-only file was chosen over an embedded database by measurement: see
 //! docs/design.md ("The journal").
@@ -25,6 +28,7 @@ pub mod format;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
 use tern_zone::Changeset;
@@ -43,7 +47,7 @@ pub enum Error {
     },
     /// The file is not a journal this code can read, or a changeset cannot be written.
     Format(String),
-    /// Another process holds the journal (its lock file is locked).
+    /// Another process holds the storage directory (its lock file is locked).
     Busy(PathBuf),
 }
 
@@ -53,12 +57,7 @@ impl std::fmt::Display for Error {
             Error::Io { path, doing, source } => write!(f, "{}: {doing}: {source}", path.display()),
             Error::Format(why) => f.write_str(why),
             Error::Busy(path) => {
-                write!(
-                    f,
-                    "{}: in use by another process (it holds {})",
-                    path.display(),
-                    lock_path(path).display()
-                )
+                write!(f, "{}: in use by another process (it holds {LOCK_FILE})", path.display())
             }
         }
     }
@@ -69,16 +68,12 @@ impl std::error::Error for Error {}
 /// The crate's result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
-/// An open journal (see the crate documentation).
+/// An open journal (see the crate documentation): its file is opened for each append.
 #[derive(Debug)]
 pub struct Journal {
-    file: File,
     path: PathBuf,
     len: u64,
     frames: u64,
-    /// `<path>.lock`, locked while the journal is open: two servers sharing a storage
-    /// directory must not both append to one journal.
-    lock: File,
 }
 
 /// What opening a journal found.
@@ -93,18 +88,15 @@ pub struct Opened {
 }
 
 impl Journal {
-    /// Opens the journal at `path`, creating an empty one when there is none. A damaged
-    /// tail is cut off (and the file synced), the intact changesets returned.
-    /// Fails with [`Error::Busy`] while another process has it open.
+    /// Opens the journal at `path`; when there is none, the file is made at the first
+    /// append (a server loading 100,000 zones does not make 100,000 empty files). A
+    /// damaged tail is cut off (and the file synced), the intact changesets returned. The
+    /// caller holds its storage directory's lock ([`lock_dir`]).
     pub fn open(path: &Path) -> Result<Opened> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
-        let lock = lock(path)?;
         if !path.exists() {
-            return Ok(Opened {
-                journal: Journal::create_with(path, &format::header(), lock)?,
-                changes: Vec::new(),
-                dropped: None,
-            });
+            let journal = Journal { path: path.to_owned(), len: 0, frames: 0 };
+            return Ok(Opened { journal, changes: Vec::new(), dropped: None });
         }
         let mut file =
             OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
@@ -124,13 +116,13 @@ impl Journal {
             )
         });
         let frames = decoded.changes.len() as u64;
-        let journal = Journal { file, path: path.to_owned(), len, frames, lock };
+        let journal = Journal { path: path.to_owned(), len, frames };
         Ok(Opened { journal, changes: decoded.changes, dropped })
     }
 
     /// Creates (or replaces) the journal at `path` with `bytes` (a header and frames),
     /// atomically: temporary file, sync, rename, sync the directory.
-    fn create_with(path: &Path, bytes: &[u8], lock: File) -> Result<Journal> {
+    fn create_with(path: &Path, bytes: &[u8]) -> Result<Journal> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
@@ -142,8 +134,7 @@ impl Journal {
         file.sync_all().map_err(io("syncing"))?;
         std::fs::rename(&temp, path).map_err(io("renaming into place"))?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(io("syncing the directory"))?;
-        let file = OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
-        Ok(Journal { file, path: path.to_owned(), len: bytes.len() as u64, frames: 0, lock })
+        Ok(Journal { path: path.to_owned(), len: bytes.len() as u64, frames: 0 })
     }
 
     /// Appends `changes` in one write and syncs them (`fdatasync`): when this returns
@@ -153,11 +144,20 @@ impl Journal {
         for change in changes {
             format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
         }
+        if self.len == 0 {
+            // No file yet: made whole, atomically.
+            let frames = self.frames + changes.len() as u64;
+            *self = Journal::create_with(&self.path, &[&format::header()[..], &bytes].concat())?;
+            self.frames = frames;
+            return Ok(());
+        }
         let path = &self.path;
         let io = |doing| move |source| Error::Io { path: path.clone(), doing, source };
-        let written = self.file.write_all_at_end(&bytes).and_then(|()| self.file.sync_data());
+        let file = OpenOptions::new().write(true).open(path).map_err(io("opening"))?;
+        // At the end of what was written and synced, whatever the file's length.
+        let written = file.write_all_at(&bytes, self.len).and_then(|()| file.sync_data());
         if let Err(e) = written {
-            let _ = self.file.set_len(self.len);
+            let _ = file.set_len(self.len);
             return Err(io("appending")(e));
         }
         self.len += bytes.len() as u64;
@@ -175,16 +175,14 @@ impl Journal {
     /// older changes are no longer needed (the snapshot holds them and the IXFR history
     /// no longer reaches them).
     pub fn rewrite(&mut self, changes: &[Changeset]) -> Result<()> {
+        if changes.is_empty() && self.len == 0 {
+            return Ok(()); // no file, and none needed
+        }
         let mut bytes = format::header().to_vec();
         for change in changes {
             format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
         }
-        let lock = self.lock.try_clone().map_err(|source| Error::Io {
-            path: self.path.clone(),
-            doing: "keeping its lock",
-            source,
-        })?;
-        *self = Journal::create_with(&self.path, &bytes, lock)?;
+        *self = Journal::create_with(&self.path, &bytes)?;
         self.frames = changes.len() as u64;
         Ok(())
     }
@@ -210,27 +208,25 @@ impl Journal {
     }
 }
 
-/// The lock file beside the journal at `path`.
-fn lock_path(path: &Path) -> PathBuf {
-    let mut lock = path.as_os_str().to_owned();
-    lock.push(".lock");
-    PathBuf::from(lock)
-}
+/// The lock file of a storage directory.
+pub const LOCK_FILE: &str = "ternd.lock";
 
-/// Takes the journal's lock (an exclusive `flock` on `<path>.lock`, released when the
-/// journal is dropped or the process ends, however it ends).
-fn lock(path: &Path) -> Result<File> {
-    let lock_path = lock_path(path);
-    let at = lock_path.as_path();
-    let io = |doing| move |source| Error::Io { path: at.to_owned(), doing, source };
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-        std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
-    }
+/// Takes `dir`'s lock (an exclusive `flock` on `dir/ternd.lock`, created with the
+/// directory when missing): keep the file as long as the journals in `dir` are used; it
+/// is released when dropped or when the process ends, however it ends. Fails with
+/// [`Error::Busy`] while another process holds it.
+pub fn lock_dir(dir: &Path) -> Result<File> {
+    let at = dir.join(LOCK_FILE);
+    let io = |doing| {
+        let at = at.clone();
+        move |source| Error::Io { path: at, doing, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
     let file = OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
-        .open(at)
+        .open(&at)
         .map_err(io("opening"))?;
     // SAFETY: flock on a descriptor this function owns; no memory is passed.
     let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
@@ -239,21 +235,8 @@ fn lock(path: &Path) -> Result<File> {
     }
     let e = std::io::Error::last_os_error();
     match e.kind() {
-        std::io::ErrorKind::WouldBlock => Err(Error::Busy(path.to_owned())),
+        std::io::ErrorKind::WouldBlock => Err(Error::Busy(dir.to_owned())),
         _ => Err(io("locking")(e)),
-    }
-}
-
-/// Appending at the end of the file whatever its cursor (the file is opened read-write).
-trait AppendAtEnd {
-    fn write_all_at_end(&mut self, bytes: &[u8]) -> std::io::Result<()>;
-}
-
-impl AppendAtEnd for File {
-    fn write_all_at_end(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        use std::io::Seek;
-        self.seek(std::io::SeekFrom::End(0))?;
-        self.write_all(bytes)
     }
 }
 
@@ -319,18 +302,24 @@ mod tests {
         format::decode(&std::fs::read(path).unwrap()).unwrap().changes
     }
 
-    /// A second opener (another server on the same storage) is refused while the first
-    /// holds the journal, also after a rewrite replaced the file; then it may open it.
+    /// A second process on the same storage directory is refused while the first holds
+    /// it; then it may take it. No journal keeps a descriptor open.
     #[test]
     fn one_process_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("example.journal");
-        let mut first = Journal::open(&path).unwrap().journal;
-        first.rewrite(&[change(1)]).unwrap();
-        let refused = Journal::open(&path).unwrap_err();
+        let first = lock_dir(dir.path()).unwrap();
+        let refused = lock_dir(dir.path()).unwrap_err();
         assert!(matches!(refused, Error::Busy(_)), "{refused}");
         assert!(refused.to_string().contains("in use by another process"));
         drop(first);
-        assert_eq!(Journal::open(&path).unwrap().changes, vec![change(1)]);
+        assert!(lock_dir(dir.path()).is_ok());
+        let before = std::fs::read_dir("/proc/self/fd").unwrap().count();
+        let journals: Vec<Journal> = (0..100)
+            .map(|i| Journal::open(&dir.path().join(format!("{i}.journal"))).unwrap().journal)
+            .collect();
+        // (Other tests of this process open files meanwhile: not 100 of them.)
+        let after = std::fs::read_dir("/proc/self/fd").unwrap().count();
+        assert!(after < before + 50, "{before} descriptors before, {after} after");
+        drop(journals);
     }
 }

@@ -409,10 +409,20 @@ fn limits(config: &Config) -> Limits {
     Limits { timeout: config.transfer.timeout, max_size: config.transfer.max_zone_size }
 }
 
-/// Logs a failure to create the storage directory (secondaries will fail to keep
-/// their zones, and say so, but the server runs).
-pub fn prepare_storage(path: &PathBuf) {
-    if let Err(e) = std::fs::create_dir_all(path) {
-        error!(storage = %path.display(), "cannot create the storage directory: {e}");
+/// Creates the storage directory and takes its lock for the server's life (one server
+/// per storage directory: two would append to the same journals). A directory that
+/// cannot be made or locked is logged, and the server runs (secondaries then fail to
+/// keep their zones, and say so); one another server holds stops the start.
+pub fn prepare_storage(path: &std::path::Path) -> Result<Option<std::fs::File>> {
+    match tern_journal::lock_dir(path) {
+        Ok(lock) => Ok(Some(lock)),
+        Err(tern_journal::Error::Busy(_)) => Err(Error::Config(format!(
+            "{}: the storage directory is in use by another ternd (set another `[server] storage`)",
+            path.display()
+        ))),
+        Err(e) => {
+            error!(storage = %path.display(), "cannot prepare the storage directory: {e}");
+            Ok(None)
+        }
     }
 }

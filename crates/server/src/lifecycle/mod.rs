@@ -59,6 +59,7 @@ pub fn run(
     log: &LogHandle,
     options: RunOptions,
 ) -> Result<()> {
+    raise_open_files_limit();
     let listeners = Listeners::bind(&config)?;
     let mut readiness = if options.daemon { Some(daemon::daemonize()?) } else { None };
     let outcome = serve(config, listeners, handler, db, log, &mut readiness);
@@ -88,9 +89,10 @@ fn serve(
     }
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
-    if config.path.is_some() {
-        control::prepare_storage(&config.server.storage);
-    }
+    let _storage_lock = match config.path {
+        Some(_) => control::prepare_storage(&config.server.storage)?,
+        None => None,
+    };
     handler.send_late_answers(Arc::new(listeners.replier()?));
     let (main, requests) = std::sync::mpsc::channel();
     let control = Control::start(&config, db, Arc::clone(&handler), main.clone())?;
@@ -275,6 +277,25 @@ impl Steering<'_> {
         }
         if let Some(n) = &self.notifier {
             n.notify("READY=1");
+        }
+    }
+}
+
+/// Raises the soft limit on open files to the hard one, as Knot DNS and NSD do: TCP
+/// clients, zone files being read and transfers all take descriptors.
+fn raise_open_files_limit() {
+    let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit/setrlimit with a valid rlimit on the stack.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 && limit.rlim_cur < limit.rlim_max
+        {
+            limit.rlim_cur = limit.rlim_max;
+            if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) != 0 {
+                tracing::warn!(
+                    "cannot raise the open files limit: {}",
+                    std::io::Error::last_os_error()
+                );
+            }
         }
     }
 }
