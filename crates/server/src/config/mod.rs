@@ -10,6 +10,7 @@
 pub mod defences;
 pub mod report;
 pub mod values;
+pub mod xdp;
 pub mod xfr;
 
 use std::num::NonZeroUsize;
@@ -29,6 +30,7 @@ use tracing::level_filters::LevelFilter;
 use crate::error::{Error, Result};
 pub use defences::{CookieConfig, RrlConfig};
 pub use values::{ListenAddr, LogFormat, Toggle};
+pub use xdp::{XdpConfig, XdpMode, XdpQueues};
 pub use xfr::{Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan};
 
 /// Most errors one configuration file reports.
@@ -51,6 +53,8 @@ pub struct Config {
     pub rrl: RrlConfig,
     /// DNS cookies.
     pub cookies: CookieConfig,
+    /// The AF_XDP data plane (off by default).
+    pub xdp: XdpConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -453,8 +457,8 @@ struct TableReader {
 }
 
 /// The top-level keys, for the unknown-key hint.
-const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, `key`, \
-     `remote`, `acl`, `template`, `zone`";
+const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, `xdp`, \
+     `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -473,6 +477,7 @@ impl TableReader {
             "transfer" => self.one(&mut config.transfer, value),
             "rrl" => self.one(&mut config.rrl, value),
             "cookies" => self.one(&mut config.cookies, value),
+            "xdp" => self.one(&mut config.xdp, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

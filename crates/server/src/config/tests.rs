@@ -355,3 +355,22 @@ fn update_rules_are_checked() {
         assert!(message.starts_with("/etc/tern/ternd.toml:"), "{message}");
     }
 }
+
+#[test]
+fn xdp_section() {
+    let config = parse("").unwrap();
+    assert_eq!(config.xdp.interface, None, "off by default");
+    let config = parse("[xdp]\ninterface = \"eth0\"\n").unwrap();
+    assert_eq!(config.xdp.interface.as_deref(), Some("eth0"));
+    assert_eq!(config.xdp.queues, XdpQueues::All);
+    assert_eq!(config.xdp.mode, XdpMode::Auto);
+    let config =
+        parse("[xdp]\ninterface = \"eth0\"\nqueues = [0, 2]\nmode = \"generic\"\n").unwrap();
+    assert_eq!(config.xdp.queues, XdpQueues::List(vec![0, 2]));
+    assert_eq!(config.xdp.mode, XdpMode::Generic);
+    assert!(error("[xdp]\nqueues = \"some\"\n").contains("write `\"all\"`"));
+    assert!(error("[xdp]\nqueues = [1, 1]\n").contains("listed twice"));
+    assert!(error("[xdp]\nqueues = []\n").contains("1 to 256"));
+    assert!(error("[xdp]\nmode = \"fast\"\n").contains("unknown variant"));
+    assert!(error("[xdp]\ninterfce = \"eth0\"\n").contains("unknown field"));
+}
