@@ -65,7 +65,7 @@ big=$(printf 'x%.0s' $(seq 200))
   for i in $(seq 10); do echo "big TXT \"$i$big\""; done
 } >"$work/example.test.zone"
 
-start() { # start MODE: runs ternd in the server namespace, waits until it serves
+config() { # config MODE [SERVER-LINE]: writes the server's configuration
   cat >"$work/ternd.toml" <<EOF
 [server]
 listen = ["192.0.2.1:53", "[2001:db8::1]:53"]
@@ -73,6 +73,7 @@ udp-workers = 1
 tcp-workers = 1
 udp-payload-max = 4096
 storage = "$work/storage"
+${2:-}
 [xdp]
 interface = "veth0"
 mode = "$1"
@@ -80,6 +81,10 @@ mode = "$1"
 name = "example.test"
 file = "$work/example.test.zone"
 EOF
+}
+
+start() { # start MODE: runs ternd in the server namespace, waits until it serves
+  config "$1"
   : >"$log"
   ip netns exec "$srv" "$TERND" -c "$work/ternd.toml" >"$log" 2>&1 &
   pid=$!
@@ -162,4 +167,16 @@ ask @192.0.2.1 www.example.test A | grep -q "192.0.2.80" || fail "no answer in g
 stop TERM
 grep -q "xdp_queries=1 " "$log" || fail "generic mode did not answer through XDP"
 detached || fail "still attached at the end"
+echo "== --daemon: the forked daemon serves through XDP"
+config auto "pid-file = \"$work/ternd.pid\""
+printf '[log]\nfile = "%s"\n' "$log" >>"$work/ternd.toml"
+: >"$log"
+in_srv "$TERND" -c "$work/ternd.toml" --daemon || fail "the daemon did not start"
+pid=$(cat "$work/ternd.pid")
+ask @192.0.2.1 www.example.test A | grep -q "192.0.2.80" || fail "no answer from the daemon"
+kill -TERM "$pid"
+for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+pid=""
+grep -q "xdp_queries=1 " "$log" || fail "the daemon did not answer through XDP"
+detached || fail "still attached after the daemon stopped"
 echo "== tests/xdp: all passed"

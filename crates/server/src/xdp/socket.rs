@@ -67,9 +67,12 @@ pub struct Umem {
 }
 
 impl Umem {
+    /// Shared, not private: `--daemon` forks after the sockets are made, and the pages
+    /// the kernel pinned must stay the pages the daemon writes (a private mapping would
+    /// give the child copies of them).
     fn new() -> io::Result<Umem> {
         let len = FRAMES as usize * FRAME_SIZE as usize;
-        let flags = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_POPULATE;
+        let flags = libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_POPULATE;
         Ok(Umem { area: Mapping::new(len, flags, -1, 0)? })
     }
 
