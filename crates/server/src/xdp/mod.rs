@@ -282,6 +282,23 @@ impl<H: Handler> Worker<H> {
         }
         self.send_pending();
         tally.flush(&self.stats);
+        self.log_statistics();
+    }
+
+    /// Logs, once at the end, the frames the kernel could not hand over.
+    fn log_statistics(&self) {
+        let Ok(s) = self.socket.statistics() else { return };
+        let lost = s.rx_dropped + s.rx_ring_full + s.rx_invalid_descs + s.tx_invalid_descs;
+        if lost > 0 || s.rx_fill_ring_empty_descs > 0 {
+            tracing::info!(
+                queue = self.socket.queue,
+                rx_dropped = s.rx_dropped,
+                rx_ring_full = s.rx_ring_full,
+                fill_ring_empty = s.rx_fill_ring_empty_descs,
+                invalid = s.rx_invalid_descs + s.tx_invalid_descs,
+                "XDP socket statistics"
+            );
+        }
     }
 
     /// Kicks the kernel until the TX ring is sent or [`MAX_KICKS`] calls were made.
