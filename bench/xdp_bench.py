@@ -166,16 +166,22 @@ def gun(queries, qps, seconds):
 
 
 def measure(server, queries, qps, seconds):
-    usage = server.cpu_seconds()
+    user, system = server.cpu_split()
+    switches = server.context_switches()
     busy = [cpu_busy(c) for c in (SERVER_CPU, CLIENT_CPU)]
     sent, replies, gun_cpu, wall = gun(queries, qps, seconds)
-    usage = server.cpu_seconds() - usage
+    user_after, system_after = server.cpu_split()
+    user, system = user_after - user, system_after - system
+    usage = user + system
+    switches = server.context_switches() - switches
     after = [cpu_busy(c) for c in (SERVER_CPU, CLIENT_CPU)]
     (sb, st), (cb, ct) = [(a[0] - b[0], a[1] - b[1]) for a, b in zip(after, busy)]
     per = (lambda s: 1e6 * s / replies if replies else None)
     return {"sent_qps": sent / seconds, "replies_qps": replies / seconds,
             "answered": replies / sent if sent else 0,
-            "cpu_us": per(usage), "core_us": per(sb / peers.CLK_TCK),
+            "cpu_us": per(usage), "user_us": per(user), "sys_us": per(system),
+            "per_switch": replies / switches if switches else None,
+            "core_us": per(sb / peers.CLK_TCK),
             "server_core_busy": sb / st if st else 0, "gun_core_busy": cb / ct if ct else 0,
             "gun_cpu_share": gun_cpu / wall if wall else 0}
 
@@ -198,10 +204,11 @@ def session(kind, data, args, tern_bin, repeat):
             records.append(r)
             print(f"  {kind:9} {mode:5} {r['replies_qps']:>10.0f} replies/s "
                   f"({100 * r['answered']:.0f}% of {r['sent_qps']:.0f}) "
-                  f"{r['cpu_us'] or 0:6.2f} us/reply process, {r['core_us'] or 0:6.2f} core; "
-                  f"server core {100 * r['server_core_busy']:.0f}%, "
-                  f"gun core {100 * r['gun_core_busy']:.0f}% "
-                  f"(kxdpgun {100 * r['gun_cpu_share']:.0f}%)", flush=True)
+                  f"{r['cpu_us'] or 0:6.2f} us/reply ({r['user_us'] or 0:.2f} user), "
+                  f"{r['per_switch'] or 0:6.1f}/switch; CPU busy: server's "
+                  f"{100 * r['server_core_busy']:.0f}%, generator's "
+                  f"{100 * r['gun_core_busy']:.0f}% (kxdpgun itself "
+                  f"{100 * r['gun_cpu_share']:.0f}%)", flush=True)
         if kind.endswith("xdp") and "XDP" not in "".join(open(server.log_path, errors="replace")):
             print(f"  {kind}: the log does not mention XDP", flush=True)
     finally:

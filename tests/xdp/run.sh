@@ -30,6 +30,8 @@ log=$work/ternd.log
 pid=""
 cleanup() {
   [[ -n $pid ]] && kill -KILL "$pid" 2>/dev/null || true
+  # Whatever else this script started in its namespace (a daemon whose PID was not read).
+  for p in $(ip netns pids "$srv" 2>/dev/null); do kill -KILL "$p" 2>/dev/null || true; done
   ip netns del "$srv" 2>/dev/null || true
   ip netns del "$cli" 2>/dev/null || true
   rm -rf "$work"

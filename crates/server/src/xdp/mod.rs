@@ -301,15 +301,14 @@ impl<H: Handler> Worker<H> {
         }
     }
 
-    /// Kicks the kernel until the TX ring is sent or [`MAX_KICKS`] calls were made.
+    /// Kicks the kernel until the TX ring is sent or [`MAX_KICKS`] calls were made;
+    /// nothing when the ring is empty or the kernel needs no kick.
     fn send_pending(&self) {
-        if !self.socket.tx.needs_wakeup() {
-            return;
-        }
         for _ in 0..MAX_KICKS {
-            if self.socket.kick() {
-                break;
+            if self.socket.tx.pending() == 0 || !self.socket.tx.needs_wakeup() {
+                return;
             }
+            self.socket.kick();
         }
     }
 
@@ -343,6 +342,9 @@ impl<H: Handler> Worker<H> {
         free: &mut FreeFrames,
         scratch: &mut H::Scratch,
     ) -> usize {
+        for desc in descs {
+            self.socket.umem.prefetch(desc.addr);
+        }
         let mut found = [None; BATCH];
         for (slot, desc) in found.iter_mut().zip(descs) {
             *slot = self.socket.umem.received(desc.addr, desc.len).and_then(packet::parse);

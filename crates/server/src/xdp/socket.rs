@@ -93,6 +93,22 @@ impl Umem {
         })
     }
 
+    /// Starts loading the first bytes of the frame at `addr` into the cache: the kernel
+    /// wrote it, on a veth on another CPU, so the first read of its headers waits for
+    /// memory; prefetching a batch at once overlaps those waits.
+    pub fn prefetch(&self, addr: u64) {
+        #[cfg(target_arch = "x86_64")]
+        if let Ok(offset) = usize::try_from(addr) {
+            use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+            let at = self.area.base.as_ptr().wrapping_add(offset % self.area.len);
+            // SAFETY: a prefetch is only a hint: it reads nothing the program sees and
+            // cannot fault (the address is inside the mapping anyway).
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(at as *const i8) };
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = addr;
+    }
+
     /// A received frame (`addr`, `len`) and a whole other frame, `out`, to write into.
     /// `None` when out of bounds, or when both are in the same frame.
     pub fn received_and_out(
@@ -221,6 +237,12 @@ impl<T: Copy> ProducerRing<T> {
         ring.local = ring.local.wrapping_add(count.min(ring.held));
         ring.held = 0;
         ring.index(ring.producer).store(ring.local, Ordering::Release);
+    }
+
+    /// Slots submitted that the kernel has not consumed yet.
+    pub fn pending(&self) -> u32 {
+        let consumer = self.0.index(self.0.consumer).load(Ordering::Acquire);
+        self.0.local.wrapping_sub(consumer)
     }
 
     /// Whether the kernel asks to be woken (`XDP_RING_NEED_WAKEUP`).
@@ -383,8 +405,8 @@ impl XskSocket {
     }
 
     /// Tells the kernel to send what the TX ring holds (`sendto` with no data). Returns
-    /// `false` when the kernel stopped before the ring was empty (`EAGAIN`, the copy
-    /// path's budget per call) or the device was busy.
+    /// `false` when the kernel stopped before the ring was empty (`EAGAIN`: the copy
+    /// path sends up to 32 frames per call) or the device was busy.
     pub fn kick(&self) -> bool {
         // SAFETY: a `sendto` of no bytes to no address: no memory is passed.
         let rc = unsafe {
