@@ -5,6 +5,7 @@
 #     with correct UDP checksums (the client's kernel checks them: the answers come from
 #     AF_XDP without offload, so a wrong sum would be dropped and the query time out);
 #   * an answer larger than the MTU allows is truncated (TC), never fragmented;
+#   * cookies and rate limiting apply on the XDP path (a burst gets TC=1 slips);
 #   * TCP still answered by the socket path, ping (ICMP, ICMPv6, ARP, ND) untouched;
 #   * the program detached after SIGTERM, and after SIGKILL (the BPF link dies with the
 #     process), and attached again by the next start (generic mode that time).
@@ -67,7 +68,7 @@ big=$(printf 'x%.0s' $(seq 200))
   for i in $(seq 10); do echo "big TXT \"$i$big\""; done
 } >"$work/example.test.zone"
 
-config() { # config MODE [SERVER-LINE]: writes the server's configuration
+config() { # config MODE [SERVER-LINE] [MORE-TABLES]: writes the server's configuration
   cat >"$work/ternd.toml" <<EOF
 [server]
 listen = ["192.0.2.1:53", "[2001:db8::1]:53"]
@@ -82,11 +83,12 @@ mode = "$1"
 [[zone]]
 name = "example.test"
 file = "$work/example.test.zone"
+${3:-}
 EOF
 }
 
-start() { # start MODE: runs ternd in the server namespace, waits until it serves
-  config "$1"
+start() { # start MODE [MORE-TABLES]: runs ternd in the server namespace until it serves
+  config "$1" "" "${2:-}"
   : >"$log"
   ip netns exec "$srv" "$TERND" -c "$work/ternd.toml" >"$log" 2>&1 &
   pid=$!
@@ -132,6 +134,10 @@ ask @192.0.2.1 www.example.test A | grep -q "www.example.test.*A.*192.0.2.80" ||
 ask @2001:db8::1 www.example.test AAAA | grep -q "AAAA.*2001:db8::80" ||
   fail "no IPv6 UDP answer"
 
+echo "== cookies on the XDP path (a server cookie comes back)"
+ask @192.0.2.1 www.example.test A +cookie | grep -Eq "COOKIE: [0-9A-F]{48}" ||
+  fail "no server cookie in an answer through XDP"
+
 echo "== too large: truncated, not fragmented"
 out=$(ask @192.0.2.1 big.example.test TXT +bufsize=4096 +ignore)
 grep -q "Flags:.* tc" <<<"$out" || fail "a 2 KB answer over a 1500-byte MTU came without TC"
@@ -169,6 +175,35 @@ ask @192.0.2.1 www.example.test A | grep -q "192.0.2.80" || fail "no answer in g
 stop TERM
 grep -q "xdp_queries=1 " "$log" || fail "generic mode did not answer through XDP"
 detached || fail "still attached at the end"
+echo "== rate limiting on the XDP path: a burst of 40 gets some TC=1 slips, not 40 answers"
+start auto $'[rrl]\nrate = 2\nslip = 2'
+burst=$(in_cli python3 - <<'PY'
+import socket, struct
+name = b"\x03www\x07example\x04test\x00"
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1.0)
+for i in range(40):
+    s.sendto(struct.pack("!HHHHHH", i, 0, 1, 0, 0, 0) + name + b"\x00\x01\x00\x01",
+             ("192.0.2.1", 53))
+full = tc = 0
+try:
+    while True:
+        answer = s.recv(4096)
+        if answer[2] & 0x02:
+            tc += 1
+        else:
+            full += 1
+except OSError:
+    pass
+print(full, tc)
+PY
+)
+read -r full tc <<<"$burst"
+echo "answers $full, TC slips $tc of 40"
+((tc > 0 && full + tc < 40)) || fail "rate limiting did not apply through XDP ($burst)"
+stop TERM
+grep -q "xdp_queries=40 " "$log" || fail "the burst did not go through XDP"
+
 echo "== --daemon: the forked daemon serves through XDP"
 config auto "pid-file = \"$work/ternd.pid\""
 printf '[log]\nfile = "%s"\n' "$log" >>"$work/ternd.toml"
