@@ -3,12 +3,12 @@
 //! program to an interface with a BPF link.
 //!
 //! A BPF link (`BPF_LINK_CREATE` with `BPF_XDP`, Linux 5.9) rather than the older
-//! netlink attachment: the kernel detaches a link's program when the last descriptor of
-//! the link is closed, so the program goes when `ternd` exits, however it exits — a
-//! crash or `SIGKILL` leaves nothing attached for the next start to clean up
-//! (`Documentation/bpf/...`, "bpf_link"; the descriptors are close-on-exec). An
-//! interface that already has an XDP program attached by someone else is refused
-//! (`EBUSY`/`EEXIST`), never replaced.
+//! netlink attachment: the kernel releases a link, and detaches its program, when the
+//! last reference to it goes (`bpf_link_put` in `kernel/bpf/syscall.c`; ours are never
+//! pinned), so the program goes when `ternd` exits, however it exits — a crash or
+//! `SIGKILL` leaves nothing attached for the next start to clean up (the descriptors are
+//! close-on-exec, so no child keeps one). An interface that already has an XDP program
+//! attached by someone else is refused (`EBUSY`/`EEXIST`), never replaced.
 
 use std::ffi::CStr;
 use std::io;
