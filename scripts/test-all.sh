@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
             dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind \
-            systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg; do
+            systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg \
+            ping:iputils-ping ip:iproute2; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).

@@ -25,6 +25,8 @@ pub enum Error {
     Os { doing: &'static str, source: io::Error },
     /// The zone reload hook reported a failure.
     Reload(String),
+    /// The AF_XDP data plane cannot be set up (the socket path serves on).
+    Xdp(String),
 }
 
 /// The server crate's result type.
@@ -46,6 +48,7 @@ impl fmt::Display for Error {
             Error::Privileges(message) => write!(f, "cannot drop privileges: {message}"),
             Error::Os { doing, source } => write!(f, "{doing}: {source}"),
             Error::Reload(message) => write!(f, "reload failed: {message}"),
+            Error::Xdp(message) => write!(f, "XDP cannot be used: {message}"),
         }
     }
 }
@@ -56,7 +59,7 @@ impl std::error::Error for Error {
             Error::Bind { source, .. } | Error::File { source, .. } | Error::Os { source, .. } => {
                 Some(source)
             }
-            Error::Config(_) | Error::Privileges(_) | Error::Reload(_) => None,
+            Error::Config(_) | Error::Privileges(_) | Error::Reload(_) | Error::Xdp(_) => None,
         }
     }
 }

@@ -33,6 +33,7 @@ pub mod stats;
 pub mod tcp;
 pub mod udp;
 pub mod updates;
+pub mod xdp;
 
 pub use config::Config;
 pub use dns::EngineHandler;

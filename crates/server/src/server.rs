@@ -1,5 +1,6 @@
 //! Putting the data plane together: bind every socket (before privileges are dropped),
-//! start the UDP worker threads and the TCP runtime, and stop them again with a drain.
+//! set up the AF_XDP path when configured, start the UDP and XDP worker threads and the
+//! TCP runtime, and stop them again with a drain.
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -9,6 +10,7 @@ use std::time::Duration;
 
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
+use tracing::{error, info};
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -16,6 +18,7 @@ use crate::handler::Handler;
 use crate::stats::{Stats, StatsSnapshot};
 use crate::tcp::{self, ConnectionLimits, Shared, TcpSettings};
 use crate::udp::{self, UdpEndpoint, Worker};
+use crate::xdp::{self, XdpListeners};
 
 /// Most listen addresses (each UDP worker polls one socket per address).
 pub const MAX_LISTEN: usize = udp::MAX_SOCKETS;
@@ -27,6 +30,8 @@ pub struct Listeners {
     udp: Vec<Vec<UdpEndpoint>>,
     tcp: Vec<StdListener>,
     addrs: Vec<SocketAddr>,
+    /// The AF_XDP sockets and program, when `[xdp]` names an interface and it worked.
+    xdp: Option<XdpListeners>,
 }
 
 impl Listeners {
@@ -51,7 +56,8 @@ impl Listeners {
             tcp.push(tcp::bind(resolved, config.tcp.defer_accept)?);
             addrs.push(resolved);
         }
-        Ok(Listeners { udp, tcp, addrs })
+        let xdp = open_xdp(config, &addrs);
+        Ok(Listeners { udp, tcp, addrs, xdp })
     }
 
     /// Duplicates of one worker's UDP sockets, to send late answers from (updates).
@@ -64,6 +70,35 @@ impl Listeners {
     /// The bound addresses, ports resolved.
     pub fn addrs(&self) -> &[SocketAddr] {
         &self.addrs
+    }
+
+    /// Whether the AF_XDP path is set up.
+    pub fn has_xdp(&self) -> bool {
+        self.xdp.is_some()
+    }
+}
+
+/// Sets up the AF_XDP path when configured. A failure is logged and the socket path
+/// serves alone: XDP is an accelerator, not a requirement.
+fn open_xdp(config: &Config, addrs: &[SocketAddr]) -> Option<XdpListeners> {
+    let interface = config.xdp.interface.as_deref()?;
+    match XdpListeners::open(&config.xdp, addrs) {
+        Ok(xdp) => {
+            let zero_copy = xdp.sockets.iter().filter(|s| s.zero_copy).count();
+            info!(
+                interface,
+                mode = %xdp.attachment.mode,
+                queues = xdp.sockets.len(),
+                zero_copy_queues = zero_copy,
+                mtu = xdp.mtu,
+                "XDP attached: UDP to the listen addresses is served through AF_XDP"
+            );
+            Some(xdp)
+        }
+        Err(e) => {
+            error!("{e}; UDP is served through the sockets");
+            None
+        }
     }
 }
 
@@ -79,6 +114,8 @@ pub struct RunningServer {
     limits: Arc<ConnectionLimits>,
     stats: Arc<Stats>,
     drain_timeout: Duration,
+    /// The attached XDP program, detached (dropped) once the workers are stopped.
+    xdp: Option<xdp::Attachment>,
 }
 
 /// Starts the UDP workers and the TCP runtime on `listeners`, answering with `handler`.
@@ -103,6 +140,7 @@ pub fn start<H: Handler>(
         limits: tcp.limits,
         stats,
         drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
+        xdp: None,
     };
     let max_response = usize::try_from(config.server.udp_payload_max).unwrap_or(1232);
     for (n, endpoints) in listeners.udp.into_iter().enumerate() {
@@ -120,7 +158,37 @@ pub fn start<H: Handler>(
             thread.map_err(|source| Error::Os { doing: "starting a UDP worker", source })?;
         server.udp_threads.push(thread);
     }
+    if let Some(listeners) = listeners.xdp {
+        start_xdp(&mut server, listeners, &handler, max_response)?;
+    }
     Ok(server)
+}
+
+/// Starts one XDP worker per socket; their threads are joined with the UDP workers'.
+fn start_xdp<H: Handler>(
+    server: &mut RunningServer,
+    listeners: XdpListeners,
+    handler: &Arc<H>,
+    max_response: usize,
+) -> Result<()> {
+    server.xdp = Some(listeners.attachment);
+    for socket in listeners.sockets {
+        let queue = socket.queue;
+        let worker = xdp::Worker {
+            socket,
+            handler: Arc::clone(handler),
+            max_response,
+            mtu: listeners.mtu,
+            stop: Arc::clone(&server.stop),
+            stats: Arc::clone(&server.stats),
+        };
+        let thread = std::thread::Builder::new()
+            .name(format!("ternd-xdp-{queue}"))
+            .spawn(move || worker.run())
+            .map_err(|source| Error::Os { doing: "starting an XDP worker", source })?;
+        server.udp_threads.push(thread);
+    }
+    Ok(())
 }
 
 /// The TCP side once started.
@@ -215,6 +283,8 @@ impl RunningServer {
         for thread in self.udp_threads.drain(..) {
             let _ = thread.join();
         }
+        // Detached now: from here on the kernel answers what comes in (nothing listens).
+        self.xdp = None;
         let mut tcp_cut = 0;
         if let Some(runtime) = self.runtime.take() {
             let alive = &mut self.alive;

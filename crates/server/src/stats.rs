@@ -9,6 +9,8 @@ pub struct Stats {
     udp_received: AtomicU64,
     udp_sent: AtomicU64,
     udp_errors: AtomicU64,
+    xdp_received: AtomicU64,
+    xdp_sent: AtomicU64,
     tcp_accepted: AtomicU64,
     tcp_refused: AtomicU64,
     tcp_queries: AtomicU64,
@@ -28,6 +30,10 @@ pub struct StatsSnapshot {
     pub udp_sent: u64,
     /// Failed `recvmmsg` calls other than timeouts.
     pub udp_errors: u64,
+    /// UDP queries received on the AF_XDP path.
+    pub xdp_received: u64,
+    /// Answers put on the AF_XDP path's TX rings.
+    pub xdp_sent: u64,
     /// TCP connections accepted and served.
     pub tcp_accepted: u64,
     /// TCP connections closed at once because a connection limit was reached.
@@ -44,6 +50,11 @@ impl Stats {
     pub(crate) fn add_udp(&self, received: usize, sent: usize) {
         self.udp_received.fetch_add(received as u64, Relaxed);
         self.udp_sent.fetch_add(sent as u64, Relaxed);
+    }
+
+    pub(crate) fn add_xdp(&self, received: usize, sent: usize) {
+        self.xdp_received.fetch_add(received as u64, Relaxed);
+        self.xdp_sent.fetch_add(sent as u64, Relaxed);
     }
 
     pub(crate) fn add_udp_error(&self) {
@@ -86,6 +97,8 @@ impl Stats {
             udp_received: self.udp_received.load(Relaxed),
             udp_sent: self.udp_sent.load(Relaxed),
             udp_errors: self.udp_errors.load(Relaxed),
+            xdp_received: self.xdp_received.load(Relaxed),
+            xdp_sent: self.xdp_sent.load(Relaxed),
             tcp_accepted: self.tcp_accepted.load(Relaxed),
             tcp_refused: self.tcp_refused.load(Relaxed),
             tcp_queries: self.tcp_queries.load(Relaxed),

@@ -11,6 +11,7 @@ pub mod control;
 pub mod defences;
 pub mod report;
 pub mod values;
+pub mod xdp;
 pub mod xfr;
 
 use std::num::NonZeroUsize;
@@ -31,6 +32,7 @@ use crate::error::{Error, Result};
 pub use control::ControlConfig;
 pub use defences::{CookieConfig, RrlConfig};
 pub use values::{ListenAddr, LogFormat, Toggle};
+pub use xdp::{XdpConfig, XdpMode, XdpQueues};
 pub use xfr::{
     CatalogMember, CatalogRole, Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan,
 };
@@ -57,6 +59,8 @@ pub struct Config {
     pub cookies: CookieConfig,
     /// The control socket.
     pub control: ControlConfig,
+    /// The AF_XDP data plane (off by default).
+    pub xdp: XdpConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -555,7 +559,7 @@ struct TableReader {
 
 /// The top-level keys, for the unknown-key hint.
 const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `key`, `remote`, `acl`, `template`, `zone`";
+     `control`, `xdp`, `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -575,6 +579,7 @@ impl TableReader {
             "rrl" => self.one(&mut config.rrl, value),
             "cookies" => self.one(&mut config.cookies, value),
             "control" => self.one(&mut config.control, value),
+            "xdp" => self.one(&mut config.xdp, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

@@ -377,7 +377,9 @@ fn documented_section(table: &str) -> &'static str {
 /// `docs/configuration.md` (and so in ternd.toml(5), which is made from it).
 #[test]
 fn every_key_is_documented_where_its_table_is() {
-    for table in ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control"] {
+    for table in
+        ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp"]
+    {
         assert!(known_keys("").contains(&table.to_owned()), "{table}");
         let section = documented_section(&format!("[{table}]"));
         for key in known_keys(&format!("[{table}]")) {
@@ -391,5 +393,24 @@ fn every_key_is_documented_where_its_table_is() {
             assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
         }
     }
-    assert_eq!(known_keys("").len(), 13, "a new table: add it above");
+    assert_eq!(known_keys("").len(), 14, "a new table: add it above");
+}
+
+#[test]
+fn xdp_section() {
+    let config = parse("").unwrap();
+    assert_eq!(config.xdp.interface, None, "off by default");
+    let config = parse("[xdp]\ninterface = \"eth0\"\n").unwrap();
+    assert_eq!(config.xdp.interface.as_deref(), Some("eth0"));
+    assert_eq!(config.xdp.queues, XdpQueues::All);
+    assert_eq!(config.xdp.mode, XdpMode::Auto);
+    let config =
+        parse("[xdp]\ninterface = \"eth0\"\nqueues = [0, 2]\nmode = \"generic\"\n").unwrap();
+    assert_eq!(config.xdp.queues, XdpQueues::List(vec![0, 2]));
+    assert_eq!(config.xdp.mode, XdpMode::Generic);
+    assert!(error("[xdp]\nqueues = \"some\"\n").contains("write `\"all\"`"));
+    assert!(error("[xdp]\nqueues = [1, 1]\n").contains("listed twice"));
+    assert!(error("[xdp]\nqueues = []\n").contains("1 to 256"));
+    assert!(error("[xdp]\nmode = \"fast\"\n").contains("unknown variant"));
+    assert!(error("[xdp]\ninterfce = \"eth0\"\n").contains("unknown field"));
 }

@@ -370,6 +370,8 @@ fn stop(running: RunningServer, control: Control) {
     info!(
         udp_queries = stats.udp_received,
         udp_answers = stats.udp_sent,
+        xdp_queries = stats.xdp_received,
+        xdp_answers = stats.xdp_sent,
         tcp_connections = stats.tcp_accepted,
         tcp_queries = stats.tcp_queries,
         "stopped"
