@@ -35,6 +35,9 @@ pub enum ZoneCommand {
     },
     /// A transaction's step.
     Txn(TxnStep),
+    /// Sets and unsets applied at once, as a transaction of their own (the HTTP API's
+    /// RRset changes); an operator's open transaction is left alone.
+    Apply(Vec<TxnStep>),
 }
 
 /// A command's outcome: what was done, or why not.
@@ -47,7 +50,40 @@ impl Writer {
             ZoneCommand::Op(op) => self.op(op).await,
             ZoneCommand::Read { owner, rtype } => self.read(owner.as_ref(), rtype),
             ZoneCommand::Txn(step) => self.txn(step).await,
+            ZoneCommand::Apply(steps) => self.apply_steps(steps).await,
         }
+    }
+
+    /// Opens a transaction of its own for `steps` (only sets and unsets), commits it,
+    /// and puts back the transaction that was open, if any.
+    async fn apply_steps(&mut self, steps: Vec<TxnStep>) -> Outcome {
+        let open = self.txn.take();
+        let outcome = self.begin();
+        let outcome = match outcome {
+            Ok(_) => self.stage_all(steps).and(Ok(())),
+            Err(why) => Err(why),
+        };
+        let outcome = match outcome {
+            Ok(()) => self.commit_txn().await,
+            Err(why) => Err(why),
+        };
+        self.txn = open;
+        outcome
+    }
+
+    fn stage_all(&mut self, steps: Vec<TxnStep>) -> Outcome {
+        for step in steps {
+            match step {
+                TxnStep::Set { owner, ttl, rtype, rdata } => {
+                    self.stage_set(&owner, ttl, &rtype, &rdata)?
+                }
+                TxnStep::Unset { owner, rtype, rdata } => {
+                    self.stage_unset(&owner, rtype.as_deref(), rdata.as_deref())?
+                }
+                _ => return Err("only sets and unsets can be applied at once".into()),
+            };
+        }
+        Ok(String::new())
     }
 
     async fn op(&mut self, op: ZoneOp) -> Outcome {

@@ -202,7 +202,7 @@ async fn read_request(read: tokio::net::unix::OwnedReadHalf) -> Result<Request, 
 }
 
 /// Carries out one request.
-async fn handle(request: Request, context: &Context) -> Reply {
+pub async fn handle(request: Request, context: &Context) -> Reply {
     match request {
         Request::Status => Reply::Status(status(context)),
         Request::Stop => Reply::error("stop is answered before it is carried out"),

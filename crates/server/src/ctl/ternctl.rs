@@ -241,7 +241,7 @@ fn set_step(owner: String, rest: &[String]) -> Result<TxnStep, String> {
 
 /// The zone table `zone-add` sends: as it would be written in the configuration file,
 /// the file's path made absolute (the server's working directory is not ours).
-fn zone_table(
+pub fn zone_table(
     zone: &str,
     file: Option<&Path>,
     primaries: &[String],
