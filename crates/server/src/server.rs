@@ -1,5 +1,6 @@
-//! Putting the data plane together: bind every socket (before privileges are dropped),
-//! start the UDP worker threads and the TCP runtime, and stop them again with a drain.
+//! Putting the data plane together: bind every socket (before privileges are dropped;
+//! the HTTP listener's too), start the UDP worker threads and the TCP runtime, and stop
+//! them again with a drain.
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -27,6 +28,8 @@ pub struct Listeners {
     udp: Vec<Vec<UdpEndpoint>>,
     tcp: Vec<StdListener>,
     addrs: Vec<SocketAddr>,
+    /// The HTTP listener (`[http] listen`), until taken.
+    http: Option<StdListener>,
 }
 
 impl Listeners {
@@ -51,7 +54,13 @@ impl Listeners {
             tcp.push(tcp::bind(resolved, config.tcp.defer_accept)?);
             addrs.push(resolved);
         }
-        Ok(Listeners { udp, tcp, addrs })
+        let http = config.http.listen.map(crate::http::bind).transpose()?;
+        Ok(Listeners { udp, tcp, addrs, http })
+    }
+
+    /// Takes the HTTP listener, when `[http] listen` asked for one.
+    pub fn take_http(&mut self) -> Option<StdListener> {
+        self.http.take()
     }
 
     /// Duplicates of one worker's UDP sockets, to send late answers from (updates).
@@ -196,6 +205,11 @@ impl RunningServer {
     /// The counters as they are now.
     pub fn stats(&self) -> StatsSnapshot {
         self.stats.snapshot()
+    }
+
+    /// The TCP connection limits, which know the connections open.
+    pub fn connection_limits(&self) -> Arc<ConnectionLimits> {
+        Arc::clone(&self.limits)
     }
 
     /// TCP connections open now.

@@ -5,9 +5,10 @@
 //! is read on its own, so one file reports all its errors at once (up to
 //! [`MAX_ERRORS`]). The same [`Config`] is built by the quick command-line mode and by
 //! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`]; rate
-//! limiting and cookies in [`defences`].
+//! limiting and cookies in [`defences`]; the HTTP listener in [`http`].
 
 pub mod defences;
+pub mod http;
 pub mod report;
 pub mod values;
 pub mod xfr;
@@ -28,6 +29,7 @@ use tracing::level_filters::LevelFilter;
 
 use crate::error::{Error, Result};
 pub use defences::{CookieConfig, RrlConfig};
+pub use http::HttpConfig;
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xfr::{Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan};
 
@@ -51,6 +53,8 @@ pub struct Config {
     pub rrl: RrlConfig,
     /// DNS cookies.
     pub cookies: CookieConfig,
+    /// The HTTP listener (metrics).
+    pub http: HttpConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -453,8 +457,8 @@ struct TableReader {
 }
 
 /// The top-level keys, for the unknown-key hint.
-const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, `key`, \
-     `remote`, `acl`, `template`, `zone`";
+const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, `http`, \
+     `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -473,6 +477,7 @@ impl TableReader {
             "transfer" => self.one(&mut config.transfer, value),
             "rrl" => self.one(&mut config.rrl, value),
             "cookies" => self.one(&mut config.cookies, value),
+            "http" => self.one(&mut config.http, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

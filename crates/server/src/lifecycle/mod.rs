@@ -25,6 +25,8 @@ use crate::config::Config;
 use crate::control::{self, Control, Loading};
 use crate::dns::EngineHandler;
 use crate::error::{Error, Result};
+use crate::http::metrics::{Metrics, Sources};
+use crate::http::HttpState;
 use crate::logging::LogHandle;
 use crate::server::{self, Listeners, RunningServer};
 use daemon::Readiness;
@@ -62,7 +64,7 @@ pub fn run(
 /// Everything after binding (and detaching).
 fn serve(
     mut config: Config,
-    listeners: Listeners,
+    mut listeners: Listeners,
     handler: Arc<EngineHandler>,
     db: Arc<ZoneDb>,
     log: &LogHandle,
@@ -80,14 +82,22 @@ fn serve(
         control::prepare_storage(&config.server.storage);
     }
     handler.send_late_answers(Arc::new(listeners.replier()?));
-    let control = Control::start(&config, db, Arc::clone(&handler))?;
+    let http = listeners.take_http();
+    let control = Control::start(&config, Arc::clone(&db), Arc::clone(&handler))?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as
     // soon as it is loaded, so one big zone does not hold up the others.
     let loading = control.apply(&config);
     // A thread: after the fork and the signal mask, as every other.
     handler.start_reports();
-    let running = server::start(&config, listeners, handler)?;
+    let running = server::start(&config, listeners, Arc::clone(&handler))?;
+    if let Some(listener) = http {
+        let state = http_state(&config, &running, handler, db);
+        if let Err(e) = crate::http::spawn(&control.handle(), listener, state) {
+            stop(running, control);
+            return Err(e);
+        }
+    }
     info!(
         listen = %addrs.join(" "),
         udp_workers = config.udp_workers(),
@@ -131,6 +141,24 @@ fn serve(
     stop(running, control);
     drop(pid_file);
     Ok(())
+}
+
+/// What the HTTP server serves from.
+fn http_state(
+    config: &Config,
+    running: &RunningServer,
+    handler: Arc<EngineHandler>,
+    zones: Arc<ZoneDb>,
+) -> Arc<HttpState> {
+    let metrics = config.http.metrics.then(|| {
+        Metrics::new(Sources {
+            stats: running.shared_stats(),
+            connections: running.connection_limits(),
+            handler,
+            zones,
+        })
+    });
+    Arc::new(HttpState { metrics })
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while
