@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
-            dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind; do
+            dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind \
+            promtool:prometheus; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).

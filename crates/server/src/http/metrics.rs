@@ -249,3 +249,51 @@ fn control_plane(e: &mut DescriptorEncoder, c: &ControlCounters) -> fmt::Result 
     let journals = c.journals().into_iter().map(|(zone, size)| (label("zone", zone), size));
     family(e, ("journal_bytes", "Each zone's journal size.", MetricType::Gauge), journals)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Config;
+    use crate::handler::{Handler, RequestContext, Transport};
+
+    #[test]
+    fn a_scrape_adds_up_the_workers_and_names_every_family() {
+        let config = Config::built_in(Vec::new(), Vec::new()).unwrap();
+        let zones = Arc::new(ZoneDb::new());
+        let handler = Arc::new(EngineHandler::new(&config, Arc::clone(&zones)));
+        let ctx = RequestContext {
+            transport: Transport::Tcp,
+            client: "127.0.0.1:5300".parse().unwrap(),
+            local: "127.0.0.1:53".parse().unwrap(),
+            max_response: 65535,
+            keepalive: None,
+        };
+        // Two workers, one query each (a FORMERR: too short for a question).
+        for _ in 0..2 {
+            let mut scratch = handler.new_scratch();
+            let mut batch = handler.begin_batch(&mut scratch);
+            let query = [0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0];
+            let _ = handler.handle(&mut batch, &query, &ctx, &mut [0u8; 65535]);
+        }
+        let metrics = Metrics::new(Sources {
+            stats: Arc::default(),
+            connections: ConnectionLimits::new(10, 10),
+            handler,
+            zones,
+        });
+        let text = metrics.render().unwrap();
+        assert!(text.contains("tern_queries_total{transport=\"tcp\"} 2\n"), "{text}");
+        for family in [
+            "tern_responses_total",
+            "tern_response_size_bytes_bucket",
+            "tern_tcp_connections 0",
+            "tern_rrl_limited_total",
+            "tern_zones 0",
+            "tern_zone_load_duration_seconds_count",
+            "tern_transfer_duration_seconds_bucket",
+            "tern_updates_total",
+        ] {
+            assert!(text.contains(family), "{family} missing: {text}");
+        }
+    }
+}
