@@ -1,5 +1,6 @@
 //! The process lifecycle of `ternd`: bind, detach, write the PID file, drop privileges,
-//! start the control plane and the workers, and react to signals until asked to stop.
+//! start the control plane, the workers and the HTTP server (`[http]`), and react to
+//! signals until asked to stop.
 //!
 //! Order matters: sockets are bound while still root (ports below 1024); the fork of
 //! `--daemon` happens before any thread exists; privileges are dropped before zones
@@ -91,12 +92,9 @@ fn serve(
     // A thread: after the fork and the signal mask, as every other.
     handler.start_reports();
     let running = server::start(&config, listeners, Arc::clone(&handler))?;
-    if let Some(listener) = http {
-        let state = http_state(&config, &running, handler, db);
-        if let Err(e) = crate::http::spawn(&control.handle(), listener, state) {
-            stop(running, control);
-            return Err(e);
-        }
+    if let Err(e) = start_http(http, &config, (&running, &control), handler, db) {
+        stop(running, control);
+        return Err(e);
     }
     info!(
         listen = %addrs.join(" "),
@@ -143,13 +141,16 @@ fn serve(
     Ok(())
 }
 
-/// What the HTTP server serves from.
-fn http_state(
+/// Serves HTTP on `listener` (when `[http] listen` gave one) with the control plane's
+/// runtime, from the running server's counters.
+fn start_http(
+    listener: Option<std::net::TcpListener>,
     config: &Config,
-    running: &RunningServer,
+    (running, control): (&RunningServer, &Control),
     handler: Arc<EngineHandler>,
     zones: Arc<ZoneDb>,
-) -> Arc<HttpState> {
+) -> Result<()> {
+    let Some(listener) = listener else { return Ok(()) };
     let metrics = config.http.metrics.then(|| {
         Metrics::new(Sources {
             stats: running.shared_stats(),
@@ -158,7 +159,7 @@ fn http_state(
             zones,
         })
     });
-    Arc::new(HttpState { metrics })
+    crate::http::spawn(&control.handle(), listener, Arc::new(HttpState { metrics }))
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while
