@@ -314,8 +314,8 @@ impl MessageStream for TransferStream {
     }
 }
 
-/// Counts what `outcome` answered (a transfer: its question alone; its messages are
-/// counted by the transfer counters).
+/// Counts the query and what `outcome` answered (a transfer: its question, and the
+/// query as unanswered; its messages are counted by the transfer counters).
 #[inline]
 fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
     match *outcome {
@@ -329,12 +329,13 @@ fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
                 _ => tern_wire::Rtype::IXFR,
             };
             counters.question(qtype, false);
+            counters.unanswered(transport);
         }
         Outcome::Notified { len, .. } => {
             let rcode = tern_wire::Rcode::NOERROR;
             counters.answer(Answer { transport, rcode, len, truncated: false });
         }
-        _ => {}
+        Outcome::Dropped | Outcome::Update(_) => counters.unanswered(transport),
     }
 }
 
@@ -427,7 +428,6 @@ impl Handler for EngineHandler {
         let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
         let EngineScratch { table, ahead, cookies, limits, counters } = scratch;
         let counters = &**counters;
-        counters.query(ctx.transport);
         let request = Request {
             message: query,
             transport,
@@ -446,9 +446,12 @@ impl Handler for EngineHandler {
                         counters.question(qtype, dnssec_ok);
                         let limited = Limited { rrl, limits, now: batch.now };
                         let answer = Answer { transport: ctx.transport, rcode, len, truncated };
-                        let sent = self.limit(limited, &report, &request, answer, out, table)?;
-                        counters.answer(sent);
-                        return Some(sent.len);
+                        let sent = self.limit(limited, &report, &request, answer, out, table);
+                        match sent {
+                            Some(sent) => counters.answer(sent),
+                            None => counters.unanswered(ctx.transport),
+                        }
+                        return sent.map(|sent| sent.len);
                     }
                     (other, _) => other,
                 }

@@ -47,37 +47,43 @@ pub fn size_bound(index: usize) -> u64 {
     32 << index
 }
 
-/// The slot of `qtype` in the by-type count.
+/// Types up to this value find their slot in [`QTYPE_TABLE`]; every higher one is
+/// `other`.
+const QTYPE_TABLE_LEN: usize = 259;
+
+/// The slot of each type below [`QTYPE_TABLE_LEN`], made at compile time from
+/// [`QTYPES`]: one load per query instead of a chain of comparisons. (Indexing here is
+/// evaluated by the compiler: out of bounds would fail the build.)
+#[allow(clippy::indexing_slicing)]
+static QTYPE_TABLE: [u8; QTYPE_TABLE_LEN] = {
+    let mut table = [QTYPES.len() as u8; QTYPE_TABLE_LEN];
+    let mut i = 0;
+    while i < QTYPES.len() {
+        let code = QTYPES[i].0 as usize;
+        if code < QTYPE_TABLE_LEN {
+            table[code] = i as u8;
+        }
+        i += 1;
+    }
+    table
+};
+
+/// The slot of `qtype` in the by-type count (the last entry of the table, 258, is not
+/// a listed type: higher types share it).
 #[inline]
 pub fn qtype_index(qtype: Rtype) -> usize {
-    match qtype {
-        Rtype::A => 0,
-        Rtype::AAAA => 1,
-        Rtype::NS => 2,
-        Rtype::SOA => 3,
-        Rtype::MX => 4,
-        Rtype::TXT => 5,
-        Rtype::CNAME => 6,
-        Rtype::PTR => 7,
-        Rtype::SRV => 8,
-        Rtype::DS => 9,
-        Rtype::DNSKEY => 10,
-        Rtype::HTTPS => 11,
-        Rtype::SVCB => 12,
-        Rtype::CAA => 13,
-        Rtype::ANY => 14,
-        Rtype::AXFR => 15,
-        Rtype::IXFR => 16,
-        _ => QTYPES.len(),
-    }
+    let code = usize::from(qtype.0).min(QTYPE_TABLE_LEN - 1);
+    QTYPE_TABLE.get(code).map_or(QTYPES.len(), |&slot| usize::from(slot))
 }
 
-/// The size bucket of an answer of `len` bytes: the smallest power of two from 32 up
-/// that holds it, found from the length's bit count without a loop.
+/// The size bucket of an answer of `len` bytes, 1 to 65536 (a DNS message is at most
+/// 65535): the smallest power of two from 32 up that holds it, found from the bit count
+/// of `len - 1` (at least 5 bits) without a loop or a branch. Other lengths give an
+/// index past the buckets, which [`WorkerCounters::answer`] masks into unused slots.
 #[inline]
 pub fn size_index(len: usize) -> usize {
-    let bits = usize::BITS - (len.max(1) - 1).leading_zeros();
-    (bits as usize).saturating_sub(5).min(SIZE_BUCKETS - 1)
+    let bits = usize::BITS - (len.wrapping_sub(1) | 31).leading_zeros();
+    bits as usize - 5
 }
 
 /// The slot of `transport` in by-transport counts.
@@ -88,6 +94,13 @@ fn transport_index(transport: Transport) -> usize {
         Transport::Tcp => 1,
     }
 }
+
+/// Slots of each array of a worker's counters: a power of two at least as large as
+/// every count it holds, so that an index masked with `SLOTS - 1` is in bounds without
+/// a check the compiler has to keep.
+const SLOTS: usize = 32;
+const _: () = assert!(2 * 16 <= SLOTS && RCODE_SLOTS <= SLOTS && QTYPE_SLOTS <= SLOTS);
+const _: () = assert!(SIZE_BUCKETS <= 16);
 
 /// What is counted of one answer sent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,23 +116,28 @@ pub struct Answer {
 }
 
 /// One worker's counters (see the module comment). Written by its worker alone.
+///
+/// A query is counted once: by the size bucket of its answer, or, without one, as
+/// unanswered; the queries received are the two added up when scraped.
 #[repr(align(64))]
 #[derive(Debug, Default)]
 pub struct WorkerCounters {
-    queries: [AtomicU64; 2],
-    qtypes: [AtomicU64; QTYPE_SLOTS],
-    dnssec_ok: AtomicU64,
-    rcodes: [AtomicU64; RCODE_SLOTS],
-    truncated: [AtomicU64; 2],
-    sizes: [[AtomicU64; SIZE_BUCKETS]; 2],
+    /// By size bucket, UDP's (slots 0 to 15) then TCP's (16 to 31).
+    sizes: [AtomicU64; SLOTS],
+    rcodes: [AtomicU64; SLOTS],
+    qtypes: [AtomicU64; SLOTS],
     size_sums: [AtomicU64; 2],
+    truncated: [AtomicU64; 2],
+    unanswered: [AtomicU64; 2],
+    dnssec_ok: AtomicU64,
 }
 
 impl WorkerCounters {
-    /// Counts a query received on `transport`, whatever becomes of it.
+    /// Counts a query received on `transport` that no answer counted by
+    /// [`answer`](Self::answer) follows (dropped, a transfer, an update).
     #[inline]
-    pub fn query(&self, transport: Transport) {
-        if let Some(counter) = self.queries.get(transport_index(transport)) {
+    pub fn unanswered(&self, transport: Transport) {
+        if let Some(counter) = self.unanswered.get(transport_index(transport) & 1) {
             bump(counter, 1);
         }
     }
@@ -127,27 +145,32 @@ impl WorkerCounters {
     /// Counts the question of a query answered: its type, and whether it set DO.
     #[inline]
     pub fn question(&self, qtype: Rtype, dnssec_ok: bool) {
-        if let Some(counter) = self.qtypes.get(qtype_index(qtype)) {
+        if let Some(counter) = self.qtypes.get(qtype_index(qtype) & (SLOTS - 1)) {
             bump(counter, 1);
         }
-        bump(&self.dnssec_ok, u64::from(dnssec_ok));
+        if dnssec_ok {
+            bump(&self.dnssec_ok, 1);
+        }
     }
 
-    /// Counts an answer sent: its rcode, its size, and TC.
+    /// Counts an answer sent (and so its query): its rcode, its size, and TC.
     #[inline]
     pub fn answer(&self, answer: Answer) {
-        let t = transport_index(answer.transport);
-        if let Some(counter) = self.rcodes.get(rcode_index(answer.rcode)) {
+        let t = transport_index(answer.transport) & 1;
+        if let Some(counter) = self.rcodes.get(rcode_index(answer.rcode) & (SLOTS - 1)) {
             bump(counter, 1);
         }
-        if let Some(counter) = self.sizes.get(t).and_then(|s| s.get(size_index(answer.len))) {
+        let size = (t << 4 | size_index(answer.len)) & (SLOTS - 1);
+        if let Some(counter) = self.sizes.get(size) {
             bump(counter, 1);
         }
         if let Some(sum) = self.size_sums.get(t) {
             bump(sum, answer.len as u64);
         }
-        if let Some(counter) = self.truncated.get(t) {
-            bump(counter, u64::from(answer.truncated));
+        if answer.truncated {
+            if let Some(counter) = self.truncated.get(t) {
+                bump(counter, 1);
+            }
         }
     }
 }
@@ -202,13 +225,16 @@ impl QueryTotals {
                 *t += c.load(Relaxed);
             }
         };
-        add(&mut self.queries, &slot.queries);
+        add(&mut self.queries, &slot.unanswered);
+        // `add` stops at the shorter of the two: the slots past a count's end are unused.
         add(&mut self.qtypes, &slot.qtypes);
         self.dnssec_ok += slot.dnssec_ok.load(Relaxed);
         add(&mut self.rcodes, &slot.rcodes);
         add(&mut self.truncated, &slot.truncated);
-        for (total, counters) in self.sizes.iter_mut().zip(&slot.sizes) {
-            add(total, counters);
+        for (t, (total, queries)) in self.sizes.iter_mut().zip(&mut self.queries).enumerate() {
+            let buckets = slot.sizes.get(t << 4..(t << 4) + SIZE_BUCKETS).unwrap_or(&[]);
+            add(total, buckets);
+            *queries += buckets.iter().map(|c| c.load(Relaxed)).sum::<u64>();
         }
         add(&mut self.size_sums, &slot.size_sums);
     }
@@ -220,17 +246,24 @@ mod tests {
 
     #[test]
     fn sizes_fall_in_power_of_two_buckets() {
-        for (len, bucket) in [(0, 0), (1, 0), (32, 0), (33, 1), (64, 1), (65, 2), (512, 4)] {
+        for (len, bucket) in [(1, 0), (32, 0), (33, 1), (64, 1), (65, 2), (512, 4)] {
             assert_eq!(size_index(len), bucket, "{len}");
         }
         assert_eq!(size_index(1232), 6);
         assert_eq!(size_bound(6), 2048);
         assert_eq!(size_index(65535), SIZE_BUCKETS - 1);
-        assert_eq!(size_index(usize::MAX), SIZE_BUCKETS - 1);
-        for len in 1..70000usize {
+        assert_eq!(size_index(65536), SIZE_BUCKETS - 1);
+        for len in 1..=65536usize {
             let i = size_index(len);
-            assert!(len as u64 <= size_bound(i) || i == SIZE_BUCKETS - 1);
+            assert!(len as u64 <= size_bound(i), "{len}");
             assert!(i == 0 || len as u64 > size_bound(i - 1), "{len}");
+        }
+        // Past DNS's lengths: counted in no bucket, but in bounds.
+        let counters = WorkerCounters::default();
+        for len in [0, 65537, usize::MAX] {
+            let answer =
+                Answer { transport: Transport::Tcp, rcode: Rcode::NOERROR, len, truncated: false };
+            counters.answer(answer);
         }
     }
 
@@ -240,6 +273,9 @@ mod tests {
             assert_eq!(qtype_index(*qtype), i);
         }
         assert_eq!(qtype_index(Rtype(65280)), QTYPES.len());
+        assert_eq!(qtype_index(Rtype(0)), QTYPES.len());
+        assert_eq!(qtype_index(Rtype(258)), QTYPES.len());
+        assert_eq!(qtype_index(Rtype(259)), QTYPES.len());
     }
 
     #[test]
@@ -247,7 +283,6 @@ mod tests {
         let counters = QueryCounters::default();
         let (a, b) = (counters.register(), counters.register());
         assert_eq!(std::mem::align_of::<WorkerCounters>(), 64);
-        a.query(Transport::Udp);
         a.question(Rtype::AAAA, true);
         a.answer(Answer {
             transport: Transport::Udp,
@@ -255,8 +290,7 @@ mod tests {
             len: 100,
             truncated: false,
         });
-        b.query(Transport::Tcp);
-        b.query(Transport::Udp);
+        b.unanswered(Transport::Tcp);
         b.question(Rtype(999), false);
         b.answer(Answer {
             transport: Transport::Udp,
