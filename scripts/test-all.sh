@@ -9,7 +9,8 @@ need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
             dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind \
             systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg \
-            ping:iputils-ping ip:iproute2; do
+            ping:iputils-ping ip:iproute2 \
+            promtool:prometheus; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).

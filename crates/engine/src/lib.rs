@@ -135,6 +135,11 @@ pub enum Outcome {
         rcode: Rcode,
         /// Whether TC is set.
         truncated: bool,
+        /// The type asked for (0 when the query had no question that could be read),
+        /// for the server's counters.
+        qtype: Rtype,
+        /// Whether the query set the DO bit (RFC 3225), for the server's counters.
+        dnssec_ok: bool,
     },
     /// No response is to be sent (not a query, or too short to answer).
     Dropped,
@@ -508,7 +513,9 @@ impl Engine {
             signed.sign(&mut resp.writer, request);
         }
         let truncated = resp.is_truncated();
-        Outcome::Answered { len: resp.writer.len(), rcode, truncated }
+        let len = resp.writer.len();
+        let (qtype, dnssec_ok) = query.counted();
+        Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok }
     }
 }
 

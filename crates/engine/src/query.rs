@@ -78,6 +78,14 @@ impl Query<'_> {
         let notify_or_update = self.flags.opcode().0 & !1 == tern_wire::Opcode::NOTIFY.0;
         self.tsig.is_some() || notify_or_update || transfer
     }
+
+    /// What the server counts of a query: the type asked for (0 without a question)
+    /// and whether it set the DO bit.
+    #[inline]
+    pub fn counted(&self) -> (Rtype, bool) {
+        let qtype = self.question.as_ref().map_or(Rtype(0), |q| q.qtype);
+        (qtype, self.edns.is_some_and(|e| e.dnssec_ok))
+    }
 }
 
 /// Reads a query. `None` means no answer at all: shorter than a header, or a response

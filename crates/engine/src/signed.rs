@@ -234,7 +234,10 @@ impl Ctx<'_> {
         let mut transfer = self.stream(q, Arc::clone(&zone), Some(change));
         let limit = self.engine.size_limit(self.query, Transport::Udp);
         match transfer.single_message(out, table, limit) {
-            Some(len) => Outcome::Answered { len, rcode: Rcode::NOERROR, truncated: false },
+            Some(len) => {
+                let (qtype, dnssec_ok) = self.query.counted();
+                Outcome::Answered { len, rcode: Rcode::NOERROR, truncated: false, qtype, dnssec_ok }
+            }
             None => self.soa_only(&zone, out, table),
         }
     }

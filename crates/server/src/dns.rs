@@ -12,6 +12,9 @@
 //! the secrets ([`Cookies`]). With rate limiting on, each UDP answer is then judged by
 //! the [`Limiter`] (with the time read once per batch) unless the query showed a valid
 //! server cookie, and sent, dropped or replaced by a short answer.
+//!
+//! Each query, and each answer sent, is counted in the worker's own slot of
+//! [`QueryCounters`] (a few relaxed stores into memory no other thread writes).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
@@ -26,6 +29,8 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tracing::{info, warn};
 
 use crate::config::Config;
+use crate::counters::control::{control, Direction};
+use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
@@ -52,6 +57,8 @@ pub struct EngineHandler {
     updates: OnceLock<mpsc::Sender<UpdateTask>>,
     /// The sockets UDP answers to updates leave from.
     replier: OnceLock<Arc<Replier>>,
+    /// Every worker's counters.
+    counters: Arc<QueryCounters>,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -67,6 +74,8 @@ pub struct EngineScratch {
     cookies: Option<Cookies>,
     /// The worker's rate-limiting counts.
     limits: WorkerLimits,
+    /// The worker's counters, which it alone writes.
+    counters: Arc<WorkerCounters>,
 }
 
 /// What one batch holds: the zone set as it was when the batch began, the contents of
@@ -126,7 +135,13 @@ impl EngineHandler {
             rrl: Limiter::new(&config.rrl, seed),
             updates: OnceLock::new(),
             replier: OnceLock::new(),
+            counters: Arc::default(),
         }
+    }
+
+    /// Every worker's query counters.
+    pub fn query_counters(&self) -> Arc<QueryCounters> {
+        Arc::clone(&self.counters)
     }
 
     /// Starts logging what rate limiting does (a thread; call once the process is
@@ -222,6 +237,7 @@ impl EngineHandler {
                 None
             }
             Err(_) => {
+                control().transfer_failed(Direction::Out);
                 warn!(zone = %transfer.origin(), peer = %peer, "transfer refused: too many transfers out (max-outgoing)");
                 transfer.refusal(out, &mut batch.scratch.table, Rcode::SERVFAIL)
             }
@@ -237,26 +253,28 @@ struct Limited<'a> {
 }
 
 impl EngineHandler {
-    /// Sends, drops or replaces the UDP answer of `len` bytes in `out` as rate limiting
-    /// says. A query with a valid server cookie is not limited: the client is at the
-    /// address it claims.
+    /// Sends, drops or replaces the UDP answer in `out` as rate limiting says; returns
+    /// the answer sent. A query with a valid server cookie is not limited: the client
+    /// is at the address it claims.
     fn limit(
         &self,
         limited: Limited<'_>,
         report: &Report,
         request: &Request<'_>,
-        len: usize,
+        answer: Answer,
         out: &mut [u8],
         table: &mut CompressionTable,
-    ) -> Option<usize> {
+    ) -> Option<Answer> {
         if report.cookie == CookieSeen::Valid {
-            return Some(len);
+            return Some(answer);
         }
         match limited.rrl.judge(limited.limits, limited.now, request.client, report) {
-            Verdict::Send => Some(len),
+            Verdict::Send => Some(answer),
             Verdict::Drop => None,
             Verdict::Short(short) => match self.engine.answer_short(request, short, out, table) {
-                Outcome::Answered { len, .. } => Some(len),
+                Outcome::Answered { len, rcode, truncated, .. } => {
+                    Some(Answer { len, rcode, truncated, ..answer })
+                }
                 _ => None,
             },
         }
@@ -282,14 +300,42 @@ impl MessageStream for TransferStream {
     fn finished(self: Box<Self>, complete: bool) {
         let t = &self.transfer;
         let stats = t.stats();
-        let elapsed_ms = u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let elapsed = self.started.elapsed();
+        let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let from = t.from_serial().map_or_else(|| "-".to_owned(), |s| s.to_string());
         let kind = format!("{:?}", t.kind());
         if complete {
+            control().transfer_done(Direction::Out, stats.bytes, elapsed);
             info!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out done");
         } else {
+            control().transfer_failed(Direction::Out);
             warn!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out cut short: the client did not take it");
         }
+    }
+}
+
+/// Counts the query and what `outcome` answered (a transfer: its question, and the
+/// query as unanswered; its messages are counted by the transfer counters).
+#[inline]
+fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
+    match *outcome {
+        Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok } => {
+            counters.question(qtype, dnssec_ok);
+            counters.answer(Answer { transport, rcode, len, truncated });
+        }
+        Outcome::Transfer(ref transfer) => {
+            let qtype = match transfer.kind() {
+                tern_engine::xfr::Kind::Axfr => tern_wire::Rtype::AXFR,
+                _ => tern_wire::Rtype::IXFR,
+            };
+            counters.question(qtype, false);
+            counters.unanswered(transport);
+        }
+        Outcome::Notified { len, .. } => {
+            let rcode = tern_wire::Rcode::NOERROR;
+            counters.answer(Answer { transport, rcode, len, truncated: false });
+        }
+        Outcome::Dropped | Outcome::Update(_) => counters.unanswered(transport),
     }
 }
 
@@ -342,6 +388,7 @@ impl Handler for EngineHandler {
             ahead: Default::default(),
             cookies: self.cookies.clone().map(Cookies::new),
             limits: WorkerLimits::default(),
+            counters: self.counters.register(),
         }
     }
 
@@ -379,7 +426,8 @@ impl Handler for EngineHandler {
         let turn = batch.next_answer;
         batch.next_answer = (turn + 1) % RING;
         let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
-        let EngineScratch { table, ahead, cookies, limits } = scratch;
+        let EngineScratch { table, ahead, cookies, limits, counters } = scratch;
+        let counters = &**counters;
         let request = Request {
             message: query,
             transport,
@@ -394,14 +442,22 @@ impl Handler for EngineHandler {
             None => self.engine.answer_with(zones, pins, &request, ahead, out, table),
             Some(rrl) => {
                 match self.engine.answer_reported(zones, pins, &request, ahead, out, table) {
-                    (Outcome::Answered { len, .. }, report) => {
+                    (Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok }, report) => {
+                        counters.question(qtype, dnssec_ok);
                         let limited = Limited { rrl, limits, now: batch.now };
-                        return self.limit(limited, &report, &request, len, out, table);
+                        let answer = Answer { transport: ctx.transport, rcode, len, truncated };
+                        let sent = self.limit(limited, &report, &request, answer, out, table);
+                        match sent {
+                            Some(sent) => counters.answer(sent),
+                            None => counters.unanswered(ctx.transport),
+                        }
+                        return sent.map(|sent| sent.len);
                     }
                     (other, _) => other,
                 }
             }
         };
+        count(counters, ctx.transport, &outcome);
         match outcome {
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,

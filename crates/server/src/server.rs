@@ -1,6 +1,6 @@
-//! Putting the data plane together: bind every socket (before privileges are dropped),
-//! set up the AF_XDP path when configured, start the UDP and XDP worker threads and the
-//! TCP runtime, and stop them again with a drain.
+//! Putting the data plane together: bind every socket (before privileges are dropped;
+//! the HTTP listener's too), set up the AF_XDP path when configured, start the UDP and
+//! XDP worker threads and the TCP runtime, and stop them again with a drain.
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +32,8 @@ pub struct Listeners {
     addrs: Vec<SocketAddr>,
     /// The AF_XDP sockets and program, when `[xdp]` names an interface and it worked.
     xdp: Option<XdpListeners>,
+    /// The HTTP listener (`[http] listen`), until taken.
+    http: Option<StdListener>,
 }
 
 impl Listeners {
@@ -57,7 +59,13 @@ impl Listeners {
             addrs.push(resolved);
         }
         let xdp = open_xdp(config, &addrs);
-        Ok(Listeners { udp, tcp, addrs, xdp })
+        let http = config.http.listen.map(crate::http::bind).transpose()?;
+        Ok(Listeners { udp, tcp, addrs, xdp, http })
+    }
+
+    /// Takes the HTTP listener, when `[http] listen` asked for one.
+    pub fn take_http(&mut self) -> Option<StdListener> {
+        self.http.take()
     }
 
     /// Duplicates of one worker's UDP sockets, to send late answers from (updates).
@@ -264,6 +272,11 @@ impl RunningServer {
     /// The counters as they are now.
     pub fn stats(&self) -> StatsSnapshot {
         self.stats.snapshot()
+    }
+
+    /// The TCP connection limits, which know the connections open.
+    pub fn connection_limits(&self) -> Arc<ConnectionLimits> {
+        Arc::clone(&self.limits)
     }
 
     /// TCP connections open now.

@@ -9,6 +9,7 @@
 //!
 //! A task dropped without an answer (its zone removed, the server stopping, a queue
 //! full) answers SERVFAIL on its way out, so no client is left waiting for nothing.
+//! Every answer is counted by its rcode ([`crate::counters::control`]).
 
 use std::net::SocketAddr;
 use std::sync::mpsc as std_mpsc;
@@ -19,6 +20,7 @@ use tern_engine::UpdateRequest;
 use tern_wire::Rcode;
 use tracing::debug;
 
+use crate::counters::control::control;
 use crate::dns::unix_now;
 use crate::handler::MessageStream;
 use crate::udp::reply::Replier;
@@ -74,11 +76,14 @@ impl UpdateTask {
     /// client's key.
     pub fn relay(mut self, message: Vec<u8>) {
         self.request = None;
+        let rcode = message.get(3).map_or(Rcode::SERVFAIL, |flags| Rcode(u16::from(flags & 0x0F)));
+        control().update(rcode);
         self.reply.send(message);
     }
 
     fn answer_with(&mut self, rcode: Rcode) {
         let Some(request) = self.request.take() else { return };
+        control().update(rcode);
         let answer = tern_wire::message::with_buffer(|out| {
             let len = request.answer(rcode, out, unix_now())?;
             out.get(..len).map(<[u8]>::to_vec)

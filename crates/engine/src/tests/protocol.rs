@@ -277,3 +277,23 @@ fn cleared_look_ahead_lets_go_of_contents() {
     ahead.clear();
     assert!(old.upgrade().is_none(), "cleared, the old contents are freed");
 }
+
+/// The answered outcome carries what the server counts: the type asked for and DO.
+#[test]
+fn answers_report_their_question_type_and_do() {
+    let set = example();
+    let engine = Engine::new(Config::default());
+    let mut out = vec![0u8; 65535];
+    let mut table = tern_wire::message::CompressionTable::new();
+    for (qtype, ask, dnssec_ok) in
+        [(Rtype::AAAA, dnssec(), true), (Rtype::MX, Ask::default(), false)]
+    {
+        let message = query("example.com.", qtype, ask);
+        let request = Request::new(&message, Transport::Udp);
+        let outcome = engine.answer(&set, &request, &mut out, &mut table);
+        let Outcome::Answered { qtype: seen, dnssec_ok: seen_do, .. } = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!((seen, seen_do), (qtype, dnssec_ok));
+    }
+}

@@ -5,10 +5,11 @@
 //! is read on its own, so one file reports all its errors at once (up to
 //! [`MAX_ERRORS`]). The same [`Config`] is built by the quick command-line mode and by
 //! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`]; rate
-//! limiting and cookies in [`defences`].
+//! limiting and cookies in [`defences`]; the HTTP listener in [`http`].
 
 pub mod control;
 pub mod defences;
+pub mod http;
 pub mod report;
 pub mod values;
 pub mod xdp;
@@ -31,6 +32,7 @@ use tracing::level_filters::LevelFilter;
 use crate::error::{Error, Result};
 pub use control::ControlConfig;
 pub use defences::{CookieConfig, RrlConfig};
+pub use http::HttpConfig;
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xdp::{XdpConfig, XdpMode, XdpQueues};
 pub use xfr::{
@@ -61,6 +63,8 @@ pub struct Config {
     pub control: ControlConfig,
     /// The AF_XDP data plane (off by default).
     pub xdp: XdpConfig,
+    /// The HTTP listener (metrics).
+    pub http: HttpConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -470,6 +474,7 @@ impl Config {
         };
         self.log.file.as_mut().map(anchor);
         self.control.socket.as_mut().map(anchor);
+        self.http.api_token_file.as_mut().map(anchor);
     }
 
     /// UDP worker count: as configured, else one per CPU.
@@ -559,7 +564,7 @@ struct TableReader {
 
 /// The top-level keys, for the unknown-key hint.
 const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `xdp`, `key`, `remote`, `acl`, `template`, `zone`";
+     `control`, `xdp`, `http`, `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -580,6 +585,7 @@ impl TableReader {
             "cookies" => self.one(&mut config.cookies, value),
             "control" => self.one(&mut config.control, value),
             "xdp" => self.one(&mut config.xdp, value),
+            "http" => self.one(&mut config.http, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

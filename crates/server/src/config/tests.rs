@@ -378,7 +378,7 @@ fn documented_section(table: &str) -> &'static str {
 #[test]
 fn every_key_is_documented_where_its_table_is() {
     for table in
-        ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp"]
+        ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http"]
     {
         assert!(known_keys("").contains(&table.to_owned()), "{table}");
         let section = documented_section(&format!("[{table}]"));
@@ -393,7 +393,7 @@ fn every_key_is_documented_where_its_table_is() {
             assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
         }
     }
-    assert_eq!(known_keys("").len(), 14, "a new table: add it above");
+    assert_eq!(known_keys("").len(), 15, "a new table: add it above");
 }
 
 #[test]

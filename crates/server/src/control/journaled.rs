@@ -20,6 +20,7 @@ use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
 use tracing::{error, info, warn};
 
 use super::writer::Writer;
+use crate::counters::control::control;
 
 /// A journal shared between the writer and its disk writes.
 pub type Shared = Arc<Mutex<Journal>>;
@@ -96,6 +97,7 @@ impl Writer {
                 if let Some(dropped) = &opened.dropped {
                     warn!(zone = %self.plan.name, "journal: {dropped}");
                 }
+                control().journal_size(&self.plan.name.to_string(), opened.journal.len());
                 self.journal = Some(Arc::new(Mutex::new(opened.journal)));
                 opened.changes
             }
@@ -110,9 +112,12 @@ impl Writer {
     /// Appends `changes` and syncs them; `Err` says why they must not be published.
     pub async fn journal_append(&mut self, changes: Vec<Changeset>) -> Result<(), String> {
         let Some(journal) = self.journal.clone() else { return Ok(()) };
+        let name = self.plan.name.to_string();
         let appended = tokio::task::spawn_blocking(move || {
             let mut journal = journal.lock().map_err(|_| "journal lock poisoned".to_owned())?;
-            journal.append(&changes).map_err(|e| e.to_string())
+            let appended = journal.append(&changes).map_err(|e| e.to_string());
+            control().journal_size(&name, journal.len());
+            appended
         })
         .await;
         appended.map_err(|e| e.to_string())?
@@ -150,9 +155,13 @@ impl Writer {
         let (zone, name) = (Arc::clone(zone), self.plan.name.clone());
         let rewrite = move || {
             let changes: Vec<Changeset> = history_changes(zone.history());
-            match journal.lock().map(|mut j| j.rewrite(&changes)) {
-                Ok(Ok(())) => info!(zone = %name, kept = changes.len(), "journal compacted"),
-                Ok(Err(e)) => error!(zone = %name, "journal not compacted: {e}"),
+            let rewritten = journal.lock().map(|mut j| (j.rewrite(&changes), j.len()));
+            match rewritten {
+                Ok((Ok(()), len)) => {
+                    control().journal_size(&name.to_string(), len);
+                    info!(zone = %name, kept = changes.len(), "journal compacted");
+                }
+                Ok((Err(e), _)) => error!(zone = %name, "journal not compacted: {e}"),
                 Err(_) => error!(zone = %name, "journal lock poisoned"),
             }
         };

@@ -236,6 +236,7 @@ impl Control {
             let kept = keep.contains(name);
             if !kept {
                 let _ = handle.events.send(Event::Stop);
+                crate::counters::control::control().forget_journal(&name.to_string());
                 info!(zone = %name, "zone removed");
             }
             kept

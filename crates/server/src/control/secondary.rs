@@ -27,6 +27,7 @@ use super::writer::{now, Writer};
 use super::LoadOutcome;
 use crate::client::{self, ClientError, Limits, Peer, TransferIn};
 use crate::config::{Remote, Role, TimerBounds, ZoneSource};
+use crate::counters::control::{control, Direction};
 
 /// When a secondary does what next (seconds since the epoch).
 #[derive(Debug, Clone, Copy, Default)]
@@ -247,6 +248,7 @@ impl Writer {
         self.schedule.expired = false;
         let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
         info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
+        control().transfer_done(Direction::In, log.bytes, log.elapsed);
         self.succeeded();
         if incremental {
             // The journal holds the change; the zone file is written when it is compacted.
@@ -278,7 +280,9 @@ impl Writer {
 
     /// A failed refresh: retry after the SOA's retry interval (growing from `retry-min`
     /// when there is no SOA yet).
+    /// Counted as a failed transfer in.
     fn refresh_failed(&mut self, why: &str) {
+        control().transfer_failed(Direction::In);
         let bounds: TimerBounds = self.plan.timers;
         self.schedule.failures = self.schedule.failures.saturating_add(1);
         let retry = match self.current.as_ref().and_then(|z| z.soa_numbers()) {

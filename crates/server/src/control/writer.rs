@@ -14,6 +14,7 @@ use tracing::{error, info, warn};
 use super::secondary::Schedule;
 use super::{notify, Event, LoadOutcome, Shared};
 use crate::config::{Role, ZonePlan};
+use crate::counters::control::{control, LoadResult};
 use crate::ctl::proto::ZoneStatus;
 use crate::updates::UpdateTask;
 
@@ -186,6 +187,7 @@ impl Writer {
 
     /// Takes the plan and loads (primary) or starts (secondary). A zone that became a
     /// primary drops the timers it had as a secondary.
+    /// Counted in the load counters.
     async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
         self.plan = plan;
         if self.frozen && self.current.is_some() {
@@ -193,13 +195,24 @@ impl Writer {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
         }
-        match self.plan.role {
+        let started = std::time::Instant::now();
+        let outcome = match self.plan.role {
             Role::Primary => {
                 self.schedule = Schedule::default();
                 self.load_primary().await
             }
             Role::Secondary(_) => self.start_secondary().await,
+        };
+        let result = match outcome {
+            LoadOutcome::Loaded { .. } => Some(LoadResult::Loaded),
+            LoadOutcome::Unchanged { .. } => Some(LoadResult::Unchanged),
+            LoadOutcome::Failed(_) => Some(LoadResult::Failed),
+            LoadOutcome::Waiting => None,
+        };
+        if let Some(result) = result {
+            control().load(result, started.elapsed());
         }
+        outcome
     }
 
     /// Publishes `zone` in place of the version this writer last published; false (and

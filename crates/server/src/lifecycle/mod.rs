@@ -1,5 +1,6 @@
 //! The process lifecycle of `ternd`: bind, detach, write the PID file, drop privileges,
-//! start the control plane and the workers, and react to signals until asked to stop.
+//! start the control plane, the workers and the HTTP server (`[http]`), and react to
+//! signals until asked to stop.
 //!
 //! Order matters: sockets are bound while still root (ports below 1024); the fork of
 //! `--daemon` happens before any thread exists; privileges are dropped before zones
@@ -33,6 +34,8 @@ use crate::ctl::proto::Reply;
 use crate::ctl::MainRequest;
 use crate::dns::EngineHandler;
 use crate::error::{Error, Result};
+use crate::http::metrics::{Metrics, Sources};
+use crate::http::HttpState;
 use crate::logging::LogHandle;
 use crate::server::{self, Listeners, RunningServer};
 use daemon::Readiness;
@@ -72,7 +75,7 @@ pub fn run(
 /// Everything after binding (and detaching).
 fn serve(
     config: Config,
-    listeners: Listeners,
+    mut listeners: Listeners,
     handler: Arc<EngineHandler>,
     db: Arc<ZoneDb>,
     log: &LogHandle,
@@ -94,15 +97,20 @@ fn serve(
         None => None,
     };
     handler.send_late_answers(Arc::new(listeners.replier()?));
+    let http = listeners.take_http();
     let (main, requests) = std::sync::mpsc::channel();
-    let control = Control::start(&config, db, Arc::clone(&handler), main.clone())?;
+    let control = Control::start(&config, Arc::clone(&db), Arc::clone(&handler), main.clone())?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as
     // soon as it is loaded, so one big zone does not hold up the others.
     let loading = control.apply(&config);
     // A thread: after the fork and the signal mask, as every other.
     handler.start_reports();
-    let running = server::start(&config, listeners, handler)?;
+    let running = server::start(&config, listeners, Arc::clone(&handler))?;
+    if let Err(e) = start_http(http, &config, (&running, &control), handler, db) {
+        stop(running, control);
+        return Err(e);
+    }
     info!(
         listen = %addrs.join(" "),
         udp_workers = config.udp_workers(),
@@ -298,6 +306,27 @@ fn raise_open_files_limit() {
             }
         }
     }
+}
+
+/// Serves HTTP on `listener` (when `[http] listen` gave one) with the control plane's
+/// runtime, from the running server's counters.
+fn start_http(
+    listener: Option<std::net::TcpListener>,
+    config: &Config,
+    (running, control): (&RunningServer, &Control),
+    handler: Arc<EngineHandler>,
+    zones: Arc<ZoneDb>,
+) -> Result<()> {
+    let Some(listener) = listener else { return Ok(()) };
+    let metrics = config.http.metrics.then(|| {
+        Metrics::new(Sources {
+            stats: running.shared_stats(),
+            connections: running.connection_limits(),
+            handler,
+            zones,
+        })
+    });
+    crate::http::spawn(&control.handle(), listener, Arc::new(HttpState { metrics }))
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while

@@ -128,7 +128,7 @@ fn outcome(loading: &Loading, what: &str) -> Reply {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 12] = [
+    let checks: [(&'static str, bool); 13] = [
         ("server.listen", a.listen != b.listen),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
         ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
@@ -141,6 +141,7 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("transfer.max-outgoing", old.transfer.max_outgoing != new.transfer.max_outgoing),
         ("rrl", old.rrl != new.rrl),
         ("cookies", old.cookies != new.cookies),
+        ("http", old.http != new.http),
     ];
     for (key, differs) in checks {
         if differs {

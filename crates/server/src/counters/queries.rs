@@ -1,0 +1,307 @@
+//! The data plane's counters: queries by transport, answers by rcode, questions by type
+//! (a fixed set, the rest counted as `other`), answer sizes, DO and TC.
+//!
+//! Each UDP worker and each TCP runtime thread owns one [`WorkerCounters`], a
+//! cache-line-aligned slot that only it writes (see [`super::bump`]: no locked
+//! instruction, no line shared with another writer), made when the handler makes its
+//! scratch and registered in [`QueryCounters`]. A scrape reads every slot and adds them
+//! up ([`QueryCounters::sum`]); slots are never removed, so totals never go back.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use tern_wire::{Rcode, Rtype};
+
+use super::{bump, rcode_index, RCODE_SLOTS};
+use crate::handler::Transport;
+
+/// The types counted on their own; every other is counted as `other`.
+pub const QTYPES: [Rtype; 17] = [
+    Rtype::A,
+    Rtype::AAAA,
+    Rtype::NS,
+    Rtype::SOA,
+    Rtype::MX,
+    Rtype::TXT,
+    Rtype::CNAME,
+    Rtype::PTR,
+    Rtype::SRV,
+    Rtype::DS,
+    Rtype::DNSKEY,
+    Rtype::HTTPS,
+    Rtype::SVCB,
+    Rtype::CAA,
+    Rtype::ANY,
+    Rtype::AXFR,
+    Rtype::IXFR,
+];
+
+/// Slots of the by-type count: [`QTYPES`], then `other`.
+pub const QTYPE_SLOTS: usize = QTYPES.len() + 1;
+
+/// Size buckets: answers of at most 32, 64, … 65536 bytes (powers of two).
+pub const SIZE_BUCKETS: usize = 12;
+
+/// The upper bound in bytes of size bucket `index`.
+pub fn size_bound(index: usize) -> u64 {
+    32 << index
+}
+
+/// Types up to this value find their slot in [`QTYPE_TABLE`]; every higher one is
+/// `other`.
+const QTYPE_TABLE_LEN: usize = 259;
+
+/// The slot of each type below [`QTYPE_TABLE_LEN`], made at compile time from
+/// [`QTYPES`]: one load per query instead of a chain of comparisons. (Indexing here is
+/// evaluated by the compiler: out of bounds would fail the build.)
+#[allow(clippy::indexing_slicing)]
+static QTYPE_TABLE: [u8; QTYPE_TABLE_LEN] = {
+    let mut table = [QTYPES.len() as u8; QTYPE_TABLE_LEN];
+    let mut i = 0;
+    while i < QTYPES.len() {
+        let code = QTYPES[i].0 as usize;
+        if code < QTYPE_TABLE_LEN {
+            table[code] = i as u8;
+        }
+        i += 1;
+    }
+    table
+};
+
+/// The slot of `qtype` in the by-type count (the last entry of the table, 258, is not
+/// a listed type: higher types share it).
+#[inline]
+pub fn qtype_index(qtype: Rtype) -> usize {
+    let code = usize::from(qtype.0).min(QTYPE_TABLE_LEN - 1);
+    QTYPE_TABLE.get(code).map_or(QTYPES.len(), |&slot| usize::from(slot))
+}
+
+/// The size bucket of an answer of `len` bytes, 1 to 65536 (a DNS message is at most
+/// 65535): the smallest power of two from 32 up that holds it, found from the bit count
+/// of `len - 1` (at least 5 bits) without a loop or a branch. Other lengths give an
+/// index past the buckets, which [`WorkerCounters::answer`] masks into unused slots.
+#[inline]
+pub fn size_index(len: usize) -> usize {
+    let bits = usize::BITS - (len.wrapping_sub(1) | 31).leading_zeros();
+    bits as usize - 5
+}
+
+/// The slot of `transport` in by-transport counts.
+#[inline]
+fn transport_index(transport: Transport) -> usize {
+    match transport {
+        Transport::Udp => 0,
+        Transport::Tcp => 1,
+    }
+}
+
+/// Slots of each array of a worker's counters: a power of two at least as large as
+/// every count it holds, so that an index masked with `SLOTS - 1` is in bounds without
+/// a check the compiler has to keep.
+const SLOTS: usize = 32;
+const _: () = assert!(2 * 16 <= SLOTS && RCODE_SLOTS <= SLOTS && QTYPE_SLOTS <= SLOTS);
+const _: () = assert!(SIZE_BUCKETS <= 16);
+
+/// What is counted of one answer sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Answer {
+    /// The transport it leaves on.
+    pub transport: Transport,
+    /// Its response code.
+    pub rcode: Rcode,
+    /// Its length in bytes.
+    pub len: usize,
+    /// Whether TC is set.
+    pub truncated: bool,
+}
+
+/// One worker's counters (see the module comment). Written by its worker alone.
+///
+/// A query is counted once: by the size bucket of its answer, or, without one, as
+/// unanswered; the queries received are the two added up when scraped.
+#[repr(align(64))]
+#[derive(Debug, Default)]
+pub struct WorkerCounters {
+    /// By size bucket, UDP's (slots 0 to 15) then TCP's (16 to 31).
+    sizes: [AtomicU64; SLOTS],
+    rcodes: [AtomicU64; SLOTS],
+    qtypes: [AtomicU64; SLOTS],
+    size_sums: [AtomicU64; 2],
+    truncated: [AtomicU64; 2],
+    unanswered: [AtomicU64; 2],
+    dnssec_ok: AtomicU64,
+}
+
+impl WorkerCounters {
+    /// Counts a query received on `transport` that no answer counted by
+    /// [`answer`](Self::answer) follows (dropped, a transfer, an update).
+    #[inline]
+    pub fn unanswered(&self, transport: Transport) {
+        if let Some(counter) = self.unanswered.get(transport_index(transport) & 1) {
+            bump(counter, 1);
+        }
+    }
+
+    /// Counts the question of a query answered: its type, and whether it set DO.
+    #[inline]
+    pub fn question(&self, qtype: Rtype, dnssec_ok: bool) {
+        if let Some(counter) = self.qtypes.get(qtype_index(qtype) & (SLOTS - 1)) {
+            bump(counter, 1);
+        }
+        if dnssec_ok {
+            bump(&self.dnssec_ok, 1);
+        }
+    }
+
+    /// Counts an answer sent (and so its query): its rcode, its size, and TC.
+    #[inline]
+    pub fn answer(&self, answer: Answer) {
+        let t = transport_index(answer.transport) & 1;
+        if let Some(counter) = self.rcodes.get(rcode_index(answer.rcode) & (SLOTS - 1)) {
+            bump(counter, 1);
+        }
+        let size = (t << 4 | size_index(answer.len)) & (SLOTS - 1);
+        if let Some(counter) = self.sizes.get(size) {
+            bump(counter, 1);
+        }
+        if let Some(sum) = self.size_sums.get(t) {
+            bump(sum, answer.len as u64);
+        }
+        if answer.truncated {
+            if let Some(counter) = self.truncated.get(t) {
+                bump(counter, 1);
+            }
+        }
+    }
+}
+
+/// Every worker's counters (see the module comment).
+#[derive(Debug, Default)]
+pub struct QueryCounters {
+    slots: Mutex<Vec<Arc<WorkerCounters>>>,
+}
+
+impl QueryCounters {
+    /// A new slot for a worker, counted from now on.
+    pub fn register(&self) -> Arc<WorkerCounters> {
+        let slot = Arc::new(WorkerCounters::default());
+        self.slots.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&slot));
+        slot
+    }
+
+    /// The slots added up.
+    pub fn sum(&self) -> QueryTotals {
+        let mut totals = QueryTotals::default();
+        for slot in self.slots.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            totals.add(slot);
+        }
+        totals
+    }
+}
+
+/// The counters of all workers, added up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct QueryTotals {
+    /// Queries received, by transport (UDP, TCP).
+    pub queries: [u64; 2],
+    /// Questions answered, by type ([`QTYPES`], then other).
+    pub qtypes: [u64; QTYPE_SLOTS],
+    /// Questions answered that set DO.
+    pub dnssec_ok: u64,
+    /// Answers sent, by rcode (see [`super::RCODE_LABELS`]).
+    pub rcodes: [u64; RCODE_SLOTS],
+    /// Answers sent with TC set, by transport.
+    pub truncated: [u64; 2],
+    /// Answers sent, by transport and size bucket (not cumulative).
+    pub sizes: [[u64; SIZE_BUCKETS]; 2],
+    /// Bytes of answers sent, by transport.
+    pub size_sums: [u64; 2],
+}
+
+impl QueryTotals {
+    fn add(&mut self, slot: &WorkerCounters) {
+        let add = |total: &mut [u64], counters: &[AtomicU64]| {
+            for (t, c) in total.iter_mut().zip(counters) {
+                *t += c.load(Relaxed);
+            }
+        };
+        add(&mut self.queries, &slot.unanswered);
+        // `add` stops at the shorter of the two: the slots past a count's end are unused.
+        add(&mut self.qtypes, &slot.qtypes);
+        self.dnssec_ok += slot.dnssec_ok.load(Relaxed);
+        add(&mut self.rcodes, &slot.rcodes);
+        add(&mut self.truncated, &slot.truncated);
+        for (t, (total, queries)) in self.sizes.iter_mut().zip(&mut self.queries).enumerate() {
+            let buckets = slot.sizes.get(t << 4..(t << 4) + SIZE_BUCKETS).unwrap_or(&[]);
+            add(total, buckets);
+            *queries += buckets.iter().map(|c| c.load(Relaxed)).sum::<u64>();
+        }
+        add(&mut self.size_sums, &slot.size_sums);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_fall_in_power_of_two_buckets() {
+        for (len, bucket) in [(1, 0), (32, 0), (33, 1), (64, 1), (65, 2), (512, 4)] {
+            assert_eq!(size_index(len), bucket, "{len}");
+        }
+        assert_eq!(size_index(1232), 6);
+        assert_eq!(size_bound(6), 2048);
+        assert_eq!(size_index(65535), SIZE_BUCKETS - 1);
+        assert_eq!(size_index(65536), SIZE_BUCKETS - 1);
+        for len in 1..=65536usize {
+            let i = size_index(len);
+            assert!(len as u64 <= size_bound(i), "{len}");
+            assert!(i == 0 || len as u64 > size_bound(i - 1), "{len}");
+        }
+        // Past DNS's lengths: counted in no bucket, but in bounds.
+        let counters = WorkerCounters::default();
+        for len in [0, 65537, usize::MAX] {
+            let answer =
+                Answer { transport: Transport::Tcp, rcode: Rcode::NOERROR, len, truncated: false };
+            counters.answer(answer);
+        }
+    }
+
+    #[test]
+    fn every_listed_type_has_its_slot() {
+        for (i, qtype) in QTYPES.iter().enumerate() {
+            assert_eq!(qtype_index(*qtype), i);
+        }
+        assert_eq!(qtype_index(Rtype(65280)), QTYPES.len());
+        assert_eq!(qtype_index(Rtype(0)), QTYPES.len());
+        assert_eq!(qtype_index(Rtype(258)), QTYPES.len());
+        assert_eq!(qtype_index(Rtype(259)), QTYPES.len());
+    }
+
+    #[test]
+    fn slots_are_added_up() {
+        let counters = QueryCounters::default();
+        let (a, b) = (counters.register(), counters.register());
+        assert_eq!(std::mem::align_of::<WorkerCounters>(), 64);
+        a.question(Rtype::AAAA, true);
+        a.answer(Answer {
+            transport: Transport::Udp,
+            rcode: Rcode::NOERROR,
+            len: 100,
+            truncated: false,
+        });
+        b.unanswered(Transport::Tcp);
+        b.question(Rtype(999), false);
+        b.answer(Answer {
+            transport: Transport::Udp,
+            rcode: Rcode::NXDOMAIN,
+            len: 600,
+            truncated: true,
+        });
+        let sum = counters.sum();
+        assert_eq!(sum.queries, [2, 1]);
+        assert_eq!((sum.qtypes[1], sum.qtypes[QTYPES.len()], sum.dnssec_ok), (1, 1, 1));
+        assert_eq!((sum.rcodes[0], sum.rcodes[3], sum.truncated), (1, 1, [1, 0]));
+        assert_eq!((sum.sizes[0][2], sum.sizes[0][5], sum.size_sums), (1, 1, [700, 0]));
+    }
+}

@@ -1,0 +1,117 @@
+//! The HTTP server (`[http]`): one listener, an axum router, on the control plane's
+//! runtime — never on a UDP worker or the TCP runtime, so a scrape never competes with
+//! answering.
+//!
+//! [`router`] builds the routes from an [`HttpState`]; today `GET /metrics`
+//! ([`metrics`]) when `metrics = true`. Further routes (an API) take their part of the
+//! state the same way. The listener is bound at start with the DNS sockets
+//! ([`bind`]), before privileges are dropped, and served by [`spawn`] once the server
+//! runs.
+
+pub mod metrics;
+
+use std::net::{SocketAddr, TcpListener as StdListener};
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::Router;
+use socket2::{Domain, Protocol, Socket, Type};
+use tracing::{error, info};
+
+use crate::error::{Error, Result};
+
+/// What the routes serve from.
+#[derive(Debug, Default)]
+pub struct HttpState {
+    /// The metrics, when `metrics = true`.
+    pub metrics: Option<metrics::Metrics>,
+}
+
+/// The routes: `GET /metrics` when the state has metrics; anything else is 404.
+pub fn router(state: Arc<HttpState>) -> Router {
+    let mut router = Router::new();
+    if state.metrics.is_some() {
+        router = router.route("/metrics", get(serve_metrics));
+    }
+    router.with_state(state)
+}
+
+/// `GET /metrics`: the Prometheus text format.
+async fn serve_metrics(State(state): State<Arc<HttpState>>) -> Response {
+    let Some(metrics) = &state.metrics else { return StatusCode::NOT_FOUND.into_response() };
+    match metrics.render() {
+        Ok(text) => ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response(),
+        Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+    }
+}
+
+/// Binds the HTTP listener on `addr` (`SO_REUSEADDR`, IPv6-only on IPv6 addresses,
+/// non-blocking).
+pub fn bind(addr: SocketAddr) -> Result<StdListener> {
+    let fail = |source| Error::Bind { addr, source };
+    let socket =
+        Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(fail)?;
+    socket.set_reuse_address(true).map_err(fail)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true).map_err(fail)?;
+    }
+    socket.bind(&addr.into()).map_err(fail)?;
+    socket.listen(128).map_err(fail)?;
+    socket.set_nonblocking(true).map_err(fail)?;
+    Ok(socket.into())
+}
+
+/// Serves `router(state)` on `listener` with `runtime` until the runtime stops.
+pub fn spawn(
+    runtime: &tokio::runtime::Handle,
+    listener: StdListener,
+    state: Arc<HttpState>,
+) -> Result<()> {
+    let _entered = runtime.enter();
+    let listener = tokio::net::TcpListener::from_std(listener)
+        .map_err(|source| Error::Os { doing: "registering the HTTP listener", source })?;
+    let addr = listener.local_addr().ok();
+    let app = router(state);
+    runtime.spawn(async move {
+        if let Err(e) = axum::serve(listener, app).await {
+            error!("the HTTP server stopped: {e}");
+        }
+    });
+    if let Some(addr) = addr {
+        info!(listen = %addr, "HTTP server listening");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+
+    use super::*;
+
+    /// Sends a GET for `path` and returns the whole answer.
+    fn get(addr: SocketAddr, path: &str) -> String {
+        let mut stream = std::net::TcpStream::connect(addr).unwrap();
+        write!(stream, "GET {path} HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n").unwrap();
+        let mut answer = String::new();
+        stream.read_to_string(&mut answer).unwrap();
+        answer
+    }
+
+    #[test]
+    fn only_the_routes_the_state_has_are_served() {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .enable_all()
+            .build()
+            .unwrap();
+        let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let addr = listener.local_addr().unwrap();
+        spawn(runtime.handle(), listener, Arc::new(HttpState::default())).unwrap();
+        assert!(get(addr, "/metrics").starts_with("HTTP/1.1 404"));
+        assert!(get(addr, "/").starts_with("HTTP/1.1 404"));
+    }
+}
