@@ -124,13 +124,13 @@ fn chown(path: &Path, uid: libc::uid_t, gid: libc::gid_t) -> Result<()> {
 
 impl Bound {
     /// Starts serving on `runtime`.
-    pub fn serve(self, runtime: &tokio::runtime::Handle, context: Context) -> Result<Serving> {
+    pub fn serve(self, runtime: &tokio::runtime::Handle, context: Arc<Context>) -> Result<Serving> {
         let Bound { listener, path, access } = self;
         let _entered = runtime.enter();
         let listener = UnixListener::from_std(listener)
             .map_err(|source| Error::File { path: path.clone(), source })?;
         info!(socket = %path.display(), "control socket ready");
-        let task = runtime.spawn(accept(listener, access, Arc::new(context)));
+        let task = runtime.spawn(accept(listener, access, context));
         Ok(Serving { path, task })
     }
 }

@@ -1,7 +1,7 @@
 //! The HTTP API (`/api/v1`, documented in `docs/api.yaml`): the control socket's
 //! operations ([`crate::ctl`]) over HTTP, plus reading a zone's records and changing its
 //! RRsets, in the spirit of PowerDNS's API. Every request goes through the same
-//! [`handle`](crate::ctl::listen::handle) as `ternctl`'s, so a change made here is
+//! [`handle`] as `ternctl`'s, so a change made here is
 //! applied by the zone's writer and journaled like any other.
 //!
 //! Off unless `[http] api-token-file` names a file holding the token: each request must
@@ -59,7 +59,7 @@ pub fn routes(api: Arc<Api>) -> Router {
         .route("/api/v1/zones/{zone}", get(zone).delete(remove_zone))
         .route("/api/v1/zones/{zone}/records", get(records))
         .route("/api/v1/zones/{zone}/rrsets", axum::routing::patch(rrsets))
-        .route("/api/v1/zones/{zone}/actions/{op}", post(zone_op))
+        .route("/api/v1/zones/{zone}/actions/{action}", post(zone_op))
         .fallback(not_found)
         .with_state(api)
 }
@@ -73,8 +73,8 @@ async fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "no such resource (see docs/api.yaml)")
 }
 
-/// Refuses (and logs) a request without the token.
-fn authorized(api: &Api, headers: &HeaderMap) -> Result<(), Response> {
+/// Whether the request carries the token; one that does not is logged.
+fn authorized(api: &Api, headers: &HeaderMap) -> bool {
     let given = headers
         .get(axum::http::header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
@@ -83,11 +83,18 @@ fn authorized(api: &Api, headers: &HeaderMap) -> Result<(), Response> {
         aws_lc_rs::constant_time::verify_slices_are_equal(g.as_bytes(), api.token.as_bytes())
             .is_ok()
     });
-    if matches {
-        return Ok(());
+    if !matches {
+        warn!(
+            token_given = given.is_some(),
+            "HTTP API: request refused (no or wrong bearer token)"
+        );
     }
-    warn!(token_given = given.is_some(), "HTTP API: request refused (no or wrong bearer token)");
-    Err(error(StatusCode::UNAUTHORIZED, "a valid bearer token is required"))
+    matches
+}
+
+/// 401, for a request without the token.
+fn unauthorized() -> Response {
+    error(StatusCode::UNAUTHORIZED, "a valid bearer token is required")
 }
 
 /// The control socket's reply as an HTTP answer.
@@ -117,8 +124,8 @@ fn answer(reply: Reply) -> Response {
 }
 
 async fn ask(api: &Api, headers: &HeaderMap, request: Request) -> Response {
-    if let Err(refused) = authorized(api, headers) {
-        return refused;
+    if !authorized(api, headers) {
+        return unauthorized();
     }
     answer(handle(request, &api.context).await)
 }
@@ -135,7 +142,11 @@ async fn zones(State(api): State<Arc<Api>>, headers: HeaderMap) -> Response {
     ask(&api, &headers, Request::ZoneList).await
 }
 
-async fn zone(State(api): State<Arc<Api>>, headers: HeaderMap, Path(zone): Path<String>) -> Response {
+async fn zone(
+    State(api): State<Arc<Api>>,
+    headers: HeaderMap,
+    Path(zone): Path<String>,
+) -> Response {
     match ask(&api, &headers, Request::ZoneStatus { zones: vec![zone] }).await {
         // One zone: the object, not a list of one.
         response if response.status() == StatusCode::OK => first_of(response).await,
@@ -178,8 +189,8 @@ struct NewZone {
 }
 
 async fn add_zone(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(refused) = authorized(&api, &headers) {
-        return refused;
+    if !authorized(&api, &headers) {
+        return unauthorized();
     }
     let new: NewZone = match serde_json::from_slice(&body) {
         Ok(new) => new,
@@ -296,8 +307,8 @@ async fn rrsets(
     Path(zone): Path<String>,
     body: Bytes,
 ) -> Response {
-    if let Err(refused) = authorized(&api, &headers) {
-        return refused;
+    if !authorized(&api, &headers) {
+        return unauthorized();
     }
     let changes: RrsetChanges = match serde_json::from_slice(&body) {
         Ok(changes) => changes,
@@ -362,9 +373,12 @@ mod tests {
         let steps = steps_of(changes).unwrap();
         assert_eq!(steps.len(), 4);
         assert!(matches!(&steps[0], TxnStep::Unset { rdata: None, .. }));
-        assert!(matches!(&steps[2], TxnStep::Set { ttl: Some(60), rdata, .. } if rdata == "192.0.2.2"));
+        assert!(
+            matches!(&steps[2], TxnStep::Set { ttl: Some(60), rdata, .. } if rdata == "192.0.2.2")
+        );
         let bad: RrsetChanges =
-            serde_json::from_str(r#"{"rrsets":[{"name":"a","type":"A","changetype":"add"}]}"#).unwrap();
+            serde_json::from_str(r#"{"rrsets":[{"name":"a","type":"A","changetype":"add"}]}"#)
+                .unwrap();
         assert!(steps_of(bad).unwrap_err().contains("expected replace or delete"));
         assert!(serde_json::from_str::<RrsetChanges>(r#"{"rrsets":[],"x":1}"#).is_err());
     }
@@ -374,6 +388,26 @@ mod tests {
         assert_eq!(setting("notify-ns", &json!(true)).unwrap(), "notify-ns=true");
         assert_eq!(setting("notify", &json!(["a", "b"])).unwrap(), "notify=[\"a\", \"b\"]");
         assert!(setting("x", &Value::Null).is_err());
+    }
+
+    /// Every route is in the OpenAPI document, and the document names no other.
+    #[test]
+    fn the_openapi_document_lists_the_routes() {
+        let doc = include_str!("../../../../docs/api.yaml");
+        let routes = [
+            "/api/v1/status",
+            "/api/v1/reload",
+            "/api/v1/zones",
+            "/api/v1/zones/{zone}",
+            "/api/v1/zones/{zone}/records",
+            "/api/v1/zones/{zone}/rrsets",
+            "/api/v1/zones/{zone}/actions/{action}",
+        ];
+        for route in routes {
+            assert!(doc.contains(&format!("\n  {route}:\n")), "{route} is not documented");
+        }
+        let documented = doc.lines().filter(|l| l.starts_with("  /api/")).count();
+        assert_eq!(documented, routes.len());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! ([`bind`]), before privileges are dropped, and served by [`spawn`] once the server
 //! runs.
 
+pub mod api;
 pub mod metrics;
 
 use std::net::{SocketAddr, TcpListener as StdListener};
@@ -28,15 +29,23 @@ use crate::error::{Error, Result};
 pub struct HttpState {
     /// The metrics, when `metrics = true`.
     pub metrics: Option<metrics::Metrics>,
+    /// The API, when `api-token-file` is given.
+    pub api: Option<Arc<api::Api>>,
 }
 
-/// The routes: `GET /metrics` when the state has metrics; anything else is 404.
+/// The routes: `GET /metrics` when the state has metrics, `/api/v1` when it has the
+/// API; anything else is 404.
 pub fn router(state: Arc<HttpState>) -> Router {
     let mut router = Router::new();
     if state.metrics.is_some() {
         router = router.route("/metrics", get(serve_metrics));
     }
-    router.with_state(state)
+    let api = state.api.clone();
+    let router = router.with_state(state);
+    match api {
+        Some(api) => router.merge(api::routes(api)),
+        None => router,
+    }
 }
 
 /// `GET /metrics`: the Prometheus text format.

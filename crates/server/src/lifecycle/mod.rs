@@ -107,7 +107,15 @@ fn serve(
     // A thread: after the fork and the signal mask, as every other.
     handler.start_reports();
     let running = server::start(&config, listeners, Arc::clone(&handler))?;
-    if let Err(e) = start_http(http, &config, (&running, &control), handler, db) {
+    let context = Arc::new(Context {
+        zones: control.zones(),
+        main,
+        stats: running.shared_stats(),
+        started,
+        config: config.path.clone(),
+    });
+    let sources = (&running, &control, Arc::clone(&context));
+    if let Err(e) = start_http(http, &config, sources, handler, db) {
         stop(running, control);
         return Err(e);
     }
@@ -129,13 +137,6 @@ fn serve(
     if let Some(readiness) = readiness {
         readiness.ready();
     }
-    let context = Context {
-        zones: control.zones(),
-        main,
-        stats: running.shared_stats(),
-        started,
-        config: config.path.clone(),
-    };
     let serving = match control_socket.map(|b| b.serve(&control.handle(), context)).transpose() {
         Ok(serving) => serving,
         Err(e) => {
@@ -313,11 +314,18 @@ fn raise_open_files_limit() {
 fn start_http(
     listener: Option<std::net::TcpListener>,
     config: &Config,
-    (running, control): (&RunningServer, &Control),
+    (running, control, context): (&RunningServer, &Control, Arc<Context>),
     handler: Arc<EngineHandler>,
     zones: Arc<ZoneDb>,
 ) -> Result<()> {
     let Some(listener) = listener else { return Ok(()) };
+    let api = match &config.http.api_token_file {
+        Some(file) => {
+            let token = crate::http::api::read_token(file).map_err(Error::Config)?;
+            Some(Arc::new(crate::http::api::Api { token, context }))
+        }
+        None => None,
+    };
     let metrics = config.http.metrics.then(|| {
         Metrics::new(Sources {
             stats: running.shared_stats(),
@@ -326,7 +334,7 @@ fn start_http(
             zones,
         })
     });
-    crate::http::spawn(&control.handle(), listener, Arc::new(HttpState { metrics }))
+    crate::http::spawn(&control.handle(), listener, Arc::new(HttpState { metrics, api }))
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while
