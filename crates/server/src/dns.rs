@@ -59,6 +59,8 @@ pub struct EngineHandler {
     replier: OnceLock<Arc<Replier>>,
     /// Every worker's counters.
     counters: Arc<QueryCounters>,
+    /// Transfer requests refused, logged.
+    refusals: crate::refusals::Refusals,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -136,6 +138,7 @@ impl EngineHandler {
             updates: OnceLock::new(),
             replier: OnceLock::new(),
             counters: Arc::default(),
+            refusals: Default::default(),
         }
     }
 
@@ -459,6 +462,13 @@ impl Handler for EngineHandler {
         };
         count(counters, ctx.transport, &outcome);
         match outcome {
+            Outcome::Answered { len, rcode, qtype, .. }
+                if matches!(qtype, tern_wire::Rtype::AXFR | tern_wire::Rtype::IXFR)
+                    && rcode != Rcode::NOERROR =>
+            {
+                self.refusals.note(query, qtype, rcode, ctx.client, unix_now());
+                Some(len)
+            }
             Outcome::Answered { len, .. } => Some(len),
             Outcome::Dropped => None,
             Outcome::Notified { len, notice } => {

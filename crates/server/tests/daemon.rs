@@ -502,3 +502,32 @@ fn systemd_is_told_ready_reloading_stopping_and_pinged() {
     assert!(stopping.last().is_some_and(|m| m == "STOPPING=1"), "{stopping:?}");
     assert!(child.wait().unwrap().success());
 }
+
+/// Issue #27: a refused transfer is logged with the zone, the client, the kind and why;
+/// a burst is logged at most ten lines a second, the rest counted in one line.
+#[test]
+fn refused_transfers_are_logged_within_limits() {
+    let (dir, config, addr) = setup("");
+    let log = dir.path().join("log");
+    let _daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &log);
+    let axfr = |count: usize| {
+        for _ in 0..count {
+            let out = Command::new("dig")
+                .args(["+tries=1", "+time=2", "-p", &addr.port().to_string(), "@127.0.0.1"])
+                .args(["example.com", "AXFR"])
+                .output()
+                .unwrap();
+            assert!(String::from_utf8_lossy(&out.stdout).contains("Transfer failed"));
+        }
+    };
+    axfr(15);
+    std::thread::sleep(Duration::from_millis(1100));
+    axfr(1);
+    let text = std::fs::read_to_string(&log).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| l.contains("transfer refused")).collect();
+    assert!(lines.len() <= 11 && lines.len() >= 2, "{text}");
+    let first = lines.first().unwrap();
+    assert!(first.contains("zone=example.com.") && first.contains("kind=AXFR"), "{first}");
+    assert!(first.contains("rcode=REFUSED") && first.contains("no acl rule"), "{first}");
+    assert!(text.contains("more transfer requests refused"), "{text}");
+}
