@@ -60,24 +60,7 @@ def _knot_producer(port, work, members, tern_port):
         f"    catalog-role: member\n    catalog-zone: catalog.knot.\n"
         for z in members
     )
-    conf = f"""server:
-  rundir: {work}
-  listen: 127.0.0.1@{port}
-  udp-workers: 1
-  tcp-workers: 1
-  background-workers: 1
-log:
-  - target: stderr
-    any: info
-control:
-  listen: {work}/knot.sock
-database:
-  storage: {work}
-key:
-  - id: {KEY}
-    algorithm: hmac-sha256
-    secret: {SECRET}
-remote:
+    conf = servers.knot_base(port, work) + f"""remote:
   - id: tern
     address: 127.0.0.1@{tern_port}
     key: {KEY}
@@ -161,24 +144,7 @@ catalog-template = "members"
 
 
 def _knot_consumer(port, work, tern_port):
-    conf = f"""server:
-  rundir: {work}
-  listen: 127.0.0.1@{port}
-  udp-workers: 1
-  tcp-workers: 1
-  background-workers: 1
-log:
-  - target: stderr
-    any: info
-control:
-  listen: {work}/knot.sock
-database:
-  storage: {work}
-key:
-  - id: {KEY}
-    algorithm: hmac-sha256
-    secret: {SECRET}
-remote:
+    conf = servers.knot_base(port, work) + f"""remote:
   - id: tern
     address: 127.0.0.1@{tern_port}
     key: {KEY}

@@ -74,6 +74,30 @@ action = ["transfer"]
     return [tern_bin, "--config", path]
 
 
+def knot_base(port, work):
+    """The start of a Knot DNS configuration: one worker of each kind on `port`, logs to
+    stderr, its control socket and storage in `work`, and the run's key (the `key:`
+    section stays open for more)."""
+    return f"""server:
+  rundir: {work}
+  listen: 127.0.0.1@{port}
+  udp-workers: 1
+  tcp-workers: 1
+  background-workers: 1
+log:
+  - target: stderr
+    any: info
+control:
+  listen: {work}/knot.sock
+database:
+  storage: {work}
+key:
+  - id: {KEY}
+    algorithm: hmac-sha256
+    secret: {SECRET}
+"""
+
+
 def knot(port, work, zones):
     """Knot DNS; a zone with `primary` is a secondary, else a primary from `file` that
     keeps the differences of reloads for IXFR and notifies `notify`; a zone with
@@ -95,24 +119,7 @@ def knot(port, work, zones):
     remote_text = "".join(
         f"  - id: {rid}\n    address: {a[0]}@{a[1]}\n    key: {KEY}\n" for rid, a in remotes.items()
     )
-    conf = f"""server:
-  rundir: {work}
-  listen: 127.0.0.1@{port}
-  udp-workers: 1
-  tcp-workers: 1
-  background-workers: 1
-log:
-  - target: stderr
-    any: info
-control:
-  listen: {work}/knot.sock
-database:
-  storage: {work}
-key:
-  - id: {KEY}
-    algorithm: hmac-sha256
-    secret: {SECRET}
-  - id: {UPDATE_KEY}
+    conf = knot_base(port, work) + f"""  - id: {UPDATE_KEY}
     algorithm: hmac-sha256
     secret: {UPDATE_SECRET}
 {"remote:" + chr(10) + remote_text if remote_text else ""}
