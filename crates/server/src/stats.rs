@@ -107,3 +107,43 @@ impl Stats {
         }
     }
 }
+
+/// Which path a worker's [`Tally`] counts for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum DataPath {
+    /// The UDP sockets.
+    Udp,
+    /// The AF_XDP sockets.
+    Xdp,
+}
+
+/// Counts kept by one worker and added to the shared [`Stats`] now and then, so that
+/// workers do not contend on one cache line per batch.
+#[derive(Debug)]
+pub(crate) struct Tally {
+    path: DataPath,
+    pub(crate) received: usize,
+    pub(crate) sent: usize,
+    pub(crate) batches: usize,
+}
+
+impl Tally {
+    /// Batches between two flushes under load (an idle worker flushes at each wake).
+    pub(crate) const FLUSH_EVERY: usize = 64;
+
+    /// An empty tally for `path`.
+    pub(crate) fn new(path: DataPath) -> Tally {
+        Tally { path, received: 0, sent: 0, batches: 0 }
+    }
+
+    /// Adds the counts to `stats` and starts again.
+    pub(crate) fn flush(&mut self, stats: &Stats) {
+        if self.batches > 0 {
+            match self.path {
+                DataPath::Udp => stats.add_udp(self.received, self.sent),
+                DataPath::Xdp => stats.add_xdp(self.received, self.sent),
+            }
+            *self = Tally::new(self.path);
+        }
+    }
+}

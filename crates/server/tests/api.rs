@@ -42,13 +42,7 @@ fn api(http: u16, method: &str, path: &str, body: Option<&str>) -> (u16, Value) 
 }
 
 fn dig(addr: SocketAddr, name: &str, rtype: &str) -> String {
-    let out = Command::new("dig")
-        .args(["+short", "+tries=1", "+time=2", "-p", &addr.port().to_string()])
-        .arg(format!("@{}", addr.ip()))
-        .args([name, rtype])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    dig_short(addr, name, rtype)
 }
 
 fn start(dir: &Path) -> (Daemon, u16) {

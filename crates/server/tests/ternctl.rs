@@ -35,13 +35,7 @@ fn ok(socket: &Path, args: &[&str]) -> String {
 }
 
 fn dig(addr: SocketAddr, name: &str, rtype: &str) -> String {
-    let out = Command::new("dig")
-        .args(["+short", "+tries=1", "+time=2", "-p", &addr.port().to_string()])
-        .arg(format!("@{}", addr.ip()))
-        .args([name, rtype])
-        .output()
-        .unwrap();
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    dig_short(addr, name, rtype)
 }
 
 /// The primary of `example.com` (the demo zone), allowing transfers from loopback.

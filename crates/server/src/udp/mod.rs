@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::handler::{Handler, RequestContext, Transport};
-use crate::stats::Stats;
+use crate::stats::{DataPath, Stats, Tally};
 use mmsg::Batch;
 pub use socket::UdpEndpoint;
 
@@ -49,33 +49,12 @@ pub struct Worker<H> {
     pub stats: Arc<Stats>,
 }
 
-/// Counts kept by one worker and added to the shared [`Stats`] now and then, so that
-/// workers do not contend on one cache line per batch.
-#[derive(Debug, Default)]
-struct Tally {
-    received: usize,
-    sent: usize,
-    batches: usize,
-}
-
-impl Tally {
-    /// Batches between two flushes under load (an idle worker flushes at each wake).
-    const FLUSH_EVERY: usize = 64;
-
-    fn flush(&mut self, stats: &Stats) {
-        if self.batches > 0 {
-            stats.add_udp(self.received, self.sent);
-            *self = Tally::default();
-        }
-    }
-}
-
 impl<H: Handler> Worker<H> {
     /// Serves until the stop flag is set, then drains the sockets.
     pub fn run(self) {
         let mut batch = Batch::new(self.max_response);
         let mut scratch = self.handler.new_scratch();
-        let mut tally = Tally::default();
+        let mut tally = Tally::new(DataPath::Udp);
         while !self.stop.load(Ordering::Relaxed) {
             let received = match self.endpoints.as_slice() {
                 [one] => self.serve(one, &mut batch, &mut scratch, 0, &mut tally),

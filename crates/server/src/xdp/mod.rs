@@ -30,7 +30,7 @@ use std::sync::Arc;
 use crate::config::{XdpConfig, XdpMode, XdpQueues};
 use crate::error::{Error, Result};
 use crate::handler::{Handler, RequestContext, Transport};
-use crate::stats::Stats;
+use crate::stats::{DataPath, Stats, Tally};
 use socket::{XskSocket, FRAMES, FRAME_SIZE, RING_SIZE};
 
 /// Frames taken from the RX ring at a time.
@@ -191,25 +191,6 @@ fn query_bytes<'u>(
     frame.get(query.payload()).unwrap_or(&[])
 }
 
-/// Counts kept by one worker and added to the shared [`Stats`] now and then.
-#[derive(Debug, Default)]
-struct Tally {
-    received: usize,
-    sent: usize,
-    batches: usize,
-}
-
-impl Tally {
-    const FLUSH_EVERY: usize = 64;
-
-    fn flush(&mut self, stats: &Stats) {
-        if self.batches > 0 {
-            stats.add_xdp(self.received, self.sent);
-            *self = Tally::default();
-        }
-    }
-}
-
 /// One XDP worker: a socket (one queue) and what it shares with the rest of the server.
 #[derive(Debug)]
 pub struct Worker<H> {
@@ -260,7 +241,7 @@ impl<H: Handler> Worker<H> {
     pub fn run(mut self) {
         let mut scratch = self.handler.new_scratch();
         let mut free = FreeFrames::new();
-        let mut tally = Tally::default();
+        let mut tally = Tally::new(DataPath::Xdp);
         while !self.stop.load(Ordering::Relaxed) {
             free.reclaim(&mut self.socket);
             let received = self.socket.rx.peek(BATCH as u32) as usize;

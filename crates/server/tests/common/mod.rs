@@ -260,3 +260,16 @@ impl Drop for Daemon {
         let _ = self.child.wait();
     }
 }
+
+/// `dig +short` of `name` `rtype` at `addr` (one try, two seconds): the answer's data,
+/// one record a line.
+#[allow(dead_code)] // not every test file asks dig
+pub fn dig_short(addr: std::net::SocketAddr, name: &str, rtype: &str) -> String {
+    let out = Command::new("dig")
+        .args(["+short", "+tries=1", "+time=2", "-p", &addr.port().to_string()])
+        .arg(format!("@{}", addr.ip()))
+        .args([name, rtype])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
