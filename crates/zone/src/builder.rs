@@ -7,7 +7,9 @@
 //! `finish` resolves the target names of NS/MX/SRV/SVCB/CNAME records to node references,
 //! groups records into RRsets (duplicates dropped, TTLs reconciled per RFC 2181 §5.2) and
 //! encodes each node once (the `encode` module), then runs the adjust pass and the
-//! semantic checks. Records from a zone file carry their file and line (the `lines`
+//! semantic checks. A builder for a transfer does the grouping, target resolution and
+//! encoding of each owner ahead, while the rest arrives (the `ahead` module), and `finish`
+//! keeps what still holds. Records from a zone file carry their file and line (the `lines`
 //! module, one byte a record), so that findings say where; the snapshot keeps none.
 
 use std::path::Path;
@@ -24,10 +26,12 @@ use crate::records::{in_nsec3_chain, target_name};
 use crate::report::{Report, Severity};
 use crate::{adjust, check};
 
+mod ahead;
 mod encode;
 mod lines;
 mod space;
 mod unique;
+use ahead::Ahead;
 use encode::{Encoder, Groups};
 use lines::Lines;
 use space::Space;
@@ -61,6 +65,8 @@ pub struct ZoneBuilder {
     /// Where each of `records` came from.
     lines: Lines,
     report: Report,
+    /// What was done before `finish` (transfers only: the `ahead` module).
+    ahead: Ahead,
 }
 
 impl ZoneBuilder {
@@ -77,7 +83,20 @@ impl ZoneBuilder {
             rdata: Vec::new(),
             lines: Lines::default(),
             report: Report::default(),
+            ahead: Ahead::new(0),
         }
+    }
+
+    /// A builder for a zone arriving by transfer: [`ZoneBuilder::work_ahead`] encodes
+    /// what it can while the rest arrives.
+    pub fn for_transfer(origin: &Dname) -> ZoneBuilder {
+        ZoneBuilder { ahead: Ahead::new(Ahead::BATCH), ..ZoneBuilder::new(origin) }
+    }
+
+    /// As [`ZoneBuilder::for_transfer`], working ahead every `batch` records (tests).
+    #[cfg(test)]
+    pub(crate) fn working_ahead_every(origin: &Dname, batch: usize) -> ZoneBuilder {
+        ZoneBuilder { ahead: Ahead::new(batch), ..ZoneBuilder::new(origin) }
     }
 
     /// The report so far (issues found while adding).
@@ -161,8 +180,9 @@ impl ZoneBuilder {
         self.resolve_targets();
         let (main_len, nsec3_len) = (self.main.owners.nodes.len(), self.nsec3.owners.nodes.len());
         let groups = Groups::new(&self.records, main_len, nsec3_len);
+        self.ahead.give_up_nodes(self.records.get(self.ahead.done..).unwrap_or(&[]));
         let mut encoder = Encoder::new(&self.records, &self.rdata, &self.lines, &mut self.report);
-        let nodes = encoder.main_nodes(&self.main.owners, &groups);
+        let nodes = encoder.main_nodes(&self.main.owners, &groups, &mut self.ahead);
         let chain = encoder.nsec3_chain(&self.nsec3.owners, &groups);
         let firsts = groups.first_members(main_len);
         drop((groups, self.records, self.rdata));
@@ -200,24 +220,44 @@ impl ZoneBuilder {
     }
 
     /// Points each NS/MX/SRV/SVCB/HTTPS/CNAME record at the node of its target name,
-    /// creating phantom nodes for in-zone targets that hold no data yet.
+    /// creating phantom nodes for in-zone targets that hold no data yet: the records
+    /// whose target was unknown when taken ahead, then those not taken, in order.
     fn resolve_targets(&mut self) {
-        let ZoneBuilder { origin, main, records, rdata, .. } = self;
-        for rec in records.iter_mut() {
+        let ZoneBuilder { origin, main, records, rdata, ahead, .. } = self;
+        let left = ahead.unresolved.iter().map(|&i| i as usize).chain(ahead.done..records.len());
+        for i in left {
+            let Some(rec) = records.get_mut(i) else { continue };
             if rec.node & NSEC3_SPACE != 0 || !has_targets(rec.rtype) {
                 continue;
             }
-            let data = rdata.get(rec.rdata_at..rec.rdata_at + usize::from(rec.len)).unwrap_or(&[]);
-            let Some(target) = target_name(rec.rtype, data) else { continue };
-            rec.target = if target.is_root() && matches!(rec.rtype, Rtype::SVCB | Rtype::HTTPS) {
-                // RFC 9460 §2.5.2: "." in ServiceMode is the owner itself.
-                rec.node
-            } else if target.ends_with(origin) {
-                main.owners.target_node(target)
-            } else {
-                NO_NODE
-            };
+            if let Some(target) = target_of(origin, &mut main.owners, rdata, rec, true) {
+                rec.target = target;
+            }
         }
+    }
+}
+
+/// The node of `rec`'s target: `NO_NODE` for a record without one or out of the zone,
+/// the owner itself for SVCB/HTTPS ".". An in-zone name without a node gets a phantom
+/// one if `create`, else `None`.
+fn target_of(
+    origin: &Name,
+    owners: &mut space::Owners,
+    rdata: &[u8],
+    rec: &Pending,
+    create: bool,
+) -> Option<NodeId> {
+    let data = rdata.get(rec.rdata_at..rec.rdata_at + usize::from(rec.len)).unwrap_or(&[]);
+    let Some(target) = target_name(rec.rtype, data) else { return Some(NO_NODE) };
+    if target.is_root() && matches!(rec.rtype, Rtype::SVCB | Rtype::HTTPS) {
+        // RFC 9460 §2.5.2: "." in ServiceMode is the owner itself.
+        Some(rec.node)
+    } else if !target.ends_with(origin) {
+        Some(NO_NODE)
+    } else if create {
+        Some(owners.target_node(target))
+    } else {
+        owners.find_name(target)
     }
 }
 

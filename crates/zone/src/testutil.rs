@@ -11,8 +11,24 @@ use crate::report::Report;
 
 /// Adds every line of `text` to a builder for `origin`.
 pub fn builder(origin: &str, text: &str) -> ZoneBuilder {
+    let mut b = ZoneBuilder::new(&origin.parse::<Name>().unwrap());
+    add_lines(&mut b, origin, text);
+    b
+}
+
+/// Adds every line of `text` to `b`, a builder for `origin`, calling `after` after each.
+pub fn add_lines(b: &mut ZoneBuilder, origin: &str, text: &str) {
+    add_lines_then(b, origin, text, |_| {});
+}
+
+/// As [`add_lines`], calling `after` with the builder after each record.
+pub fn add_lines_then(
+    b: &mut ZoneBuilder,
+    origin: &str,
+    text: &str,
+    mut after: impl FnMut(&mut ZoneBuilder),
+) {
     let origin: Name = origin.parse().unwrap();
-    let mut b = ZoneBuilder::new(&origin);
     for line in text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with(';')) {
         let mut lx = Lexer::for_fields(line.as_bytes());
         let owner = Name::parse_text(lx.expect("owner").unwrap().text, Some(&origin)).unwrap();
@@ -22,8 +38,8 @@ pub fn builder(origin: &str, text: &str) -> ZoneBuilder {
         rdata::parse_text(rtype, &mut lx, Some(&origin), &mut wire)
             .unwrap_or_else(|e| panic!("{line}: {e}"));
         b.add(&owner, rtype, ttl, &wire);
+        after(b);
     }
-    b
 }
 
 /// Builds a zone that must be valid.

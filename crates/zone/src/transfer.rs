@@ -4,7 +4,9 @@
 //! records mean.
 //!
 //! * AXFR: the SOA, every record, the SOA again. The records go straight into a
-//!   [`ZoneBuilder`], so a large zone is never held twice.
+//!   [`ZoneBuilder`], so a large zone is never held twice, and its nodes are encoded as
+//!   their records arrive ([`ZoneBuilder::work_ahead`]), so that little is left after
+//!   the last message.
 //! * IXFR: the server's SOA first. A lone SOA (or one not newer than ours) means we are
 //!   up to date. If the next record is an SOA with our serial, difference sequences
 //!   follow — old SOA, removed records, new SOA, added records — until the server's SOA
@@ -131,6 +133,7 @@ impl Incoming {
         if let State::Full(builder) = &mut self.state {
             if !closing {
                 builder.add(owner, rtype, ttl, data);
+                builder.work_ahead();
                 return Ok(());
             }
         }
@@ -191,7 +194,7 @@ impl Incoming {
     }
 
     fn start_full(&self, owner: &Dname, rtype: Rtype, ttl: u32, data: &[u8]) -> State {
-        let mut builder = ZoneBuilder::new(&self.origin);
+        let mut builder = ZoneBuilder::for_transfer(&self.origin);
         builder.add(owner, rtype, ttl, data);
         State::Full(Box::new(builder))
     }
@@ -218,7 +221,7 @@ impl Incoming {
         if self.closes(owner, serial) {
             return State::Done(Box::new(Outcome::UpToDate));
         }
-        let mut builder = ZoneBuilder::new(&self.origin);
+        let mut builder = ZoneBuilder::for_transfer(&self.origin);
         builder.add(&soa.owner, soa.rtype, soa.ttl, &soa.rdata);
         builder.add(owner, rtype, ttl, data);
         State::Full(Box::new(builder))

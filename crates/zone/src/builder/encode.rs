@@ -11,6 +11,7 @@ use std::ops::Range;
 
 use tern_wire::{Dname, Rtype};
 
+use super::ahead::Ahead;
 use super::lines::Lines;
 use super::space::Owners;
 use super::unique::{rdata_of, Unique};
@@ -127,11 +128,24 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// The main space's nodes, in id order, with parents, phantom flags and child counts.
-    pub(super) fn main_nodes(&mut self, space: &Owners, groups: &Groups) -> Vec<Node> {
+    /// The main space's nodes, in id order, with parents, phantom flags and child counts;
+    /// a node encoded `ahead` (and still good) is not encoded again.
+    pub(super) fn main_nodes(
+        &mut self,
+        space: &Owners,
+        groups: &Groups,
+        ahead: &mut Ahead,
+    ) -> Vec<Node> {
         let mut nodes = Vec::with_capacity(space.nodes.len());
         for (id, built) in (0..).zip(&space.nodes) {
-            let mut node = Node::new(self.node(space.owner(id), groups.main(id)));
+            let blob = match ahead.take(id) {
+                Some((blob, count)) => {
+                    self.report.records += count as usize;
+                    blob
+                }
+                None => self.node(space.owner(id), groups.main(id)),
+            };
+            let mut node = Node::new(blob);
             node.parent = built.parent;
             node.flags.set(Flags::PHANTOM, built.phantom);
             nodes.push(node);
@@ -162,6 +176,22 @@ impl<'a> Encoder<'a> {
             entries.push((hash, Node::new(self.node(owner, members))));
         }
         Some(Nsec3Chain::new(params?, entries))
+    }
+
+    /// Encodes one node's records (as [`Encoder::node`]) if that finds nothing to report:
+    /// the blob and how many records it holds.
+    pub(super) fn node_alone(
+        &mut self,
+        owner: &Dname,
+        members: &[u32],
+    ) -> Option<(crate::blob::Blob, u32)> {
+        let report = &*self.report;
+        let before = (report.issues().len(), report.ignored, report.suppressed, report.records);
+        let blob = self.node(owner, members);
+        let report = &*self.report;
+        let after = (report.issues().len(), report.ignored, report.suppressed);
+        let count = report.records - before.3;
+        (after == (before.0, before.1, before.2)).then_some((blob, count as u32))
     }
 
     /// Encodes one node's records: RRsets in type order, each followed by its RRSIGs.

@@ -105,6 +105,16 @@ impl Space {
         DEFERRED | self.tag
     }
 
+    /// The first record whose owner is still to be looked up (`usize::MAX`: none).
+    #[inline]
+    pub fn pending_from(&self) -> usize {
+        if self.deferred.active {
+            self.deferred.first
+        } else {
+            usize::MAX
+        }
+    }
+
     /// Looks up (or creates) the deferred owner and gives its records their node id.
     pub fn resolve(&mut self, records: &mut [Pending]) {
         if !std::mem::replace(&mut self.deferred.active, false) {
@@ -138,6 +148,11 @@ impl Owners {
             .and_then(|n| self.names.get(n.name_at..n.name_at + usize::from(n.name_len)))
             .and_then(|w| Dname::from_wire(w).ok())
             .unwrap_or(Dname::ROOT)
+    }
+
+    /// The node of `name`, if it has one.
+    pub fn find_name(&self, name: &Dname) -> Option<NodeId> {
+        self.find(name, crate::hash::name_hash(name))
     }
 
     fn find(&self, name: &Dname, hash: NameTag) -> Option<NodeId> {
