@@ -12,14 +12,16 @@ any figure.
   off        this build, `[rrl]` off and `[cookies] enabled = false`
   on         this build, rate limiting on at rates the load never reaches, cookies on
   on+edns    `on`, dnsperf sending EDNS (no cookie)
+  off+edns   `off`, dnsperf sending EDNS: what `on+edns` is compared with
   on+cookie  `on`, dnsperf sending a client cookie: every answer gets a server cookie
 It prints CPU µs per answered query and each variant's ratio to `off`, round by round.
 
 `instructions`: the `quiet` variants one after another under callgrind, dnsperf at
 2,000 queries a second (`--qps`) for 15 s: the instructions of the UDP worker's loop
 (`Worker::serve`: receiving, answering, rate limiting, sending; system calls' kernel
-side not counted) per answered query. Deterministic where CPU time on this machine
-is not.
+side not counted) per answered query, counted from when the server answers (the
+counters are zeroed then: start-up and the harness's polls are left out).
+Deterministic where CPU time on this machine is not.
 
 `flood`: a reflection flood as the server sees it — one source (127.0.0.1) sending the
 apex NS question (the zone's largest positive answer) at a fixed rate, never waiting
@@ -118,13 +120,15 @@ def server_argv(variant, work, port, data, args):
         "off": lambda: tern(this, "[cookies]\nenabled = false\n"),
         "on": lambda: tern(this, limits),
         "on+edns": lambda: tern(this, limits),
+        "off+edns": lambda: tern(this, "[cookies]\nenabled = false\n"),
         "on+cookie": lambda: tern(this, limits),
         "tern-rrl": lambda: tern(this, flood_limits),
         "tern": lambda: tern(this, ""),
         "knot-rrl": lambda: ("knot", knot_argv(work, port, data, True)),
         "knot": lambda: ("knot", knot_argv(work, port, data, False)),
     }
-    dnsperf_options = {"on+edns": ("-e",), "on+cookie": ("-E", f"10:{CLIENT_COOKIE}")}
+    dnsperf_options = {"on+edns": ("-e",), "off+edns": ("-e",),
+                       "on+cookie": ("-E", f"10:{CLIENT_COOKIE}")}
     kind, argv = builders[variant]()
     return kind, argv, dnsperf_options.get(variant, ())
 
@@ -149,6 +153,10 @@ def instructions(variant, data, args):
             "--toggle-collect=*udp::Worker*::serve*"]
     server, extra = start(variant, data, args, wrap)
     try:
+        # What the server did while starting (loading, the harness's SOA polls, as
+        # many as the load took) is not counted.
+        subprocess.run(["callgrind_control", "--zero", str(server.proc.pid)], check=True,
+                       capture_output=True, timeout=120)
         answered, _, _, _ = bench.dnsperf(server.port, data.queries, 15, args,
                                            rate=args.qps or 2000, extra=extra)
     finally:

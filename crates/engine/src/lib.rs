@@ -534,11 +534,11 @@ pub enum Short {
 /// suffix hashes that locating its zone computed and the node answering noted.
 fn tag(class: ResponseClass, node: NodeId, query: &Query<'_>, located: &Found<'_>) -> u32 {
     let (Zone::Loaded(zone), Some(q)) = (located.zone, &query.question) else { return 0 };
-    let zone_tag = located.hashes.suffix(zone.origin_labels());
+    let zone_tag = || located.hashes.suffix(zone.origin_labels());
     match class {
         ResponseClass::Positive => class::positive_tag(located.hashes.full(), q.qtype.0),
-        ResponseClass::NxDomain | ResponseClass::NoData => zone_tag,
-        ResponseClass::Wildcard | ResponseClass::Referral => class::node_tag(zone_tag, node),
+        ResponseClass::NxDomain | ResponseClass::NoData => zone_tag(),
+        ResponseClass::Wildcard | ResponseClass::Referral => class::node_tag(zone_tag(), node),
         ResponseClass::Error => 0,
     }
 }

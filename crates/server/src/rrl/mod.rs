@@ -8,8 +8,9 @@
 //! client sent a cookie and `require-cookie` is on (ask again with it). Answers over TCP
 //! and to queries with a valid server cookie are never limited; the handler does not ask.
 //!
-//! Per query, a worker reads no clock (the time is read once per batch), writes one
-//! table word, and touches nothing else shared: what it limited is tallied in its own
+//! Per query, a worker reads no clock (the time is read once per batch, from the
+//! coarse monotonic clock: [`Limiter::now`]), writes one table word, and touches
+//! nothing else shared: what it limited is tallied in its own
 //! [`WorkerLimits`] and handed over at most once a second, to the shared [`Counters`]
 //! and, prefix by prefix, to the reporter thread ([`report`]), which logs a line per
 //! limited prefix now and then, never one per packet. With rate limiting off the
@@ -22,7 +23,7 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tern_engine::{CookieSeen, Prefix, Report, ResponseClass, Short};
 
@@ -156,12 +157,14 @@ pub struct Limiter {
     paces: [Option<Pace>; 6],
     v4_len: u8,
     v6_len: u8,
+    /// The masks of those prefix lengths.
+    v4_mask: u32,
+    v6_mask: u128,
     slip: u64,
     log_only: bool,
     require_cookie: bool,
     whitelist: Vec<Prefix>,
     seed: u64,
-    epoch: Instant,
     counters: Arc<Counters>,
     reports: SyncSender<Limited>,
     /// The reporter's end, until [`Limiter::start_reports`] takes it.
@@ -178,17 +181,20 @@ impl Limiter {
         }
         let window = u64::try_from(config.window.as_nanos()).unwrap_or(u64::MAX);
         let (reports, receiver) = std::sync::mpsc::sync_channel(QUEUE);
+        let v4_len = u8::try_from(config.ipv4_prefix).unwrap_or(24);
+        let v6_len = u8::try_from(config.ipv6_prefix).unwrap_or(56);
         Some(Limiter {
             table: Table::new(usize::try_from(config.table_size).unwrap_or(1 << 16)),
             paces: config.rates().map(|rate| Pace::new(rate, window)),
-            v4_len: u8::try_from(config.ipv4_prefix).unwrap_or(24),
-            v6_len: u8::try_from(config.ipv6_prefix).unwrap_or(56),
+            v4_len,
+            v6_len,
+            v4_mask: u32::MAX.checked_shl(32 - u32::from(v4_len)).unwrap_or(0),
+            v6_mask: u128::MAX.checked_shl(128 - u32::from(v6_len)).unwrap_or(0),
             slip: config.slip,
             log_only: config.log_only,
             require_cookie: config.require_cookie,
             whitelist: config.whitelist.clone(),
             seed,
-            epoch: Instant::now(),
             counters: Arc::default(),
             reports,
             receiver: Mutex::new(Some(receiver)),
@@ -196,11 +202,14 @@ impl Limiter {
         })
     }
 
-    /// Nanoseconds since the limiter was made: the time a batch is counted at.
+    /// The time a batch is counted at, in nanoseconds: the coarse monotonic clock
+    /// (`CLOCK_MONOTONIC_COARSE`, the last timer tick: a few milliseconds' resolution,
+    /// read without a system call and for a fraction of the fine clock's cost). Rates
+    /// are kept over windows of seconds: a tick of a few milliseconds only lets a
+    /// counter's allowance grow in steps of that tick.
     #[inline]
     pub fn now(&self) -> u64 {
-        let elapsed = self.epoch.elapsed();
-        elapsed.as_secs().saturating_mul(1_000_000_000) + u64::from(elapsed.subsec_nanos())
+        coarse_now()
     }
 
     /// The counters.
@@ -228,6 +237,7 @@ impl Limiter {
     /// Decides the fate of a UDP answer to `client` of which the engine says `report`,
     /// at `now` ([`Limiter::now`], read once per batch). The caller has left out TCP
     /// and queries with a valid server cookie.
+    #[inline]
     pub fn judge(
         &self,
         worker: &mut WorkerLimits,
@@ -238,7 +248,6 @@ impl Limiter {
         let Some(pace) = self.paces.get(class_index(report.class)).copied().flatten() else {
             return Verdict::Send;
         };
-        let client = client.to_canonical();
         if !self.whitelist.is_empty() && self.whitelist.iter().any(|p| p.contains(client)) {
             return Verdict::Send;
         }
@@ -246,6 +255,13 @@ impl Limiter {
         if self.table.admit(self.key(prefix, report), now, pace) {
             return Verdict::Send;
         }
+        self.over(worker, prefix, len, report)
+    }
+
+    /// The fate of an answer over its rate (out of line: the path of a flood, not of
+    /// the answers that go).
+    #[inline(never)]
+    fn over(&self, worker: &mut WorkerLimits, prefix: u128, len: u8, report: &Report) -> Verdict {
         if self.log_only {
             worker.note(prefix, len, report.class, |t| t.logged_only += 1);
             return Verdict::Send;
@@ -293,33 +309,56 @@ impl Limiter {
         }
     }
 
-    /// The client's prefix (as an IPv6 address, IPv4 mapped) and its length.
+    /// The client's prefix (as an IPv6 address, IPv4 mapped) and its length; an
+    /// IPv4-mapped IPv6 client is counted as its IPv4 address.
+    #[inline]
     fn prefix(&self, client: IpAddr) -> (u128, u8) {
-        match client {
-            IpAddr::V4(v4) => {
-                let mask = u32::MAX.checked_shl(32 - u32::from(self.v4_len)).unwrap_or(0);
-                let masked = v4.to_bits() & mask;
-                (0xffff_u128 << 32 | u128::from(masked), self.v4_len)
-            }
-            IpAddr::V6(v6) => {
-                let mask = u128::MAX.checked_shl(128 - u32::from(self.v6_len)).unwrap_or(0);
-                (v6.to_bits() & mask, self.v6_len)
-            }
-        }
+        let v4 = match client {
+            IpAddr::V4(v4) => v4,
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => v4,
+                None => return (v6.to_bits() & self.v6_mask, self.v6_len),
+            },
+        };
+        (0xffff_u128 << 32 | u128::from(v4.to_bits() & self.v4_mask), self.v4_len)
     }
 
     /// The table key of an answer: prefix, class and tag, hashed with the seed.
+    #[inline]
     fn key(&self, prefix: u128, report: &Report) -> u64 {
-        const K: u64 = 0x9E37_79B9_7F4A_7C15;
-        let fold = |h: u64, v: u64| (h ^ v).wrapping_mul(K).rotate_left(29);
-        let h = fold(self.seed, prefix as u64);
-        let h = fold(h, (prefix >> 64) as u64);
-        let h = fold(h, u64::from(report.tag) << 8 | class_index(report.class) as u64);
-        // murmur3's finaliser: every bit of the key depends on every input bit.
-        let h = (h ^ (h >> 33)).wrapping_mul(0xff51_afd7_ed55_8ccd);
-        let h = (h ^ (h >> 33)).wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
+        key(self.seed, prefix, report.tag, class_index(report.class))
     }
+}
+
+/// The table key of `prefix`, name `tag` and class number `class` under `seed`: one
+/// folded multiply (the 128-bit product's halves xored) of the prefix and of the name
+/// and class, each mixed with the seed first, so that both the line (the key's low
+/// bits) and the tag (its high bits) depend on all of them, and nobody without the
+/// seed can aim two keys at one counter.
+#[inline]
+fn key(seed: u64, prefix: u128, tag: u32, class: usize) -> u64 {
+    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+    // An IPv4 prefix is in the low half, an IPv6 one (56 bits by default) in the high.
+    let address = (prefix as u64) ^ ((prefix >> 64) as u64).rotate_left(32) ^ seed;
+    // Bit 0 is set (a factor of 0 would lose the address), so the class starts at bit 1.
+    let name = (u64::from(tag) << 8 | (class as u64) << 1) ^ seed.rotate_left(32) ^ K;
+    let product = u128::from(address) * u128::from(name | 1);
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+/// Nanoseconds on `CLOCK_MONOTONIC_COARSE` (0 if it cannot be read, which Linux does
+/// not do for this clock).
+#[inline]
+fn coarse_now() -> u64 {
+    let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `time` is a timespec on our stack; clock_gettime only writes to it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
+    if rc != 0 {
+        return 0;
+    }
+    let seconds = u64::try_from(time.tv_sec).unwrap_or(0);
+    let nanos = u64::try_from(time.tv_nsec).unwrap_or(0);
+    seconds.wrapping_mul(1_000_000_000).wrapping_add(nanos)
 }
 
 /// The index of `class` in [`ResponseClass::ALL`].
@@ -421,6 +460,44 @@ mod tests {
         assert_eq!(judge(&mut w, CookieSeen::Client), Verdict::Send);
         assert_eq!(judge(&mut w, CookieSeen::Client), Verdict::Short(Short::BadCookie));
         assert_eq!(judge(&mut w, CookieSeen::None), Verdict::Short(Short::Truncated));
+    }
+
+    #[test]
+    fn mapped_clients_share_their_ipv4_prefix() {
+        let l = limiter("[rrl]\nrate = 10\n");
+        let mut w = WorkerLimits::default();
+        let report = positive(7, CookieSeen::None);
+        assert_eq!(run(&l, &mut w, "::ffff:192.0.2.1", report, 10), (10, 0, 0));
+        assert_eq!(run(&l, &mut w, "192.0.2.9", report, 2), (0, 1, 1), "same /24");
+        assert_eq!(w.recent[0].map(|l| (l.prefix, l.len)), Some((0xffff_c000_0200, 24)));
+    }
+
+    #[test]
+    fn keys_depend_on_every_part_and_the_seed() {
+        let base = key(1, 0xffff_c000_0200, 7, 0);
+        let others = [
+            key(2, 0xffff_c000_0200, 7, 0),
+            key(1, 0xffff_c000_0300, 7, 0),
+            key(1, 0x2001_0db8_u128 << 96, 7, 0),
+            key(1, 0xffff_c000_0200, 8, 0),
+            key(1, 0xffff_c000_0200, 7, 1),
+            key(1, 0xffff_c000_0200, 7, 5),
+        ];
+        for other in others {
+            assert_ne!(base, other);
+            // Both the line (low bits) and the tag (high bits) change.
+            assert_ne!(base & 0xffff, other & 0xffff);
+            assert_ne!(base >> 44, other >> 44);
+        }
+    }
+
+    #[test]
+    fn the_coarse_clock_moves_on() {
+        let before = coarse_now();
+        std::thread::sleep(Duration::from_millis(30));
+        let after = coarse_now();
+        assert!(before > 0);
+        assert!(after > before && after - before < 1_000_000_000, "{before} {after}");
     }
 
     #[test]
