@@ -174,16 +174,7 @@ zone:
 
 
 def _bind_consumer(port, work, tern_port):
-    conf = f"""key "{KEY}" {{ algorithm hmac-sha256; secret "{SECRET}"; }};
-options {{
-  directory "{work}";
-  listen-on port {port} {{ 127.0.0.1; }};
-  listen-on-v6 {{ none; }};
-  recursion no;
-  dnssec-validation no;
-  pid-file "{work}/named.pid";
-  session-keyfile "{work}/session.key";
-  allow-notify {{ key "{KEY}"; }};
+    conf = servers.bind_head(port, work) + f"""  allow-notify {{ key "{KEY}"; }};
   allow-new-zones yes;
   catalog-zones {{
     zone "catalog.tern." default-primaries {{ 127.0.0.1 port {tern_port} key "{KEY}"; }}
@@ -224,6 +215,8 @@ file = "{files['t2.example.']}"
 catalog-group = "blue"
 """
     tern = run.start("tern", lambda p, w: _tern(p, w, run.tern_bin, body), port=tern_port, name="tern-producer")
+    # A consumer whose first refresh finds nothing may wait minutes to retry (BIND does).
+    _wait(lambda: _served(tern_port, "catalog.tern."), "Tern does not serve its catalog")
     run.start("knot", lambda p, w: _knot_consumer(p, w, tern_port), port=knot_port, name="knot-consumer")
     run.start("bind", lambda p, w: _bind_consumer(p, w, tern_port), port=bind_port, name="bind-consumer")
     for who, port in [("Knot", knot_port), ("BIND", bind_port)]:

@@ -167,6 +167,22 @@ def nsd(port, work, zones):
     return ["nsd", "-d", "-c", path]
 
 
+def bind_head(port, work):
+    """The start of a BIND configuration: the run's key, and the `options` every
+    scenario's named takes (port, loopback, no recursion, files in `work`); the
+    `options` block stays open for more."""
+    return f"""key "{KEY}" {{ algorithm hmac-sha256; secret "{SECRET}"; }};
+options {{
+  directory "{work}";
+  listen-on port {port} {{ 127.0.0.1; }};
+  listen-on-v6 {{ none; }};
+  recursion no;
+  dnssec-validation no;
+  pid-file "{work}/named.pid";
+  session-keyfile "{work}/session.key";
+"""
+
+
 def bind(port, work, zones):
     """BIND; a zone with `primary` is a secondary, else a primary from `file` that keeps
     the differences of reloads for IXFR and notifies `notify`."""
@@ -184,16 +200,7 @@ def bind(port, work, zones):
                 f'zone "{z["origin"]}" {{ type primary; file "{z["file"]}"; ixfr-from-differences yes; '
                 f'notify explicit; also-notify {{ {also} }}; }};\n'
             )
-    conf = f"""key "{KEY}" {{ algorithm hmac-sha256; secret "{SECRET}"; }};
-options {{
-  directory "{work}";
-  listen-on port {port} {{ 127.0.0.1; }};
-  listen-on-v6 {{ none; }};
-  recursion no;
-  dnssec-validation no;
-  pid-file "{work}/named.pid";
-  session-keyfile "{work}/session.key";
-  allow-transfer {{ key "{KEY}"; }};
+    conf = bind_head(port, work) + f"""  allow-transfer {{ key "{KEY}"; }};
   allow-notify {{ key "{KEY}"; }};
   check-names primary ignore;
   check-names secondary ignore;
