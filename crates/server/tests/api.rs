@@ -133,6 +133,23 @@ fn zones_and_actions(http: u16, addr: SocketAddr, dir: &Path) {
         api(http, "POST", "/api/v1/zones", Some(r#"{"name":"x.example","bogus":1}"#)).0,
         400
     );
+    // A list is added in one step, all or none.
+    let many = |names: &[&str]| {
+        let zones: Vec<String> = names
+            .iter()
+            .map(|n| format!(r#"{{"name":"{n}","file":"{}"}}"#, file.display()))
+            .collect();
+        format!("[{}]", zones.join(","))
+    };
+    let (code, body) =
+        api(http, "POST", "/api/v1/zones", Some(&many(&["m1.example", "m2.example"])));
+    assert_eq!(code, 200, "{body}");
+    assert!(body.to_string().contains("2 zones loaded"), "{body}");
+    assert_eq!(dig(addr, "ns.m2.example", "A"), "192.0.2.53\n");
+    let (code, body) =
+        api(http, "POST", "/api/v1/zones", Some(&many(&["m3.example", "m1.example"])));
+    assert_eq!(code, 409, "{body}");
+    assert!(dig(addr, "ns.m3.example", "A").is_empty(), "none of a refused list is added");
     let (code, body) = api(http, "POST", "/api/v1/zones/example.com/actions/flush", None);
     assert_eq!(code, 200, "{body}");
     assert!(std::fs::read_to_string(dir.join("example.com.zone")).unwrap().contains("192.0.2.10"));

@@ -216,6 +216,25 @@ fn zones_at_run_time(socket: &Path, addr: SocketAddr, dir: &Path) {
     assert!(added.contains("zone-add done: 1 zones loaded (4 records"), "{added}");
     assert!(ok(socket, &["status"]).contains("3 zones"));
     assert_eq!(dig(addr, "www.added.example", "A"), "192.0.2.1\n");
+    // Many in one step, a file each by pattern, names from standard input too.
+    for zone in ["m1.example", "m2.example", "m3.example"] {
+        let text = PRIMARY_ZONE.replace("primary.example.", &format!("{zone}."));
+        std::fs::write(dir.join(format!("{zone}.zone")), text).unwrap();
+    }
+    let pattern = dir.join("%s.zone").display().to_string();
+    let names = dir.join("names");
+    std::fs::write(&names, "m2.example\nm3.example\n").unwrap();
+    let args = ["zone-add", "m1.example", "--from", names.to_str().unwrap(), "--file", &pattern];
+    let added = ok(socket, &args);
+    assert!(added.contains("zone-add done: 3 zones loaded (12 records"), "{added}");
+    assert_eq!(dig(addr, "www.m3.example", "A"), "192.0.2.1\n");
+    let (code, _, stderr) = ternctl(socket, &["zone-add", "m4.example", "m1.example"]);
+    assert_eq!(code, 1);
+    assert!(stderr.contains("m1.example. is served already"), "{stderr}");
+    assert_eq!(
+        ok(socket, &["zone-remove", "m1.example", "m2.example", "m3.example"]),
+        "zone-remove done\n"
+    );
     let (code, _, stderr) = ternctl(socket, &["zone-add", "bad.example", "--template", "nope"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("nope"), "{stderr}");

@@ -15,6 +15,7 @@ pub mod values;
 pub mod xdp;
 pub mod xfr;
 
+use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -397,6 +398,95 @@ impl Config {
         }
     }
 
+    /// This configuration with the `[[zone]]` tables of `text[from..]` added, where
+    /// `text` is the whole new file of added zones ([`ADDED_ZONES`]) and the tables
+    /// before `from` are those already served. Only the new tables are read and
+    /// resolved, against this configuration's keys, remotes, ACLs and templates, so
+    /// adding a zone to 100,000 costs what adding it to one does. `None` when a new
+    /// zone joins a catalog produced here (its producer's member list changes: read the
+    /// whole configuration again).
+    pub fn with_added(&self, text: &str, from: usize, added: &Path) -> Option<Result<Config>> {
+        let mut errors = Vec::new();
+        let mut read = Vec::new();
+        read_added(text.get(from..).unwrap_or_default(), from, &mut read, &mut errors);
+        let served: HashSet<&Name> = self.zones.iter().map(|z| &z.name).collect();
+        let mut fresh = HashSet::new();
+        let mut zones = Vec::new();
+        for spanned in read {
+            let span = spanned.span();
+            let mut zone = spanned.into_inner();
+            if served.contains(&zone.name) || !fresh.insert(zone.name.clone()) {
+                errors.push((Some(span), format!("zone {} is listed twice", zone.name)));
+                continue;
+            }
+            if let (Some(ZoneSource::File(file)), Some(base)) = (&mut zone.source, self.base()) {
+                *file = base.join(&*file);
+            }
+            zones.push((span, zone));
+        }
+        let producers = self.resolved.zones.iter().filter(|p| p.catalog == CatalogRole::Producer);
+        let producers: Vec<(Range<usize>, ZoneConfig)> = producers
+            .filter_map(|p| self.zones.iter().find(|z| z.name == p.name))
+            .map(|z| (0..0, z.clone()))
+            .collect();
+        if errors.is_empty() {
+            let all: Vec<_> = zones.iter().cloned().chain(producers).collect();
+            match xfr::resolve(&self.tables, &all, &self.base()?, &self.server.storage) {
+                Ok(resolved) => {
+                    let plans = resolved.zones.get(..zones.len()).unwrap_or_default();
+                    if plans.iter().any(|p| matches!(p.catalog, CatalogRole::Member { .. })) {
+                        return None;
+                    }
+                    return Some(Ok(self.extended(zones, plans)));
+                }
+                Err(problems) => errors.extend(problems.into_iter().map(|(s, m)| (Some(s), m))),
+            }
+        }
+        let rendered: Vec<String> = errors
+            .iter()
+            .take(MAX_ERRORS)
+            .map(|(span, message)| report::render(added, text, span.clone(), message))
+            .collect();
+        Some(Err(Error::Config(rendered.join("\n"))))
+    }
+
+    /// This configuration with `zones` and their `plans` after its own.
+    fn extended(&self, zones: Vec<(Range<usize>, ZoneConfig)>, plans: &[Arc<ZonePlan>]) -> Config {
+        let mut next = self.clone();
+        let mut resolved = Resolved::clone(&self.resolved);
+        resolved.zones.extend(plans.iter().cloned());
+        next.resolved = Arc::new(resolved);
+        next.zone_spans.extend(zones.iter().map(|_| 0..0));
+        next.zones.extend(zones.into_iter().map(|(_, zone)| zone));
+        next
+    }
+
+    /// This configuration without `gone`, none of them a catalog's member or producer
+    /// (`None` otherwise: their catalogs' member lists change).
+    pub fn without(&self, gone: &HashSet<Name>) -> Option<Config> {
+        let catalogued = |p: &Arc<ZonePlan>| p.catalog != CatalogRole::None;
+        if self.resolved.zones.iter().any(|p| gone.contains(&p.name) && catalogued(p)) {
+            return None;
+        }
+        let mut next = self.clone();
+        let kept: Vec<bool> = self.zones.iter().map(|z| !gone.contains(&z.name)).collect();
+        let mut keep = kept.iter().copied();
+        next.zones.retain(|_| keep.next().unwrap_or(true));
+        let mut keep = kept.iter().copied();
+        next.zone_spans.retain(|_| keep.next().unwrap_or(true));
+        let mut resolved = Resolved::clone(&self.resolved);
+        resolved.zones.retain(|p| !gone.contains(&p.name));
+        next.resolved = Arc::new(resolved);
+        Some(next)
+    }
+
+    /// The directory relative paths in the configuration file are taken from.
+    fn base(&self) -> Option<PathBuf> {
+        let path = self.path.as_ref()?;
+        let absolute = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+        Some(absolute.parent().unwrap_or(Path::new("/")).to_owned())
+    }
+
     /// A configuration with the defaults, serving `zones` on `listen` (quick mode, demo).
     pub fn built_in(listen: Vec<ListenAddr>, zones: Vec<ZoneConfig>) -> Result<Config> {
         let mut config = Config::default();
@@ -500,7 +590,8 @@ impl IdentityConfig {
     }
 }
 
-fn cpu_count() -> usize {
+/// CPUs this process may run on (1 when unknown).
+pub fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, NonZeroUsize::get)
 }
 

@@ -16,6 +16,7 @@
 pub mod catalog;
 pub mod commands;
 pub mod dynamic;
+pub mod inbox;
 pub mod journaled;
 pub mod notify;
 pub mod primary;
@@ -48,13 +49,16 @@ use crate::updates::UpdateTask;
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
 const THREADS: usize = 2;
+/// Zone loads at once, per CPU (see [`Shared::loads`]).
+const LOADS: usize = 2;
 /// NOTIFYs waiting for their zone's writer; more are dropped (a refresh is coming).
 const NOTICE_QUEUE: usize = 1024;
 /// Updates on their way to the writers, and waiting for each writer; more are answered
 /// SERVFAIL at once (the client retries later).
 const UPDATE_QUEUE: usize = 4096;
 
-/// What a zone's writer is told.
+/// What a zone's writer is told. Kept small (larger parts boxed): every zone's queue
+/// holds a block of 32 events from the start, and a server may have 100,000 zones.
 #[derive(Debug)]
 pub enum Event {
     /// The configuration was (re)applied: take this plan and (re)load.
@@ -69,12 +73,12 @@ pub enum Event {
         /// The serial it announced.
         serial: Option<u32>,
         /// Who sent it.
-        from: SocketAddr,
+        from: Box<SocketAddr>,
     },
     /// An operator's command (the control socket).
     Command {
         /// What to do.
-        command: commands::ZoneCommand,
+        command: Box<commands::ZoneCommand>,
         /// Where to say how it went.
         reply: oneshot::Sender<commands::Outcome>,
     },
@@ -110,6 +114,10 @@ pub struct Shared {
     pub db: Arc<ZoneDb>,
     /// Transfers in at once (`[transfer] max-incoming`).
     pub incoming: Arc<Semaphore>,
+    /// Loads at once ([`LOADS`] a CPU): when 100,000 zones are added, the others wait
+    /// for a turn in their (small) idle state rather than all at once on as many
+    /// threads, each holding its load's buffers.
+    pub loads: Semaphore,
     /// Timeouts and sizes for talking to remotes.
     pub limits: ArcSwap<Limits>,
     /// Where zones' journals are kept; `None` for built-in configurations (quick mode,
@@ -122,10 +130,12 @@ pub struct Shared {
 /// A running writer.
 #[derive(Debug)]
 struct Handle {
-    events: mpsc::UnboundedSender<Event>,
-    updates: mpsc::Sender<UpdateTask>,
+    inbox: Arc<WriterInbox>,
     status: Arc<Mutex<ZoneStatus>>,
 }
+
+/// A writer's events and the updates waiting for it.
+pub type WriterInbox = inbox::Inbox<Event, UpdateTask>;
 
 /// The zones' writers as the control socket sees them: their status, and a way to send
 /// them commands.
@@ -155,7 +165,7 @@ impl Zones {
         let (reply, outcome) = oneshot::channel();
         let sent = self.writers.lock().ok().and_then(|w| {
             let handle = w.get(zone)?;
-            handle.events.send(Event::Command { command, reply }).ok()
+            handle.inbox.send(Event::Command { command: Box::new(command), reply }).ok()
         });
         if sent.is_none() {
             return Err(format!("{zone} is not served here"));
@@ -199,6 +209,7 @@ impl Control {
         let shared = Arc::new(Shared {
             db,
             incoming: Arc::new(Semaphore::new(incoming)),
+            loads: Semaphore::new(LOADS * crate::config::cpu_count()),
             limits: ArcSwap::from_pointee(limits(config)),
             storage: config.path.as_ref().map(|_| config.server.storage.clone()),
             main: Some(main),
@@ -235,7 +246,7 @@ impl Control {
         writers.retain(|name, handle| {
             let kept = keep.contains(name);
             if !kept {
-                let _ = handle.events.send(Event::Stop);
+                let _ = handle.inbox.send(Event::Stop);
                 crate::counters::control::control().forget_journal(&name.to_string());
                 info!(zone = %name, "zone removed");
             }
@@ -249,7 +260,7 @@ impl Control {
             let handle = writers.entry(plan.name.clone()).or_insert_with(|| self.spawn(plan, slot));
             let (done, outcome) = oneshot::channel();
             let event = Event::Load { plan: Arc::clone(plan), done: Some(done) };
-            if handle.events.send(event).is_ok() {
+            if handle.inbox.send(event).is_ok() {
                 loading.pending.push((plan.name.clone(), outcome));
             }
         }
@@ -270,12 +281,11 @@ impl Control {
     }
 
     fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Handle {
-        let (events, received) = mpsc::unbounded_channel();
-        let (updates, updates_received) = mpsc::channel(UPDATE_QUEUE);
+        let (inbox, received) = inbox::inbox(UPDATE_QUEUE);
         let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
         let status = Arc::clone(&writer.status);
-        self.runtime.spawn(writer.run(received, updates_received));
-        Handle { events, updates, status }
+        self.runtime.spawn(writer.run(received));
+        Handle { inbox, status }
     }
 
     /// The zones' writers, for the control socket.
@@ -294,7 +304,7 @@ impl Control {
     pub fn shutdown(self) {
         if let Ok(mut writers) = self.writers.lock() {
             for (_, handle) in writers.drain() {
-                let _ = handle.events.send(Event::Stop);
+                let _ = handle.inbox.send(Event::Stop);
             }
         }
         self.runtime.shutdown_timeout(Duration::from_millis(100));
@@ -368,7 +378,8 @@ async fn route_notices(
     while let Some((notice, from)) = received.recv().await {
         let sent = writers.lock().ok().and_then(|w| {
             let handle = w.get(&notice.zone)?;
-            handle.events.send(Event::Notify { serial: notice.serial, from }).ok()
+            let from = Box::new(from);
+            handle.inbox.send(Event::Notify { serial: notice.serial, from }).ok()
         });
         if sent.is_none() {
             warn!(zone = %notice.zone, from = %from, "NOTIFY for a zone without a writer: ignored");
@@ -384,10 +395,10 @@ async fn route_updates(
 ) {
     while let Some(task) = received.recv().await {
         let Some(zone) = task.request().map(|r| r.zone().to_name()) else { continue };
-        let queue = writers.lock().ok().and_then(|w| w.get(&zone).map(|h| h.updates.clone()));
+        let queue = writers.lock().ok().and_then(|w| w.get(&zone).map(|h| Arc::clone(&h.inbox)));
         match queue {
             Some(queue) => {
-                if let Err(e) = queue.try_send(task) {
+                if let Err(e) = queue.try_send_update(task) {
                     warn!(zone = %zone, "update answered SERVFAIL: the zone's writer is behind");
                     drop(e);
                 }

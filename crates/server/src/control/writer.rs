@@ -7,10 +7,10 @@ use std::time::Duration;
 
 use tern_engine::Edit;
 use tern_zone::{ZoneContents, ZoneSlot};
-use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
+use super::inbox::{Next, Receiver};
 use super::secondary::Schedule;
 use super::{notify, Event, LoadOutcome, Shared};
 use crate::config::{Role, ZonePlan};
@@ -86,14 +86,12 @@ impl Writer {
 
     /// Takes events and updates until stopped; updates waiting together are committed
     /// together.
-    pub async fn run(
-        mut self,
-        mut events: mpsc::UnboundedReceiver<Event>,
-        mut updates: mpsc::Receiver<UpdateTask>,
-    ) {
+    pub async fn run(mut self, inbox: Receiver<Event, UpdateTask>) {
+        // What each event does is awaited boxed: the task then stays small while it
+        // waits, which is most of the time for most of 100,000 zones.
         loop {
             self.show_status();
-            self.report_catalog().await;
+            Box::pin(self.report_catalog()).await;
             let wake = self.next_wake();
             let sleep = async {
                 match wake {
@@ -105,36 +103,39 @@ impl Writer {
             };
             tokio::select! {
                 biased;
-                event = events.recv() => match event {
-                    Some(Event::Load { plan, done }) => {
-                        let outcome = self.load(plan).await;
-                        if let Some(done) = done {
-                            let _ = done.send(outcome);
-                        }
-                    }
-                    Some(Event::Notify { .. }) if self.frozen => {
-                        warn!(zone = %self.plan.name, "NOTIFY ignored: the zone is frozen");
-                    }
-                    Some(Event::Notify { serial, from }) => self.notified(serial, from).await,
-                    Some(Event::Command { command, reply }) => {
-                        let outcome = self.command(command).await;
-                        let _ = reply.send(outcome);
-                    }
-                    Some(Event::Stop) | None => break,
+                next = inbox.next(super::dynamic::BATCH) => match next {
+                    Next::Event(Event::Stop) => break,
+                    Next::Event(event) => self.event(event).await,
+                    Next::Updates(batch) => Box::pin(self.updates(batch)).await,
                 },
-                Some(first) = updates.recv() => {
-                    let mut batch = vec![first];
-                    while batch.len() < super::dynamic::BATCH {
-                        let Ok(next) = updates.try_recv() else { break };
-                        batch.push(next);
-                    }
-                    self.updates(batch).await;
-                }
-                () = sleep => self.on_time().await,
+                () = sleep => Box::pin(self.on_time()).await,
             }
         }
         for task in self.notifying.drain(..) {
             task.abort();
+        }
+    }
+
+    /// Carries out one event (not [`Event::Stop`]).
+    async fn event(&mut self, event: Event) {
+        match event {
+            Event::Load { plan, done } => {
+                let shared = Arc::clone(&self.shared);
+                let _turn = shared.loads.acquire().await;
+                let outcome = Box::pin(self.load(plan)).await;
+                if let Some(done) = done {
+                    let _ = done.send(outcome);
+                }
+            }
+            Event::Notify { .. } if self.frozen => {
+                warn!(zone = %self.plan.name, "NOTIFY ignored: the zone is frozen");
+            }
+            Event::Notify { serial, from } => Box::pin(self.notified(serial, *from)).await,
+            Event::Command { command, reply } => {
+                let outcome = Box::pin(self.command(*command)).await;
+                let _ = reply.send(outcome);
+            }
+            Event::Stop => {}
         }
     }
 
@@ -292,6 +293,7 @@ mod tests {
         let shared = Arc::new(Shared {
             db,
             incoming: Arc::new(tokio::sync::Semaphore::new(1)),
+            loads: tokio::sync::Semaphore::new(1),
             limits: arc_swap::ArcSwap::from_pointee(limits),
             storage: Some(storage.path().to_owned()),
             main: None,

@@ -207,11 +207,11 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
         Request::Status => Reply::Status(status(context)),
         Request::Stop => Reply::error("stop is answered before it is carried out"),
         Request::Reload => ask_main(context, |reply| MainRequest::Reload { reply }).await,
-        Request::ZoneAdd { table } => {
-            ask_main(context, |reply| MainRequest::ZoneAdd { table, reply }).await
+        Request::ZoneAdd { tables } => {
+            ask_main(context, |reply| MainRequest::ZoneAdd { tables, reply }).await
         }
-        Request::ZoneRemove { zone } => {
-            ask_main(context, |reply| MainRequest::ZoneRemove { zone, reply }).await
+        Request::ZoneRemove { zones } => {
+            ask_main(context, |reply| MainRequest::ZoneRemove { zones, reply }).await
         }
         Request::ZoneList => zone_statuses(context, &[]),
         Request::ZoneStatus { zones } => zone_statuses(context, &zones),

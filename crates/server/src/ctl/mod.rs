@@ -33,10 +33,10 @@ pub enum MainRequest {
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
     },
-    /// Add a zone (its table, as in the configuration file) and keep it.
+    /// Add zones (their tables, as in the configuration file) and keep them.
     ZoneAdd {
-        /// The table.
-        table: String,
+        /// The tables.
+        tables: Vec<String>,
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
     },
@@ -47,10 +47,10 @@ pub enum MainRequest {
         /// Its members by name, or why they could not be read.
         members: Result<std::collections::BTreeMap<tern_wire::Name, Listed>, String>,
     },
-    /// Remove a zone added at run time.
+    /// Remove zones added at run time.
     ZoneRemove {
-        /// The zone's name.
-        zone: String,
+        /// The zones' names.
+        zones: Vec<String>,
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
     },

@@ -7,8 +7,9 @@
 
 use serde::{Deserialize, Serialize};
 
-/// The longest request line the server reads.
-pub const MAX_REQUEST: usize = 64 * 1024;
+/// The longest request line the server reads: room for a `zone-add` of 100,000 zones
+/// with a path each.
+pub const MAX_REQUEST: usize = 64 * 1024 * 1024;
 
 /// What the client asks (`command` names it, in `ternctl`'s spelling).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -55,15 +56,15 @@ pub enum Request {
         /// The step.
         step: TxnStep,
     },
-    /// Adds a zone at run time (kept across restarts).
+    /// Adds zones at run time (kept across restarts), all or none.
     ZoneAdd {
-        /// The zone's table, as in the configuration file (`name = ...` included).
-        table: String,
+        /// Each zone's table, as in the configuration file (`name = ...` included).
+        tables: Vec<String>,
     },
-    /// Removes a zone added at run time.
+    /// Removes zones added at run time, all or none.
     ZoneRemove {
-        /// The zone.
-        zone: String,
+        /// The zones.
+        zones: Vec<String>,
     },
 }
 

@@ -80,10 +80,15 @@ enum Command {
     ZoneCommit { zone: String },
     /// Drop the transaction.
     ZoneAbort { zone: String },
-    /// Add a zone at run time (kept across restarts).
+    /// Add zones at run time (kept across restarts), all or none, in one step.
     ZoneAdd {
-        zone: String,
-        /// The zone file (a primary's source, or where a secondary keeps its copy).
+        /// The zones (more may come with --from).
+        zones: Vec<String>,
+        /// Read more zone names from FILE, one a line (`-`: standard input).
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+        /// The zone file (a primary's source, or where a secondary keeps its copy); `%s`
+        /// in it stands for the zone's name without the final dot.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
         /// A primary to transfer from (a `[[remote]]` id; repeatable).
@@ -96,8 +101,14 @@ enum Command {
         #[arg(long, value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
-    /// Remove a zone added at run time.
-    ZoneRemove { zone: String },
+    /// Remove zones added at run time, all or none.
+    ZoneRemove {
+        /// The zones (more may come with --from).
+        zones: Vec<String>,
+        /// Read more zone names from FILE, one a line (`-`: standard input).
+        #[arg(long, value_name = "FILE")]
+        from: Option<PathBuf>,
+    },
     /// Print the manual page, ternctl(8), in roff.
     Man,
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
@@ -207,17 +218,52 @@ fn request(command: Command) -> Result<Action, String> {
         Command::ZoneDiff { zone } => txn(zone, TxnStep::Diff),
         Command::ZoneCommit { zone } => txn(zone, TxnStep::Commit),
         Command::ZoneAbort { zone } => txn(zone, TxnStep::Abort),
-        Command::ZoneAdd { zone, file, primary, template, set } => {
-            let table = zone_table(&zone, file.as_deref(), &primary, template.as_deref(), &set)?;
-            Ok(Action::Ask(Request::ZoneAdd { table }))
+        Command::ZoneAdd { zones, from, file, primary, template, set } => {
+            let tables = zone_names(zones, from.as_deref())?
+                .iter()
+                .map(|zone| {
+                    let file = file.as_deref().map(|f| zone_file(f, zone));
+                    zone_table(zone, file.as_deref(), &primary, template.as_deref(), &set)
+                })
+                .collect::<Result<_, _>>()?;
+            Ok(Action::Ask(Request::ZoneAdd { tables }))
         }
-        Command::ZoneRemove { zone } => Ok(Action::Ask(Request::ZoneRemove { zone })),
+        Command::ZoneRemove { zones, from } => {
+            Ok(Action::Ask(Request::ZoneRemove { zones: zone_names(zones, from.as_deref())? }))
+        }
         Command::Man => man().map(Action::Print),
         Command::Completions { shell } => {
             let mut out = Vec::new();
             clap_complete::generate(shell, &mut Cli::command(), "ternctl", &mut out);
             Ok(Action::Print(String::from_utf8_lossy(&out).into_owned()))
         }
+    }
+}
+
+/// The zones named on the command line and in `from` (one a line, `-` for standard
+/// input; blank lines and `#` comments skipped); at least one.
+fn zone_names(mut zones: Vec<String>, from: Option<&Path>) -> Result<Vec<String>, String> {
+    if let Some(from) = from {
+        let text = match from == Path::new("-") {
+            true => std::io::read_to_string(std::io::stdin()),
+            false => std::fs::read_to_string(from),
+        }
+        .map_err(|e| format!("{}: {e}", from.display()))?;
+        let lines = text.lines().map(str::trim).filter(|l| !l.is_empty() && !l.starts_with('#'));
+        zones.extend(lines.map(str::to_owned));
+    }
+    match zones.is_empty() {
+        true => Err("no zone named (give zones, or --from FILE)".into()),
+        false => Ok(zones),
+    }
+}
+
+/// `file` with each `%s` replaced by `zone` without its final dot.
+fn zone_file(file: &Path, zone: &str) -> PathBuf {
+    let text = file.to_string_lossy();
+    match text.contains("%s") {
+        true => PathBuf::from(text.replace("%s", zone.strip_suffix('.').unwrap_or(zone))),
+        false => file.to_owned(),
     }
 }
 
@@ -345,8 +391,30 @@ mod tests {
     }
 
     #[test]
+    fn zone_add_takes_many_zones_and_a_file_pattern() {
+        let dir = tempfile::tempdir().unwrap();
+        let list = dir.path().join("zones");
+        std::fs::write(&list, "# new customers\nb.example.\n\nc.example\n").unwrap();
+        let from = list.display().to_string();
+        let args = ["zone-add", "a.example", "--from", &from, "--file", "/z/%s.zone"];
+        let Request::ZoneAdd { tables } = parse(&args) else { panic!("not a zone-add") };
+        let files: Vec<String> = tables
+            .iter()
+            .map(|t| toml::from_str::<toml::Table>(t).unwrap()["file"].as_str().unwrap().into())
+            .collect();
+        assert_eq!(files, ["/z/a.example.zone", "/z/b.example.zone", "/z/c.example.zone"]);
+        let Request::ZoneRemove { zones } = parse(&["zone-remove", "a.example", "--from", &from])
+        else {
+            panic!("not a zone-remove")
+        };
+        assert_eq!(zones, ["a.example", "b.example.", "c.example"]);
+        let none = Cli::try_parse_from(["ternctl", "zone-add", "--file", "x"]).unwrap();
+        assert!(request(none.command).is_err_and(|e| e.contains("no zone")));
+    }
+
+    #[test]
     fn zone_add_writes_a_table_the_configuration_reads() {
-        let Request::ZoneAdd { table } = parse(&[
+        let Request::ZoneAdd { tables } = parse(&[
             "zone-add",
             "x.example",
             "--file",
@@ -358,7 +426,7 @@ mod tests {
         ]) else {
             panic!("not a zone-add")
         };
-        let parsed: toml::Table = toml::from_str(&table).unwrap();
+        let parsed: toml::Table = toml::from_str(&tables[0]).unwrap();
         assert_eq!(parsed["name"].as_str(), Some("x.example"));
         assert_eq!(parsed["file"].as_str(), Some("/z/x.zone"));
         assert_eq!(parsed["primary"].as_array().map(Vec::len), Some(1));

@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::{Path, Query, State};
+use axum::extract::{DefaultBodyLimit, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -50,12 +50,19 @@ pub fn read_token(path: &std::path::Path) -> Result<String, String> {
     Ok(token)
 }
 
+/// The largest `POST /api/v1/zones` body: room for 100,000 zones with a path each
+/// (other requests keep axum's 2 MiB).
+const MAX_ZONES_BODY: usize = 64 * 1024 * 1024;
+
 /// The API's routes, under `/api/v1`.
 pub fn routes(api: Arc<Api>) -> Router {
     Router::new()
         .route("/api/v1/status", get(status))
         .route("/api/v1/reload", post(reload))
-        .route("/api/v1/zones", get(zones).post(add_zone))
+        .route(
+            "/api/v1/zones",
+            get(zones).post(add_zone).layer(DefaultBodyLimit::max(MAX_ZONES_BODY)),
+        )
         .route("/api/v1/zones/{zone}", get(zone).delete(remove_zone))
         .route("/api/v1/zones/{zone}/records", get(records))
         .route("/api/v1/zones/{zone}/rrsets", axum::routing::patch(rrsets))
@@ -169,10 +176,10 @@ async fn remove_zone(
     headers: HeaderMap,
     Path(zone): Path<String>,
 ) -> Response {
-    ask(&api, &headers, Request::ZoneRemove { zone }).await
+    ask(&api, &headers, Request::ZoneRemove { zones: vec![zone] }).await
 }
 
-/// `POST /api/v1/zones`: a zone added at run time.
+/// A zone to add at run time (`POST /api/v1/zones`).
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct NewZone {
@@ -188,29 +195,37 @@ struct NewZone {
     settings: serde_json::Map<String, Value>,
 }
 
+/// `POST /api/v1/zones`: one zone (an object) or many (a list of them), added in one
+/// step, all or none.
 async fn add_zone(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes) -> Response {
     if !authorized(&api, &headers) {
         return unauthorized();
     }
-    let new: NewZone = match serde_json::from_slice(&body) {
-        Ok(new) => new,
+    let zones = match body.trim_ascii_start().first() {
+        Some(b'[') => serde_json::from_slice::<Vec<NewZone>>(&body),
+        _ => serde_json::from_slice::<NewZone>(&body).map(|zone| vec![zone]),
+    };
+    let zones = match zones {
+        Ok(zones) => zones,
         Err(e) => return error(StatusCode::BAD_REQUEST, format!("not a zone: {e}")),
     };
-    let settings: Result<Vec<String>, String> =
-        new.settings.iter().map(|(key, value)| setting(key, value)).collect();
-    let table = settings.and_then(|set| {
-        crate::ctl::ternctl::zone_table(
-            &new.name,
-            new.file.as_deref(),
-            &new.primary,
-            new.template.as_deref(),
-            &set,
-        )
-    });
-    match table {
-        Ok(table) => answer(handle(Request::ZoneAdd { table }, &api.context).await),
+    match zones.iter().map(new_zone_table).collect() {
+        Ok(tables) => answer(handle(Request::ZoneAdd { tables }, &api.context).await),
         Err(why) => error(StatusCode::BAD_REQUEST, why),
     }
+}
+
+/// The configuration table of `new`.
+fn new_zone_table(new: &NewZone) -> Result<String, String> {
+    let settings: Vec<String> =
+        new.settings.iter().map(|(key, value)| setting(key, value)).collect::<Result<_, _>>()?;
+    crate::ctl::ternctl::zone_table(
+        &new.name,
+        new.file.as_deref(),
+        &new.primary,
+        new.template.as_deref(),
+        &settings,
+    )
 }
 
 /// A JSON setting as `key=value` in TOML.

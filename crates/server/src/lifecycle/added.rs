@@ -7,6 +7,7 @@
 //! so the zone set changes copy-on-write and the other zones keep answering. A removed
 //! zone's journal and kept copy stay on disk.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use tern_wire::Name;
@@ -15,37 +16,67 @@ use crate::config::Config;
 use crate::control::storage;
 use crate::ctl::listen::parse_zone;
 
-/// The configuration with one zone more, and the file's new text.
-pub fn add(config: &Config, table: &str) -> Result<(Config, String), String> {
-    let (main, path, added_path, current) = files(config)?;
-    let name = table_zone(table)?;
-    if config.zones.iter().any(|z| z.name == name) {
-        return Err(format!("{name} is served already"));
+/// The configuration with the zones of `tables` more (all or none), and the file's new
+/// text.
+pub fn add(config: &Config, tables: &[String]) -> Result<(Config, String), String> {
+    if tables.is_empty() {
+        return Err("no zone to add".into());
     }
-    let text = format!("{current}{}[[zone]]\n{}\n", separator(&current), table.trim());
-    let next = Config::read(&main, &path, Some((&text, &added_path))).map_err(|e| e.to_string())?;
+    let (main, path, added_path, current) = files(config)?;
+    let served: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+    let mut names = HashSet::new();
+    for table in tables {
+        let name = table_zone(table)?;
+        if served.contains(&name) {
+            return Err(format!("{name} is served already"));
+        }
+        if !names.insert(name.clone()) {
+            return Err(format!("{name} is given twice"));
+        }
+    }
+    let from = current.len();
+    let mut text = current;
+    text.reserve(tables.iter().map(|t| t.len() + 12).sum());
+    for table in tables {
+        text.push_str(separator(&text));
+        text.push_str("[[zone]]\n");
+        text.push_str(table.trim());
+        text.push('\n');
+    }
+    let next = match config.with_added(&text, from, &added_path) {
+        Some(next) => next,
+        None => Config::read(&main, &path, Some((&text, &added_path))),
+    }
+    .map_err(|e| e.to_string())?;
     write(&added_path, &text)?;
     Ok((next, text))
 }
 
-/// The configuration without `zone`, which must have been added at run time.
-pub fn remove(config: &Config, zone: &str) -> Result<Config, String> {
+/// The configuration without `zones` (all or none), which must have been added at run
+/// time.
+pub fn remove(config: &Config, zones: &[String]) -> Result<Config, String> {
     let (main, path, added_path, current) = files(config)?;
-    let name = parse_zone(zone)?;
+    let mut gone = HashSet::new();
+    for zone in zones {
+        gone.insert(parse_zone(zone)?);
+    }
     let blocks = split(&current);
-    let kept: Vec<&str> = blocks
-        .iter()
-        .copied()
-        .filter(|block| table_zone(block).map_or(true, |n| n != name))
-        .collect();
-    if kept.len() == blocks.len() {
-        return Err(match config.zones.iter().any(|z| z.name == name) {
+    let (kept, dropped): (Vec<&str>, Vec<&str>) =
+        blocks.iter().partition(|block| table_zone(block).map_or(true, |n| !gone.contains(&n)));
+    let added: HashSet<Name> = dropped.iter().filter_map(|b| table_zone(b).ok()).collect();
+    if let Some(name) = gone.iter().find(|n| !added.contains(*n)) {
+        return Err(match config.zones.iter().any(|z| z.name == *name) {
             true => format!("{name} is in {}: remove it there and reload", path.display()),
             false => format!("{name} is not served here"),
         });
     }
     let text: String = kept.iter().map(|b| format!("[[zone]]\n{}\n\n", b.trim())).collect();
-    let next = Config::read(&main, &path, Some((&text, &added_path))).map_err(|e| e.to_string())?;
+    let next = match config.without(&gone) {
+        Some(next) => next,
+        None => {
+            Config::read(&main, &path, Some((&text, &added_path))).map_err(|e| e.to_string())?
+        }
+    };
     write(&added_path, &text)?;
     Ok(next)
 }
@@ -120,24 +151,46 @@ mod tests {
         let config = config_in(dir.path());
         let file = dir.path().join("a.zone").display().to_string();
         let table = format!("name = \"b.example\"\nfile = \"{file}\"");
-        let (next, _) = add(&config, &table).unwrap();
+        let (next, _) = add(&config, std::slice::from_ref(&table)).unwrap();
         assert_eq!(next.zones.len(), 2);
         let again = Config::from_file(config.path.as_ref().unwrap()).unwrap();
         assert_eq!(again.zones.len(), 2, "kept across restarts");
-        assert!(add(&again, &table).unwrap_err().contains("served already"));
-        assert!(remove(&again, "a.example").unwrap_err().contains("remove it there"));
-        let fewer = remove(&again, "b.example.").unwrap();
+        assert!(add(&again, std::slice::from_ref(&table)).unwrap_err().contains("served already"));
+        assert!(remove(&again, &["a.example".into()]).unwrap_err().contains("remove it there"));
+        let fewer = remove(&again, &["b.example.".into()]).unwrap();
         assert_eq!(fewer.zones.len(), 1);
-        assert!(remove(&fewer, "b.example").unwrap_err().contains("not served"));
+        assert!(remove(&fewer, &["b.example".into()]).unwrap_err().contains("not served"));
+    }
+
+    #[test]
+    fn many_zones_are_added_and_removed_in_one_step_all_or_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path());
+        let file = dir.path().join("a.zone").display().to_string();
+        let table = |n: usize| format!("name = \"z{n}.example\"\nfile = \"{file}\"");
+        let tables: Vec<String> = (0..100).map(table).collect();
+        let (next, _) = add(&config, &tables).unwrap();
+        assert_eq!(next.zones.len(), 101);
+        let twice = vec![table(200), table(200)];
+        assert!(add(&next, &twice).unwrap_err().contains("given twice"));
+        let served = vec![table(300), table(5)];
+        assert!(add(&next, &served).unwrap_err().contains("z5.example. is served already"));
+        let again = Config::from_file(config.path.as_ref().unwrap()).unwrap();
+        assert_eq!(again.zones.len(), 101, "nothing of the refused batches written");
+        let some = vec!["z1.example".to_owned(), "z2.example".into(), "nope.example".into()];
+        assert!(remove(&again, &some).unwrap_err().contains("nope.example. is not served"));
+        let zones: Vec<String> = (0..50).map(|n| format!("z{n}.example")).collect();
+        assert_eq!(remove(&again, &zones).unwrap().zones.len(), 51);
+        assert_eq!(Config::from_file(config.path.as_ref().unwrap()).unwrap().zones.len(), 51);
     }
 
     #[test]
     fn a_bad_table_is_refused_with_its_line_and_nothing_written() {
         let dir = tempfile::tempdir().unwrap();
         let config = config_in(dir.path());
-        let why = add(&config, "name = \"c.example\"\ntemplate = \"nope\"").unwrap_err();
+        let why = add(&config, &["name = \"c.example\"\ntemplate = \"nope\"".into()]).unwrap_err();
         assert!(why.contains(FILE) && why.contains("nope"), "{why}");
         assert!(!dir.path().join(FILE).exists());
-        assert!(add(&config, "file = \"x\"").unwrap_err().contains("no `name`"));
+        assert!(add(&config, &["file = \"x\"".into()]).unwrap_err().contains("no `name`"));
     }
 }

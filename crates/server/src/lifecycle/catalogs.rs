@@ -116,6 +116,9 @@ impl Consumed {
     /// The plans of the members served, under `config` (members whose plan cannot be
     /// made are logged and left out). `except` are left out too.
     pub fn plans(&self, config: &Config, except: &[Name]) -> Vec<Arc<ZonePlan>> {
+        if self.owners.is_empty() {
+            return Vec::new();
+        }
         let catalogs: BTreeMap<&Name, &ZonePlan> =
             config.resolved.zones.iter().map(|p| (&p.name, p.as_ref())).collect();
         let configured: HashSet<&Name> = catalogs.keys().copied().collect();

@@ -210,8 +210,8 @@ impl Steering<'_> {
                 info!("reload requested on the control socket");
                 self.reload(Some(reply));
             }
-            MainRequest::ZoneAdd { table, reply } => self.zone_add(&table, reply),
-            MainRequest::ZoneRemove { zone, reply } => self.zone_remove(&zone, reply),
+            MainRequest::ZoneAdd { tables, reply } => self.zone_add(&tables, reply),
+            MainRequest::ZoneRemove { zones, reply } => self.zone_remove(&zones, reply),
             MainRequest::Catalog { catalog, members: Ok(members) } => {
                 self.catalog(&catalog, members)
             }
@@ -220,17 +220,17 @@ impl Steering<'_> {
         false
     }
 
-    /// Adds a zone for good (see [`added`]); told once it is loaded.
-    fn zone_add(&mut self, table: &str, reply: tokio::sync::oneshot::Sender<Reply>) {
-        match added::add(&self.config, table) {
+    /// Adds zones for good (see [`added`]); told once they are loaded.
+    fn zone_add(&mut self, tables: &[String], reply: tokio::sync::oneshot::Sender<Reply>) {
+        match added::add(&self.config, tables) {
             Ok((next, _)) => self.apply(next, "zone-add", reply),
             Err(why) => drop(reply.send(Reply::error(why))),
         }
     }
 
-    /// Removes a zone added at run time.
-    fn zone_remove(&mut self, zone: &str, reply: tokio::sync::oneshot::Sender<Reply>) {
-        match added::remove(&self.config, zone) {
+    /// Removes zones added at run time.
+    fn zone_remove(&mut self, zones: &[String], reply: tokio::sync::oneshot::Sender<Reply>) {
+        match added::remove(&self.config, zones) {
             Ok(next) => self.apply(next, "zone-remove", reply),
             Err(why) => drop(reply.send(Reply::error(why))),
         }
