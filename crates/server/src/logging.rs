@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::level_filters::LevelFilter;
-use tracing::{error, info};
+use tracing::{debug, error, info};
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::layer::SubscriberExt;
@@ -249,7 +249,7 @@ impl LoadProgress {
     /// Starts timing the load of `zone` and logs that it began.
     pub fn start(zone: &dyn Display) -> LoadProgress {
         let zone = zone.to_string();
-        info!(zone = %zone, "loading zone");
+        debug!(zone = %zone, "loading zone");
         let started = Instant::now();
         LoadProgress {
             zone,

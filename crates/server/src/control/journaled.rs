@@ -15,7 +15,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use tern_journal::Journal;
+use tern_journal::{Journal, Opened};
 use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
 use tracing::{error, info, warn};
 
@@ -85,15 +85,28 @@ impl Writer {
     /// Opens the zone's journal (at the first load); returns its changes. A journal that
     /// cannot be opened is logged, and the zone runs without one.
     pub async fn open_journal(&mut self) -> Vec<Changeset> {
-        let Some(storage) = &self.shared.storage else { return Vec::new() };
+        let Some(path) = self.journal_path() else { return Vec::new() };
+        match tokio::task::spawn_blocking(move || Journal::open(&path)).await {
+            Ok(opened) => self.take_journal(opened),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Where the zone's journal is, when it has one (not for embedded zones and
+    /// produced catalogs, nor without a storage directory).
+    pub fn journal_path(&self) -> Option<std::path::PathBuf> {
+        let storage = self.shared.storage.as_ref()?;
         use crate::config::ZoneSource;
         if matches!(self.plan.source, ZoneSource::Embedded(_) | ZoneSource::Catalog(_)) {
-            return Vec::new();
+            return None;
         }
-        let path = path(storage, &self.plan.name);
-        let opened = tokio::task::spawn_blocking(move || Journal::open(&path)).await;
+        Some(path(storage, &self.plan.name))
+    }
+
+    /// Keeps the journal `Journal::open` gave (logging what it cut off); its changes.
+    pub fn take_journal(&mut self, opened: tern_journal::Result<Opened>) -> Vec<Changeset> {
         match opened {
-            Ok(Ok(opened)) => {
+            Ok(opened) => {
                 if let Some(dropped) = &opened.dropped {
                     warn!(zone = %self.plan.name, "journal: {dropped}");
                 }
@@ -101,11 +114,10 @@ impl Writer {
                 self.journal = Some(Arc::new(Mutex::new(opened.journal)));
                 opened.changes
             }
-            Ok(Err(e)) => {
+            Err(e) => {
                 error!(zone = %self.plan.name, "journal not used, changes will not survive a restart: {e}");
                 Vec::new()
             }
-            Err(_) => Vec::new(),
         }
     }
 

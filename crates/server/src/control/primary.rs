@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use tern_engine::UpdatePolicy;
+use tern_journal::Journal;
 use tern_zone::records::{serial_gt, with_soa_serial};
 use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
 use tracing::{error, info, warn};
@@ -86,21 +87,36 @@ impl Writer {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
         }
-        // The first load takes the IXFR history back from the journal.
-        let journaled = if self.journal.is_none() { self.open_journal().await } else { Vec::new() };
-        let base = Base {
+        // The first load takes the IXFR history back from the journal, opened on the
+        // same blocking thread as the build (one hand-over a zone, not two: 100,000
+        // zones load at start and when added together).
+        let journal = if self.journal.is_none() { self.journal_path() } else { None };
+        let mut base = Base {
             old: self.current.clone(),
             file: self.file_base.clone(),
-            journaled,
+            journaled: Vec::new(),
             limits: self.plan.history,
             policy: self.plan.update,
         };
         let name = self.plan.name.clone();
-        let built = tokio::task::spawn_blocking(move || build(&name, &source, base)).await;
-        let built = match built {
-            Ok(Ok(built)) => built,
-            Ok(Err(why)) => return self.failed(why),
+        let built = tokio::task::spawn_blocking(move || {
+            let mut opened = journal.map(|path| Journal::open(&path));
+            if let Some(Ok(opened)) = &mut opened {
+                base.journaled = std::mem::take(&mut opened.changes);
+            }
+            (opened, build(&name, &source, base))
+        })
+        .await;
+        let (opened, built) = match built {
+            Ok(done) => done,
             Err(e) => return self.failed(e.to_string()),
+        };
+        if let Some(opened) = opened {
+            self.take_journal(opened); // its changes went to the build
+        }
+        let built = match built {
+            Ok(built) => built,
+            Err(why) => return self.failed(why),
         };
         self.install(built, now_version).await
     }
