@@ -25,7 +25,7 @@ use tern_wire::{Dname, Rtype};
 
 use crate::contents::{ZoneContents, APEX};
 use crate::error::Position;
-use crate::node::{Flags, Node, NodeId};
+use crate::node::{Flags, Node, NodeId, NO_NODE};
 use crate::report::{Report, Severity};
 
 /// Where the findings about a node go: the file and first line of its records, when the
@@ -59,23 +59,75 @@ impl Findings<'_> {
     }
 }
 
-/// Runs every check and records the findings, each placed by `locate`.
-pub fn zone(zone: &ZoneContents, report: &mut Report, locate: Locate<'_>) {
+/// What a node's own data tells the checks, read while that data is at hand (the
+/// builder does it as it encodes each node), so that [`zone`] reads a node's data only
+/// when a check may have something to say about it. A bit set means "look"; every bit
+/// set ([`Checks::UNKNOWN`]) runs each check as if nothing were known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checks(u8);
+
+impl Checks {
+    /// The rules about which types share a name find something.
+    const DATA: u8 = 1;
+    /// An NS RRset has an in-zone target, whose addresses the glue check looks for.
+    const GLUE: u8 = 1 << 1;
+    /// An RRset other than A and AAAA: data that would be flagged below a zone cut.
+    const NOT_ADDRESS: u8 = 1 << 2;
+
+    /// Nothing known: every check runs.
+    pub const UNKNOWN: Checks = Checks(Self::DATA | Self::GLUE | Self::NOT_ADDRESS);
+
+    /// What `node` (node `id`, with its own flags set: DELEGATION and CNAME are read)
+    /// tells the checks.
+    pub fn of(node: &Node, id: NodeId) -> Checks {
+        let mut report = Report::default();
+        node_data(node, id, &mut Findings { report: &mut report, locate: &|_| None });
+        let mut bits = if report.issues().is_empty() { 0 } else { Self::DATA };
+        for rrset in node.rrsets() {
+            if !matches!(rrset.rtype, Rtype::A | Rtype::AAAA) {
+                bits |= Self::NOT_ADDRESS;
+            }
+            if rrset.rtype == Rtype::NS
+                && (0..usize::from(rrset.count)).any(|i| rrset.target(i) != NO_NODE)
+            {
+                bits |= Self::GLUE;
+            }
+        }
+        Checks(bits)
+    }
+
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+}
+
+/// Runs every check and records the findings, each placed by `locate`. `known` holds
+/// what each node's data tells the checks, by node id ([`Checks::UNKNOWN`] for a node
+/// past its end): a node's data is read only where it says to look.
+pub fn zone(zone: &ZoneContents, known: &[Checks], report: &mut Report, locate: Locate<'_>) {
     let mut findings = Findings { report, locate };
     apex(zone, &mut findings);
     for (id, node) in (0..).zip(zone.nodes.iter()) {
         if node.flags.contains(Flags::PHANTOM) {
             continue;
         }
+        let checks = known.get(id as usize).copied().unwrap_or(Checks::UNKNOWN);
         if !node.flags.contains(Flags::EMPTY) {
             findings.report.names += 1;
         }
         if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
             findings.report.delegations += 1;
-            glue(zone, id, node, &mut findings);
+            if checks.has(Checks::GLUE) {
+                glue(zone, id, node, &mut findings);
+            }
         }
-        node_data(node, id, &mut findings);
-        placement(node, id, &mut findings);
+        if checks.has(Checks::DATA) {
+            node_data(node, id, &mut findings);
+        }
+        let cut = node.flags.contains(Flags::NONAUTH) && checks.has(Checks::NOT_ADDRESS);
+        if cut || node.flags.contains(Flags::BELOW_DNAME) {
+            placement(node, id, &mut findings);
+        }
     }
 }
 
@@ -272,4 +324,54 @@ fn compressed_len(rtype: Rtype, rdata: &[u8]) -> usize {
         len += size;
     }
     len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, APEX};
+
+    /// A zone with a finding for each warning the checks make.
+    const WARNED: &str = "
+        d.example. 300 NS ns.d.example.
+        d.example. 300 NS ns.other.
+        x.d.example. 300 MX 10 mail.other.
+        ns2.x.d.example. 300 A 192.0.2.2
+        e.example. 300 NS ns.e.example.
+        f.example. 300 NS host.example.
+        g.example. 300 NS ns.other.
+        ds.example. 300 DS 12345 13 2 abababababababababababababababababababababababababababababababab
+        sub.example. 300 NSEC3PARAM 1 0 0 -
+        host.example. 300 TXT \"no address\"
+        www.example. 300 CNAME host.example.";
+
+    /// The findings of every check on `zone`, knowing `known`.
+    fn findings(zone: &ZoneContents, known: &[Checks]) -> Report {
+        let mut report = Report::default();
+        super::zone(zone, known, &mut report, &|_| None);
+        report
+    }
+
+    #[test]
+    fn what_a_node_tells_the_checks_changes_no_finding() {
+        let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
+        let known: Vec<Checks> =
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id)).collect();
+        let all = findings(&zone, &[]);
+        assert!(all.issues().len() >= 6, "{all:?}");
+        assert_eq!(findings(&zone, &known), all);
+    }
+
+    #[test]
+    fn plain_delegations_and_addresses_need_no_look() {
+        let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
+        let checks = |name: &str| {
+            let id = zone.find(&name.parse::<tern_wire::Name>().unwrap()).unwrap();
+            Checks::of(zone.node(id).unwrap(), id)
+        };
+        assert_eq!(checks("g.example."), Checks(Checks::NOT_ADDRESS));
+        assert_eq!(checks("ns2.x.d.example."), Checks(0));
+        assert_eq!(checks("d.example."), Checks(Checks::GLUE | Checks::NOT_ADDRESS));
+        assert_eq!(checks("ds.example.").0 & Checks::DATA, Checks::DATA);
+    }
 }

@@ -5,7 +5,8 @@
 //! records whose owner is already looked up (those before a space's deferred owner) are
 //! taken in order: each in-zone target that already has a node gets it (an id never
 //! changes, so `finish` would find the same one), and each run of records of one
-//! main-space owner is encoded into its node's blob, as `finish` would.
+//! main-space owner is encoded into its node's blob, as `finish` would, its own flags
+//! and checks read from the blob while it is fresh (the `table` module).
 //!
 //! The blob is only a guess that the owner's records are all there: AXFR servers send
 //! an owner's records together, but nothing requires it. A node is given up — left to
@@ -20,6 +21,7 @@ use std::ops::Range;
 
 use super::encode::Encoder;
 use super::space::Owners;
+use super::table::Facts;
 use super::{Pending, ZoneBuilder, NSEC3_SPACE};
 use crate::blob::Blob;
 use crate::node::{has_targets, NodeId};
@@ -31,8 +33,9 @@ pub(super) enum Early {
     /// No records of it seen yet.
     #[default]
     Unseen,
-    /// Encoded from all of its records so far (how many records the blob holds).
-    Encoded(Blob, u32),
+    /// Encoded from all of its records so far (how many records the blob holds), with
+    /// what its data says (the `table` module).
+    Encoded(Blob, u32, Facts),
     /// Left to `finish`.
     GivenUp,
 }
@@ -59,12 +62,17 @@ impl Ahead {
         Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch }
     }
 
-    /// The blob encoded ahead for node `id` and its record count, if still good.
-    pub fn take(&mut self, id: NodeId) -> Option<(Blob, u32)> {
+    /// The blob encoded ahead for node `id`, its record count and facts, if still good.
+    pub fn take(&mut self, id: NodeId) -> Option<(Blob, u32, Facts)> {
         match std::mem::take(self.early.get_mut(id as usize)?) {
-            Early::Encoded(blob, count) => Some((blob, count)),
+            Early::Encoded(blob, count, facts) => Some((blob, count, facts)),
             _ => None,
         }
+    }
+
+    /// True when node `node` (a pending record's, either space) is encoded ahead.
+    pub fn is_encoded(&self, node: u32) -> bool {
+        matches!(self.early.get(node as usize), Some(Early::Encoded(..)))
     }
 
     /// Gives up the nodes of `records` (those `finish` takes itself).
@@ -153,7 +161,10 @@ impl Runs<'_, '_> {
         self.members.clear();
         self.members.extend(range.start as u32..range.end as u32);
         *state = match self.encoder.node_alone(owners.owner(id), &self.members) {
-            Some((blob, count)) => Early::Encoded(blob, count),
+            Some((blob, count)) => {
+                let (blob, facts) = Facts::of_data(blob, id, owners.is_phantom(id));
+                Early::Encoded(blob, count, facts)
+            }
             None => Early::GivenUp,
         };
     }
@@ -162,26 +173,9 @@ impl Runs<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contents::ZoneContents;
     use crate::error::Error;
-    use crate::testutil::{self, Rng, APEX};
+    use crate::testutil::{self, fingerprint, Rng, APEX};
     use tern_wire::Name;
-
-    /// Everything a built zone holds, node by node, to compare two builds.
-    fn fingerprint(z: &ZoneContents) -> Vec<String> {
-        let mut out = vec![format!("{} {} {:?}", z.record_count(), z.serial(), z.denial())];
-        for id in 0..z.node_count() as NodeId {
-            let n = z.node(id).unwrap();
-            let (data, flags) = (&**n.data(), n.flags.bits());
-            out.push(format!(
-                "{id} {data:?} {} {} {} {} {} {flags}",
-                n.parent, n.wildcard, n.nsec3, n.prev, n.children
-            ));
-            out.push(format!("{} found at {:?}", n.owner(), z.find(n.owner())));
-        }
-        out.push(format!("{:?}", z.nsec3()));
-        out
-    }
 
     /// The zone (or the refusal) built from `text` by a builder that works ahead every
     /// `batch` records (0: never), as comparable text.
