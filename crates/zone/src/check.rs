@@ -69,31 +69,55 @@ pub struct Checks(u8);
 impl Checks {
     /// The rules about which types share a name find something.
     const DATA: u8 = 1;
-    /// An NS RRset has an in-zone target, whose addresses the glue check looks for.
+    /// An NS RRset has an in-zone target, which the glue check looks at ([`Checks::of`]);
+    /// one without addresses, once [`Checks::settle`] has looked.
     const GLUE: u8 = 1 << 1;
     /// An RRset other than A and AAAA: data that would be flagged below a zone cut.
     const NOT_ADDRESS: u8 = 1 << 2;
+    /// An A or AAAA RRset: a name an NS record can point to without a warning.
+    const ADDRESS: u8 = 1 << 3;
 
     /// Nothing known: every check runs.
     pub const UNKNOWN: Checks = Checks(Self::DATA | Self::GLUE | Self::NOT_ADDRESS);
 
     /// What `node` (node `id`, with its own flags set: DELEGATION and CNAME are read)
-    /// tells the checks.
-    pub fn of(node: &Node, id: NodeId) -> Checks {
+    /// tells the checks; its in-zone NS targets are added to `ns_targets` as
+    /// (`id`, target) for [`Checks::settle`].
+    pub fn of(node: &Node, id: NodeId, ns_targets: &mut Vec<(NodeId, NodeId)>) -> Checks {
         let mut report = Report::default();
         node_data(node, id, &mut Findings { report: &mut report, locate: &|_| None });
         let mut bits = if report.issues().is_empty() { 0 } else { Self::DATA };
         for rrset in node.rrsets() {
-            if !matches!(rrset.rtype, Rtype::A | Rtype::AAAA) {
-                bits |= Self::NOT_ADDRESS;
-            }
-            if rrset.rtype == Rtype::NS
-                && (0..usize::from(rrset.count)).any(|i| rrset.target(i) != NO_NODE)
-            {
-                bits |= Self::GLUE;
+            bits |= match rrset.rtype {
+                Rtype::A | Rtype::AAAA => Self::ADDRESS,
+                _ => Self::NOT_ADDRESS,
+            };
+            if rrset.rtype == Rtype::NS {
+                let before = ns_targets.len();
+                let targets = (0..usize::from(rrset.count)).map(|i| rrset.target(i));
+                ns_targets.extend(targets.filter(|&t| t != NO_NODE).map(|t| (id, t)));
+                if ns_targets.len() > before {
+                    bits |= Self::GLUE;
+                }
             }
         }
         Checks(bits)
+    }
+
+    /// Keeps the glue check, in `known` (by node id), only for the nodes among
+    /// `ns_targets` (as [`Checks::of`] gives them) with a target that has no addresses.
+    pub fn settle(known: &mut [Checks], ns_targets: &[(NodeId, NodeId)]) {
+        for &(id, _) in ns_targets {
+            if let Some(checks) = known.get_mut(id as usize) {
+                checks.0 &= !Self::GLUE;
+            }
+        }
+        for &(id, target) in ns_targets {
+            let addressed = known.get(target as usize).is_some_and(|t| t.has(Self::ADDRESS));
+            if let Some(checks) = known.get_mut(id as usize).filter(|_| !addressed) {
+                checks.0 |= Self::GLUE;
+            }
+        }
     }
 
     fn has(self, bit: u8) -> bool {
@@ -355,23 +379,42 @@ mod tests {
     #[test]
     fn what_a_node_tells_the_checks_changes_no_finding() {
         let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
-        let known: Vec<Checks> =
-            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id)).collect();
+        let mut targets = Vec::new();
+        let mut known: Vec<Checks> =
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
         let all = findings(&zone, &[]);
         assert!(all.issues().len() >= 6, "{all:?}");
         assert_eq!(findings(&zone, &known), all);
+        Checks::settle(&mut known, &targets);
+        assert_eq!(findings(&zone, &known), all, "settled");
     }
 
     #[test]
     fn plain_delegations_and_addresses_need_no_look() {
         let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
-        let checks = |name: &str| {
-            let id = zone.find(&name.parse::<tern_wire::Name>().unwrap()).unwrap();
-            Checks::of(zone.node(id).unwrap(), id)
-        };
-        assert_eq!(checks("g.example."), Checks(Checks::NOT_ADDRESS));
-        assert_eq!(checks("ns2.x.d.example."), Checks(0));
-        assert_eq!(checks("d.example."), Checks(Checks::GLUE | Checks::NOT_ADDRESS));
-        assert_eq!(checks("ds.example.").0 & Checks::DATA, Checks::DATA);
+        let id = |name: &str| zone.find(&name.parse::<tern_wire::Name>().unwrap()).unwrap();
+        let mut targets = Vec::new();
+        let mut known: Vec<Checks> =
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+        let checks = |known: &[Checks], name: &str| known[id(name) as usize];
+        assert_eq!(checks(&known, "g.example."), Checks(Checks::NOT_ADDRESS));
+        assert_eq!(checks(&known, "ns2.x.d.example."), Checks(Checks::ADDRESS));
+        assert_eq!(checks(&known, "d.example."), Checks(Checks::GLUE | Checks::NOT_ADDRESS));
+        assert_eq!(checks(&known, "ds.example.").0 & Checks::DATA, Checks::DATA);
+        assert!(targets.contains(&(id("f.example."), id("host.example."))));
+        Checks::settle(&mut known, &targets);
+        assert!(checks(&known, "f.example.").has(Checks::GLUE), "host.example. has no address");
+        assert!(checks(&known, "d.example.").has(Checks::GLUE), "ns.d.example. is a phantom");
+        let glued = testutil::zone(
+            "example.",
+            &format!("{APEX}d.example. 300 NS ns.d.example.\nns.d.example. 300 A 192.0.2.9"),
+        )
+        .0;
+        let mut targets = Vec::new();
+        let mut known: Vec<Checks> =
+            (0..).zip(glued.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+        Checks::settle(&mut known, &targets);
+        let d = glued.find(&"d.example.".parse::<tern_wire::Name>().unwrap()).unwrap();
+        assert!(!known[d as usize].has(Checks::GLUE), "its glue has an address");
     }
 }

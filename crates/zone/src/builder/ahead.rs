@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use super::encode::Encoder;
 use super::space::Owners;
-use super::table::Facts;
+use super::table::{Facts, NsTargets};
 use super::{Pending, ZoneBuilder, NSEC3_SPACE};
 use crate::blob::Blob;
 use crate::node::{has_targets, NodeId};
@@ -51,6 +51,8 @@ pub(super) struct Ahead {
     pub early: Vec<Early>,
     /// Records between two rounds (0: never encode ahead).
     pub batch: usize,
+    /// The in-zone NS targets of the nodes encoded ahead (the `table` module).
+    pub ns_targets: NsTargets,
 }
 
 impl Ahead {
@@ -59,7 +61,7 @@ impl Ahead {
     pub const BATCH: usize = 16_384;
 
     pub fn new(batch: usize) -> Ahead {
-        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch }
+        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch, ns_targets: Vec::new() }
     }
 
     /// The blob encoded ahead for node `id`, its record count and facts, if still good.
@@ -123,7 +125,8 @@ impl ZoneBuilder {
         let missing = ahead.unresolved.get(from..).unwrap_or(&[]).to_vec();
         let mut scratch = Report::default();
         let encoder = Encoder::new(records, rdata, lines, &mut scratch);
-        let mut runs = Runs { encoder, missing: &missing, members: Vec::new() };
+        let ns_targets = std::mem::take(&mut ahead.ns_targets);
+        let mut runs = Runs { encoder, missing: &missing, members: Vec::new(), ns_targets };
         let mut start = range.start;
         while let Some(first) = records.get(start).filter(|_| start < upto) {
             let rest = records.get(start..upto).unwrap_or(&[]);
@@ -133,6 +136,7 @@ impl ZoneBuilder {
             }
             start = end;
         }
+        ahead.ns_targets = runs.ns_targets;
         ahead.done = upto;
     }
 }
@@ -143,6 +147,7 @@ struct Runs<'a, 'r> {
     /// Records (in order) whose target is unknown.
     missing: &'r [u32],
     members: Vec<u32>,
+    ns_targets: NsTargets,
 }
 
 impl Runs<'_, '_> {
@@ -162,7 +167,7 @@ impl Runs<'_, '_> {
         self.members.extend(range.start as u32..range.end as u32);
         *state = match self.encoder.node_alone(owners.owner(id), &self.members) {
             Some((blob, count)) => {
-                let (blob, facts) = Facts::of_data(blob, id, owners.is_phantom(id));
+                let (blob, facts) = Facts::of_data(blob, id, &mut self.ns_targets);
                 Early::Encoded(blob, count, facts)
             }
             None => Early::GivenUp,

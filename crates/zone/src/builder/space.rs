@@ -150,11 +150,6 @@ impl Owners {
             .unwrap_or(Dname::ROOT)
     }
 
-    /// True when node `id` is a phantom (only the target of references).
-    pub fn is_phantom(&self, id: NodeId) -> bool {
-        self.nodes.get(id as usize).is_some_and(|n| n.phantom)
-    }
-
     /// True when node `id`'s owner is a wildcard (its first label is `*`, RFC 4592).
     pub fn is_wildcard(&self, id: NodeId) -> bool {
         let start = self.nodes.get(id as usize).map_or(usize::MAX, |n| n.name_at);

@@ -18,6 +18,9 @@ use crate::check::Checks;
 use crate::cow::ChunkVec;
 use crate::node::{Flags, Node, NodeId, NO_NODE};
 
+/// The in-zone targets of NS records, as (owner, target) node pairs.
+pub(super) type NsTargets = Vec<(NodeId, NodeId)>;
+
 /// What a node's own data says: its own flags (`adjust::local_flags`) and its checks.
 #[derive(Clone, Copy, Debug)]
 pub(super) struct Facts {
@@ -26,18 +29,20 @@ pub(super) struct Facts {
 }
 
 impl Facts {
-    /// The facts of node `id` with data `blob`, read while the blob is fresh.
-    pub fn of_data(blob: Blob, id: NodeId, phantom: bool) -> (Blob, Facts) {
+    /// The facts of node `id` with data `blob`, read while the blob is fresh; its
+    /// in-zone NS targets go to `ns_targets` (see [`Checks::of`]). A node with data is
+    /// no phantom (phantoms are made by `finish`).
+    pub fn of_data(blob: Blob, id: NodeId, ns_targets: &mut NsTargets) -> (Blob, Facts) {
         let mut node = Node::new(blob);
-        let facts = Facts::read(&mut node, id, phantom);
+        let facts = Facts::read(&mut node, id, false, ns_targets);
         (node.into_data(), facts)
     }
 
     /// Sets `node`'s own flags (it has none yet) and reads its facts.
-    fn read(node: &mut Node, id: NodeId, phantom: bool) -> Facts {
+    fn read(node: &mut Node, id: NodeId, phantom: bool, ns_targets: &mut NsTargets) -> Facts {
         node.flags.set(Flags::PHANTOM, phantom);
         node.flags = local_flags(node, id);
-        Facts { flags: node.flags, checks: Checks::of(node, id) }
+        Facts { flags: node.flags, checks: Checks::of(node, id, ns_targets) }
     }
 }
 
@@ -51,6 +56,7 @@ pub(super) fn main_nodes(
     ahead: &mut Ahead,
 ) -> (ChunkVec<Node>, Vec<Checks>) {
     let (children, wildcards) = links(space);
+    let mut ns_targets = std::mem::take(&mut ahead.ns_targets);
     let mut flags: Vec<Flags> = Vec::with_capacity(space.nodes.len());
     let mut checks = Vec::with_capacity(space.nodes.len());
     let nodes = ChunkVec::from_fn(space.nodes.len(), |i| {
@@ -64,7 +70,7 @@ pub(super) fn main_nodes(
             }
             None => {
                 let mut node = Node::new(encoder.node(space.owner(id), groups.main(id)));
-                let facts = Facts::read(&mut node, id, phantom);
+                let facts = Facts::read(&mut node, id, phantom, &mut ns_targets);
                 (node, facts)
             }
         };
@@ -80,6 +86,7 @@ pub(super) fn main_nodes(
         checks.push(facts.checks);
         node
     });
+    Checks::settle(&mut checks, &ns_targets);
     (nodes, checks)
 }
 
