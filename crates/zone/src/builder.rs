@@ -188,7 +188,7 @@ impl ZoneBuilder {
             table::main_nodes(&mut encoder, &self.main.owners, &groups, &mut self.ahead);
         let chain = encoder.nsec3_chain(&self.nsec3.owners, &groups);
         let firsts = self.lines.has_files().then(|| first_records(&self.records, lens.0));
-        drop((groups, self.records, self.rdata));
+        drop((groups, self.records, self.rdata, self.ahead));
         let index = hinted(self.main.owners.index, &nodes);
         let mut contents = ZoneContents {
             origin: self.origin.clone(),

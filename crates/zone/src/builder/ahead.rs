@@ -297,6 +297,11 @@ mod tests {
     }
 
     #[test]
+    fn a_node_state_is_two_words() {
+        assert_eq!(std::mem::size_of::<Early>(), 16);
+    }
+
+    #[test]
     fn most_nodes_of_a_grouped_transfer_are_encoded_ahead() {
         let origin: Name = "example.".parse().unwrap();
         let mut b = ZoneBuilder::working_ahead_every(&origin, 8);

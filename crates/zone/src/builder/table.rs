@@ -22,7 +22,9 @@ use crate::node::{Flags, Node, NodeId, NO_NODE};
 pub(super) type NsTargets = Vec<(NodeId, NodeId)>;
 
 /// What a node's own data says: its own flags (`adjust::local_flags`) and its checks.
+/// Packed (3 bytes), so that a node encoded ahead costs no more than before it had them.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, packed)]
 pub(super) struct Facts {
     flags: Flags,
     checks: Checks,
