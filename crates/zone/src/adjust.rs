@@ -25,6 +25,13 @@ use crate::order::CanonicalOrder;
 pub fn full(zone: &mut ZoneContents) {
     flags(zone);
     wildcards(zone);
+    zone_wide(zone);
+}
+
+/// What [`full`] computes once every node's flags and wildcard link are current (a
+/// builder sets those as it makes each node): the zone's facts, and the canonical order
+/// or the NSEC3 links.
+pub fn zone_wide(zone: &mut ZoneContents) {
     zone_facts(zone);
     zone.order = None;
     match zone.denial {

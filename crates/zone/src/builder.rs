@@ -6,10 +6,11 @@
 //! it, so node ids are in topological order (a parent's id is below its children's).
 //! `finish` resolves the target names of NS/MX/SRV/SVCB/CNAME records to node references,
 //! groups records into RRsets (duplicates dropped, TTLs reconciled per RFC 2181 §5.2) and
-//! encodes each node once (the `encode` module), then runs the adjust pass and the
-//! semantic checks. A builder for a transfer does the grouping, target resolution and
-//! encoding of each owner ahead, while the rest arrives (the `ahead` module), and `finish`
-//! keeps what still holds. Records from a zone file carry their file and line (the `lines`
+//! encodes each node once (the `encode` module), making it in its place in the node
+//! table with its flags and links (the `table` module), then runs what is left of the
+//! adjust pass and the semantic checks. A builder for a transfer does the grouping,
+//! target resolution and encoding of each owner ahead, while the rest arrives (the
+//! `ahead` module), and `finish` keeps what still holds. Records from a zone file carry their file and line (the `lines`
 //! module, one byte a record), so that findings say where; the snapshot keeps none.
 
 use std::path::Path;
@@ -30,6 +31,7 @@ mod ahead;
 mod encode;
 mod lines;
 mod space;
+mod table;
 mod unique;
 use ahead::Ahead;
 use encode::{Encoder, Groups};
@@ -178,15 +180,15 @@ impl ZoneBuilder {
         self.main.resolve(&mut self.records);
         self.nsec3.resolve(&mut self.records);
         self.resolve_targets();
-        let (main_len, nsec3_len) = (self.main.owners.nodes.len(), self.nsec3.owners.nodes.len());
-        let groups = Groups::new(&self.records, main_len, nsec3_len);
+        let lens = (self.main.owners.nodes.len(), self.nsec3.owners.nodes.len());
         self.ahead.give_up_nodes(self.records.get(self.ahead.done..).unwrap_or(&[]));
+        let groups = Groups::new(&self.records, lens, |p| self.ahead.is_encoded(p.node));
         let mut encoder = Encoder::new(&self.records, &self.rdata, &self.lines, &mut self.report);
-        let nodes = encoder.main_nodes(&self.main.owners, &groups, &mut self.ahead);
+        let (nodes, checks) =
+            table::main_nodes(&mut encoder, &self.main.owners, &groups, &mut self.ahead);
         let chain = encoder.nsec3_chain(&self.nsec3.owners, &groups);
-        let firsts = groups.first_members(main_len);
-        drop((groups, self.records, self.rdata));
-        let nodes = ChunkVec::from_vec(nodes);
+        let firsts = self.lines.has_files().then(|| first_records(&self.records, lens.0));
+        drop((groups, self.records, self.rdata, self.ahead));
         let index = hinted(self.main.owners.index, &nodes);
         let mut contents = ZoneContents {
             origin: self.origin.clone(),
@@ -205,13 +207,13 @@ impl ZoneBuilder {
             record_count: self.report.records,
             history: Default::default(),
         };
-        adjust::full(&mut contents);
+        adjust::zone_wide(&mut contents); // the table set the rest (`adjust::full`)
         let lines = &self.lines;
-        let locate = |id: NodeId| match firsts.get(id as usize) {
+        let locate = |id: NodeId| match firsts.as_ref().and_then(|f| f.get(id as usize)) {
             Some(&first) if first != u32::MAX => lines.position(first),
             _ => lines.first_file(),
         };
-        check::zone(&contents, &mut self.report, &locate);
+        check::zone(&contents, &checks, &mut self.report, &locate);
         self.report.signed = contents.denial != Denial::Unsigned;
         if self.report.has_errors() {
             return Err(Error::Semantic(Box::new(self.report)));
@@ -235,6 +237,18 @@ impl ZoneBuilder {
             }
         }
     }
+}
+
+/// The first record of each of the first `len` main-space nodes (the earliest added),
+/// `u32::MAX` for a node without records: where findings about the node go.
+fn first_records(records: &[Pending], len: usize) -> Vec<u32> {
+    let mut firsts = vec![u32::MAX; len];
+    for (i, p) in (0u32..).zip(records).filter(|(_, p)| p.node & NSEC3_SPACE == 0) {
+        if let Some(first) = firsts.get_mut(p.node as usize).filter(|f| **f == u32::MAX) {
+            *first = i;
+        }
+    }
+    firsts
 }
 
 /// The node of `rec`'s target: `NO_NODE` for a record without one or out of the zone,

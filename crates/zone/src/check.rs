@@ -25,7 +25,7 @@ use tern_wire::{Dname, Rtype};
 
 use crate::contents::{ZoneContents, APEX};
 use crate::error::Position;
-use crate::node::{Flags, Node, NodeId};
+use crate::node::{Flags, Node, NodeId, NO_NODE};
 use crate::report::{Report, Severity};
 
 /// Where the findings about a node go: the file and first line of its records, when the
@@ -59,23 +59,99 @@ impl Findings<'_> {
     }
 }
 
-/// Runs every check and records the findings, each placed by `locate`.
-pub fn zone(zone: &ZoneContents, report: &mut Report, locate: Locate<'_>) {
+/// What a node's own data tells the checks, read while that data is at hand (the
+/// builder does it as it encodes each node), so that [`zone`] reads a node's data only
+/// when a check may have something to say about it. A bit set means "look"; every bit
+/// set ([`Checks::UNKNOWN`]) runs each check as if nothing were known.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checks(u8);
+
+impl Checks {
+    /// The rules about which types share a name find something.
+    const DATA: u8 = 1;
+    /// An NS RRset has an in-zone target, which the glue check looks at ([`Checks::of`]);
+    /// one without addresses, once [`Checks::settle`] has looked.
+    const GLUE: u8 = 1 << 1;
+    /// An RRset other than A and AAAA: data that would be flagged below a zone cut.
+    const NOT_ADDRESS: u8 = 1 << 2;
+    /// An A or AAAA RRset: a name an NS record can point to without a warning.
+    const ADDRESS: u8 = 1 << 3;
+
+    /// Nothing known: every check runs.
+    pub const UNKNOWN: Checks = Checks(Self::DATA | Self::GLUE | Self::NOT_ADDRESS);
+
+    /// What `node` (node `id`, with its own flags set: DELEGATION and CNAME are read)
+    /// tells the checks; its in-zone NS targets are added to `ns_targets` as
+    /// (`id`, target) for [`Checks::settle`].
+    pub fn of(node: &Node, id: NodeId, ns_targets: &mut Vec<(NodeId, NodeId)>) -> Checks {
+        let mut report = Report::default();
+        node_data(node, id, &mut Findings { report: &mut report, locate: &|_| None });
+        let mut bits = if report.issues().is_empty() { 0 } else { Self::DATA };
+        for rrset in node.rrsets() {
+            bits |= match rrset.rtype {
+                Rtype::A | Rtype::AAAA => Self::ADDRESS,
+                _ => Self::NOT_ADDRESS,
+            };
+            if rrset.rtype == Rtype::NS {
+                let before = ns_targets.len();
+                let targets = (0..usize::from(rrset.count)).map(|i| rrset.target(i));
+                ns_targets.extend(targets.filter(|&t| t != NO_NODE).map(|t| (id, t)));
+                if ns_targets.len() > before {
+                    bits |= Self::GLUE;
+                }
+            }
+        }
+        Checks(bits)
+    }
+
+    /// Keeps the glue check, in `known` (by node id), only for the nodes among
+    /// `ns_targets` (as [`Checks::of`] gives them) with a target that has no addresses.
+    pub fn settle(known: &mut [Checks], ns_targets: &[(NodeId, NodeId)]) {
+        for &(id, _) in ns_targets {
+            if let Some(checks) = known.get_mut(id as usize) {
+                checks.0 &= !Self::GLUE;
+            }
+        }
+        for &(id, target) in ns_targets {
+            let addressed = known.get(target as usize).is_some_and(|t| t.has(Self::ADDRESS));
+            if let Some(checks) = known.get_mut(id as usize).filter(|_| !addressed) {
+                checks.0 |= Self::GLUE;
+            }
+        }
+    }
+
+    fn has(self, bit: u8) -> bool {
+        self.0 & bit != 0
+    }
+}
+
+/// Runs every check and records the findings, each placed by `locate`. `known` holds
+/// what each node's data tells the checks, by node id ([`Checks::UNKNOWN`] for a node
+/// past its end): a node's data is read only where it says to look.
+pub fn zone(zone: &ZoneContents, known: &[Checks], report: &mut Report, locate: Locate<'_>) {
     let mut findings = Findings { report, locate };
     apex(zone, &mut findings);
     for (id, node) in (0..).zip(zone.nodes.iter()) {
         if node.flags.contains(Flags::PHANTOM) {
             continue;
         }
+        let checks = known.get(id as usize).copied().unwrap_or(Checks::UNKNOWN);
         if !node.flags.contains(Flags::EMPTY) {
             findings.report.names += 1;
         }
         if node.flags.contains(Flags::DELEGATION) && !node.flags.contains(Flags::NONAUTH) {
             findings.report.delegations += 1;
-            glue(zone, id, node, &mut findings);
+            if checks.has(Checks::GLUE) {
+                glue(zone, id, node, &mut findings);
+            }
         }
-        node_data(node, id, &mut findings);
-        placement(node, id, &mut findings);
+        if checks.has(Checks::DATA) {
+            node_data(node, id, &mut findings);
+        }
+        let cut = node.flags.contains(Flags::NONAUTH) && checks.has(Checks::NOT_ADDRESS);
+        if cut || node.flags.contains(Flags::BELOW_DNAME) {
+            placement(node, id, &mut findings);
+        }
     }
 }
 
@@ -272,4 +348,73 @@ fn compressed_len(rtype: Rtype, rdata: &[u8]) -> usize {
         len += size;
     }
     len
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{self, APEX};
+
+    /// A zone with a finding for each warning the checks make.
+    const WARNED: &str = "
+        d.example. 300 NS ns.d.example.
+        d.example. 300 NS ns.other.
+        x.d.example. 300 MX 10 mail.other.
+        ns2.x.d.example. 300 A 192.0.2.2
+        e.example. 300 NS ns.e.example.
+        f.example. 300 NS host.example.
+        g.example. 300 NS ns.other.
+        ds.example. 300 DS 12345 13 2 abababababababababababababababababababababababababababababababab
+        sub.example. 300 NSEC3PARAM 1 0 0 -
+        host.example. 300 TXT \"no address\"
+        www.example. 300 CNAME host.example.";
+
+    /// The findings of every check on `zone`, knowing `known`.
+    fn findings(zone: &ZoneContents, known: &[Checks]) -> Report {
+        let mut report = Report::default();
+        super::zone(zone, known, &mut report, &|_| None);
+        report
+    }
+
+    #[test]
+    fn what_a_node_tells_the_checks_changes_no_finding() {
+        let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
+        let mut targets = Vec::new();
+        let mut known: Vec<Checks> =
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+        let all = findings(&zone, &[]);
+        assert!(all.issues().len() >= 6, "{all:?}");
+        assert_eq!(findings(&zone, &known), all);
+        Checks::settle(&mut known, &targets);
+        assert_eq!(findings(&zone, &known), all, "settled");
+    }
+
+    #[test]
+    fn plain_delegations_and_addresses_need_no_look() {
+        let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
+        let id = |name: &str| zone.find(&name.parse::<tern_wire::Name>().unwrap()).unwrap();
+        let mut targets = Vec::new();
+        let mut known: Vec<Checks> =
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+        let checks = |known: &[Checks], name: &str| known[id(name) as usize];
+        assert_eq!(checks(&known, "g.example."), Checks(Checks::NOT_ADDRESS));
+        assert_eq!(checks(&known, "ns2.x.d.example."), Checks(Checks::ADDRESS));
+        assert_eq!(checks(&known, "d.example."), Checks(Checks::GLUE | Checks::NOT_ADDRESS));
+        assert_eq!(checks(&known, "ds.example.").0 & Checks::DATA, Checks::DATA);
+        assert!(targets.contains(&(id("f.example."), id("host.example."))));
+        Checks::settle(&mut known, &targets);
+        assert!(checks(&known, "f.example.").has(Checks::GLUE), "host.example. has no address");
+        assert!(checks(&known, "d.example.").has(Checks::GLUE), "ns.d.example. is a phantom");
+        let glued = testutil::zone(
+            "example.",
+            &format!("{APEX}d.example. 300 NS ns.d.example.\nns.d.example. 300 A 192.0.2.9"),
+        )
+        .0;
+        let mut targets = Vec::new();
+        let mut known: Vec<Checks> =
+            (0..).zip(glued.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+        Checks::settle(&mut known, &targets);
+        let d = glued.find(&"d.example.".parse::<tern_wire::Name>().unwrap()).unwrap();
+        assert!(!known[d as usize].has(Checks::GLUE), "its glue has an address");
+    }
 }

@@ -48,6 +48,15 @@ impl<T: Clone> ChunkVec<T> {
         ChunkVec { chunks, len }
     }
 
+    /// A vector of `len` elements, element `i` made by `make(i)`, in order, each written
+    /// once, straight into its chunk.
+    pub fn from_fn(len: usize, mut make: impl FnMut(usize) -> T) -> Self {
+        let chunks = (0..len.div_ceil(CHUNK))
+            .map(|c| (c * CHUNK..len.min((c + 1) * CHUNK)).map(&mut make).collect())
+            .collect();
+        ChunkVec { chunks, len }
+    }
+
     /// A vector of `len` copies of `value`.
     pub fn filled(value: T, len: usize) -> Self {
         Self::from_vec(vec![value; len])
@@ -158,6 +167,21 @@ mod tests {
         assert_eq!(b.get(5000), Some(&99_999));
         assert_eq!(a.len(), 5000);
         assert_eq!(b.iter().copied().filter(|&x| x == 99_999).count(), 1);
+    }
+
+    #[test]
+    fn made_in_order_across_chunks() {
+        for len in [0, 1, CHUNK, CHUNK + 1, 3 * CHUNK - 1] {
+            let mut calls = Vec::new();
+            let v = ChunkVec::from_fn(len, |i| {
+                calls.push(i);
+                i * 2
+            });
+            assert_eq!(v.len(), len);
+            assert_eq!(calls, (0..len).collect::<Vec<_>>(), "each made once, in order");
+            assert!(v.iter().copied().eq((0..len).map(|i| i * 2)));
+            assert_eq!(v.get(len), None);
+        }
     }
 
     #[test]

@@ -242,9 +242,11 @@ impl IndexBuilder {
         self.used += 1;
     }
 
-    /// The index: every entry placed in a table sized for them, its hint set to
-    /// `hint_of(id)`. `prefetch_id` is called a few entries ahead with the id whose hint
-    /// will be asked for, so that looking it up does not wait for memory each time.
+    /// The index: every entry placed in a table sized for them (where it already is,
+    /// when this table has that size), its hint set to `hint_of(id)`. `prefetch_id` is
+    /// called a few entries ahead with the id whose hint will be asked for, so that
+    /// looking it up does not wait for memory each time. Each slot is written once,
+    /// straight into its chunk.
     pub fn finish(
         self,
         mut hint_of: impl FnMut(u32) -> usize,
@@ -252,17 +254,22 @@ impl IndexBuilder {
     ) -> NameIndex {
         const AHEAD: usize = 16;
         let size = NameIndex::slots_for(self.used);
-        let slots = self.keys.iter().map(|&key| Slot { key, hint: 0 });
-        let mut table = placed(slots, vec![Slot::default(); size], |s| s.key);
-        for i in 0..size {
-            if let Some(ahead) = table.get(i + AHEAD).filter(|s| !s.is_empty()) {
+        let keys = if size == self.keys.len() {
+            self.keys
+        } else {
+            placed(self.keys.iter().copied(), vec![0; size], |key| key)
+        };
+        let key_at = |i: usize| keys.get(i).copied().unwrap_or(0);
+        let slots = ChunkVec::from_fn(size, |i| {
+            let ahead = Slot { key: key_at(i + AHEAD), hint: 0 };
+            if !ahead.is_empty() {
                 prefetch_id(ahead.id());
             }
-            if let Some(slot) = table.get_mut(i).filter(|s| !s.is_empty()) {
-                slot.hint = hint_of(slot.id());
-            }
-        }
-        NameIndex { slots: ChunkVec::from_vec(table), mask: size - 1, used: self.used }
+            let slot = Slot { key: key_at(i), hint: 0 };
+            let hint = if slot.is_empty() { 0 } else { hint_of(slot.id()) };
+            Slot { hint, ..slot }
+        });
+        NameIndex { slots, mask: size - 1, used: self.used }
     }
 }
 
@@ -394,15 +401,19 @@ mod tests {
         for count in [0u32, 5, 12, 13, 700, 3000] {
             let mut grown = IndexBuilder::with_capacity(0);
             let mut large = IndexBuilder::with_capacity(100_000);
+            let mut exact = IndexBuilder::with_capacity(count as usize);
             for id in 0..count {
                 grown.insert(weak_hash(id), id);
                 large.insert(id.wrapping_mul(0x9E37_79B9), id);
+                exact.insert(weak_hash(id), id);
                 assert_eq!(grown.find(weak_hash(id), |c| c == id), Some(id), "while building");
             }
             let hint = |id: u32| 0x1000 + id as usize;
             let mut asked = Vec::new();
             let g = grown.finish(hint, |id| asked.push(id));
             let l = large.finish(hint, |_| {});
+            let e = exact.finish(hint, |_| {});
+            assert_eq!(e.mask + 1, NameIndex::slots_for(count as usize), "kept its size");
             assert_eq!(l.mask + 1, NameIndex::slots_for(count as usize), "shrunk");
             assert_eq!((g.len(), l.len()), (count as usize, count as usize));
             assert!(asked.iter().all(|&id| id < count), "only entries are prefetched");
@@ -410,6 +421,8 @@ mod tests {
                 assert_eq!(g.find(weak_hash(id), |c| c == id), Some(id), "{count}: {id}");
                 assert_eq!(l.find(id.wrapping_mul(0x9E37_79B9), |c| c == id), Some(id));
                 assert_eq!(g.hint(weak_hash(id), id), Some(hint(id)));
+                assert_eq!(e.find(weak_hash(id), |c| c == id), Some(id));
+                assert_eq!(e.hint(weak_hash(id), id), Some(hint(id)));
             }
         }
     }

@@ -183,6 +183,11 @@ impl Node {
         &self.data
     }
 
+    /// The data blob, the node given up.
+    pub(crate) fn into_data(self) -> Blob {
+        self.data
+    }
+
     /// Replaces the data blob.
     pub fn set_data(&mut self, data: Blob) {
         self.data = data;

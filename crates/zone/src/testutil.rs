@@ -7,6 +7,7 @@ use tern_wire::{rdata, Name, Rtype};
 use crate::builder::ZoneBuilder;
 use crate::contents::ZoneContents;
 use crate::error::Error;
+use crate::node::NodeId;
 use crate::report::Report;
 
 /// Adds every line of `text` to a builder for `origin`.
@@ -54,6 +55,22 @@ pub fn refused(origin: &str, text: &str) -> Report {
         Err(e) => panic!("unexpected error {e}"),
         Ok(_) => panic!("zone was accepted"),
     }
+}
+
+/// Everything a built zone holds, node by node, to compare two builds.
+pub fn fingerprint(z: &ZoneContents) -> Vec<String> {
+    let mut out = vec![format!("{} {} {:?}", z.record_count(), z.serial(), z.denial())];
+    for id in 0..z.node_count() as NodeId {
+        let n = z.node(id).unwrap();
+        let (data, flags) = (&**n.data(), n.flags.bits());
+        out.push(format!(
+            "{id} {data:?} {} {} {} {} {} {flags}",
+            n.parent, n.wildcard, n.nsec3, n.prev, n.children
+        ));
+        out.push(format!("{} found at {:?}", n.owner(), z.find(n.owner())));
+    }
+    out.push(format!("{:?}", z.nsec3()));
+    out
 }
 
 /// A minimal valid apex.

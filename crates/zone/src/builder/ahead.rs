@@ -5,7 +5,8 @@
 //! records whose owner is already looked up (those before a space's deferred owner) are
 //! taken in order: each in-zone target that already has a node gets it (an id never
 //! changes, so `finish` would find the same one), and each run of records of one
-//! main-space owner is encoded into its node's blob, as `finish` would.
+//! main-space owner is encoded into its node's blob, as `finish` would, its own flags
+//! and checks read from the blob while it is fresh (the `table` module).
 //!
 //! The blob is only a guess that the owner's records are all there: AXFR servers send
 //! an owner's records together, but nothing requires it. A node is given up — left to
@@ -20,6 +21,7 @@ use std::ops::Range;
 
 use super::encode::Encoder;
 use super::space::Owners;
+use super::table::{Facts, NsTargets};
 use super::{Pending, ZoneBuilder, NSEC3_SPACE};
 use crate::blob::Blob;
 use crate::node::{has_targets, NodeId};
@@ -31,8 +33,9 @@ pub(super) enum Early {
     /// No records of it seen yet.
     #[default]
     Unseen,
-    /// Encoded from all of its records so far (how many records the blob holds).
-    Encoded(Blob, u32),
+    /// Encoded from all of its records so far (how many records the blob holds), with
+    /// what its data says (the `table` module).
+    Encoded(Blob, u32, Facts),
     /// Left to `finish`.
     GivenUp,
 }
@@ -48,6 +51,8 @@ pub(super) struct Ahead {
     pub early: Vec<Early>,
     /// Records between two rounds (0: never encode ahead).
     pub batch: usize,
+    /// The in-zone NS targets of the nodes encoded ahead (the `table` module).
+    pub ns_targets: NsTargets,
 }
 
 impl Ahead {
@@ -56,15 +61,20 @@ impl Ahead {
     pub const BATCH: usize = 16_384;
 
     pub fn new(batch: usize) -> Ahead {
-        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch }
+        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch, ns_targets: Vec::new() }
     }
 
-    /// The blob encoded ahead for node `id` and its record count, if still good.
-    pub fn take(&mut self, id: NodeId) -> Option<(Blob, u32)> {
+    /// The blob encoded ahead for node `id`, its record count and facts, if still good.
+    pub fn take(&mut self, id: NodeId) -> Option<(Blob, u32, Facts)> {
         match std::mem::take(self.early.get_mut(id as usize)?) {
-            Early::Encoded(blob, count) => Some((blob, count)),
+            Early::Encoded(blob, count, facts) => Some((blob, count, facts)),
             _ => None,
         }
+    }
+
+    /// True when node `node` (a pending record's, either space) is encoded ahead.
+    pub fn is_encoded(&self, node: u32) -> bool {
+        matches!(self.early.get(node as usize), Some(Early::Encoded(..)))
     }
 
     /// Gives up the nodes of `records` (those `finish` takes itself).
@@ -115,7 +125,8 @@ impl ZoneBuilder {
         let missing = ahead.unresolved.get(from..).unwrap_or(&[]).to_vec();
         let mut scratch = Report::default();
         let encoder = Encoder::new(records, rdata, lines, &mut scratch);
-        let mut runs = Runs { encoder, missing: &missing, members: Vec::new() };
+        let ns_targets = std::mem::take(&mut ahead.ns_targets);
+        let mut runs = Runs { encoder, missing: &missing, members: Vec::new(), ns_targets };
         let mut start = range.start;
         while let Some(first) = records.get(start).filter(|_| start < upto) {
             let rest = records.get(start..upto).unwrap_or(&[]);
@@ -125,6 +136,7 @@ impl ZoneBuilder {
             }
             start = end;
         }
+        ahead.ns_targets = runs.ns_targets;
         ahead.done = upto;
     }
 }
@@ -135,6 +147,7 @@ struct Runs<'a, 'r> {
     /// Records (in order) whose target is unknown.
     missing: &'r [u32],
     members: Vec<u32>,
+    ns_targets: NsTargets,
 }
 
 impl Runs<'_, '_> {
@@ -153,7 +166,10 @@ impl Runs<'_, '_> {
         self.members.clear();
         self.members.extend(range.start as u32..range.end as u32);
         *state = match self.encoder.node_alone(owners.owner(id), &self.members) {
-            Some((blob, count)) => Early::Encoded(blob, count),
+            Some((blob, count)) => {
+                let (blob, facts) = Facts::of_data(blob, id, &mut self.ns_targets);
+                Early::Encoded(blob, count, facts)
+            }
             None => Early::GivenUp,
         };
     }
@@ -162,26 +178,9 @@ impl Runs<'_, '_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::contents::ZoneContents;
     use crate::error::Error;
-    use crate::testutil::{self, Rng, APEX};
+    use crate::testutil::{self, fingerprint, Rng, APEX};
     use tern_wire::Name;
-
-    /// Everything a built zone holds, node by node, to compare two builds.
-    fn fingerprint(z: &ZoneContents) -> Vec<String> {
-        let mut out = vec![format!("{} {} {:?}", z.record_count(), z.serial(), z.denial())];
-        for id in 0..z.node_count() as NodeId {
-            let n = z.node(id).unwrap();
-            let (data, flags) = (&**n.data(), n.flags.bits());
-            out.push(format!(
-                "{id} {data:?} {} {} {} {} {} {flags}",
-                n.parent, n.wildcard, n.nsec3, n.prev, n.children
-            ));
-            out.push(format!("{} found at {:?}", n.owner(), z.find(n.owner())));
-        }
-        out.push(format!("{:?}", z.nsec3()));
-        out
-    }
 
     /// The zone (or the refusal) built from `text` by a builder that works ahead every
     /// `batch` records (0: never), as comparable text.
@@ -295,6 +294,11 @@ mod tests {
             }
             same_every_way(&text);
         }
+    }
+
+    #[test]
+    fn a_node_state_is_two_words() {
+        assert_eq!(std::mem::size_of::<Early>(), 16);
     }
 
     #[test]

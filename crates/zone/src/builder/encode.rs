@@ -11,13 +11,12 @@ use std::ops::Range;
 
 use tern_wire::{Dname, Rtype};
 
-use super::ahead::Ahead;
 use super::lines::Lines;
 use super::space::Owners;
 use super::unique::{rdata_of, Unique};
 use super::{Member, Pending, NSEC3_SPACE};
 use crate::check;
-use crate::node::{BlobWriter, Flags, Node, NodeId, RrsetHead, NO_NODE};
+use crate::node::{BlobWriter, Node, NodeId, RrsetHead};
 use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Params};
 use crate::records::covered_type;
 use crate::report::{Report, Severity};
@@ -32,8 +31,13 @@ pub(super) struct Groups {
 }
 
 impl Groups {
-    /// Groups `records` of a builder with `main_len` main and `nsec3_len` NSEC3 nodes.
-    pub(super) fn new(records: &[Pending], main_len: usize, nsec3_len: usize) -> Groups {
+    /// Groups `records` of a builder with `main_len` main and `nsec3_len` NSEC3 nodes,
+    /// leaving out those for which `taken` holds (their node is encoded already).
+    pub(super) fn new(
+        records: &[Pending],
+        (main_len, nsec3_len): (usize, usize),
+        taken: impl Fn(&Pending) -> bool,
+    ) -> Groups {
         let key = |p: &Pending| {
             let id = (p.node & !NSEC3_SPACE) as usize;
             if p.node & NSEC3_SPACE != 0 {
@@ -46,7 +50,9 @@ impl Groups {
         // group k's first slot: the scatter advances it to group k's end, which is
         // group k + 1's start.
         let mut starts = vec![0u32; main_len + nsec3_len + 2];
-        for p in records {
+        let mut kept = 0;
+        for p in records.iter().filter(|p| !taken(p)) {
+            kept += 1;
             if let Some(count) = starts.get_mut(key(p) + 2) {
                 *count += 1;
             }
@@ -56,8 +62,8 @@ impl Groups {
             sum += *slot;
             *slot = sum;
         }
-        let mut order = vec![0u32; records.len()];
-        for (i, p) in records.iter().enumerate() {
+        let mut order = vec![0u32; kept];
+        for (i, p) in records.iter().enumerate().filter(|(_, p)| !taken(p)) {
             if let Some(cursor) = starts.get_mut(key(p) + 1) {
                 if let Some(slot) = order.get_mut(*cursor as usize) {
                     *slot = i as u32;
@@ -68,18 +74,12 @@ impl Groups {
         Groups { order, starts, main_len }
     }
 
-    fn main(&self, id: NodeId) -> &[u32] {
+    pub(super) fn main(&self, id: NodeId) -> &[u32] {
         self.group(id as usize)
     }
 
     fn nsec3(&self, id: NodeId) -> &[u32] {
         self.group(self.main_len + id as usize)
-    }
-
-    /// The first record of each of the first `len` main-space nodes (the earliest added,
-    /// as groups keep that order), `u32::MAX` for a node without records.
-    pub(super) fn first_members(&self, len: usize) -> Vec<u32> {
-        (0..len).map(|id| self.group(id).first().copied().unwrap_or(u32::MAX)).collect()
     }
 
     fn group(&self, key: usize) -> &[u32] {
@@ -128,30 +128,9 @@ impl<'a> Encoder<'a> {
         }
     }
 
-    /// The main space's nodes, in id order, with parents, phantom flags and child counts;
-    /// a node encoded `ahead` (and still good) is not encoded again.
-    pub(super) fn main_nodes(
-        &mut self,
-        space: &Owners,
-        groups: &Groups,
-        ahead: &mut Ahead,
-    ) -> Vec<Node> {
-        let mut nodes = Vec::with_capacity(space.nodes.len());
-        for (id, built) in (0..).zip(&space.nodes) {
-            let blob = match ahead.take(id) {
-                Some((blob, count)) => {
-                    self.report.records += count as usize;
-                    blob
-                }
-                None => self.node(space.owner(id), groups.main(id)),
-            };
-            let mut node = Node::new(blob);
-            node.parent = built.parent;
-            node.flags.set(Flags::PHANTOM, built.phantom);
-            nodes.push(node);
-        }
-        count_children(&mut nodes);
-        nodes
+    /// Counts `count` records of a node encoded ahead, as encoding it would have.
+    pub(super) fn taken_ahead(&mut self, count: u32) {
+        self.report.records += count as usize;
     }
 
     /// The NSEC3 chain, or `None` when the zone has no NSEC3 records (or no usable
@@ -195,7 +174,7 @@ impl<'a> Encoder<'a> {
     }
 
     /// Encodes one node's records: RRsets in type order, each followed by its RRSIGs.
-    fn node(&mut self, owner: &Dname, members: &[u32]) -> crate::blob::Blob {
+    pub(super) fn node(&mut self, owner: &Dname, members: &[u32]) -> crate::blob::Blob {
         let rdata = self.rdata;
         let records = self.records;
         self.group.clear();
@@ -272,20 +251,6 @@ fn reconcile_ttl(
     min
 }
 
-/// Sets each node's child count from the parent links (phantoms are nobody's child).
-fn count_children(nodes: &mut [Node]) {
-    let parents: Vec<NodeId> = nodes
-        .iter()
-        .filter(|n| !n.flags.contains(Flags::PHANTOM) && n.parent != NO_NODE)
-        .map(|n| n.parent)
-        .collect();
-    for parent in parents {
-        if let Some(p) = nodes.get_mut(parent as usize) {
-            p.children += 1;
-        }
-    }
-}
-
 /// Sort key putting each type's records first and the RRSIGs covering it right after.
 fn rrset_key(p: &Pending, arena: &[u8]) -> (u16, bool) {
     if p.rtype == Rtype::RRSIG {
@@ -299,6 +264,7 @@ fn rrset_key(p: &Pending, arena: &[u8]) -> (u16, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::NO_NODE;
     use tern_wire::Rtype;
 
     fn pending(node: u32) -> Pending {
@@ -309,7 +275,7 @@ mod tests {
     fn groups_keep_file_order_inside_each_node() {
         let records =
             [pending(2), pending(0), pending(2), pending(NSEC3_SPACE), pending(1), pending(0)];
-        let groups = Groups::new(&records, 3, 1);
+        let groups = Groups::new(&records, (3, 1), |_| false);
         assert_eq!(groups.main(0), &[1, 5]);
         assert_eq!(groups.main(1), &[4]);
         assert_eq!(groups.main(2), &[0, 2]);
@@ -318,8 +284,17 @@ mod tests {
     }
 
     #[test]
+    fn records_taken_are_left_out() {
+        let records = [pending(0), pending(1), pending(0), pending(NSEC3_SPACE), pending(1)];
+        let groups = Groups::new(&records, (2, 1), |p| p.node == 1);
+        assert_eq!(groups.main(0), &[0, 2]);
+        assert!(groups.main(1).is_empty());
+        assert_eq!(groups.nsec3(0), &[3]);
+    }
+
+    #[test]
     fn empty_groups_for_nodes_without_records() {
-        let groups = Groups::new(&[pending(3)], 5, 0);
+        let groups = Groups::new(&[pending(3)], (5, 0), |_| false);
         assert!(groups.main(0).is_empty() && groups.main(4).is_empty());
         assert_eq!(groups.main(3), &[0]);
     }

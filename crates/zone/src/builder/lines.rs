@@ -110,6 +110,11 @@ impl Lines {
         Some(Position::of_line(self.file(index)?, self.line(index)?))
     }
 
+    /// True when some record came from a file (else no finding has a position).
+    pub fn has_files(&self) -> bool {
+        !self.files.is_empty()
+    }
+
     /// The first file records came from, as a position in no particular line: where a
     /// finding about the zone as a whole goes.
     pub fn first_file(&self) -> Option<Position> {

@@ -150,6 +150,12 @@ impl Owners {
             .unwrap_or(Dname::ROOT)
     }
 
+    /// True when node `id`'s owner is a wildcard (its first label is `*`, RFC 4592).
+    pub fn is_wildcard(&self, id: NodeId) -> bool {
+        let start = self.nodes.get(id as usize).map_or(usize::MAX, |n| n.name_at);
+        self.names.get(start..start.saturating_add(2)) == Some(&[1, b'*'])
+    }
+
     /// The node of `name`, if it has one.
     pub fn find_name(&self, name: &Dname) -> Option<NodeId> {
         self.find(name, crate::hash::name_hash(name))

@@ -1,0 +1,172 @@
+//! The node table of a build: each main-space node made once, in id order, straight into
+//! its chunk, with what the adjust pass would give it — flags, wildcard child, child
+//! count — and what its data tells the checks ([`Checks`]).
+//!
+//! A builder's node ids are in topological order (a parent's id is below its children's;
+//! phantoms have no parent), so a node's inherited flags come from a parent already
+//! made, as `adjust::full`'s pass by depth would give them. A node's own flags and checks
+//! are read from its data as soon as it is encoded: in `finish`, or ahead of it for a
+//! node encoded while the transfer ran (the `ahead` module). No node's data is read
+//! again after it is made; `adjust::zone_wide` and `check::zone` do the rest.
+
+use super::ahead::Ahead;
+use super::encode::{Encoder, Groups};
+use super::space::Owners;
+use crate::adjust::{inherited_flags, local_flags};
+use crate::blob::Blob;
+use crate::check::Checks;
+use crate::cow::ChunkVec;
+use crate::node::{Flags, Node, NodeId, NO_NODE};
+
+/// The in-zone targets of NS records, as (owner, target) node pairs.
+pub(super) type NsTargets = Vec<(NodeId, NodeId)>;
+
+/// What a node's own data says: its own flags (`adjust::local_flags`) and its checks.
+/// Packed (3 bytes), so that a node encoded ahead costs no more than before it had them.
+#[derive(Clone, Copy, Debug)]
+#[repr(C, packed)]
+pub(super) struct Facts {
+    flags: Flags,
+    checks: Checks,
+}
+
+impl Facts {
+    /// The facts of node `id` with data `blob`, read while the blob is fresh; its
+    /// in-zone NS targets go to `ns_targets` (see [`Checks::of`]). A node with data is
+    /// no phantom (phantoms are made by `finish`).
+    pub fn of_data(blob: Blob, id: NodeId, ns_targets: &mut NsTargets) -> (Blob, Facts) {
+        let mut node = Node::new(blob);
+        let facts = Facts::read(&mut node, id, false, ns_targets);
+        (node.into_data(), facts)
+    }
+
+    /// Sets `node`'s own flags (it has none yet) and reads its facts.
+    fn read(node: &mut Node, id: NodeId, phantom: bool, ns_targets: &mut NsTargets) -> Facts {
+        node.flags.set(Flags::PHANTOM, phantom);
+        node.flags = local_flags(node, id);
+        Facts { flags: node.flags, checks: Checks::of(node, id, ns_targets) }
+    }
+}
+
+/// The main space's nodes, in id order, with every fact of theirs that `adjust::full`
+/// would set, and what each one's data tells the checks, by id. A node encoded `ahead`
+/// (and still good) is not encoded again.
+pub(super) fn main_nodes(
+    encoder: &mut Encoder<'_>,
+    space: &Owners,
+    groups: &Groups,
+    ahead: &mut Ahead,
+) -> (ChunkVec<Node>, Vec<Checks>) {
+    let (children, wildcards) = links(space);
+    let mut ns_targets = std::mem::take(&mut ahead.ns_targets);
+    let mut flags: Vec<Flags> = Vec::with_capacity(space.nodes.len());
+    let mut checks = Vec::with_capacity(space.nodes.len());
+    let nodes = ChunkVec::from_fn(space.nodes.len(), |i| {
+        let id = i as NodeId;
+        let built = space.nodes.get(i);
+        let (parent, phantom) = built.map_or((NO_NODE, false), |b| (b.parent, b.phantom));
+        let (mut node, facts) = match ahead.take(id) {
+            Some((blob, count, facts)) => {
+                encoder.taken_ahead(count);
+                (Node::new(blob), facts)
+            }
+            None => {
+                let mut node = Node::new(encoder.node(space.owner(id), groups.main(id)));
+                let facts = Facts::read(&mut node, id, phantom, &mut ns_targets);
+                (node, facts)
+            }
+        };
+        debug_assert!(parent == NO_NODE || parent < id, "ids are in topological order");
+        let inherited = inherited_flags(flags.get(parent as usize).map(|&f| (parent, f)));
+        node.flags = facts.flags | inherited;
+        node.parent = parent;
+        node.children = children.get(i).copied().unwrap_or(0);
+        if let Ok(k) = wildcards.binary_search_by_key(&id, |link| link.0) {
+            node.wildcard = wildcards.get(k).map_or(NO_NODE, |link| link.1);
+        }
+        flags.push(node.flags);
+        checks.push(facts.checks);
+        node
+    });
+    Checks::settle(&mut checks, &ns_targets);
+    (nodes, checks)
+}
+
+/// Each node's child count (phantoms are nobody's child), and the links from parents to
+/// their `*` child (RFC 4592 §3.3.1: the source of synthesis is the closest encloser's
+/// wildcard child), sorted by parent.
+fn links(space: &Owners) -> (Vec<u32>, Vec<(NodeId, NodeId)>) {
+    let mut children = vec![0u32; space.nodes.len()];
+    let mut wildcards = Vec::new();
+    for (id, built) in (0..).zip(&space.nodes) {
+        if built.phantom || built.parent == NO_NODE {
+            continue;
+        }
+        if let Some(count) = children.get_mut(built.parent as usize) {
+            *count += 1;
+        }
+        if space.is_wildcard(id) {
+            wildcards.push((built.parent, id));
+        }
+    }
+    wildcards.sort_unstable();
+    (children, wildcards)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ZoneBuilder;
+    use crate::adjust;
+    use crate::testutil::{self, fingerprint, APEX};
+    use tern_wire::Name;
+
+    /// Names whose facts differ: wildcards (one below an empty non-terminal), a cut with
+    /// glue and data below it, a DNAME at a leaf, CNAMEs, DS, and phantom targets.
+    const ZONE: &str = "
+        *.example. 300 A 192.0.2.1
+        *.w.example. 300 TXT \"wild\"
+        d.example. 300 NS ns.d.example.
+        d.example. 300 NS ns.elsewhere.example.
+        d.example. 300 DS 12345 13 2 abababababababababababababababababababababababababababababababab
+        ns.d.example. 300 A 192.0.2.2
+        txt.d.example. 300 TXT \"below the cut\"
+        a.b.ns.d.example. 300 AAAA 2001:db8::2
+        dn.example. 300 DNAME other.
+        www.example. 300 CNAME host.example.
+        host.example. 300 A 192.0.2.3
+        mx.example. 300 MX 10 nowhere.example.
+        ds.example. 300 DS 12345 13 2 abababababababababababababababababababababababababababababababab
+        e.f.g.example. 300 A 192.0.2.4";
+
+    /// The zone built from `text` (working ahead every `batch` records, 0: never), and
+    /// the same zone adjusted again by `adjust::full`, as comparable text.
+    fn built_and_adjusted(text: &str, batch: usize) -> (Vec<String>, Vec<String>) {
+        let origin: Name = "example.".parse().unwrap();
+        let mut b = ZoneBuilder::working_ahead_every(&origin, batch);
+        testutil::add_lines_then(&mut b, "example.", text, ZoneBuilder::work_ahead);
+        let (zone, _) = b.finish().unwrap();
+        let mut again = zone.clone();
+        adjust::full(&mut again);
+        (fingerprint(&zone), fingerprint(&again))
+    }
+
+    #[test]
+    fn nodes_are_made_with_the_facts_adjust_gives_them() {
+        let text = format!("{APEX}{ZONE}");
+        for batch in [0, 1, 3, 64] {
+            let (built, adjusted) = built_and_adjusted(&text, batch);
+            assert_eq!(built, adjusted, "batch {batch}");
+        }
+    }
+
+    #[test]
+    fn a_wildcard_link_and_child_counts_are_set() {
+        let (zone, _) = testutil::zone("example.", &format!("{APEX}{ZONE}"));
+        let apex = zone.node(0).unwrap();
+        let wildcard = zone.node(apex.wildcard).unwrap();
+        assert_eq!(wildcard.owner().to_string(), "*.example.");
+        let w = zone.find(&"w.example.".parse::<Name>().unwrap()).unwrap();
+        assert_ne!(zone.node(w).unwrap().wildcard, crate::node::NO_NODE);
+        assert_eq!(zone.node(w).unwrap().children, 1);
+    }
+}
