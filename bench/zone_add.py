@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Zones added at run time: Tern (`ternctl zone-add`) beside Knot DNS (`knotc conf-set`).
+
+Issue #29 item 4: 100,000 zones added to a running server, through its control
+interface, in less time than Knot DNS takes, memory growing linearly, and no query lost
+meanwhile. Each server starts serving one zone (`base.example`), pinned to CPU
+`bench.SERVER_CPU`, one UDP and one TCP worker; then, in `--steps` equal steps, the
+zones are added — small customer zones of 6 records, every one read from the same zone
+file of relative names (a parked-domain shape):
+
+* Tern: one `ternctl zone-add --from LIST --file TMPL` a step (it returns once the
+  step's zones are loaded);
+* Knot DNS: `knotc conf-begin`, `knotc conf-set zone.domain` with the step's names in
+  chunks of 5,000, `knotc conf-commit` (the template gives the file; `zonefile-sync: -1`,
+  `journal-content: none`); it loads them in the background after the commit.
+
+A step's time runs from the first command until the SOA of every 1,000th zone of the
+step and its last one answer authoritatively; the PSS of the server's processes is read
+after each step. Then one more zone is added alone (the latency of a single addition to
+a server holding them all), and every zone's SOA is asked once (zones that do not
+answer: must be 0). Meanwhile dnsperf (CPU `bench.CLIENT_CPU`) asks `www.base.example`
+at `--rate` queries a second, from the server's start to the end; its lost queries
+(no answer within 1 s) are reported.
+
+    python3 bench/zone_add.py [--zones 100000] [--steps 4] [--servers tern,knot]
+                              [--rounds 1] [--rate 2000] [--ternd PATH]
+
+Prints a markdown table; exit status 1 if a server failed, missed zones or lost queries.
+"""
+
+import argparse
+import os
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+import bench  # noqa: E402
+import many  # noqa: E402
+import peers  # noqa: E402
+
+ZONE = """@ 3600 SOA ns1 hostmaster 1 7200 3600 1209600 3600
+@ 3600 NS ns1
+@ 3600 NS ns2
+ns1 3600 A 192.0.2.1
+ns2 3600 A 192.0.2.2
+www 3600 A 192.0.2.10
+"""
+KNOT_CHUNK = 5000
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--zones", type=int, default=100_000)
+    p.add_argument("--steps", type=int, default=4)
+    p.add_argument("--servers", default="tern,knot")
+    p.add_argument("--rounds", type=int, default=1)
+    p.add_argument("--rate", type=int, default=2000, help="dnsperf queries a second")
+    p.add_argument("--ternd", default=os.path.join(REPO, "target/release/ternd"))
+    p.add_argument("--work", default=os.path.join(HERE, "out", "zone-add"))
+    p.add_argument("--timeout", type=float, default=600.0)
+    return p.parse_args()
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def tern_server(work, port, args):
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+storage = "{work}/storage"
+udp-workers = 1
+tcp-workers = 1
+[log]
+level = "warn"
+[control]
+socket = "{work}/ternd.sock"
+[[zone]]
+name = "base.example"
+file = "{work}/zone.tmpl"
+"""
+    write(os.path.join(work, "ternd.toml"), conf)
+    return [args.ternd, "-c", os.path.join(work, "ternd.toml")]
+
+
+def knot_server(work, port, args):
+    conf = f"""server:
+  rundir: {work}
+  listen: 127.0.0.1@{port}
+  udp-workers: 1
+  tcp-workers: 1
+  background-workers: 1
+control:
+  listen: {work}/knot.sock
+log:
+  - target: stderr
+    any: warning
+database:
+  storage: {work}
+template:
+  - id: default
+    storage: {work}
+    file: {work}/zone.tmpl
+    journal-content: none
+    zonefile-sync: -1
+    zonefile-load: whole
+zone:
+  - domain: base.example
+"""
+    write(os.path.join(work, "knot.conf"), conf)
+    return ["knotd", "-c", os.path.join(work, "knot.conf")]
+
+
+def run(argv, timeout):
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    if done.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])}…: {done.stdout}{done.stderr}"[:800])
+    return done.stdout
+
+
+def add_tern(work, names, args):
+    listing = os.path.join(work, "names")
+    write(listing, "".join(n + "\n" for n in names))
+    ternctl = os.path.join(os.path.dirname(args.ternd), "ternctl")
+    run([ternctl, "-s", f"{work}/ternd.sock", "-t", str(int(args.timeout)), "zone-add",
+         "--from", listing, "--file", f"{work}/zone.tmpl"], args.timeout)
+
+
+def add_knot(work, names, args):
+    knotc = ["knotc", "-s", f"{work}/knot.sock", "-t", str(int(args.timeout))]
+    run(knotc + ["conf-begin"], args.timeout)
+    for i in range(0, len(names), KNOT_CHUNK):
+        run(knotc + ["conf-set", "zone.domain"] + names[i:i + KNOT_CHUNK], args.timeout)
+    run(knotc + ["conf-commit"], args.timeout)
+
+
+ADD = {"tern": add_tern, "knot": add_knot}
+SERVER = {"tern": tern_server, "knot": knot_server}
+
+
+def wait_sample(server, names, timeout):
+    """Waits until every 1,000th of `names` and the last answer authoritatively."""
+    server.zones = [peers.Zone(n + ".", "") for n in names[::1000] + names[-1:]]
+    server.started = time.monotonic()
+    server.wait_answering(timeout=timeout)
+
+
+def dnsperf(port, work, args):
+    queries = os.path.join(work, "queries")
+    write(queries, "www.base.example A\n")
+    argv = bench.pinned(bench.CLIENT_CPU, [
+        "dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", queries, "-l", "3600",
+        "-Q", str(args.rate), "-t", "1"])
+    return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+
+
+def lost(perf):
+    perf.send_signal(signal.SIGINT)
+    out, _ = perf.communicate(timeout=30)
+    sent = dropped = None
+    for line in out.splitlines():
+        if "Queries sent:" in line:
+            sent = int(line.split()[2])
+        if "Queries lost:" in line:
+            dropped = int(line.split()[2])
+    return sent, dropped
+
+
+def session(kind, args, round_no):
+    work = os.path.join(args.work, f"{kind}-{round_no}")
+    subprocess.run(["rm", "-rf", work], check=False)
+    os.makedirs(work)
+    write(os.path.join(work, "zone.tmpl"), ZONE)
+    port = peers.free_port()
+    argv = SERVER[kind](work, port, args)
+    server = peers.Server(kind, [peers.Zone("base.example.", "")], port, work, argv,
+                          bench.SERVER_CPU)
+    record = {"server": kind, "round": round_no, "steps": []}
+    perf = None
+    try:
+        server.wait_answering(timeout=30)
+        perf = dnsperf(port, work, args)
+        record["pss0"] = server.pss_kb()
+        names = [f"z{i}.{kind}.example" for i in range(args.zones)]
+        per = args.zones // args.steps
+        for step in range(args.steps):
+            batch = names[step * per:(step + 1) * per]
+            started = time.monotonic()
+            ADD[kind](work, batch, args)
+            wait_sample(server, batch, args.timeout)
+            record["steps"].append((time.monotonic() - started, server.pss_kb()))
+            print(f"  {kind}: step {step + 1}: {len(batch)} zones in "
+                  f"{record['steps'][-1][0]:.2f} s, PSS {record['steps'][-1][1] / 1024:.0f} MiB",
+                  flush=True)
+        started = time.monotonic()
+        ADD[kind](work, [f"one.{kind}.example"], args)
+        wait_sample(server, [f"one.{kind}.example"], args.timeout)
+        record["one_s"] = time.monotonic() - started
+        record["missing"] = many.sweep(port, [peers.Zone(n + ".", "") for n in names])
+    except (RuntimeError, subprocess.TimeoutExpired) as err:
+        record["error"] = str(err)[:800]
+        print(f"  {kind}: {record['error']}", flush=True)
+    finally:
+        if perf is not None:
+            record["sent"], record["lost"] = lost(perf)
+        server.stop()
+    return record
+
+
+def render(records, kinds, args):
+    print(f"\n{args.zones:,} zones added in {args.steps} steps; medians over rounds\n")
+    print("| server | total s | × Knot DNS | s per step | PSS MiB before → after each step | "
+          "MiB per 1k zones | one more zone s | queries sent | lost | zones not answering |")
+    print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+    totals = {}
+    for kind in kinds:
+        ok = [r for r in records if r["server"] == kind and "error" not in r]
+        if ok:
+            totals[kind] = statistics.median(sum(s for s, _ in r["steps"]) for r in ok)
+    for kind in kinds:
+        ok = [r for r in records if r["server"] == kind and "error" not in r]
+        if not ok:
+            print(f"| {kind} | failed | | | | | | | | |")
+            continue
+        r = ok[len(ok) // 2]
+        steps = " / ".join(f"{s:.2f}" for s, _ in r["steps"])
+        pss = " → ".join(f"{p / 1024:.0f}" for p in [r["pss0"]] + [p for _, p in r["steps"]])
+        per_k = (r["steps"][-1][1] - r["pss0"]) / 1024 / (args.zones / 1000)
+        ratio = totals[kind] / totals["knot"] if "knot" in totals else float("nan")
+        print(f"| {kind} | {totals[kind]:.2f} | {ratio:.2f} | {steps} | {pss} | {per_k:.2f} | "
+              f"{r['one_s']:.3f} | {r['sent']:,} | {r['lost']} | {r['missing']} |")
+
+
+def main():
+    args = parse_args()
+    kinds = args.servers.split(",")
+    for kind in kinds:
+        reason = peers.missing_reason(kind, tern_bin=args.ternd)
+        if reason:
+            sys.exit(f"{kind}: {reason}")
+    records = []
+    for round_no in range(args.rounds):
+        order = kinds if round_no % 2 == 0 else kinds[::-1]
+        for kind in order:
+            print(f"round {round_no + 1}: {kind}", flush=True)
+            records.append(session(kind, args, round_no))
+    render(records, kinds, args)
+    bad = [r for r in records if "error" in r or r.get("missing") or r.get("lost")]
+    sys.exit(1 if bad else 0)
+
+
+if __name__ == "__main__":
+    main()
