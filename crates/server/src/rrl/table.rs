@@ -124,7 +124,7 @@ impl Table {
     /// Counts an answer under `key` at `now` (nanoseconds); true when it may go.
     ///
     /// The first slot is read once and serves every step: most often it holds the key,
-    /// or is idle and takes a new one ([`Line::victim`] would pick it).
+    /// or is idle and takes a new one (the first idle slot is the one a new key takes).
     #[inline]
     pub fn admit(&self, key: u64, now: u64, pace: Pace) -> bool {
         let Some(line) = self.lines.get(key as usize & self.mask) else { return true };
