@@ -7,7 +7,7 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use tern_engine::{Config, Engine, Lookahead, Outcome, Request, Transport};
+use tern_engine::{Config, CookieSeen, Engine, Lookahead, Outcome, Report, Request, Transport};
 use tern_wire::message::CompressionTable;
 use tern_zone::{Pins, ZoneSet};
 use tldmix::{from_files, queries, tld_zone, zone_set, Packed, Rng};
@@ -96,8 +96,16 @@ fn run(
                 }
                 let ahead = &mut ahead[i % ring];
                 if report {
-                    let (outcome, report) =
-                        engine.answer_reported(zones, &mut pins, &request, ahead, out, table);
+                    let mut report = Report::error(CookieSeen::None);
+                    let outcome = engine.answer_reported(
+                        zones,
+                        &mut pins,
+                        &request,
+                        ahead,
+                        out,
+                        table,
+                        &mut report,
+                    );
                     black_box(report);
                     outcome
                 } else {

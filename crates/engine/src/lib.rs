@@ -208,7 +208,9 @@ impl Engine {
         if let Some(q) = &query.question {
             located.find(zones, None, q.qname(), q.qtype);
         }
-        self.answer_located::<false>(zones, &query, &located.found(None), request, out, table).0
+        let mut unused = Report::error(CookieSeen::None);
+        let found = located.found(None);
+        self.answer_located::<false>(zones, &query, &found, request, out, table, &mut unused)
     }
 
     /// Reads `message`'s question and locates its zone into `ahead`, which starts loading
@@ -244,12 +246,16 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
     ) -> Outcome {
-        self.answer_ahead::<false>(zones, pins, request, ahead, out, table).0
+        let mut unused = Report::error(CookieSeen::None);
+        self.answer_ahead::<false>(zones, pins, request, ahead, out, table, &mut unused)
     }
 
     /// [`answer_with`](Self::answer_with), and what rate limiting needs to know of the
-    /// answer: its class, the name it is counted under, and the query's cookie. (Working
-    /// the report out costs a few instructions that `answer_with` does without.)
+    /// answer, written into `report` when the query is answered: its class, the name it
+    /// is counted under, and the query's cookie. (Working the report out costs a few
+    /// instructions that `answer_with` does without; it is written where the caller
+    /// keeps it, not returned beside the outcome, which would copy the outcome.)
+    #[allow(clippy::too_many_arguments)]
     pub fn answer_reported(
         &self,
         zones: &ZoneSet,
@@ -258,11 +264,13 @@ impl Engine {
         ahead: &mut Lookahead,
         out: &mut [u8],
         table: &mut CompressionTable,
-    ) -> (Outcome, Report) {
-        self.answer_ahead::<true>(zones, pins, request, ahead, out, table)
+        report: &mut Report,
+    ) -> Outcome {
+        self.answer_ahead::<true>(zones, pins, request, ahead, out, table, report)
     }
 
-    /// [`answer_with`](Self::answer_with), with a [`Report`] when `REPORT` is set.
+    /// [`answer_with`](Self::answer_with), writing `report` when `REPORT` is set.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn answer_ahead<const REPORT: bool>(
         &self,
@@ -272,22 +280,27 @@ impl Engine {
         ahead: &mut Lookahead,
         out: &mut [u8],
         table: &mut CompressionTable,
-    ) -> (Outcome, Report) {
+        report: &mut Report,
+    ) -> Outcome {
         let mut scratch = None;
         let query = query::parse(request.message, &mut scratch);
         let question = query.as_ref().and_then(|q| q.question.as_ref());
         let ready = question.is_some_and(|q| ahead.is_for(zones, pins, q));
         ahead.question = None;
-        let Some(mut query) = query else {
-            return (Outcome::Dropped, Report::error(CookieSeen::None));
-        };
-        check_cookie(&mut query, request);
+        let Some(mut query) = query else { return Outcome::Dropped };
+        if REPORT {
+            *report = Report::error(CookieSeen::None);
+        }
+        // Only a query with a cookie has its cookie noted: one without costs nothing more.
+        if check_cookie(&mut query, request) && REPORT {
+            report.cookie = query.cookie.seen();
+        }
         match &query.question {
             Some(q) if !ready => ahead.located.find(zones, Some(pins), q.qname(), q.qtype),
             _ => {}
         }
         let located = ahead.located.found(Some(pins));
-        self.answer_located::<REPORT>(zones, &query, &located, request, out, table)
+        self.answer_located::<REPORT>(zones, &query, &located, request, out, table, report)
     }
 
     /// A short answer to `request` in place of its full one ([`Short`]), with the
@@ -316,7 +329,8 @@ impl Engine {
         self.write_response(&query, request, out, table, Compression::Anchor, None, body)
     }
 
-    /// Answers a query read and located; reports on the answer when `REPORT` is set.
+    /// Answers a query read and located; writes `report` when `REPORT` is set.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn answer_located<const REPORT: bool>(
         &self,
@@ -326,36 +340,28 @@ impl Engine {
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
-    ) -> (Outcome, Report) {
-        let cookie = query.cookie.seen();
+        report: &mut Report,
+    ) -> Outcome {
         if query.is_special() {
-            let outcome = signed::answer(self, zones, query, located, request, out, table);
-            return (outcome, Report::error(cookie));
+            return signed::answer(self, zones, query, located, request, out, table);
         }
-        let first =
-            self.respond::<REPORT>(query, located, request, out, table, Compression::Anchor);
-        let (outcome, (class, node)) = match first {
+        let anchor = Compression::Anchor;
+        match self.respond::<REPORT>(query, located, request, out, table, anchor, report) {
             // Anchor compression (against the question only) is the fast path; when the
             // answer does not fit, the full compressor may make it fit.
-            (Outcome::Answered { truncated: true, .. }, _) => {
-                self.respond::<REPORT>(query, located, request, out, table, Compression::Table)
+            Outcome::Answered { truncated: true, .. } => {
+                let full = Compression::Table;
+                self.respond::<REPORT>(query, located, request, out, table, full, report)
             }
             other => other,
-        };
-        if !REPORT {
-            return (outcome, Report::error(cookie));
         }
-        let report = match outcome {
-            Outcome::Answered { rcode: Rcode::NOERROR | Rcode::NXDOMAIN, .. } => {
-                Report { class, tag: tag(class, node, query, located), cookie }
-            }
-            _ => Report::error(cookie),
-        };
-        (outcome, report)
     }
 
-    /// Writes the response to `query` with the given compression; returns it with the
-    /// class answering gave it and the node it is counted under when `REPORT` is set.
+    /// Writes the response to `query` into `out` with the given compression; when
+    /// `REPORT` is set, writes into `report` the class answering gave it and the tag of
+    /// the name it is counted under (worked out once the response is written, when
+    /// answering's registers are free again).
+    #[allow(clippy::too_many_arguments)]
     fn respond<const REPORT: bool>(
         &self,
         query: &Query<'_>,
@@ -364,16 +370,24 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         compression: Compression,
-    ) -> (Outcome, (ResponseClass, NodeId)) {
-        let mut class = (ResponseClass::Error, tern_zone::NO_NODE);
+        report: &mut Report,
+    ) -> Outcome {
+        if !REPORT {
+            let body = |resp: &mut Response<'_>| self.dispatch(query, located, resp);
+            return self.write_response(query, request, out, table, compression, None, body);
+        }
+        let mut counted = (ResponseClass::Error, tern_zone::NO_NODE);
         let body = |resp: &mut Response<'_>| {
             self.dispatch(query, located, resp);
-            if REPORT {
-                class = (resp.class, resp.node);
+            // Any other RCODE is an error's.
+            if matches!(resp.rcode, Rcode::NOERROR | Rcode::NXDOMAIN) {
+                counted = (resp.class, resp.node);
             }
         };
         let outcome = self.write_response(query, request, out, table, compression, None, body);
-        (outcome, class)
+        let (class, node) = counted;
+        (report.class, report.tag) = (class, tag(class, node, query, located));
+        outcome
     }
 
     /// Writes a response whose sections `body` fills, signed when `tsig` says so.
@@ -532,6 +546,7 @@ pub enum Short {
 
 /// The tag an answer of `class` is counted under ([`class`]), from the question name's
 /// suffix hashes that locating its zone computed and the node answering noted.
+#[inline(always)]
 fn tag(class: ResponseClass, node: NodeId, query: &Query<'_>, located: &Found<'_>) -> u32 {
     let (Zone::Loaded(zone), Some(q)) = (located.zone, &query.question) else { return 0 };
     let zone_tag = || located.hashes.suffix(zone.origin_labels());
@@ -543,12 +558,15 @@ fn tag(class: ResponseClass, node: NodeId, query: &Query<'_>, located: &Found<'_
     }
 }
 
-/// Checks the query's COOKIE option when cookies are on ([`cookie::check`]).
+/// Checks the query's COOKIE option when cookies are on ([`cookie::check`]); true when
+/// it did.
 #[inline]
-fn check_cookie(query: &mut Query<'_>, request: &Request<'_>) {
+fn check_cookie(query: &mut Query<'_>, request: &Request<'_>) -> bool {
     if let (QueryCookie::Unchecked(data), Some(cookies)) = (query.cookie, request.cookies) {
         query.cookie = cookie::check(data, cookies, request.client, request.clock);
+        return true;
     }
+    false
 }
 
 /// Meta-types that are not questions here: key exchange (TKEY) is not offered, and TSIG

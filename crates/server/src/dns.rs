@@ -248,39 +248,55 @@ impl EngineHandler {
     }
 }
 
-/// What judging a UDP answer needs of the worker and its batch.
-struct Limited<'a> {
-    rrl: &'a Limiter,
-    limits: &'a mut WorkerLimits,
+/// Rate limiting's verdict on a UDP answer ([`Limiter::judge`]). Only answers are
+/// judged, and not those to a query with a valid server cookie: the client is at the
+/// address it claims.
+#[inline(always)]
+fn verdict(
+    rrl: &Limiter,
+    limits: &mut WorkerLimits,
     now: u64,
+    outcome: &Outcome,
+    report: &Report,
+    client: &std::net::IpAddr,
+) -> Verdict {
+    match outcome {
+        Outcome::Answered { .. } if report.cookie != CookieSeen::Valid => {
+            rrl.judge(limits, now, client, report)
+        }
+        _ => Verdict::Send,
+    }
 }
 
 impl EngineHandler {
-    /// Sends, drops or replaces the UDP answer in `out` as rate limiting says; returns
-    /// the answer sent. A query with a valid server cookie is not limited: the client
-    /// is at the address it claims.
-    fn limit(
+    /// What is sent in place of the UDP answer `held` (its outcome) that rate limiting
+    /// held back: nothing, or a short answer; counted. Out of line: the path of a flood,
+    /// not of the answers that go.
+    #[cold]
+    #[inline(never)]
+    fn held_back(
         &self,
-        limited: Limited<'_>,
-        report: &Report,
+        verdict: Verdict,
+        held: &Outcome,
         request: &Request<'_>,
-        answer: Answer,
         out: &mut [u8],
         table: &mut CompressionTable,
-    ) -> Option<Answer> {
-        if report.cookie == CookieSeen::Valid {
-            return Some(answer);
+        counters: &WorkerCounters,
+    ) -> Option<usize> {
+        if let Outcome::Answered { qtype, dnssec_ok, .. } = *held {
+            counters.question(qtype, dnssec_ok);
         }
-        match limited.rrl.judge(limited.limits, limited.now, request.client, report) {
-            Verdict::Send => Some(answer),
-            Verdict::Drop => None,
-            Verdict::Short(short) => match self.engine.answer_short(request, short, out, table) {
-                Outcome::Answered { len, rcode, truncated, .. } => {
-                    Some(Answer { len, rcode, truncated, ..answer })
-                }
-                _ => None,
-            },
+        let transport = Transport::Udp;
+        let short = match verdict {
+            Verdict::Short(short) => self.engine.answer_short(request, short, out, table),
+            _ => Outcome::Dropped,
+        };
+        if let Outcome::Answered { len, rcode, truncated, .. } = short {
+            counters.answer(Answer { transport, rcode, len, truncated });
+            return Some(len);
         }
+        counters.unanswered(transport);
+        None
     }
 }
 
@@ -441,25 +457,20 @@ impl Handler for EngineHandler {
         };
         let ahead = ahead.get_mut(turn)?;
         // Rate limiting needs the engine's report on the answer; nothing else does.
-        let outcome = match self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp) {
+        let limiter = self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp);
+        let mut report = Report::error(CookieSeen::None);
+        let outcome = match limiter {
             None => self.engine.answer_with(zones, pins, &request, ahead, out, table),
-            Some(rrl) => {
-                match self.engine.answer_reported(zones, pins, &request, ahead, out, table) {
-                    (Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok }, report) => {
-                        counters.question(qtype, dnssec_ok);
-                        let limited = Limited { rrl, limits, now: batch.now };
-                        let answer = Answer { transport: ctx.transport, rcode, len, truncated };
-                        let sent = self.limit(limited, &report, &request, answer, out, table);
-                        match sent {
-                            Some(sent) => counters.answer(sent),
-                            None => counters.unanswered(ctx.transport),
-                        }
-                        return sent.map(|sent| sent.len);
-                    }
-                    (other, _) => other,
-                }
+            Some(_) => {
+                self.engine.answer_reported(zones, pins, &request, ahead, out, table, &mut report)
             }
         };
+        if let Some(rrl) = limiter {
+            match verdict(rrl, limits, batch.now, &outcome, &report, &request.client) {
+                Verdict::Send => {}
+                held => return self.held_back(held, &outcome, &request, out, table, counters),
+            }
+        }
         count(counters, ctx.transport, &outcome);
         match outcome {
             Outcome::Answered { len, rcode, qtype, .. }

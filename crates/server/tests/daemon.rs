@@ -503,6 +503,25 @@ fn systemd_is_told_ready_reloading_stopping_and_pinged() {
     assert!(child.wait().unwrap().success());
 }
 
+/// Issue #27 with rate limiting on (issue #31): an AXFR asked over UDP, answered NOTIMP
+/// (RFC 5936 §4.2), is logged as without rate limiting.
+#[test]
+fn a_transfer_refused_over_udp_is_logged_with_rate_limiting_on() {
+    let (dir, config, addr) = setup("[rrl]\nrate = 100\n");
+    let log = dir.path().join("log");
+    let _daemon = Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &log);
+    let mut message = query(7, "example.com");
+    let at = message.len() - 4;
+    message[at..at + 2].copy_from_slice(&252u16.to_be_bytes()); // AXFR
+    let answer = udp_ask(addr, &message).unwrap();
+    assert_eq!(answer[3] & 0x0F, 4, "NOTIMP");
+    let logged = || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.lines().any(|l| l.contains("transfer refused") && l.contains("rcode=NOTIMP"))
+    };
+    assert!(eventually(Duration::from_secs(5), logged), "{:?}", std::fs::read_to_string(&log));
+}
+
 /// Issue #27: a refused transfer is logged with the zone, the client, the kind and why;
 /// a burst is logged at most ten lines a second, the rest counted in one line.
 #[test]

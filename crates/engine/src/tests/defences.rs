@@ -49,8 +49,16 @@ fn answer(set: &ZoneSet, message: &[u8], off: bool) -> (Vec<u8>, Report) {
     };
     let (mut out, mut table) = (vec![0u8; 65535], CompressionTable::new());
     let (mut pins, mut ahead) = (Pins::new(), Lookahead::default());
-    let (outcome, report) =
-        engine.answer_reported(set, &mut pins, &request, &mut ahead, &mut out, &mut table);
+    let mut report = Report::error(CookieSeen::Client);
+    let outcome = engine.answer_reported(
+        set,
+        &mut pins,
+        &request,
+        &mut ahead,
+        &mut out,
+        &mut table,
+        &mut report,
+    );
     let Outcome::Answered { len, .. } = outcome else { panic!("no answer: {outcome:?}") };
     out.truncate(len);
     (out, report)

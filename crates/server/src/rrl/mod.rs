@@ -121,7 +121,8 @@ pub struct Limited {
 #[derive(Debug)]
 pub struct WorkerLimits {
     slip: u64,
-    flushed_at: u64,
+    /// When the next hand-over is due.
+    flush_at: u64,
     tally: Tally,
     /// The prefixes limited since the last hand-over (more are counted, unnamed).
     recent: [Option<Limited>; RECENT],
@@ -129,7 +130,7 @@ pub struct WorkerLimits {
 
 impl Default for WorkerLimits {
     fn default() -> Self {
-        WorkerLimits { slip: 0, flushed_at: 0, tally: Tally::default(), recent: [None; RECENT] }
+        WorkerLimits { slip: 0, flush_at: 0, tally: Tally::default(), recent: [None; RECENT] }
     }
 }
 
@@ -164,7 +165,7 @@ pub struct Limiter {
     log_only: bool,
     require_cookie: bool,
     whitelist: Vec<Prefix>,
-    seed: u64,
+    seeds: Seeds,
     counters: Arc<Counters>,
     reports: SyncSender<Limited>,
     /// The reporter's end, until [`Limiter::start_reports`] takes it.
@@ -194,7 +195,7 @@ impl Limiter {
             log_only: config.log_only,
             require_cookie: config.require_cookie,
             whitelist: config.whitelist.clone(),
-            seed,
+            seeds: Seeds::new(seed),
             counters: Arc::default(),
             reports,
             receiver: Mutex::new(Some(receiver)),
@@ -242,26 +243,35 @@ impl Limiter {
         &self,
         worker: &mut WorkerLimits,
         now: u64,
-        client: IpAddr,
+        client: &IpAddr,
         report: &Report,
     ) -> Verdict {
         let Some(pace) = self.paces.get(class_index(report.class)).copied().flatten() else {
             return Verdict::Send;
         };
-        if !self.whitelist.is_empty() && self.whitelist.iter().any(|p| p.contains(client)) {
+        if !self.whitelist.is_empty() && self.whitelisted(*client) {
             return Verdict::Send;
         }
-        let (prefix, len) = self.prefix(client);
+        let (prefix, _) = self.prefix(client);
         if self.table.admit(self.key(prefix, report), now, pace) {
             return Verdict::Send;
         }
-        self.over(worker, prefix, len, report)
+        self.over(worker, client, report)
+    }
+
+    /// Whether `client` is in a whitelisted prefix (out of line: most configurations
+    /// have none).
+    #[inline(never)]
+    fn whitelisted(&self, client: IpAddr) -> bool {
+        self.whitelist.iter().any(|p| p.contains(client))
     }
 
     /// The fate of an answer over its rate (out of line: the path of a flood, not of
     /// the answers that go).
+    #[cold]
     #[inline(never)]
-    fn over(&self, worker: &mut WorkerLimits, prefix: u128, len: u8, report: &Report) -> Verdict {
+    fn over(&self, worker: &mut WorkerLimits, client: &IpAddr, report: &Report) -> Verdict {
+        let (prefix, len) = self.prefix(client);
         if self.log_only {
             worker.note(prefix, len, report.class, |t| t.logged_only += 1);
             return Verdict::Send;
@@ -287,14 +297,14 @@ impl Limiter {
     /// reporter is behind: the counters still have them).
     #[inline]
     pub fn flush(&self, worker: &mut WorkerLimits, now: u64) {
-        if now.saturating_sub(worker.flushed_at) >= FLUSH_EVERY {
+        if now >= worker.flush_at {
             self.hand_over(worker, now);
         }
     }
 
     #[cold]
     fn hand_over(&self, worker: &mut WorkerLimits, now: u64) {
-        worker.flushed_at = now;
+        worker.flush_at = now.saturating_add(FLUSH_EVERY);
         if worker.tally == Tally::default() {
             return;
         }
@@ -312,8 +322,8 @@ impl Limiter {
     /// The client's prefix (as an IPv6 address, IPv4 mapped) and its length; an
     /// IPv4-mapped IPv6 client is counted as its IPv4 address.
     #[inline]
-    fn prefix(&self, client: IpAddr) -> (u128, u8) {
-        let v4 = match client {
+    fn prefix(&self, client: &IpAddr) -> (u128, u8) {
+        let v4 = match *client {
             IpAddr::V4(v4) => v4,
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
                 Some(v4) => v4,
@@ -326,38 +336,50 @@ impl Limiter {
     /// The table key of an answer: prefix, class and tag, hashed with the seed.
     #[inline]
     fn key(&self, prefix: u128, report: &Report) -> u64 {
-        key(self.seed, prefix, report.tag, class_index(report.class))
+        key(self.seeds, prefix, report.tag, class_index(report.class))
     }
 }
 
-/// The table key of `prefix`, name `tag` and class number `class` under `seed`: one
+/// The random seed as a key's two halves are mixed with it: made once.
+#[derive(Debug, Clone, Copy)]
+struct Seeds {
+    address: u64,
+    /// Bit 0 is set: the name's half is a factor, and a factor of 0 would lose the
+    /// address.
+    name: u64,
+}
+
+impl Seeds {
+    fn new(seed: u64) -> Seeds {
+        const K: u64 = 0x9E37_79B9_7F4A_7C15;
+        Seeds { address: seed, name: (seed.rotate_left(32) ^ K) | 1 }
+    }
+}
+
+/// The table key of `prefix`, name `tag` and class number `class` under `seeds`: one
 /// folded multiply (the 128-bit product's halves xored) of the prefix and of the name
 /// and class, each mixed with the seed first, so that both the line (the key's low
 /// bits) and the tag (its high bits) depend on all of them, and nobody without the
 /// seed can aim two keys at one counter.
 #[inline]
-fn key(seed: u64, prefix: u128, tag: u32, class: usize) -> u64 {
-    const K: u64 = 0x9E37_79B9_7F4A_7C15;
+fn key(seeds: Seeds, prefix: u128, tag: u32, class: usize) -> u64 {
     // An IPv4 prefix is in the low half, an IPv6 one (56 bits by default) in the high.
-    let address = (prefix as u64) ^ ((prefix >> 64) as u64).rotate_left(32) ^ seed;
-    // Bit 0 is set (a factor of 0 would lose the address), so the class starts at bit 1.
-    let name = (u64::from(tag) << 8 | (class as u64) << 1) ^ seed.rotate_left(32) ^ K;
-    let product = u128::from(address) * u128::from(name | 1);
+    let address = (prefix as u64) ^ ((prefix >> 64) as u64).rotate_left(32) ^ seeds.address;
+    // Bit 0 is the seed's (set), so the class starts at bit 1.
+    let name = (u64::from(tag) << 8 | (class as u64) << 1) ^ seeds.name;
+    let product = u128::from(address) * u128::from(name);
     (product as u64) ^ ((product >> 64) as u64)
 }
 
 /// Nanoseconds on `CLOCK_MONOTONIC_COARSE` (0 if it cannot be read, which Linux does
-/// not do for this clock).
+/// not do for this clock: `clock_gettime` then leaves the time at 0).
 #[inline]
 fn coarse_now() -> u64 {
     let mut time = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: `time` is a timespec on our stack; clock_gettime only writes to it.
-    let rc = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
-    if rc != 0 {
-        return 0;
-    }
-    let seconds = u64::try_from(time.tv_sec).unwrap_or(0);
-    let nanos = u64::try_from(time.tv_nsec).unwrap_or(0);
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut time) };
+    // A monotonic time is never negative: its fields convert as they are.
+    let (seconds, nanos) = (time.tv_sec as u64, time.tv_nsec as u64);
     seconds.wrapping_mul(1_000_000_000).wrapping_add(nanos)
 }
 
@@ -398,7 +420,7 @@ mod tests {
         let client: IpAddr = client.parse().unwrap();
         let mut seen = (0, 0, 0);
         for _ in 0..count {
-            match l.judge(w, 5_000_000_000, client, &report) {
+            match l.judge(w, 5_000_000_000, &client, &report) {
                 Verdict::Send => seen.0 += 1,
                 Verdict::Drop => seen.1 += 1,
                 Verdict::Short(_) => seen.2 += 1,
@@ -456,7 +478,8 @@ mod tests {
         let strict = limiter("[rrl]\nrate = 1\nslip = 1\nrequire-cookie = true\n");
         let client: IpAddr = "192.0.2.1".parse().unwrap();
         let mut w = WorkerLimits::default();
-        let judge = |w: &mut WorkerLimits, cookie| strict.judge(w, 0, client, &positive(1, cookie));
+        let judge =
+            |w: &mut WorkerLimits, cookie| strict.judge(w, 0, &client, &positive(1, cookie));
         assert_eq!(judge(&mut w, CookieSeen::Client), Verdict::Send);
         assert_eq!(judge(&mut w, CookieSeen::Client), Verdict::Short(Short::BadCookie));
         assert_eq!(judge(&mut w, CookieSeen::None), Verdict::Short(Short::Truncated));
@@ -474,14 +497,14 @@ mod tests {
 
     #[test]
     fn keys_depend_on_every_part_and_the_seed() {
-        let base = key(1, 0xffff_c000_0200, 7, 0);
+        let base = key(Seeds::new(1), 0xffff_c000_0200, 7, 0);
         let others = [
-            key(2, 0xffff_c000_0200, 7, 0),
-            key(1, 0xffff_c000_0300, 7, 0),
-            key(1, 0x2001_0db8_u128 << 96, 7, 0),
-            key(1, 0xffff_c000_0200, 8, 0),
-            key(1, 0xffff_c000_0200, 7, 1),
-            key(1, 0xffff_c000_0200, 7, 5),
+            key(Seeds::new(2), 0xffff_c000_0200, 7, 0),
+            key(Seeds::new(1), 0xffff_c000_0300, 7, 0),
+            key(Seeds::new(1), 0x2001_0db8_u128 << 96, 7, 0),
+            key(Seeds::new(1), 0xffff_c000_0200, 8, 0),
+            key(Seeds::new(1), 0xffff_c000_0200, 7, 1),
+            key(Seeds::new(1), 0xffff_c000_0200, 7, 5),
         ];
         for other in others {
             assert_ne!(base, other);

@@ -29,6 +29,47 @@ const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
 #[derive(Default)]
 struct Line([AtomicU64; WAYS]);
 
+impl Line {
+    /// The slot after the first holding the key tagged `tagged` (its tag shifted in
+    /// place), with the word read there: a load, an exclusive or and a compare a slot.
+    /// Slots are taken in order and never emptied (a word is never 0 once written: its
+    /// tag is not), so a key is never after an empty slot, and a line holding one key
+    /// is searched no further than its second slot.
+    #[inline(always)]
+    fn find_after_first(&self, tagged: u64) -> Option<(&AtomicU64, u64)> {
+        let [_, second, rest @ ..] = &self.0;
+        let word = second.load(Relaxed);
+        if word ^ tagged <= TIME_MASK {
+            return Some((second, word));
+        }
+        if word == 0 {
+            return None;
+        }
+        rest.iter().find_map(|slot| {
+            let word = slot.load(Relaxed);
+            (word ^ tagged <= TIME_MASK).then_some((slot, word))
+        })
+    }
+
+    /// The slot a new key takes: the first idle one (empty, or its counter behind now),
+    /// else the one least ahead; with the word seen there.
+    fn victim(&self, now: u64, pace: Pace) -> (&AtomicU64, u64) {
+        let [first, ..] = &self.0;
+        let mut best = (first, u64::MAX, 0);
+        for slot in &self.0 {
+            let word = slot.load(Relaxed);
+            let lead = if word == 0 { 0 } else { pace.lead(word & TIME_MASK, now) };
+            if lead == 0 {
+                return (slot, word);
+            }
+            if lead < best.1 {
+                best = (slot, lead, word);
+            }
+        }
+        (best.0, best.2)
+    }
+}
+
 /// The counters.
 pub struct Table {
     lines: Box<[Line]>,
@@ -81,55 +122,67 @@ impl Table {
     }
 
     /// Counts an answer under `key` at `now` (nanoseconds); true when it may go.
+    ///
+    /// The first slot is read once and serves every step: most often it holds the key,
+    /// or is idle and takes a new one (the first idle slot is the one a new key takes).
     #[inline]
     pub fn admit(&self, key: u64, now: u64, pace: Pace) -> bool {
         let Some(line) = self.lines.get(key as usize & self.mask) else { return true };
-        let tag = (key >> TIME_BITS).max(1);
+        let tagged = (key >> TIME_BITS).max(1) << TIME_BITS;
         let now = now & TIME_MASK;
+        let [first, ..] = &line.0;
+        let word = first.load(Relaxed);
+        if word ^ tagged <= TIME_MASK {
+            return Self::update(first, word, tagged, now, pace);
+        }
+        if let Some((slot, word)) = line.find_after_first(tagged) {
+            return Self::update(slot, word, tagged, now, pace);
+        }
+        let (slot, seen) = match word == 0 || pace.lead(word & TIME_MASK, now) == 0 {
+            true => (first, word),
+            false => line.victim(now, pace),
+        };
+        let fresh = tagged | ((now + pace.interval) & TIME_MASK);
+        if slot.compare_exchange(seen, fresh, Relaxed, Relaxed).is_ok() {
+            return true;
+        }
+        Self::admit_contended(line, tagged, now, pace)
+    }
+
+    /// [`Table::admit`] after another worker changed the slot a new key was to take:
+    /// looks again until a swap goes through (out of line, so that the first look
+    /// keeps its registers).
+    #[cold]
+    #[inline(never)]
+    fn admit_contended(line: &Line, tagged: u64, now: u64, pace: Pace) -> bool {
         loop {
-            let words = line.0.each_ref().map(|slot| slot.load(Relaxed));
-            if let Some(at) = words.iter().position(|word| word >> TIME_BITS == tag) {
-                if let (Some(slot), Some(&word)) = (line.0.get(at), words.get(at)) {
-                    return Self::update(slot, word, now, pace);
-                }
+            let found = line.0.iter().find_map(|slot| {
+                let word = slot.load(Relaxed);
+                (word ^ tagged <= TIME_MASK).then_some((slot, word))
+            });
+            if let Some((slot, word)) = found {
+                return Self::update(slot, word, tagged, now, pace);
             }
-            let (at, seen) = Self::victim(&words, now, pace);
-            let fresh = tag << TIME_BITS | ((now + pace.interval) & TIME_MASK);
-            match line.0.get(at).map(|slot| slot.compare_exchange(seen, fresh, Relaxed, Relaxed)) {
-                Some(Ok(_)) | None => return true,
-                Some(Err(_)) => {} // another worker took the slot: look again
+            let (slot, seen) = line.victim(now, pace);
+            let fresh = tagged | ((now + pace.interval) & TIME_MASK);
+            if slot.compare_exchange(seen, fresh, Relaxed, Relaxed).is_ok() {
+                return true;
             }
         }
     }
 
-    /// The slot a new key takes: the first idle one (empty, or its counter behind now),
-    /// else the one least ahead; with the word seen there.
-    fn victim(words: &[u64; WAYS], now: u64, pace: Pace) -> (usize, u64) {
-        let mut best = (0, u64::MAX, 0);
-        for (i, &word) in words.iter().enumerate() {
-            let lead = if word == 0 { 0 } else { pace.lead(word & TIME_MASK, now) };
-            if lead == 0 {
-                return (i, word);
-            }
-            if lead < best.1 {
-                best = (i, lead, word);
-            }
-        }
-        (best.0, best.2)
-    }
-
-    /// The GCRA step on the slot holding the key.
-    fn update(slot: &AtomicU64, mut word: u64, now: u64, pace: Pace) -> bool {
-        let tag = word >> TIME_BITS;
+    /// The GCRA step on `slot`, whose word `word` holds the key tagged `tagged`.
+    #[inline]
+    fn update(slot: &AtomicU64, mut word: u64, tagged: u64, now: u64, pace: Pace) -> bool {
         loop {
             let lead = pace.lead(word & TIME_MASK, now);
             if lead > pace.tolerance {
                 return false;
             }
             let tat = (now + lead + pace.interval) & TIME_MASK;
-            match slot.compare_exchange(word, tag << TIME_BITS | tat, Relaxed, Relaxed) {
+            match slot.compare_exchange(word, tagged | tat, Relaxed, Relaxed) {
                 Ok(_) => return true,
-                Err(current) if current >> TIME_BITS == tag => word = current,
+                Err(current) if current & !TIME_MASK == tagged => word = current,
                 Err(_) => return true, // the slot went to another key meanwhile
             }
         }
@@ -195,6 +248,23 @@ mod tests {
         for key in 1..=9u64 {
             assert!(table.admit(key << TIME_BITS, at + 2 * SECOND, pace), "key {key}");
         }
+    }
+
+    #[test]
+    fn a_key_is_found_past_an_idle_slot_that_a_new_key_took() {
+        let table = Table::new(8); // one line
+        let pace = Pace::new(1, SECOND).unwrap(); // no burst: one answer a second
+        let (at, key) = (10 * SECOND, |k: u64| k << TIME_BITS);
+        for k in 1..=3 {
+            assert!(table.admit(key(k), at, pace), "key {k} takes slot {}", k - 1);
+        }
+        assert!(table.admit(key(3), at + SECOND, pace), "a second on");
+        // Half a second later, key 1's slot (the first) is idle and a new key takes it;
+        // key 3, in the third slot, is still counted.
+        assert!(table.admit(key(4), at + 3 * SECOND / 2, pace));
+        assert!(!table.admit(key(3), at + 3 * SECOND / 2, pace), "not taken for a new key");
+        assert!(!table.admit(key(4), at + 3 * SECOND / 2, pace));
+        assert!(table.admit(key(2), at + 3 * SECOND / 2, pace), "idle: starts afresh");
     }
 
     #[test]
