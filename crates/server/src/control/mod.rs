@@ -114,7 +114,7 @@ pub struct Shared {
     pub db: Arc<ZoneDb>,
     /// Transfers in at once (`[transfer] max-incoming`).
     pub incoming: Arc<Semaphore>,
-    /// Loads at once ([`LOADS`] a CPU): when 100,000 zones are added, the others wait
+    /// Loads at once (two a CPU): when 100,000 zones are added, the others wait
     /// for a turn in their (small) idle state rather than all at once on as many
     /// threads, each holding its load's buffers.
     pub loads: Semaphore,
