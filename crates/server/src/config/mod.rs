@@ -384,8 +384,7 @@ impl Config {
         if let Some((added_text, _)) = added {
             read_added(added_text, offset, &mut zones, &mut reader.errors);
         }
-        let base = std::path::absolute(path).unwrap_or_else(|_| path.to_owned());
-        let base = base.parent().unwrap_or(Path::new("/")).to_owned();
+        let base = config.base().unwrap_or_else(|| PathBuf::from("/"));
         config.take_zones(zones, &mut reader.errors);
         config.resolve_paths(&base);
         config.cookies.resolve(&base, &mut reader.errors);
@@ -409,6 +408,7 @@ impl Config {
         let mut errors = Vec::new();
         let mut read = Vec::new();
         read_added(text.get(from..).unwrap_or_default(), from, &mut read, &mut errors);
+        let base = self.base()?;
         let served: HashSet<&Name> = self.zones.iter().map(|z| &z.name).collect();
         let mut fresh = HashSet::new();
         let mut zones = Vec::new();
@@ -419,7 +419,7 @@ impl Config {
                 errors.push((Some(span), format!("zone {} is listed twice", zone.name)));
                 continue;
             }
-            if let (Some(ZoneSource::File(file)), Some(base)) = (&mut zone.source, self.base()) {
+            if let Some(ZoneSource::File(file)) = &mut zone.source {
                 *file = base.join(&*file);
             }
             zones.push((span, zone));
@@ -431,7 +431,7 @@ impl Config {
             .collect();
         if errors.is_empty() {
             let all: Vec<_> = zones.iter().cloned().chain(producers).collect();
-            match xfr::resolve(&self.tables, &all, &self.base()?, &self.server.storage) {
+            match xfr::resolve(&self.tables, &all, &base, &self.server.storage) {
                 Ok(resolved) => {
                     let plans = resolved.zones.get(..zones.len()).unwrap_or_default();
                     if plans.iter().any(|p| matches!(p.catalog, CatalogRole::Member { .. })) {
@@ -469,11 +469,12 @@ impl Config {
             return None;
         }
         let mut next = self.clone();
-        let kept: Vec<bool> = self.zones.iter().map(|z| !gone.contains(&z.name)).collect();
-        let mut keep = kept.iter().copied();
-        next.zones.retain(|_| keep.next().unwrap_or(true));
-        let mut keep = kept.iter().copied();
-        next.zone_spans.retain(|_| keep.next().unwrap_or(true));
+        let kept = |zone: &ZoneConfig| !gone.contains(&zone.name);
+        next.zone_spans = (self.zones.iter().zip(&self.zone_spans))
+            .filter(|(zone, _)| kept(zone))
+            .map(|(_, span)| span.clone())
+            .collect();
+        next.zones.retain(kept);
         let mut resolved = Resolved::clone(&self.resolved);
         resolved.zones.retain(|p| !gone.contains(&p.name));
         next.resolved = Arc::new(resolved);

@@ -57,8 +57,8 @@ const NOTICE_QUEUE: usize = 1024;
 /// SERVFAIL at once (the client retries later).
 const UPDATE_QUEUE: usize = 4096;
 
-/// What a zone's writer is told. Kept small (larger parts boxed): every zone's queue
-/// holds a block of 32 events from the start, and a server may have 100,000 zones.
+/// What a zone's writer is told. Kept small (larger parts boxed): every writer's task
+/// has room for one, and a server may have 100,000 zones.
 #[derive(Debug)]
 pub enum Event {
     /// The configuration was (re)applied: take this plan and (re)load.
