@@ -2,7 +2,8 @@
 """Dynamic-update benchmark (`dnsperf -u`): Tern beside Knot DNS and BIND (issue 28).
 
   python3 bench/update_rate.py [--servers tern,knot,bind] [--size 1000] [--rounds 3]
-                           [--duration 15] [--query-duration 10] [--tsig] [--work DIR]
+                           [--duration 15] [--query-duration 10] [--paced-rate 5000]
+                           [--tsig] [--work DIR]
 
 Each server serves the peer benchmark's TLD-like zone (`--size` delegations, made and
 cached by `bench/datasets.py`) as a primary from a copy of the zone file, with a
@@ -30,12 +31,17 @@ CPU 1. A round starts every server afresh, in turn (A B C A B C ...), and runs:
    not deleted) must answer their address, the deleted ones and those never sent
    NXDOMAIN (a margin of dnsperf's outstanding updates is left at the end).
 2. `queries idle`: dnsperf on the query mix for `--query-duration` s.
-3. `queries + updates`: the same queries while another dnsperf -u sends updates at
-   full rate (other names, checked the same way); both dnsperf on CPU 1.
+3. `queries + paced updates`: the same queries while another dnsperf -u sends updates
+   at `--paced-rate` a second (5,000 by default, the same for every server; other
+   names, checked the same way); both dnsperf on CPU 1. This is the fair form of
+   "do updates slow the answers": every server is asked the same work.
+4. `queries + updates`: the same, updates at full rate. A server that takes more
+   updates then also leaves its dnsperf less of CPU 1 to send queries with, so this
+   ratio favours servers that take fewer updates.
 
 Reported: acknowledged updates per second (dnsperf's figure; every answer must be
 NOERROR), server CPU per update, update latency, and the query rate while updating
-against idle. Medians over rounds; every raw figure goes to
+against idle (paced and at full rate). Medians over rounds; every raw figure goes to
 `<work>/updates-results-<time>.json`, and the markdown table is printed.
 """
 
@@ -270,9 +276,11 @@ def start(kind, port, work, zone_src, tsig, tern_bin):
 # ---------------------------------------------------------------- dnsperf
 
 
-def dnsperf_argv(port, data, seconds, args, update):
+def dnsperf_argv(port, data, seconds, args, update, rate=None):
     argv = ["taskset", "-c", str(CLIENT_CPU), "dnsperf", "-s", "127.0.0.1", "-p", str(port),
             "-d", data, "-l", str(seconds), "-c", str(args.clients), "-q", str(args.outstanding)]
+    if rate:
+        argv += ["-Q", str(rate)]
     if update:
         argv += ["-u", "-n", "1"]
         if args.tsig:
@@ -371,9 +379,10 @@ def query_phase(server, queries, args):
             "cpu_us_per_query": cpu / max(1, perf["completed"]) * 1e6}
 
 
-def mixed_phase(server, queries, stream, args, rng):
-    """Queries at full rate while updates run at full rate."""
-    upd_argv = dnsperf_argv(server.port, stream.path, args.query_duration + 1, args, update=True)
+def mixed_phase(server, queries, stream, args, rng, rate=None):
+    """Queries at full rate while updates run at full rate (or at `rate` a second)."""
+    upd_argv = dnsperf_argv(server.port, stream.path, args.query_duration + 1, args, update=True,
+                            rate=rate)
     before = server.cpu_seconds()
     thread, upd = in_background(upd_argv, args.query_duration + 1)
     time.sleep(0.5)
@@ -393,25 +402,36 @@ def session(kind, zone, queries, streams, args, rng):
     try:
         alone = update_phase(server, streams[0], args, rng)
         idle = query_phase(server, queries, args)
+        paced, paced_during = (mixed_phase(server, queries, streams[2], args, rng, args.paced_rate)
+                               if args.paced_rate else (None, None))
         busy, during = mixed_phase(server, queries, streams[1], args, rng)
     finally:
         server.stop()
     result = {"updates": alone, "idle": idle, "busy": busy, "mixed_updates": during,
+              "paced": paced, "paced_updates": paced_during,
               "loadavg_1m_after": os.getloadavg()[0],
-              "query_ratio": busy["qps"] / idle["qps"] if idle["qps"] else 0.0}
+              "query_ratio": busy["qps"] / idle["qps"] if idle["qps"] else 0.0,
+              "paced_ratio": paced["qps"] / idle["qps"] if paced and idle["qps"] else None}
     say(kind, result)
     return result
 
 
+def update_runs(r):
+    """The update runs of a round's result (alone, at full rate, paced)."""
+    return [p for p in (r["updates"], r["mixed_updates"], r.get("paced_updates")) if p]
+
+
 def say(kind, r):
     u, m = r["updates"], r["mixed_updates"]
-    bad = u["unexplained"] + m["unexplained"]
+    bad = sum(p["unexplained"] for p in update_runs(r))
+    paced = (f"; {r['paced']['qps']:,.0f} with updates at {r['paced_updates']['acknowledged_per_s']:,.0f}/s"
+             f" = {r['paced_ratio']:.0%}" if r.get("paced") else "")
     print(f"  {kind:5} {u['acknowledged_per_s']:9,.0f} updates/s acknowledged "
           f"({u['cpu_us_per_update']:.0f} µs CPU each, {u['latency_ms']:.1f} ms), "
           f"queries {r['busy']['qps']:,.0f} while updating ({m['acknowledged_per_s']:,.0f}/s) "
-          f"vs {r['idle']['qps']:,.0f} idle = {r['query_ratio']:.0%}"
+          f"vs {r['idle']['qps']:,.0f} idle = {r['query_ratio']:.0%}{paced}"
           + (f"; {bad} ZONE CHECK PROBLEMS beyond the lost updates: "
-             f"{(u['problems'] + m['problems'])[:2]}" if bad else ""),
+             f"{[x for p in update_runs(r) for x in p['problems']][:2]}" if bad else ""),
           flush=True)
 
 
@@ -432,19 +452,46 @@ def medians(results, kind):
         "mixed_acked": pick(lambda r: r["mixed_updates"]["acknowledged_per_s"]),
         "ratio": pick(lambda r: r["query_ratio"]),
         "ratio_range": spread(lambda r: r["query_ratio"]),
-        "checked": sum(r["updates"]["checked_names"] + r["mixed_updates"]["checked_names"] for r in rounds),
-        "differ": sum(r["updates"]["problem_count"] + r["mixed_updates"]["problem_count"] for r in rounds),
-        "problems": sum(r["updates"]["unexplained"] + r["mixed_updates"]["unexplained"] for r in rounds),
-        "lost": sum(r["updates"]["lost"] + r["mixed_updates"]["lost"] for r in rounds),
-        "not_noerror": sum(sum(v for k, v in r[p]["rcodes"].items() if k != "NOERROR")
-                           for r in rounds for p in ("updates", "mixed_updates")),
+        "checked": sum(p["checked_names"] for r in rounds for p in update_runs(r)),
+        "differ": sum(p["problem_count"] for r in rounds for p in update_runs(r)),
+        "problems": sum(p["unexplained"] for r in rounds for p in update_runs(r)),
+        "lost": sum(p["lost"] for r in rounds for p in update_runs(r)),
+        "not_noerror": sum(sum(v for k, v in p["rcodes"].items() if k != "NOERROR")
+                           for r in rounds for p in update_runs(r)),
         "rounds": len(rounds),
+        **(paced_medians(rounds) if all(r.get("paced") for r in rounds) else {}),
         "idle_server": pick(lambda r: r["idle"]["server_cpu_s"] / r["idle"]["run_s"]),
         "busy_server": pick(lambda r: r["busy"]["server_cpu_s"] / r["busy"]["run_s"]),
         "idle_client": pick(lambda r: r["idle"]["client_cpu_s"] / r["idle"]["run_s"]),
         "busy_client": pick(lambda r: (r["busy"]["client_cpu_s"] + r["mixed_updates"]["client_cpu_s"])
                             / r["mixed_updates"]["run_s"]),
     }
+
+
+def paced_medians(rounds):
+    pick = lambda f: statistics.median(f(r) for r in rounds)  # noqa: E731
+    return {
+        "paced_busy": pick(lambda r: r["paced"]["qps"]),
+        "paced_acked": pick(lambda r: r["paced_updates"]["acknowledged_per_s"]),
+        "paced_latency": pick(lambda r: r["paced_updates"]["latency_ms"]),
+        "paced_cpu": pick(lambda r: r["paced"]["server_cpu_s"] / r["paced"]["run_s"]),
+        "paced_ratio": pick(lambda r: r["paced_ratio"]),
+        "paced_range": (min(r["paced_ratio"] for r in rounds), max(r["paced_ratio"] for r in rounds)),
+    }
+
+
+def paced_markdown(results, kinds):
+    rows = [(k, medians(results, k)) for k in kinds]
+    if not all("paced_ratio" in m for _, m in rows):
+        return []
+    lines = ["", "| server | queries/s idle | queries/s, updates paced | updates/s acknowledged meanwhile | "
+             "update latency ms | CPU 0 (server) busy | queries / idle (min–max) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for kind, m in rows:
+        lo, hi = m["paced_range"]
+        lines.append(f"| {kind} | {m['idle']:,.0f} | {m['paced_busy']:,.0f} | {m['paced_acked']:,.0f} | "
+                     f"{m['paced_latency']:.1f} | {m['paced_cpu']:.0%} | {m['paced_ratio']:.0%} ({lo:.0%}–{hi:.0%}) |")
+    return lines
 
 
 def markdown(results, kinds):
@@ -467,7 +514,7 @@ def markdown(results, kinds):
         m = medians(results, kind)
         lines.append(f"| {kind} | {m['idle_server']:.0%} | {m['busy_server']:.0%} | "
                      f"{m['idle_client']:.0%} | {m['busy_client']:.0%} |")
-    return "\n".join(lines)
+    return "\n".join(lines + paced_markdown(results, kinds))
 
 
 def targets(results, kinds):
@@ -475,9 +522,11 @@ def targets(results, kinds):
         return ""
     tern = medians(results, "tern")
     peers_best = max(medians(results, k)["acked"] for k in kinds if k != "tern")
+    paced = (f", {tern['paced_ratio']:.0%} with updates paced at {tern['paced_acked']:,.0f}/s"
+             if "paced_ratio" in tern else "")
     return (f"Tern {tern['acked']:,.0f} acknowledged updates/s = {tern['acked'] / peers_best:.2f}× "
             f"the best peer's {peers_best:,.0f} (target ≥ 2×); queries while updating "
-            f"{tern['ratio']:.0%} of idle (target ≥ 90%)")
+            f"{tern['ratio']:.0%} of idle at full rate{paced} (target ≥ 90%)")
 
 
 # ---------------------------------------------------------------- main
@@ -494,6 +543,8 @@ def parse_args():
                    help="names per update stream (must outlast --duration at full rate)")
     p.add_argument("--clients", type=int, default=4, help="dnsperf -c")
     p.add_argument("--outstanding", type=int, default=200, help="dnsperf -q")
+    p.add_argument("--paced-rate", type=int, default=5000,
+                   help="updates/s of the paced mixed phase, the same for every server (0: none)")
     p.add_argument("--tsig", action="store_true", help="sign updates (hmac-sha256)")
     p.add_argument("--seed", type=int, default=1, help="for the sampled zone checks")
     bench.add_common_args(p)
@@ -510,7 +561,7 @@ def main():
         if why:
             sys.exit(f"{kind}: {why}")
     zone, queries = datasets.prepare_unsigned(args.size, args.work)
-    streams = [Stream(args.work, p, args.stream_names) for p in ("u", "v")]
+    streams = [Stream(args.work, p, args.stream_names) for p in ("u", "v", "w")]
     rng = random.Random(args.seed)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     print(f"{stamp} UTC, ternd {bench.git_head()}, zone {args.size:,} delegations, "

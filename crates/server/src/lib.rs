@@ -28,6 +28,7 @@ pub mod http;
 pub mod lifecycle;
 pub mod logging;
 pub mod manpage;
+pub mod priority;
 pub mod refusals;
 pub mod rrl;
 pub mod server;

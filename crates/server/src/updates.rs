@@ -61,6 +61,14 @@ impl UpdateTask {
         UpdateTask { request: Some(request), reply, received: Instant::now() }
     }
 
+    /// The client's address over UDP (`None` over TCP).
+    pub fn udp_client(&self) -> Option<SocketAddr> {
+        match &self.reply {
+            Reply::Udp { client, .. } => Some(*client),
+            Reply::Tcp(_) => None,
+        }
+    }
+
     /// The request (until answered).
     pub fn request(&self) -> Option<&UpdateRequest> {
         self.request.as_deref()

@@ -1,6 +1,6 @@
 //! The real `ternd` binary: `--check-config`, quick mode with dig and kdig, `demo`,
 //! SIGHUP reloads under load, SIGTERM/SIGINT drain and exit 0, the PID file, the
-//! privilege drop, `--daemon`, and JSON logs.
+//! privilege drop, `--daemon`, JSON logs, and the control plane threads' nice value.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -340,6 +340,39 @@ fn privileges_are_dropped_to_nobody_after_binding() {
     assert_eq!(status_ids(daemon.pid(), "Groups:"), vec![nobody.gid]);
     assert!(dig_answers("dig", addr, &["+tcp"]));
     assert!(daemon.log_text().contains("privileges dropped"));
+}
+
+/// Each thread's name and nice value (`/proc/PID/task/TID/stat`, field 19).
+fn thread_nice_values(pid: i32) -> Vec<(String, i32)> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    let mut threads = Vec::new();
+    for task in tasks.flatten() {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else { continue };
+        // The fields after the name, which is in parentheses and may hold spaces.
+        let rest = &stat[stat.rfind(')').unwrap() + 2..];
+        let nice = rest.split_whitespace().nth(16).unwrap().parse().unwrap();
+        threads.push((comm.trim().to_owned(), nice));
+    }
+    threads
+}
+
+#[test]
+fn the_control_plane_threads_run_at_the_configured_nice_value() {
+    let (dir, config, addr) = setup("control-nice = 7\n");
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    assert!(dig_answers("dig", addr, &[]));
+    let threads = thread_nice_values(daemon.pid());
+    let base = threads.iter().find(|(name, _)| name == "ternd").unwrap().1;
+    let nice_of = |prefix: &str| -> Vec<i32> {
+        threads.iter().filter(|(name, _)| name.starts_with(prefix)).map(|t| t.1).collect()
+    };
+    let control = nice_of("ternd-ctl");
+    assert!(control.len() >= 2, "{threads:?}");
+    assert!(control.iter().all(|&nice| nice == (base + 7).min(19)), "{threads:?}");
+    let workers = [nice_of("ternd-udp"), nice_of("ternd-tcp")].concat();
+    assert!(!workers.is_empty() && workers.iter().all(|&nice| nice == base), "{threads:?}");
 }
 
 #[test]

@@ -175,3 +175,50 @@ fn a_reload_merges_an_edit_with_the_updates() {
     assert!(lookup(addr, "www.example.com.", Rtype::A).is_empty(), "the edit's removal holds");
     assert_eq!(serial(addr), 3);
 }
+
+/// Counts the commits the log reports, and the updates they held.
+fn commits(log: &str) -> (usize, usize) {
+    let held = |line: &str| -> Option<usize> {
+        let (_, rest) = line.split_once("updates=")?;
+        rest.split(|c: char| !c.is_ascii_digit()).next()?.parse().ok()
+    };
+    let batches: Vec<usize> =
+        log.lines().filter(|l| l.contains("updates applied")).filter_map(held).collect();
+    (batches.len(), batches.iter().sum())
+}
+
+/// One client's updates, each sent after the answer to the one before, are committed
+/// one by one; updates streaming in from several clients share commits
+/// (`dynamic::COMMIT_GAP`). Every one is answered NOERROR and served.
+#[test]
+fn updates_from_several_clients_share_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let (args, addr) = configure(dir.path(), "1h");
+    let daemon = spawn(dir.path(), &args, addr);
+    for n in 0..10u16 {
+        let update = add(n, &format!("s{n}.example.com."), "192.0.2.1");
+        assert_eq!(answer(&udp_ask(addr, &update).unwrap()).0, Rcode::NOERROR);
+    }
+    let sequential = commits(&daemon.log_text());
+    assert_eq!(sequential, (10, 10), "{}", daemon.log_text());
+    // 60 clients, an update every 700 µs: more than a commit takes on an idle machine,
+    // so without the gap most would be committed alone.
+    let clients: Vec<_> = (0..60).map(|_| udp_client()).collect();
+    for (n, socket) in clients.iter().enumerate() {
+        socket
+            .send_to(&add(100 + n as u16, &format!("c{n}.example.com."), "192.0.2.2"), addr)
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(700));
+    }
+    let mut buf = [0u8; 512];
+    for socket in &clients {
+        let (len, _) = socket.recv_from(&mut buf).expect("no answer to an update");
+        assert_eq!(answer(&buf[..len]).0, Rcode::NOERROR);
+    }
+    let (all, held) = commits(&daemon.log_text());
+    let (streamed, streamed_held) = (all - sequential.0, held - sequential.1);
+    assert_eq!(streamed_held, 60, "{}", daemon.log_text());
+    assert!(streamed <= 40, "{streamed} commits for 60 updates\n{}", daemon.log_text());
+    assert_eq!(lookup(addr, "c59.example.com.", Rtype::A), ["192.0.2.2"]);
+    assert_eq!(serial(addr), 71);
+}

@@ -113,6 +113,9 @@ pub struct ServerConfig {
     /// Refuse to start when any zone fails to load (by default only when all do).
     #[serde(default)]
     pub strict_start: bool,
+    /// The nice value of the control plane's threads (`crate::priority`).
+    #[serde(default = "default_control_nice", deserialize_with = "values::count_in::<_, 0, 19>")]
+    pub control_nice: u64,
 }
 
 /// `[tcp]`: connection limits and timeouts.
@@ -758,6 +761,10 @@ fn toggle_auto() -> Toggle {
     Toggle::Auto
 }
 
+fn default_control_nice() -> u64 {
+    10
+}
+
 fn default_level() -> LevelFilter {
     LevelFilter::INFO
 }
@@ -774,6 +781,7 @@ impl Default for ServerConfig {
             pid_file: None,
             storage: default_storage(),
             strict_start: false,
+            control_nice: default_control_nice(),
         }
     }
 }

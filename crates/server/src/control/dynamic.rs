@@ -15,23 +15,52 @@
 //!   someone edited it meanwhile; a reload then merges the edit into the served version
 //!   (`ZoneContents::rebase`), so neither the edit nor the updates are lost.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tern_engine::{UpdatePolicy, UpdateRefusal};
 use tern_wire::Rcode;
 use tern_zone::{Changeset, HistoryLimits, ZoneContents};
 use tracing::{error, info, warn};
 
+use super::inbox::Receiver;
 use super::primary::version;
-use super::storage;
 use super::writer::{now, Writer};
+use super::{journaled, storage, Event};
 use crate::client::{self, Peer};
 use crate::config::{Role, ZoneSource};
 use crate::updates::UpdateTask;
 
 /// Most updates committed together.
 pub const BATCH: usize = 256;
+
+/// When updates stream in from several clients, a primary's commits start at least this
+/// far apart: the updates that arrive meanwhile share one trip to a blocking thread, one
+/// journal sync and one copy of what they touch, instead of paying for each alone (at
+/// 5,000 updates a second one at a time, that was about 100 µs of CPU an update, taken
+/// from the query workers). An update after a quiet spell, or the next from the client
+/// (address and port) whose update alone was committed last, is committed at once: a
+/// client that waits for each answer is not slowed.
+pub const COMMIT_GAP: Duration = Duration::from_millis(2);
+
+/// Who sent a batch of updates (see [`COMMIT_GAP`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Senders {
+    /// One update, from this UDP client (`None`: over TCP).
+    One(Option<SocketAddr>),
+    /// Several updates.
+    Several,
+}
+
+impl Senders {
+    fn of(batch: &[UpdateTask]) -> Senders {
+        match batch {
+            [one] => Senders::One(one.udp_client()),
+            _ => Senders::Several,
+        }
+    }
+}
 
 /// One update's fate in a batch.
 struct Judged {
@@ -63,16 +92,26 @@ impl Writer {
         }
     }
 
-    /// Applies, journals, publishes, answers, notifies.
+    /// Applies and journals (in one trip to a blocking thread), publishes, answers,
+    /// notifies.
     async fn commit(&mut self, tasks: Vec<UpdateTask>) {
         let Some(current) = self.current.clone() else { return }; // SERVFAIL, as dropped
+        self.last_commit = Some((Instant::now(), Senders::of(&tasks)));
         let (policy, limits) = (self.plan.update, self.plan.history);
-        let computed =
-            tokio::task::spawn_blocking(move || compute(&current, tasks, policy, limits)).await;
-        let Ok(Computed { mut judged, changes, zone }) = computed else { return };
+        let (journal, name) = (self.journal.clone(), self.plan.name.to_string());
+        let computed = tokio::task::spawn_blocking(move || {
+            let computed = compute(&current, tasks, policy, limits);
+            let journaled = match (&computed.zone, &journal) {
+                (Some(_), Some(journal)) => journaled::append(journal, &name, &computed.changes),
+                _ => Ok(()),
+            };
+            (computed, journaled)
+        })
+        .await;
+        let Ok((Computed { mut judged, changes, zone }, journaled)) = computed else { return };
         if let Some(zone) = zone {
             let applied = changes.len();
-            let published = match self.journal_append(changes).await {
+            let published = match journaled {
                 Ok(()) => self.publish_updated(zone),
                 Err(why) => {
                     error!(zone = %self.plan.name, "updates not applied: the journal failed: {why}");
@@ -90,6 +129,26 @@ impl Writer {
             j.task.answer(j.rcode);
         }
         self.after_change().await;
+    }
+
+    /// `batch`, and the updates that arrive until [`COMMIT_GAP`] has passed since a
+    /// primary's last commit, when updates stream in from several clients (see there),
+    /// up to [`BATCH`].
+    pub async fn paced(
+        &self,
+        mut batch: Vec<UpdateTask>,
+        inbox: &Receiver<Event, UpdateTask>,
+    ) -> Vec<UpdateTask> {
+        let Some((last, senders)) = self.last_commit else { return batch };
+        let ready = last + COMMIT_GAP;
+        let same_client = senders != Senders::Several && Senders::of(&batch) == senders;
+        let primary = matches!(self.plan.role, Role::Primary);
+        if same_client || !primary || batch.len() >= BATCH || Instant::now() >= ready {
+            return batch;
+        }
+        tokio::time::sleep_until(ready.into()).await;
+        batch.extend(inbox.take_updates(BATCH - batch.len()));
+        batch
     }
 
     /// Publishes the updated version and keeps the zone file's copy in view.

@@ -37,6 +37,11 @@ impl<E, U> Receiver<E, U> {
     pub async fn next(&self, batch: usize) -> Next<E, U> {
         self.0.next(batch).await
     }
+
+    /// See [`Inbox::take_updates`].
+    pub fn take_updates(&self, max: usize) -> Vec<U> {
+        self.0.take_updates(max)
+    }
 }
 
 impl<E, U> Drop for Receiver<E, U> {
@@ -116,6 +121,17 @@ impl<E, U> Inbox<E, U> {
         Some(Next::Updates(queues.updates.drain(..n).collect()))
     }
 
+    /// Up to `max` updates waiting now, oldest first (none when an event waits: it
+    /// goes first).
+    pub fn take_updates(&self, max: usize) -> Vec<U> {
+        let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        if !queues.events.is_empty() {
+            return Vec::new();
+        }
+        let n = queues.updates.len().min(max);
+        queues.updates.drain(..n).collect()
+    }
+
     /// Refuses what is sent from now on and gives back what is still queued (dropped by
     /// the caller: an update's drop answers its client).
     pub fn close(&self) -> (Vec<E>, Vec<U>) {
@@ -141,6 +157,17 @@ mod tests {
         assert!(matches!(inbox.next(3).await, Next::Event("load")));
         assert!(matches!(inbox.next(3).await, Next::Updates(u) if u == [0, 1, 2]));
         assert!(matches!(inbox.next(3).await, Next::Updates(u) if u == [3, 4]));
+    }
+
+    #[test]
+    fn updates_are_taken_up_to_a_count_unless_an_event_waits() {
+        let inbox: Inbox<&str, u32> = Inbox::new(10);
+        for n in 0..5 {
+            inbox.try_send_update(n).unwrap();
+        }
+        assert_eq!(inbox.take_updates(2), [0, 1]);
+        inbox.send("reload").unwrap();
+        assert!(inbox.take_updates(2).is_empty(), "the event goes first");
     }
 
     #[tokio::test]

@@ -76,6 +76,15 @@ pub fn chain_after(changes: &[Changeset], serial: u32) -> &[Changeset] {
     }
 }
 
+/// Appends `changes` to `journal` and syncs them (blocking); `Err` says why they must
+/// not be published.
+pub fn append(journal: &Shared, zone: &str, changes: &[Changeset]) -> Result<(), String> {
+    let mut journal = journal.lock().map_err(|_| "journal lock poisoned".to_owned())?;
+    let appended = journal.append(changes).map_err(|e| e.to_string());
+    control().journal_size(zone, journal.len());
+    appended
+}
+
 /// The history holding `changes`, bounded by `limits`.
 pub fn history_of(changes: &[Changeset], limits: HistoryLimits) -> History {
     changes.iter().fold(History::default(), |h, c| h.push(Arc::new(c.clone()), limits))
@@ -125,13 +134,7 @@ impl Writer {
     pub async fn journal_append(&mut self, changes: Vec<Changeset>) -> Result<(), String> {
         let Some(journal) = self.journal.clone() else { return Ok(()) };
         let name = self.plan.name.to_string();
-        let appended = tokio::task::spawn_blocking(move || {
-            let mut journal = journal.lock().map_err(|_| "journal lock poisoned".to_owned())?;
-            let appended = journal.append(&changes).map_err(|e| e.to_string());
-            control().journal_size(&name, journal.len());
-            appended
-        })
-        .await;
+        let appended = tokio::task::spawn_blocking(move || append(&journal, &name, &changes)).await;
         appended.map_err(|e| e.to_string())?
     }
 

@@ -199,9 +199,18 @@ impl Control {
         handler: Arc<EngineHandler>,
         main: std::sync::mpsc::Sender<crate::ctl::MainRequest>,
     ) -> Result<Control> {
+        // Above the nice value the server was started with (a thread started by one of
+        // the runtime's own threads already has it: it is set, not added to).
+        let base = crate::priority::thread_nice().unwrap_or(0);
+        let nice = base + i32::try_from(config.server.control_nice).unwrap_or(0);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(THREADS)
             .thread_name("ternd-ctl")
+            .on_thread_start(move || {
+                if let Err(e) = crate::priority::set_thread_nice(nice) {
+                    warn!("a control plane thread keeps its priority: {e}");
+                }
+            })
             .enable_all()
             .build()
             .map_err(|source| Error::Os { doing: "starting the control plane", source })?;

@@ -3,7 +3,7 @@
 //! [`primary`](super::primary) and [`secondary`](super::secondary).
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tern_engine::Edit;
 use tern_zone::{ZoneContents, ZoneSlot};
@@ -58,6 +58,9 @@ pub struct Writer {
     pub status: Arc<Mutex<ZoneStatus>>,
     /// A consumed catalog's serial whose members were last reported.
     pub catalog_reported: Option<u32>,
+    /// When the last batch of updates was committed, and who sent it (see
+    /// `dynamic::COMMIT_GAP`).
+    pub last_commit: Option<(Instant, super::dynamic::Senders)>,
 }
 
 impl Writer {
@@ -81,6 +84,7 @@ impl Writer {
             loaded_at: None,
             status: Arc::new(Mutex::new(ZoneStatus::default())),
             catalog_reported: None,
+            last_commit: None,
         }
     }
 
@@ -106,7 +110,10 @@ impl Writer {
                 next = inbox.next(super::dynamic::BATCH) => match next {
                     Next::Event(Event::Stop) => break,
                     Next::Event(event) => self.event(event).await,
-                    Next::Updates(batch) => Box::pin(self.updates(batch)).await,
+                    Next::Updates(batch) => {
+                        let batch = Box::pin(self.paced(batch, &inbox)).await;
+                        Box::pin(self.updates(batch)).await
+                    }
                 },
                 () = sleep => Box::pin(self.on_time()).await,
             }
@@ -255,12 +262,16 @@ impl Writer {
 
 /// Lets go of a replaced version on a blocking thread: when it was the last reference
 /// (a reload builds a whole new zone), freeing a big zone takes tens of milliseconds,
-/// which must not delay the NOTIFYs that follow a publish.
+/// which must not delay the NOTIFYs that follow a publish. A small zone is let go of
+/// at once (the trip to another thread would cost more).
 pub fn retire(old: Arc<ZoneContents>) {
-    if Arc::strong_count(&old) == 1 {
+    if Arc::strong_count(&old) == 1 && old.record_count() > FREED_IN_PLACE {
         drop(tokio::task::spawn_blocking(move || drop(old)));
     }
 }
+
+/// Records of the largest zone [`retire`] frees where it is.
+const FREED_IN_PLACE: usize = 10_000;
 
 /// Seconds since the epoch.
 pub fn now() -> u64 {
