@@ -2,6 +2,7 @@
 //! order and wakes for its timers; what a primary and a secondary do is in
 //! [`primary`](super::primary) and [`secondary`](super::secondary).
 
+use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -90,36 +91,42 @@ impl Writer {
 
     /// Takes events and updates until stopped; updates waiting together are committed
     /// together.
-    pub async fn run(mut self, inbox: Receiver<Event, UpdateTask>) {
-        // What each event does is awaited boxed: the task then stays small while it
-        // waits, which is most of the time for most of 100,000 zones.
-        loop {
-            self.show_status();
-            Box::pin(self.report_catalog()).await;
-            let wake = self.next_wake();
-            let sleep = async {
-                match wake {
-                    Some(at) => {
-                        tokio::time::sleep(Duration::from_secs(at.saturating_sub(now()))).await
+    pub fn run(mut self, inbox: Receiver<Event, UpdateTask>) -> impl Future<Output = ()> + Send {
+        // An async block, not an `async fn`: the writer is kept once in the task, not
+        // also as the function's argument (about 300 bytes a zone). What each event
+        // does is awaited boxed: the task then stays small while it waits, which is
+        // most of the time for most of 100,000 zones.
+        async move {
+            loop {
+                self.show_status();
+                Box::pin(self.report_catalog()).await;
+                // A timer is allocated only when there is one to wait for: most primaries
+                // have none.
+                let wake = self.next_wake().map(|at| {
+                    Box::pin(tokio::time::sleep(Duration::from_secs(at.saturating_sub(now()))))
+                });
+                let sleep = async {
+                    match wake {
+                        Some(sleep) => sleep.await,
+                        None => std::future::pending().await,
                     }
-                    None => std::future::pending().await,
+                };
+                tokio::select! {
+                    biased;
+                    next = inbox.next(super::dynamic::BATCH) => match next {
+                        Next::Event(Event::Stop) => break,
+                        Next::Event(event) => Box::pin(self.event(event)).await,
+                        Next::Updates(batch) => {
+                            let batch = Box::pin(self.paced(batch, &inbox)).await;
+                            Box::pin(self.updates(batch)).await
+                        }
+                    },
+                    () = sleep => Box::pin(self.on_time()).await,
                 }
-            };
-            tokio::select! {
-                biased;
-                next = inbox.next(super::dynamic::BATCH) => match next {
-                    Next::Event(Event::Stop) => break,
-                    Next::Event(event) => self.event(event).await,
-                    Next::Updates(batch) => {
-                        let batch = Box::pin(self.paced(batch, &inbox)).await;
-                        Box::pin(self.updates(batch)).await
-                    }
-                },
-                () = sleep => Box::pin(self.on_time()).await,
             }
-        }
-        for task in self.notifying.drain(..) {
-            task.abort();
+            for task in self.notifying.drain(..) {
+                task.abort();
+            }
         }
     }
 
