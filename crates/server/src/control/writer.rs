@@ -91,6 +91,7 @@ impl Writer {
 
     /// Takes events and updates until stopped; updates waiting together are committed
     /// together.
+    #[allow(clippy::manual_async_fn)] // on purpose: see the first comment
     pub fn run(mut self, inbox: Receiver<Event, UpdateTask>) -> impl Future<Output = ()> + Send {
         // An async block, not an `async fn`: the writer is kept once in the task, not
         // also as the function's argument (about 300 bytes a zone). What each event
