@@ -378,8 +378,11 @@ impl Limiter {
 /// The random seed as a key's two halves are mixed with it: made once.
 #[derive(Debug, Clone, Copy)]
 struct Seeds {
-    /// For IPv4 and for IPv6 prefixes.
+    /// For IPv4 prefixes: the seed with the marker of IPv4-mapped addresses
+    /// (`::ffff:0:0/96`) above the address's 32 bits, which an IPv6 prefix folded to 64
+    /// bits seldom has.
     v4: u64,
+    /// For IPv6 prefixes: the seed.
     v6: u64,
     /// Bit 0 is set: the name's half is a factor, and a factor of 0 would lose the
     /// address.
