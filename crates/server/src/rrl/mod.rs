@@ -150,17 +150,28 @@ impl WorkerLimits {
     }
 }
 
+/// How one class of answers is limited.
+#[derive(Debug, Clone, Copy)]
+struct ClassLimit {
+    pace: Pace,
+    /// What the name half of its keys is mixed with: the seed and the class
+    /// ([`Seeds::name`]).
+    seed: u64,
+}
+
 /// Rate limiting shared by the workers.
 #[derive(Debug)]
 pub struct Limiter {
     table: Table,
     /// Per class (the order of [`ResponseClass::ALL`]); `None`: not limited.
-    paces: [Option<Pace>; 6],
+    classes: [Option<ClassLimit>; 6],
     v4_len: u8,
     v6_len: u8,
     /// The masks of those prefix lengths.
     v4_mask: u32,
     v6_mask: u128,
+    /// The IPv4 mask as the address's bytes are held (network order), for keys.
+    v4_mask_held: u32,
     slip: u64,
     log_only: bool,
     require_cookie: bool,
@@ -184,18 +195,26 @@ impl Limiter {
         let (reports, receiver) = std::sync::mpsc::sync_channel(QUEUE);
         let v4_len = u8::try_from(config.ipv4_prefix).unwrap_or(24);
         let v6_len = u8::try_from(config.ipv6_prefix).unwrap_or(56);
+        let v4_mask = u32::MAX.checked_shl(32 - u32::from(v4_len)).unwrap_or(0);
+        let seeds = Seeds::new(seed);
+        let mut classes = [None; 6];
+        for (class, (limit, rate)) in classes.iter_mut().zip(config.rates()).enumerate() {
+            let seed = seeds.name(class as u64);
+            *limit = Pace::new(rate, window).map(|pace| ClassLimit { pace, seed });
+        }
         Some(Limiter {
             table: Table::new(usize::try_from(config.table_size).unwrap_or(1 << 16)),
-            paces: config.rates().map(|rate| Pace::new(rate, window)),
+            classes,
             v4_len,
             v6_len,
-            v4_mask: u32::MAX.checked_shl(32 - u32::from(v4_len)).unwrap_or(0),
+            v4_mask,
             v6_mask: u128::MAX.checked_shl(128 - u32::from(v6_len)).unwrap_or(0),
+            v4_mask_held: u32::from_ne_bytes(v4_mask.to_be_bytes()),
             slip: config.slip,
             log_only: config.log_only,
             require_cookie: config.require_cookie,
             whitelist: config.whitelist.clone(),
-            seeds: Seeds::new(seed),
+            seeds,
             counters: Arc::default(),
             reports,
             receiver: Mutex::new(Some(receiver)),
@@ -246,14 +265,15 @@ impl Limiter {
         client: &IpAddr,
         report: &Report,
     ) -> Verdict {
-        let Some(pace) = self.paces.get(class_index(report.class)).copied().flatten() else {
+        let Some(limit) = self.classes.get(class_index(report.class)).and_then(Option::as_ref)
+        else {
             return Verdict::Send;
         };
         if !self.whitelist.is_empty() && self.whitelisted(*client) {
             return Verdict::Send;
         }
-        let (prefix, _) = self.prefix(client);
-        if self.table.admit(self.key(prefix, report), now, pace) {
+        let key = key(self.address(client), report.tag, limit.seed);
+        if self.table.admit(key, now, limit.pace) {
             return Verdict::Send;
         }
         self.over(worker, client, report)
@@ -333,17 +353,37 @@ impl Limiter {
         (0xffff_u128 << 32 | u128::from(v4.to_bits() & self.v4_mask), self.v4_len)
     }
 
-    /// The table key of an answer: prefix, class and tag, hashed with the seed.
+    /// The address half of a key: the client's prefix mixed with the seed. An IPv4
+    /// prefix is taken as its bytes are held (a key needs the prefix, not its value:
+    /// no byte swap), an IPv6 one folded to 64 bits; the two families are mixed with
+    /// seeds of their own. An IPv4-mapped IPv6 client is counted as its IPv4 address.
     #[inline]
-    fn key(&self, prefix: u128, report: &Report) -> u64 {
-        key(self.seeds, prefix, report.tag, class_index(report.class))
+    fn address(&self, client: &IpAddr) -> u64 {
+        let v4 = match *client {
+            IpAddr::V4(v4) => v4,
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => v4,
+                None => {
+                    let prefix = v6.to_bits() & self.v6_mask;
+                    // 56 bits by default, in the high half.
+                    let folded = (prefix as u64) ^ ((prefix >> 64) as u64).rotate_left(32);
+                    return folded ^ self.seeds.v6;
+                }
+            },
+        };
+        u64::from(u32::from_ne_bytes(v4.octets()) & self.v4_mask_held) ^ self.seeds.v4
     }
 }
 
 /// The random seed as a key's two halves are mixed with it: made once.
 #[derive(Debug, Clone, Copy)]
 struct Seeds {
-    address: u64,
+    /// For IPv4 prefixes: the seed with the marker of IPv4-mapped addresses
+    /// (`::ffff:0:0/96`) above the address's 32 bits, which an IPv6 prefix folded to 64
+    /// bits seldom has.
+    v4: u64,
+    /// For IPv6 prefixes: the seed.
+    v6: u64,
     /// Bit 0 is set: the name's half is a factor, and a factor of 0 would lose the
     /// address.
     name: u64,
@@ -352,21 +392,24 @@ struct Seeds {
 impl Seeds {
     fn new(seed: u64) -> Seeds {
         const K: u64 = 0x9E37_79B9_7F4A_7C15;
-        Seeds { address: seed, name: (seed.rotate_left(32) ^ K) | 1 }
+        Seeds { v4: seed ^ 0xffff << 32, v6: seed, name: (seed.rotate_left(32) ^ K) | 1 }
+    }
+
+    /// What the name half of the keys of class number `class` is mixed with: bit 0 is
+    /// the seed's (set), so the class starts at bit 1, below the tag (from bit 8).
+    fn name(self, class: u64) -> u64 {
+        self.name ^ class << 1
     }
 }
 
-/// The table key of `prefix`, name `tag` and class number `class` under `seeds`: one
-/// folded multiply (the 128-bit product's halves xored) of the prefix and of the name
-/// and class, each mixed with the seed first, so that both the line (the key's low
-/// bits) and the tag (its high bits) depend on all of them, and nobody without the
-/// seed can aim two keys at one counter.
+/// The table key of the address half `address` ([`Limiter::address`]) and name `tag`,
+/// the name half mixed with `seed` ([`Seeds::name`]): one folded multiply (the 128-bit
+/// product's halves xored), so that both the line (the key's low bits) and the tag
+/// (its high bits) depend on the prefix, class and name, and nobody without the seed
+/// can aim two keys at one counter.
 #[inline]
-fn key(seeds: Seeds, prefix: u128, tag: u32, class: usize) -> u64 {
-    // An IPv4 prefix is in the low half, an IPv6 one (56 bits by default) in the high.
-    let address = (prefix as u64) ^ ((prefix >> 64) as u64).rotate_left(32) ^ seeds.address;
-    // Bit 0 is the seed's (set), so the class starts at bit 1.
-    let name = (u64::from(tag) << 8 | (class as u64) << 1) ^ seeds.name;
+fn key(address: u64, tag: u32, seed: u64) -> u64 {
+    let name = u64::from(tag) << 8 ^ seed;
     let product = u128::from(address) * u128::from(name);
     (product as u64) ^ ((product >> 64) as u64)
 }
@@ -497,14 +540,28 @@ mod tests {
 
     #[test]
     fn keys_depend_on_every_part_and_the_seed() {
-        let base = key(Seeds::new(1), 0xffff_c000_0200, 7, 0);
+        let (one, two) = (limiter("[rrl]\nrate = 10\n"), limiter("[rrl]\nrate = 10\n"));
+        let two = Limiter { seeds: Seeds::new(2), ..two };
+        let key_of = |l: &Limiter, client: &str, tag, class: u64| {
+            let address = l.address(&client.parse().unwrap());
+            key(address, tag, l.seeds.name(class))
+        };
+        let base = key_of(&one, "192.0.2.1", 7, 0);
+        assert_eq!(base, key_of(&one, "192.0.2.200", 7, 0), "one /24");
+        assert_eq!(base, key_of(&one, "::ffff:192.0.2.9", 7, 0), "IPv4-mapped");
+        assert_eq!(
+            key_of(&one, "2001:db8:0:ff::1", 7, 0),
+            key_of(&one, "2001:db8:0:aa::2", 7, 0),
+            "one /56"
+        );
         let others = [
-            key(Seeds::new(2), 0xffff_c000_0200, 7, 0),
-            key(Seeds::new(1), 0xffff_c000_0300, 7, 0),
-            key(Seeds::new(1), 0x2001_0db8_u128 << 96, 7, 0),
-            key(Seeds::new(1), 0xffff_c000_0200, 8, 0),
-            key(Seeds::new(1), 0xffff_c000_0200, 7, 1),
-            key(Seeds::new(1), 0xffff_c000_0200, 7, 5),
+            key_of(&two, "192.0.2.1", 7, 0),
+            key_of(&one, "192.0.3.1", 7, 0),
+            key_of(&one, "2001:db8::1", 7, 0),
+            key_of(&one, "2001:db8:0:100::1", 7, 0),
+            key_of(&one, "192.0.2.1", 8, 0),
+            key_of(&one, "192.0.2.1", 7, 1),
+            key_of(&one, "192.0.2.1", 7, 5),
         ];
         for other in others {
             assert_ne!(base, other);

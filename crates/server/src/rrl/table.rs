@@ -124,7 +124,8 @@ impl Table {
     /// Counts an answer under `key` at `now` (nanoseconds); true when it may go.
     ///
     /// The first slot is read once and serves every step: most often it holds the key,
-    /// or is idle and takes a new one (the first idle slot is the one a new key takes).
+    /// or is empty or idle and takes a new one (the first idle slot is the one a new key
+    /// takes); an empty one ends the search at once.
     #[inline]
     pub fn admit(&self, key: u64, now: u64, pace: Pace) -> bool {
         let Some(line) = self.lines.get(key as usize & self.mask) else { return true };
@@ -135,12 +136,15 @@ impl Table {
         if word ^ tagged <= TIME_MASK {
             return Self::update(first, word, tagged, now, pace);
         }
-        if let Some((slot, word)) = line.find_after_first(tagged) {
+        // An empty first slot is an empty line: slots are taken in order.
+        let (slot, seen) = if word == 0 {
+            (first, word)
+        } else if let Some((slot, word)) = line.find_after_first(tagged) {
             return Self::update(slot, word, tagged, now, pace);
-        }
-        let (slot, seen) = match word == 0 || pace.lead(word & TIME_MASK, now) == 0 {
-            true => (first, word),
-            false => line.victim(now, pace),
+        } else if pace.lead(word & TIME_MASK, now) == 0 {
+            (first, word)
+        } else {
+            line.victim(now, pace)
         };
         let fresh = tagged | ((now + pace.interval) & TIME_MASK);
         if slot.compare_exchange(seen, fresh, Relaxed, Relaxed).is_ok() {
