@@ -195,6 +195,7 @@ impl ZoneBuilder {
             // A name has at most 127 labels.
             origin_labels: self.origin.label_count() as u8,
             nodes,
+            free: ChunkVec::new(),
             index,
             nsec3: chain,
             nsec3_covers: false,

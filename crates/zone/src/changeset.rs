@@ -183,7 +183,12 @@ impl ZoneContents {
             }
         }
         let mut report = Report::default();
-        let mut edit = Apply { touched: Vec::new(), chain_edits: Vec::new(), cuts_moved: false };
+        let mut edit = Apply {
+            touched: Vec::new(),
+            released: Vec::new(),
+            chain_edits: Vec::new(),
+            cuts_moved: false,
+        };
         for (owner, owner_edit) in group(self.origin(), changes)? {
             if let Some(first) = owner_edit.added.first().or(owner_edit.removed.first()) {
                 if in_nsec3_chain(self.origin(), owner, first.rtype, &first.rdata) {
@@ -202,6 +207,7 @@ impl ZoneContents {
         if report.has_errors() {
             return Err(Error::Semantic(Box::new(report)));
         }
+        edit.reclaim(self);
         Ok(report)
     }
 }
@@ -243,6 +249,8 @@ fn changeset_error(record: &RecordData, what: &str, kind: fn(String) -> Changese
 struct Apply {
     /// Main-tree nodes whose data or place in the tree changed.
     touched: Vec<NodeId>,
+    /// Nodes that lost their last reference as a target.
+    released: Vec<NodeId>,
     /// NSEC3 nodes edited, each with whether it held records before.
     chain_edits: Vec<(u32, bool)>,
     cuts_moved: bool,
@@ -264,11 +272,13 @@ impl Apply {
         let before = node.flags;
         let mut rrsets: Vec<RrsetData> =
             node.rrsets().map(|r| RrsetData::from_stored(&r)).collect();
+        let before_targets = edited_targets(&rrsets, edit);
         edit_rrsets(&mut rrsets, edit)?;
         for rrset in rrsets.iter_mut().filter(|r| has_targets(r.rtype)) {
             rrset.targets =
                 rrset.rdatas.iter().map(|rd| target_of(zone, owner, rrset.rtype, rd)).collect();
         }
+        recount(zone, before_targets, edited_targets(&rrsets, edit), &mut self.released);
         rrsets.sort_by_key(|r| (r.rdatas.is_empty(), r.rtype.0));
         let data = node::encode(owner, &rrsets);
         if let Some(node) = zone.nodes.get_mut(id as usize) {
@@ -308,6 +318,27 @@ impl Apply {
         let id = chain.put(owner, node::encode(owner, &rrsets));
         self.chain_edits.push((id, was_live));
         Ok(())
+    }
+
+    /// Reclaims the nodes the change left unused: a phantom (no data, no children) that
+    /// no record names as its target. Its index entry goes and its id joins the free
+    /// list. Done last, once the adjust pass has taken every such node out of the
+    /// tree, the wildcard links and the canonical order, so nothing refers to it.
+    fn reclaim(&mut self, zone: &mut ZoneContents) {
+        for &id in self.touched.iter().chain(&self.released) {
+            let Some(node) = zone.node(id) else { continue };
+            let unused = node.flags.contains(Flags::PHANTOM)
+                && node.refs == 0
+                && node.children == 0
+                && !node.is_vacant()
+                && node.is_empty();
+            if id == APEX || !unused {
+                continue;
+            }
+            zone.index.remove(name_hash(node.owner()), id);
+            zone.nodes.set(id as usize, Node::vacant());
+            zone.free.push(id);
+        }
     }
 
     /// Redoes the adjust pass where the change reaches: flags and wildcard links of the
@@ -510,15 +541,79 @@ fn target_of(zone: &mut ZoneContents, owner: &Dname, rtype: Rtype, rdata: &[u8])
     }
 }
 
-/// Appends a node without data and indexes it.
+/// Makes a node without data and indexes it: in the place of a reclaimed node when there
+/// is one, else at the end of the table.
 fn new_node(zone: &mut ZoneContents, owner: &Dname, flags: Flags) -> NodeId {
-    let id = zone.nodes.len() as NodeId;
     let mut node = Node::new(node::encode(owner, &[]));
     node.flags = flags;
     let hint = node.data_address();
-    zone.nodes.push(node);
+    let id = match zone.free.pop() {
+        Some(id) => {
+            zone.nodes.set(id as usize, node);
+            id
+        }
+        None => {
+            zone.nodes.push(node);
+            zone.nodes.len() as NodeId - 1
+        }
+    };
     zone.index.insert(name_hash(owner), id, hint);
     id
+}
+
+/// The target nodes of the records of `rrsets` whose type `edit` changes, sorted
+/// (`NO_NODE` left out). An RRset of another type keeps its records, and their targets
+/// are found again as the same nodes (a named node is never reclaimed), so its
+/// references do not change.
+fn edited_targets(rrsets: &[RrsetData], edit: &OwnerEdit<'_>) -> Vec<NodeId> {
+    // An RRSIG edits the RRset of the type it covers (read only for RRSIGs).
+    let edits = |r: &RecordData, rtype| {
+        r.rtype == rtype || (r.rtype == Rtype::RRSIG && edit_key(r).0 == rtype)
+    };
+    let edited = |rtype: Rtype| edit.removed.iter().chain(&edit.added).any(|r| edits(r, rtype));
+    let mut targets: Vec<NodeId> = rrsets
+        .iter()
+        .filter(|r| has_targets(r.rtype) && edited(r.rtype))
+        .flat_map(|r| r.targets.iter().copied())
+        .filter(|&t| t != NO_NODE)
+        .collect();
+    targets.sort_unstable();
+    targets
+}
+
+/// Moves the reference counts ([`Node::refs`]) of one node's targets from `before` to
+/// `after` (both sorted): a target in both keeps its count and its chunk. A node whose
+/// count falls to zero goes to `released`. A count that reached
+/// [`REFS_UNCOUNTED`](node::REFS_UNCOUNTED) stays there.
+fn recount(
+    zone: &mut ZoneContents,
+    before: Vec<NodeId>,
+    after: Vec<NodeId>,
+    released: &mut Vec<NodeId>,
+) {
+    let (mut gone, mut came) = (before.into_iter().peekable(), after.into_iter().peekable());
+    loop {
+        let step: Option<(NodeId, bool)> = match (gone.peek(), came.peek()) {
+            (Some(g), Some(c)) if g == c => {
+                gone.next();
+                came.next();
+                continue;
+            }
+            (Some(&g), Some(&c)) if g < c => gone.next().map(|_| (g, false)),
+            (Some(&g), None) => gone.next().map(|_| (g, false)),
+            (_, Some(&c)) => came.next().map(|_| (c, true)),
+            (None, None) => None,
+        };
+        let Some((id, up)) = step else { return };
+        let Some(node) = zone.nodes.get_mut(id as usize) else { continue };
+        if node.refs == node::REFS_UNCOUNTED {
+            continue;
+        }
+        node.refs = if up { node.refs + 1 } else { node.refs.saturating_sub(1) };
+        if node.refs == 0 {
+            released.push(id);
+        }
+    }
 }
 
 /// Keeps the tree consistent after node `id` changed: a node that gained data joins the
@@ -579,8 +674,9 @@ fn attach(zone: &mut ZoneContents, child: NodeId, parent: NodeId) {
     }
 }
 
-/// Removes node `id` from the tree (it stays indexed as a phantom, so references to it
-/// stay valid), then its parent if that is now an empty leaf.
+/// Removes node `id` from the tree, then its parent if that is now an empty leaf. Each
+/// becomes a phantom, still indexed until the change ends: then the ones no record names
+/// as a target are reclaimed (`Apply::reclaim`).
 fn unlink(zone: &mut ZoneContents, mut id: NodeId, touched: &mut Vec<NodeId>) {
     while id != APEX {
         let Some(n) = zone.nodes.get_mut(id as usize) else { return };

@@ -392,6 +392,7 @@ fn records_of(z: &ZoneContents) -> BTreeSet<String> {
 /// The zone `apply` made answers as the zone built from scratch does.
 fn assert_same(applied: &ZoneContents, rebuilt: &ZoneContents, context: &str) {
     assert_eq!(records_of(applied), records_of(rebuilt), "{context}");
+    crate::changeset_tests::assert_ids_sound(applied);
     assert_eq!((applied.denial(), applied.serial()), (rebuilt.denial(), rebuilt.serial()));
     for n in OWNERS.iter().chain(PROBES) {
         assert_eq!(view(applied, n), view(rebuilt, n), "{context}: {n}");

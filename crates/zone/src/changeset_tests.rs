@@ -362,3 +362,201 @@ fn held_records(z: &ZoneContents) -> Vec<RecordData> {
     });
     out
 }
+
+/// What makes node ids safe to reuse, checked over the whole zone: the vacant nodes are
+/// exactly the free list, unindexed and named by nothing; every other node is indexed
+/// under its owner; each node's reference count is the number of records naming it; and
+/// no phantom that nothing names is left behind.
+pub(crate) fn assert_ids_sound(z: &ZoneContents) {
+    use crate::node::{NodeId, REFS_UNCOUNTED};
+    let mut free: Vec<NodeId> = z.free.iter().copied().collect();
+    free.sort_unstable();
+    let before = free.len();
+    free.dedup();
+    assert_eq!(free.len(), before, "an id is free twice");
+    let mut refs = vec![0usize; z.node_count()];
+    let live = || (0..z.node_count() as NodeId).filter(|&id| !z.node(id).unwrap().is_vacant());
+    for id in live() {
+        let node = z.node(id).unwrap();
+        assert_eq!(z.find_hashed(node.owner(), crate::hash::name_hash(node.owner())), Some(id));
+        for target in node.targets() {
+            refs[target as usize] += 1;
+        }
+        for link in [node.parent, node.wildcard, node.prev].into_iter().chain(node.targets()) {
+            let linked = z.node(link);
+            assert!(link == NO_NODE || linked.is_some_and(|n| !n.is_vacant()), "{node:?}");
+        }
+    }
+    let vacant: Vec<NodeId> =
+        (0..z.node_count() as NodeId).filter(|&id| z.node(id).unwrap().is_vacant()).collect();
+    assert_eq!(vacant, free, "the vacant nodes are the free list");
+    assert_eq!(z.index.len(), live().count(), "one index entry per node in use");
+    for id in live() {
+        let node = z.node(id).unwrap();
+        let counted = refs[id as usize];
+        assert!(node.refs == REFS_UNCOUNTED || usize::from(node.refs) == counted, "{node:?}");
+        let garbage = node.flags.contains(Flags::PHANTOM) && counted == 0;
+        assert!(!garbage, "{node:?} is a phantom nothing names, left in the table");
+    }
+    if let Some(order) = &z.order {
+        let ids: Vec<NodeId> = order.iter().collect();
+        assert!(ids.iter().all(|&id| !z.node(id).unwrap().is_vacant()), "the order holds {ids:?}");
+    }
+}
+
+/// Names that come and go: unique hosts (`u<n>`), some naming others as MX or CNAME
+/// targets, some being NS targets of a delegation with glue, some wildcards and some
+/// below empty non-terminals.
+fn churn_record(rng: &mut Rng, step: u32) -> RecordData {
+    let n = step.saturating_sub((rng.next() % 6) as u32);
+    let other = step.saturating_sub((rng.next() % 12) as u32);
+    match rng.next() % 9 {
+        0 => rec(&format!("u{n}.example."), Rtype::MX, 300, &format!("10 u{other}.example.")),
+        1 => rec(&format!("c{n}.example."), Rtype::CNAME, 300, &format!("u{other}.example.")),
+        2 => rec("d.example.", Rtype::NS, 300, &format!("ns{other}.d.example.")),
+        3 => rec(&format!("ns{n}.d.example."), Rtype::A, 300, "192.0.2.53"),
+        4 => rec(&format!("*.w{n}.example."), Rtype::TXT, 300, "\"w\""),
+        5 => rec(&format!("h.e{n}.f.example."), Rtype::A, 300, "192.0.2.8"),
+        6 => random_record(rng),
+        _ => rec(&format!("u{n}.example."), Rtype::A, 300, "192.0.2.9"),
+    }
+}
+
+/// Names a churn step may have touched, looked up in the comparisons.
+fn churn_probes(step: u32) -> Vec<String> {
+    let mut out: Vec<String> = OWNERS.iter().map(|o| o.to_string()).collect();
+    for n in step.saturating_sub(14)..=step {
+        for form in ["u{}", "c{}", "ns{}.d", "x.w{}", "w{}", "h.e{}.f", "e{}.f", "q.u{}"] {
+            out.push(format!("{}.example.", form.replace("{}", &n.to_string())));
+        }
+    }
+    out
+}
+
+/// A long run of changes whose names keep coming and going, so that node ids are
+/// reclaimed and reused: after every change, applied to copies and in place in turn,
+/// the zone answers as the zone built from its records does, and its ids stay sound.
+#[test]
+fn churned_names_are_reclaimed_and_the_zone_equals_a_rebuild() {
+    let mut rng = Rng(0xA076_1D64_78BD_642F);
+    let mut records: Vec<RecordData> = Vec::new();
+    let mut zone = build(&records).unwrap();
+    let (mut applied, mut reused, mut peak) = (0, 0, 0);
+    for step in 0..600u32 {
+        let mut cs = Changeset::default();
+        cs.removed.extend(records.iter().filter(|_| rng.next() % 4 == 0).cloned());
+        let mut next: Vec<RecordData> =
+            records.iter().filter(|r| !cs.removed.contains(r)).cloned().collect();
+        for _ in 0..1 + rng.next() % 3 {
+            let r = churn_record(&mut rng, step);
+            if !next.contains(&r) {
+                next.push(r.clone());
+                cs.added.push(r);
+            }
+        }
+        let (Some(rebuilt), nodes_before) = (build(&next), zone.node_count()) else { continue };
+        let free_before = zone.vacant_count();
+        let result = if step % 2 == 0 {
+            zone.apply(&cs).map(|(z, _)| zone = z)
+        } else {
+            let mut copy = zone.clone();
+            copy.apply_in_place(&cs).map(|_| zone = copy)
+        };
+        if result.is_err() {
+            continue; // refused (a CNAME beside other data): the zone stays as it was
+        }
+        records = next;
+        applied += 1;
+        reused += usize::from(zone.vacant_count() < free_before);
+        assert!(zone.node_count() >= nodes_before);
+        assert_eq!(records_of(&zone), records_of(&rebuilt), "step {step}: {cs:?}");
+        assert_hints_current(&zone);
+        assert_ids_sound(&zone);
+        assert_ids_sound(&rebuilt);
+        for owner in churn_probes(step) {
+            assert_eq!(view(&zone, &owner), view(&rebuilt, &owner), "step {step} {owner}: {cs:?}");
+        }
+        // The table grows only when no place is free: past the most names held at once
+        // by what one change adds.
+        peak = peak.max(rebuilt.node_count());
+        assert!(zone.node_count() <= peak + 16, "step {step}: {} nodes", zone.node_count());
+    }
+    assert!(applied > 400 && reused > 100, "{applied} changes applied, {reused} reused ids");
+}
+
+/// 100,000 unique names each added and removed 50 changes later, one change each, in
+/// batches applied in place: the node table and the index stay the size of the names
+/// alive at once, and ids are reused. Every third name is the MX target of the next
+/// one, and so outlives its own records until that one goes.
+#[test]
+fn a_zone_whose_names_churn_stays_the_size_of_its_live_names() {
+    const NAMES: u32 = 100_000;
+    const LIFE: u32 = 50;
+    let mut zone = base();
+    let base_nodes = zone.node_count();
+    let record = |n: u32| {
+        if n % 3 == 1 {
+            rec(&format!("u{n}.example."), Rtype::MX, 300, &format!("10 u{}.example.", n - 1))
+        } else {
+            rec(&format!("u{n}.example."), Rtype::A, 300, "192.0.2.9")
+        }
+    };
+    let mut version = zone.clone();
+    for n in 0..NAMES + LIFE {
+        let mut cs = Changeset::default();
+        if n < NAMES {
+            cs.added.push(record(n));
+        }
+        if n >= LIFE {
+            cs.removed.push(record(n - LIFE));
+        }
+        zone.apply_in_place(&cs).unwrap();
+        if n % 64 == 0 {
+            version = zone.clone(); // published: the next changes copy what they touch
+        }
+        assert!(zone.node_count() <= base_nodes + 2 * LIFE as usize + 8, "{n}");
+    }
+    drop(version);
+    assert_eq!(zone.node_count() - zone.vacant_count(), base_nodes);
+    assert!(zone.index.slot_count() <= 64, "{} index slots", zone.index.slot_count());
+    assert_ids_sound(&zone);
+    assert_eq!(records_of(&zone), records_of(&base()));
+}
+
+/// A name that is some record's target stays, as a phantom, while it is named, and is
+/// reclaimed with the last record naming it; a name added then takes its place.
+#[test]
+fn a_target_is_reclaimed_with_the_last_record_naming_it() {
+    let z = base();
+    let mx_target =
+        z.find_hashed(&name("mx.example."), crate::hash::name_hash(&name("mx.example.")));
+    let target = mx_target.unwrap();
+    assert_eq!(z.node(target).unwrap().refs, 1);
+    let second = Changeset {
+        added: vec![rec("web.example.", Rtype::CNAME, 300, "mx.example.")],
+        ..Changeset::default()
+    };
+    let (z, _) = z.apply(&second).unwrap();
+    assert_eq!(z.node(target).unwrap().refs, 2);
+    let first_gone = Changeset {
+        removed: vec![rec("mail.example.", Rtype::MX, 300, "10 mx.example.")],
+        ..Changeset::default()
+    };
+    let (z, _) = z.apply(&first_gone).unwrap();
+    assert_eq!(z.node(target).unwrap().owner().to_string(), "mx.example.");
+    assert_eq!(z.vacant_count(), 1, "mail.example. went, its target stays");
+    let (z, _) =
+        z.apply(&Changeset { removed: second.added.clone(), ..Changeset::default() }).unwrap();
+    assert_eq!(z.vacant_count(), 3, "mail, web and now mx");
+    assert!(z.node(target).unwrap().is_vacant());
+    assert_ids_sound(&z);
+    let nodes = z.node_count();
+    let add = Changeset {
+        added: vec![rec("new.example.", Rtype::A, 300, "192.0.2.1")],
+        ..Changeset::default()
+    };
+    let (z, _) = z.apply(&add).unwrap();
+    assert_eq!((z.node_count(), z.vacant_count()), (nodes, 2), "a free place is taken");
+    assert!(exists(&z, "new.example.") && !exists(&z, "mx.example."));
+    assert_ids_sound(&z);
+}

@@ -55,6 +55,10 @@ pub struct ZoneContents {
     /// Labels of `origin`, counted once: every lookup starts from it.
     pub(crate) origin_labels: u8,
     pub(crate) nodes: ChunkVec<Node>,
+    /// Ids of the vacant nodes ([`Node::is_vacant`]: reclaimed by a change), which the
+    /// next names a change makes take before the table grows. Each version has its own
+    /// list, sharing chunks as the table does.
+    pub(crate) free: ChunkVec<NodeId>,
     pub(crate) index: NameIndex,
     pub(crate) nsec3: Option<Nsec3Chain>,
     /// Whether covering links in [`Node::nsec3`] and `apex_wildcard_nsec3` were made
@@ -116,9 +120,15 @@ impl ZoneContents {
         self.record_count
     }
 
-    /// Number of nodes (phantoms and empty non-terminals included).
+    /// Number of nodes (phantoms, empty non-terminals and vacant places included): one
+    /// past the highest node id.
     pub fn node_count(&self) -> usize {
         self.nodes.len()
+    }
+
+    /// Number of vacant places in the node table, waiting for new names.
+    pub fn vacant_count(&self) -> usize {
+        self.free.len()
     }
 
     /// The node with this id.

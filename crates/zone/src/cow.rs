@@ -124,6 +124,19 @@ impl<T: Clone> ChunkVec<T> {
         }
     }
 
+    /// Removes the last element and returns it. Nothing is written: the element stays in
+    /// its chunk, past the length, until a push overwrites it; a chunk left without
+    /// elements is let go.
+    pub fn pop(&mut self) -> Option<T> {
+        let last = self.len.checked_sub(1)?;
+        let value = self.get(last).cloned();
+        self.len = last;
+        if self.chunks.len() > self.len.div_ceil(CHUNK) {
+            self.chunks.pop();
+        }
+        value
+    }
+
     /// Iterates over all elements in order.
     pub fn iter(&self) -> impl Iterator<Item = &T> + '_ {
         self.chunks.iter().flat_map(|c| c.iter()).take(self.len)
@@ -182,6 +195,32 @@ mod tests {
             assert!(v.iter().copied().eq((0..len).map(|i| i * 2)));
             assert_eq!(v.get(len), None);
         }
+    }
+
+    #[test]
+    fn pop_takes_back_what_push_added_and_leaves_snapshots_alone() {
+        let mut v = ChunkVec::new();
+        for i in 0..(2 * CHUNK + 5) {
+            v.push(i);
+        }
+        let snapshot = v.clone();
+        for i in (CHUNK - 3..2 * CHUNK + 5).rev() {
+            assert_eq!(v.pop(), Some(i));
+        }
+        assert_eq!((v.len(), v.chunks.len()), (CHUNK - 3, 1));
+        v.push(7);
+        v.push(8);
+        assert_eq!(
+            (v.get(CHUNK - 3), v.get(CHUNK - 2), v.get(CHUNK - 1)),
+            (Some(&7), Some(&8), None)
+        );
+        for i in 0..3 {
+            v.push(100 + i);
+        }
+        assert_eq!((v.len(), v.get(CHUNK), v.chunks.len()), (CHUNK + 2, Some(&101), 2));
+        assert!(snapshot.iter().copied().eq(0..2 * CHUNK + 5), "the snapshot is untouched");
+        let mut empty: ChunkVec<u32> = ChunkVec::new();
+        assert_eq!(empty.pop(), None);
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! A slot's key is a `u64`: the low 32 bits are the name's [`NameTag`] (which also gives
 //! the slot position, so the table can be resized without the names), the high 32 bits
 //! the node id plus one (zero = empty). Linear probing with backward-shift deletion, no
-//! tombstones. Slots live in a [`ChunkVec`], so a changed snapshot copies only the chunks
-//! it touches. The caller decides equality (it compares the node's owner name), keeping
-//! the index free of name storage.
+//! tombstones; the table doubles past 3/4 full and shrinks below 1/8 full. Slots live in
+//! a [`ChunkVec`], so a changed snapshot copies only the chunks it touches. The caller
+//! decides equality (it compares the node's owner name), keeping the index free of name
+//! storage.
 //!
 //! Beside its key a slot may carry a *hint*: the address of the entry's data, which
 //! [`NameIndex::find`] starts loading as soon as the tag matches, while the caller's
@@ -81,6 +82,12 @@ impl NameIndex {
         self.used
     }
 
+    /// Number of slots (for tests and diagnostics).
+    #[cfg(test)]
+    pub fn slot_count(&self) -> usize {
+        self.mask + 1
+    }
+
     #[inline]
     fn slot(&self, i: usize) -> Slot {
         self.slots.get(i).copied().unwrap_or_default()
@@ -118,7 +125,11 @@ impl NameIndex {
     }
 
     fn grow(&mut self) {
-        let size = (self.mask + 1) * 2;
+        self.resize((self.mask + 1) * 2);
+    }
+
+    /// Places every entry in a new table of `size` slots (a power of two).
+    fn resize(&mut self, size: usize) {
         let table = placed(self.slots.iter().copied(), vec![Slot::default(); size], |s| s.key);
         self.slots = ChunkVec::from_vec(table);
         self.mask = size - 1;
@@ -139,14 +150,16 @@ impl NameIndex {
         }
     }
 
-    /// Removes the entry for `id` under `tag`; returns whether it was present.
-    // Not called yet: a changeset leaves a removed name as a phantom node, still indexed
-    // (its id stays valid for references). Kept, with its tests, for when nodes go.
-    #[allow(dead_code)]
+    /// Removes the entry for `id` under `tag`; returns whether it was present. A table
+    /// left less than 1/8 full (and larger than the smallest) is made again at the size
+    /// its entries need, so that it follows the names a zone keeps, not the most it had.
     pub fn remove(&mut self, tag: NameTag, id: u32) -> bool {
         let Some(i) = self.position(tag, id) else { return false };
         self.shift_back(i);
         self.used -= 1;
+        if self.used * 8 < self.mask + 1 && self.mask + 1 > MIN_SLOTS {
+            self.resize(Self::slots_for(self.used));
+        }
         true
     }
 
@@ -158,7 +171,6 @@ impl NameIndex {
     }
 
     /// Backward-shift deletion: closes the hole at `hole` so every entry stays reachable.
-    #[allow(dead_code)]
     fn shift_back(&mut self, mut hole: usize) {
         let mut j = hole;
         loop {
@@ -381,6 +393,29 @@ mod tests {
         let mut expect: Vec<u32> = model.keys().copied().collect();
         expect.sort_unstable();
         assert_eq!(ids, expect);
+    }
+
+    #[test]
+    fn the_table_shrinks_as_entries_go_and_keeps_them_all() {
+        let hash = |id: u32| id.wrapping_mul(0x9E37_79B9) % 4099;
+        let mut index = NameIndex::with_capacity(0);
+        for id in 0..10_000u32 {
+            index.insert(hash(id), id, id as usize);
+        }
+        let full = index.slot_count();
+        for id in 100..10_000u32 {
+            assert!(index.remove(hash(id), id));
+        }
+        assert!(index.slot_count() <= 256, "{} slots of {full} left", index.slot_count());
+        for id in 0..10_000u32 {
+            let found = index.find(hash(id), |c| c == id);
+            assert_eq!(found, (id < 100).then_some(id), "id {id}");
+        }
+        assert_eq!(index.hint(hash(42), 42), Some(42), "hints move with their entry");
+        for id in 0..100u32 {
+            assert!(index.remove(hash(id), id));
+        }
+        assert_eq!((index.len(), index.slot_count()), (0, MIN_SLOTS));
     }
 
     #[test]

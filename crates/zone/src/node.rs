@@ -144,7 +144,14 @@ pub struct Node {
     pub children: u32,
     /// Adjust facts.
     pub flags: Flags,
+    /// How many records of the zone name this node as their target (see
+    /// [`has_targets`]); [`REFS_UNCOUNTED`] once that many or more, and then for good. A
+    /// phantom nobody names is reclaimed by a changeset (`crate::changeset`).
+    pub refs: u16,
 }
+
+/// [`Node::refs`] when references are too many to count: the node is never reclaimed.
+pub const REFS_UNCOUNTED: u16 = u16::MAX;
 
 impl Node {
     /// A node with the given data and no adjust facts yet.
@@ -157,7 +164,30 @@ impl Node {
             prev: NO_NODE,
             children: 0,
             flags: Flags::empty(),
+            refs: 0,
         }
+    }
+
+    /// A vacant node: the place of a reclaimed one, waiting on the zone's free list. It
+    /// has no data, not even an owner, and is a phantom, so that every pass over the
+    /// table skips it; no index entry or reference leads to it.
+    pub(crate) fn vacant() -> Node {
+        Node { flags: Flags::PHANTOM, ..Node::default() }
+    }
+
+    /// True for a vacant node: the place of a node reclaimed by a change, on the zone's
+    /// free list (a node of the zone always has an owner; a vacant one has no data).
+    pub fn is_vacant(&self) -> bool {
+        self.data.is_empty()
+    }
+
+    /// The nodes this node's records name as targets (`NO_NODE` left out), RRset by
+    /// RRset, record by record.
+    pub(crate) fn targets(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.rrsets()
+            .filter(|r| has_targets(r.rtype))
+            .flat_map(|r| (0..usize::from(r.count)).map(move |i| r.target(i)))
+            .filter(|&t| t != NO_NODE)
     }
 
     /// The owner name (in the zone's original spelling).
@@ -544,6 +574,31 @@ mod tests {
         assert_eq!((a.ttl, a.target(0), a.sig_count), (60, NO_NODE, 0));
         assert!(node.rrset(Rtype::MX).is_none());
         assert_eq!(RrsetData::from_stored(&a).rdatas, vec![vec![192, 0, 2, 1]]);
+    }
+
+    #[test]
+    fn a_node_fills_half_a_cache_line() {
+        assert_eq!(std::mem::size_of::<Node>(), 32);
+        assert!(Node::vacant().is_vacant() && Node::vacant().flags.contains(Flags::PHANTOM));
+        let owner: Name = "a.".parse().unwrap();
+        assert!(!Node::new(encode(&owner, &[])).is_vacant());
+    }
+
+    #[test]
+    fn targets_are_listed_without_the_absent_ones() {
+        let owner: Name = "a.".parse().unwrap();
+        let rrset = |rtype, targets: Vec<NodeId>| RrsetData {
+            rtype,
+            ttl: 1,
+            rdatas: targets.iter().map(|_| b"\x01b\x00".to_vec()).collect(),
+            targets,
+            ..Default::default()
+        };
+        let node = Node::new(encode(
+            &owner,
+            &[rrset(Rtype::NS, vec![3, NO_NODE, 3]), rrset(Rtype::MX, vec![9])],
+        ));
+        assert_eq!(node.targets().collect::<Vec<_>>(), [3, 3, 9]);
     }
 
     #[test]

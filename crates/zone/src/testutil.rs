@@ -64,8 +64,8 @@ pub fn fingerprint(z: &ZoneContents) -> Vec<String> {
         let n = z.node(id).unwrap();
         let (data, flags) = (&**n.data(), n.flags.bits());
         out.push(format!(
-            "{id} {data:?} {} {} {} {} {} {flags}",
-            n.parent, n.wildcard, n.nsec3, n.prev, n.children
+            "{id} {data:?} {} {} {} {} {} {flags} {}",
+            n.parent, n.wildcard, n.nsec3, n.prev, n.children, n.refs
         ));
         out.push(format!("{} found at {:?}", n.owner(), z.find(n.owner())));
     }

@@ -21,7 +21,7 @@ use std::ops::Range;
 
 use super::encode::Encoder;
 use super::space::Owners;
-use super::table::{Facts, NsTargets};
+use super::table::{Facts, Targets};
 use super::{Pending, ZoneBuilder, NSEC3_SPACE};
 use crate::blob::Blob;
 use crate::node::{has_targets, NodeId};
@@ -51,8 +51,8 @@ pub(super) struct Ahead {
     pub early: Vec<Early>,
     /// Records between two rounds (0: never encode ahead).
     pub batch: usize,
-    /// The in-zone NS targets of the nodes encoded ahead (the `table` module).
-    pub ns_targets: NsTargets,
+    /// What the nodes encoded ahead say of their targets (the `table` module).
+    pub targets: Targets,
 }
 
 impl Ahead {
@@ -61,7 +61,8 @@ impl Ahead {
     pub const BATCH: usize = 16_384;
 
     pub fn new(batch: usize) -> Ahead {
-        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch, ns_targets: Vec::new() }
+        let targets = Targets::default();
+        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch, targets }
     }
 
     /// The blob encoded ahead for node `id`, its record count and facts, if still good.
@@ -81,7 +82,7 @@ impl Ahead {
     pub fn give_up_nodes(&mut self, records: &[Pending]) {
         for p in records.iter().filter(|p| p.node & NSEC3_SPACE == 0) {
             if let Some(state) = self.early.get_mut(p.node as usize) {
-                *state = Early::GivenUp;
+                give_up(state, &mut self.targets);
             }
         }
     }
@@ -92,6 +93,14 @@ impl Ahead {
             self.early.resize_with(i + 1, Early::default);
         }
         self.early.get_mut(i)
+    }
+}
+
+/// Leaves a node to `finish`; the references read from its blob, if it was encoded
+/// ahead, are taken back.
+fn give_up(state: &mut Early, targets: &mut Targets) {
+    if let Early::Encoded(blob, ..) = std::mem::replace(state, Early::GivenUp) {
+        targets.forget(blob);
     }
 }
 
@@ -125,8 +134,8 @@ impl ZoneBuilder {
         let missing = ahead.unresolved.get(from..).unwrap_or(&[]).to_vec();
         let mut scratch = Report::default();
         let encoder = Encoder::new(records, rdata, lines, &mut scratch);
-        let ns_targets = std::mem::take(&mut ahead.ns_targets);
-        let mut runs = Runs { encoder, missing: &missing, members: Vec::new(), ns_targets };
+        let targets = std::mem::take(&mut ahead.targets);
+        let mut runs = Runs { encoder, missing: &missing, members: Vec::new(), targets };
         let mut start = range.start;
         while let Some(first) = records.get(start).filter(|_| start < upto) {
             let rest = records.get(start..upto).unwrap_or(&[]);
@@ -136,7 +145,7 @@ impl ZoneBuilder {
             }
             start = end;
         }
-        ahead.ns_targets = runs.ns_targets;
+        ahead.targets = runs.targets;
         ahead.done = upto;
     }
 }
@@ -147,7 +156,7 @@ struct Runs<'a, 'r> {
     /// Records (in order) whose target is unknown.
     missing: &'r [u32],
     members: Vec<u32>,
-    ns_targets: NsTargets,
+    targets: Targets,
 }
 
 impl Runs<'_, '_> {
@@ -160,14 +169,14 @@ impl Runs<'_, '_> {
         self.missing = self.missing.get(before..).unwrap_or(&[]);
         let unknown = self.missing.first().is_some_and(|&i| (i as usize) < range.end);
         if unknown || !matches!(state, Early::Unseen) {
-            *state = Early::GivenUp;
+            give_up(state, &mut self.targets);
             return;
         }
         self.members.clear();
         self.members.extend(range.start as u32..range.end as u32);
         *state = match self.encoder.node_alone(owners.owner(id), &self.members) {
             Some((blob, count)) => {
-                let (blob, facts) = Facts::of_data(blob, id, &mut self.ns_targets);
+                let (blob, facts) = Facts::of_data(blob, id, &mut self.targets);
                 Early::Encoded(blob, count, facts)
             }
             None => Early::GivenUp,
@@ -189,7 +198,10 @@ mod tests {
         let mut b = ZoneBuilder::working_ahead_every(&origin, batch);
         testutil::add_lines_then(&mut b, "example.", text, ZoneBuilder::work_ahead);
         match b.finish() {
-            Ok((zone, report)) => format!("{:#?}\n{report:?}", fingerprint(&zone)),
+            Ok((zone, report)) => {
+                crate::changeset_tests::assert_ids_sound(&zone); // references counted right
+                format!("{:#?}\n{report:?}", fingerprint(&zone))
+            }
             Err(Error::Semantic(report)) => format!("refused: {report:?}"),
             Err(e) => format!("error: {e}"),
         }

@@ -7,7 +7,9 @@
 //! made, as `adjust::full`'s pass by depth would give them. A node's own flags and checks
 //! are read from its data as soon as it is encoded: in `finish`, or ahead of it for a
 //! node encoded while the transfer ran (the `ahead` module). No node's data is read
-//! again after it is made; `adjust::zone_wide` and `check::zone` do the rest.
+//! again after it is made; `adjust::zone_wide` and `check::zone` do the rest. The
+//! references between nodes are counted the same way, from each blob while it is fresh
+//! ([`Targets`]), and each node's count ([`Node::refs`]) is set once the table is made.
 
 use super::ahead::Ahead;
 use super::encode::{Encoder, Groups};
@@ -16,10 +18,59 @@ use crate::adjust::{inherited_flags, local_flags};
 use crate::blob::Blob;
 use crate::check::Checks;
 use crate::cow::ChunkVec;
-use crate::node::{Flags, Node, NodeId, NO_NODE};
+use crate::node::{Flags, Node, NodeId, NO_NODE, REFS_UNCOUNTED};
 
 /// The in-zone targets of NS records, as (owner, target) node pairs.
 pub(super) type NsTargets = Vec<(NodeId, NodeId)>;
+
+/// What the nodes encoded so far say about the nodes they name as targets.
+#[derive(Debug, Default)]
+pub(super) struct Targets {
+    /// Their NS targets, for the glue check (see [`Checks::of`]).
+    pub ns: NsTargets,
+    /// By node id: how many records name the node (see [`Node::refs`]).
+    refs: Vec<u16>,
+}
+
+impl Targets {
+    /// Reads `node`'s data (node `id`, with its own flags set): its NS targets and
+    /// target references.
+    fn read(&mut self, node: &Node, id: NodeId) -> Checks {
+        for target in node.targets() {
+            let i = target as usize;
+            if i >= self.refs.len() {
+                self.refs.resize(i + 1, 0);
+            }
+            if let Some(count) = self.refs.get_mut(i) {
+                *count = count.saturating_add(1);
+            }
+        }
+        Checks::of(node, id, &mut self.ns)
+    }
+
+    /// Takes back the references of a node encoded ahead and then given up (its data is
+    /// encoded again, and read again, by `finish`). Its NS targets stay: the glue check
+    /// only asks whether a node has one.
+    pub fn forget(&mut self, blob: Blob) {
+        for target in Node::new(blob).targets() {
+            if let Some(count) = self.refs.get_mut(target as usize) {
+                // A count that reached the most it holds stays there.
+                if *count != REFS_UNCOUNTED {
+                    *count = count.saturating_sub(1);
+                }
+            }
+        }
+    }
+
+    /// Gives each node of the finished table its count.
+    fn set_refs(&self, nodes: &mut ChunkVec<Node>) {
+        for (id, &count) in self.refs.iter().enumerate().filter(|(_, &c)| c > 0) {
+            if let Some(node) = nodes.get_mut(id) {
+                node.refs = count;
+            }
+        }
+    }
+}
 
 /// What a node's own data says: its own flags (`adjust::local_flags`) and its checks.
 /// Packed (3 bytes), so that a node encoded ahead costs no more than before it had them.
@@ -31,20 +82,20 @@ pub(super) struct Facts {
 }
 
 impl Facts {
-    /// The facts of node `id` with data `blob`, read while the blob is fresh; its
-    /// in-zone NS targets go to `ns_targets` (see [`Checks::of`]). A node with data is
-    /// no phantom (phantoms are made by `finish`).
-    pub fn of_data(blob: Blob, id: NodeId, ns_targets: &mut NsTargets) -> (Blob, Facts) {
+    /// The facts of node `id` with data `blob`, read while the blob is fresh; what it
+    /// says of its targets goes to `targets`. A node with data is no phantom (phantoms
+    /// are made by `finish`).
+    pub fn of_data(blob: Blob, id: NodeId, targets: &mut Targets) -> (Blob, Facts) {
         let mut node = Node::new(blob);
-        let facts = Facts::read(&mut node, id, false, ns_targets);
+        let facts = Facts::read(&mut node, id, false, targets);
         (node.into_data(), facts)
     }
 
     /// Sets `node`'s own flags (it has none yet) and reads its facts.
-    fn read(node: &mut Node, id: NodeId, phantom: bool, ns_targets: &mut NsTargets) -> Facts {
+    fn read(node: &mut Node, id: NodeId, phantom: bool, targets: &mut Targets) -> Facts {
         node.flags.set(Flags::PHANTOM, phantom);
         node.flags = local_flags(node, id);
-        Facts { flags: node.flags, checks: Checks::of(node, id, ns_targets) }
+        Facts { flags: node.flags, checks: targets.read(node, id) }
     }
 }
 
@@ -58,10 +109,10 @@ pub(super) fn main_nodes(
     ahead: &mut Ahead,
 ) -> (ChunkVec<Node>, Vec<Checks>) {
     let (children, wildcards) = links(space);
-    let mut ns_targets = std::mem::take(&mut ahead.ns_targets);
+    let mut targets = std::mem::take(&mut ahead.targets);
     let mut flags: Vec<Flags> = Vec::with_capacity(space.nodes.len());
     let mut checks = Vec::with_capacity(space.nodes.len());
-    let nodes = ChunkVec::from_fn(space.nodes.len(), |i| {
+    let mut nodes = ChunkVec::from_fn(space.nodes.len(), |i| {
         let id = i as NodeId;
         let built = space.nodes.get(i);
         let (parent, phantom) = built.map_or((NO_NODE, false), |b| (b.parent, b.phantom));
@@ -72,7 +123,7 @@ pub(super) fn main_nodes(
             }
             None => {
                 let mut node = Node::new(encoder.node(space.owner(id), groups.main(id)));
-                let facts = Facts::read(&mut node, id, phantom, &mut ns_targets);
+                let facts = Facts::read(&mut node, id, phantom, &mut targets);
                 (node, facts)
             }
         };
@@ -88,7 +139,8 @@ pub(super) fn main_nodes(
         checks.push(facts.checks);
         node
     });
-    Checks::settle(&mut checks, &ns_targets);
+    Checks::settle(&mut checks, &targets.ns);
+    targets.set_refs(&mut nodes);
     (nodes, checks)
 }
 
