@@ -7,8 +7,9 @@
 //! * [`Journal`]: one file per zone. [`Journal::append`] writes a batch of changesets in
 //!   one write and one `fdatasync` (group commit: a batch is acknowledged together);
 //!   [`Journal::open`] reads the intact frames and cuts a torn tail, saying what it
-//!   dropped; [`Journal::reset`] starts an empty journal atomically once a snapshot of
-//!   the zone holds everything (compaction). No file stays open between calls: a server
+//!   dropped; [`Journal::rewrite_since`] replaces it atomically by the changes a
+//!   snapshot of the zone still needs (compaction), keeping the ones appended after the
+//!   compaction was decided at a [`Mark`]. No file stays open between calls: a server
 //!   with 100,000 zones must not hold 100,000 descriptors.
 //! * [`lock_dir`]: one process at a time in a storage directory (a `flock` held for the
 //!   process's life), so that two servers never append to one journal.
@@ -74,6 +75,17 @@ pub struct Journal {
     path: PathBuf,
     len: u64,
     frames: u64,
+    /// Everything appended since it was opened (never reset by a rewrite).
+    appended: Mark,
+}
+
+/// A point in what was appended to a journal since it was opened ([`Journal::mark`]):
+/// a compaction decided at this point keeps what is appended after it
+/// ([`Journal::rewrite_since`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Mark {
+    bytes: u64,
+    frames: u64,
 }
 
 /// What opening a journal found.
@@ -95,7 +107,8 @@ impl Journal {
     pub fn open(path: &Path) -> Result<Opened> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
         if !path.exists() {
-            let journal = Journal { path: path.to_owned(), len: 0, frames: 0 };
+            let journal =
+                Journal { path: path.to_owned(), len: 0, frames: 0, appended: Mark::default() };
             return Ok(Opened { journal, changes: Vec::new(), dropped: None });
         }
         let mut file =
@@ -116,13 +129,13 @@ impl Journal {
             )
         });
         let frames = decoded.changes.len() as u64;
-        let journal = Journal { path: path.to_owned(), len, frames };
+        let journal = Journal { path: path.to_owned(), len, frames, appended: Mark::default() };
         Ok(Opened { journal, changes: decoded.changes, dropped })
     }
 
     /// Creates (or replaces) the journal at `path` with `bytes` (a header and frames),
-    /// atomically: temporary file, sync, rename, sync the directory.
-    fn create_with(path: &Path, bytes: &[u8]) -> Result<Journal> {
+    /// atomically: temporary file, sync, rename, sync the directory. Returns its length.
+    fn create_with(path: &Path, bytes: &[u8]) -> Result<u64> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
         let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
         std::fs::create_dir_all(dir).map_err(io("creating its directory"))?;
@@ -134,7 +147,7 @@ impl Journal {
         file.sync_all().map_err(io("syncing"))?;
         std::fs::rename(&temp, path).map_err(io("renaming into place"))?;
         File::open(dir).and_then(|d| d.sync_all()).map_err(io("syncing the directory"))?;
-        Ok(Journal { path: path.to_owned(), len: bytes.len() as u64, frames: 0 })
+        Ok(bytes.len() as u64)
     }
 
     /// Appends `changes` in one write and syncs them (`fdatasync`): when this returns
@@ -146,9 +159,8 @@ impl Journal {
         }
         if self.len == 0 {
             // No file yet: made whole, atomically.
-            let frames = self.frames + changes.len() as u64;
-            *self = Journal::create_with(&self.path, &[&format::header()[..], &bytes].concat())?;
-            self.frames = frames;
+            self.len = Journal::create_with(&self.path, &[&format::header()[..], &bytes].concat())?;
+            self.count_appended(bytes.len() as u64, changes.len() as u64);
             return Ok(());
         }
         let path = &self.path;
@@ -161,8 +173,20 @@ impl Journal {
             return Err(io("appending")(e));
         }
         self.len += bytes.len() as u64;
-        self.frames += changes.len() as u64;
+        self.count_appended(bytes.len() as u64, changes.len() as u64);
         Ok(())
+    }
+
+    fn count_appended(&mut self, bytes: u64, frames: u64) {
+        self.frames += frames;
+        self.appended.bytes += bytes;
+        self.appended.frames += frames;
+    }
+
+    /// Where the journal stands now: what is appended from here on is kept by a
+    /// [`Journal::rewrite_since`] given this mark.
+    pub fn mark(&self) -> Mark {
+        self.appended
     }
 
     /// Empties the journal (atomically), once a snapshot of the zone holds every change
@@ -175,16 +199,49 @@ impl Journal {
     /// older changes are no longer needed (the snapshot holds them and the IXFR history
     /// no longer reaches them).
     pub fn rewrite(&mut self, changes: &[Changeset]) -> Result<()> {
-        if changes.is_empty() && self.len == 0 {
+        self.rewrite_since(changes, self.appended)
+    }
+
+    /// Replaces the journal (atomically) by one holding `changes`, then what was appended
+    /// after `mark`, as it was. A compaction is decided at one point and carried out
+    /// later, off the path to publishing: the changes appended meanwhile must stay.
+    pub fn rewrite_since(&mut self, changes: &[Changeset], mark: Mark) -> Result<()> {
+        let tail = self.appended_since(mark)?;
+        if changes.is_empty() && tail.is_empty() && self.len == 0 {
             return Ok(()); // no file, and none needed
         }
         let mut bytes = format::header().to_vec();
         for change in changes {
             format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
         }
-        *self = Journal::create_with(&self.path, &bytes)?;
-        self.frames = changes.len() as u64;
+        bytes.extend_from_slice(&tail);
+        self.len = Journal::create_with(&self.path, &bytes)?;
+        self.frames = changes.len() as u64 + (self.appended.frames - mark.frames);
         Ok(())
+    }
+
+    /// The frames appended after `mark`, as bytes: the file's last ones.
+    fn appended_since(&self, mark: Mark) -> Result<Vec<u8>> {
+        let since = Mark {
+            bytes: self.appended.bytes.checked_sub(mark.bytes).unwrap_or(u64::MAX),
+            frames: self.appended.frames.checked_sub(mark.frames).unwrap_or(u64::MAX),
+        };
+        if since.frames > self.frames || since.bytes > self.len {
+            return Err(Error::Format(format!(
+                "{}: a mark this journal did not give ({} frames after it, {} held)",
+                self.path.display(),
+                since.frames,
+                self.frames
+            )));
+        }
+        if since.bytes == 0 {
+            return Ok(Vec::new());
+        }
+        let io = |doing| move |source| Error::Io { path: self.path.clone(), doing, source };
+        let file = File::open(&self.path).map_err(io("opening"))?;
+        let mut tail = vec![0; usize::try_from(since.bytes).unwrap_or(usize::MAX)];
+        file.read_exact_at(&mut tail, self.len - since.bytes).map_err(io("reading"))?;
+        Ok(tail)
     }
 
     /// Bytes in the file.
@@ -295,6 +352,39 @@ mod tests {
         assert_eq!(read(&path), vec![change(2), change(3)]);
         journal.reset().unwrap();
         assert!(read(&path).is_empty());
+    }
+
+    /// A compaction decided before some appends and carried out after them keeps them
+    /// (the writer decides at a version and the rewrite runs later, off its path), also
+    /// when a second compaction was decided before the first ran.
+    #[test]
+    fn a_compaction_keeps_what_was_appended_after_its_mark() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("example.journal");
+        let mut journal = Journal::open(&path).unwrap().journal;
+        let at_start = journal.mark();
+        journal.append(&[change(1), change(2)]).unwrap();
+        let first = journal.mark(); // history to serial 3: [2→3]
+        journal.append(&[change(3)]).unwrap();
+        let second = journal.mark(); // history to serial 4: [3→4]
+        journal.append(&[change(4), change(5)]).unwrap();
+        journal.rewrite_since(&[change(2)], first).unwrap();
+        assert_eq!(read(&path), vec![change(2), change(3), change(4), change(5)]);
+        assert_eq!(journal.frames(), 4);
+        journal.rewrite_since(&[change(3)], second).unwrap();
+        assert_eq!(read(&path), vec![change(3), change(4), change(5)]);
+        journal.append(&[change(6)]).unwrap();
+        assert_eq!(read(&path), vec![change(3), change(4), change(5), change(6)]);
+        assert_eq!(journal.frames(), 4);
+        assert_eq!(journal.len(), std::fs::metadata(&path).unwrap().len());
+        let again = Journal::open(&path).unwrap();
+        assert_eq!(again.changes, vec![change(3), change(4), change(5), change(6)]);
+        // A mark from before what the file still holds is refused, the file untouched.
+        let mut journal = again.journal;
+        journal.append(&[change(7)]).unwrap();
+        journal.rewrite(&[]).unwrap();
+        let refused = journal.rewrite_since(&[], at_start).unwrap_err();
+        assert!(refused.to_string().contains("did not give"), "{refused}");
     }
 
     /// What the file holds, read without opening the journal.

@@ -71,13 +71,18 @@ fn serial(addr: SocketAddr) -> u32 {
 /// Writes the zone and a configuration letting 127.0.0.1 update it; returns the
 /// arguments and the address.
 fn configure(dir: &Path, sync: &str) -> (Vec<String>, SocketAddr) {
+    configure_with(dir, sync, "")
+}
+
+/// [`configure`], with `extra` lines in the zone's section.
+fn configure_with(dir: &Path, sync: &str, extra: &str) -> (Vec<String>, SocketAddr) {
     std::fs::write(dir.join("example.com.zone"), ZONE).unwrap();
     let port = free_port();
     let config = format!(
         "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
          storage = \"{}\"\n[[acl]]\nid = \"u\"\naddress = \"127.0.0.1\"\naction = \"update\"\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = [\"u\"]\n\
-         zonefile-sync = \"{sync}\"\n",
+         zonefile-sync = \"{sync}\"\n{extra}",
         dir.join("storage").display()
     );
     std::fs::write(dir.join("ternd.toml"), config).unwrap();
@@ -221,4 +226,51 @@ fn updates_from_several_clients_share_commits() {
     assert!(streamed <= 40, "{streamed} commits for 60 updates\n{}", daemon.log_text());
     assert_eq!(lookup(addr, "c59.example.com.", Rtype::A), ["192.0.2.2"]);
     assert_eq!(serial(addr), 71);
+}
+
+/// A compaction is decided at one version and carried out later, once the zone file
+/// holds it: the updates journaled meanwhile must stay in the journal. Eight clients
+/// stream updates while the journal is compacted every few commits; after a SIGKILL,
+/// every acknowledged update is served and the serial has not gone back.
+#[test]
+fn updates_journaled_around_compactions_survive_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = "ixfr-history = 2\nixfr-history-size = 600\n";
+    let (args, addr) = configure_with(dir.path(), "1h", small);
+    let mut daemon = spawn(dir.path(), &args, addr);
+    let acknowledged: Vec<String> = std::thread::scope(|s| {
+        let clients: Vec<_> = (0..8u16)
+            .map(|c| {
+                s.spawn(move || {
+                    let mut acknowledged = Vec::new();
+                    for n in 0..40u16 {
+                        let name = format!("k{c}-{n}.example.com.");
+                        let asked = udp_ask(addr, &add(c * 100 + n, &name, "192.0.2.5"));
+                        if asked.is_some_and(|a| answer(&a).0 == Rcode::NOERROR) {
+                            acknowledged.push(name);
+                        }
+                    }
+                    acknowledged
+                })
+            })
+            .collect();
+        clients.into_iter().flat_map(|c| c.join().unwrap()).collect()
+    });
+    let compactions = daemon.log_text().matches("journal compacted").count();
+    assert!(compactions >= 5, "{compactions} compactions\n{}", daemon.log_text());
+    assert!(acknowledged.len() >= 300, "{} acknowledged", acknowledged.len());
+    let before = serial(addr);
+    daemon.signal(libc::SIGKILL);
+    let _ = daemon.child.wait();
+    let daemon = spawn(dir.path(), &args, addr);
+    let lost: Vec<&String> =
+        acknowledged.iter().filter(|n| lookup(addr, n, Rtype::A).is_empty()).collect();
+    assert!(
+        lost.is_empty(),
+        "{} lost, first {:?}\n{}",
+        lost.len(),
+        lost.first(),
+        daemon.log_text()
+    );
+    assert_eq!(serial(addr), before, "{}", daemon.log_text());
 }

@@ -10,7 +10,9 @@
 //! * A secondary replays the changes that follow its kept copy: the copy is written
 //!   only now and then (compaction), the journal after every change.
 //! * Compaction: once the journal holds twice what the history keeps, it is rewritten
-//!   with the history alone (a secondary first writes its zone file).
+//!   with the history alone (a secondary first writes its zone file). The rewrite runs
+//!   after the zone's earlier disk writes, off the writer's path, and keeps the changes
+//!   appended after it was decided (`Journal::rewrite_since`).
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -164,13 +166,16 @@ impl Writer {
         }
     }
 
-    /// Rewrites the journal with `zone`'s history alone (after a snapshot).
+    /// Rewrites the journal with `zone`'s history alone (after a snapshot of `zone`, the
+    /// version the journal leads to now). The rewrite waits for the zone's earlier disk
+    /// writes (the snapshot among them); the changes appended meanwhile are kept.
     pub fn rewrite_journal(&mut self, zone: &Arc<ZoneContents>) {
         let Some(journal) = self.journal.clone() else { return };
+        let Ok(mark) = journal.lock().map(|j| j.mark()) else { return };
         let (zone, name) = (Arc::clone(zone), self.plan.name.clone());
         let rewrite = move || {
             let changes: Vec<Changeset> = history_changes(zone.history());
-            let rewritten = journal.lock().map(|mut j| (j.rewrite(&changes), j.len()));
+            let rewritten = journal.lock().map(|mut j| (j.rewrite_since(&changes, mark), j.len()));
             match rewritten {
                 Ok((Ok(()), len)) => {
                     control().journal_size(&name.to_string(), len);
