@@ -3,7 +3,7 @@
 
   python3 bench/update_rate.py [--servers tern,knot,bind] [--size 1000] [--rounds 3]
                            [--duration 15] [--query-duration 10] [--paced-rate 5000]
-                           [--tsig] [--work DIR]
+                           [--server-cpu 0.5] [--tsig] [--work DIR]
 
 Each server serves the peer benchmark's TLD-like zone (`--size` delegations, made and
 cached by `bench/datasets.py`) as a primary from a copy of the zone file, with a
@@ -38,6 +38,14 @@ CPU 1. A round starts every server afresh, in turn (A B C A B C ...), and runs:
 4. `queries + updates`: the same, updates at full rate. A server that takes more
    updates then also leaves its dnsperf less of CPU 1 to send queries with, so this
    ratio favours servers that take fewer updates.
+
+With `--server-cpu F`, each server (every thread of it) is held to F of one CPU by a
+cgroup quota (v1 `cpu` controller, 10 ms periods; needs root). On two CPUs dnsperf
+alone cannot saturate a fast server (CPU 1 was 98–100% busy while Tern's CPU 0 was
+not), so the query ratios then measure the client as much as the server; held to half
+a CPU, the server is what saturates, dnsperf keeps headroom on CPU 1, and the ratio
+says how much of the server's own capacity the updates take. The table's CPU rows show
+whether that held.
 
 Reported: acknowledged updates per second (dnsperf's figure; every answer must be
 NOERROR), server CPU per update, update latency, and the query rate while updating
@@ -394,20 +402,64 @@ def mixed_phase(server, queries, stream, args, rng, rate=None):
     return query, updates
 
 
+CGROUP_V1 = "/sys/fs/cgroup/cpu"
+CAP_PERIOD_US = 10_000
+
+
+def cap_cpu(server, fraction):
+    """Holds the server's processes (every thread, and those started later) to `fraction`
+    of one CPU: a `cpu` cgroup (v1) of their own with a quota every 10 ms. Returns its
+    path."""
+    if not os.path.exists(os.path.join(CGROUP_V1, "cpu.cfs_quota_us")):
+        raise RuntimeError(f"--server-cpu needs the cgroup v1 cpu controller at {CGROUP_V1}")
+    path = os.path.join(CGROUP_V1, f"tern-bench-{server.kind}-{server.proc.pid}")
+    os.makedirs(path)
+    for name, value in (("cpu.cfs_period_us", CAP_PERIOD_US),
+                        ("cpu.cfs_quota_us", int(fraction * CAP_PERIOD_US))):
+        with open(os.path.join(path, name), "w") as f:
+            f.write(str(value))
+    for pid in server.pids():
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+    return path
+
+
+def throttled_s(cgroup):
+    """Seconds the cgroup's threads spent held back by the quota (`throttled_time`)."""
+    with open(os.path.join(cgroup, "cpu.stat")) as f:
+        stat = dict(line.split() for line in f)
+    return int(stat.get("throttled_time", 0)) / 1e9
+
+
+def uncap(cgroup):
+    """Removes the cgroup once its server is gone (what is left goes back to the root)."""
+    with open(os.path.join(cgroup, "cgroup.procs")) as f:
+        left = f.read().split()
+    for pid in left:
+        with open(os.path.join(CGROUP_V1, "cgroup.procs"), "w") as f:
+            f.write(pid)
+    os.rmdir(cgroup)
+
+
 def session(kind, zone, queries, streams, args, rng):
     """One server, fresh: the three phases; returns their figures."""
     work = os.path.join(args.work, "updates-run", kind)
     port = peers.free_port()
     server = start(kind, port, work, zone, args.tsig, args.tern)
+    cgroup = cap_cpu(server, args.server_cpu) if args.server_cpu else None
     try:
         alone = update_phase(server, streams[0], args, rng)
         idle = query_phase(server, queries, args)
         paced, paced_during = (mixed_phase(server, queries, streams[2], args, rng, args.paced_rate)
                                if args.paced_rate else (None, None))
         busy, during = mixed_phase(server, queries, streams[1], args, rng)
+        throttled = throttled_s(cgroup) if cgroup else None
     finally:
         server.stop()
+        if cgroup:
+            uncap(cgroup)
     result = {"updates": alone, "idle": idle, "busy": busy, "mixed_updates": during,
+              "server_cpu_cap": args.server_cpu or None, "throttled_s": throttled,
               "paced": paced, "paced_updates": paced_during,
               "loadavg_1m_after": os.getloadavg()[0],
               "query_ratio": busy["qps"] / idle["qps"] if idle["qps"] else 0.0,
@@ -545,6 +597,9 @@ def parse_args():
     p.add_argument("--outstanding", type=int, default=200, help="dnsperf -q")
     p.add_argument("--paced-rate", type=int, default=5000,
                    help="updates/s of the paced mixed phase, the same for every server (0: none)")
+    p.add_argument("--server-cpu", type=float, default=0,
+                   help="hold each server to this fraction of one CPU (cgroup quota), so that "
+                        "dnsperf on the other CPU can saturate it (0: no cap)")
     p.add_argument("--tsig", action="store_true", help="sign updates (hmac-sha256)")
     p.add_argument("--seed", type=int, default=1, help="for the sampled zone checks")
     bench.add_common_args(p)
@@ -564,8 +619,9 @@ def main():
     streams = [Stream(args.work, p, args.stream_names) for p in ("u", "v", "w")]
     rng = random.Random(args.seed)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    cap = f", each server held to {args.server_cpu:.0%} of CPU 0" if args.server_cpu else ""
     print(f"{stamp} UTC, ternd {bench.git_head()}, zone {args.size:,} delegations, "
-          f"{'TSIG' if args.tsig else 'unsigned'}", flush=True)
+          f"{'TSIG' if args.tsig else 'unsigned'}{cap}", flush=True)
     results = []
     for n in range(1, args.rounds + 1):
         print(f"round {n}", flush=True)

@@ -268,14 +268,39 @@ impl Writer {
     }
 }
 
-/// Lets go of a replaced version on a blocking thread: when it was the last reference
-/// (a reload builds a whole new zone), freeing a big zone takes tens of milliseconds,
-/// which must not delay the NOTIFYs that follow a publish. A small zone is let go of
-/// at once (the trip to another thread would cost more).
+/// Lets go of a replaced version so that it is freed here, in the control plane, and
+/// never by a query worker:
+/// * A query worker that was reading it when it was replaced may hold it a little
+///   longer (its `arc_swap` guard is turned into a reference by the replacing store),
+///   and a transfer out may hold it for its duration. Whoever lets go last frees it, so
+///   until they have, a task holds it and looks again (1 ms, doubling up to 100 ms).
+/// * When this is the last reference, a big zone (a reload builds a whole new one) is
+///   freed on a blocking thread: that takes tens of milliseconds, which must not delay
+///   the NOTIFYs that follow a publish. A small one is freed at once (the trip to
+///   another thread would cost more).
 pub fn retire(old: Arc<ZoneContents>) {
-    if Arc::strong_count(&old) == 1 && old.record_count() > FREED_IN_PLACE {
-        drop(tokio::task::spawn_blocking(move || drop(old)));
+    let large = old.record_count() > FREED_IN_PLACE;
+    let_go(old, large);
+}
+
+/// [`retire`] for any shared value: `large` ones are freed on a blocking thread.
+fn let_go<T: Send + Sync + 'static>(old: Arc<T>, large: bool) {
+    let free = move |old: Arc<T>| {
+        if large {
+            drop(tokio::task::spawn_blocking(move || drop(old)));
+        }
+    };
+    if Arc::strong_count(&old) == 1 {
+        return free(old);
     }
+    tokio::spawn(async move {
+        let mut wait = Duration::from_millis(1);
+        while Arc::strong_count(&old) > 1 {
+            tokio::time::sleep(wait).await;
+            wait = (wait * 2).min(Duration::from_millis(100));
+        }
+        free(old);
+    });
 }
 
 /// Records of the largest zone [`retire`] frees where it is.
@@ -294,6 +319,43 @@ mod tests {
     fn plan(text: &str) -> Arc<ZonePlan> {
         let config = Config::from_text(text, std::path::Path::new("/tmp/t.toml")).unwrap();
         Arc::clone(&config.resolved.zones[0])
+    }
+
+    /// Records the thread that drops it.
+    struct Dropped(Arc<std::sync::Mutex<Option<String>>>);
+
+    impl Drop for Dropped {
+        fn drop(&mut self) {
+            let name = std::thread::current().name().unwrap_or("?").to_owned();
+            *self.0.lock().unwrap() = Some(name);
+        }
+    }
+
+    /// A version a reader still holds when it is replaced is freed by the control plane
+    /// once the reader lets go, not by the reader (a query worker).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn a_version_still_read_is_freed_by_the_control_plane() {
+        for large in [false, true] {
+            let by = Arc::new(std::sync::Mutex::new(None));
+            let version = Arc::new(Dropped(Arc::clone(&by)));
+            let reader = Arc::clone(&version);
+            let_go(version, large);
+            std::thread::Builder::new()
+                .name("query-worker".into())
+                .spawn(move || drop(reader))
+                .unwrap()
+                .join()
+                .unwrap();
+            let freed = tokio::time::timeout(Duration::from_secs(5), async {
+                while by.lock().unwrap().is_none() {
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+            .await;
+            assert!(freed.is_ok(), "never freed (large: {large})");
+            let thread = by.lock().unwrap().clone().unwrap();
+            assert_ne!(thread, "query-worker", "large: {large}");
+        }
     }
 
     /// A secondary that becomes a primary on reload keeps no refresh timer (it would
