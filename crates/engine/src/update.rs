@@ -34,7 +34,9 @@ use std::net::IpAddr;
 use std::sync::Arc;
 
 use tern_wire::edns::Edns;
-use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
+use tern_wire::message::{
+    with_table, CompressionTable, Flags, MessageReader, MessageWriter, Section,
+};
 use tern_wire::tsig::{self, Key, TsigFields};
 use tern_wire::{Class, Dname, Name, Opcode, Rcode, Rtype};
 use tern_zone::{Changeset, ChangesetError, Denial, ZoneContents};
@@ -471,9 +473,18 @@ impl UpdateRequest {
     /// signed with the request's key when it was signed (at `now`, seconds since the
     /// epoch). `None` when `out` is too small.
     pub fn answer(&self, rcode: Rcode, out: &mut [u8], now: u64) -> Option<usize> {
+        with_table(|table| self.answer_in(rcode, out, now, table))
+    }
+
+    fn answer_in(
+        &self,
+        rcode: Rcode,
+        out: &mut [u8],
+        now: u64,
+        table: &mut CompressionTable,
+    ) -> Option<usize> {
         let head = &self.reply;
-        let mut table = CompressionTable::new();
-        let mut writer = MessageWriter::new(out, head.limit, &mut table).ok()?;
+        let mut writer = MessageWriter::new(out, head.limit, table).ok()?;
         writer.set_id(head.id);
         let mut flags = Flags(Flags::QR);
         flags.set_opcode(Opcode::UPDATE);

@@ -25,5 +25,5 @@ pub use decompress::{read_name, read_name_in, MAX_RDATA_LEN};
 pub use header::{Flags, Header, Section, HEADER_LEN};
 pub use prepared::PreparedRrset;
 pub use reader::{MessageReader, Question, Record, RecordIn};
-pub use scratch::with_buffer;
+pub use scratch::{with_buffer, with_table};
 pub use writer::{Compression, Mark, MessageWriter, Owner, RrsetHead, MAX_MESSAGE_LEN};
