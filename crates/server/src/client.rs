@@ -12,7 +12,9 @@ use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::time::{Duration, Instant};
 
 use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
-use tern_wire::tsig::{self, Key, Mac, SequenceStep, SequenceVerifier, TsigFields, TsigStatus};
+use tern_wire::tsig::{
+    self, Key, Mac, SequenceStep, SequenceVerifier, TsigFields, TsigRecord, TsigStatus,
+};
 use tern_wire::{Class, Dname, NameBuilder, Opcode, Rcode, Rtype};
 use tern_zone::transfer::{Incoming, Received};
 use tern_zone::RecordData;
@@ -319,6 +321,15 @@ fn cut_short(e: std::io::Error) -> ClientError {
     }
 }
 
+/// Whether `message` answers `request` (its ID, and QR set).
+fn check_ours(message: &[u8], request: &[u8]) -> Result<()> {
+    let reader = MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
+    if message.get(..2) != request.get(..2) || !reader.header().flags.has(Flags::QR) {
+        return Err(ClientError::Broken("a message that is not ours".into()));
+    }
+    Ok(())
+}
+
 /// The messages of one transfer being read.
 struct Stream {
     tcp: TcpStream,
@@ -337,8 +348,12 @@ impl Stream {
         while !self.incoming.is_done() {
             let len = self.read_message(&mut buf)?;
             let message = buf.get(..len).unwrap_or_default();
-            self.check(message, request)?;
-            self.records(message, &mut scratch)?;
+            check_ours(message, request)?;
+            // The records are read (into the transfer, not yet published) before the
+            // MAC is checked, so that the message is walked once: a message that fails
+            // fails the whole transfer.
+            let tsig = self.records(message, &mut scratch)?;
+            self.check(message, tsig)?;
         }
         if let Some(verifier) = &self.verifier {
             if !verifier.last_was_signed() {
@@ -364,15 +379,14 @@ impl Stream {
         Ok(len)
     }
 
-    /// Header, RCODE and TSIG of one message.
-    fn check(&mut self, message: &[u8], request: &[u8]) -> Result<()> {
+    /// RCODE and TSIG of one message, whose TSIG record (if any) starts at `tsig`.
+    fn check(&mut self, message: &[u8], tsig: Option<usize>) -> Result<()> {
         let header = MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
         let rcode = Rcode::from_parts(header.header().flags.rcode_bits(), 0);
-        if message.get(..2) != request.get(..2) || !header.header().flags.has(Flags::QR) {
-            return Err(ClientError::Broken("a message that is not ours".into()));
-        }
         if let Some(verifier) = &mut self.verifier {
-            match verifier.verify(message, unix_now()) {
+            let found = tsig.map(|at| TsigRecord::parse_at(message, at)).transpose();
+            let step = found.and_then(|found| verifier.verify_found(message, found, unix_now()));
+            match step {
                 Ok(SequenceStep::Signed(TsigStatus::Ok) | SequenceStep::Unsigned) => {}
                 Ok(SequenceStep::Signed(TsigStatus::Peer(error))) => {
                     return Err(ClientError::Tsig(format!("the primary reports {error}")))
@@ -390,15 +404,16 @@ impl Stream {
         Ok(())
     }
 
-    /// Feeds the answer records of one message to the transfer.
-    fn records(&mut self, message: &[u8], scratch: &mut [u8]) -> Result<()> {
+    /// Feeds the answer records of one message to the transfer; where its TSIG record
+    /// starts, if it has one.
+    fn records(&mut self, message: &[u8], scratch: &mut [u8]) -> Result<Option<usize>> {
         let mut reader =
             MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
         let mut owner = NameBuilder::new();
         loop {
             let record = match reader.record_in(&mut owner, scratch) {
                 Ok(Some(record)) => record,
-                Ok(None) => return Ok(()),
+                Ok(None) => return Ok(reader.tsig_offset()),
                 Err(e) => return Err(ClientError::Broken(e.to_string())),
             };
             if record.section != Section::Answer {

@@ -1,7 +1,7 @@
 //! TSIG sign/verify tests (interoperability with dnspython is in `tests/tsig_interop.rs`).
 
 use super::*;
-use crate::message::{CompressionTable, MessageWriter, Section};
+use crate::message::{CompressionTable, MessageReader, MessageWriter, Section};
 use crate::types::{Rcode, Rtype};
 
 const NOW: u64 = 1_700_000_000;
@@ -244,6 +244,25 @@ fn sequences_rfc8945_5_3_1() {
     let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
     assert!(verifier.verify(&messages[2], NOW).is_err());
     assert!(SequenceSigner::new(&k, qmac.as_slice()).skip(&messages[2]).is_err());
+    // With the TSIG record found by a reader that walked each message (as a transfer
+    // does), the same steps; a byte changed in a later signed message is BADSIG.
+    fn found(m: &[u8]) -> Option<TsigRecord<'_>> {
+        let mut reader = MessageReader::new(m).unwrap();
+        reader.finish().unwrap();
+        reader.tsig_offset().map(|at| TsigRecord::parse_at(m, at).unwrap())
+    }
+    let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
+    let steps: Vec<_> =
+        messages.iter().map(|m| verifier.verify_found(m, found(m), NOW).unwrap()).collect();
+    assert_eq!(steps, [ok, ok, SequenceStep::Unsigned, SequenceStep::Unsigned, ok]);
+    let mut tampered = messages[4].clone();
+    tampered[20] ^= 1; // in the answer record's owner name
+    let mut verifier = SequenceVerifier::new(&k, qmac.as_slice());
+    for m in &messages[..4] {
+        verifier.verify_found(m, found(m), NOW).unwrap();
+    }
+    let step = verifier.verify_found(&tampered, found(&tampered), NOW).unwrap();
+    assert_eq!(step, SequenceStep::Signed(TsigStatus::BadSig));
 }
 
 #[test]

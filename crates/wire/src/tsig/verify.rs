@@ -196,7 +196,19 @@ impl SequenceVerifier {
 
     /// Checks the next message at time `now`.
     pub fn verify(&mut self, msg: &[u8], now: u64) -> Result<SequenceStep> {
-        let tsig = TsigRecord::find(msg)?;
+        self.verify_found(msg, TsigRecord::find(msg)?, now)
+    }
+
+    /// [`verify`](Self::verify) for a message the caller has read whole already (a
+    /// transfer reads every record of it), with the TSIG record that reading found
+    /// (`MessageReader::tsig_offset`, then [`TsigRecord::parse_at`]): the message is
+    /// not walked a second time.
+    pub fn verify_found(
+        &mut self,
+        msg: &[u8],
+        tsig: Option<TsigRecord<'_>>,
+        now: u64,
+    ) -> Result<SequenceStep> {
         let Some(tsig) = tsig else {
             return self.unsigned(msg);
         };
