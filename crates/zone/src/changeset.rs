@@ -15,7 +15,7 @@ use tern_wire::{Dname, Name, Rtype};
 use crate::adjust;
 use crate::contents::{Denial, ZoneContents, APEX};
 use crate::error::Error;
-use crate::hash::{name_hash, SuffixHashes};
+use crate::hash::{name_hash, NameTag, SuffixHashes};
 use crate::node::{self, has_targets, Flags, Node, NodeId, RrsetData, NO_NODE};
 use crate::records::{canonical_eq, covered_type, in_nsec3_chain, target_name};
 use crate::report::Report;
@@ -290,9 +290,10 @@ impl Apply {
         owner: &Dname,
         edit: &OwnerEdit<'_>,
     ) -> Result<(), Error> {
-        let id = match zone.find_hashed(owner, name_hash(owner)) {
+        let hash = name_hash(owner);
+        let id = match zone.find_hashed(owner, hash) {
             Some(id) => id,
-            None => new_node(zone, owner, Flags::PHANTOM),
+            None => new_node(zone, owner, hash, Flags::PHANTOM),
         };
         let Some(node) = zone.node(id) else { return Ok(()) };
         let before = node.flags;
@@ -309,7 +310,7 @@ impl Apply {
         let data = node::encode(owner, &rrsets);
         if let Some(node) = zone.nodes.get_mut(id as usize) {
             node.set_data(data);
-            zone.index.set_hint(name_hash(owner), id, node.data_address());
+            zone.index.set_hint(hash, id, node.data_address());
         }
         link_or_unlink(zone, id, &mut self.touched);
         let after = zone.node(id).map(|n| adjust::local_flags(n, id)).unwrap_or_default();
@@ -561,15 +562,16 @@ fn target_of(zone: &mut ZoneContents, owner: &Dname, rtype: Rtype, rdata: &[u8])
     if !target.ends_with(zone.origin()) {
         return NO_NODE;
     }
-    match zone.find_hashed(target, name_hash(target)) {
+    let hash = name_hash(target);
+    match zone.find_hashed(target, hash) {
         Some(id) => id,
-        None => new_node(zone, target, Flags::PHANTOM),
+        None => new_node(zone, target, hash, Flags::PHANTOM),
     }
 }
 
-/// Makes a node without data and indexes it: in the place of a reclaimed node when there
-/// is one, else at the end of the table.
-fn new_node(zone: &mut ZoneContents, owner: &Dname, flags: Flags) -> NodeId {
+/// Makes a node without data and indexes it (`hash` is `owner`'s [`name_hash`]): in the
+/// place of a reclaimed node when there is one, else at the end of the table.
+fn new_node(zone: &mut ZoneContents, owner: &Dname, hash: NameTag, flags: Flags) -> NodeId {
     let mut node = Node::new(node::encode(owner, &[]));
     node.flags = flags;
     let hint = node.data_address();
@@ -583,7 +585,7 @@ fn new_node(zone: &mut ZoneContents, owner: &Dname, flags: Flags) -> NodeId {
             zone.nodes.len() as NodeId - 1
         }
     };
-    zone.index.insert(name_hash(owner), id, hint);
+    zone.index.insert(hash, id, hint);
     id
 }
 
@@ -681,7 +683,7 @@ fn link(zone: &mut ZoneContents, id: NodeId, touched: &mut Vec<NodeId>) {
         let name = hashes.suffix_name(&owner, l);
         let child = match zone.find_hashed(name, hashes.suffix(l)) {
             Some(existing) => existing,
-            None => new_node(zone, name, Flags::empty()),
+            None => new_node(zone, name, hashes.suffix(l), Flags::empty()),
         };
         attach(zone, child, parent);
         touched.push(child);
