@@ -401,12 +401,8 @@ impl Apply {
 
 /// Applies one owner's removals, then additions, to its RRsets.
 fn edit_rrsets(rrsets: &mut Vec<RrsetData>, edit: &OwnerEdit<'_>) -> Result<(), Error> {
-    for (key, records) in by_list(&edit.removed) {
-        remove(rrsets, key, &records)?;
-    }
-    for (key, records) in by_list(&edit.added) {
-        add(rrsets, key, &records)?;
-    }
+    for_each_list(&edit.removed, |key, records| remove(rrsets, key, records))?;
+    for_each_list(&edit.added, |key, records| add(rrsets, key, records))?;
     rrsets.retain(|r| !r.rdatas.is_empty() || !r.sigs.is_empty());
     // A node counts an RRset's records in 16 bits (as the builder refuses larger ones).
     let limit = usize::from(u16::MAX);
@@ -427,6 +423,21 @@ const SMALL: usize = 16;
 /// Which list of which RRset a record edits: the RRset's type, and whether it is one of
 /// its signatures.
 type ListKey = (Rtype, bool);
+
+/// Calls `edit` with each list `records` edit and its records, as [`by_list`] groups
+/// them; without grouping them when they all edit one list (a dynamic update's
+/// records, most often).
+fn for_each_list<'r>(
+    records: &[&'r RecordData],
+    mut edit: impl FnMut(ListKey, &[&'r RecordData]) -> Result<(), Error>,
+) -> Result<(), Error> {
+    let Some(&first) = records.first() else { return Ok(()) };
+    let key = edit_key(first);
+    if records.iter().all(|&r| edit_key(r) == key) {
+        return edit(key, records);
+    }
+    by_list(records).into_iter().try_for_each(|(key, list)| edit(key, &list))
+}
 
 /// Records grouped by the list they edit, in order within each group.
 fn by_list<'r>(records: &[&'r RecordData]) -> Vec<(ListKey, Vec<&'r RecordData>)> {
@@ -776,6 +787,32 @@ mod group_tests {
                 .collect();
             assert_eq!(got, reference(&changes), "{owners} owners");
             assert_eq!(got.len(), owners);
+        }
+    }
+
+    #[test]
+    fn lists_are_edited_as_by_list_groups_them() {
+        let a = |last| record("a.example.", last);
+        let mut rrsig = record("a.example.", 9);
+        rrsig.rtype = Rtype::RRSIG;
+        rrsig.rdata = vec![0, 1, 8, 2, 0, 0, 0, 60]; // covers A
+        let mut txt = record("a.example.", 7);
+        txt.rtype = Rtype::TXT;
+        let (one, two, three) = (a(1), a(2), a(3));
+        let cases: [Vec<&RecordData>; 4] = [
+            vec![],
+            vec![&one],
+            vec![&one, &two, &three],
+            vec![&one, &txt, &rrsig, &two, &txt, &three],
+        ];
+        for records in cases {
+            let mut seen: Vec<(ListKey, Vec<&RecordData>)> = Vec::new();
+            let edited = for_each_list(&records, |key, list| {
+                seen.push((key, list.to_vec()));
+                Ok(())
+            });
+            assert!(edited.is_ok());
+            assert_eq!(seen, by_list(&records), "{} records", records.len());
         }
     }
 
