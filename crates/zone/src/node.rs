@@ -404,7 +404,7 @@ pub struct RrsetData {
     pub ttl: u32,
     /// The records' RDATA.
     pub rdatas: Vec<Vec<u8>>,
-    /// One target node per record (types with targets; may be empty otherwise).
+    /// One target node per record (types with targets; empty otherwise).
     pub targets: Vec<NodeId>,
     /// TTL of the covering RRSIGs.
     pub sig_ttl: u32,
@@ -422,7 +422,11 @@ impl RrsetData {
             rtype,
             ttl: r.ttl,
             rdatas: r.rdatas().map(<[u8]>::to_vec).collect(),
-            targets: (0..usize::from(r.count)).map(|i| r.target(i)).collect(),
+            // Only types with targets keep them (`encode` writes no others).
+            targets: match has_targets(r.rtype) {
+                true => (0..usize::from(r.count)).map(|i| r.target(i)).collect(),
+                false => Vec::new(),
+            },
             sig_ttl: r.sig_ttl,
             sigs: r.sigs().map(<[u8]>::to_vec).collect(),
         }
