@@ -258,7 +258,7 @@ impl Writer {
     }
 }
 
-/// What a primary's commit does on a blocking thread: [`compute`]s the batch, then
+/// What a primary's commit does on a blocking thread: computes the batch (`compute`), then
 /// appends its changes to `journal` (when there is one and something changed); the
 /// journal's `Err` says why they must not be published. Public for
 /// `examples/update_cost.rs`, which counts its instructions (never inlined, so that
