@@ -743,7 +743,7 @@ mod group_tests {
 
     /// What `group` gave with a hash map for every size: owners in first-appearance
     /// order, each with its records in order.
-    fn reference<'c>(changes: &'c Changeset) -> Vec<(&'c Name, Vec<u8>, Vec<u8>)> {
+    fn reference(changes: &Changeset) -> Vec<(&Name, Vec<u8>, Vec<u8>)> {
         let mut owners: Vec<(&Name, Vec<u8>, Vec<u8>)> = Vec::new();
         let mut places: HashMap<&Name, usize> = HashMap::new();
         for (r, removing) in changes
