@@ -26,6 +26,7 @@
 
 pub mod format;
 
+use std::borrow::Borrow;
 use std::fs::{File, OpenOptions};
 use std::io::{Read, Write};
 use std::os::fd::AsRawFd;
@@ -150,12 +151,13 @@ impl Journal {
         Ok(bytes.len() as u64)
     }
 
-    /// Appends `changes` in one write and syncs them (`fdatasync`): when this returns
-    /// `Ok`, they survive a crash. On error the journal is cut back to what it held.
-    pub fn append(&mut self, changes: &[Changeset]) -> Result<()> {
+    /// Appends `changes` (plain or shared, as a zone's history holds them) in one write
+    /// and syncs them (`fdatasync`): when this returns `Ok`, they survive a crash. On
+    /// error the journal is cut back to what it held.
+    pub fn append<C: Borrow<Changeset>>(&mut self, changes: &[C]) -> Result<()> {
         let mut bytes = Vec::new();
         for change in changes {
-            format::encode(change, &mut bytes).map_err(|why| Error::Format(why.into()))?;
+            format::encode(change.borrow(), &mut bytes).map_err(|why| Error::Format(why.into()))?;
         }
         if self.len == 0 {
             // No file yet: made whole, atomically.

@@ -404,7 +404,7 @@ pub struct RrsetData {
     pub ttl: u32,
     /// The records' RDATA.
     pub rdatas: Vec<Vec<u8>>,
-    /// One target node per record (types with targets; may be empty otherwise).
+    /// One target node per record (types with targets; empty otherwise).
     pub targets: Vec<NodeId>,
     /// TTL of the covering RRSIGs.
     pub sig_ttl: u32,
@@ -422,7 +422,11 @@ impl RrsetData {
             rtype,
             ttl: r.ttl,
             rdatas: r.rdatas().map(<[u8]>::to_vec).collect(),
-            targets: (0..usize::from(r.count)).map(|i| r.target(i)).collect(),
+            // Only types with targets keep them (`encode` writes no others).
+            targets: match has_targets(r.rtype) {
+                true => (0..usize::from(r.count)).map(|i| r.target(i)).collect(),
+                false => Vec::new(),
+            },
             sig_ttl: r.sig_ttl,
             sigs: r.sigs().map(<[u8]>::to_vec).collect(),
         }
@@ -436,9 +440,10 @@ pub struct BlobWriter {
 }
 
 impl BlobWriter {
-    /// Starts a blob for `owner`.
-    pub fn new(owner: &Dname) -> BlobWriter {
-        let mut w = BlobWriter { buf: Vec::with_capacity(64) };
+    /// Starts a blob for `owner` in a buffer of `capacity` bytes (it grows past them
+    /// as needed).
+    pub fn with_capacity(owner: &Dname, capacity: usize) -> BlobWriter {
+        let mut w = BlobWriter { buf: Vec::with_capacity(capacity) };
         w.restart(owner);
         w
     }
@@ -532,11 +537,21 @@ pub struct RrsetHead {
 
 /// Encodes a node blob from owned RRsets.
 pub fn encode(owner: &Dname, rrsets: &[RrsetData]) -> Blob {
-    let mut w = BlobWriter::new(owner);
+    let mut w = BlobWriter::with_capacity(owner, encoded_len(owner, rrsets));
     for r in rrsets {
         w.rrset_data(r);
     }
     w.finish()
+}
+
+/// The length of the blob [`encode`] makes (so that it writes it without growing).
+fn encoded_len(owner: &Dname, rrsets: &[RrsetData]) -> usize {
+    let records = |list: &[Vec<u8>]| list.iter().map(|rd| 2 + rd.len()).sum::<usize>();
+    let rrset = |r: &RrsetData| {
+        let targets = if has_targets(r.rtype) { 4 * r.rdatas.len() } else { 0 };
+        HEADER + records(&r.rdatas) + targets + records(&r.sigs)
+    };
+    1 + owner.len() + rrsets.iter().map(rrset).sum::<usize>()
 }
 
 #[cfg(test)]
@@ -574,6 +589,26 @@ mod tests {
         assert_eq!((a.ttl, a.target(0), a.sig_count), (60, NO_NODE, 0));
         assert!(node.rrset(Rtype::MX).is_none());
         assert_eq!(RrsetData::from_stored(&a).rdatas, vec![vec![192, 0, 2, 1]]);
+    }
+
+    #[test]
+    fn encoded_len_is_the_blob_length() {
+        let owner: Name = "a.example.".parse().unwrap();
+        let ns = RrsetData {
+            rtype: Rtype::NS,
+            ttl: 1,
+            rdatas: vec![b"\x01b\x00".to_vec(), b"\x02cc\x00".to_vec()],
+            targets: vec![3],
+            sig_ttl: 1,
+            sigs: vec![vec![1, 2, 3, 4, 5]],
+        };
+        let orphans = RrsetData { rtype: Rtype::A, sigs: vec![vec![9; 20]], ..Default::default() };
+        for rrsets in [vec![], vec![ns.clone()], vec![ns, orphans]] {
+            let mut w = BlobWriter::with_capacity(&owner, 0);
+            rrsets.iter().for_each(|r| w.rrset_data(r));
+            assert_eq!(encoded_len(&owner, &rrsets), w.buf.len());
+            assert_eq!(&*encode(&owner, &rrsets), &w.buf[..]);
+        }
     }
 
     #[test]

@@ -20,8 +20,6 @@
 //! added again, as a zone diff does) and goes from the zone's SOA to the update's own
 //! SOA when it replaced it, else to the same SOA with the next serial.
 
-use std::collections::BTreeMap;
-
 use tern_wire::{Class, Dname, Name, Rcode, Rtype};
 use tern_zone::records::{canonical_eq, serial_gt, soa_serial, with_soa_serial};
 use tern_zone::{Changeset, RecordData, ZoneContents};
@@ -48,18 +46,20 @@ struct Owner {
 /// The working copy of the names the update touches.
 pub(super) struct Work<'z> {
     zone: &'z ZoneContents,
-    owners: BTreeMap<Name, Owner>,
+    /// Each name as the update spelled it first, with its copy, sorted by name (as a
+    /// `BTreeMap` would keep them; a vector, since an update touches few names).
+    owners: Vec<(Name, Owner)>,
 }
 
 impl<'z> Work<'z> {
     pub(super) fn new(zone: &'z ZoneContents) -> Work<'z> {
-        Work { zone, owners: BTreeMap::new() }
+        Work { zone, owners: Vec::new() }
     }
 
     /// Applies one record of the update section (prescanned).
     pub(super) fn apply(&mut self, entry: &Entry) {
         let apex = entry.owner.eq_ignore_case(self.zone.origin());
-        let owner = self.owner(&entry.owner);
+        let Some(owner) = self.owner(&entry.owner) else { return };
         match (entry.class, entry.rtype) {
             (Class::ANY, Rtype::ANY) => {
                 owner.now.retain(|s| apex && matches!(s.rtype, Rtype::SOA | Rtype::NS));
@@ -75,14 +75,20 @@ impl<'z> Work<'z> {
     }
 
     /// The working copy of `name`, read from the zone when first touched.
-    fn owner(&mut self, name: &Name) -> &mut Owner {
+    fn owner(&mut self, name: &Name) -> Option<&mut Owner> {
         let zone = self.zone;
-        self.owners.entry(name.clone()).or_insert_with(|| {
-            let node = zone.find(name).and_then(|id| zone.node(id));
-            let before = node.map(sets_of).unwrap_or_default();
-            let name = node.map_or_else(|| name.clone(), |n| n.owner().to_name());
-            Owner { name, now: before.clone(), before }
-        })
+        let at = match self.owners.binary_search_by(|(key, _)| key.cmp(name)) {
+            Ok(at) => at,
+            Err(at) => {
+                let node = zone.find(name).and_then(|id| zone.node(id));
+                let before = node.map(sets_of).unwrap_or_default();
+                let spelled = node.map_or_else(|| name.clone(), |n| n.owner().to_name());
+                let owner = Owner { name: spelled, now: before.clone(), before };
+                self.owners.insert(at, (name.clone(), owner));
+                at
+            }
+        };
+        self.owners.get_mut(at).map(|(_, owner)| owner)
     }
 
     /// The difference as a changeset: empty when nothing changed.
@@ -96,7 +102,7 @@ impl<'z> Work<'z> {
         };
         let mut changes = Changeset::default();
         let mut soa_to = None;
-        for owner in self.owners.values() {
+        for (_, owner) in &self.owners {
             for rtype in types_of(owner) {
                 let before = owner.before.iter().find(|s| s.rtype == rtype);
                 let after = owner.now.iter().find(|s| s.rtype == rtype);

@@ -63,19 +63,26 @@ impl Senders {
 }
 
 /// One update's fate in a batch.
-struct Judged {
-    task: UpdateTask,
-    rcode: Rcode,
+#[derive(Debug)]
+pub struct Judged {
+    /// The update, to answer.
+    pub task: UpdateTask,
+    /// Its answer's response code.
+    pub rcode: Rcode,
     /// Its changeset was applied (and must be journaled before the answer).
-    changed: bool,
+    pub changed: bool,
 }
 
 /// What a batch of updates computed.
-struct Computed {
-    judged: Vec<Judged>,
-    changes: Vec<Changeset>,
+#[derive(Debug)]
+pub struct Computed {
+    /// Each update's fate, in order.
+    pub judged: Vec<Judged>,
+    /// The changesets applied, in order: shared with the history of `zone`, and
+    /// journaled from there.
+    pub changes: Vec<Arc<Changeset>>,
     /// The version after the last change (`None`: nothing changed).
-    zone: Option<ZoneContents>,
+    pub zone: Option<ZoneContents>,
 }
 
 impl Writer {
@@ -100,12 +107,7 @@ impl Writer {
         let (policy, limits) = (self.plan.update, self.plan.history);
         let (journal, name) = (self.journal.clone(), self.plan.name.to_string());
         let computed = tokio::task::spawn_blocking(move || {
-            let computed = compute(&current, tasks, policy, limits);
-            let journaled = match (&computed.zone, &journal) {
-                (Some(_), Some(journal)) => journaled::append(journal, &name, &computed.changes),
-                _ => Ok(()),
-            };
-            (computed, journaled)
+            compute_and_journal(&current, tasks, policy, limits, journal.as_ref(), &name)
         })
         .await;
         let Ok((Computed { mut judged, changes, zone }, journaled)) = computed else { return };
@@ -256,6 +258,28 @@ impl Writer {
     }
 }
 
+/// What a primary's commit does on a blocking thread: computes the batch (`compute`), then
+/// appends its changes to `journal` (when there is one and something changed); the
+/// journal's `Err` says why they must not be published. Public for
+/// `examples/update_cost.rs`, which counts its instructions (never inlined, so that
+/// a profile can single it out: it runs once a batch).
+#[inline(never)]
+pub fn compute_and_journal(
+    current: &Arc<ZoneContents>,
+    tasks: Vec<UpdateTask>,
+    policy: UpdatePolicy,
+    limits: HistoryLimits,
+    journal: Option<&journaled::Shared>,
+    name: &str,
+) -> (Computed, Result<(), String>) {
+    let computed = compute(current, tasks, policy, limits);
+    let journaled = match (&computed.zone, journal) {
+        (Some(_), Some(journal)) => journaled::append(journal, name, &computed.changes),
+        _ => Ok(()),
+    };
+    (computed, journaled)
+}
+
 /// Judges and applies each update in turn (on a blocking thread), all to one version
 /// of the zone: its first change copies what it touches of the served version, the
 /// others change that copy where it is.
@@ -279,7 +303,7 @@ fn compute(
                 match next.apply_in_place(&change) {
                     Ok(_) => {
                         zone = Some(next);
-                        out.changes.push(change);
+                        out.changes.push(Arc::new(change));
                         (Rcode::NOERROR, true)
                     }
                     Err(e) => {
@@ -300,7 +324,7 @@ fn compute(
     out.zone = zone.map(|mut zone| {
         let mut history = current.history().clone();
         for change in &out.changes {
-            history.append(Arc::new(change.clone()), limits);
+            history.append(Arc::clone(change), limits);
         }
         zone.set_history(Arc::new(history));
         zone

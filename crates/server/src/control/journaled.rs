@@ -78,9 +78,13 @@ pub fn chain_after(changes: &[Changeset], serial: u32) -> &[Changeset] {
     }
 }
 
-/// Appends `changes` to `journal` and syncs them (blocking); `Err` says why they must
-/// not be published.
-pub fn append(journal: &Shared, zone: &str, changes: &[Changeset]) -> Result<(), String> {
+/// Appends `changes` (plain or shared) to `journal` and syncs them (blocking); `Err`
+/// says why they must not be published.
+pub fn append<C: std::borrow::Borrow<Changeset>>(
+    journal: &Shared,
+    zone: &str,
+    changes: &[C],
+) -> Result<(), String> {
     let mut journal = journal.lock().map_err(|_| "journal lock poisoned".to_owned())?;
     let appended = journal.append(changes).map_err(|e| e.to_string());
     control().journal_size(zone, journal.len());

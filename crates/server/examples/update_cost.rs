@@ -1,0 +1,116 @@
+//! A deterministic driver for the cost of dynamic updates in a primary's writer: N
+//! single-record UPDATEs (`add v<i>.<origin> 300 A …`, as the dnsperf stream of
+//! `bench/` sends them) go through `Engine::answer` to `UpdateRequest`s, then in batches
+//! through `control::dynamic::compute_and_journal` — exactly what a commit runs on its
+//! blocking thread: each update judged and applied in turn, the history appended, the
+//! batch journaled with one sync — each batch's version becoming the next one's start.
+//!
+//! `update_cost ZONE_FILE ORIGIN [N=2000] [BATCH=20]` (the journal goes to a fresh
+//! temporary directory). Count its instructions with
+//! `valgrind --tool=callgrind target/release/examples/update_cost …` and
+//! `callgrind_annotate --inclusive=yes`: the line of `compute_and_journal` divided by N
+//! is the blocking thread's cost per update.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use tern_engine::{
+    Access, Action, Config, Engine, Outcome, Request, Rule, Transport, UpdatePolicy, ZoneAccess,
+};
+use tern_journal::Journal;
+use tern_server::control::dynamic::compute_and_journal;
+use tern_server::updates::{AnswerStream, UpdateTask};
+use tern_wire::message::{CompressionTable, Flags, MessageWriter, Section};
+use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
+use tern_zone::{HistoryLimits, Options, ZoneContents, ZoneSet, ZoneSlot};
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let [file, origin, rest @ ..] = args.as_slice() else {
+        panic!("usage: update_cost ZONE_FILE ORIGIN [N] [BATCH]");
+    };
+    let count: usize = rest.first().map_or(2000, |n| n.parse().unwrap());
+    let batch: usize = rest.get(1).map_or(20, |n| n.parse().unwrap());
+    let origin: Name = origin.parse().unwrap();
+    let loaded =
+        tern_zone::load_file(Path::new(file), &origin, &Options::default(), &mut |_| {}).unwrap();
+    let slot = Arc::new(ZoneSlot::new(&origin));
+    slot.publish(Arc::new(loaded.contents));
+    let zones = ZoneSet::new(vec![Arc::clone(&slot)]);
+    let engine = Engine::new(Config::default());
+    let mut access = Access::default();
+    let rule = Rule { actions: vec![Action::Update], ..Rule::default() };
+    access.zones.insert(origin.clone(), ZoneAccess { rules: vec![rule] });
+    engine.set_access(access);
+    let dir = tempfile::tempdir().unwrap();
+    let journal = Journal::open(&dir.path().join("journal")).unwrap().journal;
+    let journal = Arc::new(Mutex::new(journal));
+    let mut current = slot.contents_full().unwrap();
+    let (mut applied, mut streams) = (0, Vec::new());
+    for start in (0..count).step_by(batch.max(1)) {
+        let tasks: Vec<UpdateTask> = (start..count.min(start + batch))
+            .map(|i| task(&engine, &zones, &origin, i, &mut streams))
+            .collect();
+        let name = origin.to_string();
+        let policy = UpdatePolicy::default();
+        let limits = HistoryLimits::default();
+        let (computed, journaled) =
+            compute_and_journal(&current, tasks, policy, limits, Some(&journal), &name);
+        journaled.unwrap();
+        applied += computed.judged.iter().filter(|j| j.changed).count();
+        assert!(computed.judged.iter().all(|j| j.rcode == Rcode::NOERROR));
+        current = Arc::new(computed.zone.unwrap());
+        computed.judged.into_iter().for_each(|j| j.task.answer(j.rcode));
+        streams.clear();
+    }
+    summary(&current, applied);
+}
+
+/// Update `i` through the engine, as a task whose answer goes to a kept stream.
+fn task(
+    engine: &Engine,
+    zones: &ZoneSet,
+    origin: &Name,
+    i: usize,
+    streams: &mut Vec<AnswerStream>,
+) -> UpdateTask {
+    let message = add(origin, i);
+    let client: IpAddr = "127.0.0.1".parse().unwrap();
+    let request = Request { client, ..Request::new(&message, Transport::Tcp) };
+    let (mut out, mut table) = (vec![0u8; 65535], CompressionTable::new());
+    let Outcome::Update(update) = engine.answer(zones, &request, &mut out, &mut table) else {
+        panic!("update {i} not handed over");
+    };
+    let (stream, reply) = AnswerStream::pair();
+    streams.push(stream);
+    UpdateTask::new(update, reply)
+}
+
+/// An UPDATE of `origin` adding `v<i>.<origin> 300 A 10.x.y.z`.
+fn add(origin: &Name, i: usize) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(i as u16);
+    let mut flags = Flags(0);
+    flags.set_opcode(Opcode::UPDATE);
+    w.set_flags(flags);
+    w.push_question(origin, Rtype::SOA, Class::IN).unwrap();
+    let owner: Name = format!("v{i}.{origin}").parse().unwrap();
+    let address = format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255);
+    let data = rdata::parse_str(Rtype::A, &address, None).unwrap();
+    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 300, &data).unwrap();
+    w.finish().to_vec()
+}
+
+fn summary(zone: &ZoneContents, applied: usize) {
+    println!(
+        "{applied} updates applied; serial {}, {} records, history {} changes",
+        zone.serial(),
+        zone.record_count(),
+        zone.history().len()
+    );
+}
