@@ -274,3 +274,45 @@ fn updates_journaled_around_compactions_survive_sigkill() {
     );
     assert_eq!(serial(addr), before, "{}", daemon.log_text());
 }
+
+/// A zone file edited while the server was down, to a serial its journal does not lead
+/// to (nor start from), is served as edited; the journal's updates, which the edit did
+/// not keep, are neither applied nor thrown away: the journal is kept aside and the
+/// log says so. (An edit to a serial the journal passes through is merged instead.)
+#[test]
+fn a_journal_that_does_not_lead_to_an_edited_file_is_kept_aside() {
+    let dir = tempfile::tempdir().unwrap();
+    let (args, addr) = configure(dir.path(), "1h");
+    let mut daemon = spawn(dir.path(), &args, addr);
+    for (n, name) in ["j1.example.com.", "j2.example.com."].into_iter().enumerate() {
+        let answered = udp_ask(addr, &add(n as u16, name, "192.0.2.9")).unwrap();
+        assert_eq!(answer(&answered).0, Rcode::NOERROR);
+    }
+    assert_eq!(serial(addr), 3);
+    daemon.signal(libc::SIGKILL);
+    let _ = daemon.child.wait();
+    let edited = ZONE.replace(" 1 7200 ", " 5 7200 ") + "edit A 192.0.2.81\n";
+    std::fs::write(dir.path().join("example.com.zone"), edited).unwrap();
+    let daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(serial(addr), 5, "{}", daemon.log_text());
+    assert_eq!(lookup(addr, "edit.example.com.", Rtype::A), ["192.0.2.81"]);
+    assert!(lookup(addr, "j1.example.com.", Rtype::A).is_empty());
+    let storage = dir.path().join("storage");
+    let kept_aside = || {
+        std::fs::read_dir(&storage)
+            .unwrap()
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.to_string_lossy().contains("example.com.journal.unused-"))
+    };
+    assert!(
+        eventually(Duration::from_secs(10), || kept_aside().is_some()),
+        "{}",
+        daemon.log_text()
+    );
+    let kept = tern_journal::Journal::open(&kept_aside().unwrap()).unwrap();
+    let serials: Vec<_> = kept.changes.iter().map(|c| (c.from_serial(), c.to_serial())).collect();
+    assert_eq!(serials, [(Some(1), Some(2)), (Some(2), Some(3))]);
+    let log = daemon.log_text();
+    assert!(log.contains("the journal is kept aside"), "{log}");
+}

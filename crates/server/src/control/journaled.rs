@@ -6,7 +6,7 @@
 //! * A primary replays only the history: its zone file is the source of the data, so
 //!   the journal's changes that lead to the file's serial become the history again
 //!   (a journal that does not lead there — the file was edited while the server was
-//!   down — starts afresh).
+//!   down — starts afresh, kept aside first as `<journal>.unused-<time>`).
 //! * A secondary replays the changes that follow its kept copy: the copy is written
 //!   only now and then (compaction), the journal after every change.
 //! * Compaction: once the journal holds twice what the history keeps, it is rewritten

@@ -184,13 +184,34 @@ impl Writer {
         }
     }
 
-    /// The history the journal kept for `serial`: its changes that lead there.
-    fn journaled_history(&self, journaled: &[Changeset], serial: u32) -> History {
+    /// The history the journal kept for `serial`: its changes that lead there. A journal
+    /// that does not lead there (the file edited while the server was down) starts
+    /// afresh, and is kept aside first: it may hold updates the edit did not keep.
+    fn journaled_history(&mut self, journaled: &[Changeset], serial: u32) -> History {
         let chain = super::journaled::chain_to(journaled, serial);
         if !journaled.is_empty() && chain.is_empty() {
-            warn!(zone = %self.plan.name, serial, "the journal does not lead to the zone file's serial (edited while the server was down?): IXFR history starts afresh");
+            let end = journaled.last().and_then(Changeset::to_serial).unwrap_or(0);
+            self.keep_unused_journal(end, serial);
         }
         super::journaled::history_of(chain, self.plan.history)
+    }
+
+    /// Keeps the journal as `<journal>.unused-<time>` (a hard link, made before it is
+    /// rewritten). It leads to serial `end`, not to the zone file's `serial`: the updates
+    /// it holds beyond what the file was written with are not served, unless the edit
+    /// kept them.
+    fn keep_unused_journal(&mut self, end: u32, serial: u32) {
+        let Some(path) = self.journal_path() else { return };
+        let mut kept = path.clone().into_os_string();
+        kept.push(format!(".unused-{}", super::writer::now()));
+        let kept = std::path::PathBuf::from(kept);
+        warn!(zone = %self.plan.name, serial, journal_serial = end, kept = %kept.display(), "the journal does not lead to the zone file's serial (edited while the server was down?): updates it holds that the edit did not keep are not served; the journal is kept aside as it was (delete it once the zone is checked), and IXFR history starts afresh");
+        let name = self.plan.name.clone();
+        self.store(move || {
+            if let Err(e) = std::fs::hard_link(&path, &kept) {
+                error!(zone = %name, "the unused journal could not be kept as {}: {e}", kept.display());
+            }
+        });
     }
 }
 
