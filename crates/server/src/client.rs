@@ -321,13 +321,14 @@ fn cut_short(e: std::io::Error) -> ClientError {
     }
 }
 
-/// Whether `message` answers `request` (its ID, and QR set).
-fn check_ours(message: &[u8], request: &[u8]) -> Result<()> {
+/// Whether `message` answers `request` (its ID, and QR set); its RCODE.
+fn check_ours(message: &[u8], request: &[u8]) -> Result<Rcode> {
     let reader = MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
-    if message.get(..2) != request.get(..2) || !reader.header().flags.has(Flags::QR) {
+    let flags = reader.header().flags;
+    if message.get(..2) != request.get(..2) || !flags.has(Flags::QR) {
         return Err(ClientError::Broken("a message that is not ours".into()));
     }
-    Ok(())
+    Ok(Rcode::from_parts(flags.rcode_bits(), 0))
 }
 
 /// The messages of one transfer being read.
@@ -348,12 +349,12 @@ impl Stream {
         while !self.incoming.is_done() {
             let len = self.read_message(&mut buf)?;
             let message = buf.get(..len).unwrap_or_default();
-            check_ours(message, request)?;
+            let rcode = check_ours(message, request)?;
             // The records are read (into the transfer, not yet published) before the
             // MAC is checked, so that the message is walked once: a message that fails
             // fails the whole transfer.
             let tsig = self.records(message, &mut scratch)?;
-            self.check(message, tsig)?;
+            self.check(message, tsig, rcode)?;
         }
         if let Some(verifier) = &self.verifier {
             if !verifier.last_was_signed() {
@@ -380,9 +381,7 @@ impl Stream {
     }
 
     /// RCODE and TSIG of one message, whose TSIG record (if any) starts at `tsig`.
-    fn check(&mut self, message: &[u8], tsig: Option<usize>) -> Result<()> {
-        let header = MessageReader::new(message).map_err(|e| ClientError::Broken(e.to_string()))?;
-        let rcode = Rcode::from_parts(header.header().flags.rcode_bits(), 0);
+    fn check(&mut self, message: &[u8], tsig: Option<usize>, rcode: Rcode) -> Result<()> {
         if let Some(verifier) = &mut self.verifier {
             let found = tsig.map(|at| TsigRecord::parse_at(message, at)).transpose();
             let step = found.and_then(|found| verifier.verify_found(message, found, unix_now()));
