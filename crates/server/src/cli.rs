@@ -230,7 +230,7 @@ fn parse_algorithm(text: &str) -> Result<tern_wire::tsig::Algorithm, String> {
 /// configuration that declares it for ternd and for the peers on the other side.
 pub fn keygen(name: &tern_wire::Name, algorithm: tern_wire::tsig::Algorithm) -> Result<String> {
     let mut secret = vec![0u8; algorithm.mac_len()];
-    aws_lc_rs::rand::fill(&mut secret)
+    crate::random::fill(&mut secret)
         .map_err(|_| Error::Config("the system's random number generator failed".into()))?;
     let secret = tern_wire::tsig::secret_to_base64(&secret);
     let alg = algorithm.config_name();

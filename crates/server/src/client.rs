@@ -129,7 +129,7 @@ fn request(
 /// A message ID nobody can guess easily (RFC 5452 §4.3 asks for it on queries).
 fn random_id() -> u16 {
     let mut bytes = [0u8; 2];
-    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+    if crate::random::fill(&mut bytes).is_err() {
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());

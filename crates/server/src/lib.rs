@@ -29,6 +29,7 @@ pub mod lifecycle;
 pub mod logging;
 pub mod manpage;
 pub mod priority;
+pub mod random;
 pub mod refusals;
 pub mod rrl;
 pub mod server;
