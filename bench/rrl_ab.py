@@ -23,6 +23,17 @@ side not counted) per answered query, counted from when the server answers (the
 counters are zeroed then: start-up and the harness's polls are left out).
 Deterministic where CPU time on this machine is not.
 
+`paired`: each `on…` variant beside the `off` it is compared with (`on` with `off`,
+`on+edns` with `off+edns`, `on+cookie` with `off`), both servers on one CPU and loaded
+at the same time, each by its own dnsperf at the same rate (`--qps`, 20,000 a second
+by default; 0: as fast as answers come, the two servers then share the CPU). Server
+CPU per answer is read from the scheduler's nanosecond accounting
+(/proc/PID/task/TID/schedstat), not from 10 ms ticks. A pair sees the same moment of the
+machine, so the ratio of a round is far steadier than when variants take turns (`quiet`):
+the noise left is the two servers' own. Which dnsperf starts first alternates by round.
+`on@base` is `on` run by the `--base` build, beside this build's `on`: two builds' rate
+limiting compared.
+
 `flood`: a reflection flood as the server sees it — one source (127.0.0.1) sending the
 apex NS question (the zone's largest positive answer) at a fixed rate, never waiting
 (`tools/udp-flood`) — at Tern and Knot DNS with RRL (20 answers a second, slip 2) and
@@ -32,6 +43,7 @@ less those the kernel dropped at the server's full receive buffers, from
 
     python3 bench/rrl_ab.py quiet --base OLD_TERND [--rounds 12] [--duration 3] [--qps N]
     python3 bench/rrl_ab.py instructions --base OLD_TERND
+    python3 bench/rrl_ab.py paired [--variants on,on+edns] [--rounds 12] [--qps 20000]
     python3 bench/rrl_ab.py flood [--rate 100000] [--rounds 12] [--duration 3]
 Run `bench/run.sh` once first (peers, data). Results: docs/benchmarks.md.
 """
@@ -58,7 +70,7 @@ FLOOD_RATE_LIMIT = 20
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("mode", choices=("quiet", "instructions", "flood"))
+    p.add_argument("mode", choices=("quiet", "instructions", "flood", "paired"))
     p.add_argument("--base", default=None, help="the older ternd for `base` (quiet)")
     p.add_argument("--variants", default=None, help="comma-separated subset to run")
     p.add_argument("--size", default="100k")
@@ -69,6 +81,9 @@ def parse_args():
     p.add_argument("--rate", type=int, default=100_000, help="flood: queries a second")
     p.add_argument("--clients", type=int, default=4, help="dnsperf -c")
     p.add_argument("--outstanding", type=int, default=200, help="dnsperf -q")
+    p.add_argument("--rrl-extra", action="append", default=[],
+                   help="a line added to the `on` variants' [rrl] section "
+                        "(e.g. 'table-size = 8192'; repeatable)")
     p.add_argument("--server-cpu", type=int, choices=(0, 1), default=0,
                    help="the CPU servers are pinned to; load runs on the other")
     bench.add_common_args(p)
@@ -112,7 +127,8 @@ def server_argv(variant, work, port, data, args):
     """The server kind and argv for `variant` (its configuration written), and extra
     dnsperf options."""
     this = args.tern or peers.default_ternd(REPO)
-    limits = "[rrl]\nrate = 1000000\n"  # every class: far above what one client sends
+    # Every class far above what one client sends; `--rrl-extra` adds settings.
+    limits = "[rrl]\nrate = 1000000\n" + "".join(f"{line}\n" for line in args.rrl_extra)
     flood_limits = f"[rrl]\nrate = {FLOOD_RATE_LIMIT}\nslip = 2\n"
     tern = lambda binary, extra: ("tern", tern_argv(binary, work, port, data, extra))  # noqa: E731
     builders = {
@@ -122,6 +138,7 @@ def server_argv(variant, work, port, data, args):
         "on+edns": lambda: tern(this, limits),
         "off+edns": lambda: tern(this, "[cookies]\nenabled = false\n"),
         "on+cookie": lambda: tern(this, limits),
+        "on@base": lambda: tern(args.base or this, limits),
         "tern-rrl": lambda: tern(this, flood_limits),
         "tern": lambda: tern(this, ""),
         "knot-rrl": lambda: ("knot", knot_argv(work, port, data, True)),
@@ -175,6 +192,96 @@ def quiet(server, extra, data, args):
     cpu = (after[0] - before[0]) + (after[1] - before[1])
     us = 1e6 * cpu / answered if answered else float("nan")
     return {"qps": qps, "lost": lost, "us": us, "cpu": cpu, "count": answered}
+
+
+def schedstat_seconds(server):
+    """CPU seconds of every thread of `server`'s process tree, from the scheduler's
+    nanosecond accounting."""
+    total = 0
+    for pid in server.pids():
+        try:
+            threads = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue
+        for tid in threads:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                    total += int(f.read().split()[0])
+            except (OSError, IndexError, ValueError):
+                pass
+    return total / 1e9
+
+
+def dnsperf_start(port, data, args, extra):
+    """A dnsperf at `--qps` (0: as fast as answers come) on the load CPU, not waited for."""
+    argv = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", data.queries,
+            "-l", str(args.duration), "-c", str(args.clients), "-q", str(args.outstanding)]
+    argv += ["-Q", str(args.qps)] if args.qps else []
+    argv += list(extra)
+    return subprocess.Popen(bench.pinned(bench.CLIENT_CPU, argv), stdout=subprocess.PIPE,
+                            text=True)
+
+
+def dnsperf_answered(proc, args):
+    out, _ = proc.communicate(timeout=args.duration + 60)
+    for line in out.splitlines():
+        if line.strip().startswith("Queries completed:"):
+            return int(line.split()[2])
+    raise RuntimeError(f"unexpected dnsperf output:\n{out}")
+
+
+def paired_round(pair, servers, data, args, rnd):
+    """One round of a pair: both loaded at once; CPU µs per answer of each."""
+    order = pair if rnd % 2 else pair[::-1]
+    before = {v: schedstat_seconds(servers[v][0]) for v in order}
+    procs = {v: dnsperf_start(servers[v][0].port, data, args, servers[v][1]) for v in order}
+    answered = {v: dnsperf_answered(procs[v], args) for v in order}
+    after = {v: schedstat_seconds(servers[v][0]) for v in order}
+    return {v: {"cpu": after[v] - before[v], "count": answered[v],
+                "us": 1e6 * (after[v] - before[v]) / max(1, answered[v])} for v in pair}
+
+
+def paired(variants, data, args):
+    """`paired` mode: every `on…` variant beside its `off`, round after round."""
+    if args.qps is None:
+        args.qps = 20_000
+    base_of = {"on": "off", "on+edns": "off+edns", "on+cookie": "off", "on@base": "on"}
+    pairs = [(base_of[v], v) for v in variants if v in base_of]
+    needed = sorted({v for pair in pairs for v in pair})
+    servers = {}
+    try:
+        for v in needed:
+            servers[v] = start(v, data, args)
+        for pair in pairs:
+            rounds = []
+            for rnd in range(1, args.rounds + 1):
+                for server, _ in servers.values():
+                    server.keep_on_cpu()
+                r = paired_round(pair, servers, data, args, rnd)
+                rounds.append(r)
+                print(f"round {rnd} {pair[1]:>9} / {pair[0]}: "
+                      + " ".join(f"{v}={r[v]['us']:.3f}µs ({r[v]['count']})" for v in pair)
+                      + f" ratio={r[pair[1]]['us'] / r[pair[0]]['us']:.3f}", flush=True)
+            report_pair(pair, rounds)
+    finally:
+        for server, _ in servers.values():
+            server.stop()
+
+
+def report_pair(pair, rounds):
+    """A pair's rounds: CPU per answer (median, pooled) and the ratio's median, pooled
+    figure and spread."""
+    base, variant = pair
+    ratios = sorted(r[variant]["us"] / r[base]["us"] for r in rounds)
+    pooled = {v: 1e6 * sum(r[v]["cpu"] for r in rounds) / sum(r[v]["count"] for r in rounds)
+              for v in pair}
+    quart = (ratios[len(ratios) // 4], ratios[(3 * len(ratios)) // 4])
+    print(f"\n| pair | {base} µs/answer | {variant} µs/answer | × pooled "
+          "| × median of rounds | middle half of rounds | all rounds |")
+    print("|---|---:|---:|---:|---:|---|---|")
+    print(f"| {variant} / {base} | {pooled[base]:.3f} | {pooled[variant]:.3f} "
+          f"| {pooled[variant] / pooled[base]:.3f} | {statistics.median(ratios):.3f} "
+          f"| {quart[0]:.3f}–{quart[1]:.3f} | {ratios[0]:.3f}–{ratios[-1]:.3f} |\n", flush=True)
 
 
 def udp_drops(port):
@@ -252,6 +359,9 @@ def main():
                 else list(FLOOD if args.mode == "flood" else QUIET))
     if args.mode != "flood" and "base" in variants and not args.base:
         variants.remove("base")
+    if args.mode == "paired":
+        paired(variants, data, args)
+        return
     if args.mode == "instructions":
         for v in variants:
             r = instructions(v, data, args)

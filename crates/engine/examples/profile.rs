@@ -105,6 +105,9 @@ fn run(
                         out,
                         table,
                         &mut report,
+                        &|class, tag| {
+                            black_box((class, tag));
+                        },
                     );
                     black_box(report);
                     outcome

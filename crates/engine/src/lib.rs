@@ -210,7 +210,7 @@ impl Engine {
         }
         let mut unused = Report::error(CookieSeen::None);
         let found = located.found(None);
-        self.answer_located::<false>(zones, &query, &found, request, out, table, &mut unused)
+        self.answer_located::<false>(zones, &query, &found, request, out, table, &mut unused, None)
     }
 
     /// Reads `message`'s question and locates its zone into `ahead`, which starts loading
@@ -247,7 +247,7 @@ impl Engine {
         table: &mut CompressionTable,
     ) -> Outcome {
         let mut unused = Report::error(CookieSeen::None);
-        self.answer_ahead::<false>(zones, pins, request, ahead, out, table, &mut unused)
+        self.answer_ahead::<false>(zones, pins, request, ahead, out, table, &mut unused, None)
     }
 
     /// [`answer_with`](Self::answer_with), and what rate limiting needs to know of the
@@ -255,6 +255,12 @@ impl Engine {
     /// is counted under, and the query's cookie. (Working the report out costs a few
     /// instructions that `answer_with` does without; it is written where the caller
     /// keeps it, not returned beside the outcome, which would copy the outcome.)
+    ///
+    /// `early` is told a referral's or a positive answer's class and tag as soon as
+    /// answering has decided them, before their records are written: the caller can
+    /// start loading what its verdict will read (rate limiting's counter, a line picked
+    /// at random in a table too large to stay in the cache), and the writing hides the
+    /// wait. Other classes are counted under the zone's few keys, which stay cached.
     #[allow(clippy::too_many_arguments)]
     pub fn answer_reported(
         &self,
@@ -265,8 +271,9 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         report: &mut Report,
+        early: &dyn Fn(ResponseClass, u32),
     ) -> Outcome {
-        self.answer_ahead::<true>(zones, pins, request, ahead, out, table, report)
+        self.answer_ahead::<true>(zones, pins, request, ahead, out, table, report, Some(early))
     }
 
     /// [`answer_with`](Self::answer_with), writing `report` when `REPORT` is set.
@@ -281,6 +288,7 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         report: &mut Report,
+        early: Option<&dyn Fn(ResponseClass, u32)>,
     ) -> Outcome {
         let mut scratch = None;
         let query = query::parse(request.message, &mut scratch);
@@ -300,7 +308,7 @@ impl Engine {
             _ => {}
         }
         let located = ahead.located.found(Some(pins));
-        self.answer_located::<REPORT>(zones, &query, &located, request, out, table, report)
+        self.answer_located::<REPORT>(zones, &query, &located, request, out, table, report, early)
     }
 
     /// A short answer to `request` in place of its full one ([`Short`]), with the
@@ -341,17 +349,18 @@ impl Engine {
         out: &mut [u8],
         table: &mut CompressionTable,
         report: &mut Report,
+        early: Option<&dyn Fn(ResponseClass, u32)>,
     ) -> Outcome {
         if query.is_special() {
             return signed::answer(self, zones, query, located, request, out, table);
         }
         let anchor = Compression::Anchor;
-        match self.respond::<REPORT>(query, located, request, out, table, anchor, report) {
+        match self.respond::<REPORT>(query, located, request, out, table, anchor, report, early) {
             // Anchor compression (against the question only) is the fast path; when the
             // answer does not fit, the full compressor may make it fit.
             Outcome::Answered { truncated: true, .. } => {
                 let full = Compression::Table;
-                self.respond::<REPORT>(query, located, request, out, table, full, report)
+                self.respond::<REPORT>(query, located, request, out, table, full, report, early)
             }
             other => other,
         }
@@ -371,11 +380,17 @@ impl Engine {
         table: &mut CompressionTable,
         compression: Compression,
         report: &mut Report,
+        early: Option<&dyn Fn(ResponseClass, u32)>,
     ) -> Outcome {
         if !REPORT {
             let body = |resp: &mut Response<'_>| self.dispatch(query, located, resp);
             return self.write_response(query, request, out, table, compression, None, body);
         }
+        let hook = |class, node| {
+            if let Some(early) = early {
+                early(class, tag(class, node, query, located));
+            }
+        };
         let mut counted = (ResponseClass::Error, tern_zone::NO_NODE);
         let body = |resp: &mut Response<'_>| {
             self.dispatch(query, located, resp);
@@ -384,7 +399,9 @@ impl Engine {
                 counted = (resp.class, resp.node);
             }
         };
-        let outcome = self.write_response(query, request, out, table, compression, None, body);
+        let noted: Option<&dyn Fn(ResponseClass, NodeId)> = early.map(|_| &hook as _);
+        let outcome =
+            self.write_response_noted(query, request, out, table, compression, noted, body);
         let (class, node) = counted;
         (report.class, report.tag) = (class, tag(class, node, query, located));
         outcome
@@ -403,6 +420,41 @@ impl Engine {
         tsig: Option<&Signed<'_>>,
         body: impl FnOnce(&mut Response<'_>),
     ) -> Outcome {
+        self.write_unsigned_or(query, request, out, table, compression, tsig, None, body)
+    }
+
+    /// [`write_response`](Self::write_response), unsigned, telling `noted` the class and
+    /// node answering decides ([`Response::decided`]).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn write_response_noted(
+        &self,
+        query: &Query<'_>,
+        request: &Request<'_>,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+        compression: Compression,
+        noted: Option<&dyn Fn(ResponseClass, NodeId)>,
+        body: impl FnOnce(&mut Response<'_>),
+    ) -> Outcome {
+        self.write_unsigned_or(query, request, out, table, compression, None, noted, body)
+    }
+
+    /// What [`write_response`](Self::write_response) and
+    /// [`write_response_noted`](Self::write_response_noted) do.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn write_unsigned_or(
+        &self,
+        query: &Query<'_>,
+        request: &Request<'_>,
+        out: &mut [u8],
+        table: &mut CompressionTable,
+        compression: Compression,
+        tsig: Option<&Signed<'_>>,
+        noted: Option<&dyn Fn(ResponseClass, NodeId)>,
+        body: impl FnOnce(&mut Response<'_>),
+    ) -> Outcome {
         let limit = self.size_limit(query, request.transport);
         let Ok(mut writer) = MessageWriter::new(out, limit, table) else { return Outcome::Dropped };
         writer.set_compression(compression);
@@ -419,6 +471,7 @@ impl Engine {
         // The writer moves into the response before it writes anything: it is not
         // copied again.
         let mut resp = Response::new(writer, dnssec, request.transport, qname);
+        resp.early = noted.map(response::Early);
         if let Some(q) = &query.question {
             if resp.writer.push_question(q.qname(), q.qtype, q.qclass).is_err() {
                 return Outcome::Dropped;

@@ -30,6 +30,7 @@ impl Solver<'_, '_, '_> {
         // Counted under the cut, however far below it the name asked is.
         self.resp.class = ResponseClass::Referral;
         self.resp.node = cut;
+        self.resp.decided();
         let Some(ns) = node.rrset(Rtype::NS) else { return Ok(()) };
         self.prefetch_targets(&ns);
         let signed = self.resp.dnssec && zone.denial() != Denial::Unsigned;

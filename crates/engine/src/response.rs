@@ -42,6 +42,9 @@ pub struct Response<'b> {
     /// The node a wildcard answer or a referral is counted under (the wildcard, the
     /// cut).
     pub node: tern_zone::NodeId,
+    /// Told the class and node as soon as answering decides them
+    /// ([`decided`](Self::decided)), when the caller asked.
+    pub early: Option<Early<'b>>,
     /// Address of the query's QNAME bytes: an owner at this address is the question's
     /// name, already in the response at offset 12.
     qname_addr: usize,
@@ -58,6 +61,17 @@ pub struct Response<'b> {
     /// A zone cut's owner (by address) that is a suffix of the question's name, and
     /// where that suffix is in the question.
     cut: Option<(usize, u16)>,
+}
+
+/// What the caller is told as soon as answering decides an answer's class and node
+/// ([`Response::decided`]).
+#[derive(Clone, Copy)]
+pub struct Early<'b>(pub &'b dyn Fn(ResponseClass, tern_zone::NodeId));
+
+impl std::fmt::Debug for Early<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Early")
+    }
 }
 
 /// Records per RRset whose RDATA name positions are remembered.
@@ -95,12 +109,23 @@ impl<'b> Response<'b> {
             transport,
             class: ResponseClass::Error,
             node: tern_zone::NO_NODE,
+            early: None,
             qname_addr,
             qname_len: qname.len(),
             question_apex: None,
             names_at,
             alias: None,
             cut: None,
+        }
+    }
+
+    /// Tells the caller, when it asked ([`Response::early`]), the class and node just
+    /// decided: before the records are written, so that what it will read for them can
+    /// load meanwhile.
+    #[inline(always)]
+    pub fn decided(&self) {
+        if let Some(Early(early)) = self.early {
+            early(self.class, self.node);
         }
     }
 

@@ -265,6 +265,7 @@ impl<'z> Solver<'z, '_, '_> {
             _ => {}
         }
         if let Some(rrset) = node.rrset(self.qtype).filter(|r| r.has_records()) {
+            self.resp.decided();
             self.prefetch_targets(&rrset);
             self.resp.must(Section::Answer, owner, &rrset, rrset.ttl)?;
             self.note_targets(&rrset, None);

@@ -374,7 +374,7 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
 /// Random bytes from the system's generator (zeros, which still work, if it fails).
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
-    if aws_lc_rs::rand::fill(&mut bytes).is_err() {
+    if crate::random::fill(&mut bytes).is_err() {
         warn!("no random bytes: the rate limiter's hash and the cookie secret are predictable");
     }
     bytes
@@ -461,8 +461,18 @@ impl Handler for EngineHandler {
         let mut report = Report::error(CookieSeen::None);
         let outcome = match limiter {
             None => self.engine.answer_with(zones, pins, &request, ahead, out, table),
-            Some(_) => {
-                self.engine.answer_reported(zones, pins, &request, ahead, out, table, &mut report)
+            Some(rrl) => {
+                let early = |class, tag| rrl.prefetch(&request.client, class, tag);
+                self.engine.answer_reported(
+                    zones,
+                    pins,
+                    &request,
+                    ahead,
+                    out,
+                    table,
+                    &mut report,
+                    &early,
+                )
             }
         };
         if let Some(rrl) = limiter {

@@ -39,6 +39,16 @@ fn cookie_query(qname: &str, qtype: Rtype, cookie: Option<&[u8]>) -> Vec<u8> {
 
 /// Answers `message` from `set` as the server does (cookies on unless `off`).
 fn answer(set: &ZoneSet, message: &[u8], off: bool) -> (Vec<u8>, Report) {
+    let (out, report, _) = answer_told(set, message, off);
+    (out, report)
+}
+
+/// [`answer`], and what the engine told early, in order ([`Engine::answer_reported`]).
+fn answer_told(
+    set: &ZoneSet,
+    message: &[u8],
+    off: bool,
+) -> (Vec<u8>, Report, Vec<(ResponseClass, u32)>) {
     let engine = Engine::new(Config::default());
     let jar = cookies();
     let request = Request {
@@ -50,6 +60,8 @@ fn answer(set: &ZoneSet, message: &[u8], off: bool) -> (Vec<u8>, Report) {
     let (mut out, mut table) = (vec![0u8; 65535], CompressionTable::new());
     let (mut pins, mut ahead) = (Pins::new(), Lookahead::default());
     let mut report = Report::error(CookieSeen::Client);
+    let told = std::cell::RefCell::new(Vec::new());
+    let early = |class, tag| told.borrow_mut().push((class, tag));
     let outcome = engine.answer_reported(
         set,
         &mut pins,
@@ -58,10 +70,11 @@ fn answer(set: &ZoneSet, message: &[u8], off: bool) -> (Vec<u8>, Report) {
         &mut out,
         &mut table,
         &mut report,
+        &early,
     );
     let Outcome::Answered { len, .. } = outcome else { panic!("no answer: {outcome:?}") };
     out.truncate(len);
-    (out, report)
+    (out, report, told.into_inner())
 }
 
 /// The COOKIE option of a response, if any.
@@ -218,5 +231,28 @@ fn answers_are_classed_and_tagged() {
 
     for (name, rtype) in [("other.test.", Rtype::A), ("version.bind.", Rtype::AXFR)] {
         assert_eq!(report(name, rtype), Report::error(CookieSeen::None), "{name}");
+    }
+}
+
+/// Referrals and positive answers (wildcards too) are told early, with the class and tag
+/// they are then reported with; NXDOMAIN, NODATA and errors are not (their counters are
+/// the zone's few).
+#[test]
+fn the_caller_is_told_early_what_it_will_judge() {
+    let set = example();
+    for (name, rtype) in [
+        ("ns1.example.", Rtype::A),
+        ("www.example.", Rtype::A),
+        ("a.wild.example.", Rtype::A),
+        ("deep.below.sub.example.", Rtype::A),
+    ] {
+        let (_, report, told) = answer_told(&set, &query(name, rtype, Ask::default()), false);
+        assert_eq!(told.last(), Some(&(report.class, report.tag)), "{name} {rtype}");
+    }
+    for (name, rtype) in
+        [("nope.example.", Rtype::A), ("mail.example.", Rtype::AAAA), ("other.test.", Rtype::A)]
+    {
+        let (_, _, told) = answer_told(&set, &query(name, rtype, Ask::default()), false);
+        assert_eq!(told, [], "{name} {rtype}");
     }
 }

@@ -13,8 +13,11 @@
 //! nothing else shared: what it limited is tallied in its own
 //! [`WorkerLimits`] and handed over at most once a second, to the shared [`Counters`]
 //! and, prefix by prefix, to the reporter thread ([`report`]), which logs a line per
-//! limited prefix now and then, never one per packet. With rate limiting off the
-//! handler holds no [`Limiter`] and none of this runs.
+//! limited prefix now and then, never one per packet. The counter's line is picked at
+//! random in a table larger than the cache keeps, so the worker starts loading it as
+//! soon as the engine has decided a referral's or a positive answer's class, before
+//! the records are written ([`Limiter::prefetch`]). With rate limiting off the handler
+//! holds no [`Limiter`] and none of this runs.
 
 pub mod report;
 pub mod table;
@@ -277,6 +280,18 @@ impl Limiter {
             return Verdict::Send;
         }
         self.over(worker, client, report)
+    }
+
+    /// Starts loading the counter an answer of `class` and `tag` to `client` will be
+    /// judged by ([`Limiter::judge`]): the table is too large to stay in the cache, and
+    /// the engine tells this before it writes the answer's records
+    /// ([`tern_engine::Engine::answer_reported`]), which hides the wait. (The key is
+    /// worked out again for the verdict: keeping it costs more than that.)
+    #[inline]
+    pub fn prefetch(&self, client: &IpAddr, class: ResponseClass, tag: u32) {
+        if let Some(limit) = self.classes.get(class_index(class)).and_then(Option::as_ref) {
+            self.table.prefetch(key(self.address(client), tag, limit.seed));
+        }
     }
 
     /// Whether `client` is in a whitelisted prefix (out of line: most configurations

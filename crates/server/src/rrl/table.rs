@@ -153,6 +153,22 @@ impl Table {
         Self::admit_contended(line, tagged, now, pace)
     }
 
+    /// Starts loading the line of `key` ([`Table::admit`] will read it).
+    #[inline]
+    pub fn prefetch(&self, key: u64) {
+        if let Some(line) = self.lines.get(key as usize & self.mask) {
+            #[cfg(target_arch = "x86_64")]
+            // SAFETY: a prefetch is only a hint: it reads nothing the program sees and
+            // cannot fault; the line is ours anyway.
+            unsafe {
+                use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+                _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(line).cast::<i8>());
+            }
+            #[cfg(not(target_arch = "x86_64"))]
+            let _ = line;
+        }
+    }
+
     /// [`Table::admit`] after another worker changed the slot a new key was to take:
     /// looks again until a swap goes through (out of line, so that the first look
     /// keeps its registers).
