@@ -273,10 +273,16 @@ def main():
     if "in" in args.only:
         results = bench_in(args, args.work, zone, kinds)
         print("\n### AXFR in from Knot DNS (secondary on CPU 1), medians of", args.rounds)
-        print("| secondary | start to serving s | CPU s | peak RSS MB |\n|---|---|---|---|")
+        print("| secondary | start to serving s | rounds s | CPU s | peak RSS MB |\n|---|---|---|---|---|")
         for kind, rows in results.items():
-            print(f"| {kind} | {median([r[0] for r in rows]):.2f} | {median([r[1] for r in rows]):.2f} | "
+            rounds = ", ".join(f"{r[0]:.2f}" for r in rows)
+            print(f"| {kind} | {median([r[0] for r in rows]):.2f} | {rounds} | {median([r[1] for r in rows]):.2f} | "
                   f"{median([r[2] for r in rows]) / 1024:.0f} |")
+        best = min((k for k in results if k != "tern"), key=lambda k: median([r[0] for r in results[k]]))
+        ratios = [t[0] / b[0] for t, b in zip(results["tern"], results[best])]
+        print(f"\nTern ÷ {best} (the best peer), round by round: "
+              + ", ".join(f"{x:.2f}" for x in ratios) + f"; of the medians "
+              f"{median([r[0] for r in results['tern']]) / median([r[0] for r in results[best]]):.2f}")
     if "change" in args.only:
         times = bench_change(args, args.work, zone)
         print("\n### One-record change, Tern → Tern (publish on the primary to served by the secondary)")
