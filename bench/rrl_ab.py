@@ -194,24 +194,6 @@ def quiet(server, extra, data, args):
     return {"qps": qps, "lost": lost, "us": us, "cpu": cpu, "count": answered}
 
 
-def schedstat_seconds(server):
-    """CPU seconds of every thread of `server`'s process tree, from the scheduler's
-    nanosecond accounting."""
-    total = 0
-    for pid in server.pids():
-        try:
-            threads = os.listdir(f"/proc/{pid}/task")
-        except OSError:
-            continue
-        for tid in threads:
-            try:
-                with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
-            except (OSError, IndexError, ValueError):
-                pass
-    return total / 1e9
-
-
 def dnsperf_start(port, data, args, extra):
     """A dnsperf at `--qps` (0: as fast as answers come) on the load CPU, not waited for."""
     argv = ["dnsperf", "-s", "127.0.0.1", "-p", str(port), "-d", data.queries,
@@ -233,10 +215,10 @@ def dnsperf_answered(proc, args):
 def paired_round(pair, servers, data, args, rnd):
     """One round of a pair: both loaded at once; CPU µs per answer of each."""
     order = pair if rnd % 2 else pair[::-1]
-    before = {v: schedstat_seconds(servers[v][0]) for v in order}
+    before = {v: servers[v][0].schedstat_seconds() for v in order}
     procs = {v: dnsperf_start(servers[v][0].port, data, args, servers[v][1]) for v in order}
     answered = {v: dnsperf_answered(procs[v], args) for v in order}
-    after = {v: schedstat_seconds(servers[v][0]) for v in order}
+    after = {v: servers[v][0].schedstat_seconds() for v in order}
     return {v: {"cpu": after[v] - before[v], "count": answered[v],
                 "us": 1e6 * (after[v] - before[v]) / max(1, answered[v])} for v in pair}
 

@@ -400,8 +400,7 @@ impl Engine {
             }
         };
         let noted: Option<&dyn Fn(ResponseClass, NodeId)> = early.map(|_| &hook as _);
-        let outcome =
-            self.write_response_noted(query, request, out, table, compression, noted, body);
+        let outcome = self.compose(query, request, out, table, compression, None, noted, body);
         let (class, node) = counted;
         (report.class, report.tag) = (class, tag(class, node, query, located));
         outcome
@@ -420,31 +419,14 @@ impl Engine {
         tsig: Option<&Signed<'_>>,
         body: impl FnOnce(&mut Response<'_>),
     ) -> Outcome {
-        self.write_unsigned_or(query, request, out, table, compression, tsig, None, body)
+        self.compose(query, request, out, table, compression, tsig, None, body)
     }
 
-    /// [`write_response`](Self::write_response), unsigned, telling `noted` the class and
-    /// node answering decides ([`Response::decided`]).
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    fn write_response_noted(
-        &self,
-        query: &Query<'_>,
-        request: &Request<'_>,
-        out: &mut [u8],
-        table: &mut CompressionTable,
-        compression: Compression,
-        noted: Option<&dyn Fn(ResponseClass, NodeId)>,
-        body: impl FnOnce(&mut Response<'_>),
-    ) -> Outcome {
-        self.write_unsigned_or(query, request, out, table, compression, None, noted, body)
-    }
-
-    /// What [`write_response`](Self::write_response) and
-    /// [`write_response_noted`](Self::write_response_noted) do.
+    /// A response whose sections `body` fills, signed when `tsig` says so, its class
+    /// and node told to `noted` as answering decides them ([`Response::decided`]).
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
-    fn write_unsigned_or(
+    fn compose(
         &self,
         query: &Query<'_>,
         request: &Request<'_>,
