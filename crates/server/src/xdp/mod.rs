@@ -26,6 +26,7 @@ use std::net::SocketAddr;
 use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::config::{XdpConfig, XdpMode, XdpQueues};
 use crate::error::{Error, Result};
@@ -80,8 +81,14 @@ pub struct XdpListeners {
     pub mtu: usize,
 }
 
+/// How long a queue still bound to an AF_XDP socket being released is waited for.
+const RELEASE_WAIT: Duration = Duration::from_secs(2);
+
 fn xdp_error(interface: &str, doing: &str, e: std::io::Error) -> Error {
     let hint = match e.raw_os_error() {
+        Some(libc::EBUSY) if doing == OPENING_SOCKET => {
+            " (the queue is bound to another AF_XDP socket, still after 2 s)"
+        }
         Some(libc::EPERM) | Some(libc::EACCES) => {
             " (needs root, or CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW)"
         }
@@ -119,8 +126,7 @@ impl XdpListeners {
             bpf::load_program(&insns, "tern_dns").map_err(|e| fail("loading the program", e))?;
         let mut sockets = Vec::new();
         for &queue in &queues {
-            let socket =
-                XskSocket::open(ifindex, queue).map_err(|e| fail("opening an AF_XDP socket", e))?;
+            let socket = open_socket(ifindex, queue).map_err(|e| fail(OPENING_SOCKET, e))?;
             bpf::insert_socket(&map, queue, socket.raw_fd())
                 .map_err(|e| fail("adding a socket to the XSKMAP", e))?;
             sockets.push(socket);
@@ -130,6 +136,30 @@ impl XdpListeners {
         let attachment =
             Attachment { _link: link, _program: program, _map: map, interface: name.into(), mode };
         Ok(XdpListeners { sockets, attachment, mtu })
+    }
+}
+
+/// What [`XdpListeners::open`] was doing when a socket could not be opened.
+const OPENING_SOCKET: &str = "opening an AF_XDP socket";
+
+/// Opens queue `queue`'s AF_XDP socket. A queue stays bound for a moment after the
+/// process that held it is gone (a ternd killed and restarted at once: the kernel frees
+/// its XSKMAP, which holds the old socket, after the process has exited), and binding
+/// then fails with EBUSY: that is retried for up to [`RELEASE_WAIT`].
+fn open_socket(ifindex: u32, queue: u32) -> std::io::Result<XskSocket> {
+    let started = Instant::now();
+    loop {
+        match XskSocket::open(ifindex, queue) {
+            Err(e) if e.raw_os_error() == Some(libc::EBUSY) && started.elapsed() < RELEASE_WAIT => {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(socket) if started.elapsed() >= Duration::from_millis(20) => {
+                let waited_ms = started.elapsed().as_millis();
+                tracing::info!(queue, waited_ms, "XDP: the queue's previous socket was released");
+                return Ok(socket);
+            }
+            other => return other,
+        }
     }
 }
 
