@@ -148,12 +148,14 @@ const OPENING_SOCKET: &str = "opening an AF_XDP socket";
 /// then fails with EBUSY: that is retried for up to [`RELEASE_WAIT`].
 fn open_socket(ifindex: u32, queue: u32) -> std::io::Result<XskSocket> {
     let started = Instant::now();
+    let mut waited = false;
     loop {
         match XskSocket::open(ifindex, queue) {
             Err(e) if e.raw_os_error() == Some(libc::EBUSY) && started.elapsed() < RELEASE_WAIT => {
+                waited = true;
                 std::thread::sleep(Duration::from_millis(20));
             }
-            Ok(socket) if started.elapsed() >= Duration::from_millis(20) => {
+            Ok(socket) if waited => {
                 let waited_ms = started.elapsed().as_millis();
                 tracing::info!(queue, waited_ms, "XDP: the queue's previous socket was released");
                 return Ok(socket);
