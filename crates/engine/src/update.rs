@@ -39,7 +39,7 @@ use tern_wire::message::{
 };
 use tern_wire::tsig::{self, Key, TsigFields};
 use tern_wire::{Class, Dname, Name, Opcode, Rcode, Rtype};
-use tern_zone::{Changeset, ChangesetError, Denial, ZoneContents};
+use tern_zone::{Changeset, ChangesetError, Denial, RecordData, ZoneContents};
 
 use crate::access::Access;
 use crate::Transport;
@@ -52,6 +52,16 @@ pub use serial::SerialPolicy;
 pub struct UpdatePolicy {
     /// How the serial rises when an update leaves the SOA alone.
     pub serial: SerialPolicy,
+}
+
+impl UpdatePolicy {
+    /// `soa` with the serial this policy gives it next at `now` (seconds since the
+    /// epoch).
+    pub fn next_soa(&self, soa: &RecordData, now: u64) -> RecordData {
+        let next = self.serial.next(soa.soa_serial().unwrap_or(0), now);
+        let rdata = tern_zone::records::with_soa_serial(&soa.rdata, next).unwrap_or_default();
+        RecordData { rdata, ..soa.clone() }
+    }
 }
 
 /// Why an update was not applied: the response code, and a reason to log.
@@ -225,7 +235,7 @@ pub fn update(
     if !requester.may_update(zone.origin()) {
         return Err(not_allowed(requester));
     }
-    evaluate(zone, &read, requester, policy, now)
+    evaluate(zone, &read, requester, Some((policy, now)))
 }
 
 /// REFUSED: no rule lets the requester update the zone.
@@ -242,8 +252,7 @@ fn evaluate(
     zone: &ZoneContents,
     read: &UpdateMessage,
     requester: &Requester<'_>,
-    policy: &UpdatePolicy,
-    now: u64,
+    number: Option<(&UpdatePolicy, u64)>,
 ) -> Result<Changeset, UpdateRefusal> {
     if is_signed(zone) {
         return Err(UpdateRefusal::new(
@@ -260,7 +269,7 @@ fn evaluate(
     for entry in &read.updates {
         work.apply(entry);
     }
-    work.changeset(policy, now)
+    work.changeset(number)
 }
 
 /// A zone is signed when its apex has a DNSKEY RRset, or it has an NSEC or NSEC3 chain.
@@ -459,13 +468,30 @@ impl UpdateRequest {
         policy: &UpdatePolicy,
         now: u64,
     ) -> Result<Changeset, UpdateRefusal> {
+        self.evaluate(zone, Some((policy, now)))
+    }
+
+    /// [`changes`](Self::changes) for a primary that raises the serial once for a batch
+    /// of updates (RFC 2136 §3.6 lets it: the serial must rise before any change is seen,
+    /// not once an update): a change that leaves the SOA alone has no SOA (its
+    /// `soa_from` and `soa_to` are `None`); one whose update replaced the SOA goes from
+    /// the zone's SOA to the update's, as with `changes`.
+    pub fn changes_unnumbered(&self, zone: &ZoneContents) -> Result<Changeset, UpdateRefusal> {
+        self.evaluate(zone, None)
+    }
+
+    fn evaluate(
+        &self,
+        zone: &ZoneContents,
+        number: Option<(&UpdatePolicy, u64)>,
+    ) -> Result<Changeset, UpdateRefusal> {
         if !zone.origin().eq_ignore_case(&self.origin) {
             let why = format!("the request is for {}, not {}", self.origin, zone.origin());
             return Err(UpdateRefusal::new(Rcode::SERVFAIL, why));
         }
         let requester =
             Requester { access: &self.access, client: self.client, key: self.key_name() };
-        evaluate(zone, &self.message, &requester, policy, now)
+        evaluate(zone, &self.message, &requester, number)
     }
 
     /// Writes the answer into `out` (RFC 2136 §3.8): the ID and opcode, QR, the zone

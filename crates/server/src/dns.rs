@@ -34,7 +34,7 @@ use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
-use crate::updates::{AnswerStream, Reply, UpdateTask};
+use crate::updates::{AnswerStream, Reply, UpdateSink, UpdateTask};
 
 /// A NOTIFY accepted by the data plane, for the control plane: the zone and serial, and
 /// who sent it.
@@ -54,7 +54,7 @@ pub struct EngineHandler {
     /// Response rate limiting; `None` when it is off.
     rrl: Option<Limiter>,
     /// Where accepted updates go (the control plane), once it runs.
-    updates: OnceLock<mpsc::Sender<UpdateTask>>,
+    updates: OnceLock<Arc<dyn UpdateSink>>,
     /// The sockets UDP answers to updates leave from.
     replier: OnceLock<Arc<Replier>>,
     /// Every worker's counters.
@@ -171,7 +171,7 @@ impl EngineHandler {
     }
 
     /// Sends accepted updates to `updates` from now on (once).
-    pub fn forward_updates(&self, updates: mpsc::Sender<UpdateTask>) {
+    pub fn forward_updates(&self, updates: Arc<dyn UpdateSink>) {
         let _ = self.updates.set(updates);
     }
 
@@ -203,7 +203,7 @@ impl EngineHandler {
         };
         let task = UpdateTask::new(update, reply);
         match self.updates.get() {
-            Some(queue) => drop(queue.try_send(task)),
+            Some(sink) => sink.submit(task),
             None => drop(task),
         }
         None

@@ -29,6 +29,13 @@ use crate::udp::reply::Replier;
 /// big zone may take seconds; past this the client is better off retrying.
 pub const TCP_WAIT: Duration = Duration::from_secs(60);
 
+/// Where the data plane puts accepted updates: the control plane's writers
+/// (`control::registry`). Called on a query worker, so it must not block.
+pub trait UpdateSink: Send + Sync + std::fmt::Debug {
+    /// Takes `task`; one it cannot take is dropped, which answers SERVFAIL.
+    fn submit(&self, task: UpdateTask);
+}
+
 /// An accepted update and where its answer goes.
 #[derive(Debug)]
 pub struct UpdateTask {

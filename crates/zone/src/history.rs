@@ -9,6 +9,7 @@
 //! current one into one difference (RFC 1995 §5 allows this): a record added and later
 //! removed is in neither list.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
@@ -108,26 +109,35 @@ impl History {
     /// The changes from `from` to `to` joined into one (see the module comment).
     pub fn condensed(&self, from: u32, to: u32) -> Option<Changeset> {
         let path = self.path(from, to)?;
-        let first = path.first()?;
-        let last = path.last()?;
-        let mut net = Net::default();
-        for change in &path {
-            change.removed.iter().for_each(|r| net.remove(r));
-            change.added.iter().for_each(|r| net.add(r));
+        Some(Changeset::joined(path.into_iter().cloned()))
+    }
+}
+
+impl Changeset {
+    /// `changes`, applied one after the other, as one changeset: a record added and
+    /// removed again (or removed and added back) is in neither list; it goes from the
+    /// first SOA any of them starts from to the last one any of them reaches (changes
+    /// without an SOA, such as `UpdateRequest::changes_unnumbered` gives, add none).
+    pub fn joined(changes: impl IntoIterator<Item = Changeset>) -> Changeset {
+        let (mut net, mut joined) = (Net::default(), Changeset::default());
+        for change in changes {
+            change.removed.into_iter().for_each(|r| net.count(r, -1));
+            change.added.into_iter().for_each(|r| net.count(r, 1));
+            if joined.soa_from.is_none() {
+                joined.soa_from = change.soa_from;
+            }
+            if change.soa_to.is_some() {
+                joined.soa_to = change.soa_to;
+            }
         }
-        let mut condensed = Changeset {
-            soa_from: first.soa_from.clone(),
-            soa_to: last.soa_to.clone(),
-            ..Changeset::default()
-        };
         for (record, count) in net.records.into_values() {
             match count {
-                c if c < 0 => condensed.removed.push(record),
-                c if c > 0 => condensed.added.push(record),
+                c if c < 0 => joined.removed.push(record),
+                c if c > 0 => joined.added.push(record),
                 _ => {}
             }
         }
-        Some(condensed)
+        joined
     }
 }
 
@@ -138,33 +148,30 @@ struct Net {
 }
 
 impl Net {
-    fn add(&mut self, record: &RecordData) {
-        self.count(record, 1);
-    }
-
-    fn remove(&mut self, record: &RecordData) {
-        self.count(record, -1);
-    }
-
-    fn count(&mut self, record: &RecordData, delta: i32) {
-        let entry = self.records.entry(key(record)).or_insert_with(|| (record.clone(), 0));
-        entry.1 += delta;
-        if delta > 0 {
-            // An addition after a removal brings the record back as added now.
-            entry.0 = record.clone();
+    fn count(&mut self, record: RecordData, delta: i32) {
+        match self.records.entry(key(&record)) {
+            Entry::Occupied(mut seen) => {
+                let seen = seen.get_mut();
+                seen.1 += delta;
+                if delta > 0 {
+                    // An addition after a removal brings the record back as added now.
+                    seen.0 = record;
+                }
+            }
+            Entry::Vacant(new) => drop(new.insert((record, delta))),
         }
     }
 }
 
 /// A record's identity: owner lower-cased, type, TTL and canonical RDATA (RFC 4034 §6.2).
 fn key(record: &RecordData) -> Vec<u8> {
-    let mut key = record.owner.as_wire().to_ascii_lowercase();
+    let owner = record.owner.as_wire();
+    let mut key = Vec::with_capacity(owner.len() + 6 + record.rdata.len());
+    key.extend(owner.iter().map(u8::to_ascii_lowercase));
     key.extend_from_slice(&record.rtype.0.to_be_bytes());
     key.extend_from_slice(&record.ttl.to_be_bytes());
-    let mut canonical = Vec::new();
-    match rdata::canonical_wire(record.rtype, &record.rdata, &mut canonical) {
-        Ok(()) => key.extend_from_slice(&canonical),
-        Err(_) => key.extend_from_slice(&record.rdata),
+    if rdata::canonical_wire(record.rtype, &record.rdata, &mut key).is_err() {
+        key.extend_from_slice(&record.rdata); // left as it was
     }
     key
 }

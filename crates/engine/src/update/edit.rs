@@ -67,7 +67,7 @@ impl Edit {
         for entry in &self.entries {
             work.apply(entry);
         }
-        work.changeset(policy, now)
+        work.changeset(Some((policy, now)))
     }
 }
 

@@ -21,7 +21,7 @@
 //! SOA when it replaced it, else to the same SOA with the next serial.
 
 use tern_wire::{Class, Dname, Name, Rcode, Rtype};
-use tern_zone::records::{canonical_eq, serial_gt, soa_serial, with_soa_serial};
+use tern_zone::records::{canonical_eq, serial_gt, soa_serial};
 use tern_zone::{Changeset, RecordData, ZoneContents};
 
 use super::{Entry, UpdatePolicy, UpdateRefusal};
@@ -91,11 +91,12 @@ impl<'z> Work<'z> {
         self.owners.get_mut(at).map(|(_, owner)| owner)
     }
 
-    /// The difference as a changeset: empty when nothing changed.
+    /// The difference as a changeset: empty when nothing changed. Numbered by `number`'s
+    /// policy at its time when the update left the SOA alone; without `number`, such a
+    /// change has no SOA (the caller numbers it, see `UpdateRequest::changes_unnumbered`).
     pub(super) fn changeset(
         self,
-        policy: &UpdatePolicy,
-        now: u64,
+        number: Option<(&UpdatePolicy, u64)>,
     ) -> Result<Changeset, UpdateRefusal> {
         let Some(soa_from) = self.zone.soa_record() else {
             return Err(UpdateRefusal::new(Rcode::SERVFAIL, "the zone has no SOA"));
@@ -119,14 +120,10 @@ impl<'z> Work<'z> {
         if changes.is_empty() && soa_to.is_none() {
             return Ok(Changeset::default());
         }
-        let soa_to = match soa_to {
-            Some(soa) => soa,
-            None => {
-                let serial = soa_from.soa_serial().unwrap_or(0);
-                let next = policy.serial.next(serial, now);
-                let rdata = with_soa_serial(&soa_from.rdata, next).unwrap_or_default();
-                RecordData { rdata, ..soa_from.clone() }
-            }
+        let soa_to = match (soa_to, number) {
+            (Some(soa), _) => soa,
+            (None, Some((policy, now))) => policy.next_soa(&soa_from, now),
+            (None, None) => return Ok(changes),
         };
         changes.soa_from = Some(soa_from);
         changes.soa_to = Some(soa_to);

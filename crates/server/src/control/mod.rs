@@ -20,6 +20,7 @@ pub mod inbox;
 pub mod journaled;
 pub mod notify;
 pub mod primary;
+pub mod registry;
 pub mod secondary;
 pub mod storage;
 pub mod writer;
@@ -27,7 +28,7 @@ pub mod writer;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -45,6 +46,7 @@ use crate::dns::{EngineHandler, NoticeFrom};
 use crate::error::{Error, Result};
 use crate::lifecycle::ReloadReport;
 use crate::updates::UpdateTask;
+use registry::{Handle, Writers};
 
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
@@ -53,8 +55,8 @@ const THREADS: usize = 2;
 const LOADS: usize = 2;
 /// NOTIFYs waiting for their zone's writer; more are dropped (a refresh is coming).
 const NOTICE_QUEUE: usize = 1024;
-/// Updates on their way to the writers, and waiting for each writer; more are answered
-/// SERVFAIL at once (the client retries later).
+/// Updates waiting for each writer; more are answered SERVFAIL at once (the client
+/// retries later).
 const UPDATE_QUEUE: usize = 4096;
 
 /// What a zone's writer is told. Kept small (larger parts boxed): every writer's task
@@ -127,13 +129,6 @@ pub struct Shared {
     pub main: Option<std::sync::mpsc::Sender<crate::ctl::MainRequest>>,
 }
 
-/// A running writer.
-#[derive(Debug)]
-struct Handle {
-    inbox: Arc<WriterInbox>,
-    status: Arc<Mutex<ZoneStatus>>,
-}
-
 /// A writer's events and the updates waiting for it.
 pub type WriterInbox = inbox::Inbox<Event, UpdateTask>;
 
@@ -141,30 +136,27 @@ pub type WriterInbox = inbox::Inbox<Event, UpdateTask>;
 /// them commands.
 #[derive(Debug, Clone)]
 pub struct Zones {
-    writers: Arc<Mutex<HashMap<Name, Handle>>>,
+    writers: Arc<Writers>,
 }
 
 impl Zones {
     /// The names of the zones served, in canonical order.
     pub fn names(&self) -> Vec<Name> {
-        let mut names: Vec<Name> =
-            self.writers.lock().map(|w| w.keys().cloned().collect()).unwrap_or_default();
+        let mut names: Vec<Name> = self.writers.load().keys().cloned().collect();
         names.sort();
         names
     }
 
     /// The status of `zone`, as its writer last showed it; `None` when not served.
     pub fn status(&self, zone: &Name) -> Option<ZoneStatus> {
-        let writers = self.writers.lock().ok()?;
-        let status = writers.get(zone)?.status.lock().ok()?.clone();
+        let status = self.writers.get(zone)?.status.lock().ok()?.clone();
         Some(status)
     }
 
     /// Sends `command` to `zone`'s writer and waits for its outcome.
     pub async fn command(&self, zone: &Name, command: commands::ZoneCommand) -> commands::Outcome {
         let (reply, outcome) = oneshot::channel();
-        let sent = self.writers.lock().ok().and_then(|w| {
-            let handle = w.get(zone)?;
+        let sent = self.writers.get(zone).and_then(|handle| {
             handle.inbox.send(Event::Command { command: Box::new(command), reply }).ok()
         });
         if sent.is_none() {
@@ -180,7 +172,7 @@ pub struct Control {
     runtime: Runtime,
     shared: Arc<Shared>,
     handler: Arc<EngineHandler>,
-    writers: Arc<Mutex<HashMap<Name, Handle>>>,
+    writers: Arc<Writers>,
 }
 
 /// The first loads of an [`Control::apply`], to wait for.
@@ -223,13 +215,11 @@ impl Control {
             storage: config.path.as_ref().map(|_| config.server.storage.clone()),
             main: Some(main),
         });
-        let writers = Arc::new(Mutex::new(HashMap::new()));
+        let writers = Arc::new(Writers::default());
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         handler.forward_notices(notices);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
-        let (updates, received) = mpsc::channel(UPDATE_QUEUE);
-        handler.forward_updates(updates);
-        runtime.spawn(route_updates(received, Arc::clone(&writers)));
+        handler.forward_updates(Arc::clone(&writers) as Arc<dyn crate::updates::UpdateSink>);
         Ok(Control { runtime, shared, handler, writers })
     }
 
@@ -250,7 +240,20 @@ impl Control {
         let plans = &plans;
         let slots = self.publish_set(plans);
         let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
-        let Ok(mut writers) = self.writers.lock() else { return loading };
+        self.writers
+            .change(|writers| self.start_loads(writers, plans, slots, reload, &mut loading));
+        loading
+    }
+
+    /// [`apply_with`](Self::apply_with)'s changes to the writers.
+    fn start_loads(
+        &self,
+        writers: &mut HashMap<Name, Handle>,
+        plans: &[Arc<ZonePlan>],
+        slots: Vec<Arc<ZoneSlot>>,
+        reload: bool,
+        loading: &mut Loading,
+    ) {
         let keep: std::collections::HashSet<&Name> = plans.iter().map(|p| &p.name).collect();
         writers.retain(|name, handle| {
             let kept = keep.contains(name);
@@ -273,7 +276,6 @@ impl Control {
                 loading.pending.push((plan.name.clone(), outcome));
             }
         }
-        loading
     }
 
     /// Publishes the set of zones `plans` names: current slots kept, new ones empty.
@@ -311,11 +313,11 @@ impl Control {
     /// Stops every writer and the runtime without waiting for loads or transfers under
     /// way (they are cut off; what they would have published is not needed any more).
     pub fn shutdown(self) {
-        if let Ok(mut writers) = self.writers.lock() {
+        self.writers.change(|writers| {
             for (_, handle) in writers.drain() {
                 let _ = handle.inbox.send(Event::Stop);
             }
-        }
+        });
         self.runtime.shutdown_timeout(Duration::from_millis(100));
     }
 }
@@ -380,39 +382,14 @@ impl Loading {
 }
 
 /// Sends each accepted NOTIFY to its zone's writer.
-async fn route_notices(
-    mut received: mpsc::Receiver<NoticeFrom>,
-    writers: Arc<Mutex<HashMap<Name, Handle>>>,
-) {
+async fn route_notices(mut received: mpsc::Receiver<NoticeFrom>, writers: Arc<Writers>) {
     while let Some((notice, from)) = received.recv().await {
-        let sent = writers.lock().ok().and_then(|w| {
-            let handle = w.get(&notice.zone)?;
+        let sent = writers.get(&notice.zone).and_then(|handle| {
             let from = Box::new(from);
             handle.inbox.send(Event::Notify { serial: notice.serial, from }).ok()
         });
         if sent.is_none() {
             warn!(zone = %notice.zone, from = %from, "NOTIFY for a zone without a writer: ignored");
-        }
-    }
-}
-
-/// Sends each accepted update to its zone's writer; one that cannot be queued is
-/// dropped, which answers SERVFAIL.
-async fn route_updates(
-    mut received: mpsc::Receiver<UpdateTask>,
-    writers: Arc<Mutex<HashMap<Name, Handle>>>,
-) {
-    while let Some(task) = received.recv().await {
-        let Some(zone) = task.request().map(|r| r.zone().to_name()) else { continue };
-        let queue = writers.lock().ok().and_then(|w| w.get(&zone).map(|h| Arc::clone(&h.inbox)));
-        match queue {
-            Some(queue) => {
-                if let Err(e) = queue.try_send_update(task) {
-                    warn!(zone = %zone, "update answered SERVFAIL: the zone's writer is behind");
-                    drop(e);
-                }
-            }
-            None => warn!(zone = %zone, "update for a zone without a writer: SERVFAIL"),
         }
     }
 }
