@@ -776,6 +776,9 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
     assert_eq!(request.bytes(), wire.as_slice(), "kept as received, for forwarding");
     let changes = request.changes(&zone(), &UpdatePolicy::default(), NOW).unwrap();
     assert_eq!(changes.to_serial(), Some(11));
+    let unnumbered = request.changes_unnumbered(&zone()).unwrap();
+    assert_eq!((unnumbered.soa_from, unnumbered.soa_to), (None, None), "the batch numbers it");
+    assert_eq!((unnumbered.added, unnumbered.removed), (changes.added, changes.removed));
     let other = crate::tests::zones(&[("other.", ZONE)]).slots()[0].contents_full().unwrap();
     assert_eq!(
         request.changes(&other, &UpdatePolicy::default(), NOW).unwrap_err().rcode,
