@@ -247,6 +247,24 @@ mod tests {
     }
 
     #[test]
+    fn joined_changes_without_an_soa_take_the_soas_of_those_with_one() {
+        let plain = |removed, added| Changeset { removed, added, ..Changeset::default() };
+        let x = || a("x.example.", "192.0.2.1");
+        let joined = Changeset::joined([
+            plain(vec![], vec![x()]),
+            plain(vec![a("old.example.", "192.0.2.9")], vec![]),
+            plain(vec![x()], vec![]),
+            plain(vec![], vec![x()]),
+            Changeset::between(soa(7), soa(8)),
+        ]);
+        assert_eq!((joined.from_serial(), joined.to_serial()), (Some(7), Some(8)));
+        assert_eq!(joined.added, vec![x()], "added, removed, added again: added");
+        assert_eq!(joined.removed, vec![a("old.example.", "192.0.2.9")]);
+        let none = Changeset::joined([plain(vec![], vec![x()])]);
+        assert_eq!((none.soa_from, none.soa_to), (None, None));
+    }
+
+    #[test]
     fn bounded_by_count_and_bytes_and_restarted_by_a_gap() {
         let few = HistoryLimits { max_changes: 2, max_bytes: usize::MAX };
         let mut h = History::default();
