@@ -38,7 +38,8 @@ pub struct Listeners {
 
 impl Listeners {
     /// Binds UDP (one socket per worker and address) and TCP on every listen address. A
-    /// port of 0 is resolved by the first UDP socket and reused for the rest and TCP.
+    /// port of 0 is resolved by the first UDP socket and reused for the rest and TCP
+    /// (another one is chosen when that port is taken for them: `bind_address`).
     pub fn bind(config: &Config) -> Result<Listeners> {
         let listen = &config.server.listen;
         if listen.is_empty() || listen.len() > MAX_LISTEN {
@@ -49,13 +50,9 @@ impl Listeners {
         let mut tcp = Vec::new();
         let mut addrs = Vec::new();
         for addr in listen {
-            let mut resolved = addr.0;
-            for sockets in &mut udp {
-                let endpoint = udp::socket::bind(resolved, udp::WAKE)?;
-                resolved = endpoint.local;
-                sockets.push(endpoint);
-            }
-            tcp.push(tcp::bind(resolved, config.tcp.defer_accept)?);
+            let (endpoints, listener, resolved) = bind_address(addr.0, workers, config)?;
+            udp.iter_mut().zip(endpoints).for_each(|(sockets, e)| sockets.push(e));
+            tcp.push(listener);
             addrs.push(resolved);
         }
         let xdp = open_xdp(config, &addrs);
@@ -83,6 +80,43 @@ impl Listeners {
     /// Whether the AF_XDP path is set up.
     pub fn has_xdp(&self) -> bool {
         self.xdp.is_some()
+    }
+}
+
+/// Times a port of 0 is chosen again when the port the kernel gave the first UDP socket
+/// is taken for the others or for TCP.
+const PORT_ZERO_TRIES: usize = 8;
+
+/// One listen address: a UDP socket per worker, then TCP on the same port. With port 0
+/// the first UDP socket picks the port, and the kernel picks it among the free UDP
+/// ports only: a TCP socket (a client's, or one in TIME-WAIT) may hold it, so the
+/// address is bound again on a new port, a few times, before giving up.
+fn bind_address(
+    addr: SocketAddr,
+    workers: usize,
+    config: &Config,
+) -> Result<(Vec<UdpEndpoint>, StdListener, SocketAddr)> {
+    let mut tries = 0;
+    loop {
+        let attempt = || -> Result<(Vec<UdpEndpoint>, StdListener, SocketAddr)> {
+            let (mut endpoints, mut resolved) = (Vec::with_capacity(workers), addr);
+            for _ in 0..workers {
+                let endpoint = udp::socket::bind(resolved, udp::WAKE)?;
+                resolved = endpoint.local;
+                endpoints.push(endpoint);
+            }
+            Ok((endpoints, tcp::bind(resolved, config.tcp.defer_accept)?, resolved))
+        };
+        match attempt() {
+            Err(Error::Bind { source, .. })
+                if addr.port() == 0
+                    && source.kind() == std::io::ErrorKind::AddrInUse
+                    && tries + 1 < PORT_ZERO_TRIES =>
+            {
+                tries += 1
+            }
+            done => return done,
+        }
     }
 }
 
