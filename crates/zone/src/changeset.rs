@@ -385,7 +385,10 @@ impl Apply {
             adjust::node_flags(zone, id);
         }
         adjust::wildcard_links(zone, &ids);
-        adjust::zone_facts(zone);
+        // The facts come from the apex and the NSEC3 chain: a change elsewhere keeps them.
+        if ids.contains(&APEX) || !self.chain_edits.is_empty() || reordered {
+            adjust::zone_facts(zone);
+        }
         if zone.denial != denial_before {
             adjust::full(zone);
         } else if zone.denial == Denial::Nsec {

@@ -119,7 +119,10 @@ impl Changeset {
     /// first SOA any of them starts from to the last one any of them reaches (changes
     /// without an SOA, such as `UpdateRequest::changes_unnumbered` gives, add none).
     pub fn joined(changes: impl IntoIterator<Item = Changeset>) -> Changeset {
-        let (mut net, mut joined) = (Net::default(), Changeset::default());
+        let changes: Vec<Changeset> = changes.into_iter().collect();
+        let records = changes.iter().map(|c| c.removed.len() + c.added.len()).sum();
+        let mut net = Net { records: HashMap::with_capacity(records) };
+        let mut joined = Changeset::default();
         for change in changes {
             change.removed.into_iter().for_each(|r| net.count(r, -1));
             change.added.into_iter().for_each(|r| net.count(r, 1));

@@ -98,9 +98,6 @@ impl<'z> Work<'z> {
         self,
         number: Option<(&UpdatePolicy, u64)>,
     ) -> Result<Changeset, UpdateRefusal> {
-        let Some(soa_from) = self.zone.soa_record() else {
-            return Err(UpdateRefusal::new(Rcode::SERVFAIL, "the zone has no SOA"));
-        };
         let mut changes = Changeset::default();
         let mut soa_to = None;
         for (_, owner) in &self.owners {
@@ -120,6 +117,12 @@ impl<'z> Work<'z> {
         if changes.is_empty() && soa_to.is_none() {
             return Ok(Changeset::default());
         }
+        if soa_to.is_none() && number.is_none() {
+            return Ok(changes);
+        }
+        let Some(soa_from) = self.zone.soa_record() else {
+            return Err(UpdateRefusal::new(Rcode::SERVFAIL, "the zone has no SOA"));
+        };
         let soa_to = match (soa_to, number) {
             (Some(soa), _) => soa,
             (None, Some((policy, now))) => policy.next_soa(&soa_from, now),
