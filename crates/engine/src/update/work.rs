@@ -117,17 +117,15 @@ impl<'z> Work<'z> {
         if changes.is_empty() && soa_to.is_none() {
             return Ok(Changeset::default());
         }
-        if soa_to.is_none() && number.is_none() {
-            return Ok(changes);
-        }
+        let soa_to = match (soa_to, number) {
+            (None, None) => return Ok(changes),
+            (Some(soa), _) => Ok(soa),
+            (None, Some(number)) => Err(number),
+        };
         let Some(soa_from) = self.zone.soa_record() else {
             return Err(UpdateRefusal::new(Rcode::SERVFAIL, "the zone has no SOA"));
         };
-        let soa_to = match (soa_to, number) {
-            (Some(soa), _) => soa,
-            (None, Some((policy, now))) => policy.next_soa(&soa_from, now),
-            (None, None) => return Ok(changes),
-        };
+        let soa_to = soa_to.unwrap_or_else(|(policy, now)| policy.next_soa(&soa_from, now));
         changes.soa_from = Some(soa_from);
         changes.soa_to = Some(soa_to);
         Ok(changes)

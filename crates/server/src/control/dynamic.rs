@@ -303,15 +303,12 @@ fn compute(
             true => request.changes(zone, &policy, now),
             false => request.changes_unnumbered(zone),
         };
-        let (rcode, changed) = match change {
-            Ok(change) if change.is_empty() => (Rcode::NOERROR, false),
-            Ok(change) => match batch.apply(current, change) {
-                Ok(()) => (Rcode::NOERROR, true),
-                Err(refusal) => {
-                    log_refusal(current, &task, &refusal);
-                    (refusal.rcode, false)
-                }
-            },
+        let applied = change.and_then(|change| match change.is_empty() {
+            true => Ok(false),
+            false => batch.apply(current, change).map(|()| true),
+        });
+        let (rcode, changed) = match applied {
+            Ok(changed) => (Rcode::NOERROR, changed),
             Err(refusal) => {
                 log_refusal(current, &task, &refusal);
                 (refusal.rcode, false)

@@ -70,10 +70,9 @@ impl UpdateSink for Writers {
             return self.dropped.note("update for a zone without a writer: SERVFAIL", zone);
         };
         if let Err(task) = handle.inbox.try_send_update(task) {
-            let zone = task.request().map(|r| r.zone().to_name());
-            drop(task);
-            if let Some(zone) = zone {
-                self.dropped.note("update answered SERVFAIL: the zone's writer is behind", &zone);
+            if let Some(request) = task.request() {
+                let why = "update answered SERVFAIL: the zone's writer is behind";
+                self.dropped.note(why, request.zone());
             }
         }
     }
