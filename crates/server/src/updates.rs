@@ -23,7 +23,7 @@ use tracing::debug;
 use crate::counters::control::control;
 use crate::dns::unix_now;
 use crate::handler::MessageStream;
-use crate::udp::reply::Replier;
+use crate::udp::reply::{Late, Replier};
 
 /// Longest a TCP connection waits for its update's answer. A writer busy loading a
 /// big zone may take seconds; past this the client is better off retrying.
@@ -96,6 +96,27 @@ impl UpdateTask {
         self.reply.send(message);
     }
 
+    /// Answers with `rcode` as [`UpdateTask::answer`] does, but an answer over UDP
+    /// waits in `answers` to leave with the others of its batch.
+    pub fn answer_into(mut self, rcode: Rcode, answers: &mut Answers) {
+        let Reply::Udp { replier, client, local } = &self.reply else {
+            return self.answer_with(rcode);
+        };
+        let Some(request) = self.request.take() else { return };
+        control().update(rcode);
+        let start = answers.bytes.len();
+        let written = tern_wire::message::with_buffer(|out| {
+            let len = request.answer(rcode, out, unix_now())?;
+            answers.bytes.extend_from_slice(out.get(..len)?);
+            Some(())
+        });
+        if written.is_some() {
+            let (replier, client, local) = (Arc::clone(replier), *client, *local);
+            let bytes = start..answers.bytes.len();
+            answers.udp.push(Queued { replier, client, local, bytes });
+        }
+    }
+
     fn answer_with(&mut self, rcode: Rcode) {
         let Some(request) = self.request.take() else { return };
         control().update(rcode);
@@ -105,6 +126,47 @@ impl UpdateTask {
         });
         if let Some(answer) = answer {
             self.reply.send(answer);
+        }
+    }
+}
+
+/// Answers over UDP gathered from a batch, sent together by [`Answers::send`]: one
+/// `sendmmsg` per socket instead of one `sendto` each ([`Replier::send_all`]).
+#[derive(Debug, Default)]
+pub struct Answers {
+    /// The messages, one after another.
+    bytes: Vec<u8>,
+    udp: Vec<Queued>,
+}
+
+#[derive(Debug)]
+struct Queued {
+    replier: Arc<Replier>,
+    client: SocketAddr,
+    local: SocketAddr,
+    bytes: std::ops::Range<usize>,
+}
+
+impl Answers {
+    /// Sends the answers gathered, grouped by the worker sockets they leave from.
+    pub fn send(self) {
+        let mut rest: Vec<&Queued> = self.udp.iter().collect();
+        while let Some(&first) = rest.first() {
+            let (mine, others): (Vec<&Queued>, Vec<&Queued>) =
+                rest.into_iter().partition(|q| Arc::ptr_eq(&q.replier, &first.replier));
+            let late: Vec<Late<'_>> = mine
+                .iter()
+                .map(|q| Late {
+                    answer: self.bytes.get(q.bytes.clone()).unwrap_or_default(),
+                    client: q.client,
+                    local: q.local,
+                })
+                .collect();
+            let sent = first.replier.send_all(&late);
+            if sent < late.len() {
+                debug!(unsent = late.len() - sent, "answers to updates could not be sent");
+            }
+            rest = others;
         }
     }
 }

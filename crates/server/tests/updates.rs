@@ -227,6 +227,17 @@ fn updates_from_several_clients_share_commits() {
     assert_eq!(lookup(addr, "c59.example.com.", Rtype::A), ["192.0.2.2"]);
     // The serial rises once a commit (RFC 2136 §3.6), not once an update.
     assert_eq!(serial(addr), 11 + streamed as u32);
+    // The journal's file, kept open while updates streamed in, is let go once idle.
+    let journal_open = || {
+        let fds = std::fs::read_dir(format!("/proc/{}/fd", daemon.pid())).unwrap();
+        fds.filter_map(|fd| std::fs::read_link(fd.ok()?.path()).ok())
+            .any(|target| target.to_string_lossy().contains("journal"))
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while journal_open() && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!journal_open(), "the journal is still open after the updates");
 }
 
 /// A compaction is decided at one version and carried out later, once the zone file

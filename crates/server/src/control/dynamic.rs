@@ -30,7 +30,7 @@ use super::writer::{now, Writer};
 use super::{journaled, storage, Event};
 use crate::client::{self, Peer};
 use crate::config::{Role, ZoneSource};
-use crate::updates::UpdateTask;
+use crate::updates::{Answers, UpdateTask};
 
 /// Most updates committed together.
 pub const BATCH: usize = 256;
@@ -128,9 +128,9 @@ impl Writer {
                 info!(zone = %self.plan.name, serial = zone.serial(), updates = applied, "updates applied");
             }
         }
-        for j in judged {
-            j.task.answer(j.rcode);
-        }
+        let mut answers = Answers::default();
+        judged.into_iter().for_each(|j| j.task.answer_into(j.rcode, &mut answers));
+        answers.send();
         self.after_change().await;
     }
 

@@ -42,6 +42,11 @@ impl<E, U> Receiver<E, U> {
     pub fn take_updates(&self, max: usize) -> Vec<U> {
         self.0.take_updates(max)
     }
+
+    /// See [`Inbox::is_empty`].
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl<E, U> Drop for Receiver<E, U> {
@@ -132,6 +137,12 @@ impl<E, U> Inbox<E, U> {
         queues.updates.drain(..n).collect()
     }
 
+    /// True when neither an event nor an update waits.
+    pub fn is_empty(&self) -> bool {
+        let queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        queues.events.is_empty() && queues.updates.is_empty()
+    }
+
     /// Refuses what is sent from now on and gives back what is still queued (dropped by
     /// the caller: an update's drop answers its client).
     pub fn close(&self) -> (Vec<E>, Vec<U>) {
@@ -166,8 +177,12 @@ mod tests {
             inbox.try_send_update(n).unwrap();
         }
         assert_eq!(inbox.take_updates(2), [0, 1]);
+        assert!(!inbox.is_empty());
         inbox.send("reload").unwrap();
         assert!(inbox.take_updates(2).is_empty(), "the event goes first");
+        assert!(matches!(inbox.take(8), Some(Next::Event("reload"))));
+        assert!(matches!(inbox.take(8), Some(Next::Updates(u)) if u == [2, 3, 4]));
+        assert!(inbox.is_empty());
     }
 
     #[tokio::test]

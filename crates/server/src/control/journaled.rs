@@ -97,6 +97,17 @@ pub fn history_of(changes: &[Changeset], limits: HistoryLimits) -> History {
 }
 
 impl Writer {
+    /// Lets go of the journal's file while the writer waits with nothing to do (it is
+    /// kept open while updates stream in, see `tern_journal`). Skipped when a disk
+    /// write holds the journal: the writer never waits for one.
+    pub fn release_journal(&self) {
+        if let Some(mut journal) = self.journal.as_ref().and_then(|j| j.try_lock().ok()) {
+            if journal.holds_file() {
+                journal.release();
+            }
+        }
+    }
+
     /// Opens the zone's journal (at the first load); returns its changes. A journal that
     /// cannot be opened is logged, and the zone runs without one.
     pub async fn open_journal(&mut self) -> Vec<Changeset> {

@@ -99,6 +99,9 @@ impl Writer {
         // most of the time for most of 100,000 zones.
         async move {
             loop {
+                if inbox.is_empty() {
+                    self.release_journal();
+                }
                 self.show_status();
                 Box::pin(self.report_catalog()).await;
                 // A timer is allocated only when there is one to wait for: most primaries

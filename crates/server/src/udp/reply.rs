@@ -5,6 +5,9 @@
 //! late answer leaves from the address and port the client sent its request to, as an
 //! answer of the worker would. A wildcard socket is told which address to send from
 //! with a packet-info message (`IP_PKTINFO` / `IPV6_PKTINFO`, as the workers do).
+//! A writer's batch of answers leaves in one `sendmmsg` per socket ([`Replier::send_all`]):
+//! on loopback an answer's send costs a few microseconds of the writer's CPU, most of
+//! it delivering and waking the client, and a burst wakes a client once, not per answer.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -43,55 +46,126 @@ impl Replier {
 
     /// Sends `answer` to `client` from `local`, the address its request was sent to.
     pub fn send(&self, answer: &[u8], client: SocketAddr, local: SocketAddr) -> io::Result<()> {
-        let exact = self.sockets.iter().find(|s| s.bound == local);
-        let wildcard = || {
-            self.sockets.iter().find(|s| {
+        let late = Late { answer, client, local };
+        match self.send_all(std::slice::from_ref(&late)) {
+            1 => Ok(()),
+            _ if self.route(local).is_none() => Err(no_socket()),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    /// Sends every answer of `answers`, in one `sendmmsg` per socket used; returns how
+    /// many the kernel took. One it refuses (or with no socket for its address) is
+    /// skipped, not retried.
+    pub fn send_all(&self, answers: &[Late<'_>]) -> usize {
+        let mut sent = 0;
+        for (index, out) in self.sockets.iter().enumerate() {
+            let mine = answers.iter().filter(|a| self.route(a.local) == Some(index));
+            let mut batch = Outbound::default();
+            mine.for_each(|a| batch.push(a, out.wildcard));
+            sent += batch.send(&out.socket);
+        }
+        sent
+    }
+
+    /// The socket an answer to a request sent to `local` leaves from: the one bound to
+    /// it, else a wildcard one of its port and family.
+    fn route(&self, local: SocketAddr) -> Option<usize> {
+        let exact = self.sockets.iter().position(|s| s.bound == local);
+        exact.or_else(|| {
+            self.sockets.iter().position(|s| {
                 s.wildcard && s.bound.port() == local.port() && s.bound.is_ipv4() == local.is_ipv4()
             })
-        };
-        let Some(out) = exact.or_else(wildcard) else {
-            return Err(io::Error::new(io::ErrorKind::NotFound, "no socket for that address"));
-        };
-        if !out.wildcard {
-            return out.socket.send_to(answer, client).map(drop);
-        }
-        let from = match local {
-            SocketAddr::V4(a) => Destination::V4(*a.ip()),
-            SocketAddr::V6(a) => Destination::V6(*a.ip(), a.scope_id()),
-        };
-        send_from(&out.socket, answer, client, from)
+        })
     }
 }
 
-/// One `sendmsg` of `answer` to `client` with a packet-info message naming its source.
-fn send_from(
-    socket: &UdpSocket,
-    answer: &[u8],
-    client: SocketAddr,
-    from: Destination,
-) -> io::Result<()> {
-    let name = socket2::SockAddr::from(client);
-    let mut iov =
-        libc::iovec { iov_base: answer.as_ptr().cast_mut().cast(), iov_len: answer.len() };
-    let mut control = ControlBuf([0; CONTROL_SIZE]);
-    // SAFETY: an all-zero msghdr is a valid empty header; every pointer set below
-    // refers to a local that outlives the call.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_name = name.as_ptr().cast_mut().cast();
-    msg.msg_namelen = name.len();
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.0.as_mut_ptr().cast();
-    msg.msg_controllen = CONTROL_SIZE as _;
-    // SAFETY: the control buffer is `control`, aligned and CONTROL_SIZE bytes long.
-    unsafe { addr::write_pktinfo(&mut msg, from) };
-    // SAFETY: `msg` points at the name, the iovec over `answer` and the control buffer,
-    // all alive for the call; the kernel only reads them.
-    let sent = unsafe { libc::sendmsg(socket.as_raw_fd(), &msg, 0) };
-    if sent < 0 {
-        return Err(io::Error::last_os_error());
+/// One late answer: its bytes, the client, and the address its request was sent to.
+#[derive(Debug, Clone, Copy)]
+pub struct Late<'a> {
+    /// The message.
+    pub answer: &'a [u8],
+    /// Where it goes.
+    pub client: SocketAddr,
+    /// Where it leaves from.
+    pub local: SocketAddr,
+}
+
+fn no_socket() -> io::Error {
+    io::Error::new(io::ErrorKind::NotFound, "no socket for that address")
+}
+
+/// The `sendmmsg` headers of one socket's answers, and what they point at. Filled
+/// completely before the headers are linked, so that no pointer moves.
+#[derive(Default)]
+struct Outbound<'a> {
+    answers: Vec<&'a [u8]>,
+    names: Vec<socket2::SockAddr>,
+    sources: Vec<Option<Destination>>,
+}
+
+impl<'a> Outbound<'a> {
+    fn push(&mut self, late: &Late<'a>, wildcard: bool) {
+        self.answers.push(late.answer);
+        self.names.push(socket2::SockAddr::from(late.client));
+        let from = match late.local {
+            SocketAddr::V4(a) => Destination::V4(*a.ip()),
+            SocketAddr::V6(a) => Destination::V6(*a.ip(), a.scope_id()),
+        };
+        self.sources.push(wildcard.then_some(from));
     }
-    Ok(())
+
+    /// Sends them; returns how many the kernel took.
+    fn send(self, socket: &UdpSocket) -> usize {
+        let count = self.answers.len();
+        if count == 0 {
+            return 0;
+        }
+        let mut iovs: Vec<libc::iovec> = self
+            .answers
+            .iter()
+            .map(|a| libc::iovec { iov_base: a.as_ptr().cast_mut().cast(), iov_len: a.len() })
+            .collect();
+        let mut controls = vec![ControlBuf([0; CONTROL_SIZE]); count];
+        // SAFETY: an all-zero mmsghdr is a valid empty header.
+        let mut hdrs = vec![unsafe { std::mem::zeroed::<libc::mmsghdr>() }; count];
+        let parts = iovs.iter_mut().zip(&mut controls).zip(&self.names).zip(&self.sources);
+        for (hdr, (((iov, control), name), source)) in hdrs.iter_mut().zip(parts) {
+            let msg = &mut hdr.msg_hdr;
+            msg.msg_name = name.as_ptr().cast_mut().cast();
+            msg.msg_namelen = name.len();
+            msg.msg_iov = iov;
+            msg.msg_iovlen = 1;
+            if let Some(from) = *source {
+                msg.msg_control = control.0.as_mut_ptr().cast();
+                msg.msg_controllen = CONTROL_SIZE as _;
+                // SAFETY: the control buffer is `control`, aligned and CONTROL_SIZE
+                // bytes long, alive until the headers are dropped.
+                unsafe { addr::write_pktinfo(msg, from) };
+            }
+        }
+        send_headers(socket, &mut hdrs)
+    }
+}
+
+/// `sendmmsg` of every header, skipping one the kernel refuses; returns how many it took.
+fn send_headers(socket: &UdpSocket, hdrs: &mut [libc::mmsghdr]) -> usize {
+    let (mut start, mut sent) = (0, 0);
+    while let Some(rest) = hdrs.get_mut(start..).filter(|rest| !rest.is_empty()) {
+        // SAFETY: each header points at a name, an iovec over an answer and a control
+        // buffer owned by the caller, alive and unchanged during the call.
+        let n =
+            unsafe { libc::sendmmsg(socket.as_raw_fd(), rest.as_mut_ptr(), rest.len() as u32, 0) };
+        match usize::try_from(n) {
+            Ok(n) if n > 0 => {
+                start += n;
+                sent += n;
+            }
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            _ => start += 1,
+        }
+    }
+    sent
 }
 
 #[cfg(test)]
@@ -125,6 +199,41 @@ mod tests {
     #[test]
     fn answers_from_the_asked_address_on_a_wildcard_socket() {
         round_trip("0.0.0.0:0", "127.0.0.2");
+    }
+
+    /// A batch leaves in one call: every client gets its own answer, from the address
+    /// its request went to; one with no socket for its address is skipped.
+    #[test]
+    fn a_batch_reaches_every_client() {
+        let endpoint =
+            super::super::socket::bind("0.0.0.0:0".parse().unwrap(), Duration::from_secs(1));
+        let endpoint = endpoint.unwrap();
+        let replier = Replier::new(std::slice::from_ref(&endpoint)).unwrap();
+        let port = endpoint.local.port();
+        let clients: Vec<UdpSocket> =
+            (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
+        let texts: Vec<String> = (0..3).map(|i| format!("answer {i}")).collect();
+        let local = |host: &str| format!("{host}:{port}").parse::<SocketAddr>().unwrap();
+        let mut late: Vec<Late<'_>> = clients
+            .iter()
+            .zip(&texts)
+            .enumerate()
+            .map(|(i, (c, t))| Late {
+                answer: t.as_bytes(),
+                client: c.local_addr().unwrap(),
+                local: local(&format!("127.0.0.{}", i + 1)),
+            })
+            .collect();
+        let stray = Late { local: "[::1]:1".parse().unwrap(), ..late[0] };
+        late.insert(1, stray);
+        assert_eq!(replier.send_all(&late), 3);
+        for (i, client) in clients.iter().enumerate() {
+            client.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+            let mut buf = [0u8; 64];
+            let (len, from) = client.recv_from(&mut buf).unwrap();
+            assert_eq!(&buf[..len], texts[i].as_bytes());
+            assert_eq!(from, local(&format!("127.0.0.{}", i + 1)));
+        }
     }
 
     #[test]
