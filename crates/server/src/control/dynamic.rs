@@ -35,8 +35,8 @@ use crate::updates::{Answers, UpdateTask};
 /// Most updates committed together.
 pub const BATCH: usize = 256;
 
-/// When updates stream in from several clients, a primary's commits start at least this
-/// far apart: the updates that arrive meanwhile share one trip to a blocking thread, one
+/// When updates come from several clients, a primary's commits start at least this far
+/// apart: the updates that arrive meanwhile share one trip to a blocking thread, one
 /// journal sync, one copy of what they touch and one serial, instead of paying for each
 /// alone (at 5,000 updates a second one at a time, that was about 100 µs of CPU an
 /// update, taken from the query workers; 5 ms against 2 ms took the writer's CPU from
@@ -44,6 +44,25 @@ pub const BATCH: usize = 256;
 /// client (address and port) whose update alone was committed last, is committed at
 /// once: a client that waits for each answer is not slowed.
 pub const COMMIT_GAP: Duration = Duration::from_millis(5);
+
+/// While updates keep arriving (the newest less than [`LULL`] old), a commit waits for
+/// more, checking every [`COMMIT_GAP`], up to this long after the last one began or
+/// until [`ENOUGH`] are waiting. A commit's own cost (the trip, the sync, the copies:
+/// about 200 µs of CPU) is then shared by dozens of updates: at 5,000 a second a batch
+/// is about 75 updates instead of 25, and the writer's CPU an update about a third
+/// lower, for about 8 ms more latency.
+pub const STREAM_GAP: Duration = Duration::from_millis(20);
+
+/// A batch this large goes without waiting longer: a commit's own cost is shared
+/// enough, and faster streams then commit back to back, as many as the writer can.
+pub const ENOUGH: usize = 64;
+
+/// Clients that wait for their answers send their next updates in a burst once they
+/// have them, then stop: an update this old at the end of a batch says the burst is
+/// over, and the batch goes (after [`COMMIT_GAP`], as before), while an update stream
+/// that does not wait (a new one at least every millisecond) keeps gathering until
+/// [`STREAM_GAP`].
+pub const LULL: Duration = Duration::from_millis(1);
 
 /// Who sent a batch of updates (see [`COMMIT_GAP`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -135,23 +154,31 @@ impl Writer {
     }
 
     /// `batch`, and the updates that arrive until [`COMMIT_GAP`] has passed since a
-    /// primary's last commit, when updates stream in from several clients (see there),
-    /// up to [`BATCH`].
+    /// primary's last commit, when updates come from several clients (see there), and
+    /// while they keep arriving ([`LULL`]), until [`STREAM_GAP`] or [`ENOUGH`]; up to
+    /// [`BATCH`].
     pub async fn paced(
         &self,
         mut batch: Vec<UpdateTask>,
         inbox: &Receiver<Event, UpdateTask>,
     ) -> Vec<UpdateTask> {
         let Some((last, senders)) = self.last_commit else { return batch };
-        let ready = last + COMMIT_GAP;
+        let (mut wake, latest) = (last + COMMIT_GAP, last + STREAM_GAP);
         let same_client = senders != Senders::Several && Senders::of(&batch) == senders;
         let primary = matches!(self.plan.role, Role::Primary);
-        if same_client || !primary || batch.len() >= BATCH || Instant::now() >= ready {
+        if same_client || !primary || batch.len() >= BATCH || Instant::now() >= wake {
             return batch;
         }
-        tokio::time::sleep_until(ready.into()).await;
-        batch.extend(inbox.take_updates(BATCH - batch.len()));
-        batch
+        loop {
+            tokio::time::sleep_until(wake.into()).await;
+            batch.extend(inbox.take_updates(BATCH - batch.len()));
+            let now = Instant::now();
+            let newest = batch.last().map_or(last, |task| task.received);
+            if batch.len() >= ENOUGH || now >= latest || now >= newest + LULL {
+                return batch;
+            }
+            wake = (now + COMMIT_GAP).min(latest);
+        }
     }
 
     /// Publishes the updated version and keeps the zone file's copy in view.
