@@ -4,7 +4,8 @@
 //! over as an [`UpdateRequest`]; the data plane wraps it in an [`UpdateTask`] with the
 //! way back to the client ([`Reply`]) and queues it for the control plane, without
 //! waiting. The zone's writer applies it, makes it durable, and only then answers:
-//! over UDP from a duplicate of the listening socket ([`Replier`]), over TCP through the
+//! over UDP from a duplicate of the listening socket ([`Replier`]; a batch's answers
+//! gathered in [`Answers`] and sent together), over TCP through the
 //! connection's [`MessageStream`], which waits on a blocking thread for the answer.
 //!
 //! A task dropped without an answer (its zone removed, the server stopping, a queue
