@@ -185,25 +185,36 @@ impl Batch {
     /// Sends the queued answers; returns how many the kernel took. A datagram the kernel
     /// refuses (say, no route to its client) is skipped, not retried.
     pub fn send(&mut self, fd: RawFd) -> usize {
-        let mut start = 0;
-        let mut sent = 0;
-        while start < self.queued {
-            let rest = self.send_hdrs.get_mut(start..self.queued).unwrap_or_default();
-            // SAFETY: the headers in `rest` were filled by `queue_answer` and point into
-            // buffers owned by `self`, alive and unchanged during the call.
-            let n = unsafe { libc::sendmmsg(fd, rest.as_mut_ptr(), rest.len() as u32, 0) };
-            match usize::try_from(n) {
-                Ok(n) if n > 0 => {
-                    start += n;
-                    sent += n;
-                }
-                _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-                _ => start += 1,
-            }
-        }
+        let queued = self.send_hdrs.get_mut(..self.queued).unwrap_or_default();
+        // SAFETY: the queued headers were filled by `queue_answer` and point into
+        // buffers owned by `self`, alive and unchanged during the call.
+        let sent = unsafe { send_headers(fd, queued) };
         self.queued = 0;
         sent
     }
+}
+
+/// `sendmmsg` of every header in `hdrs`, until all are sent; one the kernel refuses is
+/// skipped, not retried. Returns how many the kernel took.
+///
+/// # Safety
+/// Each header's name, iovec (and what it points at) and control buffer must be valid
+/// for reading, and stay unchanged, for the call.
+pub unsafe fn send_headers(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> usize {
+    let (mut start, mut sent) = (0, 0);
+    while let Some(rest) = hdrs.get_mut(start..).filter(|rest| !rest.is_empty()) {
+        // SAFETY: the caller vouches for the headers.
+        let n = unsafe { libc::sendmmsg(fd, rest.as_mut_ptr(), rest.len() as u32, 0) };
+        match usize::try_from(n) {
+            Ok(n) if n > 0 => {
+                start += n;
+                sent += n;
+            }
+            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
+            _ => start += 1,
+        }
+    }
+    sent
 }
 
 #[cfg(test)]

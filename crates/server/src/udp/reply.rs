@@ -144,28 +144,10 @@ impl<'a> Outbound<'a> {
                 unsafe { addr::write_pktinfo(msg, from) };
             }
         }
-        send_headers(socket, &mut hdrs)
-    }
-}
-
-/// `sendmmsg` of every header, skipping one the kernel refuses; returns how many it took.
-fn send_headers(socket: &UdpSocket, hdrs: &mut [libc::mmsghdr]) -> usize {
-    let (mut start, mut sent) = (0, 0);
-    while let Some(rest) = hdrs.get_mut(start..).filter(|rest| !rest.is_empty()) {
         // SAFETY: each header points at a name, an iovec over an answer and a control
-        // buffer owned by the caller, alive and unchanged during the call.
-        let n =
-            unsafe { libc::sendmmsg(socket.as_raw_fd(), rest.as_mut_ptr(), rest.len() as u32, 0) };
-        match usize::try_from(n) {
-            Ok(n) if n > 0 => {
-                start += n;
-                sent += n;
-            }
-            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            _ => start += 1,
-        }
+        // buffer owned here or by the caller, alive and unchanged during the call.
+        unsafe { super::mmsg::send_headers(socket.as_raw_fd(), &mut hdrs) }
     }
-    sent
 }
 
 #[cfg(test)]
