@@ -11,7 +11,7 @@
 //!   snapshot of the zone still needs (compaction), keeping the ones appended after the
 //!   compaction was decided at a [`Mark`]. The file appended to stays open until
 //!   [`Journal::release`]: a zone's writer keeps it while updates stream in (an open
-//!   and a close per commit were about 2% of its CPU) and lets it go when idle, so a
+//!   and a close per commit were 1–2% of its CPU) and lets it go when idle, so a
 //!   server with 100,000 zones does not hold 100,000 descriptors.
 //! * [`lock_dir`]: one process at a time in a storage directory (a `flock` held for the
 //!   process's life), so that two servers never append to one journal.

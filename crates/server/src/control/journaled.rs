@@ -102,9 +102,7 @@ impl Writer {
     /// write holds the journal: the writer never waits for one.
     pub fn release_journal(&self) {
         if let Some(mut journal) = self.journal.as_ref().and_then(|j| j.try_lock().ok()) {
-            if journal.holds_file() {
-                journal.release();
-            }
+            journal.release();
         }
     }
 
