@@ -198,7 +198,8 @@ impl Journal {
     }
 
     /// True while the file is kept open (see [`Journal::release`]).
-    pub fn holds_file(&self) -> bool {
+    #[cfg(test)]
+    fn holds_file(&self) -> bool {
         self.file.is_some()
     }
 

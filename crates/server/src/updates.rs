@@ -100,34 +100,32 @@ impl UpdateTask {
     /// Answers with `rcode` as [`UpdateTask::answer`] does, but an answer over UDP
     /// waits in `answers` to leave with the others of its batch.
     pub fn answer_into(mut self, rcode: Rcode, answers: &mut Answers) {
-        let Reply::Udp { replier, client, local } = &self.reply else {
-            return self.answer_with(rcode);
-        };
-        let Some(request) = self.request.take() else { return };
-        control().update(rcode);
-        let start = answers.bytes.len();
-        let written = tern_wire::message::with_buffer(|out| {
-            let len = request.answer(rcode, out, unix_now())?;
-            answers.bytes.extend_from_slice(out.get(..len)?);
-            Some(())
+        self.write_answer(rcode, |reply, message| match reply {
+            Reply::Udp { replier, client, local } => {
+                let start = answers.bytes.len();
+                answers.bytes.extend_from_slice(message);
+                let (replier, client, local) = (Arc::clone(replier), *client, *local);
+                let bytes = start..answers.bytes.len();
+                answers.udp.push(Queued { replier, client, local, bytes });
+            }
+            Reply::Tcp(_) => reply.send(message.to_vec()),
         });
-        if written.is_some() {
-            let (replier, client, local) = (Arc::clone(replier), *client, *local);
-            let bytes = start..answers.bytes.len();
-            answers.udp.push(Queued { replier, client, local, bytes });
-        }
     }
 
     fn answer_with(&mut self, rcode: Rcode) {
+        self.write_answer(rcode, |reply, message| reply.send(message.to_vec()));
+    }
+
+    /// Writes the answer (once: the request is taken) and hands it to `deliver`.
+    fn write_answer(&mut self, rcode: Rcode, deliver: impl FnOnce(&Reply, &[u8])) {
         let Some(request) = self.request.take() else { return };
         control().update(rcode);
-        let answer = tern_wire::message::with_buffer(|out| {
+        let reply = &self.reply;
+        tern_wire::message::with_buffer(|out| {
             let len = request.answer(rcode, out, unix_now())?;
-            out.get(..len).map(<[u8]>::to_vec)
+            deliver(reply, out.get(..len)?);
+            Some(())
         });
-        if let Some(answer) = answer {
-            self.reply.send(answer);
-        }
     }
 }
 

@@ -58,11 +58,12 @@ impl Replier {
     /// many the kernel took. One it refuses (or with no socket for its address) is
     /// skipped, not retried.
     pub fn send_all(&self, answers: &[Late<'_>]) -> usize {
+        let routes: Vec<Option<usize>> = answers.iter().map(|a| self.route(a.local)).collect();
         let mut sent = 0;
         for (index, out) in self.sockets.iter().enumerate() {
-            let mine = answers.iter().filter(|a| self.route(a.local) == Some(index));
             let mut batch = Outbound::default();
-            mine.for_each(|a| batch.push(a, out.wildcard));
+            let mine = answers.iter().zip(&routes).filter(|(_, &r)| r == Some(index));
+            mine.for_each(|(a, _)| batch.push(a, out.wildcard));
             sent += batch.send(&out.socket);
         }
         sent
