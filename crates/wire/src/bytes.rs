@@ -1,6 +1,7 @@
-//! Copying and comparing the short byte strings of a DNS message (names) without a call
-//! to `memcpy` or `memcmp`: a name of 8 to 32 bytes, the common case, is two overlapping
-//! word-sized moves or compares. Longer ones go to the library, where the call pays off.
+//! Copying and comparing the short byte strings of a DNS message (names, labels, RDATA
+//! fields) without a call to `memcpy` or `memcmp`: a copy of 4 to 32 bytes is two
+//! overlapping word-sized moves (a compare, of 8 to 32), shorter ones a move per byte.
+//! Longer ones go to the library, where the call pays off.
 //!
 //! Also the word-at-a-time ("SWAR") tests that find given bytes eight at a time: the
 //! bytes are loaded as one little-endian `u64`, so byte `i` is bits `8i..8i + 8`, a test
@@ -15,6 +16,16 @@ pub fn copy(dst: &mut [u8], src: &[u8]) -> bool {
         return false;
     }
     match n {
+        0 => {}
+        // The first, middle and last byte cover 1 to 3 (a loop would become a call).
+        1..=3 => {
+            for i in [0, n / 2, n - 1] {
+                if let (Some(d), Some(s)) = (dst.get_mut(i), src.get(i)) {
+                    *d = *s;
+                }
+            }
+        }
+        4..=7 => overlapping::<4>(dst, src),
         8..=16 => overlapping::<8>(dst, src),
         17..=32 => overlapping::<16>(dst, src),
         _ => dst.copy_from_slice(src),

@@ -675,7 +675,7 @@ impl NameBuilder {
         let Some(dst) = dst else {
             return Err("name longer than 255 bytes");
         };
-        dst.copy_from_slice(labels);
+        crate::bytes::copy(dst, labels);
         self.len = end;
         Ok(())
     }
@@ -691,7 +691,7 @@ impl NameBuilder {
         let Some(dst) = self.buf.bytes.get_mut(self.len..end) else {
             return Err("name longer than 255 bytes");
         };
-        dst.copy_from_slice(suffix.as_wire());
+        crate::bytes::copy(dst, suffix.as_wire());
         self.buf.len = end as u8;
         Ok(self.buf)
     }
@@ -804,7 +804,7 @@ impl NameBuilder {
     pub fn finish_in(&mut self, suffix: &Dname) -> Result<&Dname, &'static str> {
         let end = self.len + suffix.len();
         let dst = self.buf.bytes.get_mut(self.len..end).ok_or("name longer than 255 bytes")?;
-        dst.copy_from_slice(suffix.as_wire());
+        crate::bytes::copy(dst, suffix.as_wire());
         self.buf.len = end as u8;
         Ok(&self.buf)
     }

@@ -37,9 +37,42 @@ pub fn read_name_in<'b>(
     Ok((name, end))
 }
 
+/// Where a name's labels go as they are followed: a name being built, or expanded RDATA.
+trait Labels {
+    /// Bytes of labels appended so far.
+    fn len(&self) -> usize;
+    /// Appends `msg[from..to]`, whole labels already checked.
+    fn push(&mut self, msg: &[u8], from: usize, to: usize) -> Result<()>;
+}
+
+impl Labels for NameBuilder {
+    fn len(&self) -> usize {
+        NameBuilder::len(self)
+    }
+    fn push(&mut self, msg: &[u8], from: usize, to: usize) -> Result<()> {
+        push_run(self, msg, from, to)
+    }
+}
+
+/// A name's labels appended to expanded RDATA, counted from where the name starts.
+struct Expanded<'o, S: Sink> {
+    out: &'o mut S,
+    start: usize,
+}
+
+impl<S: Sink> Labels for Expanded<'_, S> {
+    fn len(&self) -> usize {
+        self.out.len() - self.start
+    }
+    fn push(&mut self, msg: &[u8], from: usize, to: usize) -> Result<()> {
+        let labels = msg.get(from..to).ok_or(Error::Truncated { offset: msg.len() })?;
+        emit(self.out, labels, from)
+    }
+}
+
 /// Follows the name at `start` into `builder` (labels only, no root); returns the offset
 /// just after its bytes at `start` and where its root label is.
-fn read_labels(builder: &mut NameBuilder, msg: &[u8], start: usize) -> Result<(usize, usize)> {
+fn read_labels(builder: &mut impl Labels, msg: &[u8], start: usize) -> Result<(usize, usize)> {
     let mut pos = start;
     let mut limit = start;
     let mut run_start = start;
@@ -48,7 +81,7 @@ fn read_labels(builder: &mut NameBuilder, msg: &[u8], start: usize) -> Result<(u
         let len = *msg.get(pos).ok_or(Error::Truncated { offset: msg.len() })?;
         match len & 0xC0 {
             0x00 if len == 0 => {
-                push_run(builder, msg, run_start, pos)?;
+                builder.push(msg, run_start, pos)?;
                 return Ok((end.unwrap_or(pos + 1), pos));
             }
             0x00 => {
@@ -64,7 +97,7 @@ fn read_labels(builder: &mut NameBuilder, msg: &[u8], start: usize) -> Result<(u
                 if target >= limit {
                     return Err(Error::BadPointer { offset: pos });
                 }
-                push_run(builder, msg, run_start, pos)?;
+                builder.push(msg, run_start, pos)?;
                 end.get_or_insert(pos + 2);
                 limit = target;
                 pos = target;
@@ -99,7 +132,7 @@ impl Sink for SliceSink<'_> {
     fn put(&mut self, bytes: &[u8]) -> Result<()> {
         let end = self.len + bytes.len();
         let dst = self.out.get_mut(self.len..end).ok_or(Error::NoSpace)?;
-        dst.copy_from_slice(bytes);
+        crate::bytes::copy(dst, bytes);
         self.len = end;
         Ok(())
     }
@@ -141,11 +174,13 @@ pub(crate) fn expand_rdata(
             }
             Field::Rest => copy(msg, pos, end, end, out)?,
             Field::Name => {
-                let (name, next) = read_name(msg, pos)?;
+                // Straight into `out`, labels then the root: a name is built nowhere
+                // else (a transfer expands millions).
+                let (next, root) = read_labels(&mut Expanded { start: out.len(), out }, msg, pos)?;
                 if next > end {
                     return Err(Error::BadRdata { offset: pos, reason: "name runs past RDATA" });
                 }
-                emit(out, name.as_wire(), pos)?;
+                emit(out, &[0], root)?;
                 next
             }
         };
