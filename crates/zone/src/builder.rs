@@ -10,7 +10,8 @@
 //! table with its flags and links (the `table` module), then runs what is left of the
 //! adjust pass and the semantic checks. A builder for a transfer does the grouping,
 //! target resolution and encoding of each owner ahead, while the rest arrives (the
-//! `ahead` module), and `finish` keeps what still holds. Records from a zone file carry their file and line (the `lines`
+//! `ahead` module), then drops the records it encoded, so that its arena stays about a
+//! batch long; `finish` keeps what still holds. Records from a zone file carry their file and line (the `lines`
 //! module, one byte a record), so that findings say where; the snapshot keeps none.
 
 use std::path::Path;
@@ -182,6 +183,9 @@ impl ZoneBuilder {
         self.resolve_targets();
         let lens = (self.main.owners.nodes.len(), self.nsec3.owners.nodes.len());
         self.ahead.give_up_nodes(self.records.get(self.ahead.done..).unwrap_or(&[]));
+        if self.ahead.must_restore() {
+            self.compact(self.ahead.done);
+        }
         let groups = Groups::new(&self.records, lens, |p| self.ahead.is_encoded(p.node));
         let mut encoder = Encoder::new(&self.records, &self.rdata, &self.lines, &mut self.report);
         let (nodes, checks) =

@@ -16,16 +16,30 @@
 //! Targets left unknown are resolved by `finish`, in record order, where phantom nodes
 //! are created exactly as they would have been. NSEC3-space records are left to
 //! `finish`. The zone built is thus the same, byte for byte, as without encoding ahead.
+//!
+//! Once a batch is encoded, its records whose node is encoded are dropped from the
+//! builder ([`ZoneBuilder::compact`]): their blob holds them. The builder's records and
+//! RDATA then stay about a batch long, in two buffers used in turn, instead of growing
+//! with the zone. A node given up after its records were dropped gets them back from
+//! its blob (each RRset's records in order, then its signatures: what `finish` needs to
+//! encode it as it would have). Only a builder whose records have no file and line
+//! compacts: a record's number, which finds its line, changes.
 
 use std::ops::Range;
+
+use tern_wire::Rtype;
 
 use super::encode::Encoder;
 use super::space::Owners;
 use super::table::{Facts, Targets};
+use super::unique::rdata_of;
 use super::{Pending, ZoneBuilder, NSEC3_SPACE};
 use crate::blob::Blob;
-use crate::node::{has_targets, NodeId};
+use crate::node::{has_targets, Node, NodeId, NO_NODE};
 use crate::report::Report;
+
+/// Set in the record count of a node encoded ahead once its records are dropped.
+const DROPPED: u32 = 1 << 31;
 
 /// A main-space node's state ahead of `finish`.
 #[derive(Debug, Default)]
@@ -33,8 +47,9 @@ pub(super) enum Early {
     /// No records of it seen yet.
     #[default]
     Unseen,
-    /// Encoded from all of its records so far (how many records the blob holds), with
-    /// what its data says (the `table` module).
+    /// Encoded from all of its records so far (how many records the blob holds, with
+    /// [`DROPPED`] once the builder no longer has them), with what its data says (the
+    /// `table` module).
     Encoded(Blob, u32, Facts),
     /// Left to `finish`.
     GivenUp,
@@ -53,6 +68,10 @@ pub(super) struct Ahead {
     pub batch: usize,
     /// What the nodes encoded ahead say of their targets (the `table` module).
     pub targets: Targets,
+    /// Nodes given up after their records were dropped, with the blob that holds them.
+    restore: Vec<(NodeId, Blob)>,
+    /// The buffers the next compaction writes into.
+    spare: (Vec<Pending>, Vec<u8>),
 }
 
 impl Ahead {
@@ -61,16 +80,28 @@ impl Ahead {
     pub const BATCH: usize = 16_384;
 
     pub fn new(batch: usize) -> Ahead {
-        let targets = Targets::default();
-        Ahead { done: 0, unresolved: Vec::new(), early: Vec::new(), batch, targets }
+        Ahead {
+            done: 0,
+            unresolved: Vec::new(),
+            early: Vec::new(),
+            batch,
+            targets: Targets::default(),
+            restore: Vec::new(),
+            spare: (Vec::new(), Vec::new()),
+        }
     }
 
     /// The blob encoded ahead for node `id`, its record count and facts, if still good.
     pub fn take(&mut self, id: NodeId) -> Option<(Blob, u32, Facts)> {
         match std::mem::take(self.early.get_mut(id as usize)?) {
-            Early::Encoded(blob, count, facts) => Some((blob, count, facts)),
+            Early::Encoded(blob, count, facts) => Some((blob, count & !DROPPED, facts)),
             _ => None,
         }
+    }
+
+    /// True when nodes given up need their records back ([`ZoneBuilder::compact`]).
+    pub fn must_restore(&self) -> bool {
+        !self.restore.is_empty()
     }
 
     /// True when node `node` (a pending record's, either space) is encoded ahead.
@@ -82,25 +113,63 @@ impl Ahead {
     pub fn give_up_nodes(&mut self, records: &[Pending]) {
         for p in records.iter().filter(|p| p.node & NSEC3_SPACE == 0) {
             if let Some(state) = self.early.get_mut(p.node as usize) {
-                give_up(state, &mut self.targets);
+                give_up(state, p.node, &mut self.targets, &mut self.restore);
             }
         }
     }
+}
 
-    fn state(&mut self, id: NodeId) -> Option<&mut Early> {
-        let i = id as usize;
-        if i >= self.early.len() {
-            self.early.resize_with(i + 1, Early::default);
+/// Node `id`'s state, made `Unseen` if it had none.
+fn state_of(early: &mut Vec<Early>, id: NodeId) -> Option<&mut Early> {
+    let i = id as usize;
+    if i >= early.len() {
+        early.resize_with(i + 1, Early::default);
+    }
+    early.get_mut(i)
+}
+
+/// Leaves node `id` to `finish`: the references read from its blob, if it was encoded
+/// ahead, are taken back, and its records are to be restored if they were dropped.
+fn give_up(
+    state: &mut Early,
+    id: NodeId,
+    targets: &mut Targets,
+    restore: &mut Vec<(NodeId, Blob)>,
+) {
+    if let Early::Encoded(blob, count, _) = std::mem::replace(state, Early::GivenUp) {
+        targets.forget(&blob);
+        if count & DROPPED != 0 {
+            restore.push((id, blob));
         }
-        self.early.get_mut(i)
     }
 }
 
-/// Leaves a node to `finish`; the references read from its blob, if it was encoded
-/// ahead, are taken back.
-fn give_up(state: &mut Early, targets: &mut Targets) {
-    if let Early::Encoded(blob, ..) = std::mem::replace(state, Early::GivenUp) {
-        targets.forget(blob);
+/// Notes that the records of node `id` are dropped, if it is encoded: true then.
+fn drop_records(early: &mut [Early], id: NodeId) -> bool {
+    match early.get_mut(id as usize) {
+        Some(Early::Encoded(_, count, _)) => {
+            *count |= DROPPED;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// Appends the records `blob` holds (node `id`'s): each RRset's records in order with
+/// their targets, then its signatures, at the lowest of their TTLs (which is what
+/// encoding them again keeps).
+fn unpack(blob: Blob, id: NodeId, records: &mut Vec<Pending>, rdata: &mut Vec<u8>) {
+    let node = Node::new(blob);
+    for set in node.rrsets() {
+        let data =
+            set.rdatas().enumerate().map(|(i, bytes)| (set.rtype, set.ttl, set.target(i), bytes));
+        let sigs = set.sigs().map(|bytes| (Rtype::RRSIG, set.sig_ttl, NO_NODE, bytes));
+        for (rtype, ttl, target, bytes) in data.chain(sigs) {
+            let rdata_at = rdata.len();
+            rdata.extend_from_slice(bytes);
+            let len = bytes.len() as u16; // RDATA in a blob has a 16-bit length
+            records.push(Pending { rdata_at, node: id, ttl, target, len, rtype });
+        }
     }
 }
 
@@ -147,6 +216,42 @@ impl ZoneBuilder {
         }
         ahead.targets = runs.targets;
         ahead.done = upto;
+        if !self.lines.has_files() {
+            self.compact(upto);
+        }
+    }
+
+    /// Drops the records before `upto` whose node is encoded, keeping (in order) those
+    /// `finish` needs and every record from `upto` on, with their RDATA; the records of
+    /// nodes given up after theirs were dropped come back first (see the module docs).
+    pub(super) fn compact(&mut self, upto: usize) {
+        let ZoneBuilder { records, rdata, ahead, main, nsec3, .. } = self;
+        let (mut kept, mut bytes) = std::mem::take(&mut ahead.spare);
+        kept.clear();
+        bytes.clear();
+        for (id, blob) in ahead.restore.drain(..) {
+            unpack(blob, id, &mut kept, &mut bytes);
+        }
+        let mut unresolved = ahead.unresolved.iter_mut().peekable();
+        for (i, p) in records.iter().enumerate() {
+            if i < upto && p.node & NSEC3_SPACE == 0 && drop_records(&mut ahead.early, p.node) {
+                continue;
+            }
+            // A record whose target was unknown belongs to a node given up: it is kept.
+            if let Some(number) = unresolved.next_if(|u| **u as usize == i) {
+                *number = kept.len() as u32;
+            }
+            let rdata_at = bytes.len();
+            bytes.extend_from_slice(rdata_of(rdata, p));
+            kept.push(Pending { rdata_at, ..*p });
+        }
+        let moved = kept.len() - (records.len() - upto);
+        ahead.done = ahead.done + moved - upto;
+        main.moved(upto, moved);
+        nsec3.moved(upto, moved);
+        std::mem::swap(records, &mut kept);
+        std::mem::swap(rdata, &mut bytes);
+        ahead.spare = (kept, bytes);
     }
 }
 
@@ -163,13 +268,13 @@ impl Runs<'_, '_> {
     /// Encodes node `id` from `range`, its run of records, unless it is to be given up:
     /// it had records before, a target is unknown, or the encoder reports something.
     fn encode(&mut self, ahead: &mut Ahead, owners: &Owners, id: NodeId, range: Range<usize>) {
-        let Some(state) = ahead.state(id) else { return };
+        let Some(state) = state_of(&mut ahead.early, id) else { return };
         // Runs come in order, and so do the missing records: step past the earlier ones.
         let before = self.missing.iter().take_while(|&&i| (i as usize) < range.start).count();
         self.missing = self.missing.get(before..).unwrap_or(&[]);
         let unknown = self.missing.first().is_some_and(|&i| (i as usize) < range.end);
         if unknown || !matches!(state, Early::Unseen) {
-            give_up(state, &mut self.targets);
+            give_up(state, id, &mut self.targets, &mut ahead.restore);
             return;
         }
         self.members.clear();
@@ -286,6 +391,32 @@ mod tests {
     }
 
     #[test]
+    fn signed_owners_that_come_back_get_their_records_again() {
+        // `a` is encoded and its records dropped before it comes back: with signatures
+        // of two TTLs, an orphan one, a target, and a duplicate among the late records.
+        let sig = |covered: &str, tag: u32| {
+            format!("RRSIG {covered} 13 2 300 20300101000000 20200101000000 {tag} example. AAAA")
+        };
+        same_every_way(&format!(
+            "b.example. 300 A 192.0.2.2
+             a.example. 300 A 192.0.2.1
+             a.example. 300 {s1}
+             a.example. 200 {s2}
+             a.example. 300 MX 10 b.example.
+             a.example. 300 {s3}
+             c.example. 300 A 192.0.2.3
+             d.example. 300 A 192.0.2.4
+             a.example. 300 AAAA 2001:db8::1
+             a.example. 300 A 192.0.2.1
+             a.example. 300 {s1}
+             e.example. 300 A 192.0.2.5",
+            s1 = sig("A", 1),
+            s2 = sig("A", 2),
+            s3 = sig("TXT", 3),
+        ));
+    }
+
+    #[test]
     fn random_zones_build_the_same() {
         let mut rng = Rng(0x5eed_ab1e);
         for _ in 0..20 {
@@ -330,5 +461,9 @@ mod tests {
         );
         let encoded = b.ahead.early.iter().filter(|e| matches!(e, Early::Encoded(..))).count();
         assert!(encoded > 150, "{encoded} encoded ahead");
+        // The records of the nodes encoded are dropped: the builder holds about a batch.
+        assert!(b.records.len() < 16, "{} of 201 records kept", b.records.len());
+        let rdata: usize = b.records.iter().map(|p| usize::from(p.len)).sum();
+        assert_eq!(b.rdata.len(), rdata, "only the RDATA of the records kept");
     }
 }

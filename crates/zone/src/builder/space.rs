@@ -115,6 +115,14 @@ impl Space {
         }
     }
 
+    /// The records from `from` on now start at `to` (the builder dropped or restored
+    /// records before them: see `ahead`).
+    pub fn moved(&mut self, from: usize, to: usize) {
+        if self.deferred.active {
+            self.deferred.first = self.deferred.first - from + to;
+        }
+    }
+
     /// Looks up (or creates) the deferred owner and gives its records their node id.
     pub fn resolve(&mut self, records: &mut [Pending]) {
         if !std::mem::replace(&mut self.deferred.active, false) {

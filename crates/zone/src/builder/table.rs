@@ -51,8 +51,8 @@ impl Targets {
     /// Takes back the references of a node encoded ahead and then given up (its data is
     /// encoded again, and read again, by `finish`). Its NS targets stay: the glue check
     /// only asks whether a node has one.
-    pub fn forget(&mut self, blob: Blob) {
-        for target in Node::new(blob).targets() {
+    pub fn forget(&mut self, blob: &Blob) {
+        for target in Node::new(blob.clone()).targets() {
             if let Some(count) = self.refs.get_mut(target as usize) {
                 // A count that reached the most it holds stays there.
                 if *count != REFS_UNCOUNTED {
