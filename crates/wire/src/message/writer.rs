@@ -839,7 +839,8 @@ impl<'b> MessageWriter<'b> {
         limit: usize,
     ) -> Result<Option<u16>> {
         let wire = name.as_wire();
-        let offsets = name.label_offsets();
+        let mut offsets = LabelOffsets::default();
+        name.label_offsets_into(&mut offsets);
         let count = offsets.len();
         // Right to left: hash each suffix and look it up until one is missing.
         let mut rest = Suffix::Root;
