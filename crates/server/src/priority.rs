@@ -7,6 +7,9 @@
 //! scheduler), and take every idle cycle as before. The data plane's threads keep the
 //! nice value the server was started with.
 
+/// The lowest priority a thread can have: for housekeeping that nobody waits for.
+pub const LOWEST_NICE: i32 = 19;
+
 /// Sets the calling thread's nice value. On Linux the nice value belongs to the thread
 /// (`setpriority(2)`, NOTES), so the rest of the process keeps its own.
 pub fn set_thread_nice(nice: i32) -> std::io::Result<()> {
