@@ -11,8 +11,9 @@
 //! adjust pass and the semantic checks. A builder for a transfer does the grouping,
 //! target resolution and encoding of each owner ahead, while the rest arrives (the
 //! `ahead` module), then drops the records it encoded, so that its arena stays about a
-//! batch long; `finish` keeps what still holds. Records from a zone file carry their file and line (the `lines`
-//! module, one byte a record), so that findings say where; the snapshot keeps none.
+//! batch long; `finish` keeps what still holds. Records from a zone file carry their
+//! file and line (the `lines` module, one byte a record), so that findings say where;
+//! the snapshot keeps none.
 
 use std::path::Path;
 
