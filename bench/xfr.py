@@ -228,7 +228,8 @@ def bench_change(args, work, zone):
         wait_serial(secondary_port, serial)
         # From here on the poller, a measuring tool, yields to both servers (the servers
         # run their control planes at nice 10, which a poller at nice 0 sharing their
-        # CPU would slow down ten times over); the servers are started already.
+        # CPU would slow down ten times over); the servers are started already. The nice
+        # value stays with the process: `main` runs this phase last.
         os.nice(19)
         time.sleep(5)  # the secondary writes its copy to disk after the first transfer
         for r in range(args.rounds):
