@@ -34,6 +34,12 @@ fn read_all(origin: &Name, stream: &[u8]) -> Incoming {
 }
 
 fn main() {
+    // On a thread of its own, as in `ternd`: its allocations come from a thread's
+    // arena, which glibc grows differently from the main one.
+    std::thread::spawn(run).join().unwrap();
+}
+
+fn run() {
     let stream = std::fs::read(std::env::var("TERN_STREAM").expect("TERN_STREAM")).unwrap();
     let origin: Name =
         std::env::var("TERN_ORIGIN").unwrap_or_else(|_| "tld.".into()).parse().unwrap();

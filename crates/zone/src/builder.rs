@@ -238,9 +238,7 @@ impl ZoneBuilder {
             if rec.node & NSEC3_SPACE != 0 || !has_targets(rec.rtype) {
                 continue;
             }
-            if let Some(target) = target_of(origin, &mut main.owners, rdata, rec, true) {
-                rec.target = target;
-            }
+            rec.target = target_of(origin, &mut main.owners, rdata, rec);
         }
     }
 }
@@ -257,27 +255,26 @@ fn first_records(records: &[Pending], len: usize) -> Vec<u32> {
     firsts
 }
 
-/// The node of `rec`'s target: `NO_NODE` for a record without one or out of the zone,
-/// the owner itself for SVCB/HTTPS ".". An in-zone name without a node gets a phantom
-/// one if `create`, else `None`.
-fn target_of(
-    origin: &Name,
-    owners: &mut space::Owners,
-    rdata: &[u8],
-    rec: &Pending,
-    create: bool,
-) -> Option<NodeId> {
+/// The node of `rec`'s target, a phantom one for an in-zone name without a node.
+fn target_of(origin: &Name, owners: &mut space::Owners, rdata: &[u8], rec: &Pending) -> NodeId {
+    match target_known(origin, rdata, rec) {
+        Ok(node) => node,
+        Err(target) => owners.target_node(target),
+    }
+}
+
+/// `rec`'s target where no lookup is needed: `NO_NODE` for a record without one or out
+/// of the zone, the owner itself for SVCB/HTTPS "."; else the in-zone name to look up.
+fn target_known<'d>(origin: &Name, rdata: &'d [u8], rec: &Pending) -> Result<NodeId, &'d Dname> {
     let data = rdata.get(rec.rdata_at..rec.rdata_at + usize::from(rec.len)).unwrap_or(&[]);
-    let Some(target) = target_name(rec.rtype, data) else { return Some(NO_NODE) };
+    let Some(target) = target_name(rec.rtype, data) else { return Ok(NO_NODE) };
     if target.is_root() && matches!(rec.rtype, Rtype::SVCB | Rtype::HTTPS) {
         // RFC 9460 §2.5.2: "." in ServiceMode is the owner itself.
-        Some(rec.node)
+        Ok(rec.node)
     } else if !target.ends_with(origin) {
-        Some(NO_NODE)
-    } else if create {
-        Some(owners.target_node(target))
+        Ok(NO_NODE)
     } else {
-        owners.find_name(target)
+        Err(target)
     }
 }
 

@@ -217,7 +217,7 @@ impl IndexBuilder {
     /// A table sized for about `expected` names.
     pub fn with_capacity(expected: usize) -> IndexBuilder {
         let size = NameIndex::slots_for(expected);
-        IndexBuilder { keys: vec![0; size], mask: size - 1, used: 0 }
+        IndexBuilder { keys: zeroed_keys(size), mask: size - 1, used: 0 }
     }
 
     #[inline]
@@ -243,8 +243,7 @@ impl IndexBuilder {
     pub fn insert(&mut self, tag: NameTag, id: u32) {
         if (self.used + 1) * 4 > (self.mask + 1) * 3 {
             let size = (self.mask + 1) * 2;
-            // Zeroed by the allocator: a large table comes as fresh pages, not cleared.
-            self.keys = placed(self.keys.iter().copied(), vec![0; size], |key| key);
+            self.keys = placed(self.keys.iter().copied(), zeroed_keys(size), |key| key);
             self.mask = size - 1;
         }
         let i = free_place(tag, self.mask, |i| self.keys.get(i).is_some_and(|&k| k != 0));
@@ -269,7 +268,7 @@ impl IndexBuilder {
         let keys = if size == self.keys.len() {
             self.keys
         } else {
-            placed(self.keys.iter().copied(), vec![0; size], |key| key)
+            placed(self.keys.iter().copied(), zeroed_keys(size), |key| key)
         };
         let key_at = |i: usize| keys.get(i).copied().unwrap_or(0);
         let slots = ChunkVec::from_fn(size, |i| {
@@ -283,6 +282,15 @@ impl IndexBuilder {
         });
         NameIndex { slots, mask: size - 1, used: self.used }
     }
+}
+
+/// A builder's empty table of `size` keys; a large one on huge pages (see
+/// [`advise_huge`](crate::memory::advise_huge): its probes are random).
+fn zeroed_keys(size: usize) -> Vec<u64> {
+    // Zeroed by the allocator: a large table comes as fresh pages, not cleared.
+    let keys = vec![0; size];
+    crate::memory::advise_huge(&keys);
+    keys
 }
 
 /// The lookup of both tables: the entry under `tag` that `is_match` confirms, probing

@@ -18,6 +18,9 @@
 //! emptied) does not become resident in full: the resident size grows by at most the
 //! holes of the steps collapsed. That costs about 0.7 s of CPU after a 1M-delegation
 //! load. `TERND_HUGE_PAGES=0` in the environment turns the collapse off.
+//!
+//! One table is given huge pages from the start: a builder's name index, which is
+//! dense, and probed at random while the zone is read ([`advise_huge`]).
 
 /// `MADV_COLLAPSE` (Linux 6.1+; not in every `libc` release).
 #[cfg(target_os = "linux")]
@@ -30,13 +33,46 @@ const HUGE: usize = 2 << 20;
 /// anonymous regions into huge pages.
 pub fn after_load() {
     release_freed();
-    if std::env::var_os("TERND_HUGE_PAGES").is_some_and(|v| v == "0") {
+    if !huge_pages_wanted() {
         return;
     }
     let Ok(smaps) = std::fs::read_to_string("/proc/self/smaps") else { return };
     for (start, end) in dense_anonymous_regions(&smaps) {
         collapse(start, end);
     }
+}
+
+/// False when `TERND_HUGE_PAGES=0` is in the environment.
+fn huge_pages_wanted() -> bool {
+    std::env::var_os("TERND_HUGE_PAGES").is_none_or(|v| v != "0")
+}
+
+/// Asks for huge pages behind the whole 2 MiB steps of `table`, a large table that is
+/// probed at random while a zone is built and that will be written all over (the
+/// builder's name index): with base pages nearly every probe misses the TLB, and the
+/// prefetch that should hide the probe's cache miss waits for the page walk. A huge
+/// page is zeroed whole at its first touch, so this is only for tables used in full.
+pub(crate) fn advise_huge<T>(table: &[T]) {
+    let Some((start, end)) = whole_steps(table.as_ptr() as usize, std::mem::size_of_val(table))
+    else {
+        return;
+    };
+    if !huge_pages_wanted() {
+        return;
+    }
+    #[cfg(target_os = "linux")]
+    // SAFETY: MADV_HUGEPAGE changes how pages of our own allocation (whole pages inside
+    // `table`) will be backed, never their contents.
+    unsafe {
+        libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+    }
+}
+
+/// The whole huge-page steps inside `len` bytes at `at`, if there is one.
+fn whole_steps(at: usize, len: usize) -> Option<(usize, usize)> {
+    let start = at.checked_add(HUGE - 1)? & !(HUGE - 1);
+    let end = at.checked_add(len)? & !(HUGE - 1);
+    (end > start).then_some((start, end))
 }
 
 /// Returns free heap pages to the system (glibc `malloc_trim`; nothing elsewhere).
@@ -123,6 +159,21 @@ fn region_header(line: &str) -> Option<Option<(usize, usize)>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_whole_huge_page_steps_are_advised() {
+        const MIB: usize = 1 << 20;
+        assert_eq!(whole_steps(16, 3 * MIB), None, "no whole step inside");
+        assert_eq!(whole_steps(HUGE, HUGE), Some((HUGE, 2 * HUGE)));
+        assert_eq!(whole_steps(HUGE + 16, 5 * MIB), Some((2 * HUGE, 3 * HUGE)));
+        assert_eq!(whole_steps(usize::MAX - 8, 8), None);
+        // A table the builder makes: its steps are asked for, nothing else.
+        let keys = vec![0u64; HUGE / 4];
+        let (start, end) = whole_steps(keys.as_ptr() as usize, HUGE * 2).unwrap();
+        assert!(start >= keys.as_ptr() as usize && end <= keys.as_ptr() as usize + HUGE * 2);
+        advise_huge(&keys);
+        assert!(keys.iter().all(|&k| k == 0));
+    }
 
     #[test]
     fn only_dense_private_anonymous_regions_are_chosen() {

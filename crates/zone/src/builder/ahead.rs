@@ -196,11 +196,24 @@ impl ZoneBuilder {
         let ZoneBuilder { origin, main, records, rdata, lines, ahead, .. } = self;
         let from = ahead.unresolved.len();
         let range = ahead.done..upto;
+        // In-zone targets are looked up in a second pass, their index slots prefetched
+        // in the first: each probe would otherwise wait for memory.
+        let mut lookups = Vec::new();
         for (i, rec) in range.clone().zip(records.get_mut(range.clone()).unwrap_or(&mut [])) {
             if rec.node & NSEC3_SPACE != 0 || !has_targets(rec.rtype) {
                 continue;
             }
-            match super::target_of(origin, &mut main.owners, rdata, rec, false) {
+            match super::target_known(origin, rdata, rec) {
+                Ok(node) => rec.target = node,
+                Err(target) => lookups.push((i, main.owners.prefetch_name(target))),
+            }
+        }
+        for (i, tag) in lookups {
+            let Some(rec) = records.get_mut(i) else { continue };
+            let found = super::target_known(origin, rdata, rec)
+                .err()
+                .and_then(|target| main.owners.find(target, tag));
+            match found {
                 Some(target) => rec.target = target,
                 None => ahead.unresolved.push(i as u32),
             }
