@@ -27,7 +27,7 @@ fuzz_target!(|data: &[u8]| {
         loop {
             match reader.record_in(&mut owner, &mut scratch) {
                 Ok(Some(r)) if r.section == Section::Answer => {
-                    if incoming.record(r.owner, r.rtype, r.class, r.ttl, r.rdata).is_err() {
+                    if incoming.record_read(&r).is_err() {
                         break 'messages;
                     }
                 }

@@ -418,9 +418,7 @@ impl Stream {
             if record.section != Section::Answer {
                 continue;
             }
-            self.incoming
-                .record(record.owner, record.rtype, record.class, record.ttl, record.rdata)
-                .map_err(|e| ClientError::Broken(e.to_string()))?;
+            self.incoming.record_read(&record).map_err(|e| ClientError::Broken(e.to_string()))?;
         }
     }
 }

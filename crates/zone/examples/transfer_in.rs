@@ -26,7 +26,7 @@ fn read_all(origin: &Name, stream: &[u8]) -> Incoming {
         let mut reader = MessageReader::new(message).unwrap();
         while let Some(r) = reader.record_in(&mut owner, &mut scratch).unwrap() {
             if r.section == Section::Answer {
-                incoming.record(r.owner, r.rtype, r.class, r.ttl, r.rdata).unwrap();
+                incoming.record_read(&r).unwrap();
             }
         }
     }

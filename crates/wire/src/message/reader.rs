@@ -76,6 +76,10 @@ pub struct RecordIn<'r, 'n> {
     pub rdata_offset: usize,
     /// Offset just after the record.
     pub end: usize,
+    /// True when reading the RDATA checked all of it: it was expanded as a type whose
+    /// shape [reads all](crate::rdata::shape::Shape::read_checks_all), so
+    /// [`rdata::validate`](crate::rdata::validate) has nothing left to find.
+    pub rdata_checked: bool,
 }
 
 /// The fixed fields between a record's owner and its RDATA.
@@ -234,7 +238,8 @@ impl<'a> MessageReader<'a> {
             return Err(self.truncated());
         }
         let shape = fixed.rtype.shape();
-        let rdata: &'s [u8] = if shape.decompress && fixed.rdlength > 0 {
+        let expanded = shape.decompress && fixed.rdlength > 0;
+        let rdata: &'s [u8] = if expanded {
             let mut sink = SliceSink { out: scratch, len: 0 };
             expand_rdata(self.msg, rdata_offset, end, shape, &mut sink)?;
             let len = sink.len;
@@ -252,6 +257,7 @@ impl<'a> MessageReader<'a> {
             rdata,
             rdata_offset,
             end,
+            rdata_checked: expanded && shape.read_checks_all(),
         };
         self.check_meta(&record)?;
         self.pos = end;

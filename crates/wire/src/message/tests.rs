@@ -714,3 +714,81 @@ fn prepared_rrsets_refuse_bad_labels_and_targets() {
     }
     assert_eq!(w.push_prepared_rrset(Section::Answer, &prepared, 12), Ok(Some(25)));
 }
+
+/// RDATA made of `shape`'s fields, each drawn from a few right and wrong forms (names
+/// with bad label lengths, pointers, fields one byte short or long), or raw bytes.
+fn rdata_like(shape: &crate::rdata::shape::Shape, mut next: impl FnMut() -> u32) -> Vec<u8> {
+    use crate::rdata::shape::Field;
+    let mut out = Vec::new();
+    if next() % 8 == 0 {
+        return (0..next() % 40).map(|_| next() as u8).collect();
+    }
+    for field in shape.fields {
+        match *field {
+            Field::Name => match next() % 6 {
+                0 => out.extend_from_slice(&[0xC0, 12]), // to the header's end: the root
+                1 => out.extend_from_slice(&[70, b'x']),
+                2 => out.extend_from_slice(&[2, b'n', b's']), // no root
+                _ => {
+                    for _ in 0..next() % 4 {
+                        out.push(1 + (next() % 3) as u8);
+                        out.extend((0..*out.last().unwrap()).map(|_| b'a' + (next() % 26) as u8));
+                    }
+                    out.push(0);
+                }
+            },
+            Field::Bytes(n) => {
+                let len = (usize::from(n) + (next() % 3) as usize).saturating_sub(1);
+                out.extend((0..len).map(|_| next() as u8));
+            }
+            Field::CharString => {
+                let len = (next() % 4) as u8;
+                out.push(len + (next() % 2) as u8);
+                out.extend((0..len).map(|_| next() as u8));
+            }
+            Field::Rest => out.extend((0..next() % 8).map(|_| next() as u8)),
+        }
+    }
+    if next() % 6 == 0 {
+        out.push(next() as u8);
+    }
+    out
+}
+
+#[test]
+fn rdata_read_as_checked_passes_validation() {
+    // Every type whose shape reads all its RDATA: what `record_in` marks as checked is
+    // what `rdata::validate` accepts, so readers may skip the second walk.
+    let types: Vec<Rtype> =
+        (0..=u16::MAX).map(Rtype).filter(|t| t.shape().read_checks_all()).collect();
+    assert!(types.len() >= 10 && types.contains(&Rtype::NS) && types.contains(&Rtype::SOA));
+    let mut state = 0x2545_f491_u32;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 17;
+        state ^= state << 5;
+        state
+    };
+    let (mut checked, mut refused) = (0, 0);
+    for &rtype in &types {
+        for _ in 0..2000 {
+            let rdata = rdata_like(rtype.shape(), &mut next);
+            let mut msg = b"\0\0\x84\0\0\0\0\x01\0\0\0\0\0".to_vec();
+            msg.extend_from_slice(&rtype.0.to_be_bytes());
+            msg.extend_from_slice(&[0, 1, 0, 0, 0, 60]);
+            msg.extend_from_slice(&(rdata.len() as u16).to_be_bytes());
+            msg.extend_from_slice(&rdata);
+            let (mut owner, mut scratch) = (crate::NameBuilder::new(), [0u8; MAX_RDATA_LEN]);
+            let Ok(reader) = MessageReader::new(&msg) else { continue };
+            match reader.clone().record_in(&mut owner, &mut scratch) {
+                Ok(Some(r)) if r.rdata_checked => {
+                    let valid = crate::rdata::validate(rtype, r.rdata);
+                    assert!(valid.is_ok(), "{rtype} {rdata:02x?}: {valid:?}");
+                    checked += 1;
+                }
+                _ => refused += 1,
+            }
+        }
+    }
+    assert!(checked > 1000 && refused > 1000, "checked {checked}, refused {refused}");
+}

@@ -46,6 +46,15 @@ impl Shape {
     pub fn has_names(&self) -> bool {
         self.fields.contains(&Field::Name)
     }
+
+    /// True when RDATA read field by field as this shape says is wholly checked: the
+    /// shape is decompressed on input, and every field is a name, a fixed number of
+    /// bytes or a character string, nothing left to the type's codec (`Rest`). Such
+    /// RDATA that [`MessageReader`](crate::message::MessageReader) expanded passes
+    /// [`validate`](super::validate) (a test holds every such type to it).
+    pub fn read_checks_all(&self) -> bool {
+        self.decompress && !self.fields.contains(&Field::Rest)
+    }
 }
 
 use Field::{Bytes, CharString, Name, Rest};
