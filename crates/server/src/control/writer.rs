@@ -278,19 +278,21 @@ impl Writer {
 ///   and a transfer out may hold it for its duration. Whoever lets go last frees it, so
 ///   until they have, a task holds it and looks again (1 ms, doubling up to 100 ms).
 /// * When this is the last reference, a big zone (a reload builds a whole new one) is
-///   freed on a blocking thread: that takes tens of milliseconds, which must not delay
-///   the NOTIFYs that follow a publish. A small one is freed at once (the trip to
-///   another thread would cost more).
+///   freed on a thread of its own at the lowest priority: that takes tens of
+///   milliseconds (60–75 ms for a 1M-delegation zone), which must delay neither the
+///   NOTIFYs that follow a publish nor the SOA queries and IXFRs of the secondaries
+///   they wake. A small one is freed at once (the trip to another thread would cost
+///   more).
 pub fn retire(old: Arc<ZoneContents>) {
     let large = old.record_count() > FREED_IN_PLACE;
     let_go(old, large);
 }
 
-/// [`retire`] for any shared value: `large` ones are freed on a blocking thread.
+/// [`retire`] for any shared value: `large` ones are freed on a thread at nice 19.
 fn let_go<T: Send + Sync + 'static>(old: Arc<T>, large: bool) {
     let free = move |old: Arc<T>| {
         if large {
-            drop(tokio::task::spawn_blocking(move || drop(old)));
+            free_apart(old);
         }
     };
     if Arc::strong_count(&old) == 1 {
@@ -304,6 +306,18 @@ fn let_go<T: Send + Sync + 'static>(old: Arc<T>, large: bool) {
         }
         free(old);
     });
+}
+
+/// Frees `old` on a new thread at the lowest priority (a pooled thread would keep that
+/// priority for the transfers it runs next). If no thread starts, `old` is freed here.
+fn free_apart<T: Send + Sync + 'static>(old: Arc<T>) {
+    let started = std::thread::Builder::new().name("ternd-free".into()).spawn(move || {
+        let _ = crate::priority::set_thread_nice(crate::priority::LOWEST_NICE);
+        drop(old);
+    });
+    if let Err(e) = started {
+        warn!("no thread to free a replaced zone version ({e}): freed by the control plane");
+    }
 }
 
 /// Records of the largest zone [`retire`] frees where it is.
@@ -324,18 +338,20 @@ mod tests {
         Arc::clone(&config.resolved.zones[0])
     }
 
-    /// Records the thread that drops it.
-    struct Dropped(Arc<std::sync::Mutex<Option<String>>>);
+    /// Records the thread that drops it, and that thread's nice value.
+    struct Dropped(Arc<std::sync::Mutex<Option<(String, i32)>>>);
 
     impl Drop for Dropped {
         fn drop(&mut self) {
             let name = std::thread::current().name().unwrap_or("?").to_owned();
-            *self.0.lock().unwrap() = Some(name);
+            let nice = crate::priority::thread_nice().unwrap();
+            *self.0.lock().unwrap() = Some((name, nice));
         }
     }
 
     /// A version a reader still holds when it is replaced is freed by the control plane
-    /// once the reader lets go, not by the reader (a query worker).
+    /// once the reader lets go, not by the reader (a query worker); a large one on a
+    /// thread at the lowest priority.
     #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
     async fn a_version_still_read_is_freed_by_the_control_plane() {
         for large in [false, true] {
@@ -356,8 +372,11 @@ mod tests {
             })
             .await;
             assert!(freed.is_ok(), "never freed (large: {large})");
-            let thread = by.lock().unwrap().clone().unwrap();
+            let (thread, nice) = by.lock().unwrap().clone().unwrap();
             assert_ne!(thread, "query-worker", "large: {large}");
+            if large {
+                assert_eq!((thread.as_str(), nice), ("ternd-free", crate::priority::LOWEST_NICE));
+            }
         }
     }
 
