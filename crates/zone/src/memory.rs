@@ -19,8 +19,9 @@
 //! holes of the steps collapsed. That costs about 0.7 s of CPU after a 1M-delegation
 //! load. `TERND_HUGE_PAGES=0` in the environment turns the collapse off.
 //!
-//! One table is given huge pages from the start: a builder's name index, which is
-//! dense, and probed at random while the zone is read ([`advise_huge`]).
+//! One table asks for huge pages from the start: a builder's name index, which is dense,
+//! and probed at random while the zone is read ([`advise_huge`]; `TERND_HUGE_PAGES=0`
+//! turns that off too).
 
 /// `MADV_COLLAPSE` (Linux 6.1+; not in every `libc` release).
 #[cfg(target_os = "linux")]
