@@ -20,7 +20,7 @@
 //! load. `TERND_HUGE_PAGES=0` in the environment turns the collapse off.
 //!
 //! One table asks for huge pages from the start: a builder's name index, which is dense,
-//! and probed at random while the zone is read ([`advise_huge`]; `TERND_HUGE_PAGES=0`
+//! and probed at random while the zone is read (`advise_huge`; `TERND_HUGE_PAGES=0`
 //! turns that off too).
 
 /// `MADV_COLLAPSE` (Linux 6.1+; not in every `libc` release).
