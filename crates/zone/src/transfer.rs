@@ -121,7 +121,8 @@ impl Incoming {
         ttl: u32,
         data: &[u8],
     ) -> Result<(), Error> {
-        self.take(owner, rtype, class, ttl, data, false)
+        check(owner, rtype, class, Some(data))?;
+        self.add(owner, rtype, ttl, data)
     }
 
     /// Reads the next record of the stream as [`MessageReader::record_in`] read it: its
@@ -131,27 +132,12 @@ impl Incoming {
     /// [`MessageReader::record_in`]: tern_wire::message::MessageReader::record_in
     pub fn record_read(&mut self, record: &RecordIn<'_, '_>) -> Result<(), Error> {
         let RecordIn { owner, rtype, class, ttl, rdata, rdata_checked, .. } = *record;
-        self.take(owner, rtype, class, ttl, rdata, rdata_checked)
+        check(owner, rtype, class, (!rdata_checked).then_some(rdata))?;
+        self.add(owner, rtype, ttl, rdata)
     }
 
-    /// The next record, its RDATA `checked` already or not.
-    fn take(
-        &mut self,
-        owner: &Dname,
-        rtype: Rtype,
-        class: Class,
-        ttl: u32,
-        data: &[u8],
-        checked: bool,
-    ) -> Result<(), Error> {
-        if class != Class::IN {
-            return Err(broken(format!("{owner} {rtype} has class {class}, not IN")));
-        }
-        if !checked {
-            if let Err(e) = rdata::validate(rtype, data) {
-                return Err(broken(format!("{owner} {rtype} has malformed RDATA: {e}")));
-            }
-        }
+    /// The next record, checked.
+    fn add(&mut self, owner: &Dname, rtype: Rtype, ttl: u32, data: &[u8]) -> Result<(), Error> {
         self.records += 1;
         // The common case, a record of a whole zone, is added in place: the state is
         // not moved out and back for each record.
@@ -332,6 +318,18 @@ impl Incoming {
                 Ok(Received::Full(Box::new(zone), report))
             }
         }
+    }
+}
+
+/// Refuses a record of another class than IN, or with malformed RDATA (`unchecked`: the
+/// RDATA still to check, if any).
+fn check(owner: &Dname, rtype: Rtype, class: Class, unchecked: Option<&[u8]>) -> Result<(), Error> {
+    if class != Class::IN {
+        return Err(broken(format!("{owner} {rtype} has class {class}, not IN")));
+    }
+    match unchecked.map(|data| rdata::validate(rtype, data)) {
+        Some(Err(e)) => Err(broken(format!("{owner} {rtype} has malformed RDATA: {e}"))),
+        _ => Ok(()),
     }
 }
 
