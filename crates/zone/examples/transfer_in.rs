@@ -49,10 +49,21 @@ fn run() {
     let Received::Full(zone, _) = incoming.finish().unwrap() else { panic!("not a zone") };
     let total = started.elapsed();
     println!(
-        "{} records: read {:.3} s, built {:.3} s, total {:.3} s",
+        "{} records: read {:.3} s, built {:.3} s, total {:.3} s; resident {} MB, peak {} MB",
         zone.record_count(),
         read.as_secs_f64(),
         (total - read).as_secs_f64(),
-        total.as_secs_f64()
+        total.as_secs_f64(),
+        status_mb("VmRSS:"),
+        status_mb("VmHWM:")
     );
+}
+
+/// A size from /proc/self/status, in MB (0 when it cannot be read).
+fn status_mb(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap_or_default();
+    let kb: u64 =
+        line.trim_start_matches(field).trim().trim_end_matches("kB").trim().parse().unwrap_or(0);
+    kb / 1024
 }
