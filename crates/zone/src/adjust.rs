@@ -17,7 +17,7 @@ use tern_wire::Rtype;
 use crate::contents::{Denial, ZoneContents, APEX};
 use crate::cow::ChunkVec;
 use crate::negative_soa::NegativeSoa;
-use crate::node::{Flags, Node, NodeId, NO_NODE, NSEC3_COVERS};
+use crate::node::{Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS};
 use crate::nsec3::Nsec3Position;
 use crate::order::CanonicalOrder;
 
@@ -107,15 +107,38 @@ pub fn wildcard_links(zone: &mut ZoneContents, ids: &[NodeId]) {
 
 /// Flags a node has from its own RRsets and name.
 pub fn local_flags(node: &Node, id: NodeId) -> Flags {
-    let mut f = Flags::empty();
-    f.set(Flags::PHANTOM, node.flags.contains(Flags::PHANTOM));
-    f.set(Flags::APEX, id == APEX);
-    f.set(Flags::WILDCARD, node.owner().is_wildcard());
-    let mut any = false;
+    let mut local = LocalFlags::new(node, id);
     for rrset in node.rrsets() {
-        any |= rrset.has_records();
+        local.add(&rrset);
+    }
+    local.finish()
+}
+
+/// [`local_flags`] read RRset by RRset, for a caller that walks a node's RRsets for
+/// other reasons too (the zone builder: one walk of each new node).
+pub struct LocalFlags {
+    flags: Flags,
+    apex: bool,
+    any: bool,
+}
+
+impl LocalFlags {
+    /// Before `node`'s (node `id`'s) RRsets: what its id and owner say.
+    pub fn new(node: &Node, id: NodeId) -> LocalFlags {
+        let mut flags = Flags::empty();
+        flags.set(Flags::PHANTOM, node.flags.contains(Flags::PHANTOM));
+        flags.set(Flags::APEX, id == APEX);
+        flags.set(Flags::WILDCARD, node.owner().is_wildcard());
+        LocalFlags { flags, apex: id == APEX, any: false }
+    }
+
+    /// One RRset of the node.
+    #[inline]
+    pub fn add(&mut self, rrset: &Rrset<'_>) {
+        self.any |= rrset.has_records();
+        let f = &mut self.flags;
         match rrset.rtype {
-            Rtype::NS if id != APEX => f.set(Flags::DELEGATION, true),
+            Rtype::NS if !self.apex => f.set(Flags::DELEGATION, true),
             Rtype::DNAME => f.set(Flags::DNAME, true),
             Rtype::CNAME => f.set(Flags::CNAME, true),
             Rtype::NSEC => f.set(Flags::NSEC, true),
@@ -123,8 +146,13 @@ pub fn local_flags(node: &Node, id: NodeId) -> Flags {
             _ => {}
         }
     }
-    f.set(Flags::EMPTY, !any && !f.contains(Flags::PHANTOM));
-    f
+
+    /// The node's own flags, once every RRset was added.
+    pub fn finish(self) -> Flags {
+        let mut f = self.flags;
+        f.set(Flags::EMPTY, !self.any && !f.contains(Flags::PHANTOM));
+        f
+    }
 }
 
 /// Flags inherited from the parent: below a cut (RFC 1034 §4.2.1: data below a cut is not

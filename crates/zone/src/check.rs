@@ -25,7 +25,7 @@ use tern_wire::{Dname, Rtype};
 
 use crate::contents::{ZoneContents, APEX};
 use crate::error::Position;
-use crate::node::{Flags, Node, NodeId, NO_NODE};
+use crate::node::{Flags, Node, NodeId, Rrset, NO_NODE};
 use crate::report::{Report, Severity};
 
 /// Where the findings about a node go: the file and first line of its records, when the
@@ -69,7 +69,7 @@ pub struct Checks(u8);
 impl Checks {
     /// The rules about which types share a name find something.
     const DATA: u8 = 1;
-    /// An NS RRset has an in-zone target, which the glue check looks at ([`Checks::of`]);
+    /// An NS RRset has an in-zone target, which the glue check looks at ([`ChecksOf`]);
     /// one without addresses, once [`Checks::settle`] has looked.
     const GLUE: u8 = 1 << 1;
     /// An RRset other than A and AAAA: data that would be flagged below a zone cut.
@@ -80,32 +80,8 @@ impl Checks {
     /// Nothing known: every check runs.
     pub const UNKNOWN: Checks = Checks(Self::DATA | Self::GLUE | Self::NOT_ADDRESS);
 
-    /// What `node` (node `id`, with its own flags set: DELEGATION and CNAME are read)
-    /// tells the checks; its in-zone NS targets are added to `ns_targets` as
-    /// (`id`, target) for [`Checks::settle`].
-    pub fn of(node: &Node, id: NodeId, ns_targets: &mut Vec<(NodeId, NodeId)>) -> Checks {
-        let mut report = Report::default();
-        node_data(node, id, &mut Findings { report: &mut report, locate: &|_| None });
-        let mut bits = if report.issues().is_empty() { 0 } else { Self::DATA };
-        for rrset in node.rrsets() {
-            bits |= match rrset.rtype {
-                Rtype::A | Rtype::AAAA => Self::ADDRESS,
-                _ => Self::NOT_ADDRESS,
-            };
-            if rrset.rtype == Rtype::NS {
-                let before = ns_targets.len();
-                let targets = (0..usize::from(rrset.count)).map(|i| rrset.target(i));
-                ns_targets.extend(targets.filter(|&t| t != NO_NODE).map(|t| (id, t)));
-                if ns_targets.len() > before {
-                    bits |= Self::GLUE;
-                }
-            }
-        }
-        Checks(bits)
-    }
-
     /// Keeps the glue check, in `known` (by node id), only for the nodes among
-    /// `ns_targets` (as [`Checks::of`] gives them) with a target that has no addresses.
+    /// `ns_targets` (as [`ChecksOf`] gives them) with a target that has no addresses.
     pub fn settle(known: &mut [Checks], ns_targets: &[(NodeId, NodeId)]) {
         for &(id, _) in ns_targets {
             if let Some(checks) = known.get_mut(id as usize) {
@@ -122,6 +98,62 @@ impl Checks {
 
     fn has(self, bit: u8) -> bool {
         self.0 & bit != 0
+    }
+}
+
+/// What a node's own data tells the checks ([`Checks`]), read RRset by RRset, so that
+/// the zone builder reads it in the one walk of each new node's RRsets it makes for
+/// everything: its in-zone NS targets are added to a list as (id, target) for
+/// [`Checks::settle`].
+#[derive(Default)]
+pub struct ChecksOf {
+    bits: u8,
+    /// An RRset that [`node_data`] may find something about (it reads the node again).
+    suspect: bool,
+    /// A DS RRset: something to report unless the node is a delegation.
+    ds: bool,
+}
+
+impl ChecksOf {
+    /// One RRset of node `id`; its in-zone NS targets go to `ns_targets`.
+    #[inline]
+    pub fn add(&mut self, rrset: &Rrset<'_>, id: NodeId, ns_targets: &mut Vec<(NodeId, NodeId)>) {
+        self.bits |= match rrset.rtype {
+            Rtype::A | Rtype::AAAA => Checks::ADDRESS,
+            _ => Checks::NOT_ADDRESS,
+        };
+        if rrset.rtype == Rtype::NS {
+            let before = ns_targets.len();
+            let targets = (0..usize::from(rrset.count)).map(|i| rrset.target(i));
+            ns_targets.extend(targets.filter(|&t| t != NO_NODE).map(|t| (id, t)));
+            if ns_targets.len() > before {
+                self.bits |= Checks::GLUE;
+            }
+        }
+        // Every case `node_data` reports on, and more: it decides.
+        self.suspect |= rrset.has_records()
+            && match rrset.rtype {
+                Rtype::SOA | Rtype::NSEC3PARAM => id != APEX,
+                Rtype::CNAME | Rtype::DNAME => rrset.count > 1,
+                _ => false,
+            };
+        self.ds |= rrset.has_records() && rrset.rtype == Rtype::DS;
+    }
+
+    /// The checks of `node` (node `id`), once every RRset was added and its own flags
+    /// are set (DELEGATION and CNAME are read).
+    pub fn finish(self, node: &Node, id: NodeId) -> Checks {
+        let delegation = node.flags.contains(Flags::DELEGATION);
+        let suspect = self.suspect || (self.ds && !delegation) || node.flags.contains(Flags::CNAME);
+        let mut bits = self.bits;
+        if suspect {
+            let mut report = Report::default();
+            node_data(node, id, &mut Findings { report: &mut report, locate: &|_| None });
+            if !report.issues().is_empty() {
+                bits |= Checks::DATA;
+            }
+        }
+        Checks(bits)
     }
 }
 
@@ -355,6 +387,15 @@ mod tests {
     use super::*;
     use crate::testutil::{self, APEX};
 
+    /// What node `id`'s data tells the checks, its RRsets added one by one.
+    fn checks_of(node: &Node, id: NodeId, ns_targets: &mut Vec<(NodeId, NodeId)>) -> Checks {
+        let mut checks = ChecksOf::default();
+        for rrset in node.rrsets() {
+            checks.add(&rrset, id, ns_targets);
+        }
+        checks.finish(node, id)
+    }
+
     /// A zone with a finding for each warning the checks make.
     const WARNED: &str = "
         d.example. 300 NS ns.d.example.
@@ -381,7 +422,7 @@ mod tests {
         let (zone, _) = testutil::zone("example.", &format!("{APEX}{WARNED}"));
         let mut targets = Vec::new();
         let mut known: Vec<Checks> =
-            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| checks_of(n, id, &mut targets)).collect();
         let all = findings(&zone, &[]);
         assert!(all.issues().len() >= 6, "{all:?}");
         assert_eq!(findings(&zone, &known), all);
@@ -395,7 +436,7 @@ mod tests {
         let id = |name: &str| zone.find(&name.parse::<tern_wire::Name>().unwrap()).unwrap();
         let mut targets = Vec::new();
         let mut known: Vec<Checks> =
-            (0..).zip(zone.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+            (0..).zip(zone.nodes.iter()).map(|(id, n)| checks_of(n, id, &mut targets)).collect();
         let checks = |known: &[Checks], name: &str| known[id(name) as usize];
         assert_eq!(checks(&known, "g.example."), Checks(Checks::NOT_ADDRESS));
         assert_eq!(checks(&known, "ns2.x.d.example."), Checks(Checks::ADDRESS));
@@ -412,7 +453,7 @@ mod tests {
         .0;
         let mut targets = Vec::new();
         let mut known: Vec<Checks> =
-            (0..).zip(glued.nodes.iter()).map(|(id, n)| Checks::of(n, id, &mut targets)).collect();
+            (0..).zip(glued.nodes.iter()).map(|(id, n)| checks_of(n, id, &mut targets)).collect();
         Checks::settle(&mut known, &targets);
         let d = glued.find(&"d.example.".parse::<tern_wire::Name>().unwrap()).unwrap();
         assert!(!known[d as usize].has(Checks::GLUE), "its glue has an address");

@@ -14,11 +14,11 @@
 use super::ahead::Ahead;
 use super::encode::{Encoder, Groups};
 use super::space::Owners;
-use crate::adjust::{inherited_flags, local_flags};
+use crate::adjust::{inherited_flags, LocalFlags};
 use crate::blob::Blob;
-use crate::check::Checks;
+use crate::check::{Checks, ChecksOf};
 use crate::cow::ChunkVec;
-use crate::node::{Flags, Node, NodeId, NO_NODE, REFS_UNCOUNTED};
+use crate::node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, REFS_UNCOUNTED};
 
 /// The in-zone targets of NS records, as (owner, target) node pairs.
 pub(super) type NsTargets = Vec<(NodeId, NodeId)>;
@@ -26,18 +26,24 @@ pub(super) type NsTargets = Vec<(NodeId, NodeId)>;
 /// What the nodes encoded so far say about the nodes they name as targets.
 #[derive(Debug, Default)]
 pub(super) struct Targets {
-    /// Their NS targets, for the glue check (see [`Checks::of`]).
+    /// Their NS targets, for the glue check (see [`ChecksOf`]).
     pub ns: NsTargets,
     /// By node id: how many records name the node (see [`Node::refs`]).
     refs: Vec<u16>,
 }
 
 impl Targets {
-    /// Reads `node`'s data (node `id`, with its own flags set): its NS targets and
-    /// target references.
-    fn read(&mut self, node: &Node, id: NodeId) -> Checks {
-        for target in node.targets() {
+    /// Counts the references of one RRset's records to their targets.
+    #[inline]
+    fn count(&mut self, rrset: &Rrset<'_>) {
+        if !has_targets(rrset.rtype) {
+            return;
+        }
+        for target in (0..usize::from(rrset.count)).map(|i| rrset.target(i)) {
             let i = target as usize;
+            if target == NO_NODE {
+                continue;
+            }
             if i >= self.refs.len() {
                 self.refs.resize(i + 1, 0);
             }
@@ -45,7 +51,6 @@ impl Targets {
                 *count = count.saturating_add(1);
             }
         }
-        Checks::of(node, id, &mut self.ns)
     }
 
     /// Takes back the references of a node encoded ahead and then given up (its data is
@@ -91,11 +96,20 @@ impl Facts {
         (node.into_data(), facts)
     }
 
-    /// Sets `node`'s own flags (it has none yet) and reads its facts.
+    /// Sets `node`'s own flags (it has none yet) and reads its facts; what it says of its
+    /// targets goes to `targets` (their references, its NS targets). One walk of its
+    /// RRsets for all of it: each walk decodes every RRset's header and lengths again.
     fn read(node: &mut Node, id: NodeId, phantom: bool, targets: &mut Targets) -> Facts {
         node.flags.set(Flags::PHANTOM, phantom);
-        node.flags = local_flags(node, id);
-        Facts { flags: node.flags, checks: targets.read(node, id) }
+        let mut flags = LocalFlags::new(node, id);
+        let mut checks = ChecksOf::default();
+        for rrset in node.rrsets() {
+            flags.add(&rrset);
+            checks.add(&rrset, id, &mut targets.ns);
+            targets.count(&rrset);
+        }
+        node.flags = flags.finish();
+        Facts { flags: node.flags, checks: checks.finish(node, id) }
     }
 }
 
