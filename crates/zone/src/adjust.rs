@@ -118,7 +118,6 @@ pub fn local_flags(node: &Node, id: NodeId) -> Flags {
 /// other reasons too (the zone builder: one walk of each new node).
 pub struct LocalFlags {
     flags: Flags,
-    apex: bool,
     any: bool,
 }
 
@@ -129,7 +128,7 @@ impl LocalFlags {
         flags.set(Flags::PHANTOM, node.flags.contains(Flags::PHANTOM));
         flags.set(Flags::APEX, id == APEX);
         flags.set(Flags::WILDCARD, node.owner().is_wildcard());
-        LocalFlags { flags, apex: id == APEX, any: false }
+        LocalFlags { flags, any: false }
     }
 
     /// One RRset of the node.
@@ -138,7 +137,7 @@ impl LocalFlags {
         self.any |= rrset.has_records();
         let f = &mut self.flags;
         match rrset.rtype {
-            Rtype::NS if !self.apex => f.set(Flags::DELEGATION, true),
+            Rtype::NS if !f.contains(Flags::APEX) => f.set(Flags::DELEGATION, true),
             Rtype::DNAME => f.set(Flags::DNAME, true),
             Rtype::CNAME => f.set(Flags::CNAME, true),
             Rtype::NSEC => f.set(Flags::NSEC, true),

@@ -726,7 +726,7 @@ fn rdata_like(shape: &crate::rdata::shape::Shape, mut next: impl FnMut() -> u32)
     for field in shape.fields {
         match *field {
             Field::Name => match next() % 6 {
-                0 => out.extend_from_slice(&[0xC0, 12]), // to the header's end: the root
+                0 => out.extend_from_slice(&[0xC0, 12]), // to the owner: the root
                 1 => out.extend_from_slice(&[70, b'x']),
                 2 => out.extend_from_slice(&[2, b'n', b's']), // no root
                 _ => {
@@ -779,8 +779,8 @@ fn rdata_read_as_checked_passes_validation() {
             msg.extend_from_slice(&(rdata.len() as u16).to_be_bytes());
             msg.extend_from_slice(&rdata);
             let (mut owner, mut scratch) = (crate::NameBuilder::new(), [0u8; MAX_RDATA_LEN]);
-            let Ok(reader) = MessageReader::new(&msg) else { continue };
-            match reader.clone().record_in(&mut owner, &mut scratch) {
+            let Ok(mut reader) = MessageReader::new(&msg) else { continue };
+            match reader.record_in(&mut owner, &mut scratch) {
                 Ok(Some(r)) if r.rdata_checked => {
                     let valid = crate::rdata::validate(rtype, r.rdata);
                     assert!(valid.is_ok(), "{rtype} {rdata:02x?}: {valid:?}");
