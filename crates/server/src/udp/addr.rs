@@ -155,9 +155,37 @@ pub unsafe fn write_pktinfo(msg: &mut libc::msghdr, dst: Destination) {
     }
 }
 
+/// Appends the message that has the kernel cut a datagram's payload into datagrams of
+/// `size` bytes (`UDP_SEGMENT`, Linux 4.18) to the control messages of `msg` (after a
+/// packet-info message, or alone), and grows `msg_controllen` by it.
+///
+/// # Safety
+/// `msg.msg_control` must point to at least [`CONTROL_SIZE`] writable bytes aligned for
+/// `cmsghdr`, and `msg.msg_controllen` must be what [`write_pktinfo`] left there.
+pub unsafe fn append_segment_size(msg: &mut libc::msghdr, size: u16) {
+    let at = msg.msg_controllen;
+    // SAFETY: `at` is 0 or the CMSG_SPACE of a packet-info message, so the buffer has
+    // room for SEGMENT_SPACE more bytes (the assertion below), aligned for cmsghdr.
+    unsafe {
+        let cmsg = msg.msg_control.cast::<u8>().add(at).cast::<libc::cmsghdr>();
+        (*cmsg).cmsg_level = libc::SOL_UDP;
+        (*cmsg).cmsg_type = libc::UDP_SEGMENT;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(size_of::<u16>() as u32) as _;
+        libc::CMSG_DATA(cmsg).cast::<u16>().write_unaligned(size);
+    }
+    msg.msg_controllen = at + SEGMENT_SPACE;
+}
+
 /// Bytes of control buffer per datagram: room for one IPv6 packet-info message (40 bytes
-/// on 64-bit Linux) with slack for one more small message.
+/// on 64-bit Linux) and a segment size (24).
 pub const CONTROL_SIZE: usize = 64;
+
+// SAFETY: CMSG_SPACE only computes.
+const SEGMENT_SPACE: usize = unsafe { libc::CMSG_SPACE(size_of::<u16>() as u32) } as usize;
+// SAFETY: as above.
+const PKTINFO6_SPACE: usize =
+    unsafe { libc::CMSG_SPACE(size_of::<libc::in6_pktinfo>() as u32) } as usize;
+const _: () = assert!(PKTINFO6_SPACE + SEGMENT_SPACE <= CONTROL_SIZE);
 
 /// A control-message buffer aligned for `cmsghdr`.
 #[derive(Debug, Clone, Copy)]

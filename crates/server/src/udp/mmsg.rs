@@ -201,6 +201,20 @@ impl Batch {
 /// Each header's name, iovec (and what it points at) and control buffer must be valid
 /// for reading, and stay unchanged, for the call.
 pub unsafe fn send_headers(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> usize {
+    // SAFETY: as this function's.
+    unsafe { send_headers_then(fd, hdrs, |_, _| {}) }
+}
+
+/// [`send_headers`], calling `refused` with the index of each header the kernel
+/// refused, and why, before the headers after it are sent.
+///
+/// # Safety
+/// As [`send_headers`].
+pub unsafe fn send_headers_then(
+    fd: RawFd,
+    hdrs: &mut [libc::mmsghdr],
+    mut refused: impl FnMut(usize, io::Error),
+) -> usize {
     let (mut start, mut sent) = (0, 0);
     while let Some(rest) = hdrs.get_mut(start..).filter(|rest| !rest.is_empty()) {
         // SAFETY: the caller vouches for the headers.
@@ -210,8 +224,13 @@ pub unsafe fn send_headers(fd: RawFd, hdrs: &mut [libc::mmsghdr]) -> usize {
                 start += n;
                 sent += n;
             }
-            _ if io::Error::last_os_error().kind() == io::ErrorKind::Interrupted => {}
-            _ => start += 1,
+            _ => {
+                let e = io::Error::last_os_error();
+                if e.kind() != io::ErrorKind::Interrupted {
+                    refused(start, e);
+                    start += 1;
+                }
+            }
         }
     }
     sent
