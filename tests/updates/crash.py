@@ -31,8 +31,9 @@ after a clean restart) the zone is read by AXFR and checked:
 **Journal test.** A fresh server takes a few hundred updates one at a time (so the
 order they were acknowledged in is the order they were committed in), with
 `zonefile-sync` long enough that the zone file stays as it was; it is SIGKILLed and
-its journal copied. The copy is cut at `--cuts` random byte offsets (and at its end,
-and right after its header); for each cut ternd starts on the cut journal and the
+its journal copied. ternd must start on it as it is, zeros written ahead included,
+and drop nothing. The copy's frames are cut at `--cuts` random byte offsets (and at
+their end, and right after the header); for each cut ternd starts on the cut journal and the
 untouched zone file, and must serve exactly the zone file plus the updates whose
 frames are whole before the cut, in order, log how many bytes it dropped (the
 journal's "bytes after the last intact changeset dropped" message, exact count), cut
@@ -590,9 +591,12 @@ def report_rcodes(ledger):
 
 
 def frame_ends(data):
-    """Where each whole frame of a journal ends (its length prefix walked)."""
+    """Where each whole frame of a journal ends (its length prefix walked, up to the
+    zeros written ahead of the next append, if any)."""
     ends, at = [], JOURNAL_HEADER
     while at + 8 <= len(data):
+        if data[at:at + 8] == bytes(8):
+            break  # zeros written ahead
         (length,) = struct.unpack_from("!I", data, at)
         if at + 8 + length > len(data):
             break
@@ -668,9 +672,11 @@ def check_cut_log(log, dropped, label):
         raise Failure(f"{label}: no log line says {dropped} bytes were dropped:\n{log[-1500:]}")
 
 
-def one_cut(run, data, updates, ends, offset, n):
+def one_cut(run, data, updates, ends, offset, n, spare=0):
     """ternd on the journal cut at `offset`: the whole frames before the cut served,
-    the tail dropped and said, then one more update that survives a SIGKILL."""
+    the tail dropped and said, then one more update that survives a SIGKILL. With
+    `spare`, the last that many bytes before the cut are zeros written ahead: kept,
+    not dropped."""
     whole = sum(1 for e in ends if e <= offset)
     kept = ends[whole - 1] if whole else JOURNAL_HEADER
     label = f"journal cut at byte {offset} of {len(data)}"
@@ -682,9 +688,9 @@ def one_cut(run, data, updates, ends, offset, n):
     configure(work, port)
     run.start(work, port)
     check_served(port, updates, whole, label)
-    check_cut_log(run.log(), offset - kept, label)
-    if os.path.getsize(journal) != kept:
-        raise Failure(f"{label}: the journal is {os.path.getsize(journal)} bytes, not cut to {kept}")
+    check_cut_log(run.log(), offset - kept - spare, label)
+    if os.path.getsize(journal) != kept + spare:
+        raise Failure(f"{label}: the journal is {os.path.getsize(journal)} bytes, not cut to {kept + spare}")
     extra = plan_updates(random.Random(offset), 1, first_uid=200_000 + n)[0]
     extra.deletes, extra.target_records = False, frozenset()
     if send_update(Client(port, "udp"), Ledger([], 0), extra, None) != "NOERROR":
@@ -693,22 +699,28 @@ def one_cut(run, data, updates, ends, offset, n):
     run.start(work, port)
     check_served(port, updates[:whole] + [extra], whole + 1, f"{label}, one more update, SIGKILL")
     run.server.stop()
-    return whole, offset - kept
+    return whole, offset - kept - spare
 
 
 def journal_test(run, count, cuts, rng):
     """The journal test; returns the number of cuts checked."""
     data, updates = journal_run(run, count, rng)
     ends = frame_ends(data)
-    if len(ends) != count or ends[-1] != len(data):
+    if len(ends) != count or any(data[ends[-1]:]):
         raise Failure(f"the journal holds {len(ends)} whole frames ending at {ends[-1:]} "
-                      f"of {len(data)} bytes, expected one per update ({count})")
+                      f"of {len(data)} bytes, expected one per update ({count}), then zeros")
+    spare = len(data) - ends[-1]
+    if spare:  # as written: every update served, the zeros ahead kept, nothing dropped
+        whole, dropped = one_cut(run, data, updates, ends, len(data), cuts + 2, spare)
+        print(f"  as written ({spare} bytes of zeros ahead): {whole} of {count} updates served, "
+              f"{dropped} bytes dropped", flush=True)
+    data = data[:ends[-1]]  # the cuts are of the frames
     offsets = sorted(rng.sample(range(JOURNAL_HEADER + 1, len(data)), cuts))
     for n, offset in enumerate(offsets + [len(data), JOURNAL_HEADER]):
         whole, dropped = one_cut(run, data, updates, ends, offset, n)
         print(f"  cut at byte {offset}: {whole} of {count} updates served, {dropped} bytes dropped",
               flush=True)
-    return len(offsets) + 2
+    return len(offsets) + 2 + bool(spare)
 
 
 # ---------------------------------------------------------------- main

@@ -10,7 +10,13 @@
 //!
 //! All integers are big-endian. A frame is written in one `write` and synced; a crash
 //! can leave the last frame short or with a wrong checksum, which reading finds and
-//! reports as the place to cut ([`Decoded::valid_len`]). Reading is bounded: a frame
+//! reports as the place to cut ([`Decoded::valid_len`]).
+//!
+//! After the last frame the file may hold zeros, to its end: space written ahead, so
+//! that appending overwrites it and leaves the file's size alone (`fdatasync` then
+//! writes no metadata). Eight or more zeros to the end are that space
+//! ([`Decoded::spare`]): a frame never starts with eight zero bytes (its payload holds
+//! two SOA records). Fewer, or zeros followed by anything else, are damage. Reading is bounded: a frame
 //! longer than [`MAX_FRAME`] is damage, every name and RDATA is checked as a message's
 //! would be, and nothing is trusted before its checksum matched.
 
@@ -83,6 +89,8 @@ pub struct Decoded {
     pub valid_len: usize,
     /// Why reading stopped before the end, when it did (a torn or damaged frame).
     pub damage: Option<String>,
+    /// Bytes of zeros after the last frame, to the end (space written ahead).
+    pub spare: usize,
 }
 
 /// Reads a whole journal file's bytes. A bad header is an error (this is not a journal);
@@ -99,6 +107,11 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     let mut decoded = Decoded { valid_len: HEADER_LEN, ..Decoded::default() };
     let mut at = HEADER_LEN;
     while at < bytes.len() {
+        let rest = bytes.get(at..).unwrap_or_default();
+        if rest.len() >= 8 && rest.iter().take(8).all(|&b| b == 0) && rest.iter().all(|&b| b == 0) {
+            decoded.spare = rest.len();
+            break;
+        }
         match frame(bytes, at) {
             Ok((change, next)) => {
                 decoded.changes.push(change);
@@ -251,6 +264,28 @@ mod tests {
         let decoded = decode(&flipped).unwrap();
         assert_eq!((decoded.changes.len(), decoded.valid_len), (1, one));
         assert!(decoded.damage.unwrap().contains("checksum"));
+    }
+
+    /// Eight or more zeros to the end are space written ahead; fewer, or zeros and then
+    /// other bytes, are damage.
+    #[test]
+    fn zeros_after_the_frames_are_spare_space() {
+        let mut bytes = header().to_vec();
+        encode(&change(1), &mut bytes).unwrap();
+        let one = bytes.len();
+        for zeros in [8, 9, 4096] {
+            let padded = [&bytes[..], &vec![0; zeros]].concat();
+            let decoded = decode(&padded).unwrap();
+            assert_eq!(decoded.changes, vec![change(1)]);
+            assert_eq!((decoded.valid_len, decoded.spare, decoded.damage), (one, zeros, None));
+        }
+        let short = [&bytes[..], &[0; 7]].concat();
+        assert!(decode(&short).unwrap().damage.is_some());
+        let mut junk = [&bytes[..], &[0; 100]].concat();
+        junk[one + 50] = 1;
+        let decoded = decode(&junk).unwrap();
+        assert_eq!((decoded.changes.len(), decoded.valid_len, decoded.spare), (1, one, 0));
+        assert!(decoded.damage.is_some());
     }
 
     #[test]
