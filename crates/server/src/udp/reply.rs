@@ -111,7 +111,8 @@ fn no_socket() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "no socket for that address")
 }
 
-/// Most answers one segmented message carries (the kernel's limit before Linux 6.9).
+/// Most answers one segmented message carries (the limit of older kernels; newer ones
+/// take 128).
 const MAX_SEGMENTS: usize = 64;
 
 /// Answers longer than this are never segmented: every path's MTU takes them whole.
@@ -285,14 +286,20 @@ mod tests {
         round_trip("0.0.0.0:0", "127.0.0.2");
     }
 
-    /// A batch leaves in one call: every client gets its own answer, from the address
-    /// its request went to; one with no socket for its address is skipped.
-    #[test]
-    fn a_batch_reaches_every_client() {
+    /// A socket bound to 0.0.0.0 (a free port), and a replier on it.
+    fn on_wildcard() -> (UdpEndpoint, Replier) {
         let endpoint =
             super::super::socket::bind("0.0.0.0:0".parse().unwrap(), Duration::from_secs(1));
         let endpoint = endpoint.unwrap();
         let replier = Replier::new(std::slice::from_ref(&endpoint)).unwrap();
+        (endpoint, replier)
+    }
+
+    /// A batch leaves in one call: every client gets its own answer, from the address
+    /// its request went to; one with no socket for its address is skipped.
+    #[test]
+    fn a_batch_reaches_every_client() {
+        let (endpoint, replier) = on_wildcard();
         let port = endpoint.local.port();
         let clients: Vec<UdpSocket> =
             (0..3).map(|_| UdpSocket::bind("127.0.0.1:0").unwrap()).collect();
@@ -360,10 +367,7 @@ mod tests {
 
     #[test]
     fn a_client_reads_each_answer_of_a_segmented_message() {
-        let endpoint =
-            super::super::socket::bind("0.0.0.0:0".parse().unwrap(), Duration::from_secs(1));
-        let endpoint = endpoint.unwrap();
-        let replier = Replier::new(std::slice::from_ref(&endpoint)).unwrap();
+        let (endpoint, replier) = on_wildcard();
         several_answers_per_client(&replier, endpoint.local.port());
         assert!(replier.segment.load(Ordering::Relaxed), "segmented messages were refused");
     }
@@ -372,11 +376,10 @@ mod tests {
     /// with EINVAL): the answers go one by one, then and from then on.
     #[test]
     fn answers_go_one_by_one_when_segmenting_is_refused() {
-        let endpoint =
-            super::super::socket::bind("0.0.0.0:0".parse().unwrap(), Duration::from_secs(1));
-        let endpoint = endpoint.unwrap();
+        let (endpoint, replier) = on_wildcard();
         let on: libc::c_int = 1;
-        // SAFETY: a valid socket and an int option.
+        // SAFETY: a valid socket and an int option. (Set on the endpoint's descriptor:
+        // the replier's duplicate is the same socket.)
         let set = unsafe {
             libc::setsockopt(
                 endpoint.socket.as_raw_fd(),
@@ -387,7 +390,6 @@ mod tests {
             )
         };
         assert_eq!(set, 0);
-        let replier = Replier::new(std::slice::from_ref(&endpoint)).unwrap();
         several_answers_per_client(&replier, endpoint.local.port());
         assert!(!replier.segment.load(Ordering::Relaxed));
         several_answers_per_client(&replier, endpoint.local.port());
