@@ -108,7 +108,8 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     let mut at = HEADER_LEN;
     while at < bytes.len() {
         let rest = bytes.get(at..).unwrap_or_default();
-        if rest.len() >= 8 && rest.iter().take(8).all(|&b| b == 0) && rest.iter().all(|&b| b == 0) {
+        // (A frame's header is not zero: the scan stops within its first 8 bytes.)
+        if rest.len() >= 8 && rest.iter().all(|&b| b == 0) {
             decoded.spare = rest.len();
             break;
         }
