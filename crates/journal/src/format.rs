@@ -13,11 +13,12 @@
 //! reports as the place to cut ([`Decoded::valid_len`]).
 //!
 //! After the last frame the file may hold zeros, to its end: space written ahead, so
-//! that appending overwrites it and leaves the file's size alone (`fdatasync` then
-//! writes no metadata). Eight or more zeros to the end are that space
-//! ([`Decoded::spare`]): a frame never starts with eight zero bytes (its payload holds
-//! two SOA records). Fewer, or zeros followed by anything else, are damage. Reading is bounded: a frame
-//! longer than [`MAX_FRAME`] is damage, every name and RDATA is checked as a message's
+//! that appending overwrites it and leaves the file's size and block map alone
+//! (`fdatasync` then has neither to write). Eight or more zeros to the end are that
+//! space ([`Decoded::spare`]): a frame never starts with eight zero bytes (its payload
+//! holds two SOA records). Fewer, or zeros followed by anything else, are damage.
+//!
+//! Reading is bounded: a frame longer than [`MAX_FRAME`] is damage, every name and RDATA is checked as a message's
 //! would be, and nothing is trusted before its checksum matched.
 
 use tern_wire::{rdata, Dname, Rtype};

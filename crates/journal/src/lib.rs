@@ -6,9 +6,10 @@
 //!   format is documented there, and its reader is fuzzed: `fuzz/fuzz_targets/journal.rs`).
 //! * [`Journal`]: one file per zone. [`Journal::append`] writes a batch of changesets in
 //!   one write and one `fdatasync` (group commit: a batch is acknowledged together),
-//!   into zeros written ahead of it: the file's size then stays, and the sync writes
-//!   the data alone, not also the file's metadata (on ext4 half the CPU and a third of
-//!   the time of a sync that grows the file);
+//!   into zeros written ahead of it: the file's size and block map then stay, and the
+//!   sync has neither to write (on ext4 half the CPU and a third of the time of a sync
+//!   that grows the file; ext4 without a journal still writes the inode its mtime
+//!   dirtied);
 //!   [`Journal::open`] reads the intact frames and cuts a torn tail, saying what it
 //!   dropped; [`Journal::rewrite_since`] replaces it atomically by the changes a
 //!   snapshot of the zone still needs (compaction), keeping the ones appended after the
