@@ -135,7 +135,7 @@ def build_tools(out_dir):
     """Compiles tools/*.c into `out_dir` when the source is newer; returns their paths."""
     os.makedirs(out_dir, exist_ok=True)
     tools = {}
-    for name in ("udp-floor", "tcp-fresh", "udp-flood"):
+    for name in ("udp-floor", "tcp-fresh", "udp-flood", "qload"):
         src, binary = os.path.join(HERE, "tools", f"{name}.c"), os.path.join(out_dir, name)
         if not os.path.exists(binary) or os.path.getmtime(binary) < os.path.getmtime(src):
             _run(["cc", "-O2", "-Wall", "-Wextra", "-o", binary, src])

@@ -16,13 +16,25 @@ after, for `--window` s while a second dnsperf -u sends `--paced-rate` updates a
 Reported per build: every window pair's ratio (queries with updates / idle), their
 median and mean, and the CPU the zone writer's threads took during the busy windows
 (`ternd-ctl`, from `/proc/<pid>/task/*/schedstat`), as a share of one CPU: with the
-server held to half a CPU, each 0.05 of it is 10% of the server's capacity.
+server held to half a CPU, each 0.05 of it is 10% of the server's capacity. And the
+medians, idle and with updates, of the client CPU's busy share (`/proc/stat`: a share
+near 1 means the load, not the server, may have set the figure) and of the time the
+server's cgroup was held back by its quota (near 1 - `--server-cpu`: the server wanted
+more than its share, so it was the one saturated).
+
+`--client qload` sends both loads with `tools/qload` instead of dnsperf (queries from a
+dnsperf query file, updates from the same dnsperf -u stream): about a third of dnsperf's
+CPU a message, so the client keeps headroom against a server held to more of a CPU
+(`--server-cpu 0.75`). A build named `knot` or `bind` runs that peer instead of a
+`ternd` (the same zone and configuration as `update_rate.py`; no writer CPU).
 """
 
 import argparse
 import os
 import statistics
+import subprocess
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -32,6 +44,9 @@ import bench  # noqa: E402
 import datasets  # noqa: E402
 import peers  # noqa: E402
 import update_rate  # noqa: E402
+import xdp_bench  # noqa: E402
+
+PEERS = ("knot", "bind")  # builds run as that peer rather than as a ternd binary
 
 
 def writer_cpu_s(pid):
@@ -50,31 +65,90 @@ def writer_cpu_s(pid):
     return total / 1e9
 
 
-def window_pair(server, queries, stream, args):
-    """One idle window, then one with paced updates: (ratio, writer CPU share)."""
-    idle = update_rate.query_phase(server, queries, args)["qps"]
-    upd_argv = update_rate.dnsperf_argv(server.port, stream.path, args.window + 1, args,
-                                        update=True, rate=args.paced_rate)
-    thread, _ = update_rate.in_background(upd_argv, args.window + 1)
+def qload(args, port, seconds, data, update=False, rate=None):
+    """Runs `tools/qload` on the client CPU; its figures (`qps`, `answered`, ...)."""
+    argv = ["taskset", "-c", str(update_rate.CLIENT_CPU), args.qload]
+    argv += ["-u"] if update else []
+    argv += ["-Q", str(rate)] if rate else []
+    argv += [str(port), str(seconds), data, str(args.outstanding)]
+    out = subprocess.run(argv, capture_output=True, text=True, check=True,
+                         timeout=seconds + 60).stdout
+    return {k: float(v) for k, v in (field.split("=") for field in out.split())}
+
+
+def idle_qps(server, queries, args):
+    """Queries a second answered in one window, by `--client`."""
+    if args.client == "qload":
+        return qload(args, server.port, args.window, queries)["qps"]
+    return update_rate.query_phase(server, queries, args)["qps"]
+
+
+def updates_in_background(server, stream, args):
+    """The paced update stream for one busy window (and a second more), on a thread."""
+    seconds = args.window + 1
+    if args.client == "qload":
+        result = {}
+        thread = threading.Thread(target=lambda: result.update(
+            qload(args, server.port, seconds, stream.path, update=True, rate=args.paced_rate)))
+        thread.start()
+        return thread
+    argv = update_rate.dnsperf_argv(server.port, stream.path, seconds, args, update=True,
+                                    rate=args.paced_rate)
+    return update_rate.in_background(argv, seconds)[0]
+
+
+class Window:
+    """The client CPU's busy share (`/proc/stat`) and the server cgroup's throttled
+    share of one window, from `start()` to `stop()`."""
+
+    def __init__(self, cgroup):
+        self.cgroup = cgroup
+
+    def start(self):
+        self.cpu = xdp_bench.cpu_busy(update_rate.CLIENT_CPU)
+        self.throttled = update_rate.throttled_s(self.cgroup) if self.cgroup else 0.0
+        self.at = time.monotonic()
+
+    def stop(self):
+        busy, total = xdp_bench.cpu_busy(update_rate.CLIENT_CPU)
+        self.client = (busy - self.cpu[0]) / max(1, total - self.cpu[1])
+        if self.cgroup:
+            took = time.monotonic() - self.at
+            self.throttled = (update_rate.throttled_s(self.cgroup) - self.throttled) / took
+        return self
+
+
+def window_pair(server, queries, stream, args, cgroup):
+    """One idle window, then one with paced updates: (ratio, writer CPU share, the idle
+    window, the busy one)."""
+    idle_window, busy_window = Window(cgroup), Window(cgroup)
+    idle_window.start()
+    idle = idle_qps(server, queries, args)
+    idle_window.stop()
+    thread = updates_in_background(server, stream, args)
     time.sleep(0.5)
     before = writer_cpu_s(server.proc.pid)
-    busy = update_rate.query_phase(server, queries, args)["qps"]
+    busy_window.start()
+    busy = idle_qps(server, queries, args)
+    busy_window.stop()
     share = (writer_cpu_s(server.proc.pid) - before) / args.window
     thread.join(timeout=args.window + 180)
-    return busy / idle if idle else 0.0, share
+    return busy / idle if idle else 0.0, share, idle_window, busy_window
 
 
 def session(build, zone, queries, stream, args):
-    """One build, fresh: `--pairs` window pairs."""
+    """One build (or peer), fresh: `--pairs` window pairs."""
     port = peers.free_port()
     work = os.path.join(args.work, "update-ab-run")
-    server = update_rate.start("tern", port, work, zone, False, build)
-    cgroup = update_rate.cap_cpu(server, args.server_cpu)
+    kind = build if build in PEERS else "tern"
+    server = update_rate.start(kind, port, work, zone, False, build)
+    cgroup = update_rate.cap_cpu(server, args.server_cpu) if args.server_cpu else None
     try:
-        return [window_pair(server, queries, stream, args) for _ in range(args.pairs)]
+        return [window_pair(server, queries, stream, args, cgroup) for _ in range(args.pairs)]
     finally:
         server.stop()
-        update_rate.uncap(cgroup)
+        if cgroup:
+            update_rate.uncap(cgroup)
 
 
 def parse_args():
@@ -85,12 +159,15 @@ def parse_args():
     p.add_argument("--pairs", type=int, default=4, help="window pairs per session")
     p.add_argument("--window", type=int, default=3, help="seconds per window")
     p.add_argument("--paced-rate", type=int, default=5000)
-    p.add_argument("--server-cpu", type=float, default=0.5)
+    p.add_argument("--server-cpu", type=float, default=0.5, help="0: no cap")
+    p.add_argument("--client", choices=("dnsperf", "qload"), default="dnsperf")
+    p.add_argument("--outstanding", type=int, default=200,
+                   help="queries (and updates) each client keeps in flight")
     p.add_argument("--size", type=bench.parse_size, default=1000, help="delegations in the zone")
     bench.add_common_args(p)
     args = p.parse_args()
     # What update_rate's helpers read from their own arguments.
-    args.tsig, args.clients, args.outstanding = False, 4, 200
+    args.tsig, args.clients = False, 4
     args.query_duration = args.window
     return args
 
@@ -99,24 +176,29 @@ def main():
     args = parse_args()
     builds = [b for b in args.builds.split(",") if b]
     zone, queries = datasets.prepare_unsigned(args.size, args.work)
+    args.qload = datasets.build_tools(os.path.join(args.work, "tools"))["qload"]
     stream = update_rate.Stream(args.work, "w", 400_000)
     print(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {len(builds)} builds, "
           f"{args.sessions} sessions x {args.pairs} pairs of {args.window} s windows, "
-          f"{args.paced_rate} updates/s, server held to {args.server_cpu:.0%} of a CPU", flush=True)
+          f"{args.paced_rate} updates/s, server held to {args.server_cpu or 1:.0%} of a CPU, "
+          f"load by {args.client}", flush=True)
     pairs = {b: [] for b in builds}
     for n in range(args.sessions):
         for b in builds:
             got = session(b, zone, queries, stream, args)
             pairs[b].extend(got)
-            print(f"session {n + 1} {b}: ratios " + " ".join(f"{r:.3f}" for r, _ in got)
-                  + f", writer {statistics.median(s for _, s in got):.3f} CPU", flush=True)
-    print("\n| build | queries with updates / idle: median | mean | pairs | writer CPU (median) |")
-    print("|---|---:|---:|---:|---:|")
+            print(f"session {n + 1} {b}: ratios " + " ".join(f"{g[0]:.3f}" for g in got)
+                  + f", writer {statistics.median(g[1] for g in got):.3f} CPU", flush=True)
+    print("\n| build | queries with updates / idle: median | mean | pairs | writer CPU (median) "
+          "| client CPU busy, idle / with updates | server throttled, idle / with updates |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
     for b in builds:
-        ratios = [r for r, _ in pairs[b]]
-        shares = [s for _, s in pairs[b]]
+        ratios, shares = [g[0] for g in pairs[b]], [g[1] for g in pairs[b]]
+        client = [statistics.median(g[i].client for g in pairs[b]) for i in (2, 3)]
+        held = [statistics.median(g[i].throttled for g in pairs[b]) for i in (2, 3)]
         print(f"| `{b}` | {statistics.median(ratios):.3f} | {statistics.mean(ratios):.3f} | "
-              f"{len(ratios)} | {statistics.median(shares):.3f} |")
+              f"{len(ratios)} | {statistics.median(shares):.3f} | "
+              f"{client[0]:.2f} / {client[1]:.2f} | {held[0]:.2f} / {held[1]:.2f} |")
 
 
 if __name__ == "__main__":
