@@ -171,10 +171,8 @@ static int type_number(const char *type) {
     return -1;
 }
 
-/* Adds one query: header (ID 0, RD set, one question), name, type, class IN. */
-static void add_query(const unsigned char *name, size_t name_len, int type) {
-    static const unsigned char header[12] = {0, 0, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0};
-    const unsigned char tail[4] = {(unsigned char)(type >> 8), (unsigned char)type, 0, 1};
+/* Starts the next message at the end of the wire arena. */
+static void begin_message(void) {
     if (queries + 1 >= start_cap) {
         start_cap = start_cap ? start_cap * 2 : 1 << 16;
         start = realloc(start, start_cap * sizeof *start);
@@ -184,6 +182,13 @@ static void add_query(const unsigned char *name, size_t name_len, int type) {
         }
     }
     start[queries++] = wire_len;
+}
+
+/* Adds one query: header (ID 0, RD set, one question), name, type, class IN. */
+static void add_query(const unsigned char *name, size_t name_len, int type) {
+    static const unsigned char header[12] = {0, 0, 0x01, 0, 0, 1, 0, 0, 0, 0, 0, 0};
+    const unsigned char tail[4] = {(unsigned char)(type >> 8), (unsigned char)type, 0, 1};
+    begin_message();
     append(header, sizeof header);
     append(name, name_len);
     append(tail, sizeof tail);
@@ -199,15 +204,7 @@ static void add_update(const unsigned char *zone, size_t zone_len, const unsigne
     const unsigned char rr[10] = {0, 1, 0, (unsigned char)(add ? 1 : 254),
                                   (unsigned char)(ttl >> 24), (unsigned char)(ttl >> 16),
                                   (unsigned char)(ttl >> 8), (unsigned char)ttl, 0, 4};
-    if (queries + 1 >= start_cap) {
-        start_cap = start_cap ? start_cap * 2 : 1 << 16;
-        start = realloc(start, start_cap * sizeof *start);
-        if (!start) {
-            perror("qload: realloc");
-            exit(1);
-        }
-    }
-    start[queries++] = wire_len;
+    begin_message();
     append(header, sizeof header);
     append(zone, zone_len);
     append(zone_tail, sizeof zone_tail);
@@ -242,92 +239,94 @@ static void update_line(const char *file, unsigned long number, char *line,
     add_update(zone, zone_len, owner, owner_len, add, (unsigned)seconds, addr);
 }
 
-/* Reads a dnsperf -u file (blocks of a zone line, one add or delete line, `send`) into
- * the wire arena, exiting with status 2 on a bad line. */
-static void load_updates(const char *file) {
+/* Calls `each` on every line of `file` but blank ones and `;` comments; returns how
+ * many lines it read. Exits with status 2 if the file cannot be read or a line is over
+ * MAX_LINE characters. */
+static unsigned long each_line(const char *file,
+                               void (*each)(const char *, unsigned long, char *, char *)) {
     FILE *f = fopen(file, "r");
     if (!f) {
         perror(file);
         exit(2);
     }
-    char line[MAX_LINE + 2];
+    char line[MAX_LINE + 2], copy[MAX_LINE + 2];
     unsigned long number = 0;
-    unsigned char zone[255];
-    size_t zone_len = 0;
-    int have_op = 0;
     while (fgets(line, sizeof line, f)) {
         number++;
         size_t len = strlen(line);
         if (len > MAX_LINE && line[len - 1] != '\n')
             bad_line(file, number, "a line of at most 1024 characters");
-        char copy[MAX_LINE + 2], *save;
         memcpy(copy, line, len + 1);
-        char *word = strtok_r(copy, " \t\r\n", &save);
-        if (!word || word[0] == ';')
-            continue;
-        if (zone_len == 0) {
-            zone_len = name_to_wire(word, zone);
-            if (zone_len == 0 || strtok_r(NULL, " \t\r\n", &save))
-                bad_line(file, number, "a zone name starting an update block");
-        } else if (strcasecmp(word, "send") == 0) {
-            if (!have_op)
-                bad_line(file, number, "an add or delete line before `send`");
-            zone_len = 0;
-            have_op = 0;
-        } else if (have_op) {
-            bad_line(file, number, "`send` (one record an update)");
-        } else {
-            update_line(file, number, line, zone, zone_len);
-            have_op = 1;
-        }
+        char *save, *word = strtok_r(copy, " \t\r\n", &save);
+        if (word && word[0] != ';')
+            each(file, number, line, word);
     }
     if (ferror(f)) {
         perror(file);
         exit(2);
     }
     fclose(f);
-    if (queries == 0 || zone_len != 0)
-        bad_line(file, number, "whole update blocks, at least one");
+    return number;
+}
+
+/* The update block being read: its zone (none between blocks), and whether its record
+ * line came. */
+static unsigned char block_zone[255];
+static size_t block_zone_len;
+static int block_has_record;
+
+/* One line of a dnsperf -u file, whose first word is `word`. */
+static void update_file_line(const char *file, unsigned long number, char *line, char *word) {
+    if (block_zone_len == 0) {
+        char *save;
+        block_zone_len = name_to_wire(strtok_r(line, " \t\r\n", &save), block_zone);
+        if (block_zone_len == 0 || strtok_r(NULL, " \t\r\n", &save))
+            bad_line(file, number, "a zone name starting an update block");
+    } else if (strcasecmp(word, "send") == 0) {
+        if (!block_has_record)
+            bad_line(file, number, "an add or delete line before `send`");
+        block_zone_len = 0;
+        block_has_record = 0;
+    } else if (block_has_record) {
+        bad_line(file, number, "`send` (one record an update)");
+    } else {
+        update_line(file, number, line, block_zone, block_zone_len);
+        block_has_record = 1;
+    }
+}
+
+/* Reads a dnsperf -u file (blocks of a zone line, one add or delete line, `send`) into
+ * the wire arena, exiting with status 2 on a bad line. */
+static void load_updates(const char *file) {
+    unsigned long lines = each_line(file, update_file_line);
+    if (queries == 0 || block_zone_len != 0)
+        bad_line(file, lines, "whole update blocks, at least one");
+}
+
+/* One line of a query file: `NAME TYPE`. */
+static void query_file_line(const char *file, unsigned long number, char *line, char *word) {
+    (void)word;
+    char *save, *name = strtok_r(line, " \t\r\n", &save);
+    char *type = strtok_r(NULL, " \t\r\n", &save);
+    if (!type || strtok_r(NULL, " \t\r\n", &save))
+        bad_line(file, number, "a query: NAME TYPE");
+    unsigned char name_wire[255];
+    size_t name_len = name_to_wire(name, name_wire);
+    if (name_len == 0)
+        bad_line(file, number, "a domain name (labels of 1 to 63 bytes, 255 in all)");
+    int number_of_type = type_number(type);
+    if (number_of_type < 0)
+        bad_line(file, number, "a query type (a mnemonic such as AAAA, or TYPEnnn)");
+    if (queries >= MAX_QUERIES)
+        bad_line(file, number, "at most 10000000 queries");
+    add_query(name_wire, name_len, number_of_type);
 }
 
 /* Reads the query file into the wire arena, exiting with status 2 on a bad line. */
 static void load_queries(const char *file) {
-    FILE *f = fopen(file, "r");
-    if (!f) {
-        perror(file);
-        exit(2);
-    }
-    char line[MAX_LINE + 2];
-    unsigned long number = 0;
-    while (fgets(line, sizeof line, f)) {
-        number++;
-        size_t len = strlen(line);
-        if (len > MAX_LINE && line[len - 1] != '\n')
-            bad_line(file, number, "a line of at most 1024 characters");
-        char *save, *name = strtok_r(line, " \t\r\n", &save);
-        if (!name || name[0] == ';')
-            continue;
-        char *type = strtok_r(NULL, " \t\r\n", &save);
-        if (!type || strtok_r(NULL, " \t\r\n", &save))
-            bad_line(file, number, "a query: NAME TYPE");
-        unsigned char name_wire[255];
-        size_t name_len = name_to_wire(name, name_wire);
-        if (name_len == 0)
-            bad_line(file, number, "a domain name (labels of 1 to 63 bytes, 255 in all)");
-        int number_of_type = type_number(type);
-        if (number_of_type < 0)
-            bad_line(file, number, "a query type (a mnemonic such as AAAA, or TYPEnnn)");
-        if (queries >= MAX_QUERIES)
-            bad_line(file, number, "at most 10000000 queries");
-        add_query(name_wire, name_len, number_of_type);
-    }
-    if (ferror(f)) {
-        perror(file);
-        exit(2);
-    }
-    fclose(f);
+    unsigned long lines = each_line(file, query_file_line);
     if (queries == 0)
-        bad_line(file, number, "at least one query");
+        bad_line(file, lines, "at least one query");
 }
 
 /* A nonblocking UDP socket connected to 127.0.0.1:PORT; exits on error. */
