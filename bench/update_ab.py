@@ -14,19 +14,21 @@ after, for `--window` s while a second dnsperf -u sends `--paced-rate` updates a
 (one record each, as `update_rate.py`'s streams); builds alternate session by session.
 
 Reported per build: every window pair's ratio (queries with updates / idle), their
-median and mean, and the CPU the zone writer's threads took during the busy windows
-(`ternd-ctl`, from `/proc/<pid>/task/*/schedstat`), as a share of one CPU: with the
-server held to half a CPU, each 0.05 of it is 10% of the server's capacity. And the
+median and mean, the updates acknowledged a second meanwhile (a server that takes
+fewer has less to do), and the CPU the zone writer's threads took during the busy
+windows (`ternd-ctl`, from `/proc/<pid>/task/*/schedstat`), as a share of one CPU: with
+the server held to half a CPU, each 0.05 of it is 10% of the server's capacity. And the
 medians, idle and with updates, of the client CPU's busy share (`/proc/stat`: a share
 near 1 means the load, not the server, may have set the figure) and of the time the
 server's cgroup was held back by its quota (near 1 - `--server-cpu`: the server wanted
 more than its share, so it was the one saturated).
 
 `--client qload` sends both loads with `tools/qload` instead of dnsperf (queries from a
-dnsperf query file, updates from the same dnsperf -u stream): about a third of dnsperf's
-CPU a message, so the client keeps headroom against a server held to more of a CPU
-(`--server-cpu 0.75`). A build named `knot` or `bind` runs that peer instead of a
-`ternd` (the same zone and configuration as `update_rate.py`; no writer CPU).
+dnsperf query file, updates from the same dnsperf -u stream): on loopback about 5.5 µs
+of CPU a query against dnsperf's 9.5, so the client keeps headroom against a server held
+to more of a CPU (`--server-cpu 0.75`; against a whole one it does not). A build named
+`knot` or `bind` runs that peer instead of a `ternd` (the same zone and configuration as
+`update_rate.py`; no writer CPU).
 """
 
 import argparse
@@ -84,17 +86,21 @@ def idle_qps(server, queries, args):
 
 
 def updates_in_background(server, stream, args):
-    """The paced update stream for one busy window (and a second more), on a thread."""
+    """The paced update stream for one busy window (and a second more), on a thread;
+    returns it and a function giving the updates acknowledged (NOERROR) a second once
+    it has been joined."""
     seconds = args.window + 1
     if args.client == "qload":
         result = {}
         thread = threading.Thread(target=lambda: result.update(
             qload(args, server.port, seconds, stream.path, update=True, rate=args.paced_rate)))
         thread.start()
-        return thread
+        return thread, lambda: result.get("noerror", 0) / result.get("seconds", seconds)
     argv = update_rate.dnsperf_argv(server.port, stream.path, seconds, args, update=True,
                                     rate=args.paced_rate)
-    return update_rate.in_background(argv, seconds)[0]
+    thread, result = update_rate.in_background(argv, seconds)
+    return thread, lambda: (result.get("rcodes", {}).get("NOERROR", 0)
+                            / (result.get("run_s") or seconds))
 
 
 class Window:
@@ -120,12 +126,12 @@ class Window:
 
 def window_pair(server, queries, stream, args, cgroup):
     """One idle window, then one with paced updates: (ratio, writer CPU share, the idle
-    window, the busy one)."""
+    window, the busy one, updates acknowledged a second)."""
     idle_window, busy_window = Window(cgroup), Window(cgroup)
     idle_window.start()
     idle = idle_qps(server, queries, args)
     idle_window.stop()
-    thread = updates_in_background(server, stream, args)
+    thread, acknowledged = updates_in_background(server, stream, args)
     time.sleep(0.5)
     before = writer_cpu_s(server.proc.pid)
     busy_window.start()
@@ -133,7 +139,7 @@ def window_pair(server, queries, stream, args, cgroup):
     busy_window.stop()
     share = (writer_cpu_s(server.proc.pid) - before) / args.window
     thread.join(timeout=args.window + 180)
-    return busy / idle if idle else 0.0, share, idle_window, busy_window
+    return busy / idle if idle else 0.0, share, idle_window, busy_window, acknowledged()
 
 
 def session(build, zone, queries, stream, args):
@@ -190,14 +196,16 @@ def main():
             print(f"session {n + 1} {b}: ratios " + " ".join(f"{g[0]:.3f}" for g in got)
                   + f", writer {statistics.median(g[1] for g in got):.3f} CPU", flush=True)
     print("\n| build | queries with updates / idle: median | mean | pairs | writer CPU (median) "
-          "| client CPU busy, idle / with updates | server throttled, idle / with updates |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+          "| updates/s acknowledged (median) | client CPU busy, idle / with updates "
+          "| server throttled, idle / with updates |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for b in builds:
         ratios, shares = [g[0] for g in pairs[b]], [g[1] for g in pairs[b]]
         client = [statistics.median(g[i].client for g in pairs[b]) for i in (2, 3)]
         held = [statistics.median(g[i].throttled for g in pairs[b]) for i in (2, 3)]
         print(f"| `{b}` | {statistics.median(ratios):.3f} | {statistics.mean(ratios):.3f} | "
               f"{len(ratios)} | {statistics.median(shares):.3f} | "
+              f"{statistics.median(g[4] for g in pairs[b]):,.0f} | "
               f"{client[0]:.2f} / {client[1]:.2f} | {held[0]:.2f} / {held[1]:.2f} |")
 
 
