@@ -1,6 +1,8 @@
 /*
  * qload: a lean closed-loop UDP load of queries or updates — dnsperf's job at a fraction
- * of its CPU per message, so that one client core can keep a server core saturated.
+ * of its CPU per message (on loopback about 5.5 µs a query against 9.5), so that one
+ * client core keeps a server saturated that has more of a core than dnsperf can keep
+ * busy (about 0.75 of one, with a quarter of the client's core to spare).
  *
  * It reads FILE, builds every message once, and keeps up to OUTSTANDING of them in flight
  * to 127.0.0.1:PORT for SECONDS, cycling through the file over 4 nonblocking sockets:
@@ -50,7 +52,8 @@ enum {
 #define TIMEOUT 1.0    /* seconds until a query counts as lost */
 #define SCAN_EVERY 0.1 /* seconds between looks for lost queries */
 
-/* The queries, wire form back to back: query i is wire[start[i] .. start[i + 1]). */
+/* The messages (queries or updates), wire form back to back: message i is
+ * wire[start[i] .. start[i + 1]). */
 static unsigned char *wire;
 static size_t wire_len, wire_cap;
 static size_t *start;
