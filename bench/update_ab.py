@@ -78,7 +78,7 @@ def qload(args, port, seconds, data, update=False, rate=None):
     return {k: float(v) for k, v in (field.split("=") for field in out.split())}
 
 
-def idle_qps(server, queries, args):
+def query_qps(server, queries, args):
     """Queries a second answered in one window, by `--client`."""
     if args.client == "qload":
         return qload(args, server.port, args.window, queries)["qps"]
@@ -111,16 +111,19 @@ class Window:
         self.cgroup = cgroup
 
     def start(self):
-        self.cpu = xdp_bench.cpu_busy(update_rate.CLIENT_CPU)
-        self.throttled = update_rate.throttled_s(self.cgroup) if self.cgroup else 0.0
+        self.cpu_at_start = xdp_bench.cpu_busy(update_rate.CLIENT_CPU)
+        self.throttled_at_start = update_rate.throttled_s(self.cgroup) if self.cgroup else 0.0
         self.at = time.monotonic()
 
     def stop(self):
         busy, total = xdp_bench.cpu_busy(update_rate.CLIENT_CPU)
-        self.client = (busy - self.cpu[0]) / max(1, total - self.cpu[1])
+        start_busy, start_total = self.cpu_at_start
+        self.client = (busy - start_busy) / max(1, total - start_total)
+        self.throttled = 0.0
         if self.cgroup:
             took = time.monotonic() - self.at
-            self.throttled = (update_rate.throttled_s(self.cgroup) - self.throttled) / took
+            held = update_rate.throttled_s(self.cgroup) - self.throttled_at_start
+            self.throttled = held / took
         return self
 
 
@@ -129,13 +132,13 @@ def window_pair(server, queries, stream, args, cgroup):
     window, the busy one, updates acknowledged a second)."""
     idle_window, busy_window = Window(cgroup), Window(cgroup)
     idle_window.start()
-    idle = idle_qps(server, queries, args)
+    idle = query_qps(server, queries, args)
     idle_window.stop()
     thread, acknowledged = updates_in_background(server, stream, args)
     time.sleep(0.5)
     before = writer_cpu_s(server.proc.pid)
     busy_window.start()
-    busy = idle_qps(server, queries, args)
+    busy = query_qps(server, queries, args)
     busy_window.stop()
     share = (writer_cpu_s(server.proc.pid) - before) / args.window
     thread.join(timeout=args.window + 180)
