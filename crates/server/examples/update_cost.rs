@@ -5,8 +5,10 @@
 //! blocking thread: each update judged and applied in turn, the history appended, the
 //! batch journaled with one sync — each batch's version becoming the next one's start.
 //!
-//! `update_cost ZONE_FILE ORIGIN [N=2000] [BATCH=20]` (the journal goes to a fresh
-//! temporary directory). Count its instructions with
+//! `update_cost ZONE_FILE ORIGIN [N=2000] [BATCH=20] [adds|mixed]` (the journal goes to
+//! a fresh temporary directory). `mixed` sends what `bench/update_rate.py`'s stream
+//! does: from the 500th update on, every other one deletes the record added 500 adds
+//! before, so that the zone stops growing and freed nodes are used again. Count its instructions with
 //! `valgrind --tool=callgrind target/release/examples/update_cost …` and
 //! `callgrind_annotate --inclusive=yes`: the line of `compute_and_journal` divided by N
 //! is the blocking thread's cost per update; `--toggle-collect='update_cost::after_commit'`
@@ -35,6 +37,11 @@ fn main() {
     };
     let count: usize = rest.first().map_or(2000, |n| n.parse().unwrap());
     let batch: usize = rest.get(1).map_or(20, |n| n.parse().unwrap());
+    let mixed = match rest.get(2).map(String::as_str) {
+        None | Some("adds") => false,
+        Some("mixed") => true,
+        Some(other) => panic!("the stream is adds or mixed, not {other}"),
+    };
     let origin: Name = origin.parse().unwrap();
     let loaded =
         tern_zone::load_file(Path::new(file), &origin, &Options::default(), &mut |_| {}).unwrap();
@@ -53,7 +60,7 @@ fn main() {
     let (mut applied, mut streams) = (0, Vec::new());
     for start in (0..count).step_by(batch.max(1)) {
         let tasks: Vec<UpdateTask> = (start..count.min(start + batch))
-            .map(|i| task(&engine, &zones, &origin, i, &mut streams))
+            .map(|i| task(&engine, &zones, &origin, operation(i, mixed), &mut streams))
             .collect();
         let name = origin.to_string();
         let policy = UpdatePolicy::default();
@@ -79,28 +86,41 @@ fn after_commit(old: Arc<ZoneContents>, judged: Vec<tern_server::control::dynami
     drop(old);
 }
 
-/// Update `i` through the engine, as a task whose answer goes to a kept stream.
+/// Adds and deletes of the `mixed` stream lag this many adds behind.
+const LAG: usize = 500;
+
+/// What update `i` does: add name `j` (`true`) or delete it.
+fn operation(i: usize, mixed: bool) -> (usize, bool) {
+    match i.checked_sub(LAG) {
+        Some(k) if mixed && k % 2 == 1 => (k / 2, false),
+        Some(k) if mixed => (LAG + k / 2, true),
+        _ => (i, true),
+    }
+}
+
+/// Update `(j, add)` through the engine, as a task whose answer goes to a kept stream.
 fn task(
     engine: &Engine,
     zones: &ZoneSet,
     origin: &Name,
-    i: usize,
+    (j, add): (usize, bool),
     streams: &mut Vec<AnswerStream>,
 ) -> UpdateTask {
-    let message = add(origin, i);
+    let message = update(origin, j, add);
     let client: IpAddr = "127.0.0.1".parse().unwrap();
     let request = Request { client, ..Request::new(&message, Transport::Tcp) };
     let (mut out, mut table) = (vec![0u8; 65535], CompressionTable::new());
     let Outcome::Update(update) = engine.answer(zones, &request, &mut out, &mut table) else {
-        panic!("update {i} not handed over");
+        panic!("update of name {j} not handed over");
     };
     let (stream, reply) = AnswerStream::pair();
     streams.push(stream);
     UpdateTask::new(update, reply)
 }
 
-/// An UPDATE of `origin` adding `v<i>.<origin> 300 A 10.x.y.z`.
-fn add(origin: &Name, i: usize) -> Vec<u8> {
+/// An UPDATE of `origin` adding `v<i>.<origin> 300 A 10.x.y.z`, or deleting it (class
+/// NONE, TTL 0: RFC 2136 §2.5.4).
+fn update(origin: &Name, i: usize, add: bool) -> Vec<u8> {
     let mut buf = vec![0u8; 512];
     let mut table = CompressionTable::new();
     let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
@@ -112,7 +132,8 @@ fn add(origin: &Name, i: usize) -> Vec<u8> {
     let owner: Name = format!("v{i}.{origin}").parse().unwrap();
     let address = format!("10.{}.{}.{}", (i >> 16) & 255, (i >> 8) & 255, i & 255);
     let data = rdata::parse_str(Rtype::A, &address, None).unwrap();
-    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 300, &data).unwrap();
+    let (class, ttl) = if add { (Class::IN, 300) } else { (Class::NONE, 0) };
+    w.push_record(Section::Authority, &owner, Rtype::A, class, ttl, &data).unwrap();
     w.finish().to_vec()
 }
 

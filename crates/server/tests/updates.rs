@@ -194,7 +194,7 @@ fn commits(log: &str) -> (usize, usize) {
 
 /// One client's updates, each sent after the answer to the one before, are committed
 /// one by one; updates streaming in from several clients share commits, one every
-/// `dynamic::STREAM_GAP` (30 ms) while they keep coming, and one serial. Every one is
+/// `dynamic::STREAM_GAP` (36 ms) while they keep coming, and one serial. Every one is
 /// answered NOERROR and served.
 #[test]
 fn updates_from_several_clients_share_commits() {

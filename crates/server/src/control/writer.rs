@@ -4,7 +4,7 @@
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use tern_engine::Edit;
 use tern_zone::{ZoneContents, ZoneSlot};
@@ -61,7 +61,7 @@ pub struct Writer {
     pub catalog_reported: Option<u32>,
     /// When the last batch of updates was committed, and who sent it (see
     /// `dynamic::COMMIT_GAP`).
-    pub last_commit: Option<(Instant, super::dynamic::Senders)>,
+    pub last_commit: Option<super::dynamic::LastCommit>,
 }
 
 impl Writer {
