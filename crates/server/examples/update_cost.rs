@@ -8,7 +8,8 @@
 //! `update_cost ZONE_FILE ORIGIN [N=2000] [BATCH=20] [adds|mixed]` (the journal goes to
 //! a fresh temporary directory). `mixed` sends what `bench/update_rate.py`'s stream
 //! does: from the 500th update on, every other one deletes the record added 500 adds
-//! before, so that the zone stops growing and freed nodes are used again. Count its instructions with
+//! before, so that the zone stops growing and freed nodes are used again. Count its
+//! instructions with
 //! `valgrind --tool=callgrind target/release/examples/update_cost …` and
 //! `callgrind_annotate --inclusive=yes`: the line of `compute_and_journal` divided by N
 //! is the blocking thread's cost per update; `--toggle-collect='update_cost::after_commit'`

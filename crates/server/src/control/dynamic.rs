@@ -648,17 +648,7 @@ mod tests {
         let text = "[[zone]]\nname = \"example.\"\nfile = \"/nonexistent\"\n";
         let config = crate::config::Config::from_text(text, Path::new("/tmp/t.toml")).unwrap();
         let plan = Arc::clone(&config.resolved.zones[0]);
-        let shared = Arc::new(super::super::Shared {
-            db: Arc::new(tern_zone::ZoneDb::new()),
-            incoming: Arc::new(tokio::sync::Semaphore::new(1)),
-            loads: tokio::sync::Semaphore::new(1),
-            limits: arc_swap::ArcSwap::from_pointee(crate::client::Limits {
-                timeout: Duration::from_millis(100),
-                max_size: 1 << 20,
-            }),
-            storage: None,
-            main: None,
-        });
+        let shared = super::super::Shared::for_tests(None);
         let slot = Arc::new(ZoneSlot::new(&plan.name));
         let mut writer = Writer::new(plan, slot, shared);
         let began = Instant::now() - ago;

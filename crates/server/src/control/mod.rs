@@ -129,6 +129,23 @@ pub struct Shared {
     pub main: Option<std::sync::mpsc::Sender<crate::ctl::MainRequest>>,
 }
 
+impl Shared {
+    /// What writers share in unit tests: one transfer and one load at a time, 100 ms
+    /// timeouts, journals under `storage` (none without).
+    #[cfg(test)]
+    pub fn for_tests(storage: Option<PathBuf>) -> Arc<Shared> {
+        let limits = Limits { timeout: Duration::from_millis(100), max_size: 1 << 20 };
+        Arc::new(Shared {
+            db: Arc::new(ZoneDb::new()),
+            incoming: Arc::new(Semaphore::new(1)),
+            loads: Semaphore::new(1),
+            limits: ArcSwap::from_pointee(limits),
+            storage,
+            main: None,
+        })
+    }
+}
+
 /// A writer's events and the updates waiting for it.
 pub type WriterInbox = inbox::Inbox<Event, UpdateTask>;
 

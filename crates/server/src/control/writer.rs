@@ -390,17 +390,7 @@ mod tests {
              [[zone]]\nname = \"example.com\"\nprimary = \"p\"\n",
             storage.path().display()
         ));
-        let db = Arc::new(tern_zone::ZoneDb::new());
-        let limits =
-            crate::client::Limits { timeout: Duration::from_millis(100), max_size: 1 << 20 };
-        let shared = Arc::new(Shared {
-            db,
-            incoming: Arc::new(tokio::sync::Semaphore::new(1)),
-            loads: tokio::sync::Semaphore::new(1),
-            limits: arc_swap::ArcSwap::from_pointee(limits),
-            storage: Some(storage.path().to_owned()),
-            main: None,
-        });
+        let shared = Shared::for_tests(Some(storage.path().to_owned()));
         let slot = Arc::new(ZoneSlot::new(&secondary.name));
         let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);
         assert_eq!(writer.load(secondary).await, LoadOutcome::Waiting);
