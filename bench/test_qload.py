@@ -6,9 +6,11 @@ import socket
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 
 import datasets
+import update_ab
 
 
 class Responder:
@@ -19,7 +21,7 @@ class Responder:
         self.sock.bind(("127.0.0.1", 0))
         self.sock.settimeout(0.2)
         self.port = self.sock.getsockname()[1]
-        self.seen, self.running = [], True
+        self.seen, self.times, self.running = [], [], True
         self.thread = threading.Thread(target=self._serve)
         self.thread.start()
 
@@ -30,6 +32,7 @@ class Responder:
             except socket.timeout:
                 continue
             self.seen.append(data)
+            self.times.append(time.monotonic())  # CLOCK_MONOTONIC, as qload's
             self.sock.sendto(data[:2] + bytes([data[2] | 0x80, data[3] & 0xF0]) + data[4:], peer)
 
     def close(self):
@@ -94,6 +97,36 @@ class QloadTest(unittest.TestCase):
         self.assertGreater(int(figures["answered"]), 100)
         self.assertEqual(figures["lost"], "0")
         self.assertEqual(responder.seen[0][12:], b"\x07example\x03tld\x00\x00\x01\x00\x01")
+
+    def test_alternating_sends_only_in_first_halves_and_counts_answers_per_bucket(self):
+        updates = self.write("a.txt", "tld\nadd w0.tld. 300 A 10.0.0.1\nsend\n")
+        responder = Responder()
+        try:
+            code, out, err = self.run_qload("-u", "-Q", "500", "-O", "0.4", "-B", "20",
+                                            str(responder.port), "2", updates, "8")
+        finally:
+            responder.close()
+        self.assertEqual(code, 0, err)
+        got = update_ab.parse_qload(out)
+        # 500 a second of the sending halves: about 500 in 2 s
+        self.assertTrue(400 <= got["sent"] <= 560, out)
+        late = [t % 0.4 for t in responder.times if 0.25 < t % 0.4 < 0.39]
+        self.assertEqual(late, [], "sent in a pause")
+        self.assertEqual(sum(got["counts"]), got["answered"])
+        for i, count in enumerate(got["counts"]):
+            phase = (got["first"] + i) * 0.02 % 0.4
+            if 0.27 <= phase <= 0.37:
+                self.assertEqual(count, 0, f"answers in the pause, bucket {i}")
+
+    def test_halves_are_told_apart_by_the_monotonic_clock(self):
+        # 50 ms buckets from t = 100 s: 4 s of 2 s cycles, updating in the first second
+        counts = [10 if (i * 50 // 1000) % 2 == 0 else 20 for i in range(80)]
+        busy, quiet = update_ab.split_halves({"first": 2000, "counts": counts}, 2.0)
+        # the run's first and last second are left out, and SETTLE of each half
+        self.assertEqual(set(busy), {10})
+        self.assertEqual(set(quiet), {20})
+        self.assertEqual(len(busy), len(quiet))
+        self.assertEqual(len(busy), int((1 - update_ab.SETTLE) * 1000 / update_ab.BUCKET_MS))
 
     def test_a_bad_line_names_its_place_and_what_was_expected(self):
         updates = self.write("bad.txt", "tld\nadd w0.tld. 300 TXT hello\nsend\n")

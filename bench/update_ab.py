@@ -29,6 +29,21 @@ of CPU a query against dnsperf's 9.5, so the client keeps headroom against a ser
 to more of a CPU (`--server-cpu 0.75`; against a whole one it does not). A build named
 `knot` or `bind` runs that peer instead of a `ternd` (the same zone and configuration as
 `update_rate.py`; no writer CPU).
+
+`--alternate PERIOD` (with `--client qload`) measures within one run of each session
+instead of in window pairs: the update stream sends only in the first half of every
+PERIOD seconds of the monotonic clock, the query client counts its answers per 50 ms
+of that clock, and a session's ratio is the mean rate of the buckets in updating halves
+over that of the buckets in quiet halves (each half's first `SETTLE` s left out: the
+writer's last batch, and the stream's restart). Halves a second apart share the
+machine's speed, which drifts by more than the updates take between windows seconds
+apart (single window pairs range over ±15%). Each session runs the query load for
+`--pairs` × 2 × `--window` s; the writer's CPU is per updating second. `--control` adds,
+for the first build, sessions where the second client sends queries instead of updates,
+at the same pace: what any second load of that many messages a second costs the first
+client on this machine (on loopback the server also pays for delivering its answers
+into the second client's socket and waking it), so that the updates' own cost is the
+difference.
 """
 
 import argparse
@@ -69,7 +84,7 @@ def writer_cpu_s(pid):
 
 def qload(args, port, seconds, data, update=False, rate=None):
     """Runs `tools/qload` on the client CPU; its figures (`qps`, `answered`, ...)."""
-    argv = ["taskset", "-c", str(update_rate.CLIENT_CPU), args.qload]
+    argv = on_client_cpu([args.qload])
     argv += ["-u"] if update else []
     argv += ["-Q", str(rate)] if rate else []
     argv += [str(port), str(seconds), data, str(args.outstanding)]
@@ -145,14 +160,83 @@ def window_pair(server, queries, stream, args, cgroup):
     return busy / idle if idle else 0.0, share, idle_window, busy_window, acknowledged()
 
 
-def session(build, zone, queries, stream, args):
-    """One build (or peer), fresh: `--pairs` window pairs."""
+SETTLE = 0.2  # seconds of each half left out with --alternate
+BUCKET_MS = 50
+
+
+def alternating(server, queries, stream, args, control=False):
+    """One `--alternate` run, as `window_pair` gives one pair: (ratio, writer CPU per
+    updating second, None, None, updates acknowledged per updating second, their mean
+    latency in ms: above SETTLE, work would spill into the quiet halves). With
+    `control`, the second client sends queries instead of updates, at the same pace."""
+    seconds = args.pairs * 2 * args.window
+    period = args.alternate
+    result = {}
+
+    def updates():
+        what = ["-Q", str(args.paced_rate), "-O", str(period), str(server.port),
+                str(seconds + 2), queries if control else stream.path, str(args.outstanding)]
+        argv = on_client_cpu([args.qload] + ([] if control else ["-u"]) + what)
+        result.update(parse_qload(subprocess.run(argv, capture_output=True, text=True,
+                                                 check=True, timeout=seconds + 90).stdout))
+
+    thread = threading.Thread(target=updates)
+    thread.start()
+    time.sleep(1)  # the update client reads its file
+    before = writer_cpu_s(server.proc.pid)
+    argv = on_client_cpu([args.qload, "-B", str(BUCKET_MS), str(server.port), str(seconds),
+                          queries, str(args.outstanding)])
+    got = parse_qload(subprocess.run(argv, capture_output=True, text=True, check=True,
+                                     timeout=seconds + 60).stdout)
+    writer = writer_cpu_s(server.proc.pid) - before
+    thread.join(timeout=seconds + 120)
+    busy, quiet = split_halves(got, period)
+    ratio = statistics.mean(busy) / statistics.mean(quiet) if busy and quiet else 0.0
+    acknowledged = 0 if control else result.get("noerror", 0) / ((seconds + 2) / 2)
+    return ratio, writer / (seconds / 2), None, None, acknowledged, result["latency_us"] / 1000
+
+
+def on_client_cpu(argv):
+    return ["taskset", "-c", str(update_rate.CLIENT_CPU)] + argv
+
+
+def parse_qload(out):
+    """qload's `key=value` fields, numbers but the bucket counts (a list)."""
+    fields = dict(field.split("=", 1) for field in out.split())
+    counts = fields.pop("counts", "")
+    parsed = {k: float(v) for k, v in fields.items()}
+    parsed["counts"] = [int(c) for c in counts.split(",") if c]
+    return parsed
+
+
+def split_halves(got, period):
+    """The answer counts of the whole buckets in updating halves (after SETTLE) and in
+    quiet ones (after SETTLE), leaving out the run's first and last second."""
+    busy, quiet = [], []
+    counts = got["counts"][int(1000 / BUCKET_MS):-int(1000 / BUCKET_MS) or None]
+    first = int(got["first"]) + int(1000 / BUCKET_MS)
+    for i, count in enumerate(counts):
+        start = (first + i) * BUCKET_MS / 1000
+        phase = start % period
+        end = phase + BUCKET_MS / 1000
+        if SETTLE <= phase and end <= period / 2 + 1e-9:
+            busy.append(count)
+        elif period / 2 + SETTLE <= phase and end <= period + 1e-9:
+            quiet.append(count)
+    return busy, quiet
+
+
+def session(build, zone, queries, stream, args, control=False):
+    """One build (or peer), fresh: `--pairs` window pairs, or one `--alternate` run
+    (`control`: see `alternating`)."""
     port = peers.free_port()
     work = os.path.join(args.work, "update-ab-run")
     kind = build if build in PEERS else "tern"
     server = update_rate.start(kind, port, work, zone, False, build)
     cgroup = update_rate.cap_cpu(server, args.server_cpu) if args.server_cpu else None
     try:
+        if args.alternate:
+            return [alternating(server, queries, stream, args, control)]
         return [window_pair(server, queries, stream, args, cgroup) for _ in range(args.pairs)]
     finally:
         server.stop()
@@ -173,11 +257,21 @@ def parse_args():
     p.add_argument("--outstanding", type=int, default=200,
                    help="queries (and updates) each client keeps in flight")
     p.add_argument("--size", type=bench.parse_size, default=1000, help="delegations in the zone")
+    p.add_argument("--alternate", type=float, default=0,
+                   help="seconds of an updating-then-quiet cycle in one run per session "
+                   "(needs --client qload; 0: window pairs)")
+    p.add_argument("--control", action="store_true",
+                   help="with --alternate, also run the first build with a second client "
+                   "sending queries at the update rate instead of updates")
     bench.add_common_args(p)
     args = p.parse_args()
     # What update_rate's helpers read from their own arguments.
     args.tsig, args.clients = False, 4
     args.query_duration = args.window
+    if args.alternate and args.client != "qload":
+        p.error("--alternate needs --client qload")
+    if args.control and not args.alternate:
+        p.error("--control needs --alternate")
     return args
 
 
@@ -187,22 +281,46 @@ def main():
     zone, queries = datasets.prepare_unsigned(args.size, args.work)
     args.qload = datasets.build_tools(os.path.join(args.work, "tools"))["qload"]
     stream = update_rate.Stream(args.work, "w", 400_000)
+    design = (f"one {args.pairs * 2 * args.window} s run alternating {args.alternate:g} s "
+              "cycles" if args.alternate else f"{args.pairs} pairs of {args.window} s windows")
     print(f"{time.strftime('%Y-%m-%d %H:%M', time.gmtime())} UTC, {len(builds)} builds, "
-          f"{args.sessions} sessions x {args.pairs} pairs of {args.window} s windows, "
-          f"{args.paced_rate} updates/s, server held to {args.server_cpu or 1:.0%} of a CPU, "
-          f"load by {args.client}", flush=True)
-    pairs = {b: [] for b in builds}
+          f"{args.sessions} sessions x {design}, {args.paced_rate} updates/s, server held "
+          f"to {args.server_cpu or 1:.0%} of a CPU, load by {args.client}", flush=True)
+    runs = [(b, b, False) for b in builds]
+    if args.control:
+        runs.insert(1, (f"{builds[0]} + {args.paced_rate} queries/s", builds[0], True))
+    pairs = {label: [] for label, _, _ in runs}
     for n in range(args.sessions):
-        for b in builds:
-            got = session(b, zone, queries, stream, args)
+        for b, build, control in runs:
+            got = session(build, zone, queries, stream, args, control)
             pairs[b].extend(got)
             print(f"session {n + 1} {b}: ratios " + " ".join(f"{g[0]:.3f}" for g in got)
                   + f", writer {statistics.median(g[1] for g in got):.3f} CPU", flush=True)
+    if args.alternate:
+        alternating_table(pairs)
+    else:
+        pairs_table(pairs)
+
+
+def alternating_table(runs):
+    print("\n| build | queries while updating / quiet: median | mean | sessions "
+          "| writer CPU an updating second (median) | updates/s acknowledged (median) "
+          "| latency, ms |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for b, got in runs.items():
+        ratios = [g[0] for g in got]
+        print(f"| `{b}` | {statistics.median(ratios):.3f} | {statistics.mean(ratios):.3f} | "
+              f"{len(ratios)} | {statistics.median(g[1] for g in got):.3f} | "
+              f"{statistics.median(g[4] for g in got):,.0f} | "
+              f"{statistics.median(g[5] for g in got):.1f} |")
+
+
+def pairs_table(pairs):
     print("\n| build | queries with updates / idle: median | mean | pairs | writer CPU (median) "
           "| updates/s acknowledged (median) | client CPU busy, idle / with updates "
           "| server throttled, idle / with updates |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    for b in builds:
+    for b in pairs:
         ratios, shares = [g[0] for g in pairs[b]], [g[1] for g in pairs[b]]
         client = [statistics.median(g[i].client for g in pairs[b]) for i in (2, 3)]
         held = [statistics.median(g[i].throttled for g in pairs[b]) for i in (2, 3)]

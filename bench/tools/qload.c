@@ -16,10 +16,19 @@
  * `add NAME TTL A ADDRESS` or `delete NAME A ADDRESS`, and `send` (one RFC 2136 UPDATE
  * each). With -Q RATE it sends at most RATE messages a second (batches every millisecond).
  *
- * usage: qload [-u] [-Q RATE] PORT SECONDS FILE [OUTSTANDING]   (OUTSTANDING 1..4096,
- *        default 256)
+ * Alternating loads, so that a figure with and without a second load comes from the
+ * same seconds of a machine whose speed wanders: with -O PERIOD (and -Q) the messages go
+ * only in the first half of every PERIOD seconds of the monotonic clock (from a multiple
+ * of PERIOD, so that other processes know the phase), at RATE a second of that half;
+ * with -B MS the answers are also counted per MS milliseconds of the monotonic clock,
+ * and printed on a second line.
+ *
+ * usage: qload [-u] [-Q RATE] [-O PERIOD] [-B MS] PORT SECONDS FILE [OUTSTANDING]
+ *        (OUTSTANDING 1..4096, default 256)
  * prints: sent=N answered=N lost=N seconds=S qps=Q latency_us=L noerror=N nxdomain=N
  *         other=N
+ *         and with -B: bucket_ms=MS first=I counts=C,C,... (answers read in bucket I,
+ *         I + 1, ...: bucket I is [I * MS, (I + 1) * MS) ms of CLOCK_MONOTONIC)
  *         (S the run time: SECONDS, or up to the last answer if that came in the extra
  *         second; Q = answered / S; L the mean time from a message's batch being sent to
  *         its answer's batch being read; noerror, nxdomain and other count the answers'
@@ -72,6 +81,11 @@ static int free_slots[SOCKETS][MAX_OUTSTANDING / SOCKETS + 1], free_count[SOCKET
 static int in_flight;
 static size_t cursor; /* the next query to send */
 static double rate, begin_t; /* -Q: messages a second (0: as fast as answered) */
+static double period;        /* -O: seconds of a send-then-pause cycle (0: no pause) */
+static double bucket;        /* -B: seconds per answer bucket (0: none) */
+enum { MAX_BUCKETS = 1 << 16 };
+static unsigned long buckets[MAX_BUCKETS];
+static long first_bucket = -1;
 
 static struct iovec out_iov[BATCH][2], in_iov[BATCH];
 static struct mmsghdr out_msgs[BATCH], in_msgs[BATCH];
@@ -370,12 +384,40 @@ static void setup_slots(int port) {
     }
 }
 
+/* Seconds of sending time up to t: all of it, or with -O the first halves of the
+ * cycles. */
+static double send_time(double t) {
+    if (period <= 0)
+        return t;
+    double cycles = (double)(long)(t / period), into = t - cycles * period;
+    return cycles * period / 2 + (into < period / 2 ? into : period / 2);
+}
+
+/* When the next paced batch may go after t: in a millisecond, or with -O in a pause,
+ * when the next cycle starts. */
+static double next_send(double t) {
+    double soon = t + 0.001;
+    if (period <= 0)
+        return soon;
+    double cycle = (double)(long)(t / period) * period;
+    return t - cycle < period / 2 || cycle + period < soon ? soon : cycle + period;
+}
+
+/* Counts an answer read at t in its bucket (-B). */
+static void count_bucket(double t) {
+    long b = (long)(t / bucket);
+    if (first_bucket < 0)
+        first_bucket = b;
+    if (b - first_bucket < MAX_BUCKETS)
+        buckets[b - first_bucket]++;
+}
+
 /* Sends the next queries on socket s's free slots; 0 if the socket would block. */
 static int send_free(int s, double t) {
     while (free_count[s] > 0) {
         int n = free_count[s] < BATCH ? free_count[s] : BATCH;
         if (rate > 0) {
-            double due = rate * (t - begin_t) - (double)sent;
+            double due = rate * (send_time(t) - send_time(begin_t)) - (double)sent;
             if (due < 1)
                 return 1;
             if (due < n)
@@ -428,6 +470,8 @@ static void complete(int s, const unsigned char *m, unsigned len, double t) {
     free_slots[s][free_count[s]++] = k;
     in_flight--;
     answered++;
+    if (bucket > 0)
+        count_bucket(t);
     latency_sum += t - slots[k].sent;
     last_answer = t;
     int rcode = m[3] & 0x0f;
@@ -493,8 +537,8 @@ static void run(double begin, double end) {
         for (int s = 0; s < sockets; s++)
             blocked[s] = !send_free(s, t);
         double until = next_scan < end ? next_scan : end;
-        if (rate > 0 && t + 0.001 < until)
-            until = t + 0.001; /* the next paced batch */
+        if (rate > 0 && next_send(t) < until)
+            until = next_send(t); /* the next paced batch */
         wait_and_receive(until, blocked, t);
         t = now();
         if (t >= next_scan) {
@@ -511,6 +555,18 @@ static void run(double begin, double end) {
     lost += (unsigned long)in_flight;
 }
 
+/* The -B line: bucket_ms=MS first=I counts=C,C,... */
+static void print_buckets(void) {
+    long used = 0;
+    for (long b = 0; b < MAX_BUCKETS; b++)
+        if (buckets[b])
+            used = b + 1;
+    printf("bucket_ms=%.0f first=%ld counts=", bucket * 1000, first_bucket < 0 ? 0 : first_bucket);
+    for (long b = 0; b < used; b++)
+        printf(b ? ",%lu" : "%lu", buckets[b]);
+    printf("\n");
+}
+
 int main(int argc, char **argv) {
     int updates = 0;
     while (argc > 1 && argv[1][0] == '-') {
@@ -519,6 +575,12 @@ int main(int argc, char **argv) {
         } else if (strcmp(argv[1], "-Q") == 0 && argc > 2) {
             rate = atof(argv[2]);
             argc--, argv++;
+        } else if (strcmp(argv[1], "-O") == 0 && argc > 2) {
+            period = atof(argv[2]);
+            argc--, argv++;
+        } else if (strcmp(argv[1], "-B") == 0 && argc > 2) {
+            bucket = atof(argv[2]) / 1000;
+            argc--, argv++;
         } else {
             argc = 0;
             break;
@@ -526,7 +588,9 @@ int main(int argc, char **argv) {
         argc--, argv++;
     }
     if (argc != 4 && argc != 5) {
-        fprintf(stderr, "usage: qload [-u] [-Q RATE] PORT SECONDS FILE [OUTSTANDING]\n");
+        fprintf(stderr,
+                "usage: qload [-u] [-Q RATE] [-O PERIOD] [-B MS] PORT SECONDS FILE "
+                "[OUTSTANDING]\n");
         return 2;
     }
     int port = atoi(argv[1]);
@@ -534,9 +598,11 @@ int main(int argc, char **argv) {
     if (argc == 5)
         outstanding = atoi(argv[4]);
     if (port <= 0 || port > 65535 || seconds <= 0 || seconds > 600 || outstanding < 1 ||
-        outstanding > MAX_OUTSTANDING || rate < 0 || rate > 1e7) {
-        fprintf(stderr, "qload: bad port, seconds (at most 600), outstanding (1..4096) or "
-                        "rate (at most 10000000)\n");
+        outstanding > MAX_OUTSTANDING || rate < 0 || rate > 1e7 || period < 0 ||
+        (period > 0 && rate <= 0) || bucket < 0 || (bucket > 0 && bucket < 0.001)) {
+        fprintf(stderr, "qload: bad port, seconds (at most 600), outstanding (1..4096), "
+                        "rate (at most 10000000), period (needs -Q) or bucket (ms, at "
+                        "least 1)\n");
         return 2;
     }
     if (updates)
@@ -553,5 +619,7 @@ int main(int argc, char **argv) {
            "noerror=%lu nxdomain=%lu other=%lu\n",
            sent, answered, lost, measured, (double)answered / measured,
            answered ? latency_sum / (double)answered * 1e6 : 0.0, noerror, nxdomain, other);
+    if (bucket > 0)
+        print_buckets();
     return 0;
 }
