@@ -193,7 +193,8 @@ def alternating(server, queries, stream, args, control=False):
     busy, quiet = split_halves(got, period)
     ratio = statistics.mean(busy) / statistics.mean(quiet) if busy and quiet else 0.0
     acknowledged = 0 if control else result.get("noerror", 0) / ((seconds + 2) / 2)
-    return ratio, writer / (seconds / 2), None, None, acknowledged, result["latency_us"] / 1000
+    share = max(0.0, writer) / (seconds / 2)  # a pool thread that ended took its CPU along
+    return ratio, share, None, None, acknowledged, result["latency_us"] / 1000
 
 
 def on_client_cpu(argv):
