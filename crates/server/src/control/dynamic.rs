@@ -49,18 +49,20 @@ pub const COMMIT_GAP: Duration = Duration::from_millis(5);
 /// more, checking every [`COMMIT_GAP`], up to this long after the last one began or
 /// until [`ENOUGH`] are waiting. A commit's own cost (the trip, the sync, the copies,
 /// the thread switches: several hundred µs of CPU on a VM) is then shared by over a
-/// hundred updates: at 5,000 a second a batch is about 176 updates instead of 25, for
+/// hundred updates: at 5,000 a second a batch is about 140 updates instead of 25, for
 /// about 25 ms more latency. It stays under 40 ms: a client keeping 200 updates
 /// outstanding at 5,000 a second is not held up.
 pub const STREAM_GAP: Duration = Duration::from_millis(36);
 
 /// A batch this large goes without waiting longer: a commit's own cost is shared
 /// enough, and faster streams then commit back to back, as many as the writer can
-/// (128 against 176: 12.5 against 11.4 µs of the writer's CPU an update at 5,000 a
-/// second, two servers side by side under the same query load, in a variant that
-/// committed on the runtime's thread; 64 against 128 was 16.8 against 11.4, held to
-/// half a CPU).
-pub const ENOUGH: usize = 176;
+/// (64 against 128: 16.8 against 11.4 µs of the writer's CPU an update at 5,000 a
+/// second, held to half a CPU). Not more: clients that keep 200 updates outstanding
+/// and send again once answered (dnsperf at full rate) then wait for most of their
+/// updates to be in one batch, and nothing overlaps the commit; 176 took them from
+/// about 29,000 to 24,000 updates a second held to half a CPU, for about 10% less of
+/// the writer's CPU an update at 5,000 a second.
+pub const ENOUGH: usize = 128;
 
 /// Clients that wait for their answers send their next updates in a burst once they
 /// have them, then stop: an update this old at the end of a batch says the burst is
@@ -188,8 +190,8 @@ impl Writer {
     /// commits' own cost grow with their number. At 5,000 updates a second under a
     /// quota of 0.75 of a CPU, with queries saturating it, batches held 58 updates on
     /// average before this rule and a stream's second look for a lull ([`LULL`]), and
-    /// 183 with both (83 with this rule alone); the writer's CPU went from 15.5 to 6.1
-    /// µs an update.
+    /// 183 with both and [`ENOUGH`] at 176 (83 with this rule alone, about 140 with
+    /// [`ENOUGH`] at 128); the writer's CPU went from 15.5 to 6.1 µs an update.
     pub async fn paced(
         &self,
         mut batch: Vec<UpdateTask>,
