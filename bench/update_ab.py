@@ -82,15 +82,16 @@ def writer_cpu_s(pid):
     return total / 1e9
 
 
-def qload(args, port, seconds, data, update=False, rate=None):
-    """Runs `tools/qload` on the client CPU; its figures (`qps`, `answered`, ...)."""
-    argv = on_client_cpu([args.qload])
+def qload(args, port, seconds, data, update=False, rate=None, options=()):
+    """Runs `tools/qload` on the client CPU (`options`: more of its flags); its figures
+    (`qps`, `answered`, ..., see `parse_qload`)."""
+    argv = on_client_cpu([args.qload, *options])
     argv += ["-u"] if update else []
     argv += ["-Q", str(rate)] if rate else []
     argv += [str(port), str(seconds), data, str(args.outstanding)]
     out = subprocess.run(argv, capture_output=True, text=True, check=True,
                          timeout=seconds + 60).stdout
-    return {k: float(v) for k, v in (field.split("=") for field in out.split())}
+    return parse_qload(out)
 
 
 def query_qps(server, queries, args):
@@ -167,34 +168,25 @@ BUCKET_MS = 50
 def alternating(server, queries, stream, args, control=False):
     """One `--alternate` run, as `window_pair` gives one pair: (ratio, writer CPU per
     updating second, None, None, updates acknowledged per updating second, their mean
-    latency in ms: above SETTLE, work would spill into the quiet halves). With
-    `control`, the second client sends queries instead of updates, at the same pace."""
+    latency in ms). With `control`, the second client sends queries instead of updates,
+    at the same pace."""
     seconds = args.pairs * 2 * args.window
     period = args.alternate
     result = {}
-
-    def updates():
-        what = ["-Q", str(args.paced_rate), "-O", str(period), str(server.port),
-                str(seconds + 2), queries if control else stream.path, str(args.outstanding)]
-        argv = on_client_cpu([args.qload] + ([] if control else ["-u"]) + what)
-        result.update(parse_qload(subprocess.run(argv, capture_output=True, text=True,
-                                                 check=True, timeout=seconds + 90).stdout))
-
-    thread = threading.Thread(target=updates)
+    thread = threading.Thread(target=lambda: result.update(qload(
+        args, server.port, seconds + 2, queries if control else stream.path,
+        update=not control, rate=args.paced_rate, options=["-O", str(period)])))
     thread.start()
     time.sleep(1)  # the update client reads its file
     before = writer_cpu_s(server.proc.pid)
-    argv = on_client_cpu([args.qload, "-B", str(BUCKET_MS), str(server.port), str(seconds),
-                          queries, str(args.outstanding)])
-    got = parse_qload(subprocess.run(argv, capture_output=True, text=True, check=True,
-                                     timeout=seconds + 60).stdout)
+    got = qload(args, server.port, seconds, queries, options=["-B", str(BUCKET_MS)])
     writer = writer_cpu_s(server.proc.pid) - before
     thread.join(timeout=seconds + 120)
     busy, quiet = split_halves(got, period)
     ratio = statistics.mean(busy) / statistics.mean(quiet) if busy and quiet else 0.0
     acknowledged = 0 if control else result.get("noerror", 0) / ((seconds + 2) / 2)
     share = max(0.0, writer) / (seconds / 2)  # a pool thread that ended took its CPU along
-    return ratio, share, None, None, acknowledged, result["latency_us"] / 1000
+    return ratio, share, None, None, acknowledged, result.get("latency_us", 0) / 1000
 
 
 def on_client_cpu(argv):
