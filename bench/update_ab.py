@@ -186,7 +186,9 @@ def alternating(server, queries, stream, args, control=False):
     ratio = statistics.mean(busy) / statistics.mean(quiet) if busy and quiet else 0.0
     acknowledged = 0 if control else result.get("noerror", 0) / ((seconds + 2) / 2)
     share = max(0.0, writer) / (seconds / 2)  # a pool thread that ended took its CPU along
-    return ratio, share, None, None, acknowledged, result.get("latency_us", 0) / 1000
+    if "latency_us" not in result:  # the paced client failed: its thread said why
+        raise RuntimeError("the second qload client gave no figures")
+    return ratio, share, None, None, acknowledged, result["latency_us"] / 1000
 
 
 def on_client_cpu(argv):
