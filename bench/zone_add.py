@@ -76,6 +76,7 @@ def tern_server(work, port, args):
     conf = f"""[server]
 listen = ["127.0.0.1:{port}"]
 storage = "{work}/storage"
+added-zone-dirs = ["{work}"]
 udp-workers = 1
 tcp-workers = 1
 [log]

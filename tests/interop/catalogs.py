@@ -90,6 +90,7 @@ listen = ["127.0.0.1:{port}"]
 udp-workers = 1
 tcp-workers = 1
 storage = "{work}/data"
+added-zone-dirs = ["{work}"]
 [control]
 socket = "{work}/ctl.sock"
 [log]

@@ -83,19 +83,31 @@ fn record(r: &RecordData, out: &mut Vec<u8>) -> Result<(), &'static str> {
 /// What reading a journal's bytes found.
 #[derive(Debug, Default)]
 pub struct Decoded {
-    /// The changesets of the whole, intact frames, in order.
+    /// The changesets of the whole, intact frames before any damage, in order.
     pub changes: Vec<Changeset>,
-    /// Bytes from the start of the file to the end of the last intact frame: where to
-    /// cut a damaged tail.
+    /// Bytes from the start of the file to the end of the last intact frame before any
+    /// damage: where to cut a torn tail.
     pub valid_len: usize,
     /// Why reading stopped before the end, when it did (a torn or damaged frame).
     pub damage: Option<String>,
+    /// The damage is a torn tail: the last write, cut short by a crash (nothing but
+    /// zeros, or nothing, after the damaged frame). A torn frame was never synced, so
+    /// never acknowledged: cutting it loses nothing anyone was told of. Damage that is
+    /// not torn (intact frames or other bytes after it: a flipped bit, a bad block) is
+    /// corruption, and what follows it must not be cut away.
+    pub torn: bool,
+    /// Intact frames found after a damaged one that is not a torn tail, in order: they
+    /// cannot be applied (a change before them is lost), but they tell which serials
+    /// were served.
+    pub later: Vec<Changeset>,
     /// Bytes of zeros after the last frame, to the end (space written ahead).
     pub spare: usize,
 }
 
 /// Reads a whole journal file's bytes. A bad header is an error (this is not a journal);
-/// a damaged frame ends the reading, reported in [`Decoded::damage`].
+/// a damaged frame ends the intact part, reported in [`Decoded::damage`]: a torn tail
+/// ends the reading, other damage is skipped when an intact frame can be found after it
+/// ([`resync`]), whose frames go to [`Decoded::later`].
 pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     let header = bytes.get(..HEADER_LEN).ok_or("shorter than a journal header")?;
     if header.get(..8) != Some(&MAGIC[..]) {
@@ -115,18 +127,95 @@ pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
             break;
         }
         match frame(bytes, at) {
-            Ok((change, next)) => {
+            Ok((change, next)) if decoded.damage.is_none() => {
                 decoded.changes.push(change);
                 decoded.valid_len = next;
                 at = next;
             }
+            Ok((change, next)) => {
+                decoded.later.push(change);
+                at = next;
+            }
             Err(why) => {
-                decoded.damage = Some(format!("at byte {at}: {why}"));
-                break;
+                if decoded.damage.is_none() {
+                    decoded.damage = Some(format!("at byte {at}: {why}"));
+                    decoded.torn = true;
+                }
+                match resync(bytes, at) {
+                    Some(next) => {
+                        decoded.torn = false;
+                        at = next;
+                    }
+                    None => {
+                        decoded.torn &= torn_tail(bytes, at);
+                        break;
+                    }
+                }
             }
         }
     }
     Ok(decoded)
+}
+
+/// Positions after a damaged frame at which an intact one is looked for.
+const RESYNC_WINDOW: usize = 1 << 20;
+
+/// Payload bytes checksummed at most while looking for an intact frame.
+const RESYNC_BUDGET: usize = 64 << 20;
+
+/// The smallest payload: two SOA records with root names and two counts.
+const MIN_PAYLOAD: usize = 2 * (1 + 2 + 4 + 2 + 22) + 8;
+
+/// Where the next intact frame after a damaged one at `at` starts: first where the
+/// damaged frame's own length says (a flipped bit in a payload leaves the length
+/// alone), else the first position within [`RESYNC_WINDOW`] where a whole frame with
+/// its checksum is found (bounded by [`RESYNC_BUDGET`]). `None` when there is none.
+fn resync(bytes: &[u8], at: usize) -> Option<usize> {
+    if let Some(next) = declared_end(bytes, at).filter(|&n| n < bytes.len()) {
+        if frame(bytes, next).is_ok() {
+            return Some(next);
+        }
+    }
+    let end = bytes.len().min(at.saturating_add(RESYNC_WINDOW));
+    let mut budget = RESYNC_BUDGET;
+    for p in at + 1..end {
+        let Some(len) = frame_len(bytes, p) else { break };
+        if len < MIN_PAYLOAD || len > budget || p + 8 + len > bytes.len() {
+            continue;
+        }
+        budget -= len;
+        if frame(bytes, p).is_ok() {
+            return Some(p);
+        }
+    }
+    None
+}
+
+/// The payload length in the frame header at `at`, when 8 bytes are there.
+fn frame_len(bytes: &[u8], at: usize) -> Option<usize> {
+    let head = bytes.get(at..at + 4)?;
+    bytes.get(at + 4..at + 8)?;
+    Some(u32::from_be_bytes(head.try_into().ok()?) as usize)
+}
+
+/// Where the frame at `at` ends by its header (`None` when the header is cut short or
+/// the length is beyond the limit).
+fn declared_end(bytes: &[u8], at: usize) -> Option<usize> {
+    let len = frame_len(bytes, at).filter(|&len| len <= MAX_FRAME)?;
+    Some(at + 8 + len)
+}
+
+/// True when the damaged frame at `at` is a torn last write: its header or payload runs
+/// past the end, or only zeros follow where it ends (written ahead).
+fn torn_tail(bytes: &[u8], at: usize) -> bool {
+    match declared_end(bytes, at) {
+        None => frame_len(bytes, at).is_none() || bytes.get(at + 8..).is_none_or(zeros),
+        Some(end) => bytes.get(end..).is_none_or(zeros),
+    }
+}
+
+fn zeros(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| b == 0)
 }
 
 /// One frame at `at`: the changeset and where the next frame starts.
@@ -259,7 +348,7 @@ mod tests {
             let decoded = decode(&bytes[..cut]).unwrap();
             assert_eq!(decoded.changes, vec![change(1)], "cut at {cut}");
             assert_eq!(decoded.valid_len, one);
-            assert!(decoded.damage.is_some());
+            assert!(decoded.damage.is_some() && decoded.torn, "cut at {cut}");
         }
         let mut flipped = bytes.clone();
         flipped[one + 20] ^= 1;
@@ -287,7 +376,43 @@ mod tests {
         junk[one + 50] = 1;
         let decoded = decode(&junk).unwrap();
         assert_eq!((decoded.changes.len(), decoded.valid_len, decoded.spare), (1, one, 0));
-        assert!(decoded.damage.is_some());
+        assert!(decoded.damage.is_some() && !decoded.torn, "not a torn write: other bytes follow");
+    }
+
+    /// A flipped bit inside the journal (not in its last frame) is corruption, not a
+    /// torn tail: the frames after it are found, by the damaged frame's length or, when
+    /// the length itself is hit, by looking for the next intact frame.
+    #[test]
+    fn damage_before_intact_frames_is_corruption_and_they_are_found() {
+        let mut bytes = header().to_vec();
+        let mut starts = Vec::new();
+        for serial in 1..5 {
+            starts.push(bytes.len());
+            encode(&change(serial), &mut bytes).unwrap();
+        }
+        for (at, what) in [(starts[0] + 30, "payload"), (starts[0] + 1, "length")] {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x40;
+            let decoded = decode(&flipped).unwrap();
+            assert!(decoded.changes.is_empty(), "{what}");
+            assert_eq!(decoded.valid_len, HEADER_LEN, "{what}");
+            assert!(!decoded.torn, "{what}");
+            assert_eq!(decoded.later, vec![change(2), change(3), change(4)], "{what}");
+        }
+        let mut second = bytes.clone();
+        second[starts[1] + 30] ^= 1;
+        let decoded = decode(&second).unwrap();
+        assert_eq!(decoded.changes, vec![change(1)]);
+        assert_eq!((decoded.valid_len, decoded.torn), (starts[1], false));
+        assert_eq!(decoded.later, vec![change(3), change(4)]);
+        let mut last = bytes.clone();
+        last[starts[3] + 30] ^= 1;
+        let padded = [&last[..], &[0; 4096]].concat();
+        for tail in [&last[..], &padded[..]] {
+            let decoded = decode(tail).unwrap();
+            assert_eq!(decoded.changes.len(), 3);
+            assert!(decoded.torn && decoded.later.is_empty(), "the last write: torn");
+        }
     }
 
     #[test]

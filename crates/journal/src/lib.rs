@@ -30,6 +30,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod files;
 pub mod format;
 
 use std::borrow::Borrow;
@@ -57,6 +58,9 @@ pub enum Error {
     Format(String),
     /// Another process holds the storage directory (its lock file is locked).
     Busy(PathBuf),
+    /// The journal refuses changes: it could not be read, and was set aside (see
+    /// [`Journal::refusing`]).
+    Refused(String),
 }
 
 impl std::fmt::Display for Error {
@@ -67,6 +71,7 @@ impl std::fmt::Display for Error {
             Error::Busy(path) => {
                 write!(f, "{}: in use by another process (it holds {LOCK_FILE})", path.display())
             }
+            Error::Refused(why) => f.write_str(why),
         }
     }
 }
@@ -90,6 +95,9 @@ pub struct Journal {
     /// The file, open for writing since an append, until [`Journal::release`] (or a
     /// rewrite, which puts another file at the path).
     file: Option<File>,
+    /// Why every change is refused, for a journal that could not be used
+    /// ([`Journal::refusing`]).
+    refusing: Option<String>,
 }
 
 /// A point in what was appended to a journal since it was opened ([`Journal::mark`]):
@@ -110,18 +118,41 @@ pub struct Opened {
     pub changes: Vec<Changeset>,
     /// The damaged tail that was cut off (a write a crash interrupted), if any.
     pub dropped: Option<String>,
+    /// Damage that was not a torn tail, if any: the journal now holds the intact
+    /// changesets before it, and the file as it was is kept aside.
+    pub damaged: Option<Damaged>,
+}
+
+/// Corruption found by [`Journal::open`] in the middle of a journal (a flipped bit, a
+/// bad block): what was done about it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged {
+    /// Where and what.
+    pub why: String,
+    /// The file as it was, kept under another name ([`aside_path`]).
+    pub aside: PathBuf,
+    /// Intact changesets found after the damage, left out (the change before them is
+    /// lost, so they do not apply).
+    pub later: usize,
+    /// The highest serial (RFC 1982) of every changeset read, intact part and later
+    /// ones: a serial that was served, which the zone must rise above.
+    pub highest_serial: Option<u32>,
 }
 
 impl Journal {
     /// Opens the journal at `path`; when there is none, the file is made at the first
-    /// append (a server loading 100,000 zones does not make 100,000 empty files). A
-    /// damaged tail is cut off (and the file synced), the intact changesets returned. The
-    /// caller holds its storage directory's lock ([`lock_dir`]).
+    /// append (a server loading 100,000 zones does not make 100,000 empty files). A torn
+    /// tail is cut off (and the file synced), the intact changesets returned. Damage
+    /// that is not a torn tail is never cut away: the file is kept aside as it was
+    /// ([`aside_path`], a hard link), the journal rewritten with the intact changesets
+    /// before the damage, and [`Opened::damaged`] says so. A file that is not a
+    /// journal, or cannot be read, is an error (see [`set_aside`]). The caller holds its
+    /// storage directory's lock ([`lock_dir`]).
     pub fn open(path: &Path) -> Result<Opened> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
         if !path.exists() {
             let journal = Journal::at(path, 0, 0);
-            return Ok(Opened { journal, changes: Vec::new(), dropped: None });
+            return Ok(Opened { journal, changes: Vec::new(), dropped: None, damaged: None });
         }
         let mut file =
             OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
@@ -130,6 +161,11 @@ impl Journal {
         let decoded = format::decode(&bytes)
             .map_err(|why| Error::Format(format!("{}: {why}", path.display())))?;
         let len = decoded.valid_len as u64;
+        let frames = decoded.changes.len() as u64;
+        if decoded.damage.is_some() && !decoded.torn {
+            drop(file);
+            return Journal::recover(path, &bytes, decoded);
+        }
         let mut size = bytes.len() as u64;
         if decoded.damage.is_some() {
             size = len;
@@ -142,14 +178,50 @@ impl Journal {
                 bytes.len() as u64 - len
             )
         });
-        let frames = decoded.changes.len() as u64;
         let journal = Journal { size, ..Journal::at(path, len, frames) };
-        Ok(Opened { journal, changes: decoded.changes, dropped })
+        Ok(Opened { journal, changes: decoded.changes, dropped, damaged: None })
+    }
+
+    /// [`open`](Self::open) of a journal damaged in the middle: the file kept aside,
+    /// the intact part before the damage written in its place.
+    fn recover(path: &Path, bytes: &[u8], decoded: format::Decoded) -> Result<Opened> {
+        let aside = keep_aside(path)?;
+        let valid = bytes.get(..decoded.valid_len).unwrap_or_default();
+        let len = Journal::create_with(path, valid)?;
+        let highest_serial = highest_serial(decoded.changes.iter().chain(&decoded.later));
+        let damaged = Damaged {
+            why: decoded.damage.unwrap_or_default(),
+            aside,
+            later: decoded.later.len(),
+            highest_serial,
+        };
+        let journal = Journal::at(path, len, decoded.changes.len() as u64);
+        Ok(Opened { journal, changes: decoded.changes, dropped: None, damaged: Some(damaged) })
+    }
+
+    /// A journal that refuses every change with `why` (its append and rewrites fail):
+    /// for a zone whose journal could not be read, so that no change is acknowledged
+    /// that a restart would not find. Nothing is written at `path`.
+    pub fn refusing(path: &Path, why: String) -> Journal {
+        Journal { refusing: Some(why), ..Journal::at(path, 0, 0) }
+    }
+
+    /// Why it refuses changes, for a journal made by [`Journal::refusing`].
+    pub fn refused(&self) -> Option<&str> {
+        self.refusing.as_deref()
     }
 
     fn at(path: &Path, len: u64, frames: u64) -> Journal {
         let appended = Mark::default();
-        Journal { path: path.to_owned(), len, size: len, frames, appended, file: None }
+        Journal {
+            path: path.to_owned(),
+            len,
+            size: len,
+            frames,
+            appended,
+            file: None,
+            refusing: None,
+        }
     }
 
     /// Creates (or replaces) the journal at `path` with `bytes` (a header and frames),
@@ -173,6 +245,9 @@ impl Journal {
     /// and syncs them (`fdatasync`): when this returns `Ok`, they survive a crash. On
     /// error the journal is cut back to what it held.
     pub fn append<C: Borrow<Changeset>>(&mut self, changes: &[C]) -> Result<()> {
+        if let Some(why) = &self.refusing {
+            return Err(Error::Refused(why.clone()));
+        }
         let mut bytes = Vec::new();
         for change in changes {
             format::encode(change.borrow(), &mut bytes).map_err(|why| Error::Format(why.into()))?;
@@ -268,6 +343,9 @@ impl Journal {
     /// after `mark`, as it was. A compaction is decided at one point and carried out
     /// later, off the path to publishing: the changes appended meanwhile must stay.
     pub fn rewrite_since(&mut self, changes: &[Changeset], mark: Mark) -> Result<()> {
+        if let Some(why) = &self.refusing {
+            return Err(Error::Refused(why.clone()));
+        }
         let tail = self.appended_since(mark)?;
         if changes.is_empty() && tail.is_empty() && self.len == 0 {
             return Ok(()); // no file, and none needed
@@ -339,6 +417,95 @@ const AHEAD_MAX: u64 = 4 << 20;
 /// An append leaves at least this many zeros after it, or writes more ahead: a shorter
 /// run of zeros would read as a torn frame header.
 const SPARE_MIN: u64 = 8;
+
+/// Where a damaged journal at `path` is kept aside: `<journal>.damaged`, then
+/// `<journal>.damaged.1`, `.2`, … for the `n`th (one is never overwritten).
+pub fn aside_path(path: &Path, n: u32) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    match n {
+        0 => name.push(".damaged"),
+        n => name.push(format!(".damaged.{n}")),
+    }
+    PathBuf::from(name)
+}
+
+/// A journal set aside earlier beside `path` ([`aside_path`] `0`), if there is one. While
+/// one is there and no journal is, the zone's journaled changes are not known: its
+/// server refuses changes to a primary zone until an operator has checked it.
+pub fn set_aside_before(path: &Path) -> Option<PathBuf> {
+    let aside = aside_path(path, 0);
+    (!path.exists() && std::fs::symlink_metadata(&aside).is_ok()).then_some(aside)
+}
+
+/// Most names tried for one set-aside journal.
+const ASIDE_TRIES: u32 = 1000;
+
+/// Moves what is at `path` (a file that is not a journal, a directory, anything) to the
+/// first free [`aside_path`], never replacing one (`renameat2` with
+/// `RENAME_NOREPLACE`). Returns where it went.
+pub fn set_aside(path: &Path) -> Result<PathBuf> {
+    aside_with(path, |aside| {
+        use std::os::unix::ffi::OsStrExt;
+        let from = std::ffi::CString::new(path.as_os_str().as_bytes());
+        let to = std::ffi::CString::new(aside.as_os_str().as_bytes());
+        let (Ok(from), Ok(to)) = (from, to) else {
+            return Err(std::io::Error::from(std::io::ErrorKind::InvalidInput));
+        };
+        // SAFETY: two NUL-terminated paths that live across the call; no other memory.
+        let rc = unsafe {
+            libc::renameat2(
+                libc::AT_FDCWD,
+                from.as_ptr(),
+                libc::AT_FDCWD,
+                to.as_ptr(),
+                libc::RENAME_NOREPLACE,
+            )
+        };
+        match rc {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    })
+}
+
+/// Keeps the file at `path` as it is under the first free [`aside_path`] too (a hard
+/// link, which never replaces one), so that `path` can be rewritten.
+fn keep_aside(path: &Path) -> Result<PathBuf> {
+    aside_with(path, |aside| std::fs::hard_link(path, aside))
+}
+
+/// Tries `put` on each [`aside_path`] in turn while they exist; syncs the directory.
+fn aside_with(path: &Path, put: impl Fn(&Path) -> std::io::Result<()>) -> Result<PathBuf> {
+    let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
+    for n in 0..ASIDE_TRIES {
+        let aside = aside_path(path, n);
+        match put(&aside) {
+            Ok(()) => {
+                let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+                let dir = dir.unwrap_or(Path::new("."));
+                File::open(dir).and_then(|d| d.sync_all()).map_err(io("syncing the directory"))?;
+                return Ok(aside);
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(io("setting it aside")(e)),
+        }
+    }
+    Err(Error::Format(format!(
+        "{}: {ASIDE_TRIES} damaged journals are kept aside already: remove them",
+        path.display()
+    )))
+}
+
+/// The highest serial (RFC 1982 order) that `changes` lead from or to.
+fn highest_serial<'c>(changes: impl Iterator<Item = &'c Changeset>) -> Option<u32> {
+    changes.flat_map(|c| [c.from_serial(), c.to_serial()]).flatten().reduce(|a, b| {
+        if tern_zone::records::serial_gt(b, a) {
+            b
+        } else {
+            a
+        }
+    })
+}
 
 /// The lock file of a storage directory.
 pub const LOCK_FILE: &str = "ternd.lock";
@@ -428,6 +595,60 @@ mod tests {
         assert_eq!(read(&path), vec![change(2), change(3)]);
         journal.reset().unwrap();
         assert!(read(&path).is_empty());
+    }
+
+    /// A flipped bit in the first of several changesets: nothing is cut away. The file
+    /// is kept aside as it was, the journal holds what is intact before the damage,
+    /// and the serials of the changesets after it are told.
+    #[test]
+    fn corruption_keeps_the_file_aside_and_tells_the_highest_serial() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("example.journal");
+        let mut opened = Journal::open(&path).unwrap();
+        for serial in 16..19 {
+            opened.journal.append(&[change(serial)]).unwrap();
+        }
+        drop(opened);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes[format::HEADER_LEN + 40] ^= 0x10;
+        std::fs::write(&path, &bytes).unwrap();
+        for round in 0..2 {
+            if round == 1 {
+                std::fs::write(&path, &bytes).unwrap(); // damaged again: a second aside
+            }
+            let again = Journal::open(&path).unwrap();
+            assert!(again.changes.is_empty() && again.dropped.is_none());
+            let damaged = again.damaged.unwrap();
+            assert_eq!((damaged.later, damaged.highest_serial), (2, Some(19)));
+            assert_eq!(damaged.aside, aside_path(&path, round));
+            assert_eq!(std::fs::read(&damaged.aside).unwrap(), bytes, "kept as it was");
+        }
+        let mut reopened = Journal::open(&path).unwrap();
+        assert!(reopened.changes.is_empty() && reopened.damaged.is_none());
+        reopened.journal.append(&[change(20)]).unwrap();
+        assert_eq!(read(&path), vec![change(20)]);
+        assert_eq!(set_aside_before(&path), None, "a journal is there");
+    }
+
+    /// What cannot be read at all is moved aside whatever it is (never replacing an
+    /// earlier one); a refusing journal writes nothing.
+    #[test]
+    fn unreadable_journals_are_set_aside_and_refuse_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("example.journal");
+        std::fs::write(&path, b"").unwrap();
+        assert!(Journal::open(&path).is_err(), "empty");
+        assert_eq!(set_aside(&path).unwrap(), aside_path(&path, 0));
+        assert_eq!(set_aside_before(&path), Some(aside_path(&path, 0)));
+        std::fs::create_dir(&path).unwrap();
+        assert!(Journal::open(&path).is_err(), "a directory");
+        assert_eq!(set_aside(&path).unwrap(), aside_path(&path, 1));
+        assert!(aside_path(&path, 1).is_dir() && !path.exists());
+        let mut refusing = Journal::refusing(&path, "damaged".into());
+        assert!(matches!(refusing.append(&[change(1)]), Err(Error::Refused(_))));
+        assert!(matches!(refusing.reset(), Err(Error::Refused(_))));
+        assert!(!path.exists(), "nothing written");
+        assert_eq!(refusing.refused(), Some("damaged"));
     }
 
     /// A compaction decided before some appends and carried out after them keeps them

@@ -50,7 +50,7 @@ fn start(dir: &Path) -> (Daemon, u16) {
     std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
     let (port, http) = (free_port(), free_port());
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
          [http]\nlisten = \"127.0.0.1:{http}\"\napi-token-file = \"token\"\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nzonefile-sync = \"1h\"\n"
     );

@@ -45,7 +45,7 @@ fn producer(dir: &Path, port: u16, consumer: SocketAddr) -> Daemon {
         std::fs::write(dir.join(format!("{zone}.zone")), member_zone(zone)).unwrap();
     }
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
          [control]\nsocket = \"ctl.sock\"\n\
          [[remote]]\nid = \"consumer\"\naddress = \"{consumer}\"\n\
          [[acl]]\nid = \"lo\"\naddress = \"127.0.0.0/8\"\naction = \"transfer\"\n\
@@ -62,7 +62,7 @@ fn producer(dir: &Path, port: u16, consumer: SocketAddr) -> Daemon {
 
 fn consumer(dir: &Path, port: u16, producer: SocketAddr) -> Daemon {
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
          [[remote]]\nid = \"producer\"\naddress = \"{producer}\"\n\
          [[template]]\nid = \"blue\"\nprimary = \"producer\"\nrefresh-min = \"2s\"\n\
          [[zone]]\nname = \"catalog.example\"\nprimary = \"producer\"\ncatalog-role = \"consumer\"\n\

@@ -43,7 +43,7 @@ fn primary(dir: &Path) -> Daemon {
     std::fs::write(dir.join("example.com.zone"), tern_server::demo::ZONE_TEXT).unwrap();
     let port = free_port();
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"p-storage\"\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"p-storage\"\nadded-zone-dirs = [\".\"]\n\
          [[acl]]\nid = \"lo\"\naddress = \"127.0.0.0/8\"\naction = [\"transfer\", \"notify\"]\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = \"lo\"\n"
     );
@@ -60,7 +60,7 @@ fn server(dir: &Path, upstream: SocketAddr) -> (Daemon, PathBuf, PathBuf) {
     let port = free_port();
     let socket = dir.join("run/ternd.sock");
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
          [control]\nsocket = \"run/ternd.sock\"\n\
          [[remote]]\nid = \"up\"\naddress = \"{upstream}\"\n\
          [[zone]]\nname = \"primary.example\"\nfile = \"primary.example.zone\"\nnotify = \"up\"\nzonefile-sync = \"1h\"\n\
@@ -269,7 +269,7 @@ fn other_users_are_refused() {
     let port = free_port();
     let socket = dir.path().join("ternd.sock");
     let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
          [control]\nsocket = \"ternd.sock\"\nmode = 0o666\n"
     );
     let config = dir.path().join("ternd.toml");

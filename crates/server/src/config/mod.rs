@@ -9,6 +9,7 @@
 
 pub mod control;
 pub mod defences;
+pub mod files;
 pub mod http;
 pub mod report;
 pub mod values;
@@ -110,6 +111,11 @@ pub struct ServerConfig {
     /// Directory for what the server keeps: secondary zones and their timers.
     #[serde(default = "default_storage")]
     pub storage: PathBuf,
+    /// Directories the zone files of zones added at run time (`ternctl zone-add`,
+    /// `POST /api/v1/zones`) must be in; empty: `storage` alone. A file elsewhere is
+    /// refused without being read.
+    #[serde(default)]
+    pub added_zone_dirs: Vec<PathBuf>,
     /// Refuse to start when any zone fails to load (by default only when all do).
     #[serde(default)]
     pub strict_start: bool,
@@ -346,6 +352,15 @@ impl Config {
         Config::read(text, path, None)
     }
 
+    /// The directories zones added at run time may have their files in
+    /// (`added-zone-dirs`, else the storage directory).
+    pub fn added_zone_dirs(&self) -> Vec<PathBuf> {
+        match self.server.added_zone_dirs.is_empty() {
+            true => vec![self.server.storage.clone()],
+            false => self.server.added_zone_dirs.clone(),
+        }
+    }
+
     /// The file of zones added at run time (`ternctl zone-add`), in the storage
     /// directory; `None` for built-in configurations.
     pub fn added_zones_path(&self) -> Option<PathBuf> {
@@ -440,7 +455,15 @@ impl Config {
                     if plans.iter().any(|p| matches!(p.catalog, CatalogRole::Member { .. })) {
                         return None;
                     }
-                    return Some(Ok(self.extended(zones, plans)));
+                    let mut users = files::users(&self.resolved.zones);
+                    for ((span, _), plan) in zones.iter().zip(plans) {
+                        if let Err(why) = files::claim(plan, &mut users, &self.server.storage) {
+                            errors.push((Some(span.clone()), format!("zone {}: {why}", plan.name)));
+                        }
+                    }
+                    if errors.is_empty() {
+                        return Some(Ok(self.extended(zones, plans)));
+                    }
                 }
                 Err(problems) => errors.extend(problems.into_iter().map(|(s, m)| (Some(s), m))),
             }
@@ -540,7 +563,15 @@ impl Config {
             .map(|(i, z)| (self.zone_spans.get(i).cloned().unwrap_or(0..0), z.clone()))
             .collect();
         match xfr::resolve(&self.tables, &zones, base, &self.server.storage) {
-            Ok(resolved) => self.resolved = Arc::new(resolved),
+            Ok(resolved) => {
+                let mut users = files::FileUsers::new();
+                for ((span, _), plan) in zones.iter().zip(&resolved.zones) {
+                    if let Err(why) = files::claim(plan, &mut users, &self.server.storage) {
+                        errors.push((Some(span.clone()), format!("zone {}: {why}", plan.name)));
+                    }
+                }
+                self.resolved = Arc::new(resolved);
+            }
             Err(problems) => errors.extend(problems.into_iter().map(|(s, m)| (Some(s), m))),
         }
     }
@@ -566,6 +597,7 @@ impl Config {
             anchor(&mut storage);
             storage
         };
+        self.server.added_zone_dirs.iter_mut().for_each(anchor);
         self.log.file.as_mut().map(anchor);
         self.control.socket.as_mut().map(anchor);
         self.http.api_token_file.as_mut().map(anchor);
@@ -780,6 +812,7 @@ impl Default for ServerConfig {
             group: None,
             pid_file: None,
             storage: default_storage(),
+            added_zone_dirs: Vec::new(),
             strict_start: false,
             control_nice: default_control_nice(),
         }

@@ -24,6 +24,7 @@ use serde::Deserialize;
 use tern_engine::{
     Action, OwnerMatch, Owners, Prefix, Rule, SerialPolicy, UpdateLimits, UpdatePolicy,
 };
+use tern_journal::files::ZoneFiles;
 use tern_wire::tsig::{Algorithm, Key};
 use tern_wire::{Name, Rtype};
 use tern_zone::HistoryLimits;
@@ -603,7 +604,7 @@ impl Refs<'_> {
         let source = match (&zone.source, primaries.is_empty()) {
             _ if catalog == CatalogRole::Producer => ZoneSource::Catalog(Arc::from(Vec::new())),
             (Some(source), _) => source.clone(),
-            (None, false) => ZoneSource::File(storage.join(format!("{}zone", zone.name))),
+            (None, false) => ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy()),
             (None, true) => {
                 return Err("a primary zone needs `file` (or `primary` to be a secondary)".into())
             }

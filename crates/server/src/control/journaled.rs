@@ -13,11 +13,21 @@
 //!   with the history alone (a secondary first writes its zone file). The rewrite runs
 //!   after the zone's earlier disk writes, off the writer's path, and keeps the changes
 //!   appended after it was decided (`Journal::rewrite_since`).
+//! * Damage ([`open_blocking`]): a torn tail (the last write, cut by a crash, never
+//!   acknowledged) is cut off. Corruption in the middle (a flipped bit) is never cut
+//!   away: the file is kept aside as `<journal>.damaged`, the intact changes before it
+//!   are kept, and a primary's serial is raised above every serial the journal shows,
+//!   so that it never goes back. A journal that cannot be read at all is set aside
+//!   too; then a primary refuses every change (UPDATE SERVFAIL, commits and PATCH
+//!   refused) until an operator has checked it and removed the set-aside file — its
+//!   changes are unknown, so a change now could not be numbered above them — and a
+//!   secondary starts a new journal and is transferred again.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use tern_journal::{Journal, Opened};
+use tern_wire::Name;
 use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
 use tracing::{error, info, warn};
 
@@ -27,9 +37,85 @@ use crate::counters::control::control;
 /// A journal shared between the writer and its disk writes.
 pub type Shared = Arc<Mutex<Journal>>;
 
-/// Where a zone's journal is kept.
+/// Where a zone's journal is kept (named by `tern_journal::files`, which cannot leave
+/// `storage` nor give two zones one file).
 pub fn path(storage: &Path, zone: &tern_wire::Name) -> PathBuf {
-    storage.join(format!("{zone}journal"))
+    tern_journal::files::ZoneFiles::new(storage, zone).journal()
+}
+
+/// A zone's journal as opened for its writer.
+#[derive(Debug)]
+pub struct OpenedJournal {
+    /// The journal (one that refuses changes when it could not be used).
+    pub journal: Journal,
+    /// Its intact changes.
+    pub changes: Vec<Changeset>,
+    /// A serial the zone must be raised above: the journal was damaged, and changes
+    /// up to this serial may have been served that are not kept.
+    pub floor: Option<u32>,
+}
+
+/// Opens `zone`'s journal at `path` (blocking), dealing with damage as the module
+/// comment says; `primary` for a primary zone. Files an earlier version named after
+/// the zone as written are taken over first (see `tern_journal::files`; with
+/// `default_copy`, the kept copy too). Everything done is logged.
+pub fn open_blocking(zone: &Name, path: &Path, primary: bool, default_copy: bool) -> OpenedJournal {
+    if let Some(dir) = path.parent() {
+        let files = tern_journal::files::ZoneFiles::new(dir, zone);
+        for (old, new) in files.adopt_legacy(zone, default_copy) {
+            info!(zone = %zone, from = %old.display(), to = %new.display(), "file renamed to the name this version gives it");
+        }
+    }
+    if let Some(aside) = tern_journal::set_aside_before(path).filter(|_| primary) {
+        let why = format!("a damaged journal was set aside as {}: changes are refused until it is checked and removed (then `ternctl zone-reload {zone}`)", aside.display());
+        error!(zone = %zone, "{why}");
+        return refusing(path, why);
+    }
+    match Journal::open(path) {
+        Ok(opened) => opened_journal(zone, opened),
+        Err(e) => unreadable(zone, path, primary, &e),
+    }
+}
+
+/// An opened journal, its torn tail or damage logged.
+fn opened_journal(zone: &Name, opened: Opened) -> OpenedJournal {
+    if let Some(dropped) = &opened.dropped {
+        warn!(zone = %zone, "journal: {dropped}");
+    }
+    let floor = opened.damaged.as_ref().map(|damaged| {
+        error!(zone = %zone, aside = %damaged.aside.display(), kept = opened.changes.len(), left_out = damaged.later, highest_serial = damaged.highest_serial.unwrap_or(0), "JOURNAL DAMAGED ({}): the intact changes before the damage are kept, the file as it was is kept aside; changes after the damage are NOT served (check the set-aside file); the serial is raised above every serial the journal shows", damaged.why);
+        damaged.highest_serial.unwrap_or(0)
+    });
+    OpenedJournal { journal: opened.journal, changes: opened.changes, floor }
+}
+
+/// A journal that could not be read: set aside; a primary refuses changes, a secondary
+/// starts afresh.
+fn unreadable(zone: &Name, path: &Path, primary: bool, e: &tern_journal::Error) -> OpenedJournal {
+    let aside = match tern_journal::set_aside(path) {
+        Ok(aside) => aside,
+        Err(e2) => {
+            let why = format!(
+                "the journal cannot be read ({e}) nor set aside ({e2}): changes are refused"
+            );
+            error!(zone = %zone, "{why}");
+            return refusing(path, why);
+        }
+    };
+    if primary {
+        let why = format!("the journal cannot be read ({e}); it was set aside as {}: changes are refused until it is checked and removed (then `ternctl zone-reload {zone}`)", aside.display());
+        error!(zone = %zone, "{why}");
+        return refusing(path, why);
+    }
+    error!(zone = %zone, aside = %aside.display(), "the journal cannot be read ({e}); it was set aside, a new one is started and the zone is transferred again");
+    match Journal::open(path) {
+        Ok(opened) => opened_journal(zone, opened),
+        Err(e) => refusing(path, format!("a new journal cannot be started: {e}")),
+    }
+}
+
+fn refusing(path: &Path, why: String) -> OpenedJournal {
+    OpenedJournal { journal: Journal::refusing(path, why), changes: Vec::new(), floor: None }
 }
 
 /// The changes that lead to `serial`, oldest first: the longest run at the journal's end
@@ -106,14 +192,29 @@ impl Writer {
         }
     }
 
-    /// Opens the zone's journal (at the first load); returns its changes. A journal that
-    /// cannot be opened is logged, and the zone runs without one.
-    pub async fn open_journal(&mut self) -> Vec<Changeset> {
-        let Some(path) = self.journal_path() else { return Vec::new() };
-        match tokio::task::spawn_blocking(move || Journal::open(&path)).await {
-            Ok(opened) => self.take_journal(opened),
-            Err(_) => Vec::new(),
+    /// Opens the zone's journal (at the first load); returns its changes and the floor
+    /// its serial must rise above (see [`open_blocking`]).
+    pub async fn open_journal(&mut self) -> (Vec<Changeset>, Option<u32>) {
+        let Some(path) = self.journal_path() else { return (Vec::new(), None) };
+        let (name, primary) = (self.plan.name.clone(), self.is_primary());
+        let default_copy = self.plan.source
+            == crate::config::ZoneSource::File(
+                tern_journal::files::ZoneFiles::new(path.parent().unwrap_or(&path), &name)
+                    .zone_copy(),
+            );
+        let open = move || open_blocking(&name, &path, primary, default_copy);
+        match tokio::task::spawn_blocking(open).await {
+            Ok(opened) => {
+                let floor = opened.floor;
+                (self.take_journal(opened), floor)
+            }
+            Err(_) => (Vec::new(), None),
         }
+    }
+
+    /// True for a primary zone (its journal's damage refuses changes).
+    pub fn is_primary(&self) -> bool {
+        matches!(self.plan.role, crate::config::Role::Primary)
     }
 
     /// Where the zone's journal is, when it has one (not for embedded zones and
@@ -127,22 +228,20 @@ impl Writer {
         Some(path(storage, &self.plan.name))
     }
 
-    /// Keeps the journal `Journal::open` gave (logging what it cut off); its changes.
-    pub fn take_journal(&mut self, opened: tern_journal::Result<Opened>) -> Vec<Changeset> {
-        match opened {
-            Ok(opened) => {
-                if let Some(dropped) = &opened.dropped {
-                    warn!(zone = %self.plan.name, "journal: {dropped}");
-                }
-                control().journal_size(&self.plan.name.to_string(), opened.journal.len());
-                self.journal = Some(Arc::new(Mutex::new(opened.journal)));
-                opened.changes
-            }
-            Err(e) => {
-                error!(zone = %self.plan.name, "journal not used, changes will not survive a restart: {e}");
-                Vec::new()
-            }
+    /// Keeps the journal [`open_blocking`] gave; its changes.
+    pub fn take_journal(&mut self, opened: OpenedJournal) -> Vec<Changeset> {
+        control().journal_size(&self.plan.name.to_string(), opened.journal.len());
+        if let Some(why) = opened.journal.refused() {
+            self.last_error = Some((super::writer::now(), why.to_owned()));
         }
+        self.journal = Some(Arc::new(Mutex::new(opened.journal)));
+        opened.changes
+    }
+
+    /// Why the zone's changes are refused, when its journal could not be used.
+    pub fn journal_refused(&self) -> Option<String> {
+        let journal = self.journal.as_ref()?.lock().ok()?;
+        journal.refused().map(str::to_owned)
     }
 
     /// Appends `changes` and syncs them; `Err` says why they must not be published.

@@ -37,7 +37,7 @@ use tern_wire::Name;
 use tern_zone::{ZoneDb, ZoneSet, ZoneSlot};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, Semaphore};
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use crate::client::Limits;
 use crate::config::{Config, ZonePlan};
@@ -426,18 +426,17 @@ fn limits(config: &Config) -> Limits {
 
 /// Creates the storage directory and takes its lock for the server's life (one server
 /// per storage directory: two would append to the same journals). A directory that
-/// cannot be made or locked is logged, and the server runs (secondaries then fail to
-/// keep their zones, and say so); one another server holds stops the start.
-pub fn prepare_storage(path: &std::path::Path) -> Result<Option<std::fs::File>> {
-    match tern_journal::lock_dir(path) {
-        Ok(lock) => Ok(Some(lock)),
-        Err(tern_journal::Error::Busy(_)) => Err(Error::Config(format!(
+/// cannot be made, written or locked stops the start, as one another server holds
+/// does: a server without its lock could no longer keep a second one out, nor journal
+/// a change.
+pub fn prepare_storage(path: &std::path::Path) -> Result<std::fs::File> {
+    tern_journal::lock_dir(path).map_err(|e| match e {
+        tern_journal::Error::Busy(_) => Error::Config(format!(
             "{}: the storage directory is in use by another ternd (set another `[server] storage`)",
             path.display()
-        ))),
-        Err(e) => {
-            error!(storage = %path.display(), "cannot prepare the storage directory: {e}");
-            Ok(None)
-        }
-    }
+        )),
+        e => Error::Config(format!(
+            "cannot use the storage directory ({e}): the server's user must be able to create and write it (`[server] storage`, and `user`)"
+        )),
+    })
 }

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use std::time::SystemTime;
 
 use tern_engine::UpdatePolicy;
-use tern_journal::Journal;
 use tern_zone::records::{serial_gt, with_soa_serial};
 use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
 use tracing::{error, info, warn};
@@ -74,6 +73,8 @@ struct Base {
     file: Option<Arc<ZoneContents>>,
     /// The journal's changes (at the first load).
     journaled: Vec<Changeset>,
+    /// A serial to rise above: the journal was damaged (see `journaled`).
+    floor: Option<u32>,
     limits: HistoryLimits,
     policy: UpdatePolicy,
 }
@@ -81,6 +82,7 @@ struct Base {
 impl Writer {
     /// Loads the zone file if it changed; publishes and notifies when the zone did.
     pub async fn load_primary(&mut self) -> LoadOutcome {
+        self.reopen_refused_journal().await;
         let source = self.plan.source.clone();
         let now_version = version(&source);
         if now_version.is_some() && now_version == self.source && self.current.is_some() {
@@ -95,14 +97,17 @@ impl Writer {
             old: self.current.clone(),
             file: self.file_base.clone(),
             journaled: Vec::new(),
+            floor: None,
             limits: self.plan.history,
             policy: self.plan.update,
         };
         let name = self.plan.name.clone();
         let built = tokio::task::spawn_blocking(move || {
-            let mut opened = journal.map(|path| Journal::open(&path));
-            if let Some(Ok(opened)) = &mut opened {
+            let mut opened =
+                journal.map(|path| super::journaled::open_blocking(&name, &path, true, false));
+            if let Some(opened) = &mut opened {
                 base.journaled = std::mem::take(&mut opened.changes);
+                base.floor = opened.floor;
             }
             (opened, build(&name, &source, base))
         })
@@ -119,6 +124,21 @@ impl Writer {
             Err(why) => return self.failed(why),
         };
         self.install(built, now_version).await
+    }
+
+    /// A journal that refuses changes (it was damaged) is opened again at a reload: an
+    /// operator may have dealt with it. Its changes, if any, are not replayed: the
+    /// served version stays as it is.
+    async fn reopen_refused_journal(&mut self) {
+        if self.current.is_none() || self.journal_refused().is_none() {
+            return;
+        }
+        self.journal = None;
+        let journaled = self.open_journal().await.0;
+        if self.journal_refused().is_none() {
+            info!(zone = %self.plan.name, kept = journaled.len(), "journal in use again: changes are accepted");
+            self.last_error = None;
+        }
     }
 
     fn failed(&mut self, why: String) -> LoadOutcome {
@@ -223,11 +243,17 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
         return produced(name, members, base.old.as_deref(), base.limits);
     }
     let loaded = load(name, source)?;
-    let Base { old, file, journaled, limits, policy } = base;
+    let Base { old, file, journaled, floor, limits, policy } = base;
     match (old, file) {
         (Some(old), Some(file)) => merge(&old, &file, loaded, limits, policy),
         (Some(old), None) => Ok(reloaded(&old, loaded, limits)),
-        (None, _) => replay(loaded, journaled),
+        (None, _) => {
+            let built = replay(loaded, journaled)?;
+            match floor {
+                Some(floor) => raise_above(built, floor, policy),
+                None => Ok(built),
+            }
+        }
     }
 }
 
@@ -344,6 +370,31 @@ fn reapply(file: &ZoneContents, changes: &[Cow<'_, Changeset>]) -> Result<ZoneCo
             .map_err(|e| format!("journaled updates applied once do not apply again: {e}"))?;
     }
     Ok(zone)
+}
+
+/// After a damaged journal (see `journaled`): the serial raised above `floor`, the
+/// highest the journal showed, and above what the replay reached, so that the served
+/// serial never goes back and secondaries see that the data changed. The raise is a
+/// change of its own (the SOA alone), journaled before it is published; the zone file
+/// is written with it later.
+fn raise_above(mut built: Built, floor: u32, policy: UpdatePolicy) -> Result<Built, String> {
+    let served = built.zone.serial();
+    let above = if serial_gt(floor, served) { floor } else { served };
+    let serial = policy.serial.next(above, super::writer::now());
+    let from = built.zone.soa_record().ok_or("the zone file has no SOA")?;
+    let mut to = from.clone();
+    to.rdata = with_soa_serial(&from.rdata, serial).ok_or("malformed SOA")?;
+    let change = Changeset::between(from, to);
+    let file = built.file_holds.take().unwrap_or_else(|| built.zone.clone());
+    built
+        .zone
+        .apply_in_place(&change)
+        .map_err(|e| format!("the serial cannot be raised after the journal's damage: {e}"))?;
+    warn!(zone = %built.zone.origin(), from = served, serial, highest_in_journal = floor, "serial raised above every serial the damaged journal shows");
+    built.journaled.push(change.clone());
+    built.change = Some(change);
+    built.file_holds = Some(file);
+    Ok(built)
 }
 
 /// An edit of the zone file merged into a version that took updates since the file

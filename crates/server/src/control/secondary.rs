@@ -86,7 +86,7 @@ impl Writer {
             return LoadOutcome::Unchanged { records };
         }
         self.schedule.refresh_at = Some(now());
-        let journaled = self.open_journal().await;
+        let (journaled, _) = self.open_journal().await; // a secondary's serial is its primary's
         let ZoneSource::File(path) = self.plan.source.clone() else { return LoadOutcome::Waiting };
         let timers = Timers::load(&storage::timers_path(&path));
         if !path.exists() {

@@ -190,7 +190,10 @@ impl Writer {
             unflushed: self.file_base.is_some(),
             frozen: self.frozen,
             transaction: self.txn.is_some(),
-            last_error: self.last_error.clone(),
+            last_error: self.last_error.clone().or_else(|| {
+                let journal = self.journal.as_ref()?.try_lock().ok()?;
+                journal.refused().map(|why| (self.loaded_at.unwrap_or(0), why.to_owned()))
+            }),
         };
     }
 

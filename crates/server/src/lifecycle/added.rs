@@ -1,18 +1,26 @@
 //! Zones added and removed at run time (`ternctl zone-add`, `zone-remove`).
 //!
 //! They are kept in the storage directory's `zones-added.toml` ([`ADDED_ZONES`](crate::config::ADDED_ZONES)), one
-//! `[[zone]]` table each, exactly as given, and read after the configuration file at
-//! every start and reload ([`Config::from_file`]). A change is checked by reading the
-//! whole configuration with it, written atomically, and then applied as a reload is —
-//! so the zone set changes copy-on-write and the other zones keep answering. A removed
-//! zone's journal and kept copy stay on disk.
+//! `[[zone]]` table each, and read after the configuration file at every start and
+//! reload ([`Config::from_file`]). A change is checked by reading the whole
+//! configuration with it, written atomically, and then applied as a reload is — so the
+//! zone set changes copy-on-write and the other zones keep answering. A removed zone's
+//! journal and kept copy stay on disk.
+//!
+//! A table arrives as text (from `ternctl` or the API) and is never written as given:
+//! it is parsed, checked to hold only a zone's keys, its `file` confined to
+//! `added-zone-dirs` ([`files::confine`]), and written again one key a line with its
+//! value in TOML's inline form — so no value (a key holding a newline, a string holding
+//! `[[zone]]`) can add a table or a key to the file.
 
 use std::collections::HashSet;
-use std::path::Path;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
 
+use serde::Deserialize as _;
 use tern_wire::Name;
 
-use crate::config::Config;
+use crate::config::{files, Config, ZoneConfig};
 use crate::control::storage;
 use crate::ctl::listen::parse_zone;
 
@@ -24,24 +32,25 @@ pub fn add(config: &Config, tables: &[String]) -> Result<(Config, String), Strin
     }
     let (main, path, added_path, current) = files(config)?;
     let served: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+    let dirs = config.added_zone_dirs();
     let mut names = HashSet::new();
+    let mut checked = Vec::with_capacity(tables.len());
     for table in tables {
-        let name = table_zone(table)?;
+        let table = checked_table(table, &dirs)?;
+        let name = table_name(&table)?;
         if served.contains(&name) {
             return Err(format!("{name} is served already"));
         }
         if !names.insert(name.clone()) {
             return Err(format!("{name} is given twice"));
         }
+        checked.push(table);
     }
     let from = current.len();
     let mut text = current;
-    text.reserve(tables.iter().map(|t| t.len() + 12).sum());
-    for table in tables {
+    for table in &checked {
         text.push_str(separator(&text));
-        text.push_str("[[zone]]\n");
-        text.push_str(table.trim());
-        text.push('\n');
+        write_table(table, &mut text);
     }
     let next = match config.with_added(&text, from, &added_path) {
         Some(next) => next,
@@ -60,17 +69,21 @@ pub fn remove(config: &Config, zones: &[String]) -> Result<Config, String> {
     for zone in zones {
         gone.insert(parse_zone(zone)?);
     }
-    let blocks = split(&current);
-    let (kept, dropped): (Vec<&str>, Vec<&str>) =
-        blocks.iter().partition(|block| table_zone(block).map_or(true, |n| !gone.contains(&n)));
-    let added: HashSet<Name> = dropped.iter().filter_map(|b| table_zone(b).ok()).collect();
+    let tables = read_tables(&current, &added_path)?;
+    let (kept, dropped): (Vec<&toml::Table>, Vec<&toml::Table>) =
+        tables.iter().partition(|t| table_name(t).map_or(true, |n| !gone.contains(&n)));
+    let added: HashSet<Name> = dropped.iter().filter_map(|t| table_name(t).ok()).collect();
     if let Some(name) = gone.iter().find(|n| !added.contains(*n)) {
         return Err(match config.zones.iter().any(|z| z.name == *name) {
             true => format!("{name} is in {}: remove it there and reload", path.display()),
             false => format!("{name} is not served here"),
         });
     }
-    let text: String = kept.iter().map(|b| format!("[[zone]]\n{}\n\n", b.trim())).collect();
+    let mut text = String::new();
+    for table in kept {
+        text.push_str(separator(&text));
+        write_table(table, &mut text);
+    }
     let next = match config.without(&gone) {
         Some(next) => next,
         None => {
@@ -82,9 +95,7 @@ pub fn remove(config: &Config, zones: &[String]) -> Result<Config, String> {
 }
 
 /// The configuration file's text and path, the added zones' path and text.
-fn files(
-    config: &Config,
-) -> Result<(String, std::path::PathBuf, std::path::PathBuf, String), String> {
+fn files(config: &Config) -> Result<(String, PathBuf, PathBuf, String), String> {
     let (Some(path), Some(added)) = (config.path.clone(), config.added_zones_path()) else {
         return Err("zones can be added only to a server started with a configuration file".into());
     };
@@ -104,16 +115,57 @@ fn separator(text: &str) -> &'static str {
     }
 }
 
-/// The tables of the file, each without its `[[zone]]` line.
-fn split(text: &str) -> Vec<&str> {
-    text.split("[[zone]]").map(str::trim).filter(|b| !b.is_empty()).collect()
+/// A table given to `zone-add`, checked (see the module comment): TOML holding only a
+/// zone's keys, with a `file` inside `dirs`.
+fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
+    let table: toml::Table =
+        toml::from_str(text).map_err(|e| format!("not a zone table: {}", e.message()))?;
+    let name = table_name(&table)?;
+    ZoneConfig::deserialize(toml::Value::Table(table.clone()))
+        .map_err(|e| format!("zone {name}: {}", e.message()))?;
+    match table.get("file") {
+        Some(toml::Value::String(file)) => drop(files::confine(Path::new(file), dirs)?),
+        Some(_) => return Err(format!("zone {name}: `file` must be a string")),
+        None => {}
+    }
+    Ok(table)
+}
+
+/// `table` as one `[[zone]]` table: one key a line, each value inline.
+fn write_table(table: &toml::Table, out: &mut String) {
+    out.push_str("[[zone]]\n");
+    for (key, value) in table {
+        let bare = !key.is_empty()
+            && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        let key = match bare {
+            true => key.clone(),
+            false => toml::Value::String(key.clone()).to_string(),
+        };
+        let _ = writeln!(out, "{key} = {value}");
+    }
+}
+
+/// The `[[zone]]` tables of the file of added zones.
+fn read_tables(text: &str, path: &Path) -> Result<Vec<toml::Table>, String> {
+    let file: toml::Table =
+        toml::from_str(text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
+    match file.get("zone") {
+        None => Ok(Vec::new()),
+        Some(toml::Value::Array(tables)) => tables
+            .iter()
+            .map(|t| {
+                t.as_table()
+                    .cloned()
+                    .ok_or_else(|| format!("{}: a zone that is not a table", path.display()))
+            })
+            .collect(),
+        Some(_) => Err(format!("{}: `zone` is not a list of tables", path.display())),
+    }
 }
 
 /// The zone a table names (its `name` key).
-fn table_zone(table: &str) -> Result<Name, String> {
-    let parsed: toml::Table =
-        toml::from_str(table).map_err(|e| format!("not a zone table: {}", e.message()))?;
-    match parsed.get("name").and_then(|n| n.as_str()) {
+fn table_name(table: &toml::Table) -> Result<Name, String> {
+    match table.get("name").and_then(|n| n.as_str()) {
         Some(name) => parse_zone(name),
         None => Err("the zone table has no `name`".into()),
     }

@@ -20,7 +20,7 @@ use std::sync::Arc;
 use tern_wire::Name;
 use tracing::{error, info, warn};
 
-use crate::config::{xfr, CatalogRole, Config, ZoneConfig, ZonePlan, ZoneSource};
+use crate::config::{files, xfr, CatalogRole, Config, ZoneConfig, ZonePlan, ZoneSource};
 use crate::control::catalog::Listed;
 
 /// Consumed catalogs and their members (see the module comment).
@@ -45,6 +45,9 @@ impl Consumed {
         let mut purge = Vec::new();
         for (zone, listed) in &members {
             if configured.contains(zone) {
+                if !self.listed.get(catalog).is_some_and(|m| m.contains_key(zone)) {
+                    warn!(catalog = %catalog, member = %zone, "catalog member not served: the zone is in the configuration, which wins");
+                }
                 continue;
             }
             match self.owners.get(zone).cloned() {
@@ -136,7 +139,16 @@ impl Consumed {
                 zones.push((0..0, member));
             }
         }
-        resolve(config, &zones)
+        let mut users = files::users(&config.resolved.zones);
+        let mut plans = resolve(config, &zones);
+        plans.retain(|plan| match files::claim(plan, &mut users, &config.server.storage) {
+            Ok(()) => true,
+            Err(why) => {
+                error!(member = %plan.name, "catalog member not served: {why}");
+                false
+            }
+        });
+        plans
     }
 }
 
@@ -181,10 +193,11 @@ fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> V
     plans
 }
 
-/// Removes what a member kept: its zone file, timers and journal.
-pub fn purge(plan_storage: &std::path::Path, zone: &Name) {
-    let file = plan_storage.join(format!("{zone}zone"));
-    let journal = crate::control::journaled::path(plan_storage, zone);
+/// Removes what a member kept: its zone file, timers and journal, in `storage` and
+/// named by `tern_journal::files` (so nothing outside it, and nobody else's).
+pub fn purge(storage: &std::path::Path, zone: &Name) {
+    let files = tern_journal::files::ZoneFiles::new(storage, zone);
+    let (file, journal) = (files.zone_copy(), files.journal());
     let timers = crate::control::storage::timers_path(&file);
     for path in [file, timers, journal] {
         match std::fs::remove_file(&path) {

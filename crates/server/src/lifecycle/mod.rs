@@ -86,6 +86,9 @@ fn serve(
     let user = config.server.user.as_deref();
     let ids = user.map(|u| privileges::resolve(u, config.server.group.as_deref())).transpose()?;
     let control_socket = ctl_listen::bind(&config.control, ids)?;
+    if let (Some(ids), Some(_)) = (ids, &config.path) {
+        privileges::make_dir_for(&config.server.storage, ids)?;
+    }
     if let (Some(user), Some(ids)) = (user, ids) {
         privileges::drop_to(ids)?;
         info!(user = %user, uid = ids.uid, gid = ids.gid, "privileges dropped");
@@ -93,7 +96,7 @@ fn serve(
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
     let _storage_lock = match config.path {
-        Some(_) => control::prepare_storage(&config.server.storage)?,
+        Some(_) => Some(control::prepare_storage(&config.server.storage)?),
         None => None,
     };
     handler.send_late_answers(Arc::new(listeners.replier()?));

@@ -115,6 +115,19 @@ pub fn in_group(uid: libc::uid_t, gid: libc::gid_t) -> bool {
     rc >= 0 && groups.iter().take(count).any(|&g| g == gid)
 }
 
+/// Creates `dir` (mode 0750) for `ids`, the user the server switches to, when it does
+/// not exist yet: the storage directory of a server started as root. One that exists
+/// is left as it is (the operator's choice); the storage lock says if it is unusable.
+pub fn make_dir_for(dir: &std::path::Path, ids: Ids) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.exists() {
+        return Ok(());
+    }
+    let fail = |source| Error::File { path: dir.to_owned(), source };
+    std::fs::DirBuilder::new().recursive(true).mode(0o750).create(dir).map_err(fail)?;
+    std::os::unix::fs::chown(dir, Some(ids.uid), Some(ids.gid)).map_err(fail)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

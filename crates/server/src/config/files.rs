@@ -1,0 +1,200 @@
+//! The zone files a configuration names, checked against one another and against what
+//! the server keeps in its storage directory, and the files of zones added at run time
+//! confined to `added-zone-dirs`.
+//!
+//! * A secondary writes its file (the kept copy): no other zone may use it. Primaries
+//!   may share a file they only read (a parked-domain zone file used by many zones).
+//! * No zone file may be one of the server's own files in `storage`: a journal, a
+//!   set-aside journal, timers, the lock or the file of added zones. Journals and kept
+//!   copies are named from zone names by `tern_journal::files`, which never gives two
+//!   zones one file; this check covers the files an operator names.
+//! * A zone added at run time (`ternctl zone-add`, `POST /api/v1/zones`) names an
+//!   absolute path inside one of `added-zone-dirs` (default: `storage`), symbolic
+//!   links resolved: a token holder cannot make the server read (and quote in an
+//!   error) or overwrite a file elsewhere.
+
+use std::collections::HashMap;
+use std::path::{Component, Path, PathBuf};
+
+use tern_wire::Name;
+
+use super::{Role, ZonePlan, ZoneSource, ADDED_ZONES};
+
+/// Who uses which zone file: its zone, and whether it writes the file (a secondary).
+pub type FileUsers = HashMap<PathBuf, (Name, bool)>;
+
+/// The files `plans` use, without checking them.
+pub fn users<'p>(plans: impl IntoIterator<Item = &'p std::sync::Arc<ZonePlan>>) -> FileUsers {
+    let mut users = FileUsers::new();
+    for plan in plans {
+        if let ZoneSource::File(path) = &plan.source {
+            users.insert(normal(path), (plan.name.clone(), writes(plan)));
+        }
+    }
+    users
+}
+
+/// Adds `plan`'s file to `users`, or says why it cannot use it.
+pub fn claim(plan: &ZonePlan, users: &mut FileUsers, storage: &Path) -> Result<(), String> {
+    let ZoneSource::File(path) = &plan.source else { return Ok(()) };
+    let path = normal(path);
+    if path.parent() == Some(&normal(storage)) && reserved(&path) {
+        return Err(format!(
+            "file {}: a file ternd keeps in its storage directory (journals, timers, its lock, {ADDED_ZONES}), not a zone file",
+            path.display()
+        ));
+    }
+    let writes = writes(plan);
+    if let Some((other, other_writes)) = users.get(&path) {
+        if other != &plan.name && (writes || *other_writes) {
+            return Err(format!(
+                "file {}: zone {other} uses it too, and a secondary's kept copy must be its own",
+                path.display()
+            ));
+        }
+    }
+    users.insert(path, (plan.name.clone(), writes));
+    Ok(())
+}
+
+fn writes(plan: &ZonePlan) -> bool {
+    matches!(plan.role, Role::Secondary(_))
+}
+
+/// True for the names of the server's own files in storage.
+fn reserved(path: &Path) -> bool {
+    let Some(name) = path.file_name().and_then(|n| n.to_str()) else { return true };
+    name.ends_with(".journal")
+        || name.contains(".journal.")
+        || name.ends_with(".timers")
+        || name.starts_with('.')
+        || name == tern_journal::LOCK_FILE
+        || name == ADDED_ZONES
+}
+
+/// `path` without `.` and with `..` taken back (lexically: the file may not exist yet).
+pub fn normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Checks the file of a zone added at run time: an absolute path in one of `dirs`
+/// once symbolic links are resolved (its directory must exist; the file need not, for
+/// a secondary). The file is not read. Returns the path as checked.
+pub fn confine(file: &Path, dirs: &[PathBuf]) -> Result<PathBuf, String> {
+    if !file.is_absolute() {
+        return Err(format!("file {}: must be an absolute path", file.display()));
+    }
+    let listed = || dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ");
+    let outside = || {
+        format!(
+            "file {}: not in a directory zones may be added from (`[server] added-zone-dirs`: {})",
+            file.display(),
+            listed()
+        )
+    };
+    let (Some(parent), Some(name)) = (file.parent(), file.file_name()) else {
+        return Err(outside());
+    };
+    let Ok(parent) = std::fs::canonicalize(parent) else { return Err(outside()) };
+    let mut real = parent.join(name);
+    if std::fs::symlink_metadata(&real).is_ok() {
+        real = std::fs::canonicalize(&real).map_err(|_| outside())?;
+        if !real.is_file() {
+            return Err(format!("file {}: not a regular file", file.display()));
+        }
+    }
+    let inside = dirs
+        .iter()
+        .filter_map(|d| std::fs::canonicalize(d).ok())
+        .any(|d| real.starts_with(&d) && real != d);
+    match inside {
+        true => Ok(file.to_owned()),
+        false => Err(outside()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    fn plan(name: &str, file: &Path, secondary: bool) -> Arc<ZonePlan> {
+        let mut text = String::from("[[remote]]\nid = \"p\"\naddress = \"127.0.0.1\"\n");
+        text += &format!("[[zone]]\nname = \"{name}\"\nfile = \"/elsewhere/z\"\n");
+        if secondary {
+            text += "primary = \"p\"\n";
+        }
+        let config = super::super::Config::from_text(&text, Path::new("/etc/t.toml")).unwrap();
+        let mut plan = (*config.resolved.zones[0]).clone();
+        plan.source = ZoneSource::File(file.to_owned());
+        Arc::new(plan)
+    }
+
+    #[test]
+    fn a_secondary_copy_is_its_own_and_storage_files_are_not_zone_files() {
+        let storage = Path::new("/var/lib/tern");
+        let shared = Path::new("/etc/tern/parked.zone");
+        let mut users = FileUsers::new();
+        claim(&plan("a.example", shared, false), &mut users, storage).unwrap();
+        claim(&plan("b.example", shared, false), &mut users, storage).unwrap();
+        let why = claim(&plan("c.example", shared, true), &mut users, storage).unwrap_err();
+        assert!(why.contains("must be its own"), "{why}");
+        let copy = Path::new("/var/lib/tern/./d.example.zone");
+        claim(&plan("d.example", copy, true), &mut users, storage).unwrap();
+        let why = claim(
+            &plan("e.example", Path::new("/var/lib/tern/d.example.zone"), false),
+            &mut users,
+            storage,
+        )
+        .unwrap_err();
+        assert!(why.contains("zone d.example."), "{why}");
+        for own in [
+            "a.example.journal",
+            "ternd.lock",
+            "zones-added.toml",
+            "x.zone.timers",
+            "a.journal.damaged.1",
+        ] {
+            let why = claim(&plan("f.example", &storage.join(own), true), &mut users, storage)
+                .unwrap_err();
+            assert!(why.contains("not a zone file"), "{own}: {why}");
+        }
+        assert_eq!(super::users(&[plan("g.example", copy, true)]).len(), 1);
+    }
+
+    #[test]
+    fn files_added_at_run_time_stay_in_their_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let allowed = dir.path().join("zones");
+        std::fs::create_dir(&allowed).unwrap();
+        std::fs::write(allowed.join("a.zone"), "x").unwrap();
+        std::fs::write(dir.path().join("secret"), "root:x:0:0").unwrap();
+        std::os::unix::fs::symlink(dir.path().join("secret"), allowed.join("link.zone")).unwrap();
+        let dirs = [allowed.clone()];
+        assert!(confine(&allowed.join("a.zone"), &dirs).is_ok());
+        assert!(confine(&allowed.join("new.zone"), &dirs).is_ok(), "a secondary's copy to be");
+        for bad in [
+            dir.path().join("secret"),
+            allowed.join("../secret"),
+            allowed.join("link.zone"),
+            PathBuf::from("/etc/passwd"),
+            allowed.join("missing/a.zone"),
+            allowed.clone(),
+        ] {
+            let why = confine(&bad, &dirs).unwrap_err();
+            assert!(!why.contains("root:x"), "never the file's contents: {why}");
+            assert!(why.contains("added-zone-dirs") || why.contains("regular"), "{why}");
+        }
+        assert!(confine(Path::new("zones/a.zone"), &dirs).unwrap_err().contains("absolute"));
+    }
+}
