@@ -20,20 +20,7 @@ fn member_zone(name: &str) -> String {
 
 /// The rcode and serial `addr` answers for `zone`'s SOA.
 fn soa(addr: SocketAddr, zone: &str) -> (String, Option<u32>) {
-    let out = Command::new("dig")
-        .args(["+tries=1", "+time=2", "+norec", "-p", &addr.port().to_string()])
-        .arg(format!("@{}", addr.ip()))
-        .args([zone, "SOA"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let status = text.split("status: ").nth(1).and_then(|s| s.split(',').next()).unwrap_or("?");
-    let serial = text
-        .lines()
-        .find(|l| l.contains("\tSOA\t") && !l.starts_with(';'))
-        .and_then(|l| l.split_whitespace().nth(6))
-        .and_then(|s| s.parse().ok());
-    (status.to_owned(), serial)
+    dig_soa(addr, zone)
 }
 
 fn served(addr: SocketAddr, zone: &str) -> bool {

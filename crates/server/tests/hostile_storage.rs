@@ -20,27 +20,11 @@ use std::process::Command;
 use std::time::Duration;
 
 use common::*;
-use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
-use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
+use tern_wire::message::MessageReader;
+use tern_wire::Rcode;
 
 const ZONE: &str = "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n\
                     @ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.80\n";
-
-/// An UPDATE of example.com. adding `name` A `address`.
-fn update(id: u16, name: &str, address: &str) -> Vec<u8> {
-    let mut buf = vec![0u8; 512];
-    let mut table = CompressionTable::new();
-    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
-    w.set_id(id);
-    let mut flags = Flags(0);
-    flags.set_opcode(Opcode::UPDATE);
-    w.set_flags(flags);
-    w.push_question(&"example.com.".parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
-    let owner: Name = name.parse().unwrap();
-    let data = rdata::parse_str(Rtype::A, address, None).unwrap();
-    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 60, &data).unwrap();
-    w.finish().to_vec()
-}
 
 fn rcode(message: &[u8]) -> Rcode {
     let reader = MessageReader::new(message).unwrap();
@@ -49,25 +33,13 @@ fn rcode(message: &[u8]) -> Rcode {
 
 /// The RCODE the server answers `name` A `address` added with.
 fn add(addr: SocketAddr, name: &str, address: &str) -> Rcode {
-    rcode(&udp_ask(addr, &update(0x49, name, address)).expect("no answer to the update"))
+    let message = update_adding(0x49, "example.com.", name, address);
+    rcode(&udp_ask(addr, &message).expect("no answer to the update"))
 }
 
-/// The serial `addr` serves for `zone`, and the rcode.
+/// The rcode and serial `addr` answers for `zone`'s SOA.
 fn soa(addr: SocketAddr, zone: &str) -> (String, Option<u32>) {
-    let out = Command::new("dig")
-        .args(["+tries=1", "+time=2", "+norec", "-p", &addr.port().to_string()])
-        .arg(format!("@{}", addr.ip()))
-        .args([zone, "SOA"])
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let status = text.split("status: ").nth(1).and_then(|s| s.split(',').next()).unwrap_or("?");
-    let serial = text
-        .lines()
-        .find(|l| l.contains("\tSOA\t") && !l.starts_with(';'))
-        .and_then(|l| l.split_whitespace().nth(6))
-        .and_then(|s| s.parse().ok());
-    (status.to_owned(), serial)
+    dig_soa(addr, zone)
 }
 
 fn has_a(addr: SocketAddr, name: &str, address: &str) -> bool {

@@ -13,26 +13,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use common::*;
-use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
-use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
+use tern_wire::message::{CompressionTable, MessageReader, MessageWriter, Section};
+use tern_wire::{rdata, Class, Name, Rcode, Rtype};
 
 const ZONE: &str = "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n\
                     @ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.80\n";
 
 /// An UPDATE of example.com. adding `name` A `address`.
 fn add(id: u16, name: &str, address: &str) -> Vec<u8> {
-    let mut buf = vec![0u8; 512];
-    let mut table = CompressionTable::new();
-    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
-    w.set_id(id);
-    let mut flags = Flags(0);
-    flags.set_opcode(Opcode::UPDATE);
-    w.set_flags(flags);
-    w.push_question(&"example.com.".parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
-    let owner: Name = name.parse().unwrap();
-    let data = rdata::parse_str(Rtype::A, address, None).unwrap();
-    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 60, &data).unwrap();
-    w.finish().to_vec()
+    update_adding(id, "example.com.", name, address)
 }
 
 fn query(id: u16, name: &str, rtype: Rtype) -> Vec<u8> {

@@ -273,3 +273,40 @@ pub fn dig_short(addr: std::net::SocketAddr, name: &str, rtype: &str) -> String 
         .unwrap();
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// An UPDATE of `zone` (with the final dot) adding `name` A `address` (TTL 60), ID `id`.
+pub fn update_adding(id: u16, zone: &str, name: &str, address: &str) -> Vec<u8> {
+    use tern_wire::message::{CompressionTable, Flags, MessageWriter, Section};
+    use tern_wire::{rdata, Class, Name, Opcode, Rtype};
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(id);
+    let mut flags = Flags(0);
+    flags.set_opcode(Opcode::UPDATE);
+    w.set_flags(flags);
+    w.push_question(&zone.parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
+    let owner: Name = name.parse().unwrap();
+    let data = rdata::parse_str(Rtype::A, address, None).unwrap();
+    w.push_record(Section::Authority, &owner, Rtype::A, Class::IN, 60, &data).unwrap();
+    w.finish().to_vec()
+}
+
+/// The rcode `addr` answers for `zone`'s SOA (as dig prints it: `NOERROR`, `REFUSED`,
+/// …) and the serial, asked with dig (one try, two seconds).
+pub fn dig_soa(addr: SocketAddr, zone: &str) -> (String, Option<u32>) {
+    let out = Command::new("dig")
+        .args(["+tries=1", "+time=2", "+norec", "-p", &addr.port().to_string()])
+        .arg(format!("@{}", addr.ip()))
+        .args([zone, "SOA"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let status = text.split("status: ").nth(1).and_then(|s| s.split(',').next()).unwrap_or("?");
+    let serial = text
+        .lines()
+        .find(|l| l.contains("\tSOA\t") && !l.starts_with(';'))
+        .and_then(|l| l.split_whitespace().nth(6))
+        .and_then(|s| s.parse().ok());
+    (status.to_owned(), serial)
+}
