@@ -15,7 +15,7 @@ fuzz_target!(|data: &[u8]| {
     bytes.extend_from_slice(data);
     let Ok(decoded) = format::decode(&bytes) else { return };
     assert!(decoded.valid_len <= bytes.len());
-    assert!(decoded.torn.then(|| decoded.later.is_empty()).unwrap_or(true));
+    assert!(!decoded.torn || decoded.later.is_empty());
     let mut again = format::header().to_vec();
     for change in decoded.changes.iter().chain(&decoded.later) {
         format::encode(change, &mut again).expect("a read changeset writes back");
