@@ -188,6 +188,21 @@ pub struct TransferConfig {
     /// Largest zone accepted from a primary, in bytes of messages.
     #[serde(default = "default_max_size", deserialize_with = "size")]
     pub max_zone_size: u64,
+    /// Longest a transfer from a primary may take, all of it (BIND's
+    /// `max-transfer-time-in`); a longer one is cut off and retried later.
+    #[serde(default = "default_max_time_in", deserialize_with = "positive_duration")]
+    pub max_time_in: Duration,
+    /// Longest a transfer from a primary may go without a byte (BIND's
+    /// `max-transfer-idle-in`); `None`: `timeout`.
+    #[serde(default, deserialize_with = "maybe_positive_duration")]
+    pub idle_timeout_in: Option<Duration>,
+}
+
+impl TransferConfig {
+    /// `idle-timeout-in`, or `timeout` when it is not set.
+    pub fn idle_in(&self) -> Duration {
+        self.idle_timeout_in.unwrap_or(self.timeout)
+    }
 }
 
 impl Default for TransferConfig {
@@ -197,8 +212,29 @@ impl Default for TransferConfig {
             max_outgoing: default_transfers(),
             timeout: default_timeout(),
             max_zone_size: default_max_size(),
+            max_time_in: default_max_time_in(),
+            idle_timeout_in: None,
         }
     }
+}
+
+/// Default `max-time-in`: an hour, in which a zone of the default `max-zone-size` (4G)
+/// comes at about 10 Mbit/s; BIND allows two.
+fn default_max_time_in() -> Duration {
+    Duration::from_secs(3600)
+}
+
+/// A duration above zero (a limit of zero would refuse every transfer).
+fn positive_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let duration = values::duration(d)?;
+    if duration.is_zero() {
+        return Err(de::Error::custom("must be longer than zero (`10s`, `1h`)"));
+    }
+    Ok(duration)
+}
+
+fn maybe_positive_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+    positive_duration(d).map(Some)
 }
 
 fn default_transfers() -> u64 {

@@ -134,7 +134,8 @@ impl Shared {
     /// timeouts, journals under `storage` (none without).
     #[cfg(test)]
     pub fn for_tests(storage: Option<PathBuf>) -> Arc<Shared> {
-        let limits = Limits { timeout: Duration::from_millis(100), max_size: 1 << 20 };
+        let timeout = Duration::from_millis(100);
+        let limits = Limits { timeout, max_size: 1 << 20, max_time: timeout * 10, idle: timeout };
         Arc::new(Shared {
             db: Arc::new(ZoneDb::new()),
             incoming: Arc::new(Semaphore::new(1)),
@@ -421,7 +422,13 @@ fn access(config: &Config, plans: &[Arc<ZonePlan>]) -> Access {
 }
 
 fn limits(config: &Config) -> Limits {
-    Limits { timeout: config.transfer.timeout, max_size: config.transfer.max_zone_size }
+    let transfer = &config.transfer;
+    Limits {
+        timeout: transfer.timeout,
+        max_size: transfer.max_zone_size,
+        max_time: transfer.max_time_in,
+        idle: transfer.idle_in(),
+    }
 }
 
 /// Creates the storage directory and takes its lock for the server's life (one server

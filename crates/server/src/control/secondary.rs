@@ -3,10 +3,13 @@
 //!
 //! * Refresh: the primaries (and their addresses) in order; an SOA query first, then —
 //!   when the serial is newer — IXFR from our serial (AXFR when we have nothing, or when
-//!   the IXFR fails or its changes do not apply).
+//!   the IXFR fails or its changes do not apply; not when it was cut off for taking
+//!   longer than `max-time-in`: the whole zone from the same primary would take longer
+//!   still).
 //! * What arrives is checked before it replaces anything: every record, the zone's
 //!   semantic checks, and a serial that rises (RFC 1982). A bad transfer leaves the
-//!   served version alone and is retried after the SOA's retry interval.
+//!   served version alone and is retried after the SOA's retry interval. Records
+//!   outside the zone are ignored and logged.
 //! * Without a successful refresh for the SOA's expire time, the zone stops being
 //!   served (SERVFAIL) until a refresh succeeds.
 //! * After each change the zone file and the timers are written (atomically), off the
@@ -387,6 +390,24 @@ struct Job {
     history: HistoryLimits,
 }
 
+/// Why a transfer from one primary failed.
+#[derive(Debug)]
+enum Failed {
+    /// Talking to it.
+    Client(ClientError),
+    /// What it sent cannot be used.
+    Unusable(String),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::Client(e) => e.fmt(f),
+            Failed::Unusable(why) => f.write_str(why),
+        }
+    }
+}
+
 impl Job {
     /// Tries each primary address in order; the first that answers decides.
     fn run(self) -> Result<Fetched, String> {
@@ -422,20 +443,22 @@ impl Job {
             }
         }
         let soa = self.current.as_ref().and_then(|z| z.soa_record());
-        match self.transfer(peer, soa.as_ref()) {
+        let fetched = match self.transfer(peer, soa.as_ref()) {
+            Err(Failed::Client(cut @ ClientError::TooLong(_))) => Err(Failed::Client(cut)),
             Err(why) if soa.is_some() => {
                 warn!(zone = %self.zone, peer = %peer.addr, "IXFR failed, trying AXFR: {why}");
                 self.transfer(peer, None)
             }
             other => other,
-        }
+        };
+        fetched.map_err(|why| why.to_string())
     }
 
     /// One transfer (IXFR from `soa`, or AXFR) and the new version it gives.
-    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, String> {
+    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, Failed> {
         let started = Instant::now();
-        let got: TransferIn = client::transfer(peer, &self.zone, soa, self.limits)
-            .map_err(|e: ClientError| e.to_string())?;
+        let got: TransferIn =
+            client::transfer(peer, &self.zone, soa, self.limits).map_err(Failed::Client)?;
         let from = soa.and_then(RecordData::soa_serial);
         let mut log = TransferLog {
             peer: peer.addr,
@@ -450,15 +473,19 @@ impl Job {
             Received::UpToDate { serial } => return Ok(Fetched::UpToDate { serial }),
             Received::Full(zone, _report) => {
                 log.kind = if soa.is_some() { "IXFR (whole zone)" } else { "AXFR" };
-                self.check_rises(zone.serial())?;
+                self.check_rises(zone.serial()).map_err(Failed::Unusable)?;
                 (*zone, Vec::new())
             }
             Received::Changes(changes) => {
                 log.kind = "IXFR";
-                (self.apply(&changes)?, changes)
+                (self.apply(&changes).map_err(Failed::Unusable)?, changes)
             }
         };
         log.elapsed = started.elapsed();
+        if got.outside.count > 0 {
+            let first = got.outside.first.as_deref().unwrap_or("-");
+            warn!(zone = %self.zone, peer = %peer.addr, kind = log.kind, ignored = got.outside.count, first, "records outside the zone in the transfer: ignored");
+        }
         Ok(Fetched::Zone { zone: Box::new(zone), changes, log })
     }
 
