@@ -1,7 +1,8 @@
 //! The real `ternd` as the secondary of primaries that misbehave, played by a fake
 //! primary written here (UDP and TCP on one loopback port): a transfer dripping one
-//! record at a time must not run past `max-time-in`; a record outside the zone is
-//! treated alike in an AXFR and an IXFR.
+//! record at a time must neither hold up a reload nor run past `max-time-in`; a flood of
+//! NOTIFYs must not turn into as many SOA queries and log lines; a record outside the
+//! zone is treated alike in an AXFR and an IXFR.
 //!
 //! Every fake primary stops when dropped, and every loop here is bounded in count and
 //! time.
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
-use tern_wire::{rdata, Class, Name, Rcode, Rtype};
+use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
 
 /// One message of a transfer: sent after `pause`, holding `records` (presentation
 /// format, absolute names: `owner ttl TYPE rdata`).
@@ -88,8 +89,20 @@ impl FakePrimary {
         FakePrimary { addr, seen, stop, threads: vec![udp_thread, tcp_thread], connections }
     }
 
+    fn soa_queries(&self, zone: &str) -> u64 {
+        self.seen.lock().unwrap().soa.get(zone).copied().unwrap_or(0)
+    }
+
     fn transfers(&self) -> Vec<(String, Rtype)> {
         self.seen.lock().unwrap().transfers.clone()
+    }
+
+    fn transfers_of(&self, zone: &str) -> usize {
+        self.transfers().iter().filter(|(z, _)| z == zone).count()
+    }
+
+    fn sending(&self) -> u32 {
+        self.seen.lock().unwrap().sending
     }
 
     /// How long the first transfer of `zone` took, once over.
@@ -347,12 +360,30 @@ fn served_soa(addr: SocketAddr, zone: &str) -> (Rcode, Option<u32>) {
     (rcode, serial)
 }
 
+/// A NOTIFY for `zone` with ID `id`.
+fn notify(id: u16, zone: &str) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(id);
+    let mut flags = Flags(0);
+    flags.set_opcode(Opcode::NOTIFY);
+    flags.set(Flags::AA, true);
+    w.set_flags(flags);
+    w.push_question(&zone.parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
+    w.finish().to_vec()
+}
+
 fn remote(primary: &FakePrimary) -> String {
     format!("[[remote]]\nid = \"p\"\naddress = \"{}\"\n", primary.addr)
 }
 
 fn secondary(zone: &str) -> String {
     format!("[[zone]]\nname = \"{zone}\"\nprimary = \"p\"\n")
+}
+
+fn lines_with(text: &str, what: &str) -> usize {
+    text.lines().filter(|l| l.contains(what)).count()
 }
 
 /// Serves `slow.test` one record every so many milliseconds (and `stall.test` not past
@@ -371,6 +402,21 @@ impl Script for Slow {
             _ => Vec::new(),
         }
     }
+}
+
+#[test]
+fn a_reload_does_not_wait_for_a_slow_transfer() {
+    let dir = tempfile::tempdir().unwrap();
+    let primary = FakePrimary::start(Arc::new(Slow(1000)));
+    let daemon = ternd_with(dir.path(), &format!("{}{}", remote(&primary), secondary("slow.test")));
+    let started = eventually(Duration::from_secs(5), || primary.sending() > 0);
+    assert!(started, "no transfer started: {}", daemon.log_text());
+    std::thread::sleep(Duration::from_millis(300));
+    let (status, took) = ternctl(dir.path(), &["reload"], Duration::from_secs(5));
+    assert_eq!(status, Some(true), "ternctl reload: {}", daemon.log_text());
+    assert!(took < Duration::from_millis(1500), "the reload took {took:?}");
+    assert!(primary.sending() > 0, "the transfer was not running any more");
+    assert_eq!(primary.transfers_of("slow.test."), 1, "the transfer was started again");
 }
 
 #[test]
@@ -395,6 +441,53 @@ fn a_transfer_past_max_time_in_or_idle_timeout_in_is_cut() {
     });
     assert!(logged, "{}", daemon.log_text());
     assert_eq!(served_soa(daemon.addr, "slow.test").0, Rcode::SERVFAIL);
+}
+
+/// Serves `flood.test` at once.
+struct Quick;
+
+impl Script for Quick {
+    fn serial(&self, zone: &str) -> Option<u32> {
+        (zone == "flood.test.").then_some(1)
+    }
+
+    fn transfer(&self, zone: &str, _: Rtype, _: Option<u32>) -> Vec<Step> {
+        whole(zone, 1, &[])
+    }
+}
+
+#[test]
+fn a_flood_of_notifies_is_merged() {
+    let dir = tempfile::tempdir().unwrap();
+    let primary = FakePrimary::start(Arc::new(Quick));
+    let daemon =
+        ternd_with(dir.path(), &format!("{}{}", remote(&primary), secondary("flood.test")));
+    let loaded =
+        eventually(Duration::from_secs(5), || served_soa(daemon.addr, "flood.test").1 == Some(1));
+    assert!(loaded, "{}", daemon.log_text());
+    std::thread::sleep(Duration::from_millis(1100)); // past the refresh that loaded it
+    let before = primary.soa_queries("flood.test.");
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let flood = Instant::now();
+    for id in 0..3000u16 {
+        socket.send_to(&notify(id, "flood.test"), daemon.addr).unwrap();
+    }
+    let sent_in = flood.elapsed();
+    std::thread::sleep(Duration::from_millis(2500));
+    let queries = primary.soa_queries("flood.test.") - before;
+    let log = daemon.log_text();
+    let logged = lines_with(&log, "NOTIFY received");
+    assert!((1..=4).contains(&queries), "{queries} SOA queries for 3000 NOTIFYs in {sent_in:?}");
+    assert!((1..=3).contains(&logged), "{logged} log lines for 3000 NOTIFYs in {sent_in:?}");
+    let counted: u64 = log
+        .lines()
+        .filter(|l| l.contains("NOTIFY received"))
+        .filter_map(|l| l.split("merged=").nth(1)?.split_whitespace().next()?.parse::<u64>().ok())
+        .map(|merged| merged + 1)
+        .sum();
+    let merged = counted > logged as u64 && counted <= 3000;
+    assert!(merged, "{counted} NOTIFYs counted in {logged} lines: {log}");
+    assert_eq!(served_soa(daemon.addr, "flood.test"), (Rcode::NOERROR, Some(1)));
 }
 
 /// `out.test` at serial 1 (by AXFR) and 2 (by IXFR from 1, or AXFR), each with a record

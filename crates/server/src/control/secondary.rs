@@ -5,7 +5,8 @@
 //!   when the serial is newer — IXFR from our serial (AXFR when we have nothing, or when
 //!   the IXFR fails or its changes do not apply; not when it was cut off for taking
 //!   longer than `max-time-in`: the whole zone from the same primary would take longer
-//!   still).
+//!   still). A refresh runs on a task of its own ([`refresh`](super::refresh)); its
+//!   outcome comes back to the writer, which alone takes it (here).
 //! * What arrives is checked before it replaces anything: every record, the zone's
 //!   semantic checks, and a serial that rises (RFC 1982). A bad transfer leaves the
 //!   served version alone and is retried after the SOA's retry interval. Records
@@ -29,7 +30,7 @@ use super::storage::{self, Timers};
 use super::writer::{now, Writer};
 use super::LoadOutcome;
 use crate::client::{self, ClientError, Limits, Peer, TransferIn};
-use crate::config::{Remote, Role, TimerBounds, ZoneSource};
+use crate::config::{Remote, TimerBounds, ZoneSource};
 use crate::counters::control::{control, Direction};
 
 /// When a secondary does what next (seconds since the epoch).
@@ -60,7 +61,7 @@ impl Schedule {
 
 /// How a refresh ended.
 #[derive(Debug)]
-enum Fetched {
+pub(super) enum Fetched {
     /// The primary has nothing newer.
     UpToDate { serial: u32 },
     /// A new version, with its history, the changes that made it (IXFR; none for a
@@ -70,7 +71,7 @@ enum Fetched {
 
 /// What one transfer in was, for its log line.
 #[derive(Debug)]
-struct TransferLog {
+pub(super) struct TransferLog {
     peer: SocketAddr,
     kind: &'static str,
     from: Option<u32>,
@@ -84,6 +85,7 @@ impl Writer {
     /// The first load of a secondary serves what it kept on disk (unless it expired
     /// meanwhile) and refreshes when its timers say; later loads only take the plan.
     pub async fn start_secondary(&mut self) -> LoadOutcome {
+        self.refresh_again_if_primaries_changed();
         if self.schedule.refresh_at.is_some() {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
@@ -152,63 +154,25 @@ impl Writer {
         LoadOutcome::Loaded { serial, records }
     }
 
-    /// A NOTIFY from a primary: refresh now (RFC 1996 §4.7).
-    pub async fn notified(&mut self, serial: Option<u32>, from: SocketAddr) {
-        if !matches!(self.plan.role, Role::Secondary(_)) {
-            return;
-        }
-        let ours = self.current.as_ref().map(|z| z.serial());
-        info!(zone = %self.plan.name, from = %from, serial = serial.map_or_else(|| "-".into(), |s| s.to_string()), ours = ours.map_or_else(|| "-".into(), |s| s.to_string()), "NOTIFY received");
-        self.refresh().await;
-    }
-
-    /// A timer is due: expire, or refresh.
-    pub async fn on_refresh_time(&mut self) {
-        let t = now();
-        if self.schedule.expire_at.is_some_and(|at| at <= t) && !self.schedule.expired {
-            self.expire();
-        }
-        if self.schedule.refresh_at.is_some_and(|at| at <= t) {
-            self.refresh().await;
-        }
-    }
-
     /// The zone expired: stop serving it (SERVFAIL) until a refresh succeeds.
-    fn expire(&mut self) {
+    pub(super) fn expire(&mut self) {
         error!(zone = %self.plan.name, "zone expired: no successful refresh within the SOA expire time; answering SERVFAIL until refreshed");
         if self.slot.replace(self.current.as_ref(), None) {
             self.schedule.expired = true;
         }
     }
 
-    /// Checks the primaries and takes a newer version (see the module comment).
-    pub async fn refresh(&mut self) {
-        self.refresh_with(false).await;
-    }
-
-    /// A refresh; with `full`, a whole transfer whatever the serials (`zone-retransfer`).
-    pub async fn refresh_with(&mut self, full: bool) {
-        let Role::Secondary(primaries) = &self.plan.role else { return };
-        let Ok(permit) = Arc::clone(&self.shared.incoming).acquire_owned().await else { return };
-        let job = Job {
-            zone: self.plan.name.clone(),
-            primaries: primaries.clone(),
-            current: if full { None } else { self.current.clone() },
-            limits: **self.shared.limits.load(),
-            history: self.plan.history,
-        };
-        let fetched = tokio::task::spawn_blocking(move || job.run()).await;
-        drop(permit);
+    /// Takes what a refresh brought (see the module comment).
+    pub(super) async fn take_fetched(&mut self, fetched: Result<Fetched, String>) {
         match fetched {
-            Ok(Ok(Fetched::UpToDate { serial })) => self.refreshed(serial),
-            Ok(Ok(Fetched::Zone { zone, changes, log })) => self.take(*zone, changes, log).await,
-            Ok(Err(why)) => self.refresh_failed(&why),
-            Err(e) => self.refresh_failed(&e.to_string()),
+            Ok(Fetched::UpToDate { serial }) => self.confirmed(serial),
+            Ok(Fetched::Zone { zone, changes, log }) => self.take(*zone, changes, log).await,
+            Err(why) => self.refresh_failed(&why),
         }
     }
 
     /// The primary has what we have: the timers start again.
-    fn refreshed(&mut self, serial: u32) {
+    fn confirmed(&mut self, serial: u32) {
         let ours = self.current.as_ref().map(|z| z.serial());
         if self.schedule.expired && ours == Some(serial) {
             if let Some(zone) = self.current.clone() {
@@ -382,12 +346,18 @@ fn clamp(seconds: u64, (min, max): (Duration, Duration)) -> u64 {
 }
 
 /// A refresh, run on a blocking thread.
-struct Job {
-    zone: Name,
-    primaries: Vec<Remote>,
-    current: Option<Arc<ZoneContents>>,
-    limits: Limits,
-    history: HistoryLimits,
+#[derive(Debug)]
+pub(super) struct Job {
+    /// The zone.
+    pub zone: Name,
+    /// Its primaries, in order.
+    pub primaries: Vec<Remote>,
+    /// What is served (`None`: transfer the whole zone).
+    pub current: Option<Arc<ZoneContents>>,
+    /// Time and size limits.
+    pub limits: Limits,
+    /// History kept for IXFR.
+    pub history: HistoryLimits,
 }
 
 /// Why a transfer from one primary failed.
@@ -410,7 +380,7 @@ impl std::fmt::Display for Failed {
 
 impl Job {
     /// Tries each primary address in order; the first that answers decides.
-    fn run(self) -> Result<Fetched, String> {
+    pub fn run(self) -> Result<Fetched, String> {
         let mut errors = Vec::new();
         for remote in &self.primaries {
             for &addr in &remote.addrs {
