@@ -1,8 +1,9 @@
 //! The real `ternd` as the secondary of primaries that misbehave, played by a fake
 //! primary written here (UDP and TCP on one loopback port): a transfer dripping one
 //! record at a time must neither hold up a reload nor run past `max-time-in`; a flood of
-//! NOTIFYs must not turn into as many SOA queries and log lines; a record outside the
-//! zone is treated alike in an AXFR and an IXFR.
+//! NOTIFYs must not turn into as many SOA queries and log lines; a catalog is refreshed
+//! while its members' transfers hold every transfer slot; a record outside the zone is
+//! treated alike in an AXFR and an IXFR.
 //!
 //! Every fake primary stops when dropped, and every loop here is bounded in count and
 //! time.
@@ -382,6 +383,11 @@ fn secondary(zone: &str) -> String {
     format!("[[zone]]\nname = \"{zone}\"\nprimary = \"p\"\n")
 }
 
+/// `zone` as a consumed catalog of `p`.
+fn consumer(zone: &str) -> String {
+    format!("{}catalog-role = \"consumer\"\n", secondary(zone))
+}
+
 fn lines_with(text: &str, what: &str) -> usize {
     text.lines().filter(|l| l.contains(what)).count()
 }
@@ -538,4 +544,72 @@ fn a_record_outside_the_zone_is_treated_alike_in_axfr_and_ixfr() {
         });
         assert!(warned, "the {kind}'s record outside the zone is not logged: {log}");
     }
+}
+
+/// The catalog `cat.test` (serial from `serial`, listing `members` zones
+/// `mN.members.test`, the last `more` of them only from serial 2) and its members,
+/// served at once, or one record a second when `slow_members`.
+struct Catalog {
+    serial: AtomicU32,
+    members: usize,
+    more: usize,
+    slow_members: bool,
+}
+
+impl Catalog {
+    fn listed(&self, serial: u32) -> usize {
+        if serial >= 2 {
+            self.members
+        } else {
+            self.members - self.more
+        }
+    }
+}
+
+impl Script for Catalog {
+    fn serial(&self, zone: &str) -> Option<u32> {
+        match zone {
+            "cat.test." => Some(self.serial.load(Ordering::SeqCst)),
+            _ if zone.ends_with(".members.test.") => Some(1),
+            _ => None,
+        }
+    }
+
+    fn transfer(&self, zone: &str, _: Rtype, _: Option<u32>) -> Vec<Step> {
+        if zone != "cat.test." {
+            return if self.slow_members { dripping(zone, 1000, 30) } else { whole(zone, 1, &[]) };
+        }
+        let serial = self.serial.load(Ordering::SeqCst);
+        let mut records = vec![
+            soa(zone, serial),
+            format!("{zone} 0 NS invalid."),
+            format!("version.{zone} 0 TXT \"2\""),
+        ];
+        for n in 0..self.listed(serial) {
+            records.push(format!("m{n}.zones.{zone} 0 PTR m{n}.members.test."));
+        }
+        records.push(soa(zone, serial));
+        vec![Step { pause: Duration::ZERO, records }]
+    }
+}
+
+#[test]
+fn a_catalog_is_refreshed_while_its_members_hold_every_transfer_slot() {
+    let dir = tempfile::tempdir().unwrap();
+    let script =
+        Arc::new(Catalog { serial: AtomicU32::new(1), members: 4, more: 1, slow_members: true });
+    let primary = FakePrimary::start(Arc::clone(&script) as Arc<dyn Script>);
+    let rest =
+        format!("[transfer]\nmax-incoming = 1\n{}{}", remote(&primary), consumer("cat.test"));
+    let daemon = ternd_with(dir.path(), &rest);
+    let busy = eventually(Duration::from_secs(5), || {
+        primary.transfers().iter().any(|(zone, _)| zone.ends_with(".members.test."))
+    });
+    assert!(busy, "no member transfer: {}", daemon.log_text());
+    script.serial.store(2, Ordering::SeqCst);
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.send_to(&notify(1, "cat.test"), daemon.addr).unwrap();
+    let refreshed =
+        eventually(Duration::from_secs(4), || served_soa(daemon.addr, "cat.test").1 == Some(2));
+    assert!(refreshed, "the catalog waited behind its members: {}", daemon.log_text());
 }

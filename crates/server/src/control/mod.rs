@@ -127,6 +127,9 @@ pub struct Shared {
     pub db: Arc<ZoneDb>,
     /// Transfers in at once (`[transfer] max-incoming`).
     pub incoming: Arc<Semaphore>,
+    /// Transfers in of consumed catalogs at once (as many again): a catalog never waits
+    /// for a turn behind its members, which may be thousands, failing or slow.
+    pub catalogs: Arc<Semaphore>,
     /// Loads at once (two a CPU): when 100,000 zones are added, the others wait
     /// for a turn in their (small) idle state rather than all at once on as many
     /// threads, each holding its load's buffers.
@@ -150,6 +153,7 @@ impl Shared {
         Arc::new(Shared {
             db: Arc::new(ZoneDb::new()),
             incoming: Arc::new(Semaphore::new(1)),
+            catalogs: Arc::new(Semaphore::new(1)),
             loads: Semaphore::new(1),
             limits: ArcSwap::from_pointee(limits),
             storage,
@@ -239,6 +243,7 @@ impl Control {
         let shared = Arc::new(Shared {
             db,
             incoming: Arc::new(Semaphore::new(incoming)),
+            catalogs: Arc::new(Semaphore::new(incoming)),
             loads: Semaphore::new(LOADS * crate::config::cpu_count()),
             limits: ArcSwap::from_pointee(limits(config)),
             storage: config.path.as_ref().map(|_| config.server.storage.clone()),

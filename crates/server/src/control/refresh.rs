@@ -2,8 +2,9 @@
 //! while a transfer is under way: a reload (or any load, command or update) is never
 //! queued behind a primary that sends a record now and then.
 //!
-//! * A refresh waits for a transfer slot (`[transfer] max-incoming`), runs the SOA
-//!   query and the transfer on a blocking thread, and hands its outcome back
+//! * A refresh waits for a transfer slot (`[transfer] max-incoming`; consumed catalogs
+//!   have slots of their own, so that a catalog is never refreshed after its members),
+//!   runs the SOA query and the transfer on a blocking thread, and hands its outcome back
 //!   to the writer as [`Event::Refreshed`]. The writer alone takes it and publishes
 //!   ([`secondary`](super::secondary)); an outcome from before the zone was frozen, made
 //!   a primary, or given another version meanwhile is dropped, and the zone refreshed
@@ -33,7 +34,7 @@ use super::commands::{Outcome, ZoneCommand};
 use super::secondary::{Fetched, Job};
 use super::writer::{now, Writer};
 use super::{Event, Notified};
-use crate::config::{Remote, Role};
+use crate::config::{CatalogRole, Remote, Role};
 use crate::ctl::proto::ZoneOp;
 
 /// Least time between the starts of two refreshes that NOTIFYs ask for.
@@ -195,7 +196,8 @@ impl Writer {
             limits: **self.shared.limits.load(),
             history: self.plan.history,
         };
-        let slots = Arc::clone(&self.shared.incoming);
+        let catalog = matches!(self.plan.catalog, CatalogRole::Consumer { .. });
+        let slots = Arc::clone(if catalog { &self.shared.catalogs } else { &self.shared.incoming });
         let task = tokio::spawn(async move {
             let fetched = match slots.acquire_owned().await {
                 // The slot goes with the blocking part, which cannot be cut short.
