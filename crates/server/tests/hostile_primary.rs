@@ -1,9 +1,10 @@
 //! The real `ternd` as the secondary of primaries that misbehave, played by a fake
 //! primary written here (UDP and TCP on one loopback port): a transfer dripping one
 //! record at a time must neither hold up a reload nor run past `max-time-in`; a flood of
-//! NOTIFYs must not turn into as many SOA queries and log lines; a catalog is refreshed
-//! while its members' transfers hold every transfer slot; a record outside the zone is
-//! treated alike in an AXFR and an IXFR.
+//! NOTIFYs must not turn into as many SOA queries and log lines; a catalog listing more
+//! members than `catalog-max-members` serves only that many, and is refreshed while
+//! its members' transfers hold every transfer slot; a record outside the zone is treated
+//! alike in an AXFR and an IXFR.
 //!
 //! Every fake primary stops when dropped, and every loop here is bounded in count and
 //! time.
@@ -591,6 +592,28 @@ impl Script for Catalog {
         records.push(soa(zone, serial));
         vec![Step { pause: Duration::ZERO, records }]
     }
+}
+
+#[test]
+fn a_catalog_serves_at_most_catalog_max_members() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = Catalog { serial: AtomicU32::new(1), members: 25, more: 0, slow_members: false };
+    let primary = FakePrimary::start(Arc::new(script));
+    let catalog = format!("{}catalog-max-members = 10\n", consumer("cat.test"));
+    let daemon = ternd_with(dir.path(), &format!("{}{catalog}", remote(&primary)));
+    let served = |daemon: &Daemon| {
+        (0..25)
+            .filter(|n| served_soa(daemon.addr, &format!("m{n}.members.test")).0 == Rcode::NOERROR)
+            .count()
+    };
+    let ten = eventually(Duration::from_secs(8), || served(&daemon) == 10);
+    assert!(ten, "{} members served: {}", served(&daemon), daemon.log_text());
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(served(&daemon), 10);
+    let log = daemon.log_text();
+    let said = log.lines().filter(|l| l.contains("catalog-max-members")).collect::<Vec<_>>();
+    assert_eq!(said.len(), 1, "{log}");
+    assert!(said[0].contains("25") && said[0].contains("15"), "{}", said[0]);
 }
 
 #[test]

@@ -227,6 +227,9 @@ impl Writer {
     /// primary drops the timers it had as a secondary.
     /// Counted in the load counters.
     async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
+        if plan.catalog != self.plan.catalog {
+            self.catalog_reported = None; // read again under the new settings
+        }
         self.plan = plan;
         if self.frozen && self.current.is_some() {
             info!(zone = %self.plan.name, "not reloaded: the zone is frozen");
