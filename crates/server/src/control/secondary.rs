@@ -9,8 +9,10 @@
 //!   outcome comes back to the writer, which alone takes it (here).
 //! * What arrives is checked before it replaces anything: every record, the zone's
 //!   semantic checks, and a serial that rises (RFC 1982). A bad transfer leaves the
-//!   served version alone and is retried after the SOA's retry interval. Records
-//!   outside the zone are ignored and logged.
+//!   served version alone and is retried after the SOA's retry interval, doubled with
+//!   each failure in a row up to the SOA's refresh interval (less up to a quarter at
+//!   random, so that the members of a catalog failing together do not retry together).
+//!   Records outside the zone are ignored and logged.
 //! * Without a successful refresh for the SOA's expire time, the zone stops being
 //!   served (SERVFAIL) until a refresh succeeds.
 //! * After each change the zone file and the timers are written (atomically), off the
@@ -245,20 +247,22 @@ impl Writer {
         self.last_error = None;
     }
 
-    /// A failed refresh: retry after the SOA's retry interval (growing from `retry-min`
-    /// when there is no SOA yet).
+    /// A failed refresh: retry after the SOA's retry interval, or `retry-min` when there
+    /// is no SOA yet, growing with the failures in a row ([`retry_after`]).
     /// Counted as a failed transfer in.
     fn refresh_failed(&mut self, why: &str) {
         control().transfer_failed(Direction::In);
-        let bounds: TimerBounds = self.plan.timers;
         self.schedule.failures = self.schedule.failures.saturating_add(1);
-        let retry = match self.current.as_ref().and_then(|z| z.soa_numbers()) {
-            Some(soa) => clamp(u64::from(soa.retry), bounds.retry),
-            None => clamp(
-                bounds.retry.0.as_secs().max(1) << self.schedule.failures.min(10),
-                bounds.retry,
-            ),
-        };
+        let soa = self.current.as_ref().and_then(|z| z.soa_numbers());
+        let intervals = soa.map(|soa| (u64::from(soa.retry), u64::from(soa.refresh)));
+        let mut random = [0u8; 4];
+        let _ = crate::random::fill(&mut random); // without randomness, no jitter
+        let retry = retry_after(
+            self.schedule.failures,
+            intervals,
+            self.plan.timers,
+            u32::from_ne_bytes(random),
+        );
         self.schedule.refresh_at = Some(now() + retry);
         let kept = if self.current.is_some() {
             "the served version is kept"
@@ -343,6 +347,31 @@ impl Writer {
 
 fn clamp(seconds: u64, (min, max): (Duration, Duration)) -> u64 {
     seconds.clamp(min.as_secs(), max.as_secs().max(min.as_secs()))
+}
+
+/// Failures in a row after which the retry interval stops doubling (without an SOA:
+/// `retry-min` × 1024, 34 minutes by default).
+const MAX_DOUBLINGS: u32 = 10;
+
+/// Seconds before retrying after `failures` failed refreshes in a row: the SOA's retry
+/// interval (RFC 1034 §4.3.5), or `retry-min` when there is no SOA yet, doubled with each
+/// failure after the first, up to the SOA's refresh interval (a failing zone is checked
+/// no less often than a working one) or `retry-min` doubled [`MAX_DOUBLINGS`] times,
+/// within `retry-min` and `retry-max`; then less up to a quarter, as `random` says, so
+/// that zones failing together (a catalog's members, when their primary is down) spread
+/// their retries instead of coming back together.
+fn retry_after(failures: u32, soa: Option<(u64, u64)>, bounds: TimerBounds, random: u32) -> u64 {
+    let floor = bounds.retry.0.as_secs().max(1);
+    let (base, cap) = match soa {
+        Some((retry, refresh)) => {
+            (clamp(retry, bounds.retry), clamp(refresh.max(retry), bounds.retry))
+        }
+        None => (clamp(floor, bounds.retry), clamp(floor << MAX_DOUBLINGS, bounds.retry)),
+    };
+    let doublings = failures.saturating_sub(1).min(MAX_DOUBLINGS);
+    let grown = base.saturating_mul(1 << doublings).min(cap.max(base));
+    let jitter = grown / 4 * u64::from(random) / u64::from(u32::MAX);
+    grown.saturating_sub(jitter).max(floor)
 }
 
 /// A refresh, run on a blocking thread.
@@ -495,4 +524,37 @@ fn apply_all(
     }
     zone.set_history(Arc::new(history));
     Ok(zone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOUNDS: TimerBounds = TimerBounds {
+        refresh: (Duration::from_secs(2), Duration::from_secs(86_400)),
+        retry: (Duration::from_secs(2), Duration::from_secs(86_400)),
+    };
+
+    /// Issue 49: 100,000 failing catalog members retried at `retry-min` hit their
+    /// primary hundreds of times a second, all together. Retries double up to a cap,
+    /// and spread over the last quarter of the interval.
+    #[test]
+    fn retries_double_up_to_a_cap_and_spread() {
+        let none: Vec<u64> = (1..=13).map(|n| retry_after(n, None, BOUNDS, 0)).collect();
+        assert_eq!(none[..4], [2, 4, 8, 16]);
+        assert_eq!(none[10..], [2048, 2048, 2048], "{none:?}");
+        let soa = Some((600, 3600));
+        let with: Vec<u64> = (1..=5).map(|n| retry_after(n, soa, BOUNDS, 0)).collect();
+        assert_eq!(with, [600, 1200, 2400, 3600, 3600], "capped by the refresh interval");
+        assert_eq!(retry_after(1, Some((0, 0)), BOUNDS, 0), 2, "within retry-min");
+        let tight =
+            TimerBounds { retry: (Duration::from_secs(5), Duration::from_secs(60)), ..BOUNDS };
+        assert_eq!(retry_after(20, None, tight, 0), 60, "within retry-max");
+        assert_eq!(retry_after(3, soa, BOUNDS, u32::MAX), 1800, "a quarter less at most");
+        let spread: std::collections::HashSet<u64> =
+            (0..64u32).map(|i| retry_after(3, soa, BOUNDS, i << 26)).collect();
+        assert!(spread.len() > 32, "{spread:?}");
+        assert!(spread.iter().all(|s| (1800..=2400).contains(s)));
+        assert_eq!(retry_after(1, None, BOUNDS, u32::MAX), 2, "never below retry-min");
+    }
 }
