@@ -4,8 +4,12 @@
 //!
 //! These calls block (with timeouts on every step) and run on the control plane's
 //! blocking threads, never on the data plane. What the records of a transfer mean is
-//! `tern_zone::transfer`'s; this module moves messages. A transfer is bounded by
-//! `[transfer] max-zone-size` bytes and by the timeout per message.
+//! `tern_zone::transfer`'s; this module moves messages. A transfer in is bounded by
+//! `[transfer] max-zone-size` bytes, by `max-time-in` from the connection to the last
+//! message, and by `idle-timeout-in` without a byte from the primary: each read waits at
+//! most the smaller of the idle timeout and what is left of the whole, so that a primary
+//! sending a record now and then, or a byte at a time, cannot hold a transfer slot (and
+//! the zone's refresh) for longer than `max-time-in`.
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -16,7 +20,7 @@ use tern_wire::tsig::{
     self, Key, Mac, SequenceStep, SequenceVerifier, TsigFields, TsigRecord, TsigStatus,
 };
 use tern_wire::{Class, Dname, NameBuilder, Opcode, Rcode, Rtype};
-use tern_zone::transfer::{Incoming, Received};
+use tern_zone::transfer::{Incoming, Outside, Received};
 use tern_zone::RecordData;
 
 use crate::dns::unix_now;
@@ -34,6 +38,10 @@ pub enum ClientError {
     Broken(String),
     /// The transfer passed `max-zone-size`.
     TooLarge(u64),
+    /// The transfer took longer than `max-time-in`.
+    TooLong(Duration),
+    /// The primary sent nothing for `idle-timeout-in`.
+    Idle(Duration),
 }
 
 impl std::fmt::Display for ClientError {
@@ -46,6 +54,16 @@ impl std::fmt::Display for ClientError {
             ClientError::TooLarge(limit) => {
                 write!(f, "zone larger than max-zone-size ({limit} bytes)")
             }
+            ClientError::TooLong(limit) => write!(
+                f,
+                "the transfer took longer than `[transfer] max-time-in` ({}): cut off",
+                seconds(*limit)
+            ),
+            ClientError::Idle(limit) => write!(
+                f,
+                "the primary sent nothing for `[transfer] idle-timeout-in` ({}): cut off",
+                seconds(*limit)
+            ),
         }
     }
 }
@@ -63,6 +81,15 @@ impl From<std::io::Error> for ClientError {
 
 type Result<T> = std::result::Result<T, ClientError>;
 
+/// A duration as the configuration writes it (`1500ms`, `3s`).
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
 /// One remote address and its key.
 #[derive(Debug, Clone, Copy)]
 pub struct Peer<'k> {
@@ -75,10 +102,14 @@ pub struct Peer<'k> {
 /// How long to wait, and how much to take.
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// To connect, and for each answer or message.
+    /// To connect, and for each answer.
     pub timeout: Duration,
     /// Most bytes a transfer may bring.
     pub max_size: u64,
+    /// Longest a transfer in may take, from connecting to its last message.
+    pub max_time: Duration,
+    /// Longest a transfer in may go without a byte from the primary.
+    pub idle: Duration,
 }
 
 /// What a transfer in brought, and how much it was.
@@ -92,6 +123,8 @@ pub struct TransferIn {
     pub records: u64,
     /// Bytes read (without length prefixes).
     pub bytes: u64,
+    /// Records outside the zone, ignored.
+    pub outside: Outside,
 }
 
 /// A request message, signed when `key` is given; returns it and its MAC.
@@ -245,17 +278,68 @@ pub fn transfer(
     };
     let soa = ours.filter(|_| qtype == Rtype::IXFR).map(|soa| (Section::Authority, soa));
     let (message, mac) = request(Opcode::QUERY, zone, qtype, soa, peer.key)?;
-    let stream = tcp_send(peer.addr, &message, limits.timeout)?;
+    let deadline = Deadline::new(limits);
+    let stream = tcp_send(peer.addr, &message, limits.timeout.min(limits.max_time))?;
     let mut reader =
-        Stream { tcp: stream, incoming, verifier: None, limits, bytes: 0, messages: 0 };
+        Stream { tcp: stream, incoming, verifier: None, limits, deadline, bytes: 0, messages: 0 };
     if let (Some(key), Some(mac)) = (peer.key, mac.as_ref()) {
         reader.verifier = Some(SequenceVerifier::new(key, mac.as_slice()));
     }
     reader.read_all(&message)?;
     let (messages, bytes) = (reader.messages, reader.bytes);
     let records = reader.incoming.records();
+    let outside = reader.incoming.outside().clone();
     let received = reader.incoming.finish().map_err(|e| ClientError::Broken(e.to_string()))?;
-    Ok(TransferIn { received, messages, records, bytes })
+    Ok(TransferIn { received, messages, records, bytes, outside })
+}
+
+/// When a transfer in must be over, and how long it may wait for a byte.
+#[derive(Debug, Clone, Copy)]
+struct Deadline {
+    end: Instant,
+    max_time: Duration,
+    idle: Duration,
+}
+
+impl Deadline {
+    /// From now, as `limits` say.
+    fn new(limits: Limits) -> Deadline {
+        Deadline {
+            end: Instant::now() + limits.max_time,
+            max_time: limits.max_time,
+            idle: limits.idle,
+        }
+    }
+
+    /// Fills `buf` from `tcp`, each read waiting at most the idle timeout or what is
+    /// left of the whole, whichever is less.
+    fn read_exact(&self, tcp: &mut TcpStream, buf: &mut [u8]) -> Result<()> {
+        let mut filled = 0;
+        while let Some(rest) = buf.get_mut(filled..).filter(|rest| !rest.is_empty()) {
+            let left = self.end.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ClientError::TooLong(self.max_time));
+            }
+            let wait = self.idle.min(left);
+            tcp.set_read_timeout(Some(wait))?;
+            match tcp.read(rest) {
+                Ok(0) => return Err(cut_short(std::io::ErrorKind::UnexpectedEof.into())),
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) if is_timeout(&e) && wait < self.idle => {
+                    return Err(ClientError::TooLong(self.max_time))
+                }
+                Err(e) if is_timeout(&e) => return Err(ClientError::Idle(self.idle)),
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A read that timed out (`SO_RCVTIMEO` gives `WouldBlock` on Unix).
+fn is_timeout(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut)
 }
 
 /// Sends a dynamic update as it was received (its TSIG record, if any, untouched) to a
@@ -337,6 +421,7 @@ struct Stream {
     incoming: Incoming,
     verifier: Option<SequenceVerifier>,
     limits: Limits,
+    deadline: Deadline,
     bytes: u64,
     messages: u64,
 }
@@ -367,11 +452,11 @@ impl Stream {
     /// One length-prefixed message.
     fn read_message(&mut self, buf: &mut [u8]) -> Result<usize> {
         let mut prefix = [0u8; 2];
-        self.tcp.read_exact(&mut prefix).map_err(cut_short)?;
+        self.deadline.read_exact(&mut self.tcp, &mut prefix)?;
         let len = usize::from(u16::from_be_bytes(prefix));
         let body =
             buf.get_mut(..len).ok_or_else(|| ClientError::Broken("message too long".into()))?;
-        self.tcp.read_exact(body).map_err(cut_short)?;
+        self.deadline.read_exact(&mut self.tcp, body)?;
         self.messages += 1;
         self.bytes += len as u64;
         if self.bytes > self.limits.max_size {

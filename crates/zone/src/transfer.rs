@@ -12,9 +12,13 @@
 //!   follow — old SOA, removed records, new SOA, added records — until the server's SOA
 //!   comes again. Anything else is an AXFR-style answer (§4: the whole zone).
 //!
-//! Every record is checked: class IN, RDATA well-formed for its type, owner in the zone
-//! (AXFR records outside it are ignored with a warning, as in zone files), no record after
-//! the end. Limits on size are the caller's (it counts messages and bytes).
+//! Every record is checked: class IN, RDATA well-formed for its type, no record after
+//! the end. A record outside the zone is ignored, in an AXFR and an IXFR alike, and
+//! counted ([`Incoming::outside`]) for the caller to log: it is no part of the zone (RFC
+//! 1035 §5.2 says the same of zone files, which load with a warning), so it is not served
+//! whatever is done with it, and refusing the transfer for it would only keep an older
+//! version (as Knot DNS, which ignores such records with a warning). Limits on size are
+//! the caller's (it counts messages and bytes).
 
 use tern_wire::message::RecordIn;
 use tern_wire::{rdata, Class, Dname, Name, Rtype};
@@ -73,6 +77,16 @@ pub struct Incoming {
     soa: Option<RecordData>,
     state: State,
     records: u64,
+    outside: Outside,
+}
+
+/// The records of a transfer that were outside the zone, and ignored.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Outside {
+    /// How many.
+    pub count: u64,
+    /// The first of them: its owner and type (`stray.example. A`).
+    pub first: Option<String>,
 }
 
 /// A transfer that cannot be used; the message says why.
@@ -89,6 +103,7 @@ impl Incoming {
             soa: None,
             state: State::Start,
             records: 0,
+            outside: Outside::default(),
         }
     }
 
@@ -100,6 +115,11 @@ impl Incoming {
     /// Records read so far.
     pub fn records(&self) -> u64 {
         self.records
+    }
+
+    /// The records outside the zone read so far (ignored).
+    pub fn outside(&self) -> &Outside {
+        &self.outside
     }
 
     /// True once the closing SOA has been read.
@@ -139,6 +159,11 @@ impl Incoming {
     /// The next record, checked.
     fn add(&mut self, owner: &Dname, rtype: Rtype, ttl: u32, data: &[u8]) -> Result<(), Error> {
         self.records += 1;
+        let started = !matches!(self.state, State::Start | State::Done(_));
+        if started && !owner.ends_with(&self.origin) {
+            self.ignore_outside(owner, rtype);
+            return Ok(());
+        }
         // The common case, a record of a whole zone, is added in place: the state is
         // not moved out and back for each record.
         let closing = rtype == Rtype::SOA && self.closes(owner, soa_serial(data));
@@ -152,6 +177,15 @@ impl Incoming {
         let state = std::mem::replace(&mut self.state, State::Start);
         self.state = self.step(state, owner, rtype, ttl, data)?;
         Ok(())
+    }
+
+    /// Counts a record outside the zone (see the module comment).
+    #[cold]
+    fn ignore_outside(&mut self, owner: &Dname, rtype: Rtype) {
+        self.outside.count += 1;
+        if self.outside.first.is_none() {
+            self.outside.first = Some(format!("{owner} {rtype}"));
+        }
     }
 
     /// One record in one state.
@@ -254,9 +288,6 @@ impl Incoming {
         serial: Option<u32>,
     ) -> Result<State, Error> {
         let apex_soa = serial.is_some() && rec.owner.eq_ignore_case(&self.origin);
-        if !rec.owner.ends_with(&self.origin) {
-            return Err(broken(format!("{} {} is outside the zone", rec.owner, rec.rtype)));
-        }
         let Some(mut change) = current else {
             // Between sequences: the server's SOA ends the answer, another SOA starts one.
             if self.closes(&rec.owner, serial) {
@@ -425,6 +456,27 @@ mod tests {
         let soa = rdata::parse_str(Rtype::SOA, "ns1 h 2 60 60 600 60", Some(&origin())).unwrap();
         assert!(t.record(&origin(), Rtype::SOA, Class::CH, 60, &soa).is_err(), "class");
         assert!(t.record(&origin(), Rtype::A, Class::IN, 60, &[1, 2, 3]).is_err(), "RDATA");
+    }
+
+    /// Issue 49: a record outside the zone was dropped silently in an AXFR and refused
+    /// the whole IXFR; both now ignore it and count it.
+    #[test]
+    fn records_outside_the_zone_are_ignored_and_counted_in_axfr_and_ixfr() {
+        let stray = "stray.other. 60 A 192.0.2.9";
+        let mut axfr = Incoming::axfr(&origin());
+        feed(&mut axfr, &[SOA2, NS, stray, GLUE, stray, SOA2]).unwrap();
+        let first = Some("stray.other. A".to_owned());
+        assert_eq!(*axfr.outside(), Outside { count: 2, first: first.clone() });
+        let Received::Full(zone, _) = axfr.finish().unwrap() else { panic!("not full") };
+        assert_eq!(zone.record_count(), 3);
+        let mut ixfr = Incoming::ixfr(&origin(), 1);
+        feed(&mut ixfr, &[SOA2, SOA1, stray, SOA2, "a 60 A 192.0.2.1", stray, SOA2]).unwrap();
+        assert_eq!(*ixfr.outside(), Outside { count: 2, first });
+        let Received::Changes(changes) = ixfr.finish().unwrap() else { panic!("not changes") };
+        assert_eq!((changes[0].removed.len(), changes[0].added.len()), (0, 1));
+        let mut lone = Incoming::ixfr(&origin(), 1);
+        feed(&mut lone, &[SOA2, stray, NS, GLUE, SOA2]).unwrap();
+        assert!(matches!(lone.finish().unwrap(), Received::Full(z, _) if z.record_count() == 3));
     }
 
     /// A record as `MessageReader::record_in` gives it.

@@ -205,6 +205,8 @@ pub struct ZoneConfig {
     pub catalog_role: Option<xfr::CatalogKind>,
     /// `catalog-template`: the templates of a consumed catalog's members.
     pub catalog_templates: Vec<String>,
+    /// `catalog-max-members`: the most members of a consumed catalog served.
+    pub catalog_max_members: Option<u64>,
 }
 
 impl ZoneConfig {
@@ -217,6 +219,7 @@ impl ZoneConfig {
             settings: Default::default(),
             catalog_role: None,
             catalog_templates: Vec::new(),
+            catalog_max_members: None,
         }
     }
 }
@@ -263,6 +266,8 @@ struct RawZone {
     catalog_role: Option<xfr::CatalogKind>,
     #[serde(default, deserialize_with = "xfr::string_or_list")]
     catalog_template: Vec<String>,
+    #[serde(default, deserialize_with = "xfr::member_count")]
+    catalog_max_members: Option<u64>,
 }
 
 impl TryFrom<RawZone> for ZoneConfig {
@@ -302,6 +307,7 @@ impl TryFrom<RawZone> for ZoneConfig {
             settings,
             catalog_role: raw.catalog_role,
             catalog_templates: raw.catalog_template,
+            catalog_max_members: raw.catalog_max_members,
         })
     }
 }

@@ -115,15 +115,12 @@ impl Writer {
         }
     }
 
-    /// Refreshes at once (a whole transfer when `full`), and says how it went.
+    /// Starts a refresh (a whole transfer when `full`) without waiting for it. The
+    /// writer answers an operator's refresh once it is over instead
+    /// ([`refresh_asked`](Self::refresh_asked)): this is for other callers.
     async fn refresh_now(&mut self, full: bool) -> Outcome {
-        self.last_error = None;
-        self.refresh_with(full).await;
-        match (&self.last_error, self.current.as_ref()) {
-            (Some((_, why)), _) => Err(why.clone()),
-            (None, Some(zone)) => Ok(format!("serial {}", zone.serial())),
-            (None, None) => Err("nothing transferred".into()),
-        }
+        self.refresh_with(full, None);
+        Ok("refresh started".into())
     }
 
     fn notify_now(&mut self) -> Outcome {
@@ -179,7 +176,7 @@ impl Writer {
             Role::Primary => self.reload_file().await.map(|m| format!("thawed; {m}")),
             Role::Secondary(_) => {
                 if self.schedule.refresh_at.is_some_and(|at| at <= now()) {
-                    self.refresh().await;
+                    self.refresh();
                 }
                 Ok("thawed".into())
             }

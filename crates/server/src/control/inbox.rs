@@ -4,7 +4,8 @@
 //! 150 bytes while empty (a pair of tokio channels took about 2 KiB a zone before the
 //! first message: 100,000 zones are 200 MB). Events come first, as the writer always
 //! took them; updates are taken in batches, and their queue is bounded (the data plane
-//! answers SERVFAIL at once when it is full).
+//! answers SERVFAIL at once when it is full). One event may wait merged
+//! ([`Inbox::send_merged`]): NOTIFYs, of which a flood must not queue thousands.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
@@ -47,6 +48,11 @@ impl<E, U> Receiver<E, U> {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+
+    /// The inbox itself, for what the writer hands back to itself (a refresh's outcome).
+    pub fn inbox(&self) -> Arc<Inbox<E, U>> {
+        Arc::clone(&self.0)
+    }
 }
 
 impl<E, U> Drop for Receiver<E, U> {
@@ -66,6 +72,8 @@ pub struct Inbox<E, U> {
 #[derive(Debug)]
 struct Queues<E, U> {
     events: VecDeque<E>,
+    /// The one event that others sent meanwhile are merged into.
+    merged: Option<E>,
     updates: VecDeque<U>,
     closed: bool,
 }
@@ -73,7 +81,12 @@ struct Queues<E, U> {
 impl<E, U> Inbox<E, U> {
     /// An empty inbox holding at most `max_updates` updates.
     pub fn new(max_updates: usize) -> Inbox<E, U> {
-        let queues = Queues { events: VecDeque::new(), updates: VecDeque::new(), closed: false };
+        let queues = Queues {
+            events: VecDeque::new(),
+            merged: None,
+            updates: VecDeque::new(),
+            closed: false,
+        };
         Inbox { queues: Mutex::new(queues), ready: Notify::new(), max_updates }
     }
 
@@ -86,6 +99,25 @@ impl<E, U> Inbox<E, U> {
         queues.events.push_back(event);
         drop(queues);
         self.ready.notify_one();
+        Ok(())
+    }
+
+    /// Queues `event` unless one sent this way still waits: then `merge` folds it into
+    /// that one, so that at most one such event waits whatever the rate they come at.
+    /// Gives `event` back when the writer has stopped.
+    pub fn send_merged(&self, event: E, merge: impl FnOnce(&mut E, E)) -> Result<(), E> {
+        let Ok(mut queues) = self.queues.lock() else { return Err(event) };
+        if queues.closed {
+            return Err(event);
+        }
+        match &mut queues.merged {
+            Some(waiting) => merge(waiting, event),
+            None => {
+                queues.merged = Some(event);
+                drop(queues);
+                self.ready.notify_one();
+            }
+        }
         Ok(())
     }
 
@@ -116,7 +148,7 @@ impl<E, U> Inbox<E, U> {
 
     fn take(&self, batch: usize) -> Option<Next<E, U>> {
         let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(event) = queues.events.pop_front() {
+        if let Some(event) = queues.events.pop_front().or_else(|| queues.merged.take()) {
             return Some(Next::Event(event));
         }
         if queues.updates.is_empty() {
@@ -130,7 +162,7 @@ impl<E, U> Inbox<E, U> {
     /// goes first).
     pub fn take_updates(&self, max: usize) -> Vec<U> {
         let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if !queues.events.is_empty() {
+        if !queues.events.is_empty() || queues.merged.is_some() {
             return Vec::new();
         }
         let n = queues.updates.len().min(max);
@@ -140,7 +172,7 @@ impl<E, U> Inbox<E, U> {
     /// True when neither an event nor an update waits.
     pub fn is_empty(&self) -> bool {
         let queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        queues.events.is_empty() && queues.updates.is_empty()
+        queues.events.is_empty() && queues.merged.is_none() && queues.updates.is_empty()
     }
 
     /// Refuses what is sent from now on and gives back what is still queued (dropped by
@@ -148,7 +180,9 @@ impl<E, U> Inbox<E, U> {
     pub fn close(&self) -> (Vec<E>, Vec<U>) {
         let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
         queues.closed = true;
-        (queues.events.drain(..).collect(), queues.updates.drain(..).collect())
+        let mut events: Vec<E> = queues.events.drain(..).collect();
+        events.extend(queues.merged.take());
+        (events, queues.updates.drain(..).collect())
     }
 }
 
@@ -195,6 +229,24 @@ mod tests {
         assert_eq!(inbox.close(), (vec!["stop"], vec![1, 2]));
         assert_eq!(inbox.send("late"), Err("late"));
         assert_eq!(inbox.try_send_update(4), Err(4));
+    }
+
+    /// Issue 49: 5,000 NOTIFYs sent while the writer was busy were all queued, and all
+    /// replayed; merged, one waits, counting the others.
+    #[test]
+    fn events_sent_merged_wait_as_one() {
+        let inbox: Inbox<(&str, u32), u32> = Inbox::new(4);
+        for _ in 0..5000 {
+            inbox.send_merged(("notify", 0), |waiting, _| waiting.1 += 1).unwrap();
+        }
+        inbox.send(("load", 0)).unwrap();
+        assert!(inbox.take_updates(1).is_empty(), "the merged event goes before updates");
+        assert!(matches!(inbox.take(8), Some(Next::Event(("load", 0)))));
+        assert!(matches!(inbox.take(8), Some(Next::Event(("notify", 4999)))));
+        assert!(inbox.is_empty());
+        inbox.send_merged(("notify", 0), |waiting, _| waiting.1 += 1).unwrap();
+        assert_eq!(inbox.close().0, [("notify", 0)]);
+        assert!(inbox.send_merged(("late", 0), |_, _| {}).is_err());
     }
 
     #[test]

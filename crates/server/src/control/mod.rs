@@ -20,6 +20,7 @@ pub mod inbox;
 pub mod journaled;
 pub mod notify;
 pub mod primary;
+pub mod refresh;
 pub mod registry;
 pub mod secondary;
 pub mod storage;
@@ -70,13 +71,12 @@ pub enum Event {
         /// Where to report the outcome.
         done: Option<oneshot::Sender<LoadOutcome>>,
     },
-    /// An allowed primary sent a NOTIFY (RFC 1996): refresh now.
-    Notify {
-        /// The serial it announced.
-        serial: Option<u32>,
-        /// Who sent it.
-        from: Box<SocketAddr>,
-    },
+    /// An allowed primary sent a NOTIFY (RFC 1996): refresh now. NOTIFYs that come
+    /// while one waits are merged into it ([`inbox::Inbox::send_merged`]).
+    Notify(Box<Notified>),
+    /// A refresh the writer started is over (see [`refresh`]): its outcome, which the
+    /// writer alone publishes.
+    Refreshed(Box<refresh::Fetch>),
     /// An operator's command (the control socket).
     Command {
         /// What to do.
@@ -86,6 +86,17 @@ pub enum Event {
     },
     /// The zone is no longer configured.
     Stop,
+}
+
+/// A NOTIFY from a primary, and how many more were merged into it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notified {
+    /// The serial it announced (the latest one's).
+    pub serial: Option<u32>,
+    /// Who sent it (the latest one).
+    pub from: SocketAddr,
+    /// NOTIFYs merged into this one.
+    pub merged: u32,
 }
 
 /// How a zone's load went.
@@ -116,6 +127,9 @@ pub struct Shared {
     pub db: Arc<ZoneDb>,
     /// Transfers in at once (`[transfer] max-incoming`).
     pub incoming: Arc<Semaphore>,
+    /// Transfers in of consumed catalogs at once (as many again): a catalog never waits
+    /// for a turn behind its members, which may be thousands, failing or slow.
+    pub catalogs: Arc<Semaphore>,
     /// Loads at once (two a CPU): when 100,000 zones are added, the others wait
     /// for a turn in their (small) idle state rather than all at once on as many
     /// threads, each holding its load's buffers.
@@ -134,10 +148,12 @@ impl Shared {
     /// timeouts, journals under `storage` (none without).
     #[cfg(test)]
     pub fn for_tests(storage: Option<PathBuf>) -> Arc<Shared> {
-        let limits = Limits { timeout: Duration::from_millis(100), max_size: 1 << 20 };
+        let timeout = Duration::from_millis(100);
+        let limits = Limits { timeout, max_size: 1 << 20, max_time: timeout * 10, idle: timeout };
         Arc::new(Shared {
             db: Arc::new(ZoneDb::new()),
             incoming: Arc::new(Semaphore::new(1)),
+            catalogs: Arc::new(Semaphore::new(1)),
             loads: Semaphore::new(1),
             limits: ArcSwap::from_pointee(limits),
             storage,
@@ -227,6 +243,7 @@ impl Control {
         let shared = Arc::new(Shared {
             db,
             incoming: Arc::new(Semaphore::new(incoming)),
+            catalogs: Arc::new(Semaphore::new(incoming)),
             loads: Semaphore::new(LOADS * crate::config::cpu_count()),
             limits: ArcSwap::from_pointee(limits(config)),
             storage: config.path.as_ref().map(|_| config.server.storage.clone()),
@@ -308,6 +325,7 @@ impl Control {
         slots
     }
 
+    /// Starts a writer for `plan`.
     fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Handle {
         let (inbox, received) = inbox::inbox(UPDATE_QUEUE);
         let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
@@ -398,16 +416,27 @@ impl Loading {
     }
 }
 
-/// Sends each accepted NOTIFY to its zone's writer.
+/// Sends each accepted NOTIFY to its zone's writer, merged into the one still waiting
+/// there if any: a flood of them (spoofed from a primary's address, or a primary in a
+/// loop) costs the writer one event at a time, not one each.
 async fn route_notices(mut received: mpsc::Receiver<NoticeFrom>, writers: Arc<Writers>) {
     while let Some((notice, from)) = received.recv().await {
         let sent = writers.get(&notice.zone).and_then(|handle| {
-            let from = Box::new(from);
-            handle.inbox.send(Event::Notify { serial: notice.serial, from }).ok()
+            let notified = Notified { serial: notice.serial, from, merged: 0 };
+            handle.inbox.send_merged(Event::Notify(Box::new(notified)), merge_notices).ok()
         });
         if sent.is_none() {
             warn!(zone = %notice.zone, from = %from, "NOTIFY for a zone without a writer: ignored");
         }
+    }
+}
+
+/// Folds the NOTIFY `new` into the one `waiting`: counted, the latest sender and serial
+/// kept.
+fn merge_notices(waiting: &mut Event, new: Event) {
+    if let (Event::Notify(waiting), Event::Notify(new)) = (waiting, new) {
+        let merged = waiting.merged.saturating_add(new.merged).saturating_add(1);
+        **waiting = Notified { serial: new.serial.or(waiting.serial), from: new.from, merged };
     }
 }
 
@@ -421,7 +450,13 @@ fn access(config: &Config, plans: &[Arc<ZonePlan>]) -> Access {
 }
 
 fn limits(config: &Config) -> Limits {
-    Limits { timeout: config.transfer.timeout, max_size: config.transfer.max_zone_size }
+    let transfer = &config.transfer;
+    Limits {
+        timeout: transfer.timeout,
+        max_size: transfer.max_zone_size,
+        max_time: transfer.max_time_in,
+        idle: transfer.idle_in(),
+    }
 }
 
 /// Creates the storage directory and takes its lock for the server's life (one server
@@ -439,4 +474,25 @@ pub fn prepare_storage(path: &std::path::Path) -> Result<std::fs::File> {
             "cannot use the storage directory ({e}): the server's user must be able to create and write it (`[server] storage`, and `user`)"
         )),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// NOTIFYs merged keep the latest sender and serial, and count all but the first.
+    #[test]
+    fn notifies_merge_into_the_one_waiting() {
+        let notice = |port: u16, serial: Option<u32>, merged: u32| {
+            let from = SocketAddr::from(([127, 0, 0, 1], port));
+            Event::Notify(Box::new(Notified { serial, from, merged }))
+        };
+        let mut waiting = notice(1, Some(5), 0);
+        merge_notices(&mut waiting, notice(2, Some(6), 0));
+        merge_notices(&mut waiting, notice(3, None, 4));
+        let Event::Notify(merged) = waiting else { unreachable!() };
+        let from = SocketAddr::from(([127, 0, 0, 1], 3));
+        assert_eq!(*merged, Notified { serial: Some(6), from, merged: 6 });
+        assert!(std::mem::size_of::<Event>() <= 24, "{}", std::mem::size_of::<Event>());
+    }
 }

@@ -3,10 +3,16 @@
 //!
 //! * Refresh: the primaries (and their addresses) in order; an SOA query first, then —
 //!   when the serial is newer — IXFR from our serial (AXFR when we have nothing, or when
-//!   the IXFR fails or its changes do not apply).
+//!   the IXFR fails or its changes do not apply; not when it was cut off for taking
+//!   longer than `max-time-in`: the whole zone from the same primary would take longer
+//!   still). A refresh runs on a task of its own ([`refresh`](super::refresh)); its
+//!   outcome comes back to the writer, which alone takes it (here).
 //! * What arrives is checked before it replaces anything: every record, the zone's
 //!   semantic checks, and a serial that rises (RFC 1982). A bad transfer leaves the
-//!   served version alone and is retried after the SOA's retry interval.
+//!   served version alone and is retried after the SOA's retry interval, doubled with
+//!   each failure in a row up to the SOA's refresh interval (less up to a quarter at
+//!   random, so that the members of a catalog failing together do not retry together).
+//!   Records outside the zone are ignored and logged.
 //! * Without a successful refresh for the SOA's expire time, the zone stops being
 //!   served (SERVFAIL) until a refresh succeeds.
 //! * After each change the zone file and the timers are written (atomically), off the
@@ -26,7 +32,7 @@ use super::storage::{self, Timers};
 use super::writer::{now, Writer};
 use super::LoadOutcome;
 use crate::client::{self, ClientError, Limits, Peer, TransferIn};
-use crate::config::{Remote, Role, TimerBounds, ZoneSource};
+use crate::config::{Remote, TimerBounds, ZoneSource};
 use crate::counters::control::{control, Direction};
 
 /// When a secondary does what next (seconds since the epoch).
@@ -57,7 +63,7 @@ impl Schedule {
 
 /// How a refresh ended.
 #[derive(Debug)]
-enum Fetched {
+pub(super) enum Fetched {
     /// The primary has nothing newer.
     UpToDate { serial: u32 },
     /// A new version, with its history, the changes that made it (IXFR; none for a
@@ -67,7 +73,7 @@ enum Fetched {
 
 /// What one transfer in was, for its log line.
 #[derive(Debug)]
-struct TransferLog {
+pub(super) struct TransferLog {
     peer: SocketAddr,
     kind: &'static str,
     from: Option<u32>,
@@ -81,6 +87,7 @@ impl Writer {
     /// The first load of a secondary serves what it kept on disk (unless it expired
     /// meanwhile) and refreshes when its timers say; later loads only take the plan.
     pub async fn start_secondary(&mut self) -> LoadOutcome {
+        self.refresh_again_if_primaries_changed();
         if self.schedule.refresh_at.is_some() {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
@@ -149,63 +156,25 @@ impl Writer {
         LoadOutcome::Loaded { serial, records }
     }
 
-    /// A NOTIFY from a primary: refresh now (RFC 1996 §4.7).
-    pub async fn notified(&mut self, serial: Option<u32>, from: SocketAddr) {
-        if !matches!(self.plan.role, Role::Secondary(_)) {
-            return;
-        }
-        let ours = self.current.as_ref().map(|z| z.serial());
-        info!(zone = %self.plan.name, from = %from, serial = serial.map_or_else(|| "-".into(), |s| s.to_string()), ours = ours.map_or_else(|| "-".into(), |s| s.to_string()), "NOTIFY received");
-        self.refresh().await;
-    }
-
-    /// A timer is due: expire, or refresh.
-    pub async fn on_refresh_time(&mut self) {
-        let t = now();
-        if self.schedule.expire_at.is_some_and(|at| at <= t) && !self.schedule.expired {
-            self.expire();
-        }
-        if self.schedule.refresh_at.is_some_and(|at| at <= t) {
-            self.refresh().await;
-        }
-    }
-
     /// The zone expired: stop serving it (SERVFAIL) until a refresh succeeds.
-    fn expire(&mut self) {
+    pub(super) fn expire(&mut self) {
         error!(zone = %self.plan.name, "zone expired: no successful refresh within the SOA expire time; answering SERVFAIL until refreshed");
         if self.slot.replace(self.current.as_ref(), None) {
             self.schedule.expired = true;
         }
     }
 
-    /// Checks the primaries and takes a newer version (see the module comment).
-    pub async fn refresh(&mut self) {
-        self.refresh_with(false).await;
-    }
-
-    /// A refresh; with `full`, a whole transfer whatever the serials (`zone-retransfer`).
-    pub async fn refresh_with(&mut self, full: bool) {
-        let Role::Secondary(primaries) = &self.plan.role else { return };
-        let Ok(permit) = Arc::clone(&self.shared.incoming).acquire_owned().await else { return };
-        let job = Job {
-            zone: self.plan.name.clone(),
-            primaries: primaries.clone(),
-            current: if full { None } else { self.current.clone() },
-            limits: **self.shared.limits.load(),
-            history: self.plan.history,
-        };
-        let fetched = tokio::task::spawn_blocking(move || job.run()).await;
-        drop(permit);
+    /// Takes what a refresh brought (see the module comment).
+    pub(super) async fn take_fetched(&mut self, fetched: Result<Fetched, String>) {
         match fetched {
-            Ok(Ok(Fetched::UpToDate { serial })) => self.refreshed(serial),
-            Ok(Ok(Fetched::Zone { zone, changes, log })) => self.take(*zone, changes, log).await,
-            Ok(Err(why)) => self.refresh_failed(&why),
-            Err(e) => self.refresh_failed(&e.to_string()),
+            Ok(Fetched::UpToDate { serial }) => self.confirmed(serial),
+            Ok(Fetched::Zone { zone, changes, log }) => self.take(*zone, changes, log).await,
+            Err(why) => self.refresh_failed(&why),
         }
     }
 
     /// The primary has what we have: the timers start again.
-    fn refreshed(&mut self, serial: u32) {
+    fn confirmed(&mut self, serial: u32) {
         let ours = self.current.as_ref().map(|z| z.serial());
         if self.schedule.expired && ours == Some(serial) {
             if let Some(zone) = self.current.clone() {
@@ -278,20 +247,22 @@ impl Writer {
         self.last_error = None;
     }
 
-    /// A failed refresh: retry after the SOA's retry interval (growing from `retry-min`
-    /// when there is no SOA yet).
+    /// A failed refresh: retry after the SOA's retry interval, or `retry-min` when there
+    /// is no SOA yet, growing with the failures in a row ([`retry_after`]).
     /// Counted as a failed transfer in.
     fn refresh_failed(&mut self, why: &str) {
         control().transfer_failed(Direction::In);
-        let bounds: TimerBounds = self.plan.timers;
         self.schedule.failures = self.schedule.failures.saturating_add(1);
-        let retry = match self.current.as_ref().and_then(|z| z.soa_numbers()) {
-            Some(soa) => clamp(u64::from(soa.retry), bounds.retry),
-            None => clamp(
-                bounds.retry.0.as_secs().max(1) << self.schedule.failures.min(10),
-                bounds.retry,
-            ),
-        };
+        let soa = self.current.as_ref().and_then(|z| z.soa_numbers());
+        let intervals = soa.map(|soa| (u64::from(soa.retry), u64::from(soa.refresh)));
+        let mut random = [0u8; 4];
+        let _ = crate::random::fill(&mut random); // without randomness, no jitter
+        let retry = retry_after(
+            self.schedule.failures,
+            intervals,
+            self.plan.timers,
+            u32::from_ne_bytes(random),
+        );
         self.schedule.refresh_at = Some(now() + retry);
         let kept = if self.current.is_some() {
             "the served version is kept"
@@ -378,18 +349,67 @@ fn clamp(seconds: u64, (min, max): (Duration, Duration)) -> u64 {
     seconds.clamp(min.as_secs(), max.as_secs().max(min.as_secs()))
 }
 
+/// Failures in a row after which the retry interval stops doubling (without an SOA:
+/// `retry-min` × 1024, 34 minutes by default).
+const MAX_DOUBLINGS: u32 = 10;
+
+/// Seconds before retrying after `failures` failed refreshes in a row: the SOA's retry
+/// interval (RFC 1034 §4.3.5), or `retry-min` when there is no SOA yet, doubled with each
+/// failure after the first, up to the SOA's refresh interval (a failing zone is checked
+/// no less often than a working one) or `retry-min` doubled [`MAX_DOUBLINGS`] times,
+/// within `retry-min` and `retry-max`; then less up to a quarter, as `random` says, so
+/// that zones failing together (a catalog's members, when their primary is down) spread
+/// their retries instead of coming back together.
+fn retry_after(failures: u32, soa: Option<(u64, u64)>, bounds: TimerBounds, random: u32) -> u64 {
+    let floor = bounds.retry.0.as_secs().max(1);
+    let (base, cap) = match soa {
+        Some((retry, refresh)) => {
+            (clamp(retry, bounds.retry), clamp(refresh.max(retry), bounds.retry))
+        }
+        None => (clamp(floor, bounds.retry), clamp(floor << MAX_DOUBLINGS, bounds.retry)),
+    };
+    let doublings = failures.saturating_sub(1).min(MAX_DOUBLINGS);
+    let grown = base.saturating_mul(1 << doublings).min(cap.max(base));
+    let jitter = grown / 4 * u64::from(random) / u64::from(u32::MAX);
+    grown.saturating_sub(jitter).max(floor)
+}
+
 /// A refresh, run on a blocking thread.
-struct Job {
-    zone: Name,
-    primaries: Vec<Remote>,
-    current: Option<Arc<ZoneContents>>,
-    limits: Limits,
-    history: HistoryLimits,
+#[derive(Debug)]
+pub(super) struct Job {
+    /// The zone.
+    pub zone: Name,
+    /// Its primaries, in order.
+    pub primaries: Vec<Remote>,
+    /// What is served (`None`: transfer the whole zone).
+    pub current: Option<Arc<ZoneContents>>,
+    /// Time and size limits.
+    pub limits: Limits,
+    /// History kept for IXFR.
+    pub history: HistoryLimits,
+}
+
+/// Why a transfer from one primary failed.
+#[derive(Debug)]
+enum Failed {
+    /// Talking to it.
+    Client(ClientError),
+    /// What it sent cannot be used.
+    Unusable(String),
+}
+
+impl std::fmt::Display for Failed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Failed::Client(e) => e.fmt(f),
+            Failed::Unusable(why) => f.write_str(why),
+        }
+    }
 }
 
 impl Job {
     /// Tries each primary address in order; the first that answers decides.
-    fn run(self) -> Result<Fetched, String> {
+    pub fn run(self) -> Result<Fetched, String> {
         let mut errors = Vec::new();
         for remote in &self.primaries {
             for &addr in &remote.addrs {
@@ -422,20 +442,22 @@ impl Job {
             }
         }
         let soa = self.current.as_ref().and_then(|z| z.soa_record());
-        match self.transfer(peer, soa.as_ref()) {
+        let fetched = match self.transfer(peer, soa.as_ref()) {
+            Err(Failed::Client(cut @ ClientError::TooLong(_))) => Err(Failed::Client(cut)),
             Err(why) if soa.is_some() => {
                 warn!(zone = %self.zone, peer = %peer.addr, "IXFR failed, trying AXFR: {why}");
                 self.transfer(peer, None)
             }
             other => other,
-        }
+        };
+        fetched.map_err(|why| why.to_string())
     }
 
     /// One transfer (IXFR from `soa`, or AXFR) and the new version it gives.
-    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, String> {
+    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, Failed> {
         let started = Instant::now();
-        let got: TransferIn = client::transfer(peer, &self.zone, soa, self.limits)
-            .map_err(|e: ClientError| e.to_string())?;
+        let got: TransferIn =
+            client::transfer(peer, &self.zone, soa, self.limits).map_err(Failed::Client)?;
         let from = soa.and_then(RecordData::soa_serial);
         let mut log = TransferLog {
             peer: peer.addr,
@@ -450,15 +472,19 @@ impl Job {
             Received::UpToDate { serial } => return Ok(Fetched::UpToDate { serial }),
             Received::Full(zone, _report) => {
                 log.kind = if soa.is_some() { "IXFR (whole zone)" } else { "AXFR" };
-                self.check_rises(zone.serial())?;
+                self.check_rises(zone.serial()).map_err(Failed::Unusable)?;
                 (*zone, Vec::new())
             }
             Received::Changes(changes) => {
                 log.kind = "IXFR";
-                (self.apply(&changes)?, changes)
+                (self.apply(&changes).map_err(Failed::Unusable)?, changes)
             }
         };
         log.elapsed = started.elapsed();
+        if got.outside.count > 0 {
+            let first = got.outside.first.as_deref().unwrap_or("-");
+            warn!(zone = %self.zone, peer = %peer.addr, kind = log.kind, ignored = got.outside.count, first, "records outside the zone in the transfer: ignored");
+        }
         Ok(Fetched::Zone { zone: Box::new(zone), changes, log })
     }
 
@@ -498,4 +524,37 @@ fn apply_all(
     }
     zone.set_history(Arc::new(history));
     Ok(zone)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BOUNDS: TimerBounds = TimerBounds {
+        refresh: (Duration::from_secs(2), Duration::from_secs(86_400)),
+        retry: (Duration::from_secs(2), Duration::from_secs(86_400)),
+    };
+
+    /// Issue 49: 100,000 failing catalog members retried at `retry-min` hit their
+    /// primary hundreds of times a second, all together. Retries double up to a cap,
+    /// and spread over the last quarter of the interval.
+    #[test]
+    fn retries_double_up_to_a_cap_and_spread() {
+        let none: Vec<u64> = (1..=13).map(|n| retry_after(n, None, BOUNDS, 0)).collect();
+        assert_eq!(none[..4], [2, 4, 8, 16]);
+        assert_eq!(none[10..], [2048, 2048, 2048], "{none:?}");
+        let soa = Some((600, 3600));
+        let with: Vec<u64> = (1..=5).map(|n| retry_after(n, soa, BOUNDS, 0)).collect();
+        assert_eq!(with, [600, 1200, 2400, 3600, 3600], "capped by the refresh interval");
+        assert_eq!(retry_after(1, Some((0, 0)), BOUNDS, 0), 2, "within retry-min");
+        let tight =
+            TimerBounds { retry: (Duration::from_secs(5), Duration::from_secs(60)), ..BOUNDS };
+        assert_eq!(retry_after(20, None, tight, 0), 60, "within retry-max");
+        assert_eq!(retry_after(3, soa, BOUNDS, u32::MAX), 1800, "a quarter less at most");
+        let spread: std::collections::HashSet<u64> =
+            (0..64u32).map(|i| retry_after(3, soa, BOUNDS, i << 26)).collect();
+        assert!(spread.len() > 32, "{spread:?}");
+        assert!(spread.iter().all(|s| (1800..=2400).contains(s)));
+        assert_eq!(retry_after(1, None, BOUNDS, u32::MAX), 2, "never below retry-min");
+    }
 }

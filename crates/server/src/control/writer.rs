@@ -1,6 +1,8 @@
 //! One zone's writer: the only code that publishes the zone. It takes [`Event`]s in
 //! order and wakes for its timers; what a primary and a secondary do is in
-//! [`primary`](super::primary) and [`secondary`](super::secondary).
+//! [`primary`](super::primary) and [`secondary`](super::secondary). Nothing it awaits
+//! depends on a remote: a secondary's transfers run on tasks of their own and come back
+//! as events ([`refresh`](super::refresh)), so that a load is never queued behind one.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -12,8 +14,9 @@ use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
 use super::inbox::{Next, Receiver};
+use super::refresh::{Notices, Refreshing};
 use super::secondary::Schedule;
-use super::{notify, Event, LoadOutcome, Shared};
+use super::{notify, Event, LoadOutcome, Shared, WriterInbox};
 use crate::config::{Role, ZonePlan};
 use crate::counters::control::{control, LoadResult};
 use crate::ctl::proto::ZoneStatus;
@@ -62,6 +65,13 @@ pub struct Writer {
     /// When the last batch of updates was committed, and who sent it (see
     /// `dynamic::COMMIT_GAP`).
     pub last_commit: Option<super::dynamic::LastCommit>,
+    /// A secondary's refresh under way.
+    pub refreshing: Option<Box<Refreshing>>,
+    /// A secondary's NOTIFYs (kept once one came or a refresh started).
+    pub notices: Option<Box<Notices>>,
+    /// The writer's own inbox, where its refreshes hand back their outcome (set when it
+    /// runs).
+    pub inbox: Option<Arc<WriterInbox>>,
 }
 
 impl Writer {
@@ -86,6 +96,9 @@ impl Writer {
             status: Arc::new(Mutex::new(ZoneStatus::default())),
             catalog_reported: None,
             last_commit: None,
+            refreshing: None,
+            notices: None,
+            inbox: None,
         }
     }
 
@@ -98,6 +111,7 @@ impl Writer {
         // does is awaited boxed: the task then stays small while it waits, which is
         // most of the time for most of 100,000 zones.
         async move {
+            self.inbox = Some(inbox.inbox());
             loop {
                 if inbox.is_empty() {
                     self.release_journal();
@@ -131,6 +145,7 @@ impl Writer {
             for task in self.notifying.drain(..) {
                 task.abort();
             }
+            self.stop_refresh();
         }
     }
 
@@ -145,25 +160,29 @@ impl Writer {
                     let _ = done.send(outcome);
                 }
             }
-            Event::Notify { .. } if self.frozen => {
-                warn!(zone = %self.plan.name, "NOTIFY ignored: the zone is frozen");
-            }
-            Event::Notify { serial, from } => Box::pin(self.notified(serial, *from)).await,
-            Event::Command { command, reply } => {
-                let outcome = Box::pin(self.command(*command)).await;
-                let _ = reply.send(outcome);
-            }
+            Event::Notify(notified) => self.notified(*notified),
+            Event::Refreshed(fetch) => Box::pin(self.refreshed(*fetch)).await,
+            Event::Command { command, reply } => match self.refresh_asked(&command) {
+                Some(full) => self.refresh_with(full, Some(reply)),
+                None => {
+                    let outcome = Box::pin(self.command(*command)).await;
+                    let _ = reply.send(outcome);
+                }
+            },
             Event::Stop => {}
         }
     }
 
     /// When something is due: a refresh or expiry, or writing the zone file. A frozen
     /// zone waits only for its expiry.
-    fn next_wake(&self) -> Option<u64> {
+    pub(super) fn next_wake(&self) -> Option<u64> {
+        let expiry = self.schedule.expire_at.filter(|_| !self.schedule.expired);
         if self.frozen {
-            return self.schedule.expire_at.filter(|_| !self.schedule.expired);
+            return expiry;
         }
-        match (self.schedule.next_wake(), self.flush_at) {
+        // While a refresh is under way its outcome wakes the writer, not the timer.
+        let schedule = if self.refreshing.is_some() { expiry } else { self.schedule.next_wake() };
+        match (schedule, self.flush_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -203,7 +222,7 @@ impl Writer {
             self.flush_and_compact().await;
         }
         if self.schedule.next_wake().is_some_and(|at| at <= now()) {
-            self.on_refresh_time().await;
+            self.on_refresh_time();
         }
     }
 
@@ -211,6 +230,9 @@ impl Writer {
     /// primary drops the timers it had as a secondary.
     /// Counted in the load counters.
     async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
+        if plan.catalog != self.plan.catalog {
+            self.catalog_reported = None; // read again under the new settings
+        }
         self.plan = plan;
         if self.frozen && self.current.is_some() {
             info!(zone = %self.plan.name, "not reloaded: the zone is frozen");

@@ -12,6 +12,11 @@
 //!   and journal (§5.3); one whose unique label changed is reset the same way and
 //!   transferred afresh (§5.4), as is a zone changing ownership under another label.
 //! * A zone in the configuration is never a member: the configuration wins.
+//! * A catalog has at most `catalog-max-members` members served: those it already had
+//!   first, then the others in canonical order; the rest are left out, and that is
+//!   logged once for each version of the catalog (with how many). A primary listing a
+//!   hundred thousand zones by mistake, or in malice, cannot make the server take
+//!   gigabytes.
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::PathBuf;
@@ -42,6 +47,8 @@ impl Consumed {
         config: &Config,
     ) -> Vec<Name> {
         let configured: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+        let max = max_members(config, catalog);
+        let members = self.within_limit(catalog, members, &configured, max);
         let mut purge = Vec::new();
         for (zone, listed) in &members {
             if configured.contains(zone) {
@@ -88,6 +95,32 @@ impl Consumed {
         }
         self.listed.insert(catalog.clone(), members);
         purge
+    }
+
+    /// At most `max` of the members `catalog` lists (zones in the configuration aside),
+    /// those it has already first; the others are left out, and logged.
+    fn within_limit(
+        &self,
+        catalog: &Name,
+        mut members: BTreeMap<Name, Listed>,
+        configured: &HashSet<&Name>,
+        max: usize,
+    ) -> BTreeMap<Name, Listed> {
+        let listed = members.keys().filter(|zone| !configured.contains(zone)).count();
+        if listed <= max {
+            return members;
+        }
+        let has = |zone: &Name| self.owners.get(zone).is_some_and(|(owner, _)| owner == catalog);
+        let candidates = || members.keys().filter(|zone| !configured.contains(zone));
+        let mut kept: HashSet<Name> = candidates().filter(|z| has(z)).take(max).cloned().collect();
+        let room = max - kept.len();
+        let more: Vec<Name> =
+            candidates().filter(|z| !kept.contains(*z)).take(room).cloned().collect();
+        kept.extend(more);
+        members.retain(|zone, _| configured.contains(zone) || kept.contains(zone));
+        let left_out = listed - max;
+        warn!(catalog = %catalog, listed, served = max, left_out, "the catalog lists {listed} members, more than catalog-max-members ({max}): {left_out} of them are not served");
+        members
     }
 
     /// True when `owner`'s `coo` property for `zone` names `catalog` (RFC 9432 §4.4.1).
@@ -152,9 +185,21 @@ impl Consumed {
     }
 }
 
+/// `catalog-max-members` of `catalog` (the default when it is not a consumed catalog of
+/// `config`).
+fn max_members(config: &Config, catalog: &Name) -> usize {
+    let plan = config.resolved.zones.iter().find(|p| &p.name == catalog);
+    match plan.map(|p| &p.catalog) {
+        Some(CatalogRole::Consumer { max_members, .. }) => *max_members,
+        _ => xfr::CATALOG_MAX_MEMBERS,
+    }
+}
+
 /// A member's zone table: its template, and the catalog's primaries when that has none.
 fn member_config(config: &Config, catalog: &ZonePlan, listed: &Listed) -> Option<ZoneConfig> {
-    let CatalogRole::Consumer { templates, primaries } = &catalog.catalog else { return None };
+    let CatalogRole::Consumer { templates, primaries, .. } = &catalog.catalog else {
+        return None;
+    };
     let template = listed
         .group
         .as_ref()
@@ -250,5 +295,32 @@ mod tests {
         // b drops it: removed.
         assert_eq!(consumed.update(&b, BTreeMap::new(), &config), vec![name("x.example.")]);
         assert!(consumed.owners.is_empty());
+    }
+
+    /// Issue 49: a catalog of 100,000 members took the server from 25 to 910 MB. At most
+    /// `catalog-max-members` are served, those served already first.
+    #[test]
+    fn members_beyond_the_limit_are_left_out_those_served_first() {
+        let config = Config::from_text(
+            "[[remote]]\nid = \"p\"\naddress = \"192.0.2.1\"\n\
+             [[zone]]\nname = \"cat.\"\nprimary = \"p\"\ncatalog-role = \"consumer\"\n\
+             catalog-max-members = 3\n",
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap();
+        let cat = name("cat.");
+        let list = |zones: &[&str]| -> BTreeMap<Name, Listed> {
+            zones.iter().map(|z| listed(z, z, None)).collect()
+        };
+        let mut consumed = Consumed::default();
+        consumed.update(&cat, list(&["x.", "y."]), &config);
+        let purge = consumed.update(&cat, list(&["a.", "b.", "c.", "d.", "x.", "y."]), &config);
+        assert!(purge.is_empty());
+        let served: Vec<String> = consumed.owners.keys().map(|z| z.to_string()).collect();
+        assert_eq!(served, ["a.", "x.", "y."], "those served stay; then by name");
+        let purge = consumed.update(&cat, list(&["a.", "b.", "c.", "d."]), &config);
+        assert_eq!(purge, vec![name("x."), name("y.")]);
+        let served: Vec<String> = consumed.owners.keys().map(|z| z.to_string()).collect();
+        assert_eq!(served, ["a.", "b.", "c."]);
     }
 }
