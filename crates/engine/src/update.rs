@@ -27,6 +27,7 @@
 
 mod edit;
 mod prereq;
+mod rdatas;
 mod serial;
 mod work;
 
