@@ -1,0 +1,185 @@
+//! Updates, edits and refusals under hostile peers and careless operators (issue 49),
+//! through the real `ternd` binary: a 50,000-record API PATCH to one RRset while another
+//! zone keeps taking updates, a captured signed UPDATE sent again, a signed UPDATE from
+//! an hour ago with the largest fudge, refused UPDATEs and NOTIFYs logged within a rate
+//! limit, and a TTL of 2^32-1 served the same before and after a restart.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::*;
+use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
+use tern_wire::tsig::{Key, TsigFields, TsigRecord};
+use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
+
+const TOKEN: &str = "test-token-0123456789abcdef";
+const SECRET: &str = "c2VjcmV0IGtleSBmb3IgdGVzdHMgb2YgdGVybmQ=";
+
+fn zone_text(origin: &str) -> String {
+    format!(
+        "$ORIGIN {origin}.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n\
+         @ NS ns1\nns1 A 192.0.2.53\n"
+    )
+}
+
+/// A server with the zones `big.test`, `big2.test` (edited through the API) and
+/// `other.test` (updated by 127.0.0.1, unsigned or with the key `k.`); `extra` goes
+/// into `[server]`. Returns the daemon and the HTTP port.
+fn start(dir: &Path, extra: &str) -> (Daemon, u16) {
+    for zone in ["big.test", "big2.test", "other.test"] {
+        std::fs::write(dir.join(format!("{zone}.zone")), zone_text(zone)).unwrap();
+    }
+    std::fs::write(dir.join("token"), format!("{TOKEN}\n")).unwrap();
+    let (port, http) = (free_port(), free_port());
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"storage\"\n{extra}\n\
+         [http]\nlisten = \"127.0.0.1:{http}\"\napi-token-file = \"token\"\n\
+         [[key]]\nname = \"k.\"\nsecret = \"{SECRET}\"\n\
+         [[acl]]\nid = \"u\"\naddress = \"127.0.0.1\"\naction = \"update\"\n\
+         [[zone]]\nname = \"big.test\"\nfile = \"big.test.zone\"\nzonefile-sync = \"1h\"\n\
+         [[zone]]\nname = \"big2.test\"\nfile = \"big2.test.zone\"\nzonefile-sync = \"1h\"\n\
+         [[zone]]\nname = \"other.test\"\nfile = \"other.test.zone\"\nacl = [\"u\"]\n\
+         zonefile-sync = \"1h\"\n"
+    );
+    std::fs::write(dir.join("ternd.toml"), text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let config = dir.join("ternd.toml");
+    (Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.join("log")), http)
+}
+
+/// `PATCH /api/v1/zones/{zone}/rrsets` with `body` (from a file: it is large); the
+/// HTTP status and the body.
+fn patch(dir: &Path, http: u16, zone: &str, body: &str) -> (u16, String) {
+    let file = dir.join(format!("{zone}.patch.json"));
+    std::fs::write(&file, body).unwrap();
+    let out = Command::new("curl")
+        .args(["-s", "-o", "-", "-w", "\n%{http_code}", "-X", "PATCH", "--max-time", "600"])
+        .args(["-H", &format!("Authorization: Bearer {TOKEN}")])
+        .args(["-H", "Content-Type: application/json", "--data-binary"])
+        .arg(format!("@{}", file.display()))
+        .arg(format!("http://127.0.0.1:{http}/api/v1/zones/{zone}/rrsets"))
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let (body, code) = text.rsplit_once('\n').unwrap();
+    (code.parse().unwrap_or(0), body.to_owned())
+}
+
+/// How many records `name` holds in `zone`, read through the API.
+fn records_of(http: u16, zone: &str, name: &str) -> usize {
+    let out = Command::new("curl")
+        .args(["-s", "-H", &format!("Authorization: Bearer {TOKEN}")])
+        .arg(format!("http://127.0.0.1:{http}/api/v1/zones/{zone}/records?name={name}"))
+        .output()
+        .unwrap();
+    let body: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    body["records"].as_array().map_or(0, Vec::len)
+}
+
+/// One record of an update section: owner, type, class, TTL, RDATA as text.
+type Change<'a> = (&'a str, Rtype, Class, u32, &'a str);
+
+/// An UPDATE of `zone` with `records` in its update section, signed with `key` at
+/// `time` with `fudge` when given.
+fn update(id: u16, zone: &str, records: &[Change<'_>], key: Option<(&Key, u64, u16)>) -> Vec<u8> {
+    let mut buf = vec![0u8; 4096];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 4096, &mut table).unwrap();
+    w.set_id(id);
+    let mut flags = Flags(0);
+    flags.set_opcode(Opcode::UPDATE);
+    w.set_flags(flags);
+    w.push_question(&zone.parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
+    for &(owner, rtype, class, ttl, text) in records {
+        let data = match text {
+            "" => Vec::new(),
+            text => rdata::parse_str(rtype, text, None).unwrap(),
+        };
+        let owner: Name = owner.parse().unwrap();
+        w.push_record(Section::Authority, &owner, rtype, class, ttl, &data).unwrap();
+    }
+    if let Some((key, time, fudge)) = key {
+        let fields = TsigFields { fudge, ..TsigFields::at(time) };
+        w.sign_tsig(key, None, &fields).unwrap();
+    }
+    w.finish().to_vec()
+}
+
+/// An UPDATE of `other.test.` adding `owner` A `address` (unsigned).
+fn add(id: u16, owner: &str, address: &str) -> Vec<u8> {
+    update(id, "other.test.", &[(owner, Rtype::A, Class::IN, 60, address)], None)
+}
+
+/// The RCODE of a message, and its TSIG error if it has a TSIG record.
+fn rcode(message: &[u8]) -> (Rcode, Option<Rcode>) {
+    let flags = MessageReader::new(message).unwrap().header().flags;
+    let tsig = TsigRecord::find(message).unwrap().map(|t| t.error);
+    (Rcode::from(u16::from(flags.rcode_bits())), tsig)
+}
+
+/// Sends `message` over UDP and waits (up to `limit`) for its answer.
+fn ask_within(addr: SocketAddr, message: &[u8], limit: Duration) -> Option<Vec<u8>> {
+    let socket = udp_client();
+    socket.set_read_timeout(Some(limit)).unwrap();
+    socket.send_to(message, addr).unwrap();
+    let mut buf = vec![0u8; 65535];
+    let (len, _) = socket.recv_from(&mut buf).ok()?;
+    Some(buf[..len].to_vec())
+}
+
+/// The body of a PATCH replacing `many` A with `count` records.
+fn many_addresses(count: u32) -> String {
+    let records: Vec<String> = (0..count)
+        .map(|n| format!("\"10.{}.{}.{}\"", (n >> 16) & 255, (n >> 8) & 255, n & 255))
+        .collect();
+    let rrset = r#"{"name":"many","type":"A","ttl":60,"changetype":"replace","records":["#;
+    format!(r#"{{"rrsets":[{rrset}{}]}}]}}"#, records.join(","))
+}
+
+/// Issue 49: one PATCH of 50,000 records to one RRset took about two minutes, while the
+/// zone's other changes waited; two of them held both of the control plane's threads
+/// (the API, ternctl and every other zone's updates waited). Now two such PATCHes, to
+/// two zones at once, complete in seconds, and a third zone's updates are answered
+/// meanwhile, each at once.
+#[test]
+fn large_api_edits_complete_while_another_zone_takes_updates() {
+    let dir = tempfile::tempdir().unwrap();
+    let (daemon, http) = start(dir.path(), "");
+    let body = many_addresses(50_000);
+    let started = Instant::now();
+    let patches: Vec<_> = ["big.test", "big2.test"]
+        .into_iter()
+        .map(|zone| {
+            let (dir, body) = (dir.path().to_owned(), body.clone());
+            std::thread::spawn(move || (patch(&dir, http, zone, &body), started.elapsed()))
+        })
+        .collect();
+    let (mut sent, mut slowest) = (0u16, Duration::ZERO);
+    while sent < 5 || patches.iter().any(|p| !p.is_finished()) {
+        let asked = Instant::now();
+        let message = add(sent, &format!("u{sent}.other.test."), "192.0.2.7");
+        let answer = ask_within(daemon.addr, &message, Duration::from_secs(10));
+        let answer = answer.unwrap_or_else(|| panic!("update {sent} not answered in 10 s"));
+        assert_eq!(rcode(&answer).0, Rcode::NOERROR);
+        slowest = slowest.max(asked.elapsed());
+        sent += 1;
+        assert!(started.elapsed() < Duration::from_secs(60), "the PATCHes did not end");
+    }
+    for handle in patches {
+        let ((code, body), took) = handle.join().unwrap();
+        assert_eq!(code, 200, "{body}");
+        assert!(body.contains("50002 records changed"), "50,000 and the SOA twice: {body}");
+        assert!(took < Duration::from_secs(30), "a PATCH of 50,000 records took {took:?}");
+        eprintln!("a PATCH of 50,000 records took {took:?}");
+    }
+    assert!(slowest < Duration::from_secs(2), "an update of another zone waited {slowest:?}");
+    eprintln!("{sent} updates, the slowest answered in {slowest:?}");
+    assert_eq!(records_of(http, "big2.test", "many"), 50_000, "{}", daemon.log_text());
+}
