@@ -15,15 +15,19 @@
 //!
 //! Each query, and each answer sent, is counted in the worker's own slot of
 //! [`QueryCounters`] (a few relaxed stores into memory no other thread writes).
+//!
+//! Refused transfers, updates and NOTIFYs are logged ([`crate::refusals`], rate-limited;
+//! an answer's RCODE and a byte of the query tell them, nothing more is read unless a
+//! line is written).
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
 use tern_engine::{Schedule, Transfer, UpdateRequest};
-use tern_wire::message::CompressionTable;
-use tern_wire::Rcode;
+use tern_wire::message::{CompressionTable, Flags};
+use tern_wire::{Rcode, Rtype};
 use tern_zone::{Pins, ZoneDb, ZoneSet};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tracing::{info, warn};
@@ -32,6 +36,7 @@ use crate::config::Config;
 use crate::counters::control::{control, Direction};
 use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
+use crate::refusals::{refusals, refused_request, Kind};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
 use crate::updates::{AnswerStream, Reply, UpdateSink, UpdateTask};
@@ -59,8 +64,6 @@ pub struct EngineHandler {
     replier: OnceLock<Arc<Replier>>,
     /// Every worker's counters.
     counters: Arc<QueryCounters>,
-    /// Transfer requests refused, logged.
-    refusals: crate::refusals::Refusals,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -138,7 +141,6 @@ impl EngineHandler {
             updates: OnceLock::new(),
             replier: OnceLock::new(),
             counters: Arc::default(),
-            refusals: Default::default(),
         }
     }
 
@@ -246,6 +248,21 @@ impl EngineHandler {
             }
         }
     }
+}
+
+/// The kind of a request answered with an error that the refusal log is about (a
+/// transfer, an update, a NOTIFY), from its type and the opcode in its header.
+#[inline]
+fn refused_kind(query: &[u8], qtype: Rtype) -> Option<Kind> {
+    let flags = Flags(u16::from_be_bytes([*query.get(2)?, *query.get(3)?]));
+    Kind::of(flags.opcode(), qtype)
+}
+
+/// Notes a refused request in the refusal log (see [`crate::refusals`]).
+#[cold]
+#[inline(never)]
+fn note_refused(kind: Kind, query: &[u8], answer: &[u8], rcode: Rcode, client: IpAddr) {
+    refusals().note(kind, unix_now(), || refused_request(kind, query, answer, rcode, client));
 }
 
 /// Rate limiting's verdict on a UDP answer ([`Limiter::judge`]). Only answers are
@@ -483,11 +500,10 @@ impl Handler for EngineHandler {
         }
         count(counters, ctx.transport, &outcome);
         match outcome {
-            Outcome::Answered { len, rcode, qtype, .. }
-                if matches!(qtype, tern_wire::Rtype::AXFR | tern_wire::Rtype::IXFR)
-                    && rcode != Rcode::NOERROR =>
-            {
-                self.refusals.note(query, qtype, rcode, ctx.client, unix_now());
+            Outcome::Answered { len, rcode, qtype, .. } if rcode != Rcode::NOERROR => {
+                if let Some(kind) = refused_kind(query, qtype) {
+                    note_refused(kind, query, out.get(..len)?, rcode, ctx.client.ip());
+                }
                 Some(len)
             }
             Outcome::Answered { len, .. } => Some(len),

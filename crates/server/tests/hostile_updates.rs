@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use tern_wire::message::{CompressionTable, Flags, MessageReader, MessageWriter, Section};
-use tern_wire::tsig::{Key, TsigFields, TsigRecord};
+use tern_wire::tsig::{Algorithm, Key, TsigFields, TsigRecord};
 use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
 
 const TOKEN: &str = "test-token-0123456789abcdef";
@@ -182,4 +182,85 @@ fn large_api_edits_complete_while_another_zone_takes_updates() {
     assert!(slowest < Duration::from_secs(2), "an update of another zone waited {slowest:?}");
     eprintln!("{sent} updates, the slowest answered in {slowest:?}");
     assert_eq!(records_of(http, "big2.test", "many"), 50_000, "{}", daemon.log_text());
+}
+
+fn key() -> Key {
+    Key::from_base64("k.".parse().unwrap(), Algorithm::HmacSha256, SECRET).unwrap()
+}
+
+fn unix_now() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// A NOTIFY for `zone` (RFC 1996 §3.7: opcode NOTIFY, AA, the zone's SOA as question).
+fn notify(id: u16, zone: &str) -> Vec<u8> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(id);
+    let mut flags = Flags(Flags::AA);
+    flags.set_opcode(Opcode::NOTIFY);
+    w.set_flags(flags);
+    w.push_question(&zone.parse::<Name>().unwrap(), Rtype::SOA, Class::IN).unwrap();
+    w.finish().to_vec()
+}
+
+/// The log's lines that contain `what`.
+fn lines_with(daemon: &Daemon, what: &str) -> Vec<String> {
+    daemon.log_text().lines().filter(|l| l.contains(what)).map(String::from).collect()
+}
+
+/// Issue 49: updates refused by the access rules and refused NOTIFYs were not logged,
+/// though the documentation says every refusal is. Each is now logged with the zone,
+/// the client, the key and why, rate-limited with transfer refusals: a flood of 1,000
+/// gives at most ten lines a second and, the next second, one line counting the rest.
+#[test]
+fn refused_updates_and_notifies_are_logged_within_the_rate_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (daemon, _) = start(dir.path(), "");
+    let limit = Duration::from_secs(5);
+    let set = [("x.big.test.", Rtype::A, Class::IN, 60, "192.0.2.3")];
+    let signed = update(1, "big.test.", &set, Some((&key(), unix_now(), 300)));
+    assert_eq!(rcode(&ask_within(daemon.addr, &signed, limit).unwrap()).0, Rcode::REFUSED);
+    let answer = ask_within(daemon.addr, &notify(2, "big.test."), limit).unwrap();
+    assert_eq!(rcode(&answer).0, Rcode::REFUSED);
+    let logged = || !lines_with(&daemon, "NOTIFY refused").is_empty();
+    assert!(eventually(limit, logged), "{}", daemon.log_text());
+    let update_line = lines_with(&daemon, "update refused").pop().expect("update not logged");
+    for field in ["zone=big.test.", "client=127.0.0.1", "key=k.", "rcode=REFUSED", "no acl rule"] {
+        assert!(update_line.contains(field), "{field}: {update_line}");
+    }
+    let notify_line = lines_with(&daemon, "NOTIFY refused").pop().unwrap();
+    for field in ["zone=big.test.", "client=127.0.0.1", "key=-", "rcode=REFUSED", "no acl rule"] {
+        assert!(notify_line.contains(field), "{field}: {notify_line}");
+    }
+    // The flood: 1,000 refusals, UPDATEs and NOTIFYs, then one more a second later to
+    // have the last count said.
+    std::thread::sleep(Duration::from_millis(1100));
+    let before = daemon.log_text().lines().count();
+    let unsigned = update(3, "big.test.", &set, None);
+    for n in 0..1000 {
+        let message = if n % 2 == 0 { unsigned.clone() } else { notify(n, "big.test.") };
+        assert_eq!(rcode(&ask_within(daemon.addr, &message, limit).unwrap()).0, Rcode::REFUSED);
+    }
+    std::thread::sleep(Duration::from_millis(1100));
+    ask_within(daemon.addr, &unsigned, limit).unwrap();
+    let flood: Vec<String> = daemon.log_text().lines().skip(before).map(String::from).collect();
+    let refused: Vec<&String> = flood.iter().filter(|l| l.contains(" refused: ")).collect();
+    let counts: Vec<&String> = flood.iter().filter(|l| l.contains("suppressed=")).collect();
+    let suppressed: u64 = counts
+        .iter()
+        .filter_map(|l| {
+            l.split("suppressed=").nth(1)?.split_whitespace().next()?.parse::<u64>().ok()
+        })
+        .sum();
+    assert_eq!(refused.len() as u64 + suppressed, 1001, "every refusal is accounted for");
+    let mut per_second = std::collections::HashMap::new();
+    for line in &refused {
+        *per_second.entry(line.get(..19).unwrap_or("")).or_insert(0) += 1;
+    }
+    assert!(per_second.values().all(|&n| n <= 10), "{per_second:?}");
+    let seconds = per_second.len();
+    assert!(refused.len() <= 10 * seconds && counts.len() <= seconds, "{flood:#?}");
+    assert!(seconds <= 4, "1,000 refusals over {seconds} seconds: {flood:#?}");
 }
