@@ -18,15 +18,18 @@
 //!
 //! Refused transfers, updates and NOTIFYs are logged ([`crate::refusals`], rate-limited;
 //! an answer's RCODE and a byte of the query tell them, nothing more is read unless a
-//! line is written).
+//! line is written). A signed UPDATE is checked against the signatures accepted lately
+//! ([`Replays`], behind a lock taken for signed updates only): a copy of one is answered
+//! REFUSED and logged, not applied again.
 
 use std::net::{IpAddr, SocketAddr};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
 use tern_engine::{Schedule, Transfer, UpdateRequest};
 use tern_wire::message::{CompressionTable, Flags};
+use tern_wire::tsig::{Replays, Seen};
 use tern_wire::{Rcode, Rtype};
 use tern_zone::{Pins, ZoneDb, ZoneSet};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -36,7 +39,7 @@ use crate::config::Config;
 use crate::counters::control::{control, Direction};
 use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
-use crate::refusals::{refusals, refused_request, Kind};
+use crate::refusals::{refusals, refused_request, Kind, Refusal};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
 use crate::updates::{AnswerStream, Reply, UpdateSink, UpdateTask};
@@ -64,6 +67,8 @@ pub struct EngineHandler {
     replier: OnceLock<Arc<Replier>>,
     /// Every worker's counters.
     counters: Arc<QueryCounters>,
+    /// The signatures of the signed updates accepted lately, to refuse copies.
+    replays: Mutex<Replays>,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -141,6 +146,7 @@ impl EngineHandler {
             updates: OnceLock::new(),
             replier: OnceLock::new(),
             counters: Arc::default(),
+            replays: Mutex::default(),
         }
     }
 
@@ -247,6 +253,38 @@ impl EngineHandler {
                 transfer.refusal(out, &mut batch.scratch.table, Rcode::SERVFAIL)
             }
         }
+    }
+}
+
+impl EngineHandler {
+    /// A copy of a signed UPDATE accepted before (TSIG does not stop one: see
+    /// [`tern_wire::tsig::replay`]) is answered REFUSED, signed (the key verified), and
+    /// logged; `None` for a new update (every unsigned one too: nothing tells a copy).
+    fn replayed(&self, update: &UpdateRequest, client: IpAddr, out: &mut [u8]) -> Option<usize> {
+        let signature = update.signature()?;
+        let now = unix_now();
+        let seen = self.replays.lock().unwrap_or_else(PoisonError::into_inner).check(
+            signature.key,
+            signature.time_signed,
+            signature.window,
+            signature.mac,
+            now,
+        );
+        let why = match seen {
+            Seen::New => return None,
+            Seen::Replayed => "replayed signed UPDATE: the same signature (key, time signed and MAC) was accepted before, within its time",
+            Seen::Forgotten => "possibly replayed signed UPDATE: signed no later than an update its key had to forget (more were signed within their time than are remembered)",
+        };
+        refusals().note(Kind::Update, now, || Refusal {
+            kind: Kind::Update,
+            zone: update.zone().to_string(),
+            client,
+            key: Some(signature.key.to_string()),
+            rcode: Rcode::REFUSED,
+            why: why.to_owned(),
+        });
+        control().update(Rcode::REFUSED);
+        update.answer(Rcode::REFUSED, out, now)
     }
 }
 
@@ -385,6 +423,7 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
         version: identity.version,
         server_id: identity.hostname.clone(),
         hostname: identity.hostname,
+        tsig_max_fudge: u16::try_from(config.server.tsig_max_fudge).unwrap_or(u16::MAX),
     }
 }
 
@@ -513,7 +552,10 @@ impl Handler for EngineHandler {
                 Some(len)
             }
             Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
-            Outcome::Update(update) => self.queue_update(batch, update, ctx),
+            Outcome::Update(update) => match self.replayed(&update, ctx.client.ip(), out) {
+                Some(len) => Some(len),
+                None => self.queue_update(batch, update, ctx),
+            },
         }
     }
 

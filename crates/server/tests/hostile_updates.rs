@@ -192,6 +192,64 @@ fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
 }
 
+/// The A records of `name`, over UDP.
+fn addresses(addr: SocketAddr, name: &str) -> Vec<String> {
+    let mut found: Vec<String> = dig_short(addr, name, "A").lines().map(String::from).collect();
+    found.sort();
+    found
+}
+
+/// Issue 49: a signed UPDATE captured on the wire and sent again within the fudge was
+/// applied again (as BIND and Knot DNS do): here an address added, deleted by a later
+/// update, came back. Now the copy is refused (REFUSED, signed: the key verified) and
+/// logged, and the address stays deleted.
+#[test]
+fn a_captured_signed_update_sent_again_is_refused_and_logged() {
+    let dir = tempfile::tempdir().unwrap();
+    let (daemon, _) = start(dir.path(), "");
+    let key = key();
+    let now = unix_now();
+    let set = [("r.other.test.", Rtype::A, Class::IN, 60, "192.0.2.1")];
+    let captured = update(1, "other.test.", &set, Some((&key, now, 300)));
+    let limit = Duration::from_secs(5);
+    let answer = ask_within(daemon.addr, &captured, limit).expect("no answer");
+    assert_eq!(rcode(&answer), (Rcode::NOERROR, Some(Rcode::NOERROR)));
+    assert_eq!(addresses(daemon.addr, "r.other.test"), ["192.0.2.1"]);
+    let unset = [("r.other.test.", Rtype::A, Class::NONE, 0, "192.0.2.1")];
+    let delete = update(2, "other.test.", &unset, Some((&key, now, 300)));
+    let answer = ask_within(daemon.addr, &delete, limit).expect("no answer");
+    assert_eq!(rcode(&answer).0, Rcode::NOERROR);
+    assert!(addresses(daemon.addr, "r.other.test").is_empty());
+    let replayed = ask_within(daemon.addr, &captured, limit).expect("no answer to the copy");
+    assert_eq!(rcode(&replayed), (Rcode::REFUSED, Some(Rcode::NOERROR)), "signed REFUSED");
+    assert!(addresses(daemon.addr, "r.other.test").is_empty(), "the copy was applied");
+    let logged = eventually(limit, || daemon.log_text().contains("replayed signed UPDATE"));
+    assert!(logged, "{}", daemon.log_text());
+    let line = daemon.log_text().lines().find(|l| l.contains("replayed")).unwrap().to_owned();
+    assert!(line.contains("other.test") && line.contains("k.") && line.contains("127.0.0.1"));
+}
+
+/// Issue 49: a client-chosen fudge of 65535 was honoured, so a message signed 18 hours
+/// ago still verified. The server now allows at most `tsig-max-fudge` (300 s by
+/// default): a message signed an hour ago with that fudge is BADTIME (NOTAUTH, signed),
+/// one signed a minute ago is accepted.
+#[test]
+fn a_signature_an_hour_old_is_badtime_whatever_its_fudge() {
+    let dir = tempfile::tempdir().unwrap();
+    let (daemon, _) = start(dir.path(), "");
+    let key = key();
+    let limit = Duration::from_secs(5);
+    let set = [("old.other.test.", Rtype::A, Class::IN, 60, "192.0.2.2")];
+    let old = update(1, "other.test.", &set, Some((&key, unix_now() - 3600, 65535)));
+    let answer = ask_within(daemon.addr, &old, limit).expect("no answer");
+    assert_eq!(rcode(&answer), (Rcode::NOTAUTH, Some(Rcode::BADTIME)));
+    assert!(addresses(daemon.addr, "old.other.test").is_empty());
+    let recent = update(2, "other.test.", &set, Some((&key, unix_now() - 60, 65535)));
+    let answer = ask_within(daemon.addr, &recent, limit).expect("no answer");
+    assert_eq!(rcode(&answer), (Rcode::NOERROR, Some(Rcode::NOERROR)));
+    assert_eq!(addresses(daemon.addr, "old.other.test"), ["192.0.2.2"]);
+}
+
 /// A NOTIFY for `zone` (RFC 1996 §3.7: opcode NOTIFY, AA, the zone's SOA as question).
 fn notify(id: u16, zone: &str) -> Vec<u8> {
     let mut buf = vec![0u8; 512];

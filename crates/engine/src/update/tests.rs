@@ -765,6 +765,7 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
         transport: Transport::Tcp,
         key: Some(&key),
         request_mac: request_mac.as_slice(),
+        signed_at: (NOW, 300),
         raw: &wire,
         id: 0x2136,
         rd: false,
@@ -774,6 +775,12 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
     });
     assert_eq!(request.key_name().map(ToString::to_string).as_deref(), Some("upd.key."));
     assert_eq!(request.bytes(), wire.as_slice(), "kept as received, for forwarding");
+    let signature = request.signature().unwrap();
+    assert_eq!((signature.time_signed, signature.window), (NOW, 300));
+    assert_eq!(
+        (signature.key.to_string(), signature.mac),
+        ("upd.key.".into(), request_mac.as_slice())
+    );
     let changes = request.changes(&zone(), &UpdatePolicy::default(), NOW).unwrap();
     assert_eq!(changes.to_serial(), Some(11));
     let unnumbered = request.changes_unnumbered(&zone()).unwrap();
