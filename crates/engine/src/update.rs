@@ -40,6 +40,7 @@ use tern_wire::message::{
 };
 use tern_wire::tsig::{self, Key, TsigFields};
 use tern_wire::{Class, Dname, Name, Opcode, Rcode, Rtype};
+use tern_zone::records::rfc2181_ttl;
 use tern_zone::{Changeset, ChangesetError, Denial, RecordData, ZoneContents};
 
 use crate::access::Access;
@@ -156,7 +157,8 @@ impl UpdateMessage {
     }
 
     /// Reads the prerequisite and update sections (the additional section, TSIG
-    /// included, is not this reader's).
+    /// included, is not this reader's). A TTL with its top bit set is read as 0 (RFC
+    /// 2181 §8), as everywhere records come in.
     fn read_records(
         &mut self,
         reader: &mut MessageReader<'_>,
@@ -172,7 +174,7 @@ impl UpdateMessage {
                 owner: record.owner.to_name(),
                 rtype: record.rtype,
                 class: record.class,
-                ttl: record.ttl,
+                ttl: rfc2181_ttl(record.ttl),
                 rdata: record.rdata.to_vec(),
             });
         }

@@ -322,3 +322,70 @@ fn refused_updates_and_notifies_are_logged_within_the_rate_limit() {
     assert!(refused.len() <= 10 * seconds && counts.len() <= seconds, "{flood:#?}");
     assert!(seconds <= 4, "1,000 refusals over {seconds} seconds: {flood:#?}");
 }
+
+/// The TTL of `name`'s A record, as served.
+fn ttl_of(addr: SocketAddr, name: &str) -> Option<u32> {
+    let mut buf = vec![0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.set_id(7);
+    w.push_question(&name.parse::<Name>().unwrap(), Rtype::A, Class::IN).unwrap();
+    let query = w.finish().to_vec();
+    let answer = ask_within(addr, &query, Duration::from_secs(5))?;
+    let mut reader = MessageReader::new(&answer).unwrap();
+    while reader.question().unwrap().is_some() {}
+    let mut scratch = vec![0u8; 65535];
+    let record = reader.record(&mut scratch).unwrap()?;
+    (record.section == Section::Answer).then_some(record.ttl)
+}
+
+/// `POST /api/v1/zones/{zone}/actions/{action}`: the HTTP status.
+fn action(http: u16, zone: &str, what: &str) -> u16 {
+    let out = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST"])
+        .args(["-H", &format!("Authorization: Bearer {TOKEN}")])
+        .arg(format!("http://127.0.0.1:{http}/api/v1/zones/{zone}/actions/{what}"))
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).parse().unwrap_or(0)
+}
+
+/// Issue 49: a TTL of 2^32-1 given in an UPDATE or through the API was served as it
+/// was, then read back as 0 from the zone file after a restart (the zone file parser
+/// follows RFC 2181 §8: a TTL with the top bit set counts as 0). Every way in now
+/// follows the same rule, so the same TTL (0) is served before a restart, after one
+/// that replays the journal, and after one that reads the zone file written since.
+#[test]
+fn a_ttl_of_2_to_the_32_minus_1_is_served_the_same_before_and_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut daemon, http) = start(dir.path(), "");
+    let file = zone_text("other.test") + "file 4294967295 A 192.0.2.9\n";
+    std::fs::write(dir.path().join("other.test.zone"), file).unwrap();
+    assert_eq!(action(http, "other.test", "reload"), 200);
+    let set = [("upd.other.test.", Rtype::A, Class::IN, u32::MAX, "192.0.2.10")];
+    let answer =
+        ask_within(daemon.addr, &update(1, "other.test.", &set, None), Duration::from_secs(5));
+    assert_eq!(rcode(&answer.unwrap()).0, Rcode::NOERROR);
+    let body = r#"{"rrsets":[{"name":"api","type":"A","ttl":4294967295,"changetype":"replace","records":["192.0.2.11"]}]}"#;
+    assert_eq!(patch(dir.path(), http, "other.test", body).0, 200);
+    let names = ["file.other.test.", "upd.other.test.", "api.other.test."];
+    let served = |daemon: &Daemon| -> Vec<Option<u32>> {
+        names.iter().map(|name| ttl_of(daemon.addr, name)).collect()
+    };
+    let before = served(&daemon);
+    assert_eq!(before, [Some(0); 3], "RFC 2181 §8: as if it were 0");
+    daemon.signal(libc::SIGKILL);
+    let _ = daemon.child.wait();
+    let config = dir.path().join("ternd.toml");
+    let args = ["--config", config.to_str().unwrap()];
+    let log = dir.path().join("log2");
+    let mut daemon = Daemon::spawn(&args, daemon.addr, &log);
+    assert_eq!(served(&daemon), before, "after replaying the journal: {}", daemon.log_text());
+    assert_eq!(action(http, "other.test", "flush"), 200);
+    let written = std::fs::read_to_string(dir.path().join("other.test.zone")).unwrap();
+    assert!(!written.contains("4294967295"), "{written}");
+    daemon.signal(libc::SIGTERM);
+    let _ = daemon.wait(Duration::from_secs(10));
+    let daemon = Daemon::spawn(&args, daemon.addr, &dir.path().join("log3"));
+    assert_eq!(served(&daemon), before, "after reading the zone file: {}", daemon.log_text());
+}

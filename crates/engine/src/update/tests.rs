@@ -456,6 +456,23 @@ fn an_added_record_gives_its_rrset_its_ttl() {
     );
 }
 
+/// RFC 2181 §8: a TTL with its top bit set is read as 0, as the zone-file parser reads it
+/// (it was served as sent, then as 0 once the zone file was read again).
+#[test]
+fn a_ttl_with_the_top_bit_set_is_read_as_zero() {
+    let m = msg().add("new", u32::MAX, Rtype::A, "192.0.2.7").add(
+        "www",
+        0x8000_0000,
+        Rtype::A,
+        "192.0.2.1",
+    );
+    let changes = run(&m).unwrap();
+    let ttls: Vec<(String, u32)> =
+        changes.added.iter().map(|r| (r.owner.to_string(), r.ttl)).collect();
+    assert!(ttls.contains(&("new.example.".into(), 0)), "{ttls:?}");
+    assert!(ttls.contains(&("www.example.".into(), 0)), "the RRset takes it: {ttls:?}");
+}
+
 #[test]
 fn adding_what_is_there_changes_nothing() {
     no_change(&msg().add("www", 300, Rtype::A, "192.0.2.1"));
