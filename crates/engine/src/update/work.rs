@@ -26,7 +26,7 @@
 //! that an edit of n records to one RRset costs O(n log n), and a change of a few
 //! records to an RRset of n records O(n) (issue 49: both were O(n²)).
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 
 use tern_wire::{Class, Dname, Name, Rcode, Rtype};
 use tern_zone::records::{serial_gt, soa_serial};
@@ -66,13 +66,13 @@ struct Owner<'a> {
 /// and of the update (`'a`).
 pub(super) struct Work<'a> {
     zone: &'a ZoneContents,
-    /// Each name as the update spelled it first, with its copy, in canonical order.
-    owners: BTreeMap<Name, Owner<'a>>,
+    /// Each name (as the update spelled it first, found in any case) with its copy.
+    owners: HashMap<Name, Owner<'a>>,
 }
 
 impl<'a> Work<'a> {
     pub(super) fn new(zone: &'a ZoneContents) -> Work<'a> {
-        Work { zone, owners: BTreeMap::new() }
+        Work { zone, owners: HashMap::new() }
     }
 
     /// Applies one record of the update section (prescanned).
@@ -110,12 +110,14 @@ impl<'a> Work<'a> {
     /// policy at its time when the update left the SOA alone; without `number`, such a
     /// change has no SOA (the caller numbers it, see `UpdateRequest::changes_unnumbered`).
     pub(super) fn changeset(
-        mut self,
+        self,
         number: Option<(&UpdatePolicy, u64)>,
     ) -> Result<Changeset, UpdateRefusal> {
+        let (zone, mut owners) = (self.zone, Vec::from_iter(self.owners));
+        sort_canonically(&mut owners);
         let mut changes = Changeset::default();
         let mut soa_to = None;
-        for owner in self.owners.values_mut() {
+        for (_, owner) in &mut owners {
             let Owner { name, before, now } = owner;
             for rtype in types_of(before, now) {
                 let before = before.iter_mut().find(|s| s.rtype == rtype);
@@ -138,13 +140,23 @@ impl<'a> Work<'a> {
             (Some(soa), _) => Ok(soa),
             (None, Some(number)) => Err(number),
         };
-        let Some(soa_from) = self.zone.soa_record() else {
+        let Some(soa_from) = zone.soa_record() else {
             return Err(UpdateRefusal::new(Rcode::SERVFAIL, "the zone has no SOA"));
         };
         let soa_to = soa_to.unwrap_or_else(|(policy, now)| policy.next_soa(&soa_from, now));
         changes.soa_from = Some(soa_from);
         changes.soa_to = Some(soa_to);
         Ok(changes)
+    }
+}
+
+/// Puts the owners in canonical order (RFC 4034 §6.1), as a zone diff lists them: many
+/// by their lookup keys, whose byte order is that order, computed once each.
+fn sort_canonically(owners: &mut [(Name, Owner<'_>)]) {
+    if owners.len() > 16 {
+        owners.sort_by_cached_key(|(name, _)| name.lookup_key().as_bytes().to_vec());
+    } else {
+        owners.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     }
 }
 

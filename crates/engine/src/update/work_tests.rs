@@ -244,3 +244,23 @@ fn random_edits_of_large_rrsets_agree_with_the_model() {
         }
     }
 }
+
+/// An edit of many names, in an order that puts each before the ones already there
+/// (their working copies were kept in a sorted vector: each new name moved all the
+/// others: 30,000 names took 4 s in a debug build, 60,000 four times as long; and sorting
+/// them once by `Dname::canonical_cmp` took half the time of the whole edit): computed
+/// quickly.
+#[test]
+fn an_edit_of_many_names_in_any_order_is_computed_quickly() {
+    let zone = zone_with("");
+    let mut edit = Edit::default();
+    for i in (0..60_000).rev() {
+        edit.add(name(&format!("h{i:05}.example.")), Rtype::A, 300, address(i));
+    }
+    let started = Instant::now();
+    let change = edit.changeset(&zone, &UpdatePolicy::default(), 0).unwrap();
+    let elapsed = started.elapsed();
+    assert_eq!(change.added.len(), 60_000);
+    assert!(change.added.windows(2).all(|w| w[0].owner < w[1].owner), "in canonical order");
+    assert!(elapsed < Duration::from_secs(6), "took {elapsed:?}");
+}
