@@ -51,7 +51,7 @@ pub use access::{Access, Action, OwnerMatch, Owners, Prefix, Rule, UpdateLimits,
 pub use class::{Report, ResponseClass};
 pub use cookie::{CookieSeen, Cookies, Schedule};
 pub use notify::Notice;
-pub use update::{Edit, SerialPolicy, UpdatePolicy, UpdateRefusal, UpdateRequest};
+pub use update::{Edit, SerialPolicy, Signature, UpdatePolicy, UpdateRefusal, UpdateRequest};
 pub use xfr::{Transfer, TransferStats};
 
 use cookie::QueryCookie;
@@ -72,11 +72,21 @@ pub struct Config {
     pub hostname: Option<String>,
     /// Value for `id.server` CH TXT; `None` refuses.
     pub server_id: Option<String>,
+    /// The largest fudge a signed request is allowed, whatever it names (RFC 8945
+    /// §5.2.3, §10; default 300 s).
+    pub tsig_max_fudge: u16,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { udp_max_payload: 1232, nsid: None, version: None, hostname: None, server_id: None }
+        Config {
+            udp_max_payload: 1232,
+            nsid: None,
+            version: None,
+            hostname: None,
+            server_id: None,
+            tsig_max_fudge: tern_wire::tsig::DEFAULT_FUDGE,
+        }
     }
 }
 

@@ -5,7 +5,9 @@
 //! TSIG (RFC 8945 §5.2): the MAC is checked against the configured keys before anything
 //! else. An unknown key is answered NOTAUTH with BADKEY, a wrong MAC NOTAUTH with
 //! BADSIG (both unsigned), a time outside the fudge NOTAUTH with BADTIME (signed), and a
-//! malformed TSIG FORMERR. A request signed with a known key gets a signed answer; the
+//! malformed TSIG FORMERR. The fudge is the request's, but at most
+//! [`Config::tsig_max_fudge`](crate::Config::tsig_max_fudge): a captured request must not
+//! verify for 18 hours because its sender named a fudge of 65,535 s. A request signed with a known key gets a signed answer; the
 //! verified key then counts in the access rules.
 
 use std::sync::Arc;
@@ -63,10 +65,9 @@ pub(crate) fn answer(
     table: &mut CompressionTable,
 ) -> Outcome {
     let access = engine.access.load_full();
-    let signed = match query
-        .tsig
-        .map(|_| tsig::verify_message(request.message, &*access, None, (request.clock)()))
-    {
+    let max_fudge = engine.config.tsig_max_fudge;
+    let verify = |_| tsig::verify_request(request.message, &*access, (request.clock)(), max_fudge);
+    let signed = match query.tsig.map(verify) {
         None => None,
         Some(Ok(outcome)) => outcome.map(|outcome| Signed { outcome }),
         // A malformed TSIG: FORMERR, unsigned (RFC 8945 §5.2).
@@ -295,6 +296,9 @@ impl Ctx<'_> {
             return self.reply(Rcode::SERVFAIL, out, table);
         }
         let signer = self.signed.and_then(|s| s.outcome.key.map(|k| (k, s.outcome.mac.as_slice())));
+        let window = self.signed.map(|s| {
+            (s.outcome.time_signed, s.outcome.fudge.min(self.engine.config.tsig_max_fudge))
+        });
         Outcome::Update(Box::new(UpdateRequest::new(Accepted {
             origin: slot.origin(),
             message,
@@ -303,6 +307,7 @@ impl Ctx<'_> {
             transport: self.request.transport,
             key: signer.map(|(k, _)| k),
             request_mac: signer.map_or(&[], |(_, mac)| mac),
+            signed_at: window.unwrap_or_default(),
             raw: self.request.message,
             id: self.query.id,
             rd: self.query.flags.has(tern_wire::message::Flags::RD),

@@ -27,6 +27,7 @@
 
 mod edit;
 mod prereq;
+mod rdatas;
 mod serial;
 mod work;
 
@@ -39,6 +40,7 @@ use tern_wire::message::{
 };
 use tern_wire::tsig::{self, Key, TsigFields};
 use tern_wire::{Class, Dname, Name, Opcode, Rcode, Rtype};
+use tern_zone::records::rfc2181_ttl;
 use tern_zone::{Changeset, ChangesetError, Denial, RecordData, ZoneContents};
 
 use crate::access::Access;
@@ -155,7 +157,8 @@ impl UpdateMessage {
     }
 
     /// Reads the prerequisite and update sections (the additional section, TSIG
-    /// included, is not this reader's).
+    /// included, is not this reader's). A TTL with its top bit set is read as 0 (RFC
+    /// 2181 §8), as everywhere records come in.
     fn read_records(
         &mut self,
         reader: &mut MessageReader<'_>,
@@ -171,7 +174,7 @@ impl UpdateMessage {
                 owner: record.owner.to_name(),
                 rtype: record.rtype,
                 class: record.class,
-                ttl: record.ttl,
+                ttl: rfc2181_ttl(record.ttl),
                 rdata: record.rdata.to_vec(),
             });
         }
@@ -365,9 +368,25 @@ pub struct UpdateRequest {
     transport: Transport,
     key: Option<Key>,
     request_mac: Vec<u8>,
+    /// Time Signed and the window the request was accepted in (signed requests).
+    signed_at: (u64, u16),
     reply: ReplyHead,
     /// The request as received (forwarded as it is by a secondary, RFC 2136 §6).
     raw: Vec<u8>,
+}
+
+/// The signature of a signed UPDATE ([`UpdateRequest::signature`]).
+#[derive(Debug, Clone, Copy)]
+pub struct Signature<'a> {
+    /// The key's name.
+    pub key: &'a Dname,
+    /// Time Signed.
+    pub time_signed: u64,
+    /// Seconds either side of Time Signed the request was accepted in: its fudge, at
+    /// most `tsig-max-fudge`.
+    pub window: u16,
+    /// The MAC, as received.
+    pub mac: &'a [u8],
 }
 
 /// What the answer's header and OPT record repeat from the request.
@@ -393,6 +412,7 @@ pub(crate) struct Accepted<'a> {
     pub transport: Transport,
     pub key: Option<&'a Key>,
     pub request_mac: &'a [u8],
+    pub signed_at: (u64, u16),
     pub raw: &'a [u8],
     pub id: u16,
     pub rd: bool,
@@ -418,6 +438,7 @@ impl UpdateRequest {
             transport: a.transport,
             key: a.key.cloned(),
             request_mac: a.request_mac.to_vec(),
+            signed_at: a.signed_at,
             reply,
             raw: a.raw.to_vec(),
         }
@@ -441,6 +462,14 @@ impl UpdateRequest {
     /// The name of the key that signed the request (verified), if any.
     pub fn key_name(&self) -> Option<&Dname> {
         self.key.as_ref().map(Key::name)
+    }
+
+    /// The request's signature, when it was signed (and verified): what tells a copy
+    /// of it from a new request ([`tern_wire::tsig::Replays`]).
+    pub fn signature(&self) -> Option<Signature<'_>> {
+        let key = self.key.as_ref()?;
+        let (time_signed, window) = self.signed_at;
+        Some(Signature { key: key.name(), time_signed, window, mac: &self.request_mac })
     }
 
     /// The read message.

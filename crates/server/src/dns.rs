@@ -15,15 +15,22 @@
 //!
 //! Each query, and each answer sent, is counted in the worker's own slot of
 //! [`QueryCounters`] (a few relaxed stores into memory no other thread writes).
+//!
+//! Refused transfers, updates and NOTIFYs are logged ([`crate::refusals`], rate-limited;
+//! an answer's RCODE and a byte of the query tell them, nothing more is read unless a
+//! line is written). A signed UPDATE is checked against the signatures accepted lately
+//! ([`Replays`], behind a lock taken for signed updates only): a copy of one is answered
+//! REFUSED and logged, not applied again.
 
-use std::net::SocketAddr;
-use std::sync::{Arc, OnceLock};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Instant;
 
 use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
 use tern_engine::{Schedule, Transfer, UpdateRequest};
-use tern_wire::message::CompressionTable;
-use tern_wire::Rcode;
+use tern_wire::message::{CompressionTable, Flags};
+use tern_wire::tsig::{Replays, Seen};
+use tern_wire::{Rcode, Rtype};
 use tern_zone::{Pins, ZoneDb, ZoneSet};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tracing::{info, warn};
@@ -32,6 +39,7 @@ use crate::config::Config;
 use crate::counters::control::{control, Direction};
 use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
+use crate::refusals::{refusals, refused_request, Kind, Refusal};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
 use crate::updates::{AnswerStream, Reply, UpdateSink, UpdateTask};
@@ -59,8 +67,8 @@ pub struct EngineHandler {
     replier: OnceLock<Arc<Replier>>,
     /// Every worker's counters.
     counters: Arc<QueryCounters>,
-    /// Transfer requests refused, logged.
-    refusals: crate::refusals::Refusals,
+    /// The signatures of the signed updates accepted lately, to refuse copies.
+    replays: Mutex<Replays>,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -138,7 +146,7 @@ impl EngineHandler {
             updates: OnceLock::new(),
             replier: OnceLock::new(),
             counters: Arc::default(),
-            refusals: Default::default(),
+            replays: Mutex::default(),
         }
     }
 
@@ -246,6 +254,53 @@ impl EngineHandler {
             }
         }
     }
+}
+
+impl EngineHandler {
+    /// A copy of a signed UPDATE accepted before (TSIG does not stop one: see
+    /// [`tern_wire::tsig::replay`]) is answered REFUSED, signed (the key verified), and
+    /// logged; `None` for a new update (every unsigned one too: nothing tells a copy).
+    fn replayed(&self, update: &UpdateRequest, client: IpAddr, out: &mut [u8]) -> Option<usize> {
+        let signature = update.signature()?;
+        let now = unix_now();
+        let seen = self.replays.lock().unwrap_or_else(PoisonError::into_inner).check(
+            signature.key,
+            signature.time_signed,
+            signature.window,
+            signature.mac,
+            now,
+        );
+        let why = match seen {
+            Seen::New => return None,
+            Seen::Replayed => "replayed signed UPDATE: the same signature (key, time signed and MAC) was accepted before, within its time",
+            Seen::Forgotten => "possibly replayed signed UPDATE: signed no later than an update its key had to forget (more were signed within their time than are remembered)",
+        };
+        refusals().note(Kind::Update, now, || Refusal {
+            kind: Kind::Update,
+            zone: update.zone().to_string(),
+            client,
+            key: Some(signature.key.to_string()),
+            rcode: Rcode::REFUSED,
+            why: why.to_owned(),
+        });
+        control().update(Rcode::REFUSED);
+        update.answer(Rcode::REFUSED, out, now)
+    }
+}
+
+/// The kind of a request answered with an error that the refusal log is about (a
+/// transfer, an update, a NOTIFY), from its type and the opcode in its header.
+#[inline]
+fn refused_kind(query: &[u8], qtype: Rtype) -> Option<Kind> {
+    let flags = Flags(u16::from_be_bytes([*query.get(2)?, *query.get(3)?]));
+    Kind::of(flags.opcode(), qtype)
+}
+
+/// Notes a refused request in the refusal log (see [`crate::refusals`]).
+#[cold]
+#[inline(never)]
+fn note_refused(kind: Kind, query: &[u8], answer: &[u8], rcode: Rcode, client: IpAddr) {
+    refusals().note(kind, unix_now(), || refused_request(kind, query, answer, rcode, client));
 }
 
 /// Rate limiting's verdict on a UDP answer ([`Limiter::judge`]). Only answers are
@@ -368,6 +423,7 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
         version: identity.version,
         server_id: identity.hostname.clone(),
         hostname: identity.hostname,
+        tsig_max_fudge: u16::try_from(config.server.tsig_max_fudge).unwrap_or(u16::MAX),
     }
 }
 
@@ -483,11 +539,10 @@ impl Handler for EngineHandler {
         }
         count(counters, ctx.transport, &outcome);
         match outcome {
-            Outcome::Answered { len, rcode, qtype, .. }
-                if matches!(qtype, tern_wire::Rtype::AXFR | tern_wire::Rtype::IXFR)
-                    && rcode != Rcode::NOERROR =>
-            {
-                self.refusals.note(query, qtype, rcode, ctx.client, unix_now());
+            Outcome::Answered { len, rcode, qtype, .. } if rcode != Rcode::NOERROR => {
+                if let Some(kind) = refused_kind(query, qtype) {
+                    note_refused(kind, query, out.get(..len)?, rcode, ctx.client.ip());
+                }
                 Some(len)
             }
             Outcome::Answered { len, .. } => Some(len),
@@ -497,7 +552,10 @@ impl Handler for EngineHandler {
                 Some(len)
             }
             Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
-            Outcome::Update(update) => self.queue_update(batch, update, ctx),
+            Outcome::Update(update) => match self.replayed(&update, ctx.client.ip(), out) {
+                Some(len) => Some(len),
+                None => self.queue_update(batch, update, ctx),
+            },
         }
     }
 

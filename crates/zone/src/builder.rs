@@ -109,8 +109,11 @@ impl ZoneBuilder {
     }
 
     /// Adds one record. Records outside the zone are ignored with a warning (RFC 1035
-    /// §5.2 allows only data for names in the zone); meta-types are errors.
+    /// §5.2 allows only data for names in the zone); meta-types are errors. A TTL with
+    /// its top bit set counts as 0 (RFC 2181 §8, [`crate::records::rfc2181_ttl`]; the
+    /// zone-file parser has applied it to [`ZoneBuilder::add_record`]'s records).
     pub fn add(&mut self, owner: &Dname, rtype: Rtype, ttl: u32, rdata: &[u8]) {
+        let ttl = crate::records::rfc2181_ttl(ttl);
         self.add_from(owner, rtype, ttl, rdata, None, 0);
     }
 

@@ -17,7 +17,7 @@ use crate::contents::{Denial, ZoneContents, APEX};
 use crate::error::Error;
 use crate::hash::{name_hash, NameTag, SuffixHashes};
 use crate::node::{self, has_targets, Flags, Node, NodeId, RrsetData, NO_NODE};
-use crate::records::{canonical_eq, covered_type, in_nsec3_chain, target_name};
+use crate::records::{canonical_eq, covered_type, in_nsec3_chain, rfc2181_ttl, target_name};
 use crate::report::Report;
 
 /// One record of a changeset.
@@ -527,8 +527,8 @@ fn add(
         None => {
             rrsets.push(RrsetData {
                 rtype,
-                ttl: first.ttl,
-                sig_ttl: first.ttl,
+                ttl: rfc2181_ttl(first.ttl),
+                sig_ttl: rfc2181_ttl(first.ttl),
                 ..RrsetData::default()
             });
             rrsets.len() - 1
@@ -550,8 +550,10 @@ fn add(
             return Err(changeset_error(record, what, ChangesetError::Mismatch));
         }
         list.push(record.rdata.clone());
-        // RFC 2136 §3.4.2.2: the RRset takes the TTL of the record last added.
-        *ttl = record.ttl;
+        // RFC 2136 §3.4.2.2: the RRset takes the TTL of the record last added (one
+        // with the top bit set counting as 0, RFC 2181 §8: a journal written before
+        // every way in applied it may hold one).
+        *ttl = rfc2181_ttl(record.ttl);
     }
     Ok(())
 }

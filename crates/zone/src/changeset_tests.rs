@@ -57,6 +57,27 @@ fn add_new_name_shares_the_rest() {
     assert!(z2.node(y).unwrap().flags.contains(Flags::EMPTY));
 }
 
+/// RFC 2181 §8: a TTL with its top bit set, in a changeset (a journal written before
+/// every way in applied the rule, an IXFR), counts as 0 — as the zone-file parser and
+/// a transfer's builder read it.
+#[test]
+fn a_ttl_with_the_top_bit_set_counts_as_zero() {
+    let z = base();
+    let cs = Changeset {
+        added: vec![rec("t.example.", Rtype::A, u32::MAX, "192.0.2.8")],
+        ..Changeset::default()
+    };
+    let (z2, _) = z.apply(&cs).unwrap();
+    let node = z2.node(z2.find(&name("t.example.")).unwrap()).unwrap();
+    assert_eq!(node.rrset(Rtype::A).unwrap().ttl, 0);
+    let mut builder = crate::ZoneBuilder::new(&name("example."));
+    testutil::add_lines(&mut builder, "example.", testutil::APEX);
+    builder.add(&name("t.example."), Rtype::A, 0x8000_0000, &[192, 0, 2, 9]); // as AXFR in
+    let (built, _) = builder.finish().unwrap();
+    let node = built.node(built.find(&name("t.example.")).unwrap()).unwrap();
+    assert_eq!(node.rrset(Rtype::A).unwrap().ttl, 0);
+}
+
 #[test]
 fn removing_the_last_record_removes_the_name_and_empty_parents() {
     let z = base();

@@ -98,6 +98,22 @@ mod tests {
     }
 }
 
+/// The largest TTL (RFC 2181 §8: 2^31 - 1).
+pub const MAX_TTL: u32 = 0x7FFF_FFFF;
+
+/// A TTL as RFC 2181 §8 has it read: one with the most significant bit set counts as 0
+/// ("as if the entire value received was zero"), as BIND does. The zone-file parser,
+/// transfers in, UPDATE, the control interface's edits and changesets (the journal's
+/// included) all apply it, so a record's TTL is served the same before and after a
+/// restart, whichever way it came in.
+pub fn rfc2181_ttl(ttl: u32) -> u32 {
+    if ttl > MAX_TTL {
+        0
+    } else {
+        ttl
+    }
+}
+
 /// The numbers of an SOA record (RFC 1035 §3.3.13), after its two names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SoaNumbers {
@@ -156,6 +172,14 @@ pub fn serial_gt(a: u32, b: u32) -> bool {
 #[cfg(test)]
 mod soa_tests {
     use super::*;
+
+    #[test]
+    fn ttls_with_the_top_bit_set_count_as_zero() {
+        assert_eq!(rfc2181_ttl(0), 0);
+        assert_eq!(rfc2181_ttl(MAX_TTL), MAX_TTL);
+        assert_eq!(rfc2181_ttl(MAX_TTL + 1), 0);
+        assert_eq!(rfc2181_ttl(u32::MAX), 0);
+    }
 
     #[test]
     fn soa_numbers_and_serial_arithmetic() {

@@ -121,6 +121,28 @@ fn tsig_error(msg: &[u8]) -> Option<Rcode> {
     tern_wire::tsig::TsigRecord::find(msg).unwrap().map(|t| t.error)
 }
 
+/// The fudge a request names is capped by `Config::tsig_max_fudge` (300 s by default):
+/// a query signed an hour ago with a fudge of 65,535 s is BADTIME, unless the cap is
+/// raised past an hour.
+#[test]
+fn a_wide_fudge_is_capped() {
+    let set = zones(&[("example.", EXAMPLE)]);
+    let mut buf = vec![0u8; 1024];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 1024, &mut table).unwrap();
+    w.push_question(&"www.example.".parse::<Name>().unwrap(), Rtype::A, Class::IN).unwrap();
+    let fields = TsigFields { fudge: 65535, ..TsigFields::at(NOW - 3600) };
+    w.sign_tsig(&key(), None, &fields).unwrap();
+    let msg = w.finish().to_vec();
+    let (outcome, out) = send(&engine(), &set, &msg, "192.0.2.1", Transport::Udp);
+    let answer = response(&outcome, &out);
+    assert_eq!((rcode(&answer), tsig_error(&answer)), (Rcode::NOTAUTH, Some(Rcode::BADTIME)));
+    let wide = Engine::new(Config { tsig_max_fudge: 7200, ..Config::default() });
+    wide.set_access((*engine().access()).clone());
+    let (outcome, out) = send(&wide, &set, &msg, "192.0.2.1", Transport::Udp);
+    assert_eq!(rcode(&response(&outcome, &out)), Rcode::NOERROR);
+}
+
 #[test]
 fn signed_queries_follow_rfc8945_5_2() {
     let (e, set) = (engine(), zones(&[("example.", EXAMPLE)]));

@@ -15,8 +15,10 @@ pub struct Edit {
 }
 
 impl Edit {
-    /// Adds a record (RFC 2136 §2.5.1).
+    /// Adds a record (RFC 2136 §2.5.1); a TTL with its top bit set counts as 0 (RFC
+    /// 2181 §8), as in a zone file.
     pub fn add(&mut self, owner: Name, rtype: Rtype, ttl: u32, rdata: Vec<u8>) {
+        let ttl = tern_zone::records::rfc2181_ttl(ttl);
         self.entries.push(Entry { owner, rtype, class: Class::IN, ttl, rdata });
     }
 
@@ -101,6 +103,15 @@ mod tests {
         assert_eq!(change.removed.len(), 1);
         let next = zone.apply(&change).unwrap().0;
         assert!(next.find(&name("mail.example.com.")).is_some());
+    }
+
+    /// RFC 2181 §8, as in a zone file: a TTL with its top bit set counts as 0.
+    #[test]
+    fn a_ttl_with_the_top_bit_set_counts_as_zero() {
+        let mut edit = Edit::default();
+        edit.add(name("t.example.com."), Rtype::A, u32::MAX, vec![192, 0, 2, 5]);
+        let change = edit.changeset(&zone(), &UpdatePolicy::default(), 0).unwrap();
+        assert_eq!(change.added.iter().map(|r| r.ttl).collect::<Vec<_>>(), [0]);
     }
 
     #[test]

@@ -456,6 +456,23 @@ fn an_added_record_gives_its_rrset_its_ttl() {
     );
 }
 
+/// RFC 2181 §8: a TTL with its top bit set is read as 0, as the zone-file parser reads it
+/// (it was served as sent, then as 0 once the zone file was read again).
+#[test]
+fn a_ttl_with_the_top_bit_set_is_read_as_zero() {
+    let m = msg().add("new", u32::MAX, Rtype::A, "192.0.2.7").add(
+        "www",
+        0x8000_0000,
+        Rtype::A,
+        "192.0.2.1",
+    );
+    let changes = run(&m).unwrap();
+    let ttls: Vec<(String, u32)> =
+        changes.added.iter().map(|r| (r.owner.to_string(), r.ttl)).collect();
+    assert!(ttls.contains(&("new.example.".into(), 0)), "{ttls:?}");
+    assert!(ttls.contains(&("www.example.".into(), 0)), "the RRset takes it: {ttls:?}");
+}
+
 #[test]
 fn adding_what_is_there_changes_nothing() {
     no_change(&msg().add("www", 300, Rtype::A, "192.0.2.1"));
@@ -765,6 +782,7 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
         transport: Transport::Tcp,
         key: Some(&key),
         request_mac: request_mac.as_slice(),
+        signed_at: (NOW, 300),
         raw: &wire,
         id: 0x2136,
         rd: false,
@@ -774,6 +792,12 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
     });
     assert_eq!(request.key_name().map(ToString::to_string).as_deref(), Some("upd.key."));
     assert_eq!(request.bytes(), wire.as_slice(), "kept as received, for forwarding");
+    let signature = request.signature().unwrap();
+    assert_eq!((signature.time_signed, signature.window), (NOW, 300));
+    assert_eq!(
+        (signature.key.to_string(), signature.mac),
+        ("upd.key.".into(), request_mac.as_slice())
+    );
     let changes = request.changes(&zone(), &UpdatePolicy::default(), NOW).unwrap();
     assert_eq!(changes.to_serial(), Some(11));
     let unnumbered = request.changes_unnumbered(&zone()).unwrap();

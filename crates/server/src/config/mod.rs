@@ -122,6 +122,13 @@ pub struct ServerConfig {
     /// The nice value of the control plane's threads (`crate::priority`).
     #[serde(default = "default_control_nice", deserialize_with = "values::count_in::<_, 0, 19>")]
     pub control_nice: u64,
+    /// The largest fudge, in seconds, a TSIG-signed request is allowed, whatever fudge
+    /// it names (RFC 8945 §5.2.3; §10 recommends 300).
+    #[serde(
+        default = "default_tsig_max_fudge",
+        deserialize_with = "values::count_in::<_, 1, 65535>"
+    )]
+    pub tsig_max_fudge: u64,
 }
 
 /// `[tcp]`: connection limits and timeouts.
@@ -803,6 +810,10 @@ fn default_control_nice() -> u64 {
     10
 }
 
+fn default_tsig_max_fudge() -> u64 {
+    u64::from(tern_wire::tsig::DEFAULT_FUDGE)
+}
+
 fn default_level() -> LevelFilter {
     LevelFilter::INFO
 }
@@ -821,6 +832,7 @@ impl Default for ServerConfig {
             added_zone_dirs: Vec::new(),
             strict_start: false,
             control_nice: default_control_nice(),
+            tsig_max_fudge: default_tsig_max_fudge(),
         }
     }
 }

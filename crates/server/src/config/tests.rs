@@ -18,6 +18,7 @@ fn empty_file_gives_the_defaults() {
     let config = parse("").unwrap();
     assert_eq!(config.server.listen.len(), 2);
     assert_eq!(config.server.udp_payload_max, 1232);
+    assert_eq!(config.server.tsig_max_fudge, 300);
     assert_eq!(config.tcp.idle_timeout, Duration::from_secs(10));
     assert_eq!(config.tcp.max_connections, 1024);
     assert_eq!(config.tcp.max_connections_per_client, 64);
@@ -38,6 +39,7 @@ fn every_section() {
         udp-workers = 3
         tcp-workers = 2
         udp-payload-max = 4096
+        tsig-max-fudge = 60
         user = "nobody"
         pid-file = "run/ternd.pid"
 
@@ -71,6 +73,7 @@ fn every_section() {
     assert_eq!(config.server.listen[1].0.to_string(), "[::1]:53");
     assert_eq!(config.udp_workers(), 3);
     assert_eq!(config.tcp_workers(), 2);
+    assert_eq!(config.server.tsig_max_fudge, 60);
     assert_eq!(config.server.pid_file.as_deref(), Some(Path::new("/etc/tern/run/ternd.pid")));
     assert_eq!(config.tcp.io_timeout, Duration::from_millis(500));
     assert_eq!(config.tcp.max_queries_per_connection, 100);
@@ -113,6 +116,7 @@ fn bad_values_point_at_the_value() {
     let cases = [
         ("[server]\nlisten = [\"1.2.3.4:99999\"]\n", "2:10", "not a listen address"),
         ("[server]\nudp-payload-max = 100\n", "2:19", "out of range"),
+        ("[server]\ntsig-max-fudge = 0\n", "2:18", "out of range"),
         ("[server]\nudp-workers = 0\n", "2:15", "out of range"),
         ("[tcp]\nidle-timeout = \"ten\"\n", "2:16", "not a duration"),
         ("[tcp]\nidle-timeout = 10\n", "2:16", "invalid type"),

@@ -3,6 +3,11 @@
 //! transactions. They are events like any other, taken in order with loads, transfers
 //! and updates; a transaction's commit goes through the journal like an update.
 //!
+//! A transaction's changeset, and the version it makes, are computed on a blocking
+//! thread ([`Writer::with_txn`]): an edit of 100,000 records (one HTTP API PATCH) must
+//! not hold one of the control plane's two threads, and with it the other zones, the
+//! control socket and the API, while it is computed (issue 49).
+//!
 //! A frozen zone (`zone-freeze`, as BIND's `rndc freeze`) has its zone file written
 //! first, then holds still while an operator edits it: updates are refused, refreshes,
 //! NOTIFYs from primaries and reloads wait; expiry does not. `zone-thaw` re-reads a
@@ -10,9 +15,9 @@
 
 use std::sync::Arc;
 
-use tern_engine::Edit;
+use tern_engine::{Edit, UpdatePolicy};
 use tern_wire::{Name, Rtype};
-use tern_zone::{Changeset, ZoneContents};
+use tern_zone::{Changeset, HistoryLimits, ZoneContents};
 use tracing::info;
 
 use super::storage;
@@ -55,12 +60,12 @@ impl Writer {
     }
 
     /// Opens a transaction of its own for `steps` (only sets and unsets), commits it,
-    /// and puts back the transaction that was open, if any.
+    /// and puts back the transaction that was open, if any. The steps are read on a
+    /// blocking thread, as the change is computed (see the module comment).
     async fn apply_steps(&mut self, steps: Vec<TxnStep>) -> Outcome {
         let open = self.txn.take();
-        let outcome = self.begin();
-        let outcome = match outcome {
-            Ok(_) => self.stage_all(steps).and(Ok(())),
+        let outcome = match self.begin() {
+            Ok(_) => self.stage_all(steps).await,
             Err(why) => Err(why),
         };
         let outcome = match outcome {
@@ -71,19 +76,20 @@ impl Writer {
         outcome
     }
 
-    fn stage_all(&mut self, steps: Vec<TxnStep>) -> Outcome {
-        for step in steps {
-            match step {
+    async fn stage_all(&mut self, steps: Vec<TxnStep>) -> Result<(), String> {
+        let origin = self.plan.name.clone();
+        let staged = self.with_txn(move |zone, edit| {
+            steps.into_iter().try_for_each(|step| match step {
                 TxnStep::Set { owner, ttl, rtype, rdata } => {
-                    self.stage_set(&owner, ttl, &rtype, &rdata)?
+                    stage_set(edit, zone, &origin, (&owner, ttl, &rtype, &rdata))
                 }
                 TxnStep::Unset { owner, rtype, rdata } => {
-                    self.stage_unset(&owner, rtype.as_deref(), rdata.as_deref())?
+                    stage_unset(edit, &origin, &owner, rtype.as_deref(), rdata.as_deref())
                 }
-                _ => return Err("only sets and unsets can be applied at once".into()),
-            };
-        }
-        Ok(String::new())
+                _ => Err("only sets and unsets can be applied at once".into()),
+            })
+        });
+        staged.await?
     }
 
     async fn op(&mut self, op: ZoneOp) -> Outcome {
@@ -200,12 +206,24 @@ impl Writer {
         match step {
             TxnStep::Begin => self.begin(),
             TxnStep::Set { owner, ttl, rtype, rdata } => {
-                self.stage_set(&owner, ttl, &rtype, &rdata)
+                let (zone, origin) = self.txn_zone()?;
+                let edit = self.txn.as_mut().ok_or(NO_TXN)?;
+                stage_set(edit, &zone, &origin, (&owner, ttl, &rtype, &rdata))?;
+                Ok(format!("staged ({} changes)", edit.len()))
             }
             TxnStep::Unset { owner, rtype, rdata } => {
-                self.stage_unset(&owner, rtype.as_deref(), rdata.as_deref())
+                let (_, origin) = self.txn_zone()?;
+                let edit = self.txn.as_mut().ok_or(NO_TXN)?;
+                stage_unset(edit, &origin, &owner, rtype.as_deref(), rdata.as_deref())?;
+                Ok(format!("staged ({} changes)", edit.len()))
             }
-            TxnStep::Diff => self.staged_change().map(|(change, _)| render_diff(&change)),
+            TxnStep::Diff => {
+                let (policy, now) = (self.plan.update, now());
+                let diff = self.with_txn(move |zone, edit| {
+                    staged_change(zone, edit, &policy, now).map(|change| render_diff(&change))
+                });
+                diff.await?
+            }
             TxnStep::Commit => self.commit_txn().await,
             TxnStep::Abort => match self.txn.take() {
                 Some(_) => Ok("transaction aborted".into()),
@@ -228,38 +246,6 @@ impl Writer {
         Ok("transaction open".into())
     }
 
-    fn stage_set(&mut self, owner: &str, ttl: Option<u32>, rtype: &str, rdata: &str) -> Outcome {
-        let (zone, origin) = self.txn_zone()?;
-        let owner = owner_name(owner, &origin)?;
-        let rtype = parse_type(rtype)?;
-        let data = tern_wire::rdata::parse_str(rtype, rdata, Some(&origin))
-            .map_err(|e| format!("{rtype} {rdata}: {e}"))?;
-        let ttl = ttl.unwrap_or_else(|| default_ttl(&zone, &owner, rtype));
-        let edit = self.txn.as_mut().ok_or(NO_TXN)?;
-        edit.add(owner, rtype, ttl, data);
-        Ok(format!("staged ({} changes)", edit.len()))
-    }
-
-    fn stage_unset(&mut self, owner: &str, rtype: Option<&str>, rdata: Option<&str>) -> Outcome {
-        let (_, origin) = self.txn_zone()?;
-        let owner = owner_name(owner, &origin)?;
-        let rtype = rtype.map(parse_type).transpose()?;
-        let data = match (rtype, rdata) {
-            (Some(t), Some(text)) => Some(
-                tern_wire::rdata::parse_str(t, text, Some(&origin))
-                    .map_err(|e| format!("{t} {text}: {e}"))?,
-            ),
-            _ => None,
-        };
-        let edit = self.txn.as_mut().ok_or(NO_TXN)?;
-        match (rtype, data) {
-            (Some(t), Some(data)) => edit.delete_record(owner, t, data),
-            (Some(t), None) => edit.delete_rrset(owner, t),
-            (None, _) => edit.delete_name(owner),
-        }
-        Ok(format!("staged ({} changes)", edit.len()))
-    }
-
     /// The served version and the zone's name, while a transaction is open.
     fn txn_zone(&self) -> Result<(Arc<ZoneContents>, Name), String> {
         if self.txn.is_none() {
@@ -269,14 +255,25 @@ impl Writer {
         Ok((zone, self.plan.name.clone()))
     }
 
-    /// The open transaction as a changeset of the served version.
-    fn staged_change(&self) -> Result<(Changeset, Arc<ZoneContents>), String> {
+    /// `work` done with the served version and the open transaction on a blocking
+    /// thread (see the module comment); the transaction stays open.
+    async fn with_txn<T: Send + 'static>(
+        &mut self,
+        work: impl FnOnce(&ZoneContents, &mut Edit) -> T + Send + 'static,
+    ) -> Result<T, String> {
         let (zone, _) = self.txn_zone()?;
-        let edit = self.txn.as_ref().ok_or(NO_TXN)?;
-        let change = edit
-            .changeset(&zone, &self.plan.update, now())
-            .map_err(|refusal| format!("{}: {}", refusal.rcode, refusal.reason))?;
-        Ok((change, zone))
+        let mut edit = self.txn.take().ok_or(NO_TXN)?;
+        let done = tokio::task::spawn_blocking(move || {
+            let out = work(&zone, &mut edit);
+            (edit, out)
+        });
+        match done.await {
+            Ok((edit, out)) => {
+                self.txn = Some(edit);
+                Ok(out)
+            }
+            Err(e) => Err(format!("the transaction failed and is closed: {e}")),
+        }
     }
 
     /// Applies the transaction: journaled, published, notified (as an update is). A
@@ -285,16 +282,14 @@ impl Writer {
         if self.frozen {
             return Err("the zone is frozen (zone-thaw it first)".into());
         }
-        let (change, current) = self.staged_change()?;
-        if change.is_empty() {
+        let (policy, limits, now) = (self.plan.update, self.plan.history, now());
+        let staged = self.with_txn(move |zone, edit| committed(zone, edit, &policy, limits, now));
+        let Some((change, next)) = staged.await?? else {
             self.txn = None;
             return Ok("nothing to change; transaction closed".into());
-        }
-        let mut next = (*current).clone();
-        next.apply_in_place(&change).map_err(|e| e.to_string())?;
-        let history = current.history().push(Arc::new(change.clone()), self.plan.history);
-        next.set_history(Arc::new(history));
-        let (from, to, count) = (current.serial(), next.serial(), change.len());
+        };
+        let from = self.current.as_ref().map_or(0, |zone| zone.serial());
+        let (to, count) = (next.serial(), change.len());
         self.journal_append(vec![change]).await.map_err(|why| format!("not journaled: {why}"))?;
         if !self.publish_updated(next) {
             return Err("not published (see the log)".into());
@@ -304,6 +299,78 @@ impl Writer {
         self.after_change().await;
         Ok(format!("committed: serial {from} → {to}, {count} records changed"))
     }
+}
+
+/// The changeset `edit` makes of `zone`.
+fn staged_change(
+    zone: &ZoneContents,
+    edit: &Edit,
+    policy: &UpdatePolicy,
+    now: u64,
+) -> Result<Changeset, String> {
+    edit.changeset(zone, policy, now)
+        .map_err(|refusal| format!("{}: {}", refusal.rcode, refusal.reason))
+}
+
+/// The changeset `edit` makes of `zone` and the version it gives, with the change in its
+/// history; `None` when it changes nothing.
+fn committed(
+    zone: &ZoneContents,
+    edit: &Edit,
+    policy: &UpdatePolicy,
+    limits: HistoryLimits,
+    now: u64,
+) -> Result<Option<(Changeset, ZoneContents)>, String> {
+    let change = staged_change(zone, edit, policy, now)?;
+    if change.is_empty() {
+        return Ok(None);
+    }
+    let mut next = zone.clone();
+    next.apply_in_place(&change).map_err(|e| e.to_string())?;
+    let history = zone.history().push(Arc::new(change.clone()), limits);
+    next.set_history(Arc::new(history));
+    Ok(Some((change, next)))
+}
+
+/// Stages adding a record (`owner`, TTL, type and RDATA as text) to `edit` of `zone`.
+fn stage_set(
+    edit: &mut Edit,
+    zone: &ZoneContents,
+    origin: &Name,
+    (owner, ttl, rtype, rdata): (&str, Option<u32>, &str, &str),
+) -> Result<(), String> {
+    let owner = owner_name(owner, origin)?;
+    let rtype = parse_type(rtype)?;
+    let data = tern_wire::rdata::parse_str(rtype, rdata, Some(origin))
+        .map_err(|e| format!("{rtype} {rdata}: {e}"))?;
+    let ttl = ttl.unwrap_or_else(|| default_ttl(zone, &owner, rtype));
+    edit.add(owner, rtype, ttl, data);
+    Ok(())
+}
+
+/// Stages deleting a record, an RRset or every RRset of a name to `edit`.
+fn stage_unset(
+    edit: &mut Edit,
+    origin: &Name,
+    owner: &str,
+    rtype: Option<&str>,
+    rdata: Option<&str>,
+) -> Result<(), String> {
+    let owner = owner_name(owner, origin)?;
+    let rtype = rtype.map(parse_type).transpose()?;
+    let data = match (rtype, rdata) {
+        (Some(t), Some(text)) => Some(
+            tern_wire::rdata::parse_str(t, text, Some(origin))
+                .map_err(|e| format!("{t} {text}: {e}"))?,
+        ),
+        _ => None,
+    };
+    match (rtype, data) {
+        (Some(t), Some(data)) => edit.delete_record(owner, t, data),
+        (Some(t), None) => edit.delete_rrset(owner, t),
+        (None, _) => edit.delete_name(owner),
+    }
+    Ok(())
 }
 
 const NO_TXN: &str = "no transaction is open (zone-begin first)";

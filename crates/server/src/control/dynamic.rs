@@ -30,6 +30,7 @@ use super::writer::{now, Writer};
 use super::{journaled, storage, Event};
 use crate::client::{self, Peer};
 use crate::config::{Role, ZoneSource};
+use crate::refusals::{refusals, Kind, Refusal};
 use crate::updates::{Answers, UpdateTask};
 
 /// Most updates committed together.
@@ -494,10 +495,17 @@ impl Batch {
     }
 }
 
+/// Notes an update the writer refused in the refusal log ([`crate::refusals`]).
 fn log_refusal(zone: &ZoneContents, task: &UpdateTask, refusal: &UpdateRefusal) {
     let Some(request) = task.request() else { return };
-    let key = request.key_name().map_or_else(|| "-".to_owned(), ToString::to_string);
-    info!(zone = %zone.origin(), client = %request.client(), key, rcode = %refusal.rcode, "update refused: {}", refusal.reason);
+    refusals().note(Kind::Update, crate::dns::unix_now(), || Refusal {
+        kind: Kind::Update,
+        zone: zone.origin().to_string(),
+        client: request.client(),
+        key: request.key_name().map(ToString::to_string),
+        rcode: refusal.rcode,
+        why: refusal.reason.clone(),
+    });
 }
 
 #[cfg(test)]

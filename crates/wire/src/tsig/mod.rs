@@ -11,11 +11,15 @@
 //!   the digest, ARCOUNT is decremented and the original ID put back (§4.3) — with the
 //!   checks of §5.2 in order: key, MAC (truncation rules of §5.2.2.1), time, truncation
 //!   policy. Outcomes (BADKEY, BADSIG, BADTIME, BADTRUNC) are values ([`TsigStatus`]);
-//!   only a malformed TSIG is an error ([`Error::BadTsig`], FORMERR).
+//!   only a malformed TSIG is an error ([`Error::BadTsig`], FORMERR). A server checks
+//!   requests with [`verify_request`], which caps the fudge the client chose.
+//! * Replays ([`replay`]): the signatures of requests accepted lately, so that a
+//!   captured request sent again inside the time window is told apart.
 //!
 //! Time is always an argument (seconds since the epoch); nothing here reads a clock.
 
 mod hmac;
+pub mod replay;
 pub mod sign;
 pub mod verify;
 
@@ -28,8 +32,11 @@ use crate::name::{Dname, Name, NameBuf};
 use crate::rdata::RdataReader;
 use crate::types::{Class, Rcode};
 
+pub use replay::{Replays, Seen};
 pub use sign::{record_len, SequenceSigner, TsigFields};
-pub use verify::{verify_message, SequenceStep, SequenceVerifier, TsigOutcome, TsigStatus};
+pub use verify::{
+    verify_message, verify_request, SequenceStep, SequenceVerifier, TsigOutcome, TsigStatus,
+};
 
 /// The fudge Tern uses when signing (RFC 8945 §10 recommends 300 seconds).
 pub const DEFAULT_FUDGE: u16 = 300;

@@ -313,3 +313,33 @@ fn record_len_is_what_signing_adds() {
         assert_eq!(w.len() - before, record_len(&k), "{alg}");
     }
 }
+
+/// RFC 8945 §5.2.3 with the server's cap: a request is BADTIME outside the smaller of
+/// its own fudge and the cap; a client's fudge of 65535 does not widen the window.
+#[test]
+fn requests_are_checked_against_the_smaller_of_their_fudge_and_the_cap() {
+    let k = key(Algorithm::HmacSha256);
+    let mut buf = [0u8; 512];
+    let mut table = CompressionTable::new();
+    let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
+    w.push_question(&"www.example.".parse::<Name>().unwrap(), Rtype::A, crate::types::Class::IN)
+        .unwrap();
+    w.sign_tsig(&k, None, &TsigFields { fudge: 65535, ..TsigFields::at(NOW) }).unwrap();
+    let wide = w.finish().to_vec();
+    let status =
+        |msg: &[u8], now: u64, cap: u16| verify_request(msg, &k, now, cap).unwrap().unwrap().status;
+    assert_eq!(
+        verify_message(&wide, &k, None, NOW + 3600).unwrap().unwrap().status,
+        TsigStatus::Ok
+    );
+    assert_eq!(status(&wide, NOW + 3600, 300), TsigStatus::BadTime);
+    assert_eq!(status(&wide, NOW - 301, 300), TsigStatus::BadTime);
+    assert_eq!(status(&wide, NOW + 300, 300), TsigStatus::Ok);
+    assert_eq!(status(&wide, NOW + 3600, 3600), TsigStatus::Ok);
+    let (narrow, _) = signed(&k, 7, None, NOW); // fudge 300
+    assert_eq!(status(&narrow, NOW + 301, 3600), TsigStatus::BadTime, "its own fudge");
+    let outcome = verify_request(&wide, &k, NOW + 3600, 300).unwrap().unwrap();
+    let (resp, _) = respond(&outcome, NOW + 3600);
+    let tsig = TsigRecord::find(&resp).unwrap().unwrap();
+    assert_eq!((tsig.error, tsig.fudge), (Rcode::BADTIME, 65535), "the client's fudge echoed");
+}

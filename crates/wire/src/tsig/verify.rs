@@ -51,12 +51,38 @@ pub struct TsigOutcome<'k> {
 /// Verifies the TSIG of a received message at time `now`. `request_mac` is `None` for a
 /// request, and the MAC of the request we sent when checking a response. Returns `None`
 /// for an unsigned message; malformed TSIG records and MAC sizes outside §5.2.2.1 are
-/// errors (FORMERR).
+/// errors (FORMERR). The time is checked against the message's own fudge: a server
+/// checks requests with [`verify_request`].
 pub fn verify_message<'k, K: Keyring + ?Sized>(
     msg: &[u8],
     keys: &'k K,
     request_mac: Option<&[u8]>,
     now: u64,
+) -> Result<Option<TsigOutcome<'k>>> {
+    verify_within(msg, keys, request_mac, now, u16::MAX)
+}
+
+/// Verifies the TSIG of a received request, as [`verify_message`] does, but allows its
+/// Time Signed to be at most `max_fudge` seconds from `now` whatever fudge it names
+/// (RFC 8945 §5.2.3: BADTIME outside the fudge): the client picks the fudge, and one of
+/// 65,535 s would let a captured request be replayed for 18 hours. RFC 8945 §10
+/// recommends 300 s ([`DEFAULT_FUDGE`](super::DEFAULT_FUDGE)).
+pub fn verify_request<'k, K: Keyring + ?Sized>(
+    msg: &[u8],
+    keys: &'k K,
+    now: u64,
+    max_fudge: u16,
+) -> Result<Option<TsigOutcome<'k>>> {
+    verify_within(msg, keys, None, now, max_fudge)
+}
+
+/// [`verify_message`] with the fudge capped at `max_fudge`.
+fn verify_within<'k, K: Keyring + ?Sized>(
+    msg: &[u8],
+    keys: &'k K,
+    request_mac: Option<&[u8]>,
+    now: u64,
+    max_fudge: u16,
 ) -> Result<Option<TsigOutcome<'k>>> {
     let Some(tsig) = TsigRecord::find(msg)? else {
         return Ok(None);
@@ -95,7 +121,8 @@ pub fn verify_message<'k, K: Keyring + ?Sized>(
         other: tsig.other,
     };
     digest_variables(&mut ctx, &tsig.key_name, tsig.algorithm, &fields);
-    outcome.status = checks_after_mac(ctx, key, &tsig, now, request_mac.is_some());
+    let window = tsig.fudge.min(max_fudge);
+    outcome.status = checks_after_mac(ctx, key, &tsig, (now, window), request_mac.is_some());
     Ok(Some(outcome))
 }
 
@@ -109,13 +136,13 @@ fn check_mac_len(key: &Key, tsig: &TsigRecord<'_>) -> Result<()> {
     Ok(())
 }
 
-/// The MAC comparison and then the time (§5.2.3), truncation (§5.2.4) and peer-error
-/// checks.
+/// The MAC comparison and then the time (§5.2.3: within `window` seconds of `now`),
+/// truncation (§5.2.4) and peer-error checks.
 fn checks_after_mac(
     ctx: hmac::Context,
     key: &Key,
     tsig: &TsigRecord<'_>,
-    now: u64,
+    (now, window): (u64, u16),
     response: bool,
 ) -> TsigStatus {
     let computed = ctx.sign();
@@ -123,7 +150,7 @@ fn checks_after_mac(
     if !constant_time_eq(truncated, tsig.mac) {
         return TsigStatus::BadSig;
     }
-    if now.abs_diff(tsig.time_signed) > u64::from(tsig.fudge) {
+    if now.abs_diff(tsig.time_signed) > u64::from(window) {
         return TsigStatus::BadTime;
     }
     if tsig.mac.len() < key.min_mac_len() {
@@ -227,7 +254,7 @@ impl SequenceVerifier {
         let mut ctx = self.pending.take().unwrap_or_else(|| self.start());
         digest_received(&mut ctx, msg, &tsig)?;
         digest_timers(&mut ctx, tsig.time_signed, tsig.fudge);
-        let status = checks_after_mac(ctx, &self.key, &tsig, now, true);
+        let status = checks_after_mac(ctx, &self.key, &tsig, (now, tsig.fudge), true);
         self.signed(&tsig, status);
         Ok(SequenceStep::Signed(status))
     }
