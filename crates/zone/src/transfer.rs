@@ -365,6 +365,7 @@ fn check(owner: &Dname, rtype: Rtype, class: Class, unchecked: Option<&[u8]>) ->
 }
 
 fn record(owner: &Dname, rtype: Rtype, ttl: u32, data: &[u8]) -> RecordData {
+    let ttl = crate::records::rfc2181_ttl(ttl); // as the zone holds it, for the history
     RecordData { owner: owner.to_name(), rtype, ttl, rdata: data.to_vec() }
 }
 
