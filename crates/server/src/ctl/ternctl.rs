@@ -167,6 +167,7 @@ fn hint(e: &ClientError) -> &'static str {
         ClientError::Connect(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
             " (run as root or as ternd's user, or see `[control] group`)"
         }
+        ClientError::Timeout(_) => " (the server may be busy: --timeout SECONDS waits longer)",
         _ => "",
     }
 }
