@@ -201,6 +201,9 @@ fn the_token_is_checked_before_a_body_is_read() {
     // Refusals are logged, at a bounded rate.
     let log = server.daemon.log_text();
     assert!(log.contains("HTTP API: request refused"), "{log}");
+    assert!(log.contains("/api/v1/zones"), "the whole path is logged: {log}");
+    let lines = log.lines().filter(|l| l.contains("HTTP API: request refused")).count();
+    assert!(lines <= 12, "{lines} lines for 12 refusals within a second or two");
 }
 
 #[test]

@@ -12,7 +12,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use aws_lc_rs::digest::{digest, SHA256};
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{ConnectInfo, OriginalUri, Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -103,7 +103,9 @@ pub async fn require_token(State(api): State<Arc<Api>>, request: Request, next: 
         Ok(()) => next.run(request).await,
         Err(denied) => {
             let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
-            api.refusals.request(client, request.uri().path(), denied.why());
+            // The whole path (a nested router's own URI lacks the `/api/v1` prefix).
+            let uri = request.extensions().get::<OriginalUri>().map_or(request.uri(), |o| &o.0);
+            api.refusals.request(client, uri.path(), denied.why());
             unauthorized()
         }
     }
