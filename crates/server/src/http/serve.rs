@@ -195,7 +195,7 @@ mod tests {
     }
 
     #[test]
-    fn a_client_over_its_cap_is_closed_and_the_others_served() {
+    fn a_client_over_its_cap_is_closed_at_once() {
         let server = server(settings(2, Duration::from_secs(10)));
         let _held: Vec<_> = (0..2).map(|_| connect(&server)).collect();
         std::thread::sleep(Duration::from_millis(100));
