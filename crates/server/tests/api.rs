@@ -1,6 +1,6 @@
 //! The HTTP API against a running `ternd`, with a real HTTP client (curl): the bearer
 //! token, every route, RRset changes seen by dig, zones added and removed, malformed and
-//! unauthorised requests.
+//! unauthorised requests. Hostile clients and refused changes: `hostile_http.rs`.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -115,7 +115,8 @@ fn rrsets(http: u16, addr: SocketAddr, serial: u64) {
     assert_eq!(api(http, "PATCH", "/api/v1/zones/example.com/rrsets", Some(add)).0, 400);
     let bad = r#"{"rrsets":[{"name":"b","type":"A","changetype":"replace","records":["nope"]}]}"#;
     let (code, body) = api(http, "PATCH", "/api/v1/zones/example.com/rrsets", Some(bad));
-    assert_eq!(code, 409, "{body}");
+    assert_eq!(code, 400, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("b.example.com. A"), "{body}");
     assert!(dig(addr, "b.example.com", "A").is_empty());
 }
 

@@ -6,11 +6,19 @@
 //! server, so reaching them from elsewhere is a choice to write out. The listener is
 //! bound at start, with the DNS sockets; a reload warns that a change waits for the
 //! next restart.
+//!
+//! The listener defends itself: connections are capped per client and in all
+//! (`max-connections-per-client`, `max-connections`), a request's headers must arrive
+//! within `header-timeout` (which also closes idle and silent connections), and a body
+//! within `body-timeout`.
 
 use std::net::{Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 use serde::de::{self, Deserializer};
 use serde::Deserialize;
+
+use super::values;
 
 /// `[http]`: the HTTP listener (see the module comment).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -25,12 +33,59 @@ pub struct HttpConfig {
     /// The file holding the API's bearer token; the API (`/api/v1`) is off without it.
     #[serde(default)]
     pub api_token_file: Option<std::path::PathBuf>,
+    /// Connections open at once, all clients together; more are closed when accepted.
+    #[serde(
+        default = "default_max_connections",
+        deserialize_with = "values::count_in::<_, 1, 100000>"
+    )]
+    pub max_connections: u64,
+    /// Connections open at once from one client (an IPv4 address or an IPv6 /64).
+    #[serde(
+        default = "default_max_connections_per_client",
+        deserialize_with = "values::count_in::<_, 1, 100000>"
+    )]
+    pub max_connections_per_client: u64,
+    /// A request's headers must arrive whole within this time of the connection's
+    /// start, or of the previous answer; else the connection is closed.
+    #[serde(default = "default_header_timeout", deserialize_with = "positive_duration")]
+    pub header_timeout: Duration,
+    /// A request's body must arrive whole within this time of its headers (else 408).
+    #[serde(default = "default_body_timeout", deserialize_with = "positive_duration")]
+    pub body_timeout: Duration,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
-        HttpConfig { listen: None, metrics: true, api_token_file: None }
+        HttpConfig {
+            listen: None,
+            metrics: true,
+            api_token_file: None,
+            max_connections: default_max_connections(),
+            max_connections_per_client: default_max_connections_per_client(),
+            header_timeout: default_header_timeout(),
+            body_timeout: default_body_timeout(),
+        }
     }
+}
+
+/// 256: far more than the scrapers and scripts of one server need, and few enough
+/// that they cannot take the process's file descriptors from DNS over TCP.
+fn default_max_connections() -> u64 {
+    256
+}
+
+/// 32: an eighth of the default `max-connections`, so it takes eight addresses to fill
+/// them; a scraper or a script needs one or two.
+fn default_max_connections_per_client() -> u64 {
+    32
+}
+
+fn default_header_timeout() -> Duration {
+    Duration::from_secs(10)
+}
+
+fn default_body_timeout() -> Duration {
+    Duration::from_secs(30)
 }
 
 /// Parses an HTTP listen address: `host:port`, `[v6]:port`, or a port alone (`:9153`
@@ -62,6 +117,15 @@ fn listen<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SocketAddr>, D::Erro
     }
 }
 
+/// A duration above zero (a zero timeout would close every connection at once).
+fn positive_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    let duration = values::duration(d)?;
+    if duration.is_zero() {
+        return Err(de::Error::custom("a timeout must be above zero (e.g. `10s`)"));
+    }
+    Ok(duration)
+}
+
 fn default_true() -> bool {
     true
 }
@@ -84,6 +148,10 @@ mod tests {
             let config = read(&format!("[http]\nlisten = {text}\n")).unwrap();
             assert_eq!(config.http.listen, Some("127.0.0.1:9153".parse().unwrap()), "{text}");
         }
+        assert_eq!(off.http.max_connections, 256);
+        assert_eq!(off.http.max_connections_per_client, 32);
+        assert_eq!(off.http.header_timeout, std::time::Duration::from_secs(10));
+        assert_eq!(off.http.body_timeout, std::time::Duration::from_secs(30));
         let v6 = read("[http]\nlisten = \"[::]:8080\"\nmetrics = false\n").unwrap();
         assert_eq!(v6.http.listen, Some("[::]:8080".parse().unwrap()));
         assert!(!v6.http.metrics);
@@ -96,6 +164,10 @@ mod tests {
             ("[http]\nlisten = \":99999\"\n", "not an HTTP listen address"),
             ("[http]\nmetrics = \"yes\"\n", "invalid type"),
             ("[http]\nlisen = \":80\"\n", "did you mean `listen`"),
+            ("[http]\nmax-connections = 0\n", "out of range"),
+            ("[http]\nmax-connections-per-client = 0\n", "out of range"),
+            ("[http]\nheader-timeout = \"10\"\n", "not a duration"),
+            ("[http]\nbody-timeout = \"0s\"\n", "above zero"),
         ] {
             let e = read(text).unwrap_err();
             assert!(e.contains(needle), "{text}: {e}");

@@ -3,7 +3,8 @@
 //! The socket is bound before privileges are dropped and handed to the server's user
 //! (and `group`), so a socket under `/run` works for a server started as root. A socket
 //! file left by a server that died is replaced; one a running server answers on is not
-//! (the start fails: two servers must not share one socket). Each connection is one
+//! (the start fails: two servers must not share one socket), nor is anything at the
+//! path that is not a socket (the start fails, naming it; the file is kept). Each connection is one
 //! request: the peer's credentials are checked first (root, the server's user, members
 //! of `group`), the request line is read within [`READ_TIMEOUT`], and the reply written.
 
@@ -96,10 +97,17 @@ pub fn bind(config: &ControlConfig, ids: Option<Ids>) -> Result<Option<Bound>> {
     Ok(Some(Bound { listener, path, access: Access { uid: owner.uid, group } }))
 }
 
-/// Removes a socket file no server answers on; fails when one does.
+/// Removes a socket file no server answers on; fails when one does, and when the path
+/// names anything but a socket (a regular file, a directory, a symbolic link…), which
+/// is left as it is: a mistyped `[control] socket` must not delete an operator's file.
 fn remove_stale(path: &Path) -> Result<()> {
-    if std::fs::symlink_metadata(path).is_err() {
-        return Ok(());
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    if let Some(kind) = not_a_socket(&meta.file_type()) {
+        return Err(Error::Config(format!(
+            "{}: `[control] socket` names a {kind}, not a socket: it is left as it is \
+             (remove it, or set another `[control] socket`)",
+            path.display()
+        )));
     }
     if std::os::unix::net::UnixStream::connect(path).is_ok() {
         return Err(Error::Config(format!(
@@ -108,6 +116,20 @@ fn remove_stale(path: &Path) -> Result<()> {
         )));
     }
     std::fs::remove_file(path).map_err(|source| Error::File { path: path.to_owned(), source })
+}
+
+/// What a file of type `kind` is, unless it is a socket.
+fn not_a_socket(kind: &std::fs::FileType) -> Option<&'static str> {
+    use std::os::unix::fs::FileTypeExt;
+    match kind {
+        k if k.is_socket() => None,
+        k if k.is_file() => Some("regular file"),
+        k if k.is_dir() => Some("directory"),
+        k if k.is_symlink() => Some("symbolic link"),
+        k if k.is_fifo() => Some("named pipe"),
+        k if k.is_block_device() || k.is_char_device() => Some("device"),
+        _ => Some("file"),
+    }
 }
 
 fn chown(path: &Path, uid: libc::uid_t, gid: libc::gid_t) -> Result<()> {
@@ -336,5 +358,34 @@ async fn txn(context: &Context, zone: &str, step: TxnStep) -> Reply {
         Ok(text) if diff => Reply::Text { text },
         Ok(message) => Reply::done(message),
         Err(why) => Reply::error(why),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_socket_is_removed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ctl.sock");
+        assert!(remove_stale(&path).is_ok(), "nothing there");
+        std::fs::write(&path, "keep\n").unwrap();
+        let why = remove_stale(&path).unwrap_err().to_string();
+        assert!(why.contains("ctl.sock") && why.contains("regular file"), "{why}");
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "keep\n");
+        std::fs::remove_file(&path).unwrap();
+        std::os::unix::fs::symlink(dir.path().join("elsewhere"), &path).unwrap();
+        assert!(remove_stale(&path).unwrap_err().to_string().contains("symbolic link"));
+        std::fs::remove_file(&path).unwrap();
+        std::fs::create_dir(&path).unwrap();
+        assert!(remove_stale(&path).unwrap_err().to_string().contains("directory"));
+        std::fs::remove_dir(&path).unwrap();
+        // A socket nobody answers on goes; one answered on stays.
+        drop(std::os::unix::net::UnixListener::bind(&path).unwrap());
+        remove_stale(&path).unwrap();
+        assert!(std::fs::symlink_metadata(&path).is_err());
+        let _live = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        assert!(remove_stale(&path).unwrap_err().to_string().contains("another server"));
     }
 }

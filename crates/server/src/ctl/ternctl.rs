@@ -167,6 +167,7 @@ fn hint(e: &ClientError) -> &'static str {
         ClientError::Connect(io) if io.kind() == std::io::ErrorKind::PermissionDenied => {
             " (run as root or as ternd's user, or see `[control] group`)"
         }
+        ClientError::Timeout(_) => " (the server may be busy: --timeout SECONDS waits longer)",
         _ => "",
     }
 }
@@ -282,7 +283,11 @@ fn set_step(owner: String, rest: &[String]) -> Result<TxnStep, String> {
     if rdata.is_empty() {
         return Err(format!("zone-set: no data for the {rtype} record"));
     }
-    Ok(TxnStep::Set { owner, ttl, rtype: rtype.clone(), rdata: rdata.join(" ") })
+    let rdata = rdata.join(" ");
+    if let Some(why) = crate::http::rrsets::not_one_record(&rdata) {
+        return Err(format!("zone-set: {rtype} {rdata:?}: {why}"));
+    }
+    Ok(TxnStep::Set { owner, ttl, rtype: rtype.clone(), rdata })
 }
 
 /// The zone table `zone-add` sends: as it would be written in the configuration file,
@@ -376,6 +381,9 @@ mod tests {
             panic!("not a set")
         };
         assert_eq!((ttl, rtype.as_str(), rdata.as_str()), (Some(300), "TXT", "\"a b\" c"));
+        let cli = Cli::try_parse_from(["ternctl", "zone-set", "e.com", "w", "TXT", "\"a\"\n\"b\""]);
+        let refused = request(cli.unwrap().command).err().unwrap_or_default();
+        assert!(refused.contains("line break"), "{refused}");
         let Request::Txn { step: TxnStep::Set { ttl: None, .. }, .. } =
             parse(&["zone-set", "example.com", "www", "A", "192.0.2.1"])
         else {

@@ -4,25 +4,35 @@
 //! [`handle`] as `ternctl`'s, so a change made here is
 //! applied by the zone's writer and journaled like any other.
 //!
-//! Off unless `[http] api-token-file` names a file holding the token: each request must
-//! carry `Authorization: Bearer <token>` (compared in constant time); any other is
-//! refused with 401 and logged. Errors are JSON: `{"error": "why"}`.
+//! Off unless `[http] api-token-file` names a file holding the token. Every route is
+//! behind [`auth::require_token`]: a request without the token is answered 401 before
+//! its body is read. Bodies are then read bounded in size and time ([`body`]), and
+//! large ones parsed on a blocking thread, so one request cannot hold up `/metrics`.
+//! Errors are JSON: `{"error": "why"}`; 400 for a malformed request, 404 for an
+//! unknown zone or resource, 409 when the server refuses the operation, 422 for RRset
+//! changes a zone's rules forbid ([`super::rrsets`]).
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::{DefaultBodyLimit, Path, Query, State};
+use axum::body::Body;
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
-use tracing::warn;
+use tern_zone::ZoneDb;
 
+use super::auth;
+pub use super::auth::{read_token, MIN_TOKEN};
+use super::body::read as read_body;
+use super::refused::Refusals;
+use super::rrsets::{plan, PatchError};
 use crate::control::commands::ZoneCommand;
 use crate::ctl::listen::{handle, parse_zone, Context};
-use crate::ctl::proto::{Reply, Request, TxnStep, ZoneOp};
+use crate::ctl::proto::{Reply, Request, ZoneOp};
 
 /// What the API serves from.
 #[derive(Debug)]
@@ -31,44 +41,33 @@ pub struct Api {
     pub token: String,
     /// What the control socket's requests use.
     pub context: Arc<Context>,
+    /// The served zones (RRset changes are checked against what is served).
+    pub db: Arc<ZoneDb>,
+    /// How long a request's body may take to arrive (`[http] body-timeout`).
+    pub body_timeout: Duration,
+    /// The refusals' log.
+    pub refusals: Refusals,
 }
 
-/// The shortest token accepted.
-pub const MIN_TOKEN: usize = 16;
+/// The largest `POST /api/v1/zones` body: room for 100,000 zones with a path each.
+pub const MAX_ZONES_BODY: usize = 64 * 1024 * 1024;
+/// The largest `PATCH …/rrsets` body: room for about 300,000 short records.
+pub const MAX_RRSETS_BODY: usize = 16 * 1024 * 1024;
 
-/// Reads the token from `path` (its first line, trimmed); refused when shorter than
-/// [`MIN_TOKEN`].
-pub fn read_token(path: &std::path::Path) -> Result<String, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let token = text.lines().next().unwrap_or("").trim().to_owned();
-    if token.len() < MIN_TOKEN {
-        return Err(format!(
-            "{}: the API token must be at least {MIN_TOKEN} characters (try: head -c 32 /dev/urandom | base64)",
-            path.display()
-        ));
-    }
-    Ok(token)
-}
-
-/// The largest `POST /api/v1/zones` body: room for 100,000 zones with a path each
-/// (other requests keep axum's 2 MiB).
-const MAX_ZONES_BODY: usize = 64 * 1024 * 1024;
-
-/// The API's routes, under `/api/v1`.
+/// The API's routes, under `/api/v1`, every one behind the token check.
 pub fn routes(api: Arc<Api>) -> Router {
-    Router::new()
-        .route("/api/v1/status", get(status))
-        .route("/api/v1/reload", post(reload))
-        .route(
-            "/api/v1/zones",
-            get(zones).post(add_zone).layer(DefaultBodyLimit::max(MAX_ZONES_BODY)),
-        )
-        .route("/api/v1/zones/{zone}", get(zone).delete(remove_zone))
-        .route("/api/v1/zones/{zone}/records", get(records))
-        .route("/api/v1/zones/{zone}/rrsets", axum::routing::patch(rrsets))
-        .route("/api/v1/zones/{zone}/actions/{action}", post(zone_op))
+    let routes = Router::new()
+        .route("/status", get(status))
+        .route("/reload", post(reload))
+        .route("/zones", get(zones).post(add_zone))
+        .route("/zones/{zone}", get(zone).delete(remove_zone))
+        .route("/zones/{zone}/records", get(records))
+        .route("/zones/{zone}/rrsets", patch(patch_rrsets))
+        .route("/zones/{zone}/actions/{action}", post(zone_op))
         .fallback(not_found)
-        .with_state(api)
+        .layer(axum::middleware::from_fn_with_state(Arc::clone(&api), auth::require_token))
+        .with_state(api);
+    Router::new().nest("/api/v1", routes)
 }
 
 /// A JSON error with `status`.
@@ -78,30 +77,6 @@ fn error(status: StatusCode, why: impl Into<String>) -> Response {
 
 async fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "no such resource (see docs/api.yaml)")
-}
-
-/// Whether the request carries the token; one that does not is logged.
-fn authorized(api: &Api, headers: &HeaderMap) -> bool {
-    let given = headers
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.strip_prefix("Bearer "));
-    let matches = given.is_some_and(|g| {
-        aws_lc_rs::constant_time::verify_slices_are_equal(g.as_bytes(), api.token.as_bytes())
-            .is_ok()
-    });
-    if !matches {
-        warn!(
-            token_given = given.is_some(),
-            "HTTP API: request refused (no or wrong bearer token)"
-        );
-    }
-    matches
-}
-
-/// 401, for a request without the token.
-fn unauthorized() -> Response {
-    error(StatusCode::UNAUTHORIZED, "a valid bearer token is required")
 }
 
 /// The control socket's reply as an HTTP answer.
@@ -130,31 +105,33 @@ fn answer(reply: Reply) -> Response {
     }
 }
 
-async fn ask(api: &Api, headers: &HeaderMap, request: Request) -> Response {
-    if !authorized(api, headers) {
-        return unauthorized();
-    }
+async fn ask(api: &Api, request: Request) -> Response {
     answer(handle(request, &api.context).await)
 }
 
-async fn status(State(api): State<Arc<Api>>, headers: HeaderMap) -> Response {
-    ask(&api, &headers, Request::Status).await
+/// Runs `work` (parsing a large body) on a blocking thread, off the HTTP server's own.
+async fn off_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Response> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| error(StatusCode::INTERNAL_SERVER_ERROR, format!("the request failed: {e}")))
 }
 
-async fn reload(State(api): State<Arc<Api>>, headers: HeaderMap) -> Response {
-    ask(&api, &headers, Request::Reload).await
+async fn status(State(api): State<Arc<Api>>) -> Response {
+    ask(&api, Request::Status).await
 }
 
-async fn zones(State(api): State<Arc<Api>>, headers: HeaderMap) -> Response {
-    ask(&api, &headers, Request::ZoneList).await
+async fn reload(State(api): State<Arc<Api>>) -> Response {
+    ask(&api, Request::Reload).await
 }
 
-async fn zone(
-    State(api): State<Arc<Api>>,
-    headers: HeaderMap,
-    Path(zone): Path<String>,
-) -> Response {
-    match ask(&api, &headers, Request::ZoneStatus { zones: vec![zone] }).await {
+async fn zones(State(api): State<Arc<Api>>) -> Response {
+    ask(&api, Request::ZoneList).await
+}
+
+async fn zone(State(api): State<Arc<Api>>, Path(zone): Path<String>) -> Response {
+    match ask(&api, Request::ZoneStatus { zones: vec![zone] }).await {
         // One zone: the object, not a list of one.
         response if response.status() == StatusCode::OK => first_of(response).await,
         other => other,
@@ -171,12 +148,8 @@ async fn first_of(response: Response) -> Response {
     }
 }
 
-async fn remove_zone(
-    State(api): State<Arc<Api>>,
-    headers: HeaderMap,
-    Path(zone): Path<String>,
-) -> Response {
-    ask(&api, &headers, Request::ZoneRemove { zones: vec![zone] }).await
+async fn remove_zone(State(api): State<Arc<Api>>, Path(zone): Path<String>) -> Response {
+    ask(&api, Request::ZoneRemove { zones: vec![zone] }).await
 }
 
 /// A zone to add at run time (`POST /api/v1/zones`).
@@ -197,22 +170,29 @@ struct NewZone {
 
 /// `POST /api/v1/zones`: one zone (an object) or many (a list of them), added in one
 /// step, all or none.
-async fn add_zone(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes) -> Response {
-    if !authorized(&api, &headers) {
-        return unauthorized();
-    }
-    let zones = match body.trim_ascii_start().first() {
-        Some(b'[') => serde_json::from_slice::<Vec<NewZone>>(&body),
-        _ => serde_json::from_slice::<NewZone>(&body).map(|zone| vec![zone]),
+async fn add_zone(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> Response {
+    let body = match read_body(&headers, body, MAX_ZONES_BODY, api.body_timeout).await {
+        Ok(body) => body,
+        Err(e) => return e.response(),
     };
-    let zones = match zones {
-        Ok(zones) => zones,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("not a zone: {e}")),
+    let tables = match off_thread(move || zone_tables(&body)).await {
+        Ok(tables) => tables,
+        Err(failed) => return failed,
     };
-    match zones.iter().map(new_zone_table).collect() {
-        Ok(tables) => answer(handle(Request::ZoneAdd { tables }, &api.context).await),
+    match tables {
+        Ok(tables) => ask(&api, Request::ZoneAdd { tables }).await,
         Err(why) => error(StatusCode::BAD_REQUEST, why),
     }
+}
+
+/// The zones of a `POST /api/v1/zones` body as configuration tables.
+fn zone_tables(body: &[u8]) -> Result<Vec<String>, String> {
+    let zones = match body.trim_ascii_start().first() {
+        Some(b'[') => serde_json::from_slice::<Vec<NewZone>>(body),
+        _ => serde_json::from_slice::<NewZone>(body).map(|zone| vec![zone]),
+    };
+    let zones = zones.map_err(|e| format!("not a zone: {e}"))?;
+    zones.iter().map(new_zone_table).collect()
 }
 
 /// The configuration table of `new`.
@@ -237,7 +217,6 @@ fn setting(key: &str, value: &Value) -> Result<String, String> {
 
 async fn zone_op(
     State(api): State<Arc<Api>>,
-    headers: HeaderMap,
     Path((zone, op)): Path<(String, String)>,
 ) -> Response {
     let op = match op.as_str() {
@@ -250,7 +229,7 @@ async fn zone_op(
         "thaw" => ZoneOp::Thaw,
         other => return error(StatusCode::NOT_FOUND, format!("no action `{other}`")),
     };
-    ask(&api, &headers, Request::Zone { op, zones: vec![zone] }).await
+    ask(&api, Request::Zone { op, zones: vec![zone] }).await
 }
 
 /// `?name=&type=` of `GET …/records`.
@@ -263,12 +242,11 @@ struct Filter {
 
 async fn records(
     State(api): State<Arc<Api>>,
-    headers: HeaderMap,
     Path(zone): Path<String>,
     Query(filter): Query<Filter>,
 ) -> Response {
     let request = Request::ZoneRead { zone, owner: filter.name, rtype: filter.rtype };
-    match ask(&api, &headers, request).await {
+    match ask(&api, request).await {
         response if response.status() == StatusCode::OK => as_records(response).await,
         other => other,
     }
@@ -294,48 +272,36 @@ async fn as_records(response: Response) -> Response {
     Json(json!({ "records": records })).into_response()
 }
 
-/// One RRset change of `PATCH …/rrsets`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RrsetChange {
-    name: String,
-    #[serde(rename = "type")]
-    rtype: String,
-    /// `replace` (the RRset becomes `records`) or `delete`.
-    changetype: String,
-    #[serde(default)]
-    ttl: Option<u32>,
-    #[serde(default)]
-    records: Vec<String>,
-}
-
-/// The body of `PATCH …/rrsets`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RrsetChanges {
-    rrsets: Vec<RrsetChange>,
-}
-
-async fn rrsets(
+/// `PATCH …/rrsets`: the changes checked against the zone served
+/// ([`super::rrsets::plan`]), then carried out by the zone's writer as one change.
+async fn patch_rrsets(
     State(api): State<Arc<Api>>,
-    headers: HeaderMap,
     Path(zone): Path<String>,
-    body: Bytes,
+    headers: HeaderMap,
+    body: Body,
 ) -> Response {
-    if !authorized(&api, &headers) {
-        return unauthorized();
-    }
-    let changes: RrsetChanges = match serde_json::from_slice(&body) {
-        Ok(changes) => changes,
-        Err(e) => return error(StatusCode::BAD_REQUEST, format!("not RRset changes: {e}")),
-    };
-    let steps = match steps_of(changes) {
-        Ok(steps) => steps,
-        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    let body = match read_body(&headers, body, MAX_RRSETS_BODY, api.body_timeout).await {
+        Ok(body) => body,
+        Err(e) => return e.response(),
     };
     let zone = match parse_zone(&zone) {
         Ok(zone) => zone,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    let Some(slot) = api.db.load().get(&zone).cloned() else {
+        return error(StatusCode::NOT_FOUND, format!("{zone} is not served here"));
+    };
+    let Some(contents) = slot.contents_full() else {
+        return error(StatusCode::CONFLICT, format!("{zone}: nothing is served yet"));
+    };
+    let plan = match off_thread(move || plan(&body, &contents)).await {
+        Ok(plan) => plan,
+        Err(failed) => return failed,
+    };
+    let steps = match plan {
+        Ok(plan) => plan.txn_steps(),
+        Err(PatchError::Malformed(why)) => return error(StatusCode::BAD_REQUEST, why),
+        Err(PatchError::Rule(why)) => return error(StatusCode::UNPROCESSABLE_ENTITY, why),
     };
     match api.context.zones.command(&zone, ZoneCommand::Apply(steps)).await {
         Ok(message) => Json(json!({ "message": message })).into_response(),
@@ -344,59 +310,9 @@ async fn rrsets(
     }
 }
 
-/// RRset changes as a transaction's steps: each RRset removed, then (`replace`) its
-/// records added.
-fn steps_of(changes: RrsetChanges) -> Result<Vec<TxnStep>, String> {
-    let mut steps = Vec::new();
-    for change in changes.rrsets {
-        let unset = TxnStep::Unset {
-            owner: change.name.clone(),
-            rtype: Some(change.rtype.clone()),
-            rdata: None,
-        };
-        match change.changetype.to_ascii_lowercase().as_str() {
-            "delete" => steps.push(unset),
-            "replace" if change.records.is_empty() => {
-                return Err(format!("{} {}: replace needs records", change.name, change.rtype))
-            }
-            "replace" => {
-                steps.push(unset);
-                steps.extend(change.records.iter().map(|rdata| TxnStep::Set {
-                    owner: change.name.clone(),
-                    ttl: change.ttl,
-                    rtype: change.rtype.clone(),
-                    rdata: rdata.clone(),
-                }));
-            }
-            other => return Err(format!("changetype `{other}`: expected replace or delete")),
-        }
-    }
-    Ok(steps)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn rrset_changes_become_unsets_and_sets() {
-        let changes: RrsetChanges = serde_json::from_str(
-            r#"{"rrsets":[{"name":"www","type":"A","changetype":"REPLACE","ttl":60,"records":["192.0.2.1","192.0.2.2"]},
-                          {"name":"old","type":"TXT","changetype":"delete"}]}"#,
-        )
-        .unwrap();
-        let steps = steps_of(changes).unwrap();
-        assert_eq!(steps.len(), 4);
-        assert!(matches!(&steps[0], TxnStep::Unset { rdata: None, .. }));
-        assert!(
-            matches!(&steps[2], TxnStep::Set { ttl: Some(60), rdata, .. } if rdata == "192.0.2.2")
-        );
-        let bad: RrsetChanges =
-            serde_json::from_str(r#"{"rrsets":[{"name":"a","type":"A","changetype":"add"}]}"#)
-                .unwrap();
-        assert!(steps_of(bad).unwrap_err().contains("expected replace or delete"));
-        assert!(serde_json::from_str::<RrsetChanges>(r#"{"rrsets":[],"x":1}"#).is_err());
-    }
 
     #[test]
     fn settings_are_written_as_toml() {
@@ -426,12 +342,14 @@ mod tests {
     }
 
     #[test]
-    fn short_tokens_are_refused() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("token");
-        std::fs::write(&path, "short\n").unwrap();
-        assert!(read_token(&path).unwrap_err().contains("at least 16"));
-        std::fs::write(&path, "0123456789abcdef0123\n").unwrap();
-        assert_eq!(read_token(&path).unwrap(), "0123456789abcdef0123");
+    fn zone_bodies_become_tables() {
+        let one = zone_tables(br#"{"name":"a.example","settings":{"notify-ns":true}}"#).unwrap();
+        assert_eq!(one.len(), 1);
+        assert!(one[0].contains("notify-ns = true"), "{one:?}");
+        let many = zone_tables(br#" [{"name":"a.example"},{"name":"b.example"}]"#).unwrap();
+        assert_eq!(many.len(), 2);
+        assert!(zone_tables(br#"{"name":"x.example","bogus":1}"#)
+            .unwrap_err()
+            .contains("not a zone"));
     }
 }

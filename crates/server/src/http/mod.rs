@@ -1,15 +1,23 @@
-//! The HTTP server (`[http]`): one listener, an axum router, on the control plane's
-//! runtime — never on a UDP worker or the TCP runtime, so a scrape never competes with
+//! The HTTP server (`[http]`): one listener, an axum router, on a small runtime of its
+//! own ([`serve`]) — not the control plane's, whose threads a large change may keep
+//! busy, and never a UDP worker or the TCP runtime, so a scrape never competes with
 //! answering.
 //!
-//! [`router`] builds the routes from an [`HttpState`]; today `GET /metrics`
-//! ([`metrics`]) when `metrics = true`. Further routes (an API) take their part of the
-//! state the same way. The listener is bound at start with the DNS sockets
-//! ([`bind`]), before privileges are dropped, and served by [`spawn`] once the server
-//! runs.
+//! [`router`] builds the routes from an [`HttpState`]: `GET /metrics` ([`metrics`])
+//! when `metrics = true`, the API ([`api`], behind [`auth`]) with `api-token-file`.
+//! The listener is bound at start with the DNS sockets ([`bind`]), before privileges
+//! are dropped, and served by [`spawn`] once the server runs, with the connection caps
+//! ([`limits`]) and timeouts of `[http]`; refusals are logged at a bounded rate
+//! ([`refused`]).
 
 pub mod api;
+pub mod auth;
+pub mod body;
+pub mod limits;
 pub mod metrics;
+pub mod refused;
+pub mod rrsets;
+pub mod serve;
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::Arc;
@@ -20,9 +28,9 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use socket2::{Domain, Protocol, Socket, Type};
-use tracing::{error, info};
 
 use crate::error::{Error, Result};
+pub use serve::{HttpServer, Settings};
 
 /// What the routes serve from.
 #[derive(Debug, Default)]
@@ -73,26 +81,14 @@ pub fn bind(addr: SocketAddr) -> Result<StdListener> {
     Ok(socket.into())
 }
 
-/// Serves `router(state)` on `listener` with `runtime` until the runtime stops.
+/// Serves `router(state)` on `listener` with `settings`, until the returned server is
+/// dropped.
 pub fn spawn(
-    runtime: &tokio::runtime::Handle,
     listener: StdListener,
     state: Arc<HttpState>,
-) -> Result<()> {
-    let _entered = runtime.enter();
-    let listener = tokio::net::TcpListener::from_std(listener)
-        .map_err(|source| Error::Os { doing: "registering the HTTP listener", source })?;
-    let addr = listener.local_addr().ok();
-    let app = router(state);
-    runtime.spawn(async move {
-        if let Err(e) = axum::serve(listener, app).await {
-            error!("the HTTP server stopped: {e}");
-        }
-    });
-    if let Some(addr) = addr {
-        info!(listen = %addr, "HTTP server listening");
-    }
-    Ok(())
+    settings: Settings,
+) -> Result<HttpServer> {
+    serve::start(listener, router(state), settings)
 }
 
 #[cfg(test)]
@@ -112,14 +108,10 @@ mod tests {
 
     #[test]
     fn only_the_routes_the_state_has_are_served() {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(1)
-            .enable_all()
-            .build()
-            .unwrap();
         let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap();
-        spawn(runtime.handle(), listener, Arc::new(HttpState::default())).unwrap();
+        let settings = Settings::of(&crate::config::HttpConfig::default(), None);
+        let _server = spawn(listener, Arc::new(HttpState::default()), settings).unwrap();
         assert!(get(addr, "/metrics").starts_with("HTTP/1.1 404"));
         assert!(get(addr, "/").starts_with("HTTP/1.1 404"));
     }

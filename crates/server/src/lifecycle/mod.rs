@@ -118,10 +118,13 @@ fn serve(
         config: config.path.clone(),
     });
     let sources = (&running, &control, Arc::clone(&context));
-    if let Err(e) = start_http(http, &config, sources, handler, db) {
-        stop(running, control);
-        return Err(e);
-    }
+    let http_server = match start_http(http, &config, sources, handler, db) {
+        Ok(server) => server,
+        Err(e) => {
+            stop(running, control);
+            return Err(e);
+        }
+    };
     info!(
         listen = %addrs.join(" "),
         udp_workers = config.udp_workers(),
@@ -165,6 +168,7 @@ fn serve(
         n.notify("STOPPING=1");
     }
     drop(serving);
+    drop(http_server);
     stop(running, control);
     drop(pid_file);
     Ok(())
@@ -312,20 +316,27 @@ fn raise_open_files_limit() {
     }
 }
 
-/// Serves HTTP on `listener` (when `[http] listen` gave one) with the control plane's
-/// runtime, from the running server's counters.
+/// Serves HTTP on `listener` (when `[http] listen` gave one) on its own runtime, its
+/// threads at the control plane's nice value, from the running server's counters.
 fn start_http(
     listener: Option<std::net::TcpListener>,
     config: &Config,
-    (running, control, context): (&RunningServer, &Control, Arc<Context>),
+    (running, _control, context): (&RunningServer, &Control, Arc<Context>),
     handler: Arc<EngineHandler>,
     zones: Arc<ZoneDb>,
-) -> Result<()> {
-    let Some(listener) = listener else { return Ok(()) };
+) -> Result<Option<crate::http::HttpServer>> {
+    let Some(listener) = listener else { return Ok(None) };
     let api = match &config.http.api_token_file {
         Some(file) => {
-            let token = crate::http::api::read_token(file).map_err(Error::Config)?;
-            Some(Arc::new(crate::http::api::Api { token, context }))
+            let token =
+                crate::http::api::read_token(file).map_err(|e| Error::Config(e.to_string()))?;
+            Some(Arc::new(crate::http::api::Api {
+                token,
+                context,
+                db: Arc::clone(&zones),
+                body_timeout: config.http.body_timeout,
+                refusals: Default::default(),
+            }))
         }
         None => None,
     };
@@ -337,7 +348,10 @@ fn start_http(
             zones,
         })
     });
-    crate::http::spawn(&control.handle(), listener, Arc::new(HttpState { metrics, api }))
+    let base = crate::priority::thread_nice().unwrap_or(0);
+    let nice = base + i32::try_from(config.server.control_nice).unwrap_or(0);
+    let settings = crate::http::Settings::of(&config.http, Some(nice));
+    crate::http::spawn(listener, Arc::new(HttpState { metrics, api }), settings).map(Some)
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while

@@ -1,0 +1,160 @@
+//! The API's bearer token (RFC 6750): read from `[http] api-token-file` at start, and
+//! checked on every API request *before* anything else — a request without it is
+//! answered 401 with its body left unread, so an unauthorised client costs the server
+//! the headers only.
+//!
+//! The scheme is case-insensitive (`Bearer`, `bearer`…; RFC 9110 §11.1), followed by
+//! one or more spaces and the token. Tokens are compared in constant time, through
+//! their SHA-256 digests, so not even the length of the token is told by the timing.
+//! Refusals are logged at a bounded rate ([`super::refused`]).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use aws_lc_rs::digest::{digest, SHA256};
+use axum::extract::{ConnectInfo, OriginalUri, Request, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::json;
+
+use super::api::Api;
+
+/// The shortest token accepted.
+pub const MIN_TOKEN: usize = 16;
+
+/// Why the token file is not usable.
+#[derive(Debug)]
+pub enum TokenError {
+    /// It cannot be read.
+    Read(std::path::PathBuf, std::io::Error),
+    /// Its first line is shorter than [`MIN_TOKEN`].
+    Short(std::path::PathBuf),
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenError::Read(path, e) => write!(f, "{}: {e}", path.display()),
+            TokenError::Short(path) => write!(
+                f,
+                "{}: the API token must be at least {MIN_TOKEN} characters (try: head -c 32 /dev/urandom | base64)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+/// Reads the token from `path` (its first line, trimmed); refused when shorter than
+/// [`MIN_TOKEN`].
+pub fn read_token(path: &std::path::Path) -> Result<String, TokenError> {
+    let text = std::fs::read_to_string(path).map_err(|e| TokenError::Read(path.to_owned(), e))?;
+    let token = text.lines().next().unwrap_or("").trim().to_owned();
+    if token.len() < MIN_TOKEN {
+        return Err(TokenError::Short(path.to_owned()));
+    }
+    Ok(token)
+}
+
+/// Why a request is not authorised (for the log).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Denied {
+    /// No `Authorization` header, or not a bearer one.
+    NoToken,
+    /// A bearer token, not the right one.
+    WrongToken,
+}
+
+impl Denied {
+    fn why(self) -> &'static str {
+        match self {
+            Denied::NoToken => "no bearer token",
+            Denied::WrongToken => "wrong bearer token",
+        }
+    }
+}
+
+/// The credentials of an `Authorization: Bearer <token>` value, the scheme in any case.
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, rest) = value.split_once(' ')?;
+    let token = rest.trim_start_matches(' ');
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// Whether `headers` carry `token` (compared in constant time).
+pub fn check(token: &str, headers: &HeaderMap) -> Result<(), Denied> {
+    let given = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(bearer)
+        .ok_or(Denied::NoToken)?;
+    let (given, expected) = (digest(&SHA256, given.as_bytes()), digest(&SHA256, token.as_bytes()));
+    aws_lc_rs::constant_time::verify_slices_are_equal(given.as_ref(), expected.as_ref())
+        .map_err(|_| Denied::WrongToken)
+}
+
+/// The middleware in front of every API route: the token first; without it, 401 (and
+/// a log line) and the body is never read.
+pub async fn require_token(State(api): State<Arc<Api>>, request: Request, next: Next) -> Response {
+    match check(&api.token, request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(denied) => {
+            let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
+            // The whole path (a nested router's own URI lacks the `/api/v1` prefix).
+            let uri = request.extensions().get::<OriginalUri>().map_or(request.uri(), |o| &o.0);
+            api.refusals.request(client, uri.path(), denied.why());
+            unauthorized()
+        }
+    }
+}
+
+/// 401, with the challenge RFC 9110 §11.6.1 asks for, closing the connection (the body,
+/// if any, is left unread).
+fn unauthorized() -> Response {
+    let headers = [(header::WWW_AUTHENTICATE, "Bearer"), (header::CONNECTION, "close")];
+    let body = Json(json!({ "error": "a valid bearer token is required" }));
+    (StatusCode::UNAUTHORIZED, headers, body).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TOKEN: &str = "0123456789abcdef0123";
+
+    fn with(value: &str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(header::AUTHORIZATION, value.parse().unwrap());
+        headers
+    }
+
+    #[test]
+    fn the_scheme_is_case_insensitive_and_the_token_exact() {
+        for value in ["Bearer ", "bearer ", "BEARER ", "Bearer   "] {
+            assert_eq!(check(TOKEN, &with(&format!("{value}{TOKEN}"))), Ok(()), "{value}");
+        }
+        assert_eq!(check(TOKEN, &HeaderMap::new()), Err(Denied::NoToken));
+        for value in [format!("Basic {TOKEN}"), format!("Bearer{TOKEN}"), "Bearer ".into()] {
+            assert_eq!(check(TOKEN, &with(&value)), Err(Denied::NoToken), "{value}");
+        }
+        for value in
+            [format!("Bearer {TOKEN}x"), "Bearer 0123".into(), format!("bearer {}", &TOKEN[1..])]
+        {
+            assert_eq!(check(TOKEN, &with(&value)), Err(Denied::WrongToken), "{value}");
+        }
+    }
+
+    #[test]
+    fn short_tokens_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("token");
+        std::fs::write(&path, "short\n").unwrap();
+        assert!(read_token(&path).unwrap_err().to_string().contains("at least 16"));
+        std::fs::write(&path, "0123456789abcdef0123\n").unwrap();
+        assert_eq!(read_token(&path).unwrap(), "0123456789abcdef0123");
+        assert!(matches!(read_token(&dir.path().join("none")), Err(TokenError::Read(..))));
+    }
+}
