@@ -88,7 +88,8 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         from: Option<PathBuf>,
         /// The zone file (a primary's source, or where a secondary keeps its copy); `%s`
-        /// in it stands for the zone's name without the final dot.
+        /// in it stands for the zone's name without the final dot, in lower case, with
+        /// bytes other than letters, digits, `-` and `_` in a label written `%XX`.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
         /// A primary to transfer from (a `[[remote]]` id; repeatable).
@@ -259,13 +260,19 @@ fn zone_names(mut zones: Vec<String>, from: Option<&Path>) -> Result<Vec<String>
     }
 }
 
-/// `file` with each `%s` replaced by `zone` without its final dot.
+/// `file` with each `%s` replaced by `zone`'s file-name stem without its final dot
+/// (`tern_journal::files::stem`: the name itself for ordinary names; `/`, `\` and
+/// other bytes escaped as `%XX`, so a name cannot lead into another directory).
 fn zone_file(file: &Path, zone: &str) -> PathBuf {
     let text = file.to_string_lossy();
-    match text.contains("%s") {
-        true => PathBuf::from(text.replace("%s", zone.strip_suffix('.').unwrap_or(zone))),
-        false => file.to_owned(),
+    if !text.contains("%s") {
+        return file.to_owned();
     }
+    let stem = match zone.parse::<tern_wire::Name>() {
+        Ok(name) => tern_journal::files::stem(&name),
+        Err(_) => zone.to_owned(), // refused by the server with the name's error
+    };
+    PathBuf::from(text.replace("%s", stem.strip_suffix('.').unwrap_or(&stem)))
 }
 
 /// `[TTL] TYPE RDATA...` of `zone-set`.
@@ -402,7 +409,7 @@ mod tests {
     fn zone_add_takes_many_zones_and_a_file_pattern() {
         let dir = tempfile::tempdir().unwrap();
         let list = dir.path().join("zones");
-        std::fs::write(&list, "# new customers\nb.example.\n\nc.example\n").unwrap();
+        std::fs::write(&list, "# new customers\nb.example.\n\nC.Example\nd/e.example\n").unwrap();
         let from = list.display().to_string();
         let args = ["zone-add", "a.example", "--from", &from, "--file", "/z/%s.zone"];
         let Request::ZoneAdd { tables } = parse(&args) else { panic!("not a zone-add") };
@@ -410,12 +417,18 @@ mod tests {
             .iter()
             .map(|t| toml::from_str::<toml::Table>(t).unwrap()["file"].as_str().unwrap().into())
             .collect();
-        assert_eq!(files, ["/z/a.example.zone", "/z/b.example.zone", "/z/c.example.zone"]);
+        let expected = [
+            "/z/a.example.zone",
+            "/z/b.example.zone",
+            "/z/c.example.zone",
+            "/z/d%2fe.example.zone",
+        ];
+        assert_eq!(files, expected, "a name never leads into another directory");
         let Request::ZoneRemove { zones } = parse(&["zone-remove", "a.example", "--from", &from])
         else {
             panic!("not a zone-remove")
         };
-        assert_eq!(zones, ["a.example", "b.example.", "c.example"]);
+        assert_eq!(zones, ["a.example", "b.example.", "C.Example", "d/e.example"]);
         let none = Cli::try_parse_from(["ternctl", "zone-add", "--file", "x"]).unwrap();
         assert!(request(none.command).is_err_and(|e| e.contains("no zone")));
     }

@@ -185,26 +185,7 @@ fn record(
     Ok((text.to_owned(), rdata))
 }
 
-/// Why `text` is not exactly one record's RDATA: a line break ends a record, a `;`
-/// outside quotes starts a comment; either would cut the record short unseen.
-pub fn not_one_record(text: &str) -> Option<&'static str> {
-    if text.contains(['\n', '\r']) {
-        return Some("a line break in a record (one text is one record; write \\010 in a string)");
-    }
-    let (mut quoted, mut escaped) = (false, false);
-    for byte in text.bytes() {
-        match byte {
-            _ if escaped => escaped = false,
-            b'\\' => escaped = true,
-            b'"' => quoted = !quoted,
-            b';' if !quoted => {
-                return Some("a `;` outside quotes starts a comment (write \\; or quote it)")
-            }
-            _ => {}
-        }
-    }
-    None
-}
+pub use tern_wire::rdata::not_one_record;
 
 /// The rules one change must keep on its own (see the module comment).
 fn check_rules(change: &Parsed, zone: &ZoneContents) -> Result<(), PatchError> {

@@ -140,8 +140,34 @@ fn parse_text_inner(
     lx.expect_end()
 }
 
-/// Parses RDATA given as one string (for tests, tools and the control interface).
+/// Why `text` is not exactly one record's RDATA: a line break ends a record, a `;`
+/// outside quotes starts a comment; either would cut the record short unseen.
+pub fn not_one_record(text: &str) -> Option<&'static str> {
+    if text.contains(['\n', '\r']) {
+        return Some("a line break in a record (one text is one record; write \\010 in a string)");
+    }
+    let (mut quoted, mut escaped) = (false, false);
+    for byte in text.bytes() {
+        match byte {
+            _ if escaped => escaped = false,
+            b'\\' => escaped = true,
+            b'"' => quoted = !quoted,
+            b';' if !quoted => {
+                return Some("a `;` outside quotes starts a comment (write \\; or quote it)")
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// Parses RDATA given as one string (for tests, tools and the control interface): the
+/// data of exactly one record ([`not_one_record`] refuses a line break or a comment,
+/// which would cut it silently).
 pub fn parse_str(rtype: Rtype, text: &str, origin: Option<&Dname>) -> Result<Vec<u8>> {
+    if let Some(why) = not_one_record(text) {
+        return Err(Error::syntax(1, 1, why));
+    }
     let mut out = Vec::new();
     parse_text(rtype, &mut Lexer::for_fields(text.as_bytes()), origin, &mut out)?;
     Ok(out)

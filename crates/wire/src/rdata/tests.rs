@@ -156,3 +156,15 @@ fn typed_api() {
 mod props;
 
 mod dnspython;
+
+/// One string is one record's data: a line break or a comment, which the zone-file
+/// lexer would end the record at (silently dropping the rest), is refused.
+#[test]
+fn parse_str_takes_exactly_one_record() {
+    assert!(parse_str(Rtype::A, "192.0.2.1", None).is_ok());
+    assert!(parse_str(Rtype::TXT, "\"a;b\" c\\;d", None).is_ok(), "quoted or escaped");
+    for text in ["192.0.2.1\n192.0.2.2", "192.0.2.1 ; comment", "192.0.2.1\r"] {
+        let why = parse_str(Rtype::A, text, None).unwrap_err().to_string();
+        assert!(why.contains("line break") || why.contains("comment"), "{text:?}: {why}");
+    }
+}
