@@ -162,14 +162,17 @@ pub fn not_one_record(text: &str) -> Option<&'static str> {
 }
 
 /// Parses RDATA given as one string (for tests, tools and the control interface): the
-/// data of exactly one record ([`not_one_record`] refuses a line break or a comment,
-/// which would cut it silently).
+/// data of exactly one record, which may span lines inside parentheses and hold
+/// comments, as in a zone file; text after its end (another line) is refused, never
+/// dropped. Interfaces that take one record a line refuse more with
+/// [`not_one_record`].
 pub fn parse_str(rtype: Rtype, text: &str, origin: Option<&Dname>) -> Result<Vec<u8>> {
-    if let Some(why) = not_one_record(text) {
-        return Err(Error::syntax(1, 1, why));
-    }
     let mut out = Vec::new();
-    parse_text(rtype, &mut Lexer::for_fields(text.as_bytes()), origin, &mut out)?;
+    let mut lexer = Lexer::for_fields(text.as_bytes());
+    parse_text(rtype, &mut lexer, origin, &mut out)?;
+    if lexer.next_entry()?.is_some() {
+        return Err(lexer.error_here("more than one record: text after the end of the first"));
+    }
     Ok(out)
 }
 

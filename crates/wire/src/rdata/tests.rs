@@ -157,14 +157,20 @@ mod props;
 
 mod dnspython;
 
-/// One string is one record's data: a line break or a comment, which the zone-file
-/// lexer would end the record at (silently dropping the rest), is refused.
+/// One string is one record's data: a second line, which the lexer would take for the
+/// next record (silently dropped before), is refused; parentheses and comments are
+/// not. `not_one_record` refuses line breaks and comments too, for one-line interfaces.
 #[test]
 fn parse_str_takes_exactly_one_record() {
     assert!(parse_str(Rtype::A, "192.0.2.1", None).is_ok());
-    assert!(parse_str(Rtype::TXT, "\"a;b\" c\\;d", None).is_ok(), "quoted or escaped");
-    for text in ["192.0.2.1\n192.0.2.2", "192.0.2.1 ; comment", "192.0.2.1\r"] {
+    assert!(parse_str(Rtype::A, "192.0.2.1 ; comment\n", None).is_ok());
+    assert!(parse_str(Rtype::TXT, "( \"a\"\n \"b\" )", None).is_ok());
+    for text in ["192.0.2.1\n192.0.2.2", "192.0.2.1\r\nx"] {
         let why = parse_str(Rtype::A, text, None).unwrap_err().to_string();
-        assert!(why.contains("line break") || why.contains("comment"), "{text:?}: {why}");
+        assert!(why.contains("more than one record"), "{text:?}: {why}");
+    }
+    assert!(not_one_record("\"a;b\" c\\;d").is_none(), "quoted or escaped");
+    for text in ["192.0.2.1\n", "192.0.2.1 ; comment", "192.0.2.1\r"] {
+        assert!(not_one_record(text).is_some(), "{text:?}");
     }
 }
