@@ -23,6 +23,7 @@ if ((${#need_apt[@]})); then
   $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 python3 -c 'import dns.message' 2>/dev/null || python3 -m pip install -q dnspython
+cargo nextest --version >/dev/null 2>&1 || cargo install cargo-nextest --locked
 
 echo "== format and lints"
 cargo fmt --all --check
