@@ -16,7 +16,7 @@
 //! Each query, and each answer sent, is counted in the worker's own slot of
 //! [`QueryCounters`] (a few relaxed stores into memory no other thread writes).
 //!
-//! Refused transfers, updates and NOTIFYs are logged ([`crate::refusals`], rate-limited;
+//! Refused transfers, updates and NOTIFYs are logged ([`tern_control::refusals`], rate-limited;
 //! an answer's RCODE and a byte of the query tell them, nothing more is read unless a
 //! line is written). A signed UPDATE is checked against the signatures accepted lately
 //! ([`Replays`], behind a lock taken for signed updates only): a copy of one is answered
@@ -38,11 +38,12 @@ use tracing::{info, warn};
 use crate::config::Config;
 use crate::counters::control::{control, Direction};
 use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
+use crate::handler::AnswerStream;
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
-use crate::refusals::{refusals, refused_request, Kind, Refusal};
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use crate::udp::reply::Replier;
-use crate::updates::{AnswerStream, Reply, UpdateSink, UpdateTask};
+use tern_control::refusals::{refusals, refused_request, Kind, Refusal};
+use tern_control::updates::{Reply, UpdateSink, UpdateTask};
 
 /// A NOTIFY accepted by the data plane, for the control plane: the zone and serial, and
 /// who sent it.
@@ -189,7 +190,7 @@ impl EngineHandler {
     }
 
     /// Queues an accepted update for its zone's writer, which answers it once the
-    /// change is durable (`crate::updates`); nothing is sent now. Over TCP the batch
+    /// change is durable (`tern_control::updates`); nothing is sent now. Over TCP the batch
     /// takes the stream that waits for that answer. Without a control plane, or with
     /// its queue full, the update is answered SERVFAIL (by the dropped task).
     fn queue_update(
@@ -296,7 +297,7 @@ fn refused_kind(query: &[u8], qtype: Rtype) -> Option<Kind> {
     Kind::of(flags.opcode(), qtype)
 }
 
-/// Notes a refused request in the refusal log (see [`crate::refusals`]).
+/// Notes a refused request in the refusal log (see [`tern_control::refusals`]).
 #[cold]
 #[inline(never)]
 fn note_refused(kind: Kind, query: &[u8], answer: &[u8], rcode: Rcode, client: IpAddr) {
@@ -437,9 +438,7 @@ fn random_bytes<const N: usize>() -> [u8; N] {
 }
 
 /// Seconds since the epoch (the engine's clock for TSIG and cookies).
-pub fn unix_now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
-}
+pub use tern_control::clock::unix_now;
 
 /// The machine's host name (empty if it cannot be read).
 fn hostname() -> String {

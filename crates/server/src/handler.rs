@@ -121,6 +121,38 @@ pub trait MessageStream: Send + 'static {
     fn finished(self: Box<Self>, complete: bool);
 }
 
+/// The TCP side of an update's answer ([`tern_control::updates::Reply::tcp`]): one
+/// message, once the zone's writer sent it (or nothing after
+/// [`TCP_WAIT`](tern_control::updates::TCP_WAIT)).
+#[derive(Debug)]
+pub struct AnswerStream {
+    answer: std::sync::mpsc::Receiver<Vec<u8>>,
+    done: bool,
+}
+
+impl AnswerStream {
+    /// A stream and the reply that feeds it.
+    pub fn pair() -> (AnswerStream, tern_control::updates::Reply) {
+        let (reply, answer) = tern_control::updates::Reply::tcp();
+        (AnswerStream { answer, done: false }, reply)
+    }
+}
+
+impl MessageStream for AnswerStream {
+    fn next_message(&mut self, out: &mut [u8]) -> Option<usize> {
+        if self.done {
+            return None;
+        }
+        self.done = true;
+        let message = self.answer.recv_timeout(tern_control::updates::TCP_WAIT).ok()?;
+        let slot = out.get_mut(..message.len())?;
+        slot.copy_from_slice(&message);
+        Some(message.len())
+    }
+
+    fn finished(self: Box<Self>, _complete: bool) {}
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -30,14 +30,12 @@ pub mod logging;
 pub mod manpage;
 pub mod priority;
 pub mod random;
-pub mod refusals;
 pub mod rrl;
 pub mod server;
 pub mod sockopt;
 pub mod stats;
 pub mod tcp;
 pub mod udp;
-pub mod updates;
 pub mod xdp;
 
 pub use config::Config;

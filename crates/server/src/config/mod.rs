@@ -35,11 +35,12 @@ use crate::error::{Error, Result};
 pub use control::ControlConfig;
 pub use defences::{CookieConfig, RrlConfig};
 pub use http::HttpConfig;
+pub use tern_control::plan::{
+    CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZonePlan, ZoneSource,
+};
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xdp::{XdpConfig, XdpMode, XdpQueues};
-pub use xfr::{
-    CatalogMember, CatalogRole, Remote, Resolved, Role, TimerBounds, TransferConfig, ZonePlan,
-};
+pub use xfr::{Resolved, TransferConfig};
 
 /// Most errors one configuration file reports.
 pub const MAX_ERRORS: usize = 20;
@@ -317,17 +318,6 @@ impl TryFrom<RawZone> for ZoneConfig {
             catalog_max_members: raw.catalog_max_members,
         })
     }
-}
-
-/// Where a zone's master data is read from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ZoneSource {
-    /// A zone file (RFC 1035 §5).
-    File(PathBuf),
-    /// Zone-file text built into the binary (`ternd demo`).
-    Embedded(&'static str),
-    /// A catalog zone written by this server, of these members (RFC 9432).
-    Catalog(Arc<[xfr::CatalogMember]>),
 }
 
 /// The identity answers resolved to their values (see [`IdentityConfig::resolve`]).

@@ -30,8 +30,8 @@ use super::writer::{now, Writer};
 use super::{journaled, storage, Event};
 use crate::client::{self, Peer};
 use crate::config::{Role, ZoneSource};
-use crate::refusals::{refusals, Kind, Refusal};
-use crate::updates::{Answers, UpdateTask};
+use tern_control::refusals::{refusals, Kind, Refusal};
+use tern_control::updates::{Answers, UpdateTask};
 
 /// Most updates committed together.
 pub const BATCH: usize = 256;
@@ -495,7 +495,7 @@ impl Batch {
     }
 }
 
-/// Notes an update the writer refused in the refusal log ([`crate::refusals`]).
+/// Notes an update the writer refused in the refusal log ([`tern_control::refusals`]).
 fn log_refusal(zone: &ZoneContents, task: &UpdateTask, refusal: &UpdateRefusal) {
     let Some(request) = task.request() else { return };
     refusals().note(Kind::Update, crate::dns::unix_now(), || Refusal {
@@ -520,7 +520,7 @@ mod tests {
     use tern_zone::{Options, ZoneSet, ZoneSlot};
 
     use super::*;
-    use crate::updates::AnswerStream;
+    use crate::handler::AnswerStream;
 
     const ZONE: &str = "@ 300 SOA ns h 10 60 60 600 60\n@ 300 NS ns\nns 300 A 192.0.2.53\n";
 

@@ -46,8 +46,8 @@ use crate::ctl::proto::ZoneStatus;
 use crate::dns::{EngineHandler, NoticeFrom};
 use crate::error::{Error, Result};
 use crate::lifecycle::ReloadReport;
-use crate::updates::UpdateTask;
 use registry::{Handle, Writers};
+use tern_control::updates::UpdateTask;
 
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
@@ -253,7 +253,7 @@ impl Control {
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         handler.forward_notices(notices);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
-        handler.forward_updates(Arc::clone(&writers) as Arc<dyn crate::updates::UpdateSink>);
+        handler.forward_updates(Arc::clone(&writers) as Arc<dyn tern_control::updates::UpdateSink>);
         Ok(Control { runtime, shared, handler, writers })
     }
 

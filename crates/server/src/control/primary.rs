@@ -21,7 +21,7 @@ use tracing::{error, info, warn};
 use super::writer::Writer;
 use super::LoadOutcome;
 use crate::config::ZoneSource;
-use crate::logging::LoadProgress;
+use tern_control::progress::LoadProgress;
 
 /// What a zone file was when loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -325,7 +325,7 @@ mod tests {
     /// as its refreshes go: their outcome comes back through `receiver`.
     fn secondary(
         storage: &std::path::Path,
-    ) -> (Writer, crate::control::inbox::Receiver<Event, crate::updates::UpdateTask>) {
+    ) -> (Writer, crate::control::inbox::Receiver<Event, tern_control::updates::UpdateTask>) {
         let text = format!(
             "[server]\nstorage = \"{}\"\n[[remote]]\nid = \"p\"\naddress = \"127.0.0.1:9\"\n\
              [[zone]]\nname = \"example.com\"\nprimary = \"p\"\n",
@@ -342,7 +342,7 @@ mod tests {
     }
 
     async fn fetched(
-        receiver: &crate::control::inbox::Receiver<Event, crate::updates::UpdateTask>,
+        receiver: &crate::control::inbox::Receiver<Event, tern_control::updates::UpdateTask>,
     ) -> Fetch {
         let next = tokio::time::timeout(Duration::from_secs(5), receiver.next(1)).await;
         match next {

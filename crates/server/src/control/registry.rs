@@ -18,7 +18,7 @@ use tracing::warn;
 
 use super::WriterInbox;
 use crate::ctl::proto::ZoneStatus;
-use crate::updates::{UpdateSink, UpdateTask};
+use tern_control::updates::{UpdateSink, UpdateTask};
 
 /// A running writer.
 #[derive(Debug, Clone)]

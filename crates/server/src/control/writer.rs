@@ -20,7 +20,7 @@ use super::{notify, Event, LoadOutcome, Shared, WriterInbox};
 use crate::config::{Role, ZonePlan};
 use crate::counters::control::{control, LoadResult};
 use crate::ctl::proto::ZoneStatus;
-use crate::updates::UpdateTask;
+use tern_control::updates::UpdateTask;
 
 /// A zone's writer (see the module comment).
 #[derive(Debug)]

@@ -19,6 +19,7 @@ use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use tern_control::updates::Datagrams;
 use tracing::warn;
 
 use super::addr::{self, ControlBuf, Destination, CONTROL_SIZE};
@@ -64,11 +65,13 @@ impl Replier {
             _ => Err(io::Error::last_os_error()),
         }
     }
+}
 
+impl Datagrams for Replier {
     /// Sends every answer of `answers`, in one `sendmmsg` per socket used; returns how
     /// many the kernel took. One it refuses (or with no socket for its address) is
     /// skipped, not retried.
-    pub fn send_all(&self, answers: &[Late<'_>]) -> usize {
+    fn send_all(&self, answers: &[Late<'_>]) -> usize {
         let routes: Vec<Option<usize>> = answers.iter().map(|a| self.route(a.local)).collect();
         let mut sent = 0;
         for (index, out) in self.sockets.iter().enumerate() {
@@ -83,7 +86,9 @@ impl Replier {
         }
         sent
     }
+}
 
+impl Replier {
     /// The socket an answer to a request sent to `local` leaves from: the one bound to
     /// it, else a wildcard one of its port and family.
     fn route(&self, local: SocketAddr) -> Option<usize> {
@@ -97,15 +102,7 @@ impl Replier {
 }
 
 /// One late answer: its bytes, the client, and the address its request was sent to.
-#[derive(Debug, Clone, Copy)]
-pub struct Late<'a> {
-    /// The message.
-    pub answer: &'a [u8],
-    /// Where it goes.
-    pub client: SocketAddr,
-    /// Where it leaves from.
-    pub local: SocketAddr,
-}
+pub use tern_control::updates::Datagram as Late;
 
 fn no_socket() -> io::Error {
     io::Error::new(io::ErrorKind::NotFound, "no socket for that address")

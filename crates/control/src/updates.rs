@@ -4,9 +4,9 @@
 //! over as an [`UpdateRequest`]; the data plane wraps it in an [`UpdateTask`] with the
 //! way back to the client ([`Reply`]) and queues it for the control plane, without
 //! waiting. The zone's writer applies it, makes it durable, and only then answers:
-//! over UDP from a duplicate of the listening socket ([`Replier`]; a batch's answers
-//! gathered in [`Answers`] and sent together), over TCP through the
-//! connection's [`MessageStream`], which waits on a blocking thread for the answer.
+//! over UDP from the server's sockets ([`Datagrams`], which the server implements; a
+//! batch's answers gathered in [`Answers`] and sent together), over TCP through a
+//! channel ([`Reply::tcp`]) the connection waits on, on a blocking thread.
 //!
 //! A task dropped without an answer (its zone removed, the server stopping, a queue
 //! full) answers SERVFAIL on its way out, so no client is left waiting for nothing.
@@ -21,17 +21,15 @@ use tern_engine::UpdateRequest;
 use tern_wire::Rcode;
 use tracing::debug;
 
+use crate::clock::unix_now;
 use crate::counters::control::control;
-use crate::dns::unix_now;
-use crate::handler::MessageStream;
-use crate::udp::reply::{Late, Replier};
 
 /// Longest a TCP connection waits for its update's answer. A writer busy loading a
 /// big zone may take seconds; past this the client is better off retrying.
 pub const TCP_WAIT: Duration = Duration::from_secs(60);
 
 /// Where the data plane puts accepted updates: the control plane's writers
-/// (`control::registry`). Called on a query worker, so it must not block.
+/// ([`crate::registry`]). Called on a query worker, so it must not block.
 pub trait UpdateSink: Send + Sync + std::fmt::Debug {
     /// Takes `task`; one it cannot take is dropped, which answers SERVFAIL.
     fn submit(&self, task: UpdateTask);
@@ -53,7 +51,7 @@ pub enum Reply {
     /// A datagram from `local` (where the request was sent) to `client`.
     Udp {
         /// The sockets to send from.
-        replier: Arc<Replier>,
+        replier: Arc<dyn Datagrams>,
         /// The client's address.
         client: SocketAddr,
         /// The address the request was sent to.
@@ -129,8 +127,27 @@ impl UpdateTask {
     }
 }
 
+/// The server's UDP sockets, as the writers send answers to updates from them.
+pub trait Datagrams: Send + Sync + std::fmt::Debug {
+    /// Sends every datagram of `answers` (in one system call per socket where it can);
+    /// returns how many were sent. One that cannot be sent is skipped, not retried.
+    fn send_all(&self, answers: &[Datagram<'_>]) -> usize;
+}
+
+/// One answer to send over UDP: its bytes, the client, and the address its request
+/// was sent to (which it leaves from).
+#[derive(Debug, Clone, Copy)]
+pub struct Datagram<'a> {
+    /// The message.
+    pub answer: &'a [u8],
+    /// Where it goes.
+    pub client: SocketAddr,
+    /// Where it leaves from.
+    pub local: SocketAddr,
+}
+
 /// Answers over UDP gathered from a batch, sent together by [`Answers::send`]: one
-/// `sendmmsg` per socket instead of one `sendto` each ([`Replier::send_all`]).
+/// `sendmmsg` per socket instead of one `sendto` each ([`Datagrams::send_all`]).
 #[derive(Debug, Default)]
 pub struct Answers {
     /// The messages, one after another.
@@ -140,10 +157,15 @@ pub struct Answers {
 
 #[derive(Debug)]
 struct Queued {
-    replier: Arc<Replier>,
+    replier: Arc<dyn Datagrams>,
     client: SocketAddr,
     local: SocketAddr,
     bytes: std::ops::Range<usize>,
+}
+
+/// True when `a` and `b` are one set of sockets (their data, not their vtables).
+fn same(a: &Arc<dyn Datagrams>, b: &Arc<dyn Datagrams>) -> bool {
+    std::ptr::addr_eq(Arc::as_ptr(a), Arc::as_ptr(b))
 }
 
 impl Answers {
@@ -152,18 +174,18 @@ impl Answers {
         let mut rest: Vec<&Queued> = self.udp.iter().collect();
         while let Some(&first) = rest.first() {
             let (mine, others): (Vec<&Queued>, Vec<&Queued>) =
-                rest.into_iter().partition(|q| Arc::ptr_eq(&q.replier, &first.replier));
-            let late: Vec<Late<'_>> = mine
+                rest.into_iter().partition(|q| same(&q.replier, &first.replier));
+            let datagrams: Vec<Datagram<'_>> = mine
                 .iter()
-                .map(|q| Late {
+                .map(|q| Datagram {
                     answer: self.bytes.get(q.bytes.clone()).unwrap_or_default(),
                     client: q.client,
                     local: q.local,
                 })
                 .collect();
-            let sent = first.replier.send_all(&late);
-            if sent < late.len() {
-                debug!(unsent = late.len() - sent, "answers to updates could not be sent");
+            let sent = first.replier.send_all(&datagrams);
+            if sent < datagrams.len() {
+                debug!(unsent = datagrams.len() - sent, "answers to updates could not be sent");
             }
             rest = others;
         }
@@ -178,46 +200,23 @@ impl Drop for UpdateTask {
 }
 
 impl Reply {
+    /// A reply over TCP, and where the connection reads its one message (the update's
+    /// answer) from.
+    pub fn tcp() -> (Reply, std_mpsc::Receiver<Vec<u8>>) {
+        let (sender, answer) = std_mpsc::sync_channel(1);
+        (Reply::Tcp(sender), answer)
+    }
+
     fn send(&self, message: Vec<u8>) {
         match self {
             Reply::Udp { replier, client, local } => {
-                if let Err(e) = replier.send(&message, *client, *local) {
-                    debug!(client = %client, "the answer to an update could not be sent: {e}");
+                let datagram = Datagram { answer: &message, client: *client, local: *local };
+                if replier.send_all(&[datagram]) != 1 {
+                    debug!(client = %client, "the answer to an update could not be sent");
                 }
             }
             // The connection may be gone; then there is nobody to tell.
             Reply::Tcp(sender) => drop(sender.try_send(message)),
         }
     }
-}
-
-/// The TCP side of a [`Reply::Tcp`]: one message, the update's answer, once the writer
-/// sent it (or nothing after [`TCP_WAIT`]).
-#[derive(Debug)]
-pub struct AnswerStream {
-    answer: std_mpsc::Receiver<Vec<u8>>,
-    done: bool,
-}
-
-impl AnswerStream {
-    /// A stream and the reply that feeds it.
-    pub fn pair() -> (AnswerStream, Reply) {
-        let (sender, answer) = std_mpsc::sync_channel(1);
-        (AnswerStream { answer, done: false }, Reply::Tcp(sender))
-    }
-}
-
-impl MessageStream for AnswerStream {
-    fn next_message(&mut self, out: &mut [u8]) -> Option<usize> {
-        if self.done {
-            return None;
-        }
-        self.done = true;
-        let message = self.answer.recv_timeout(TCP_WAIT).ok()?;
-        let slot = out.get_mut(..message.len())?;
-        slot.copy_from_slice(&message);
-        Some(message.len())
-    }
-
-    fn finished(self: Box<Self>, _complete: bool) {}
 }

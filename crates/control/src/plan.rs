@@ -1,0 +1,118 @@
+//! What the control plane is told about each zone: its plan, resolved from the
+//! configuration by the server (names checked, remotes and keys found, a template's
+//! settings applied), so that nothing here reads a configuration file.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tern_engine::{Rule, UpdatePolicy};
+use tern_wire::tsig::Key;
+use tern_wire::Name;
+use tern_zone::HistoryLimits;
+
+/// Where a zone's master data is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ZoneSource {
+    /// A zone file (RFC 1035 §5).
+    File(PathBuf),
+    /// Zone-file text built into the binary (`ternd demo`).
+    Embedded(&'static str),
+    /// A catalog zone written by this server, of these members (RFC 9432).
+    Catalog(Arc<[CatalogMember]>),
+}
+
+/// A remote with its key resolved.
+#[derive(Debug, Clone)]
+pub struct Remote {
+    /// Its id in the configuration.
+    pub id: String,
+    /// Its addresses, in order.
+    pub addrs: Vec<SocketAddr>,
+    /// The key to sign with.
+    pub key: Option<Key>,
+}
+
+/// How a zone gets its data.
+#[derive(Debug, Clone)]
+pub enum Role {
+    /// From its zone file.
+    Primary,
+    /// By transfer from these primaries (in order), kept in its zone file.
+    Secondary(Vec<Remote>),
+}
+
+/// Bounds on a secondary's SOA timers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimerBounds {
+    /// Refresh interval bounds.
+    pub refresh: (Duration, Duration),
+    /// Retry interval bounds.
+    pub retry: (Duration, Duration),
+}
+
+/// Everything the control plane needs about one zone.
+#[derive(Debug, Clone)]
+pub struct ZonePlan {
+    /// The zone's apex.
+    pub name: Name,
+    /// Its zone file (the source of a primary, the kept copy of a secondary).
+    pub source: ZoneSource,
+    /// Primary or secondary.
+    pub role: Role,
+    /// Targets of NOTIFY.
+    pub notify: Vec<Remote>,
+    /// Access rules (a secondary's primaries may always notify).
+    pub rules: Vec<Rule>,
+    /// History kept for IXFR.
+    pub history: HistoryLimits,
+    /// SOA timer bounds.
+    pub timers: TimerBounds,
+    /// How dynamic updates change the zone.
+    pub update: UpdatePolicy,
+    /// How soon after a dynamic update the zone file is rewritten.
+    pub zonefile_sync: Duration,
+    /// NOTIFY the zone's name servers too (`notify-ns`).
+    pub notify_ns: bool,
+    /// The zone's part in catalog zones (RFC 9432).
+    pub catalog: CatalogRole,
+}
+
+/// A zone's part in catalog zones (RFC 9432).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum CatalogRole {
+    /// An ordinary zone.
+    #[default]
+    None,
+    /// A catalog whose members this server serves as secondaries.
+    Consumer {
+        /// `catalog-template`: the members' templates; a member whose group names one
+        /// of them takes it, any other the first (none: the `default` template).
+        templates: Vec<String>,
+        /// The catalog's primaries (`[[remote]]` ids), the members' when their template
+        /// names none.
+        primaries: Vec<String>,
+        /// `catalog-max-members`: the most members served; those listed beyond are not.
+        max_members: usize,
+    },
+    /// A catalog this server writes, of the zones whose `catalog` names it (its
+    /// source is [`ZoneSource::Catalog`]).
+    Producer,
+    /// A member of a catalog this server writes.
+    Member {
+        /// The catalog.
+        catalog: Name,
+        /// Its `group` property there.
+        group: Option<String>,
+    },
+}
+
+/// A member of a produced catalog: its name and group.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct CatalogMember {
+    /// The member zone.
+    pub zone: Name,
+    /// Its `group` property.
+    pub group: Option<String>,
+}
