@@ -6,9 +6,10 @@
 //!   and back; [`refusals`]: the rate-limited log of refused requests.
 //! * [`counters`]: the control plane's counters, and what every set of counters shares.
 //! * [`progress`]: log lines for long zone loads.
+//! * [`peer`]: other servers, reached through the server's [`peer::Network`].
 //!
 //! Nothing here opens a socket: the server implements the traits through which the
-//! control plane reaches the network ([`updates::Datagrams`]).
+//! control plane reaches the network ([`peer::Network`], [`updates::Datagrams`]).
 
 #![cfg_attr(
     test,
@@ -17,6 +18,7 @@
 
 pub mod clock;
 pub mod counters;
+pub mod peer;
 pub mod plan;
 pub mod progress;
 pub mod refusals;

@@ -1,0 +1,154 @@
+//! How the control plane talks to other servers: the SOA query of a refresh, zone
+//! transfers in, NOTIFY out, and updates forwarded to a primary. The calls block (with
+//! timeouts on every step) and run on the control plane's blocking threads; the server
+//! makes them over its sockets ([`Network`]), tests over an in-memory primary.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tern_wire::tsig::Key;
+use tern_wire::{Dname, Rcode};
+use tern_zone::transfer::{Outside, Received};
+use tern_zone::RecordData;
+
+/// The network, as the control plane uses it (see the module comment). Each call
+/// blocks, within the timeouts and limits it is given.
+pub trait Network: Send + Sync + std::fmt::Debug + 'static {
+    /// The serial `peer` serves for `zone` (an SOA query over UDP, retried within
+    /// `timeout`).
+    fn soa_serial(
+        &self,
+        peer: Peer<'_>,
+        zone: &Dname,
+        timeout: Duration,
+    ) -> Result<u32, ClientError>;
+
+    /// A transfer of `zone` from `peer`: IXFR from `soa` when given (RFC 1995), else
+    /// AXFR, within `limits`.
+    fn transfer(
+        &self,
+        peer: Peer<'_>,
+        zone: &Dname,
+        soa: Option<&RecordData>,
+        limits: Limits,
+    ) -> Result<TransferIn, ClientError>;
+
+    /// A NOTIFY of `zone` at `soa` to `peer` (RFC 1996), answered within `timeout`.
+    fn notify(
+        &self,
+        peer: Peer<'_>,
+        zone: &Dname,
+        soa: &RecordData,
+        timeout: Duration,
+    ) -> Result<(), ClientError>;
+
+    /// `message` (an UPDATE, as received) sent to `peer` over TCP; its answer.
+    fn forward(
+        &self,
+        peer: Peer<'_>,
+        message: &[u8],
+        timeout: Duration,
+    ) -> Result<Vec<u8>, ClientError>;
+}
+
+/// Why talking to a remote failed.
+#[derive(Debug)]
+pub enum ClientError {
+    /// The network: cannot connect, send or receive, or a timeout.
+    Io(std::io::Error),
+    /// The remote answered with an error code.
+    Rcode(Rcode),
+    /// The answer's TSIG was missing, wrong or reported an error.
+    Tsig(String),
+    /// The answer was malformed or did not fit the question.
+    Broken(String),
+    /// The transfer passed `max-zone-size`.
+    TooLarge(u64),
+    /// The transfer took longer than `max-time-in`.
+    TooLong(Duration),
+    /// The primary sent nothing for `idle-timeout-in`.
+    Idle(Duration),
+}
+
+impl std::fmt::Display for ClientError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ClientError::Io(e) => write!(f, "{e}"),
+            ClientError::Rcode(rcode) => write!(f, "answered {rcode}"),
+            ClientError::Tsig(why) => write!(f, "TSIG: {why}"),
+            ClientError::Broken(why) => write!(f, "broken answer: {why}"),
+            ClientError::TooLarge(limit) => {
+                write!(f, "zone larger than max-zone-size ({limit} bytes)")
+            }
+            ClientError::TooLong(limit) => write!(
+                f,
+                "the transfer took longer than `[transfer] max-time-in` ({}): cut off",
+                seconds(*limit)
+            ),
+            ClientError::Idle(limit) => write!(
+                f,
+                "the primary sent nothing for `[transfer] idle-timeout-in` ({}): cut off",
+                seconds(*limit)
+            ),
+        }
+    }
+}
+
+impl From<std::io::Error> for ClientError {
+    fn from(e: std::io::Error) -> Self {
+        match e.kind() {
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut => {
+                ClientError::Broken("no answer within the timeout ([transfer] timeout)".into())
+            }
+            _ => ClientError::Io(e),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A duration as the configuration writes it (`1500ms`, `3s`).
+fn seconds(d: Duration) -> String {
+    if d.subsec_millis() == 0 {
+        format!("{}s", d.as_secs())
+    } else {
+        format!("{}ms", d.as_millis())
+    }
+}
+
+/// One remote address and its key.
+#[derive(Debug, Clone, Copy)]
+pub struct Peer<'k> {
+    /// Where to send.
+    pub addr: SocketAddr,
+    /// The key to sign with, if any.
+    pub key: Option<&'k Key>,
+}
+
+/// How long to wait, and how much to take.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// To connect, and for each answer.
+    pub timeout: Duration,
+    /// Most bytes a transfer may bring.
+    pub max_size: u64,
+    /// Longest a transfer in may take, from connecting to its last message.
+    pub max_time: Duration,
+    /// Longest a transfer in may go without a byte from the primary.
+    pub idle: Duration,
+}
+
+/// What a transfer in brought, and how much it was.
+#[derive(Debug)]
+pub struct TransferIn {
+    /// The zone or the changes.
+    pub received: Received,
+    /// Messages, records and bytes read.
+    pub messages: u64,
+    /// Records read.
+    pub records: u64,
+    /// Bytes read (without length prefixes).
+    pub bytes: u64,
+    /// Records outside the zone, ignored.
+    pub outside: Outside,
+}
