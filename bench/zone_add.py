@@ -126,11 +126,15 @@ def run(argv, timeout):
     return done.stdout
 
 
+def ternctl_of(ternd):
+    """ternctl beside `ternd` (cargo builds both into the same target directory)."""
+    return os.path.join(os.path.dirname(ternd), "ternctl")
+
+
 def add_tern(work, names, args):
     listing = os.path.join(work, "names")
     write(listing, "".join(n + "\n" for n in names))
-    ternctl = os.path.join(os.path.dirname(args.ternd), "ternctl")
-    run([ternctl, "-s", f"{work}/ternd.sock", "-t", str(int(args.timeout)), "zone-add",
+    run([ternctl_of(args.ternd), "-s", f"{work}/ternd.sock", "-t", str(int(args.timeout)), "zone-add",
          "--from", listing, "--file", f"{work}/zone.tmpl"], args.timeout)
 
 
@@ -244,6 +248,8 @@ def main():
     kinds = args.servers.split(",")
     for kind in kinds:
         reason = peers.missing_reason(kind, tern_bin=args.ternd)
+        if kind == "tern" and not reason and not os.access(ternctl_of(args.ternd), os.X_OK):
+            reason = f"no ternctl beside {args.ternd} (build it: cargo build --release -p tern-ctl)"
         if reason:
             sys.exit(f"{kind}: {reason}")
     records = []

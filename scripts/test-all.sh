@@ -39,8 +39,9 @@ scripts/valgrind-blob.sh
 echo "== benchmark report checks"
 python3 -m unittest discover -s bench -p 'test_*.py'
 
-# The conformance suite runs the release ternd; make sure it is this tree's.
-cargo build --release -p ternd --quiet
+# The conformance suite runs the release ternd (the interop tests ternctl beside it);
+# make sure both are this tree's.
+cargo build --release -p ternd -p tern-ctl --quiet
 export TERND="$PWD/target/release/ternd"
 [[ -x $TERND ]] || { echo "no ternd binary at $TERND" >&2; exit 1; }
 

@@ -5,7 +5,7 @@
 #    systemd-analyze is missing);
 #  * its ExecStartPre check accepts the shipped configuration and the complete example;
 #  * dist/build-deb builds the Debian package (reusing the release build), which holds
-#    the binaries, unit, pages, completions, configuration and sysusers file, and which
+#    the binaries (ternd and ternctl), unit, pages, completions, configuration and sysusers file, and which
 #    lintian passes without errors (its warnings are printed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -43,10 +43,9 @@ want=(
   ./usr/share/fish/vendor_completions.d/ternd.fish ./usr/lib/systemd/system/ternd.service
   ./etc/tern/ternd.toml ./usr/lib/sysusers.d/ternd.conf ./usr/share/doc/tern/copyright
   ./usr/share/doc/tern/examples/ternd.example.toml
+  ./usr/sbin/ternctl ./usr/share/man/man8/ternctl.8.gz
+  ./usr/share/bash-completion/completions/ternctl
 )
-if [[ -x $repo/target/release/ternctl ]]; then
-  want+=(./usr/sbin/ternctl ./usr/share/man/man8/ternctl.8.gz)
-fi
 for path in "${want[@]}"; do
   grep -qxF "$path" "$work/contents" || { echo "$deb lacks $path" >&2; exit 1; }
 done

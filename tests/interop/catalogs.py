@@ -223,8 +223,11 @@ catalog-group = "blue"
     for who, port in [("Knot", knot_port), ("BIND", bind_port)]:
         _wait(lambda: _served(port, "t1.example.") and _served(port, "t2.example."),
               f"{who} does not serve the members of Tern's catalog")
+    # ternctl (package tern-ctl) is built into the same directory as ternd.
     ternctl = [os.path.join(os.path.dirname(run.tern_bin), "ternctl"), "--socket",
                os.path.join(tern.work, "ctl.sock")]
+    check(os.access(ternctl[0], os.X_OK),
+          f"no ternctl at {ternctl[0]}: build it (cargo build --release -p tern-ctl)")
     def ctl(*args):
         done = subprocess.run(ternctl + list(args), capture_output=True, text=True)
         check(done.returncode == 0, f"ternctl {' '.join(args)}: {done.stdout}{done.stderr}")

@@ -401,7 +401,8 @@ def main():
     parser.add_argument("--keep", action="store_true", help="keep the work directories")
     args = parser.parse_args()
     if not os.access(args.tern, os.X_OK):
-        print(f"no ternd at {args.tern}: build it (cargo build --release -p ternd)")
+        print(f"no ternd at {args.tern}: build it, and ternctl beside it"
+              " (cargo build --release -p ternd -p tern-ctl)")
         return 2
     failed = []
     for name in args.only.split(","):

@@ -18,8 +18,11 @@
 
 pub mod clock;
 pub mod counters;
+pub mod error;
 pub mod peer;
 pub mod plan;
 pub mod progress;
 pub mod refusals;
 pub mod updates;
+
+pub use error::{Error, Result};

@@ -63,12 +63,7 @@ fn consumer(dir: &Path, port: u16, producer: SocketAddr) -> Daemon {
 }
 
 fn ternctl(socket: &Path, args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_ternctl"))
-        .arg("--socket")
-        .arg(socket)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::ternctl().arg("--socket").arg(socket).args(args).output().unwrap();
     assert!(out.status.success(), "ternctl {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

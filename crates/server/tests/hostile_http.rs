@@ -482,7 +482,7 @@ fn ternctl_says_when_the_server_did_not_answer_in_time() {
     let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     // Accepts, and never answers (a server whose control threads are all busy).
     let silent = std::thread::spawn(move || listener.accept().map(|(stream, _)| stream));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ternctl"))
+    let out = common::ternctl()
         .args(["--socket", socket.to_str().unwrap(), "--timeout", "1", "status"])
         .output()
         .unwrap();

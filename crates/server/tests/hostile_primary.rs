@@ -17,7 +17,7 @@ use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -319,7 +319,7 @@ fn ternd_with(dir: &Path, rest: &str) -> Daemon {
 fn ternctl(dir: &Path, args: &[&str], limit: Duration) -> (Option<bool>, Duration) {
     let socket: PathBuf = dir.join("ctl.sock");
     let started = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_ternctl"))
+    let mut child = common::ternctl()
         .arg("--socket")
         .arg(&socket)
         .args(args)

@@ -16,7 +16,6 @@ mod common;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use common::*;
@@ -78,12 +77,8 @@ fn kill(mut daemon: Daemon) {
 }
 
 fn ternctl(dir: &Path, args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ternctl"))
-        .arg("--socket")
-        .arg(dir.join("ctl.sock"))
-        .args(args)
-        .output()
-        .unwrap();
+    let out =
+        common::ternctl().arg("--socket").arg(dir.join("ctl.sock")).args(args).output().unwrap();
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     (out.status.success(), text)

@@ -17,12 +17,7 @@ const PRIMARY_ZONE: &str = "$ORIGIN primary.example.\n$TTL 300\n\
     @ SOA ns hostmaster 1 3600 600 86400 60\n@ NS ns\nns A 192.0.2.53\nwww A 192.0.2.1\n";
 
 fn ternctl(socket: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ternctl"))
-        .arg("--socket")
-        .arg(socket)
-        .args(args)
-        .output()
-        .unwrap();
+    let out = common::ternctl().arg("--socket").arg(socket).args(args).output().unwrap();
     let text = |b: Vec<u8>| String::from_utf8_lossy(&b).into_owned();
     (out.status.code().unwrap_or(-1), text(out.stdout), text(out.stderr))
 }
@@ -101,7 +96,7 @@ fn status_and_listing(socket: &Path, config: &Path) {
     assert!(status.starts_with("ternd 0."), "{status}");
     assert!(status.contains("2 zones"), "{status}");
     // The socket found through the configuration file, and JSON for scripts.
-    let out = Command::new(env!("CARGO_BIN_EXE_ternctl"))
+    let out = common::ternctl()
         .args(["--config", config.to_str().unwrap(), "--json", "zone-list"])
         .output()
         .unwrap();
@@ -283,7 +278,7 @@ fn other_users_are_refused() {
     assert!(eventually(Duration::from_secs(5), || socket.exists()));
     let as_nobody = Command::new("setpriv")
         .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(env!("CARGO_BIN_EXE_ternctl"))
+        .arg(common::ternctl_path())
         .arg("--socket")
         .arg(&socket)
         .arg("status")

@@ -35,7 +35,7 @@ impl Default for ControlConfig {
 
 /// Where `ternctl` looks when neither `--socket` nor `--config` says (the path the
 /// example configuration and the systemd unit's `RuntimeDirectory=tern` give).
-pub const DEFAULT_SOCKET: &str = "/run/tern/ternd.sock";
+pub use tern_ctl::proto::DEFAULT_SOCKET;
 
 fn default_mode() -> u32 {
     0o600

@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use tern_ctl::proto::{TxnStep, ZoneOp};
 use tern_engine::{Edit, UpdatePolicy};
 use tern_wire::{Name, Rtype};
 use tern_zone::{Changeset, HistoryLimits, ZoneContents};
@@ -24,7 +25,6 @@ use super::storage;
 use super::writer::{now, Writer};
 use super::LoadOutcome;
 use crate::config::Role;
-use crate::ctl::proto::{TxnStep, ZoneOp};
 
 /// What an operator asks of a zone.
 #[derive(Debug, Clone)]

@@ -33,6 +33,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
+use tern_ctl::proto::ZoneStatus;
 use tern_engine::{Access, ZoneAccess};
 use tern_wire::Name;
 use tern_zone::{ZoneDb, ZoneSet, ZoneSlot};
@@ -42,7 +43,6 @@ use tracing::{info, warn};
 
 use crate::client::Limits;
 use crate::config::{Config, ZonePlan};
-use crate::ctl::proto::ZoneStatus;
 use crate::dns::{EngineHandler, NoticeFrom};
 use crate::error::{Error, Result};
 use crate::lifecycle::ReloadReport;

@@ -25,6 +25,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tern_ctl::proto::ZoneOp;
 use tern_zone::ZoneContents;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -35,7 +36,6 @@ use super::secondary::{Fetched, Job};
 use super::writer::{now, Writer};
 use super::{Event, Notified};
 use crate::config::{CatalogRole, Remote, Role};
-use crate::ctl::proto::ZoneOp;
 
 /// Least time between the starts of two refreshes that NOTIFYs ask for.
 pub const NOTIFY_REFRESH_GAP: Duration = Duration::from_secs(1);

@@ -13,11 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
+use tern_ctl::proto::ZoneStatus;
 use tern_wire::Name;
 use tracing::warn;
 
 use super::WriterInbox;
-use crate::ctl::proto::ZoneStatus;
 use tern_control::updates::{UpdateSink, UpdateTask};
 
 /// A running writer.

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tern_ctl::proto::ZoneStatus;
 use tern_engine::Edit;
 use tern_zone::{ZoneContents, ZoneSlot};
 use tokio::task::JoinHandle;
@@ -19,7 +20,6 @@ use super::secondary::Schedule;
 use super::{notify, Event, LoadOutcome, Shared, WriterInbox};
 use crate::config::{Role, ZonePlan};
 use crate::counters::control::{control, LoadResult};
-use crate::ctl::proto::ZoneStatus;
 use tern_control::updates::UpdateTask;
 
 /// A zone's writer (see the module comment).

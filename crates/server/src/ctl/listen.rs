@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tern_ctl::proto::{Reply, Request, ServerStatus, TxnStep, ZoneResult, MAX_REQUEST};
 use tern_wire::Name;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::oneshot;
 use tracing::{error, info, warn};
 
-use super::proto::{Reply, Request, ServerStatus, TxnStep, ZoneResult, MAX_REQUEST};
 use super::MainRequest;
 use crate::config::ControlConfig;
 use crate::control::commands::ZoneCommand;

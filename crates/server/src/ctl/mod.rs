@@ -1,24 +1,20 @@
-//! The control socket: `ternctl` (and scripts) steer a running `ternd` through a Unix
-//! socket, `[control] socket` in the configuration.
+//! The server's end of the control socket: `ternctl` (and scripts) steer a running
+//! `ternd` through a Unix socket, `[control] socket` in the configuration.
 //!
-//! * [`proto`]: the requests and replies, one JSON line each way, shared by both ends.
+//! The messages (`tern_ctl::proto`: one JSON line each way), the client and `ternctl`
+//! itself live in the `tern-ctl` crate, which does not link the daemon. Here:
 //! * [`listen`]: the server's end, on the control plane's runtime: peer credentials
 //!   checked, the request read (bounded, with a timeout), carried out, answered.
 //!   Zone commands go to the zone's writer as events ([`crate::control::commands`]);
 //!   what changes the configuration (stop, reload, zones added and removed) goes to the
 //!   main thread, which owns the configuration ([`MainRequest`]).
-//! * [`client`]: `ternctl`'s end; [`ternctl`] its command line, [`render`] its output.
 
-pub mod client;
 pub mod listen;
-pub mod proto;
-pub mod render;
-pub mod ternctl;
 
+use tern_ctl::proto::Reply;
 use tokio::sync::oneshot;
 
 use crate::control::catalog::Listed;
-use proto::Reply;
 
 /// What the control socket asks of the main thread.
 #[derive(Debug)]

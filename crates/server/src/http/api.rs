@@ -23,6 +23,7 @@ use axum::routing::{get, patch, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use serde_json::{json, Value};
+use tern_ctl::proto::{Reply, Request, ZoneOp};
 use tern_zone::ZoneDb;
 
 use super::auth;
@@ -32,7 +33,6 @@ use super::refused::Refusals;
 use super::rrsets::{plan, PatchError};
 use crate::control::commands::ZoneCommand;
 use crate::ctl::listen::{handle, parse_zone, Context};
-use crate::ctl::proto::{Reply, Request, ZoneOp};
 
 /// What the API serves from.
 #[derive(Debug)]
@@ -199,7 +199,7 @@ fn zone_tables(body: &[u8]) -> Result<Vec<String>, String> {
 fn new_zone_table(new: &NewZone) -> Result<String, String> {
     let settings: Vec<String> =
         new.settings.iter().map(|(key, value)| setting(key, value)).collect::<Result<_, _>>()?;
-    crate::ctl::ternctl::zone_table(
+    tern_ctl::cli::zone_table(
         &new.name,
         new.file.as_deref(),
         &new.primary,

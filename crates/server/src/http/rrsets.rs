@@ -29,13 +29,13 @@
 use std::collections::{HashMap, HashSet};
 
 use serde::Deserialize;
+use tern_ctl::proto::TxnStep;
 use tern_engine::Edit;
 use tern_wire::{Name, Rtype};
 use tern_zone::records::{canonical_eq, serial_gt, soa_serial};
 use tern_zone::ZoneContents;
 
 use crate::control::commands::{owner_name, parse_type};
-use crate::ctl::proto::TxnStep;
 
 /// One RRset change of the body.
 #[derive(Debug, Deserialize)]

@@ -116,11 +116,12 @@ fn separator(text: &str) -> &'static str {
 }
 
 /// A table given to `zone-add`, checked (see the module comment): TOML holding only a
-/// zone's keys, with a `file` inside `dirs`.
+/// zone's keys, with a `file` inside `dirs` once its `%s` is filled in.
 fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
-    let table: toml::Table =
+    let mut table: toml::Table =
         toml::from_str(text).map_err(|e| format!("not a zone table: {}", e.message()))?;
     let name = table_name(&table)?;
+    fill_in_stem(&mut table, &name);
     ZoneConfig::deserialize(toml::Value::Table(table.clone()))
         .map_err(|e| format!("zone {name}: {}", e.message()))?;
     match table.get("file") {
@@ -129,6 +130,20 @@ fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
         None => {}
     }
     Ok(table)
+}
+
+/// Replaces each `%s` in the table's `file` by `zone`'s file-name stem without its
+/// final dot ([`tern_journal::files::stem`]: the name itself, in lower case, for
+/// ordinary names; `/`, `\` and other bytes escaped as `%XX`, so a name cannot lead
+/// into another directory), as `ternctl zone-add --file` and `POST /api/v1/zones`
+/// promise. Done before the file is confined, so the path checked is the path used.
+fn fill_in_stem(table: &mut toml::Table, zone: &Name) {
+    if let Some(toml::Value::String(file)) = table.get_mut("file") {
+        if file.contains("%s") {
+            let stem = tern_journal::files::stem(zone);
+            *file = file.replace("%s", stem.strip_suffix('.').unwrap_or(&stem));
+        }
+    }
 }
 
 /// `table` as one `[[zone]]` table: one key a line, each value inline.
@@ -234,6 +249,23 @@ mod tests {
         let zones: Vec<String> = (0..50).map(|n| format!("z{n}.example")).collect();
         assert_eq!(remove(&again, &zones).unwrap().zones.len(), 51);
         assert_eq!(Config::from_file(config.path.as_ref().unwrap()).unwrap().zones.len(), 51);
+    }
+
+    #[test]
+    fn percent_s_in_a_file_is_the_zones_stem_and_never_leads_elsewhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path());
+        let pattern = dir.path().join("%s.zone").display().to_string();
+        let names = ["b.example", "C.Example.", "d/e.example", "\\.\\..example", "x"];
+        let tables: Vec<String> =
+            names.iter().map(|n| format!("name = {n:?}\nfile = {pattern:?}\n")).collect();
+        let (_, text) = add(&config, &tables).unwrap();
+        let written = read_tables(&text, Path::new(FILE)).unwrap();
+        let files: Vec<&str> = written.iter().map(|t| t["file"].as_str().unwrap()).collect();
+        let at = |stem: &str| dir.path().join(format!("{stem}.zone")).display().to_string();
+        let expected =
+            [at("b.example"), at("c.example"), at("d%2fe.example"), at("%2e%2e.example"), at("x")];
+        assert_eq!(files, expected, "a name never leads into another directory");
     }
 
     #[test]

@@ -23,6 +23,7 @@ pub mod systemd;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tern_ctl::proto::Reply;
 use tern_zone::ZoneDb;
 use tracing::{error, info};
 
@@ -30,7 +31,6 @@ use crate::config::Config;
 use crate::control::catalog::Listed;
 use crate::control::{self, Control, Loading};
 use crate::ctl::listen::{self as ctl_listen, Context};
-use crate::ctl::proto::Reply;
 use crate::ctl::MainRequest;
 use crate::dns::EngineHandler;
 use crate::error::{Error, Result};

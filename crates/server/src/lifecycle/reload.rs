@@ -8,6 +8,7 @@
 
 use std::time::{Duration, Instant};
 
+use tern_ctl::proto::Reply;
 use tokio::sync::oneshot;
 use tracing::level_filters::LevelFilter;
 use tracing::{error, info, warn};
@@ -15,7 +16,6 @@ use tracing::{error, info, warn};
 use super::catalogs::Consumed;
 use crate::config::Config;
 use crate::control::{Control, Loading};
-use crate::ctl::proto::Reply;
 use crate::error::Result;
 use crate::logging::LogHandle;
 

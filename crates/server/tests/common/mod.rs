@@ -11,7 +11,7 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -192,6 +192,36 @@ pub fn free_port() -> u16 {
 /// The `ternd` binary built for these tests.
 pub fn ternd() -> Command {
     Command::new(env!("CARGO_BIN_EXE_ternd"))
+}
+
+/// The `ternctl` binary: `$TERNCTL` when set, else the one beside `ternd` in the same
+/// target directory (`ternctl` belongs to the `tern-ctl` package, and
+/// `CARGO_BIN_EXE_<name>` names only binaries of the package under test).
+///
+/// `cargo test --workspace` and `cargo nextest run --workspace [--release]` build it
+/// before any test runs (cargo builds a package's binaries for its integration tests,
+/// and tern-ctl has some). `cargo test -p ternd` alone does not: run
+/// `cargo test -p ternd -p tern-ctl`, or `cargo build -p tern-ctl` first (same profile),
+/// else the tests that run it stop saying so. A binary left from an older build would be
+/// used as it is.
+pub fn ternctl_path() -> PathBuf {
+    if let Some(path) = std::env::var_os("TERNCTL") {
+        return PathBuf::from(path);
+    }
+    let ternd = Path::new(env!("CARGO_BIN_EXE_ternd"));
+    let path = ternd.with_file_name(format!("ternctl{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        path.is_file(),
+        "no ternctl at {}: build it with this profile (cargo build -p tern-ctl, or test with \
+         cargo test -p ternd -p tern-ctl), or set TERNCTL",
+        path.display()
+    );
+    path
+}
+
+/// The `ternctl` binary ([`ternctl_path`]), to be given arguments.
+pub fn ternctl() -> Command {
+    Command::new(ternctl_path())
 }
 
 /// A running `ternd` child, killed when dropped.

@@ -7,6 +7,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// Where `ternctl` looks when neither `--socket` nor `--config` says (the path the
+/// packaged configuration and the systemd unit's `RuntimeDirectory=tern` give).
+pub const DEFAULT_SOCKET: &str = "/run/tern/ternd.sock";
+
 /// The longest request line the server reads: room for a `zone-add` of 100,000 zones
 /// with a path each.
 pub const MAX_REQUEST: usize = 64 * 1024 * 1024;

@@ -5,7 +5,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::time::Duration;
 
-use super::proto::{Reply, Request};
+use crate::proto::{Reply, Request};
 
 /// Why a request got no reply.
 #[derive(Debug)]

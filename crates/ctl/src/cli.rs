@@ -1,23 +1,22 @@
 //! `ternctl`: the command line that steers a running `ternd` over its control socket
-//! ([`crate::ctl`]). Parsing turns the command line into a [`Request`]; the reply is
+//! ([`crate::proto`]). Parsing turns the command line into a [`Request`]; the reply is
 //! printed as readable text, or as the server's JSON with `--json`.
 //!
 //! Exit status: 0 when everything asked succeeded, 1 when the server refused or some
 //! zone failed, 2 for a bad command line, 3 when the server cannot be reached.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use super::client::{self, ClientError};
-use super::proto::{Reply, Request, TxnStep, ZoneOp};
-use super::render;
-use crate::config::control::DEFAULT_SOCKET;
+use crate::client::{self, ClientError};
+use crate::proto::{Reply, Request, TxnStep, ZoneOp, DEFAULT_SOCKET};
+use crate::render;
 
 /// Steers a running ternd over its control socket.
 #[derive(Debug, Parser)]
-#[command(name = "ternctl", version = crate::cli::VERSION, after_help = EXAMPLES)]
+#[command(name = "ternctl", version = crate::VERSION, after_help = EXAMPLES)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -89,7 +88,8 @@ enum Command {
         from: Option<PathBuf>,
         /// The zone file (a primary's source, or where a secondary keeps its copy); `%s`
         /// in it stands for the zone's name without the final dot, in lower case, with
-        /// bytes other than letters, digits, `-` and `_` in a label written `%XX`.
+        /// bytes other than letters, digits, `-` and `_` in a label written `%XX` (the
+        /// server fills it in, one zone at a time).
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
         /// A primary to transfer from (a `[[remote]]` id; repeatable).
@@ -180,10 +180,15 @@ fn show(reply: &Reply, json: bool) -> u8 {
     } else {
         match reply {
             Reply::Error { error } => eprintln!("ternctl: {error}"),
-            other => print!("{}", render::text(other, crate::control::writer::now())),
+            other => print!("{}", render::text(other, now())),
         }
     }
     u8::from(!reply.succeeded())
+}
+
+/// Seconds since the epoch (what the server's times are counted in).
+fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 /// What a command line asks for.
@@ -223,10 +228,7 @@ fn request(command: Command) -> Result<Action, String> {
         Command::ZoneAdd { zones, from, file, primary, template, set } => {
             let tables = zone_names(zones, from.as_deref())?
                 .iter()
-                .map(|zone| {
-                    let file = file.as_deref().map(|f| zone_file(f, zone));
-                    zone_table(zone, file.as_deref(), &primary, template.as_deref(), &set)
-                })
+                .map(|zone| zone_table(zone, file.as_deref(), &primary, template.as_deref(), &set))
                 .collect::<Result<_, _>>()?;
             Ok(Action::Ask(Request::ZoneAdd { tables }))
         }
@@ -260,21 +262,6 @@ fn zone_names(mut zones: Vec<String>, from: Option<&Path>) -> Result<Vec<String>
     }
 }
 
-/// `file` with each `%s` replaced by `zone`'s file-name stem without its final dot
-/// (`tern_journal::files::stem`: the name itself for ordinary names; `/`, `\` and
-/// other bytes escaped as `%XX`, so a name cannot lead into another directory).
-fn zone_file(file: &Path, zone: &str) -> PathBuf {
-    let text = file.to_string_lossy();
-    if !text.contains("%s") {
-        return file.to_owned();
-    }
-    let stem = match zone.parse::<tern_wire::Name>() {
-        Ok(name) => tern_journal::files::stem(&name),
-        Err(_) => zone.to_owned(), // refused by the server with the name's error
-    };
-    PathBuf::from(text.replace("%s", stem.strip_suffix('.').unwrap_or(&stem)))
-}
-
 /// `[TTL] TYPE RDATA...` of `zone-set`.
 fn set_step(owner: String, rest: &[String]) -> Result<TxnStep, String> {
     let (ttl, rest) = match rest.split_first() {
@@ -291,7 +278,7 @@ fn set_step(owner: String, rest: &[String]) -> Result<TxnStep, String> {
         return Err(format!("zone-set: no data for the {rtype} record"));
     }
     let rdata = rdata.join(" ");
-    if let Some(why) = crate::http::rrsets::not_one_record(&rdata) {
+    if let Some(why) = tern_wire::rdata::not_one_record(&rdata) {
         return Err(format!("zone-set: {rtype} {rdata:?}: {why}"));
     }
     Ok(TxnStep::Set { owner, ttl, rtype: rtype.clone(), rdata })
@@ -413,17 +400,11 @@ mod tests {
         let from = list.display().to_string();
         let args = ["zone-add", "a.example", "--from", &from, "--file", "/z/%s.zone"];
         let Request::ZoneAdd { tables } = parse(&args) else { panic!("not a zone-add") };
-        let files: Vec<String> = tables
-            .iter()
-            .map(|t| toml::from_str::<toml::Table>(t).unwrap()["file"].as_str().unwrap().into())
-            .collect();
-        let expected = [
-            "/z/a.example.zone",
-            "/z/b.example.zone",
-            "/z/c.example.zone",
-            "/z/d%2fe.example.zone",
-        ];
-        assert_eq!(files, expected, "a name never leads into another directory");
+        let tables: Vec<toml::Table> = tables.iter().map(|t| toml::from_str(t).unwrap()).collect();
+        let names: Vec<&str> = tables.iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(names, ["a.example", "b.example.", "C.Example", "d/e.example"]);
+        // The server fills in `%s` (lifecycle::added), as for the API's zones.
+        assert!(tables.iter().all(|t| t["file"].as_str() == Some("/z/%s.zone")), "{tables:?}");
         let Request::ZoneRemove { zones } = parse(&["zone-remove", "a.example", "--from", &from])
         else {
             panic!("not a zone-remove")

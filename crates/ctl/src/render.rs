@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use super::proto::{Reply, ServerStatus, ZoneStatus};
+use crate::proto::{Reply, ServerStatus, ZoneStatus};
 
 /// `reply` as text (errors are printed by the caller), `now` in seconds since the epoch.
 pub fn text(reply: &Reply, now: u64) -> String {
@@ -132,7 +132,7 @@ pub fn span(seconds: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ctl::proto::ZoneResult;
+    use crate::proto::ZoneResult;
 
     #[test]
     fn times_read_naturally() {

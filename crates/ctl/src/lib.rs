@@ -1,0 +1,31 @@
+//! Tern's control protocol and its client: what `ternctl` (and scripts) ask a running
+//! `ternd` over its control socket, and how the answers are shown.
+//!
+//! * [`proto`]: the requests and replies, one JSON line each way, shared by both ends
+//!   (`ternd` serves them, see its `ctl` module).
+//! * [`client`]: the client's end: connect, send one request, read one reply.
+//! * [`cli`]: `ternctl`'s command line, turned into requests; [`render`] its output.
+//!
+//! This crate does not link the daemon: no async runtime, no server code, so `ternctl`
+//! stays small and quick to build.
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+pub mod cli;
+pub mod client;
+pub mod proto;
+pub mod render;
+
+/// `ternctl --version`: the version, the commit and the day it was built from, as
+/// `ternd --version` says them (both build scripts are `build.rs` of this crate).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (",
+    env!("TERN_COMMIT"),
+    ", built ",
+    env!("TERN_BUILD_DATE"),
+    ")"
+);
