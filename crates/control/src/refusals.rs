@@ -8,7 +8,7 @@
 //! only then. Accepted requests are not logged here.
 //!
 //! The data plane notes what the engine refused ([`refused_request`]); a zone's writer
-//! notes the updates it refused ([`crate::control`]), through the same [`refusals`].
+//! notes the updates it refused, through the same [`refusals`].
 
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

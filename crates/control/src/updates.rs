@@ -28,8 +28,8 @@ use crate::counters::control::control;
 /// big zone may take seconds; past this the client is better off retrying.
 pub const TCP_WAIT: Duration = Duration::from_secs(60);
 
-/// Where the data plane puts accepted updates: the control plane's writers
-/// ([`crate::registry`]). Called on a query worker, so it must not block.
+/// Where the data plane puts accepted updates: the control plane's writers (the
+/// writers' registry). Called on a query worker, so it must not block.
 pub trait UpdateSink: Send + Sync + std::fmt::Debug {
     /// Takes `task`; one it cannot take is dropped, which answers SERVFAIL.
     fn submit(&self, task: UpdateTask);

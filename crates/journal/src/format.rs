@@ -107,7 +107,7 @@ pub struct Decoded {
 /// Reads a whole journal file's bytes. A bad header is an error (this is not a journal);
 /// a damaged frame ends the intact part, reported in [`Decoded::damage`]: a torn tail
 /// ends the reading, other damage is skipped when an intact frame can be found after it
-/// ([`resync`]), whose frames go to [`Decoded::later`].
+/// (`resync`), whose frames go to [`Decoded::later`].
 pub fn decode(bytes: &[u8]) -> Result<Decoded, String> {
     let header = bytes.get(..HEADER_LEN).ok_or("shorter than a journal header")?;
     if header.get(..8) != Some(&MAGIC[..]) {

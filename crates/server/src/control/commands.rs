@@ -4,7 +4,7 @@
 //! and updates; a transaction's commit goes through the journal like an update.
 //!
 //! A transaction's changeset, and the version it makes, are computed on a blocking
-//! thread ([`Writer::with_txn`]): an edit of 100,000 records (one HTTP API PATCH) must
+//! thread (`Writer::with_txn`): an edit of 100,000 records (one HTTP API PATCH) must
 //! not hold one of the control plane's two threads, and with it the other zones, the
 //! control socket and the API, while it is computed (issue 49).
 //!

@@ -229,7 +229,7 @@ impl Writer {
     }
 
     /// A refresh is over: its outcome is taken (unless it cannot be: see
-    /// [`stale`](Self::stale)), its waiters told, and the next refresh asked for started.
+    /// `stale`), its waiters told, and the next refresh asked for started.
     pub async fn refreshed(&mut self, fetch: Fetch) {
         let Some(running) = self.refreshing.take() else { return };
         let Refreshing { base, waiters, again, next_waiters, .. } = *running;

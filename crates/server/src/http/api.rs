@@ -6,7 +6,7 @@
 //!
 //! Off unless `[http] api-token-file` names a file holding the token. Every route is
 //! behind [`auth::require_token`]: a request without the token is answered 401 before
-//! its body is read. Bodies are then read bounded in size and time ([`body`]), and
+//! its body is read. Bodies are then read bounded in size and time ([`super::body`]), and
 //! large ones parsed on a blocking thread, so one request cannot hold up `/metrics`.
 //! Errors are JSON: `{"error": "why"}`; 400 for a malformed request, 404 for an
 //! unknown zone or resource, 409 when the server refuses the operation, 422 for RRset
