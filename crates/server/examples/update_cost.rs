@@ -21,12 +21,13 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use tern_control::updates::UpdateTask;
 use tern_engine::{
     Access, Action, Config, Engine, Outcome, Request, Rule, Transport, UpdatePolicy, ZoneAccess,
 };
 use tern_journal::Journal;
 use tern_server::control::dynamic::compute_and_journal;
-use tern_server::updates::{AnswerStream, UpdateTask};
+use tern_server::handler::AnswerStream;
 use tern_wire::message::{CompressionTable, Flags, MessageWriter, Section};
 use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
 use tern_zone::{HistoryLimits, Options, ZoneContents, ZoneSet, ZoneSlot};
