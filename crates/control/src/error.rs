@@ -81,6 +81,9 @@ pub enum Error {
     /// The zone (or a catalog produced here) does not load.
     #[error("{0}")]
     Load(#[from] tern_zone::Error),
+    /// A load that failed, as its outcome says.
+    #[error("{0}")]
+    LoadFailed(String),
     /// The zone or a change lacks its SOA.
     #[error("{0} has no SOA")]
     NoSoa(&'static str),
@@ -103,9 +106,9 @@ pub enum Error {
     /// A primary that could not be reached or answered wrongly.
     #[error("{0}")]
     Remote(#[from] ClientError),
-    /// Every primary failed: each with its error.
-    #[error("{}", .0.join("; "))]
-    Primaries(Vec<String>),
+    /// Every primary failed: each address with its error.
+    #[error("{}", display_all(.0))]
+    Primaries(Vec<PrimaryFailed>),
     /// A transfer that brought a serial not newer than ours (RFC 1982).
     #[error("the transfer brought serial {got}, not newer than ours ({ours}): refused")]
     NotNewer {
@@ -117,6 +120,10 @@ pub enum Error {
     /// A refresh that brought nothing.
     #[error("nothing transferred")]
     NothingTransferred,
+    /// The refresh an operator waited for failed (as logged, and as `zone-status`
+    /// shows).
+    #[error("{0}")]
+    RefreshFailed(String),
     /// A refresh's outcome not taken (the zone changed meanwhile).
     #[error("not taken: {0}")]
     NotTaken(&'static str),
@@ -137,6 +144,23 @@ pub enum Error {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// A primary's address that failed a refresh, and why.
+#[derive(Debug)]
+pub struct PrimaryFailed {
+    /// The remote's id in the configuration.
+    pub remote: String,
+    /// The address tried.
+    pub addr: std::net::SocketAddr,
+    /// Why.
+    pub error: Error,
+}
+
+fn display_all(failed: &[PrimaryFailed]) -> String {
+    let each: Vec<String> =
+        failed.iter().map(|f| format!("{} ({}): {}", f.remote, f.addr, f.error)).collect();
+    each.join("; ")
 }
 
 /// The crate's result type.

@@ -1,12 +1,31 @@
-//! Tern's control plane: everything that changes what is served.
+//! Tern's control plane: everything that changes what is served, on its own runtime and
+//! threads, never on the data plane's.
 //!
+//! One writer task per zone ([`writer`]) owns the zone's slot, its current version, its
+//! history, its timers and its NOTIFY state. Everything that changes a zone reaches it as
+//! an [`Event`] and is handled in order: a (re)load, a NOTIFY from a primary, a timer, an
+//! operator's command, a batch of dynamic updates. Every change to a zone, whatever its
+//! source, passes through one function, [`Writer::commit`](writer::Writer::commit):
+//! sign (a step of its own, a no-op until online signing), journal and sync, history,
+//! publish (checked against the version it started from), then NOTIFY; the caller
+//! acknowledges once it returns.
+//!
+//! * [`plane`]: [`Control`], its runtime and options, the zones' writers as others see
+//!   them ([`Zones`]), and the loads of an apply ([`Loading`]).
+//! * [`writer`], [`inbox`], [`registry`]: a zone's writer, its events and updates, and
+//!   the writers by name. [`commit`]: the one commit function.
+//! * [`primary`] (zone files, reload differences), [`secondary`] and [`refresh`]
+//!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
+//!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
+//! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps).
 //! * [`plan`]: what the server tells the control plane about each zone.
-//! * [`clock`]: the time, passed in.
+//! * [`clock`]: the time, passed in; [`peer`]: other servers, reached through the
+//!   server's [`peer::Network`].
 //! * [`updates`]: dynamic updates on their way from the data plane to a zone's writer
 //!   and back; [`refusals`]: the rate-limited log of refused requests.
 //! * [`counters`]: the control plane's counters, and what every set of counters shares.
-//! * [`progress`]: log lines for long zone loads.
-//! * [`peer`]: other servers, reached through the server's [`peer::Network`].
+//! * [`progress`]: log lines for long zone loads. [`error`]: the one error type.
+//! * [`priority`]: the control plane's threads yield the CPU to the data plane's.
 //!
 //! Nothing here opens a socket: the server implements the traits through which the
 //! control plane reaches the network ([`peer::Network`], [`updates::Datagrams`]).
@@ -16,13 +35,35 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod catalog;
 pub mod clock;
+pub mod commands;
+pub mod commit;
 pub mod counters;
+pub mod dynamic;
 pub mod error;
+pub mod inbox;
+pub mod journaled;
+pub mod notify;
 pub mod peer;
 pub mod plan;
+pub mod plane;
+pub mod primary;
+pub mod priority;
 pub mod progress;
+pub mod refresh;
 pub mod refusals;
+pub mod registry;
+pub mod secondary;
+pub mod storage;
 pub mod updates;
+pub mod writer;
+
+#[cfg(test)]
+mod testing;
 
 pub use error::{Error, Result};
+pub use plane::{
+    CatalogSink, Control, Event, LoadOutcome, Loading, NoticeFrom, Notified, Options, ReloadReport,
+    Shared, WriterInbox, Zones,
+};

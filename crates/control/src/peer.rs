@@ -7,7 +7,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use tern_wire::tsig::Key;
-use tern_wire::{Dname, Rcode};
+use tern_wire::{Dname, Name, Rcode};
 use tern_zone::transfer::{Outside, Received};
 use tern_zone::RecordData;
 
@@ -41,6 +41,10 @@ pub trait Network: Send + Sync + std::fmt::Debug + 'static {
         soa: &RecordData,
         timeout: Duration,
     ) -> Result<(), ClientError>;
+
+    /// The addresses the system's resolver gives for `host` (a name server outside its
+    /// zone, to NOTIFY).
+    fn addresses(&self, host: &Name) -> std::io::Result<Vec<std::net::IpAddr>>;
 
     /// `message` (an UPDATE, as received) sent to `peer` over TCP; its answer.
     fn forward(

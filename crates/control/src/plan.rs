@@ -52,6 +52,18 @@ pub struct TimerBounds {
     pub retry: (Duration, Duration),
 }
 
+impl TimerBounds {
+    /// The bounds of a zone that sets none (`refresh-min` … `retry-max`): 2 s to a day.
+    pub const DEFAULT: TimerBounds = TimerBounds {
+        refresh: (Duration::from_secs(2), Duration::from_secs(86_400)),
+        retry: (Duration::from_secs(2), Duration::from_secs(86_400)),
+    };
+}
+
+/// Default `zonefile-sync`: updates reach the zone file within a minute (the journal
+/// has them at once).
+pub const ZONEFILE_SYNC: Duration = Duration::from_secs(60);
+
 /// Everything the control plane needs about one zone.
 #[derive(Debug, Clone)]
 pub struct ZonePlan {
@@ -77,6 +89,26 @@ pub struct ZonePlan {
     pub notify_ns: bool,
     /// The zone's part in catalog zones (RFC 9432).
     pub catalog: CatalogRole,
+}
+
+impl ZonePlan {
+    /// A plan with what the configuration gives a zone that sets nothing else: no
+    /// NOTIFY targets, no access rules, the default history, timers and update policy.
+    pub fn new(name: Name, source: ZoneSource, role: Role) -> ZonePlan {
+        ZonePlan {
+            name,
+            source,
+            role,
+            notify: Vec::new(),
+            rules: Vec::new(),
+            history: HistoryLimits::default(),
+            timers: TimerBounds::DEFAULT,
+            update: UpdatePolicy::default(),
+            zonefile_sync: ZONEFILE_SYNC,
+            notify_ns: false,
+            catalog: CatalogRole::None,
+        }
+    }
 }
 
 /// A zone's part in catalog zones (RFC 9432).

@@ -1,9 +1,10 @@
 //! A deterministic driver for the cost of dynamic updates in a primary's writer: N
 //! single-record UPDATEs (`add v<i>.<origin> 300 A …`, as the dnsperf stream of
 //! `bench/` sends them) go through `Engine::answer` to `UpdateRequest`s, then in batches
-//! through `control::dynamic::compute_and_journal` — exactly what a commit runs on its
-//! blocking thread: each update judged and applied in turn, the history appended, the
-//! batch journaled with one sync — each batch's version becoming the next one's start.
+//! through `tern_control::dynamic::compute` and `tern_control::commit::prepare` —
+//! exactly what a commit runs on its blocking thread: each update judged and applied in
+//! turn, the history appended, the batch journaled with one sync — each batch's version
+//! becoming the next one's start.
 //!
 //! `update_cost ZONE_FILE ORIGIN [N=2000] [BATCH=20] [adds|mixed]` (the journal goes to
 //! a fresh temporary directory). `mixed` sends what `bench/update_rate.py`'s stream
@@ -11,8 +12,8 @@
 //! before, so that the zone stops growing and freed nodes are used again. Count its
 //! instructions with
 //! `valgrind --tool=callgrind target/release/examples/update_cost …` and
-//! `callgrind_annotate --inclusive=yes`: the line of `compute_and_journal` divided by N
-//! is the blocking thread's cost per update; `--toggle-collect='update_cost::after_commit'`
+//! `callgrind_annotate --inclusive=yes`: the line of `commit_batch` divided by N is the
+//! blocking thread's cost per update; `--toggle-collect='update_cost::after_commit'`
 //! adds what the writer does after (answers, and freeing the replaced version).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
@@ -21,12 +22,13 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
+use tern_control::commit::{prepare, Change};
+use tern_control::dynamic::{compute, Judged};
 use tern_control::updates::UpdateTask;
 use tern_engine::{
     Access, Action, Config, Engine, Outcome, Request, Rule, Transport, UpdatePolicy, ZoneAccess,
 };
 use tern_journal::Journal;
-use tern_server::control::dynamic::compute_and_journal;
 use tern_server::handler::AnswerStream;
 use tern_wire::message::{CompressionTable, Flags, MessageWriter, Section};
 use tern_wire::{rdata, Class, Name, Opcode, Rcode, Rtype};
@@ -64,26 +66,39 @@ fn main() {
         let tasks: Vec<UpdateTask> = (start..count.min(start + batch))
             .map(|i| task(&engine, &zones, &origin, operation(i, mixed), &mut streams))
             .collect();
-        let name = origin.to_string();
-        let policy = UpdatePolicy::default();
-        let limits = HistoryLimits::default();
-        let (computed, journaled) =
-            compute_and_journal(&current, tasks, policy, limits, Some(&journal), &name);
-        journaled.unwrap();
-        applied += computed.judged.iter().filter(|j| j.changed).count();
-        assert!(computed.judged.iter().all(|j| j.rcode == Rcode::NOERROR));
-        let old = std::mem::replace(&mut current, Arc::new(computed.zone.unwrap()));
-        after_commit(old, computed.judged);
+        let (next, judged) = commit_batch(&current, tasks, &journal, &origin.to_string());
+        applied += judged.iter().filter(|j| j.changed).count();
+        assert!(judged.iter().all(|j| j.rcode == Rcode::NOERROR));
+        let old = std::mem::replace(&mut current, Arc::new(next));
+        after_commit(old, judged);
         streams.clear();
     }
     summary(&current, applied);
+}
+
+/// What a commit of `tasks` does on its blocking thread (`tern_control::commit`): the
+/// batch judged and applied, its history, the journal appended and synced. Never
+/// inlined, so that callgrind can count it.
+#[inline(never)]
+fn commit_batch(
+    current: &Arc<ZoneContents>,
+    tasks: Vec<UpdateTask>,
+    journal: &tern_control::journaled::Shared,
+    name: &str,
+) -> (ZoneContents, Vec<Judged>) {
+    let computed =
+        compute(current, tasks, UpdatePolicy::default(), tern_control::clock::unix_now());
+    let change = Change::Built { zone: computed.zone.unwrap(), changes: computed.changes };
+    let limits = HistoryLimits::default();
+    let zone = prepare(Some(current), change, limits, Some(journal), name).unwrap();
+    (zone, computed.judged)
 }
 
 /// What the writer does after a commit: answers the batch's updates and lets go of the
 /// version it replaced (freed there, as `control::writer::retire` frees a small zone).
 /// Never inlined, so that callgrind can count it too (`--toggle-collect=…after_commit`).
 #[inline(never)]
-fn after_commit(old: Arc<ZoneContents>, judged: Vec<tern_server::control::dynamic::Judged>) {
+fn after_commit(old: Arc<ZoneContents>, judged: Vec<Judged>) {
     judged.into_iter().for_each(|j| j.task.answer(j.rcode));
     drop(old);
 }

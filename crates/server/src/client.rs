@@ -60,6 +60,12 @@ impl tern_control::peer::Network for Sockets {
     fn forward(&self, peer: Peer<'_>, message: &[u8], timeout: Duration) -> Result<Vec<u8>> {
         forward(peer, message, timeout)
     }
+
+    fn addresses(&self, host: &tern_wire::Name) -> std::io::Result<Vec<std::net::IpAddr>> {
+        let host = host.to_string();
+        let addrs = std::net::ToSocketAddrs::to_socket_addrs(&(host.trim_end_matches('.'), 53))?;
+        Ok(addrs.map(|a| a.ip()).collect())
+    }
 }
 
 type Result<T> = std::result::Result<T, ClientError>;

@@ -47,7 +47,7 @@ use tern_control::updates::{Reply, UpdateSink, UpdateTask};
 
 /// A NOTIFY accepted by the data plane, for the control plane: the zone and serial, and
 /// who sent it.
-pub type NoticeFrom = (Notice, SocketAddr);
+pub use tern_control::NoticeFrom;
 
 /// Answers queries from the zones in a [`ZoneDb`].
 #[derive(Debug)]

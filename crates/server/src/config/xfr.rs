@@ -101,9 +101,7 @@ pub struct AclConfig {
     pub update_type: Vec<Rtype>,
 }
 
-/// Default `zonefile-sync`: updates reach the zone file within a minute (the journal
-/// has them at once).
-pub const ZONEFILE_SYNC: Duration = Duration::from_secs(60);
+pub use tern_control::plan::ZONEFILE_SYNC;
 
 /// `update-owner`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -670,15 +668,18 @@ fn history(own: &TemplateConfig, t: &TemplateConfig) -> HistoryLimits {
 }
 
 fn timers(own: &TemplateConfig, t: &TemplateConfig) -> TimerBounds {
-    let pick = |a: Option<Duration>, b: Option<Duration>, default: u64| {
-        a.or(b).unwrap_or(Duration::from_secs(default))
-    };
+    let pick =
+        |a: Option<Duration>, b: Option<Duration>, default: Duration| a.or(b).unwrap_or(default);
+    let d = TimerBounds::DEFAULT;
     TimerBounds {
         refresh: (
-            pick(own.refresh_min, t.refresh_min, 2),
-            pick(own.refresh_max, t.refresh_max, 86_400),
+            pick(own.refresh_min, t.refresh_min, d.refresh.0),
+            pick(own.refresh_max, t.refresh_max, d.refresh.1),
         ),
-        retry: (pick(own.retry_min, t.retry_min, 2), pick(own.retry_max, t.retry_max, 86_400)),
+        retry: (
+            pick(own.retry_min, t.retry_min, d.retry.0),
+            pick(own.retry_max, t.retry_max, d.retry.1),
+        ),
     }
 }
 

@@ -23,11 +23,11 @@ use tracing::{error, info, warn};
 
 use super::MainRequest;
 use crate::config::ControlConfig;
-use crate::control::commands::ZoneCommand;
-use crate::control::Zones;
 use crate::error::{Error, Result};
 use crate::lifecycle::privileges::{self, Ids};
 use crate::stats::Stats;
+use tern_control::commands::ZoneCommand;
+use tern_control::Zones;
 
 /// How long a client has to send its request.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -312,7 +312,7 @@ async fn per_zone(context: &Context, names: &[String], command: ZoneCommand) -> 
     for (index, name) in names.into_iter().enumerate() {
         let (zones, command) = (context.zones.clone(), command.clone());
         tasks.spawn(async move {
-            let outcome = zones.command(&name, command).await;
+            let outcome = zones.command(&name, command).await.map_err(|e| e.to_string());
             (index, ZoneResult { zone: name.to_string(), outcome })
         });
     }
@@ -334,17 +334,17 @@ async fn read(
         Ok(zone) => zone,
         Err(why) => return Reply::error(why),
     };
-    let owner = match owner.map(|o| crate::control::commands::owner_name(&o, &zone)).transpose() {
+    let owner = match owner.map(|o| tern_control::commands::owner_name(&o, &zone)).transpose() {
         Ok(owner) => owner,
-        Err(why) => return Reply::error(why),
+        Err(why) => return Reply::error(why.to_string()),
     };
-    let rtype = match rtype.map(|t| crate::control::commands::parse_type(&t)).transpose() {
+    let rtype = match rtype.map(|t| tern_control::commands::parse_type(&t)).transpose() {
         Ok(rtype) => rtype,
-        Err(why) => return Reply::error(why),
+        Err(why) => return Reply::error(why.to_string()),
     };
     match context.zones.command(&zone, ZoneCommand::Read { owner, rtype }).await {
         Ok(text) => Reply::Text { text },
-        Err(why) => Reply::error(why),
+        Err(why) => Reply::error(why.to_string()),
     }
 }
 
@@ -357,7 +357,7 @@ async fn txn(context: &Context, zone: &str, step: TxnStep) -> Reply {
     match context.zones.command(&zone, ZoneCommand::Txn(step)).await {
         Ok(text) if diff => Reply::Text { text },
         Ok(message) => Reply::done(message),
-        Err(why) => Reply::error(why),
+        Err(why) => Reply::error(why.to_string()),
     }
 }
 

@@ -5,7 +5,7 @@
 //! itself live in the `tern-ctl` crate, which does not link the daemon. Here:
 //! * [`listen`]: the server's end, on the control plane's runtime: peer credentials
 //!   checked, the request read (bounded, with a timeout), carried out, answered.
-//!   Zone commands go to the zone's writer as events ([`crate::control::commands`]);
+//!   Zone commands go to the zone's writer as events ([`tern_control::commands`]);
 //!   what changes the configuration (stop, reload, zones added and removed) goes to the
 //!   main thread, which owns the configuration ([`MainRequest`]).
 
@@ -14,7 +14,7 @@ pub mod listen;
 use tern_ctl::proto::Reply;
 use tokio::sync::oneshot;
 
-use crate::control::catalog::Listed;
+use tern_control::catalog::Listed;
 
 /// What the control socket asks of the main thread.
 #[derive(Debug)]
@@ -40,8 +40,8 @@ pub enum MainRequest {
     Catalog {
         /// The catalog.
         catalog: tern_wire::Name,
-        /// Its members by name, or why they could not be read.
-        members: Result<std::collections::BTreeMap<tern_wire::Name, Listed>, String>,
+        /// Its members by name.
+        members: std::collections::BTreeMap<tern_wire::Name, Listed>,
     },
     /// Remove zones added at run time.
     ZoneRemove {

@@ -31,8 +31,8 @@ pub use super::auth::{read_token, MIN_TOKEN};
 use super::body::read as read_body;
 use super::refused::Refusals;
 use super::rrsets::{plan, PatchError};
-use crate::control::commands::ZoneCommand;
 use crate::ctl::listen::{handle, parse_zone, Context};
+use tern_control::commands::ZoneCommand;
 
 /// What the API serves from.
 #[derive(Debug)]
@@ -305,8 +305,10 @@ async fn patch_rrsets(
     };
     match api.context.zones.command(&zone, ZoneCommand::Apply(steps)).await {
         Ok(message) => Json(json!({ "message": message })).into_response(),
-        Err(why) if why.contains("not served here") => error(StatusCode::NOT_FOUND, why),
-        Err(why) => error(StatusCode::CONFLICT, why),
+        Err(why @ tern_control::Error::NotServed(_)) => {
+            error(StatusCode::NOT_FOUND, why.to_string())
+        }
+        Err(why) => error(StatusCode::CONFLICT, why.to_string()),
     }
 }
 

@@ -35,7 +35,7 @@ use tern_wire::{Name, Rtype};
 use tern_zone::records::{canonical_eq, serial_gt, soa_serial};
 use tern_zone::ZoneContents;
 
-use crate::control::commands::{owner_name, parse_type};
+use tern_control::commands::{owner_name, parse_type};
 
 /// One RRset change of the body.
 #[derive(Debug, Deserialize)]
@@ -144,8 +144,8 @@ pub fn plan(body: &[u8], zone: &ZoneContents) -> Result<Plan, PatchError> {
 /// One change, parsed and checked on its own.
 fn parse_change(change: &RrsetChange, origin: &Name) -> Result<Parsed, PatchError> {
     let malformed = PatchError::Malformed;
-    let owner = owner_name(&change.name, origin).map_err(malformed)?;
-    let rtype = parse_type(&change.rtype).map_err(malformed)?;
+    let owner = owner_name(&change.name, origin).map_err(|e| malformed(e.to_string()))?;
+    let rtype = parse_type(&change.rtype).map_err(|e| malformed(e.to_string()))?;
     if rtype.is_meta() {
         return Err(malformed(format!("{owner} {rtype}: a meta-type, not a type of records")));
     }

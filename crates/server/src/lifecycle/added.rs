@@ -21,8 +21,8 @@ use serde::Deserialize as _;
 use tern_wire::Name;
 
 use crate::config::{files, Config, ZoneConfig};
-use crate::control::storage;
 use crate::ctl::listen::parse_zone;
+use tern_control::storage;
 
 /// The configuration with the zones of `tables` more (all or none), and the file's new
 /// text.

@@ -26,7 +26,7 @@ use tern_wire::Name;
 use tracing::{error, info, warn};
 
 use crate::config::{files, xfr, CatalogRole, Config, ZoneConfig, ZonePlan, ZoneSource};
-use crate::control::catalog::Listed;
+use tern_control::catalog::Listed;
 
 /// Consumed catalogs and their members (see the module comment).
 #[derive(Debug, Default)]
@@ -243,7 +243,7 @@ fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> V
 pub fn purge(storage: &std::path::Path, zone: &Name) {
     let files = tern_journal::files::ZoneFiles::new(storage, zone);
     let (file, journal) = (files.zone_copy(), files.journal());
-    let timers = crate::control::storage::timers_path(&file);
+    let timers = tern_control::storage::timers_path(&file);
     for path in [file, timers, journal] {
         match std::fs::remove_file(&path) {
             Ok(()) => info!(member = %zone, file = %path.display(), "removed"),

@@ -5,7 +5,7 @@
 //! Order matters: sockets are bound while still root (ports below 1024); the fork of
 //! `--daemon` happens before any thread exists; privileges are dropped before zones
 //! are read and before workers start. Zones load on the control plane's threads
-//! ([`crate::control`]), so the main thread only takes signals and the control socket's
+//! ([`tern_control`]), so the main thread only takes signals and the control socket's
 //! requests to change the configuration ([`crate::ctl`]): SIGHUP (or `ternctl reload`)
 //! re-reads the configuration and hands it to the control plane; SIGTERM/SIGINT (or
 //! `ternctl stop`) stop accepting, drain, and exit with status 0 — within half a
@@ -15,6 +15,7 @@ pub mod added;
 pub mod catalogs;
 pub mod daemon;
 pub mod pidfile;
+pub mod plane;
 pub mod privileges;
 pub mod reload;
 pub mod signals;
@@ -28,8 +29,6 @@ use tern_zone::ZoneDb;
 use tracing::{error, info};
 
 use crate::config::Config;
-use crate::control::catalog::Listed;
-use crate::control::{self, Control, Loading};
 use crate::ctl::listen::{self as ctl_listen, Context};
 use crate::ctl::MainRequest;
 use crate::dns::EngineHandler;
@@ -40,9 +39,12 @@ use crate::logging::LogHandle;
 use crate::server::{self, Listeners, RunningServer};
 use daemon::Readiness;
 use pidfile::PidFile;
+use plane::Plane;
 pub use reload::ReloadReport;
 use signals::{Signal, SignalSet};
 use std::collections::BTreeMap;
+use tern_control::catalog::Listed;
+use tern_control::Loading;
 
 /// How often the main thread looks for a signal while zones load at start.
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
@@ -96,13 +98,13 @@ fn serve(
     let signals = SignalSet::block()?;
     let addrs: Vec<String> = listeners.addrs().iter().map(ToString::to_string).collect();
     let _storage_lock = match config.path {
-        Some(_) => Some(control::prepare_storage(&config.server.storage)?),
+        Some(_) => Some(plane::prepare_storage(&config.server.storage)?),
         None => None,
     };
     handler.send_late_answers(Arc::new(listeners.replier()?));
     let http = listeners.take_http();
     let (main, requests) = std::sync::mpsc::channel();
-    let control = Control::start(&config, Arc::clone(&db), Arc::clone(&handler), main.clone())?;
+    let control = Plane::start(&config, Arc::clone(&db), Arc::clone(&handler), main.clone())?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
     // listeners start; the zones then load while the listeners run, each answering as
     // soon as it is loaded, so one big zone does not hold up the others.
@@ -178,7 +180,7 @@ fn serve(
 /// and on the control socket's requests.
 struct Steering<'a> {
     config: Config,
-    control: &'a Control,
+    control: &'a Plane,
     notifier: Option<Arc<systemd::Notifier>>,
     log: &'a LogHandle,
     /// Consumed catalogs' members.
@@ -219,10 +221,7 @@ impl Steering<'_> {
             }
             MainRequest::ZoneAdd { tables, reply } => self.zone_add(&tables, reply),
             MainRequest::ZoneRemove { zones, reply } => self.zone_remove(&zones, reply),
-            MainRequest::Catalog { catalog, members: Ok(members) } => {
-                self.catalog(&catalog, members)
-            }
-            MainRequest::Catalog { members: Err(_), .. } => {} // logged by its writer
+            MainRequest::Catalog { catalog, members } => self.catalog(&catalog, members),
         }
         false
     }
@@ -321,7 +320,7 @@ fn raise_open_files_limit() {
 fn start_http(
     listener: Option<std::net::TcpListener>,
     config: &Config,
-    (running, _control, context): (&RunningServer, &Control, Arc<Context>),
+    (running, _control, context): (&RunningServer, &Plane, Arc<Context>),
     handler: Arc<EngineHandler>,
     zones: Arc<ZoneDb>,
 ) -> Result<Option<crate::http::HttpServer>> {
@@ -359,7 +358,7 @@ fn start_http(
 fn watchdog(
     notifier: &Arc<systemd::Notifier>,
     running: &RunningServer,
-    control: &Control,
+    control: &Plane,
 ) -> Option<systemd::Watchdog> {
     let period = systemd::watchdog_period()?;
     let handle = control.handle();
@@ -413,7 +412,7 @@ fn check_start(config: &Config, loading: &Loading) -> Result<()> {
 }
 
 /// Stops the workers (answering what has arrived) and the control plane.
-fn stop(running: RunningServer, control: Control) {
+fn stop(running: RunningServer, control: Plane) {
     info!("stopping: no new connections, answering what has arrived");
     control.shutdown();
     let report = running.shutdown();

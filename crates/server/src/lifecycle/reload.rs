@@ -14,23 +14,13 @@ use tracing::level_filters::LevelFilter;
 use tracing::{error, info, warn};
 
 use super::catalogs::Consumed;
+use super::plane::Plane;
 use crate::config::Config;
-use crate::control::{Control, Loading};
 use crate::error::Result;
 use crate::logging::LogHandle;
+use tern_control::Loading;
 
-/// What a set of loads did.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ReloadReport {
-    /// Zones configured.
-    pub zones: usize,
-    /// Zones whose load failed (served from their previous data, if any).
-    pub failed: usize,
-    /// Secondary zones with no data yet (being transferred).
-    pub waiting: usize,
-    /// Records served after the loads.
-    pub records: u64,
-}
+pub use tern_control::ReloadReport;
 
 /// Logs the outcome of the loads of one apply; `what` is "load" or "reload".
 pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
@@ -59,7 +49,7 @@ pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
 /// configuration now in force and the loads to wait for.
 pub fn reload(
     current: &Config,
-    control: &Control,
+    control: &Plane,
     consumed: &mut Consumed,
 ) -> Result<(Config, Loading)> {
     let next = match &current.path {

@@ -13,20 +13,7 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken).
 
-pub mod catalog;
-pub mod commands;
-pub mod dynamic;
-pub mod inbox;
-pub mod journaled;
-pub mod notify;
-pub mod primary;
-pub mod refresh;
-pub mod registry;
-pub mod secondary;
-pub mod storage;
-pub mod writer;
-
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -34,20 +21,21 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use tern_ctl::proto::ZoneStatus;
-use tern_engine::{Access, ZoneAccess};
+use tern_engine::Notice;
 use tern_wire::Name;
 use tern_zone::{ZoneDb, ZoneSet, ZoneSlot};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::{info, warn};
 
-use crate::client::Limits;
-use crate::config::{Config, ZonePlan};
-use crate::dns::{EngineHandler, NoticeFrom};
+use crate::catalog::Listed;
+use crate::clock::Clock;
 use crate::error::{Error, Result};
-use crate::lifecycle::ReloadReport;
-use registry::{Handle, Writers};
-use tern_control::updates::UpdateTask;
+use crate::peer::{Limits, Network};
+use crate::plan::ZonePlan;
+use crate::registry::{Handle, Writers};
+use crate::updates::{UpdateSink, UpdateTask};
+use crate::{commands, inbox, refresh, writer};
 
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
@@ -139,15 +127,51 @@ pub struct Shared {
     /// Where zones' journals are kept; `None` for built-in configurations (quick mode,
     /// the demo), which keep nothing.
     pub storage: Option<PathBuf>,
-    /// The main thread, told what consumed catalogs list (`None` in tests).
-    pub main: Option<std::sync::mpsc::Sender<crate::ctl::MainRequest>>,
+    /// Told what consumed catalogs list (`None` in tests).
+    pub catalogs_listed: Option<CatalogSink>,
+    /// The network: primaries and secondaries.
+    pub network: Arc<dyn Network>,
+    /// The time.
+    pub clock: Arc<dyn Clock>,
 }
+
+/// Where a consumed catalog's writer reports what the catalog lists (RFC 9432), or why
+/// it could not be read: the server, which serves the members.
+#[derive(Clone)]
+pub struct CatalogSink(pub Arc<dyn Fn(Name, Result<Members>) + Send + Sync>);
+
+/// A consumed catalog's members, by name.
+pub type Members = BTreeMap<Name, Listed>;
+
+impl std::fmt::Debug for CatalogSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("CatalogSink")
+    }
+}
+
+/// A NOTIFY the data plane accepted, and who sent it.
+pub type NoticeFrom = (Notice, SocketAddr);
 
 impl Shared {
     /// What writers share in unit tests: one transfer and one load at a time, 100 ms
     /// timeouts, journals under `storage` (none without).
     #[cfg(test)]
     pub fn for_tests(storage: Option<PathBuf>) -> Arc<Shared> {
+        Shared::with(
+            storage,
+            Arc::new(crate::testing::NoNetwork),
+            Arc::new(crate::clock::SystemClock),
+        )
+    }
+
+    /// What writers share in tests: one transfer and one load at a time, 100 ms
+    /// timeouts, journals under `storage` (none without), `network` and `clock` given.
+    #[cfg(test)]
+    pub fn with(
+        storage: Option<PathBuf>,
+        network: Arc<dyn Network>,
+        clock: Arc<dyn Clock>,
+    ) -> Arc<Shared> {
         let timeout = Duration::from_millis(100);
         let limits = Limits { timeout, max_size: 1 << 20, max_time: timeout * 10, idle: timeout };
         Arc::new(Shared {
@@ -157,8 +181,15 @@ impl Shared {
             loads: Semaphore::new(1),
             limits: ArcSwap::from_pointee(limits),
             storage,
-            main: None,
+            catalogs_listed: None,
+            network,
+            clock,
         })
+    }
+
+    /// Now, by the control plane's clock.
+    pub fn now(&self) -> u64 {
+        self.clock.now()
     }
 }
 
@@ -193,9 +224,9 @@ impl Zones {
             handle.inbox.send(Event::Command { command: Box::new(command), reply }).ok()
         });
         if sent.is_none() {
-            return Err(format!("{zone} is not served here"));
+            return Err(Error::NotServed(zone.clone()));
         }
-        outcome.await.unwrap_or_else(|_| Err("the zone's writer stopped".into()))
+        outcome.await.unwrap_or(Err(Error::WriterStopped))
     }
 }
 
@@ -204,8 +235,48 @@ impl Zones {
 pub struct Control {
     runtime: Runtime,
     shared: Arc<Shared>,
-    handler: Arc<EngineHandler>,
     writers: Arc<Writers>,
+    notices: mpsc::Sender<NoticeFrom>,
+}
+
+/// How the control plane is started ([`Control::start`]).
+pub struct Options {
+    /// The served zones.
+    pub db: Arc<ZoneDb>,
+    /// Transfers in at once (`[transfer] max-incoming`).
+    pub max_incoming: usize,
+    /// Timeouts and sizes for talking to remotes.
+    pub limits: Limits,
+    /// Where journals and kept copies are kept (`None`: nothing is kept).
+    pub storage: Option<PathBuf>,
+    /// The network.
+    pub network: Arc<dyn Network>,
+    /// The time.
+    pub clock: Arc<dyn Clock>,
+    /// Told what consumed catalogs list.
+    pub catalogs_listed: Option<CatalogSink>,
+    /// Run at the start of each of the runtime's threads (the server lowers their
+    /// priority).
+    pub on_thread_start: Arc<dyn Fn() + Send + Sync>,
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options").field("storage", &self.storage).finish_non_exhaustive()
+    }
+}
+
+/// What a set of loads did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReloadReport {
+    /// Zones configured.
+    pub zones: usize,
+    /// Zones whose load failed (served from their previous data, if any).
+    pub failed: usize,
+    /// Secondary zones with no data yet (being transferred).
+    pub waiting: usize,
+    /// Records served after the loads.
+    pub records: u64,
 }
 
 /// The first loads of an [`Control::apply`], to wait for.
@@ -216,62 +287,51 @@ pub struct Loading {
 }
 
 impl Control {
-    /// Starts the control plane's runtime and takes the NOTIFYs `handler` accepts.
-    /// Consumed catalogs' members are reported to `main`.
-    pub fn start(
-        config: &Config,
-        db: Arc<ZoneDb>,
-        handler: Arc<EngineHandler>,
-        main: std::sync::mpsc::Sender<crate::ctl::MainRequest>,
-    ) -> Result<Control> {
-        // Above the nice value the server was started with (a thread started by one of
-        // the runtime's own threads already has it: it is set, not added to).
-        let base = crate::priority::thread_nice().unwrap_or(0);
-        let nice = base + i32::try_from(config.server.control_nice).unwrap_or(0);
+    /// Starts the control plane's runtime; it takes NOTIFYs from [`notices`](Self::notices)
+    /// and updates through [`update_sink`](Self::update_sink).
+    pub fn start(options: Options) -> Result<Control> {
+        let start = Arc::clone(&options.on_thread_start);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(THREADS)
             .thread_name("ternd-ctl")
-            .on_thread_start(move || {
-                if let Err(e) = crate::priority::set_thread_nice(nice) {
-                    warn!("a control plane thread keeps its priority: {e}");
-                }
-            })
+            .on_thread_start(move || start())
             .enable_all()
             .build()
             .map_err(|source| Error::Os { doing: "starting the control plane", source })?;
-        let incoming = usize::try_from(config.transfer.max_incoming).unwrap_or(usize::MAX);
         let shared = Arc::new(Shared {
-            db,
-            incoming: Arc::new(Semaphore::new(incoming)),
-            catalogs: Arc::new(Semaphore::new(incoming)),
-            loads: Semaphore::new(LOADS * crate::config::cpu_count()),
-            limits: ArcSwap::from_pointee(limits(config)),
-            storage: config.path.as_ref().map(|_| config.server.storage.clone()),
-            main: Some(main),
+            db: options.db,
+            incoming: Arc::new(Semaphore::new(options.max_incoming)),
+            catalogs: Arc::new(Semaphore::new(options.max_incoming)),
+            loads: Semaphore::new(LOADS * cpu_count()),
+            limits: ArcSwap::from_pointee(options.limits),
+            storage: options.storage,
+            catalogs_listed: options.catalogs_listed,
+            network: options.network,
+            clock: options.clock,
         });
         let writers = Arc::new(Writers::default());
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
-        handler.forward_notices(notices);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
-        handler.forward_updates(Arc::clone(&writers) as Arc<dyn tern_control::updates::UpdateSink>);
-        Ok(Control { runtime, shared, handler, writers })
+        Ok(Control { runtime, shared, writers, notices })
     }
 
-    /// Brings the served zones in line with `config` (see the module comment), every
-    /// zone reloaded.
-    pub fn apply(&self, config: &Config) -> Loading {
-        self.apply_with(config, &[], true)
+    /// Where the data plane sends the NOTIFYs it accepted.
+    pub fn notices(&self) -> mpsc::Sender<NoticeFrom> {
+        self.notices.clone()
     }
 
-    /// [`apply`](Self::apply) with `extra` zones beside the configuration's (consumed
-    /// catalogs' members). Without `reload`, only new zones and produced catalogs load;
-    /// the others keep what they serve (and their plan, until the next reload).
-    pub fn apply_with(&self, config: &Config, extra: &[Arc<ZonePlan>], reload: bool) -> Loading {
-        self.shared.limits.store(Arc::new(limits(config)));
-        let plans: Vec<Arc<ZonePlan>> =
-            config.resolved.zones.iter().chain(extra).cloned().collect();
-        self.handler.engine().set_access(access(config, &plans));
-        let plans = &plans;
+    /// Where the data plane puts the updates it accepted.
+    pub fn update_sink(&self) -> Arc<dyn UpdateSink> {
+        Arc::clone(&self.writers) as Arc<dyn UpdateSink>
+    }
+
+    /// Brings the served zones in line with `plans` (see the module comment), with
+    /// `limits` for talking to remotes. With `reload`, every zone loads again; without,
+    /// only new zones and produced catalogs do, the others keep what they serve (and
+    /// their plan, until the next reload). The caller swaps the engine's access rules in
+    /// first.
+    pub fn apply(&self, plans: &[Arc<ZonePlan>], limits: Limits, reload: bool) -> Loading {
+        self.shared.limits.store(Arc::new(limits));
         let slots = self.publish_set(plans);
         let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
         self.writers
@@ -279,7 +339,7 @@ impl Control {
         loading
     }
 
-    /// [`apply_with`](Self::apply_with)'s changes to the writers.
+    /// [`apply`](Self::apply)'s changes to the writers.
     fn start_loads(
         &self,
         writers: &mut HashMap<Name, Handle>,
@@ -300,7 +360,7 @@ impl Control {
         });
         for (plan, slot) in plans.iter().zip(slots) {
             let known = writers.contains_key(&plan.name);
-            if known && !reload && plan.catalog != crate::config::CatalogRole::Producer {
+            if known && !reload && plan.catalog != crate::plan::CatalogRole::Producer {
                 continue;
             }
             let handle = writers.entry(plan.name.clone()).or_insert_with(|| self.spawn(plan, slot));
@@ -416,6 +476,11 @@ impl Loading {
     }
 }
 
+/// CPUs this process may run on (1 when unknown).
+fn cpu_count() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+}
+
 /// Sends each accepted NOTIFY to its zone's writer, merged into the one still waiting
 /// there if any: a flood of them (spoofed from a primary's address, or a primary in a
 /// loop) costs the writer one event at a time, not one each.
@@ -438,42 +503,6 @@ fn merge_notices(waiting: &mut Event, new: Event) {
         let merged = waiting.merged.saturating_add(new.merged).saturating_add(1);
         **waiting = Notified { serial: new.serial.or(waiting.serial), from: new.from, merged };
     }
-}
-
-/// The engine's keys and rules from the configuration and the zones' plans.
-fn access(config: &Config, plans: &[Arc<ZonePlan>]) -> Access {
-    let mut access = Access { keys: config.resolved.keys.clone(), ..Access::default() };
-    for plan in plans {
-        access.zones.insert(plan.name.clone(), ZoneAccess { rules: plan.rules.clone() });
-    }
-    access
-}
-
-fn limits(config: &Config) -> Limits {
-    let transfer = &config.transfer;
-    Limits {
-        timeout: transfer.timeout,
-        max_size: transfer.max_zone_size,
-        max_time: transfer.max_time_in,
-        idle: transfer.idle_in(),
-    }
-}
-
-/// Creates the storage directory and takes its lock for the server's life (one server
-/// per storage directory: two would append to the same journals). A directory that
-/// cannot be made, written or locked stops the start, as one another server holds
-/// does: a server without its lock could no longer keep a second one out, nor journal
-/// a change.
-pub fn prepare_storage(path: &std::path::Path) -> Result<std::fs::File> {
-    tern_journal::lock_dir(path).map_err(|e| match e {
-        tern_journal::Error::Busy(_) => Error::Config(format!(
-            "{}: the storage directory is in use by another ternd (set another `[server] storage`)",
-            path.display()
-        )),
-        e => Error::Config(format!(
-            "cannot use the storage directory ({e}): the server's user must be able to create and write it (`[server] storage`, and `user`)"
-        )),
-    })
 }
 
 #[cfg(test)]

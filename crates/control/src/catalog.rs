@@ -19,9 +19,9 @@ use tern_wire::{Dname, Name, Rtype};
 use tern_zone::ZoneContents;
 use tracing::warn;
 
-use super::writer::Writer;
-use crate::config::{CatalogMember, CatalogRole};
-use crate::ctl::MainRequest;
+use crate::error::{Error, Result};
+use crate::plan::{CatalogMember, CatalogRole};
+use crate::writer::Writer;
 
 /// A member as a consumed catalog lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +37,7 @@ pub struct Listed {
 }
 
 /// The members `catalog` lists, by zone name; `Err` when it is not a version 2 catalog.
-pub fn consume(catalog: &ZoneContents) -> Result<BTreeMap<Name, Listed>, String> {
+pub fn consume(catalog: &ZoneContents) -> Result<BTreeMap<Name, Listed>> {
     let origin = catalog.origin().clone();
     let zones = child(&origin, b"zones")?;
     let version = child(&origin, b"version")?;
@@ -65,9 +65,7 @@ pub fn consume(catalog: &ZoneContents) -> Result<BTreeMap<Name, Listed>, String>
         }
     });
     if versions.len() != 1 || versions.first().cloned().flatten().as_deref() != Some("2") {
-        return Err(format!(
-            "{origin} is not a version 2 catalog (RFC 9432 §4.1): its members are not read"
-        ));
+        return Err(Error::NotACatalog(origin));
     }
     Ok(members(&origin, ptrs, groups, coos))
 }
@@ -101,8 +99,8 @@ fn members(
 }
 
 impl Writer {
-    /// A consumed catalog tells the main thread its members whenever its serial changed
-    /// (read on a blocking thread: a catalog may list many zones).
+    /// A consumed catalog tells the server its members whenever its serial changed (read
+    /// on a blocking thread: a catalog may list many zones).
     pub async fn report_catalog(&mut self) {
         if !matches!(self.plan.catalog, CatalogRole::Consumer { .. }) {
             return;
@@ -112,21 +110,21 @@ impl Writer {
             return;
         }
         self.catalog_reported = Some(zone.serial());
-        let Some(main) = self.shared.main.clone() else { return };
+        let Some(listed) = self.shared.catalogs_listed.clone() else { return };
         let catalog = self.plan.name.clone();
         let members = tokio::task::spawn_blocking(move || consume(&zone)).await;
-        let members = members.unwrap_or_else(|e| Err(e.to_string()));
+        let members = members.unwrap_or_else(|e| Err(Error::Task(e)));
         if let Err(why) = &members {
             warn!(catalog = %catalog, "{why}");
         }
-        let _ = main.send(MainRequest::Catalog { catalog, members });
+        (listed.0)(catalog, members);
     }
 }
 
 /// `label.parent`.
-fn child(parent: &Name, label: &[u8]) -> Result<Name, String> {
+fn child(parent: &Name, label: &[u8]) -> Result<Name> {
     let text = format!("{}.{parent}", String::from_utf8_lossy(label));
-    text.parse().map_err(|e| format!("{text}: {e}"))
+    text.parse().map_err(|e: tern_wire::Error| Error::Owner { text, why: e.to_string() })
 }
 
 /// The labels of `owner` above `ancestor`, leftmost first and lower-cased (`None` when
@@ -239,7 +237,7 @@ mod tests {
         let one = &read[&name("one.example.")];
         assert_eq!((one.id.as_slice(), one.coo.clone()), (&b"m1"[..], Some(name("other.cat."))));
         let v1 = format!("{base}version 0 TXT \"1\"\nm1.zones 0 PTR one.example.\n");
-        assert!(consume(&catalog(&v1)).unwrap_err().contains("version 2"));
+        assert!(consume(&catalog(&v1)).unwrap_err().to_string().contains("version 2"));
         let none = format!("{base}m1.zones 0 PTR one.example.\n");
         assert!(consume(&catalog(&none)).is_err());
     }

@@ -31,8 +31,9 @@ use tern_wire::Name;
 use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
 use tracing::{error, info, warn};
 
-use super::writer::Writer;
 use crate::counters::control::control;
+use crate::error::Error;
+use crate::writer::Writer;
 
 /// A journal shared between the writer and its disk writes.
 pub type Shared = Arc<Mutex<Journal>>;
@@ -170,11 +171,13 @@ pub fn append<C: std::borrow::Borrow<Changeset>>(
     journal: &Shared,
     zone: &str,
     changes: &[C],
-) -> Result<(), String> {
-    let mut journal = journal.lock().map_err(|_| "journal lock poisoned".to_owned())?;
-    let appended = journal.append(changes).map_err(|e| e.to_string());
+) -> Result<(), Error> {
+    // A poisoned lock: a panic in another write left the journal as that write did,
+    // which the journal's own error handling copes with.
+    let mut journal = journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let appended = journal.append(changes);
     control().journal_size(zone, journal.len());
-    appended
+    Ok(appended?)
 }
 
 /// The history holding `changes`, bounded by `limits`.
@@ -198,7 +201,7 @@ impl Writer {
         let Some(path) = self.journal_path() else { return (Vec::new(), None) };
         let (name, primary) = (self.plan.name.clone(), self.is_primary());
         let default_copy = self.plan.source
-            == crate::config::ZoneSource::File(
+            == crate::plan::ZoneSource::File(
                 tern_journal::files::ZoneFiles::new(path.parent().unwrap_or(&path), &name)
                     .zone_copy(),
             );
@@ -214,14 +217,14 @@ impl Writer {
 
     /// True for a primary zone (its journal's damage refuses changes).
     pub fn is_primary(&self) -> bool {
-        matches!(self.plan.role, crate::config::Role::Primary)
+        matches!(self.plan.role, crate::plan::Role::Primary)
     }
 
     /// Where the zone's journal is, when it has one (not for embedded zones and
     /// produced catalogs, nor without a storage directory).
     pub fn journal_path(&self) -> Option<std::path::PathBuf> {
         let storage = self.shared.storage.as_ref()?;
-        use crate::config::ZoneSource;
+        use crate::plan::ZoneSource;
         if matches!(self.plan.source, ZoneSource::Embedded(_) | ZoneSource::Catalog(_)) {
             return None;
         }
@@ -232,7 +235,7 @@ impl Writer {
     pub fn take_journal(&mut self, opened: OpenedJournal) -> Vec<Changeset> {
         control().journal_size(&self.plan.name.to_string(), opened.journal.len());
         if let Some(why) = opened.journal.refused() {
-            self.last_error = Some((super::writer::now(), why.to_owned()));
+            self.last_error = Some((self.now(), why.to_owned()));
         }
         self.journal = Some(Arc::new(Mutex::new(opened.journal)));
         opened.changes
@@ -242,14 +245,6 @@ impl Writer {
     pub fn journal_refused(&self) -> Option<String> {
         let journal = self.journal.as_ref()?.lock().ok()?;
         journal.refused().map(str::to_owned)
-    }
-
-    /// Appends `changes` and syncs them; `Err` says why they must not be published.
-    pub async fn journal_append(&mut self, changes: Vec<Changeset>) -> Result<(), String> {
-        let Some(journal) = self.journal.clone() else { return Ok(()) };
-        let name = self.plan.name.to_string();
-        let appended = tokio::task::spawn_blocking(move || append(&journal, &name, &changes)).await;
-        appended.map_err(|e| e.to_string())?
     }
 
     /// True when the journal holds twice the changesets the history keeps and is about

@@ -1,4 +1,4 @@
-//! An operator's commands to one zone's writer (from the control socket, [`crate::ctl`]):
+//! An operator's commands to one zone's writer (from the control socket and the API):
 //! reload, refresh, retransfer, NOTIFY, flush, freeze and thaw, reading the records, and
 //! transactions. They are events like any other, taken in order with loads, transfers
 //! and updates; a transaction's commit goes through the journal like an update.
@@ -18,13 +18,15 @@ use std::sync::Arc;
 use tern_ctl::proto::{TxnStep, ZoneOp};
 use tern_engine::{Edit, UpdatePolicy};
 use tern_wire::{Name, Rtype};
-use tern_zone::{Changeset, HistoryLimits, ZoneContents};
+use tern_zone::{Changeset, ZoneContents};
 use tracing::info;
 
-use super::storage;
-use super::writer::{now, Writer};
-use super::LoadOutcome;
-use crate::config::Role;
+use crate::commit::{Change, Notify};
+use crate::error::{Error, Result};
+use crate::plan::Role;
+use crate::storage;
+use crate::writer::Writer;
+use crate::LoadOutcome;
 
 /// What an operator asks of a zone.
 #[derive(Debug, Clone)]
@@ -46,7 +48,7 @@ pub enum ZoneCommand {
 }
 
 /// A command's outcome: what was done, or why not.
-pub type Outcome = Result<String, String>;
+pub type Outcome = Result<String>;
 
 impl Writer {
     /// Carries out `command` (see the module comment).
@@ -76,7 +78,7 @@ impl Writer {
         outcome
     }
 
-    async fn stage_all(&mut self, steps: Vec<TxnStep>) -> Result<(), String> {
+    async fn stage_all(&mut self, steps: Vec<TxnStep>) -> Result<()> {
         let origin = self.plan.name.clone();
         let staged = self.with_txn(move |zone, edit| {
             steps.into_iter().try_for_each(|step| match step {
@@ -86,7 +88,7 @@ impl Writer {
                 TxnStep::Unset { owner, rtype, rdata } => {
                     stage_unset(edit, &origin, &owner, rtype.as_deref(), rdata.as_deref())
                 }
-                _ => Err("only sets and unsets can be applied at once".into()),
+                _ => Err(Error::NotAnEdit),
             })
         });
         staged.await?
@@ -94,15 +96,13 @@ impl Writer {
 
     async fn op(&mut self, op: ZoneOp) -> Outcome {
         if self.frozen && matches!(op, ZoneOp::Reload | ZoneOp::Refresh | ZoneOp::Retransfer) {
-            return Err("the zone is frozen (zone-thaw it first)".into());
+            return Err(Error::Frozen);
         }
         match (op, &self.plan.role) {
             (ZoneOp::Reload, Role::Primary) => self.reload_file().await,
             (ZoneOp::Reload | ZoneOp::Refresh, Role::Secondary(_)) => self.refresh_now(false).await,
             (ZoneOp::Retransfer, Role::Secondary(_)) => self.refresh_now(true).await,
-            (ZoneOp::Refresh | ZoneOp::Retransfer, Role::Primary) => {
-                Err("not a secondary: its data comes from its zone file".into())
-            }
+            (ZoneOp::Refresh | ZoneOp::Retransfer, Role::Primary) => Err(Error::NotSecondary),
             (ZoneOp::Notify, _) => self.notify_now(),
             (ZoneOp::Flush, _) => self.flush_now().await,
             (ZoneOp::Freeze, _) => self.freeze().await,
@@ -117,7 +117,7 @@ impl Writer {
             }
             LoadOutcome::Unchanged { .. } => Ok("the zone file did not change".into()),
             LoadOutcome::Waiting => Ok("waiting for a transfer".into()),
-            LoadOutcome::Failed(why) => Err(why),
+            LoadOutcome::Failed(why) => Err(Error::LoadFailed(why)),
         }
     }
 
@@ -131,11 +131,11 @@ impl Writer {
 
     fn notify_now(&mut self) -> Outcome {
         if self.current.is_none() {
-            return Err("nothing is served to notify about".into());
+            return Err(Error::NothingServed);
         }
         self.notify_secondaries();
         match self.notifying.len() {
-            0 => Err("no NOTIFY targets are configured (`notify`, `notify-ns`)".into()),
+            0 => Err(Error::NoNotifyTargets),
             n => Ok(format!("NOTIFY sent to {n} targets")),
         }
     }
@@ -151,9 +151,8 @@ impl Writer {
                     self.flush_and_compact().await;
                     Ok("zone file written".into())
                 }
-                false => Err(self.last_error.clone().map_or_else(
-                    || "the zone file was not written (see the log)".into(),
-                    |(_, why)| why,
+                false => Err(Error::NotWritten(
+                    self.last_error.clone().map_or_else(|| "see the log".into(), |(_, why)| why),
                 )),
             },
             Role::Secondary(_) => self.store_now().await,
@@ -181,7 +180,7 @@ impl Writer {
         match &self.plan.role {
             Role::Primary => self.reload_file().await.map(|m| format!("thawed; {m}")),
             Role::Secondary(_) => {
-                if self.schedule.refresh_at.is_some_and(|at| at <= now()) {
+                if self.schedule.refresh_at.is_some_and(|at| at <= self.now()) {
                     self.refresh();
                 }
                 Ok("thawed".into())
@@ -191,7 +190,7 @@ impl Writer {
 
     /// The served records (of `owner` and `rtype` when given), one per line.
     fn read(&self, owner: Option<&Name>, rtype: Option<Rtype>) -> Outcome {
-        let zone = self.current.as_ref().ok_or("nothing is served")?;
+        let zone = self.current.as_ref().ok_or(Error::NothingServed)?;
         let mut text = String::new();
         zone.for_each_record(|name, t, ttl, data| {
             let owner_matches = owner.is_none_or(|o| o.eq_ignore_case(name));
@@ -207,18 +206,18 @@ impl Writer {
             TxnStep::Begin => self.begin(),
             TxnStep::Set { owner, ttl, rtype, rdata } => {
                 let (zone, origin) = self.txn_zone()?;
-                let edit = self.txn.as_mut().ok_or(NO_TXN)?;
+                let edit = self.txn.as_mut().ok_or(Error::NoTransaction)?;
                 stage_set(edit, &zone, &origin, (&owner, ttl, &rtype, &rdata))?;
                 Ok(format!("staged ({} changes)", edit.len()))
             }
             TxnStep::Unset { owner, rtype, rdata } => {
                 let (_, origin) = self.txn_zone()?;
-                let edit = self.txn.as_mut().ok_or(NO_TXN)?;
+                let edit = self.txn.as_mut().ok_or(Error::NoTransaction)?;
                 stage_unset(edit, &origin, &owner, rtype.as_deref(), rdata.as_deref())?;
                 Ok(format!("staged ({} changes)", edit.len()))
             }
             TxnStep::Diff => {
-                let (policy, now) = (self.plan.update, now());
+                let (policy, now) = (self.plan.update, self.now());
                 let diff = self.with_txn(move |zone, edit| {
                     staged_change(zone, edit, &policy, now).map(|change| render_diff(&change))
                 });
@@ -227,31 +226,31 @@ impl Writer {
             TxnStep::Commit => self.commit_txn().await,
             TxnStep::Abort => match self.txn.take() {
                 Some(_) => Ok("transaction aborted".into()),
-                None => Err("no transaction is open".into()),
+                None => Err(Error::NoTransaction),
             },
         }
     }
 
     fn begin(&mut self) -> Outcome {
         if self.txn.is_some() {
-            return Err("a transaction is already open (zone-commit or zone-abort it)".into());
+            return Err(Error::TransactionOpen);
         }
         if matches!(self.plan.role, Role::Secondary(_)) {
-            return Err("a secondary's data comes from its primary: change it there".into());
+            return Err(Error::Secondary);
         }
         if self.current.is_none() {
-            return Err("nothing is served yet".into());
+            return Err(Error::NothingServed);
         }
         self.txn = Some(Edit::default());
         Ok("transaction open".into())
     }
 
     /// The served version and the zone's name, while a transaction is open.
-    fn txn_zone(&self) -> Result<(Arc<ZoneContents>, Name), String> {
+    fn txn_zone(&self) -> Result<(Arc<ZoneContents>, Name)> {
         if self.txn.is_none() {
-            return Err(NO_TXN.into());
+            return Err(Error::NoTransaction);
         }
-        let zone = self.current.clone().ok_or("nothing is served")?;
+        let zone = self.current.clone().ok_or(Error::NothingServed)?;
         Ok((zone, self.plan.name.clone()))
     }
 
@@ -260,9 +259,9 @@ impl Writer {
     async fn with_txn<T: Send + 'static>(
         &mut self,
         work: impl FnOnce(&ZoneContents, &mut Edit) -> T + Send + 'static,
-    ) -> Result<T, String> {
+    ) -> Result<T> {
         let (zone, _) = self.txn_zone()?;
-        let mut edit = self.txn.take().ok_or(NO_TXN)?;
+        let mut edit = self.txn.take().ok_or(Error::NoTransaction)?;
         let done = tokio::task::spawn_blocking(move || {
             let out = work(&zone, &mut edit);
             (edit, out)
@@ -272,32 +271,51 @@ impl Writer {
                 self.txn = Some(edit);
                 Ok(out)
             }
-            Err(e) => Err(format!("the transaction failed and is closed: {e}")),
+            Err(e) => Err(Error::TransactionLost(e.to_string())),
         }
     }
 
-    /// Applies the transaction: journaled, published, notified (as an update is). A
-    /// change that fails leaves the transaction open.
+    /// Applies the transaction through the commit function ([`crate::commit`]):
+    /// journaled, published, notified, as an update is. A change that fails leaves the
+    /// transaction open.
     async fn commit_txn(&mut self) -> Outcome {
         if self.frozen {
-            return Err("the zone is frozen (zone-thaw it first)".into());
+            return Err(Error::Frozen);
         }
-        let (policy, limits, now) = (self.plan.update, self.plan.history, now());
-        let staged = self.with_txn(move |zone, edit| committed(zone, edit, &policy, limits, now));
-        let Some((change, next)) = staged.await?? else {
-            self.txn = None;
-            return Ok("nothing to change; transaction closed".into());
+        let (zone, _) = self.txn_zone()?;
+        let edit = self.txn.take().ok_or(Error::NoTransaction)?;
+        let (policy, now, from) = (self.plan.update, self.now(), zone.serial());
+        drop(zone); // the served version: not held past its replacement
+        let file_base = self.current.clone().filter(|_| self.file_base.is_none());
+        let build = move |base: Option<&Arc<ZoneContents>>| {
+            let staged = base
+                .ok_or(Error::NothingServed)
+                .and_then(|base| staged_change(base, &edit, &policy, now));
+            match staged {
+                Ok(change) if change.is_empty() => (None, (edit, Ok(0))),
+                Ok(change) => {
+                    let count = change.len();
+                    (Some(Change::Apply(vec![change])), (edit, Ok(count)))
+                }
+                Err(why) => (None, (edit, Err(why))),
+            }
         };
-        let from = self.current.as_ref().map_or(0, |zone| zone.serial());
-        let (to, count) = (next.serial(), change.len());
-        self.journal_append(vec![change]).await.map_err(|why| format!("not journaled: {why}"))?;
-        if !self.publish_updated(next) {
-            return Err("not published (see the log)".into());
-        }
-        self.txn = None;
-        info!(zone = %self.plan.name, from, serial = to, records = count, "transaction committed");
+        let (committed, (edit, staged)) = self.commit_with(build, Notify::Yes).await;
+        let (count, zone) = match (staged, committed) {
+            (Ok(0), Ok(None)) => {
+                return Ok("nothing to change; transaction closed".into());
+            }
+            (Ok(count), Ok(Some(zone))) => (count, zone),
+            (Err(why), _) | (Ok(_), Err(why)) => {
+                self.txn = Some(edit);
+                return Err(why);
+            }
+            (Ok(_), Ok(None)) => return Err(Error::NothingServed),
+        };
+        info!(zone = %self.plan.name, from, serial = zone.serial(), records = count, "transaction committed");
+        self.zone_file_lags(file_base);
         self.after_change().await;
-        Ok(format!("committed: serial {from} → {to}, {count} records changed"))
+        Ok(format!("committed: serial {from} → {}, {count} records changed", zone.serial()))
     }
 }
 
@@ -307,29 +325,11 @@ fn staged_change(
     edit: &Edit,
     policy: &UpdatePolicy,
     now: u64,
-) -> Result<Changeset, String> {
-    edit.changeset(zone, policy, now)
-        .map_err(|refusal| format!("{}: {}", refusal.rcode, refusal.reason))
-}
-
-/// The changeset `edit` makes of `zone` and the version it gives, with the change in its
-/// history; `None` when it changes nothing.
-fn committed(
-    zone: &ZoneContents,
-    edit: &Edit,
-    policy: &UpdatePolicy,
-    limits: HistoryLimits,
-    now: u64,
-) -> Result<Option<(Changeset, ZoneContents)>, String> {
-    let change = staged_change(zone, edit, policy, now)?;
-    if change.is_empty() {
-        return Ok(None);
-    }
-    let mut next = zone.clone();
-    next.apply_in_place(&change).map_err(|e| e.to_string())?;
-    let history = zone.history().push(Arc::new(change.clone()), limits);
-    next.set_history(Arc::new(history));
-    Ok(Some((change, next)))
+) -> Result<Changeset> {
+    edit.changeset(zone, policy, now).map_err(|refusal| Error::Refused {
+        rcode: refusal.rcode,
+        reason: refusal.reason.to_string(),
+    })
 }
 
 /// Stages adding a record (`owner`, TTL, type and RDATA as text) to `edit` of `zone`.
@@ -338,11 +338,10 @@ fn stage_set(
     zone: &ZoneContents,
     origin: &Name,
     (owner, ttl, rtype, rdata): (&str, Option<u32>, &str, &str),
-) -> Result<(), String> {
+) -> Result<()> {
     let owner = owner_name(owner, origin)?;
     let rtype = parse_type(rtype)?;
-    let data = tern_wire::rdata::parse_str(rtype, rdata, Some(origin))
-        .map_err(|e| format!("{rtype} {rdata}: {e}"))?;
+    let data = parse_record(rtype, rdata, origin)?;
     let ttl = ttl.unwrap_or_else(|| default_ttl(zone, &owner, rtype));
     edit.add(owner, rtype, ttl, data);
     Ok(())
@@ -355,14 +354,11 @@ fn stage_unset(
     owner: &str,
     rtype: Option<&str>,
     rdata: Option<&str>,
-) -> Result<(), String> {
+) -> Result<()> {
     let owner = owner_name(owner, origin)?;
     let rtype = rtype.map(parse_type).transpose()?;
     let data = match (rtype, rdata) {
-        (Some(t), Some(text)) => Some(
-            tern_wire::rdata::parse_str(t, text, Some(origin))
-                .map_err(|e| format!("{t} {text}: {e}"))?,
-        ),
+        (Some(t), Some(text)) => Some(parse_record(t, text, origin)?),
         _ => None,
     };
     match (rtype, data) {
@@ -373,26 +369,36 @@ fn stage_unset(
     Ok(())
 }
 
-const NO_TXN: &str = "no transaction is open (zone-begin first)";
+/// Record data given as text, read as one record of `rtype` in the zone `origin`.
+fn parse_record(rtype: Rtype, text: &str, origin: &Name) -> Result<Vec<u8>> {
+    tern_wire::rdata::parse_str(rtype, text, Some(origin)).map_err(|why| Error::Record {
+        rtype,
+        text: text.to_owned(),
+        why,
+    })
+}
 
 /// An owner relative to `origin` unless it ends in a dot; `@` is the apex. It must be
 /// in the zone.
-pub fn owner_name(text: &str, origin: &Name) -> Result<Name, String> {
+pub fn owner_name(text: &str, origin: &Name) -> Result<Name> {
     let absolute = match text {
         "@" => origin.to_string(),
         t if t.ends_with('.') => t.to_owned(),
         t if origin.to_string() == "." => format!("{t}."),
         t => format!("{t}.{origin}"),
     };
-    let name: Name = absolute.parse().map_err(|e| format!("{text}: not a domain name: {e}"))?;
+    let owner = |why: String| Error::Owner { text: text.to_owned(), why };
+    let name: Name =
+        absolute.parse().map_err(|e: tern_wire::Error| owner(format!("not a domain name: {e}")))?;
     if !name.ends_with(origin) {
-        return Err(format!("{name} is outside the zone {origin}"));
+        return Err(owner(format!("{name} is outside the zone {origin}")));
     }
     Ok(name)
 }
 
-pub fn parse_type(text: &str) -> Result<Rtype, String> {
-    Rtype::from_mnemonic(text.as_bytes()).ok_or_else(|| format!("{text}: not a record type"))
+/// A record type by its mnemonic (case does not matter).
+pub fn parse_type(text: &str) -> Result<Rtype> {
+    Rtype::from_mnemonic(text.as_bytes()).ok_or_else(|| Error::Type(text.to_owned()))
 }
 
 /// A new record's TTL when none is given: its RRset's, else the SOA's.
@@ -427,7 +433,10 @@ mod tests {
         assert_eq!(www.to_string(), "www.example.com.");
         assert_eq!(owner_name("@", &origin).unwrap(), origin);
         assert_eq!(owner_name("a.example.com.", &origin).unwrap().to_string(), "a.example.com.");
-        assert!(owner_name("www.example.net.", &origin).unwrap_err().contains("outside"));
+        assert!(owner_name("www.example.net.", &origin)
+            .unwrap_err()
+            .to_string()
+            .contains("outside"));
         assert!(parse_type("NOPE").is_err());
         assert_eq!(parse_type("aaaa").unwrap(), Rtype::AAAA);
     }

@@ -1,8 +1,8 @@
 //! One zone's writer: the only code that publishes the zone. It takes [`Event`]s in
 //! order and wakes for its timers; what a primary and a secondary do is in
-//! [`primary`](super::primary) and [`secondary`](super::secondary). Nothing it awaits
+//! [`primary`](crate::primary) and [`secondary`](crate::secondary). Nothing it awaits
 //! depends on a remote: a secondary's transfers run on tasks of their own and come back
-//! as events ([`refresh`](super::refresh)), so that a load is never queued behind one.
+//! as events ([`refresh`](crate::refresh)), so that a load is never queued behind one.
 
 use std::future::Future;
 use std::sync::{Arc, Mutex};
@@ -14,13 +14,13 @@ use tern_zone::{ZoneContents, ZoneSlot};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use super::inbox::{Next, Receiver};
-use super::refresh::{Notices, Refreshing};
-use super::secondary::Schedule;
-use super::{notify, Event, LoadOutcome, Shared, WriterInbox};
-use crate::config::{Role, ZonePlan};
 use crate::counters::control::{control, LoadResult};
-use tern_control::updates::UpdateTask;
+use crate::inbox::{Next, Receiver};
+use crate::plan::{Role, ZonePlan};
+use crate::refresh::{Notices, Refreshing};
+use crate::secondary::Schedule;
+use crate::updates::UpdateTask;
+use crate::{notify, Event, LoadOutcome, Shared, WriterInbox};
 
 /// A zone's writer (see the module comment).
 #[derive(Debug)]
@@ -35,7 +35,7 @@ pub struct Writer {
     /// of the next IXFR).
     pub current: Option<Arc<ZoneContents>>,
     /// A primary's source as last loaded (size and modification time).
-    pub source: Option<super::primary::SourceVersion>,
+    pub source: Option<crate::primary::SourceVersion>,
     /// A secondary's timers.
     pub schedule: Schedule,
     /// NOTIFYs being sent for the current version.
@@ -44,13 +44,13 @@ pub struct Writer {
     pub storing: Option<JoinHandle<()>>,
     /// The zone's journal, once opened (`None` before the first load, or when it
     /// cannot be used).
-    pub journal: Option<super::journaled::Shared>,
+    pub journal: Option<crate::journaled::Shared>,
     /// A primary's version that its zone file holds, while dynamic updates made the
     /// served version differ from it (`None`: the file holds what is served).
     pub file_base: Option<Arc<ZoneContents>>,
     /// When to write the zone file with the updates (seconds since the epoch).
     pub flush_at: Option<u64>,
-    /// Frozen by an operator (see [`commands`](super::commands)).
+    /// Frozen by an operator (see [`commands`](crate::commands)).
     pub frozen: bool,
     /// An operator's open transaction.
     pub txn: Option<Edit>,
@@ -64,7 +64,7 @@ pub struct Writer {
     pub catalog_reported: Option<u32>,
     /// When the last batch of updates was committed, and who sent it (see
     /// `dynamic::COMMIT_GAP`).
-    pub last_commit: Option<super::dynamic::LastCommit>,
+    pub last_commit: Option<crate::dynamic::LastCommit>,
     /// A secondary's refresh under way.
     pub refreshing: Option<Box<Refreshing>>,
     /// A secondary's NOTIFYs (kept once one came or a refresh started).
@@ -121,7 +121,7 @@ impl Writer {
                 // A timer is allocated only when there is one to wait for: most primaries
                 // have none.
                 let wake = self.next_wake().map(|at| {
-                    Box::pin(tokio::time::sleep(Duration::from_secs(at.saturating_sub(now()))))
+                    Box::pin(tokio::time::sleep(Duration::from_secs(at.saturating_sub(self.now()))))
                 });
                 let sleep = async {
                     match wake {
@@ -131,7 +131,7 @@ impl Writer {
                 };
                 tokio::select! {
                     biased;
-                    next = inbox.next(super::dynamic::BATCH) => match next {
+                    next = inbox.next(crate::dynamic::BATCH) => match next {
                         Next::Event(Event::Stop) => break,
                         Next::Event(event) => Box::pin(self.event(event)).await,
                         Next::Updates(batch) => {
@@ -150,7 +150,7 @@ impl Writer {
     }
 
     /// Carries out one event (not [`Event::Stop`]).
-    async fn event(&mut self, event: Event) {
+    pub(crate) async fn event(&mut self, event: Event) {
         match event {
             Event::Load { plan, done } => {
                 let shared = Arc::clone(&self.shared);
@@ -217,11 +217,11 @@ impl Writer {
     }
 
     /// Whatever is due: a secondary's refresh or expiry, a primary's zone file.
-    async fn on_time(&mut self) {
-        if self.flush_at.is_some_and(|at| at <= now()) {
+    pub(crate) async fn on_time(&mut self) {
+        if self.flush_at.is_some_and(|at| at <= self.now()) {
             self.flush_and_compact().await;
         }
-        if self.schedule.next_wake().is_some_and(|at| at <= now()) {
+        if self.schedule.next_wake().is_some_and(|at| at <= self.now()) {
             self.on_refresh_time();
         }
     }
@@ -259,10 +259,13 @@ impl Writer {
         outcome
     }
 
-    /// Publishes `zone` in place of the version this writer last published; false (and
-    /// an error logged) if something else replaced it meanwhile, which would be a bug.
-    pub fn publish(&mut self, zone: Arc<ZoneContents>) -> bool {
-        if !self.slot.replace(self.current.as_ref(), Some(Arc::clone(&zone))) {
+    /// Publishes `zone` in place of the version this writer last published (nothing,
+    /// while expired); false (and an error logged) if something else replaced it
+    /// meanwhile, which would be a bug. Only [`commit`](crate::commit) publishes a new
+    /// version; [`serve_again`](Self::serve_again) the same one after an expiry.
+    pub(crate) fn publish(&mut self, zone: Arc<ZoneContents>) -> bool {
+        let served = if self.schedule.expired { None } else { self.current.as_ref() };
+        if !self.slot.replace(served, Some(Arc::clone(&zone))) {
             error!(zone = %self.plan.name, "the zone changed under its writer: not published");
             return false;
         }
@@ -270,9 +273,28 @@ impl Writer {
             retire(old);
         }
         self.schedule.expired = false;
-        self.loaded_at = Some(now());
+        self.loaded_at = Some(self.now());
         self.last_error = None;
         true
+    }
+
+    /// Serves the writer's version again after it expired (its primary confirmed its
+    /// serial): the same version, no change.
+    pub(crate) fn serve_again(&mut self) -> bool {
+        let Some(zone) = self.current.clone().filter(|_| self.schedule.expired) else {
+            return false;
+        };
+        if !self.slot.replace(None, Some(zone)) {
+            error!(zone = %self.plan.name, "the zone changed under its writer: not served again");
+            return false;
+        }
+        self.schedule.expired = false;
+        true
+    }
+
+    /// Now, by the control plane's clock (seconds since the epoch).
+    pub fn now(&self) -> u64 {
+        self.shared.now()
     }
 
     /// Sends NOTIFY for the current version to the plan's targets, replacing any still
@@ -284,7 +306,7 @@ impl Writer {
         let Some(zone) = self.current.clone() else { return };
         let Some(soa) = zone.soa_record() else { return };
         let timeout = self.shared.limits.load().timeout;
-        self.notifying = notify::send(&self.plan, &zone, &soa, timeout);
+        self.notifying = notify::send(&self.shared.network, &self.plan, &zone, &soa, timeout);
     }
 
     /// Logs what a load found and what is served now.
@@ -348,20 +370,10 @@ fn free_apart<T: Send + Sync + 'static>(old: Arc<T>) {
 /// Records of the largest zone [`retire`] frees where it is.
 const FREED_IN_PLACE: usize = 10_000;
 
-/// Seconds since the epoch.
-pub fn now() -> u64 {
-    crate::dns::unix_now()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, ZoneSource};
-
-    fn plan(text: &str) -> Arc<ZonePlan> {
-        let config = Config::from_text(text, std::path::Path::new("/tmp/t.toml")).unwrap();
-        Arc::clone(&config.resolved.zones[0])
-    }
+    use crate::plan::ZoneSource;
 
     /// Records the thread that drops it, and that thread's nice value.
     struct Dropped(Arc<std::sync::Mutex<Option<(String, i32)>>>);
@@ -410,18 +422,15 @@ mod tests {
     #[tokio::test]
     async fn a_secondary_turned_primary_drops_its_timers() {
         let storage = tempfile::tempdir().unwrap();
-        let secondary = plan(&format!(
-            "[server]\nstorage = \"{}\"\n[[remote]]\nid = \"p\"\naddress = \"127.0.0.1:9\"\n\
-             [[zone]]\nname = \"example.com\"\nprimary = \"p\"\n",
-            storage.path().display()
-        ));
+        let primary = "127.0.0.1:9".parse().unwrap();
+        let secondary = crate::testing::secondary("example.com.", storage.path(), primary);
         let shared = Shared::for_tests(Some(storage.path().to_owned()));
         let slot = Arc::new(ZoneSlot::new(&secondary.name));
         let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);
         assert_eq!(writer.load(secondary).await, LoadOutcome::Waiting);
         assert!(writer.schedule.next_wake().is_some(), "a secondary refreshes");
         let mut primary = (*writer.plan).clone();
-        primary.source = ZoneSource::Embedded(crate::demo::ZONE_TEXT);
+        primary.source = ZoneSource::Embedded(crate::testing::ZONE_TEXT);
         primary.role = Role::Primary;
         let outcome = writer.load(Arc::new(primary)).await;
         assert!(matches!(outcome, LoadOutcome::Loaded { .. }), "{outcome:?}");

@@ -6,6 +6,7 @@
 //! change replaces the NOTIFYs still being retried for an older one.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tern_wire::tsig::Key;
@@ -14,8 +15,8 @@ use tern_zone::{RecordData, ZoneContents};
 use tokio::task::JoinHandle;
 use tracing::{debug, info, warn};
 
-use crate::client::{self, Peer};
-use crate::config::ZonePlan;
+use crate::peer::{Network, Peer};
+use crate::plan::ZonePlan;
 
 /// Tries per target.
 pub const ATTEMPTS: u32 = 12;
@@ -26,6 +27,7 @@ const MAX_PAUSE: Duration = Duration::from_secs(300);
 /// Starts one task per target address: the `notify` remotes', and with `notify-ns` the
 /// zone's name servers' ([`ns_targets`]).
 pub fn send(
+    network: &Arc<dyn Network>,
     plan: &ZonePlan,
     zone: &ZoneContents,
     soa: &RecordData,
@@ -33,20 +35,26 @@ pub fn send(
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
     let mut told: Vec<SocketAddr> = Vec::new();
+    let target = |who: String, key: Option<Key>| Target {
+        zone: plan.name.clone(),
+        who,
+        key,
+        network: Arc::clone(network),
+    };
     for remote in &plan.notify {
         for &addr in &remote.addrs {
             told.push(addr);
-            let target =
-                Target { zone: plan.name.clone(), who: remote.id.clone(), key: remote.key.clone() };
+            let target = target(remote.id.clone(), remote.key.clone());
             tasks.push(tokio::spawn(target.tell(addr, soa.clone(), timeout)));
         }
     }
     if plan.notify_ns {
         for (ns, glue) in ns_targets(zone) {
-            let target = Target { zone: plan.name.clone(), who: ns.to_string(), key: None };
+            let target = target(ns.to_string(), None);
             let (told, soa) = (told.clone(), soa.clone());
             tasks.push(tokio::spawn(async move {
-                for addr in addresses(ns, glue).await.into_iter().filter(|a| !told.contains(a)) {
+                let addrs = addresses(&target.network, ns, glue).await;
+                for addr in addrs.into_iter().filter(|a| !told.contains(a)) {
                     tokio::spawn(target.clone().tell(addr, soa.clone(), timeout));
                 }
             }));
@@ -55,24 +63,26 @@ pub fn send(
     tasks
 }
 
-/// Who is told, for the log, and the key to sign with.
+/// Who is told, for the log, the key to sign with, and the network to tell it over.
 #[derive(Debug, Clone)]
 struct Target {
     zone: Name,
     who: String,
     key: Option<Key>,
+    network: Arc<dyn Network>,
 }
 
 impl Target {
     /// Sends NOTIFY to `addr` until acknowledged or [`ATTEMPTS`] tries.
     async fn tell(self, addr: SocketAddr, soa: RecordData, timeout: Duration) {
-        let Target { zone, who, key } = self;
+        let Target { zone, who, key, network } = self;
         let serial = soa.soa_serial().unwrap_or(0);
         let mut pause = FIRST_PAUSE;
         for attempt in 1..=ATTEMPTS {
-            let (zone2, soa2, key2) = (zone.clone(), soa.clone(), key.clone());
+            let (zone2, soa2, key2, network) =
+                (zone.clone(), soa.clone(), key.clone(), Arc::clone(&network));
             let sent = tokio::task::spawn_blocking(move || {
-                client::notify(Peer { addr, key: key2.as_ref() }, &zone2, &soa2, timeout)
+                network.notify(Peer { addr, key: key2.as_ref() }, &zone2, &soa2, timeout)
             })
             .await;
             match sent {
@@ -128,18 +138,15 @@ fn glue(zone: &ZoneContents, name: &Dname) -> Vec<IpAddr> {
 }
 
 /// Port 53 at `glue`, or — for a name outside the zone — at what the system's resolver
-/// says (an authoritative server has no resolver of its own).
-async fn addresses(ns: Name, glue: Vec<IpAddr>) -> Vec<SocketAddr> {
+/// says (an authoritative server has no resolver of its own: [`Network::addresses`]).
+async fn addresses(network: &Arc<dyn Network>, ns: Name, glue: Vec<IpAddr>) -> Vec<SocketAddr> {
     if !glue.is_empty() {
         return glue.into_iter().map(|ip| SocketAddr::new(ip, 53)).collect();
     }
-    let host = ns.to_string();
-    let resolved = tokio::task::spawn_blocking(move || {
-        std::net::ToSocketAddrs::to_socket_addrs(&(host.trim_end_matches('.'), 53))
-    })
-    .await;
+    let (network, host) = (Arc::clone(network), ns.clone());
+    let resolved = tokio::task::spawn_blocking(move || network.addresses(&host)).await;
     match resolved {
-        Ok(Ok(addrs)) => addrs.collect(),
+        Ok(Ok(addrs)) => addrs.into_iter().map(|ip| SocketAddr::new(ip, 53)).collect(),
         _ => {
             warn!(ns = %ns, "NOTIFY not sent to a name server whose address cannot be found");
             Vec::new()

@@ -21,17 +21,18 @@ use std::time::{Duration, Instant};
 
 use tern_engine::{UpdatePolicy, UpdateRefusal};
 use tern_wire::Rcode;
-use tern_zone::{Changeset, HistoryLimits, ZoneContents};
+use tern_zone::{Changeset, ZoneContents};
 use tracing::{error, info, warn};
 
-use super::inbox::Receiver;
-use super::primary::version;
-use super::writer::{now, Writer};
-use super::{journaled, storage, Event};
-use crate::client::{self, Peer};
-use crate::config::{Role, ZoneSource};
-use tern_control::refusals::{refusals, Kind, Refusal};
-use tern_control::updates::{Answers, UpdateTask};
+use crate::commit::{Change, Notify};
+use crate::inbox::Receiver;
+use crate::peer::Peer;
+use crate::plan::{Role, ZoneSource};
+use crate::primary::version;
+use crate::refusals::{refusals, Kind, Refusal};
+use crate::updates::{Answers, UpdateTask};
+use crate::writer::Writer;
+use crate::{storage, Event};
 
 /// Most updates committed together.
 pub const BATCH: usize = 256;
@@ -123,8 +124,8 @@ pub struct Judged {
 pub struct Computed {
     /// Each update's fate, in order.
     pub judged: Vec<Judged>,
-    /// The batch's changes joined into one changeset (none when nothing changed):
-    /// shared with the history of `zone`, and journaled from there.
+    /// The batch's changes joined into one changeset (none when nothing changed), for
+    /// the journal and the history.
     pub changes: Vec<Arc<Changeset>>,
     /// The version after the last change (`None`: nothing changed).
     pub zone: Option<ZoneContents>,
@@ -139,38 +140,40 @@ impl Writer {
             return;
         }
         match &self.plan.role {
-            Role::Primary => self.commit(tasks).await,
+            Role::Primary => self.commit_updates(tasks).await,
             Role::Secondary(_) => self.forward(tasks).await,
         }
     }
 
-    /// Applies and journals (in one trip to a blocking thread), publishes, answers,
-    /// notifies.
-    async fn commit(&mut self, tasks: Vec<UpdateTask>) {
-        let Some(current) = self.current.clone() else { return }; // SERVFAIL, as dropped
+    /// Judges and applies the batch, journals it (in one trip to a blocking thread),
+    /// publishes and notifies — all through the commit function ([`crate::commit`]) —
+    /// then answers.
+    async fn commit_updates(&mut self, tasks: Vec<UpdateTask>) {
+        if self.current.is_none() {
+            return; // SERVFAIL, as dropped
+        }
         let (began, senders, stream) =
             (Instant::now(), Senders::of(&tasks), self.streaming(&tasks));
-        let (policy, limits) = (self.plan.update, self.plan.history);
-        let (journal, name) = (self.journal.clone(), self.plan.name.to_string());
-        let computed = tokio::task::spawn_blocking(move || {
-            compute_and_journal(&current, tasks, policy, limits, journal.as_ref(), &name)
-        })
-        .await;
-        let Ok((Computed { mut judged, zone, .. }, journaled)) = computed else { return };
-        if let Some(zone) = zone {
-            let applied = judged.iter().filter(|j| j.changed).count();
-            let published = match journaled {
-                Ok(()) => self.publish_updated(zone),
-                Err(why) => {
-                    error!(zone = %self.plan.name, "updates not applied: the journal failed: {why}");
-                    self.last_error = Some((now(), format!("the journal failed: {why}")));
-                    false
-                }
-            };
-            if !published {
-                judged.iter_mut().filter(|j| j.changed).for_each(|j| j.rcode = Rcode::SERVFAIL);
-            } else if let Some(zone) = &self.current {
+        let (policy, now) = (self.plan.update, self.now());
+        let file_base = self.current.clone().filter(|_| self.file_base.is_none());
+        let build = move |base: Option<&Arc<ZoneContents>>| match base {
+            Some(base) => {
+                let Computed { judged, changes, zone } = compute(base, tasks, policy, now);
+                (zone.map(|zone| Change::Built { zone, changes }), judged)
+            }
+            None => (None, Vec::new()), // the tasks dropped: SERVFAIL
+        };
+        let (committed, mut judged) = self.commit_with(build, Notify::Yes).await;
+        match committed {
+            Ok(Some(zone)) => {
+                let applied = judged.iter().filter(|j| j.changed).count();
                 info!(zone = %self.plan.name, serial = zone.serial(), updates = applied, "updates applied");
+                self.zone_file_lags(file_base);
+            }
+            Ok(None) => {}
+            Err(why) => {
+                error!(zone = %self.plan.name, "updates not applied: {why}");
+                judged.iter_mut().filter(|j| j.changed).for_each(|j| j.rcode = Rcode::SERVFAIL);
             }
         }
         // Before the answers: updates their clients send once answered come after it.
@@ -236,27 +239,23 @@ impl Writer {
         first.received < last.ended || (last.stream && first.received < last.ended + COMMIT_GAP)
     }
 
-    /// Publishes the updated version and keeps the zone file's copy in view.
-    pub fn publish_updated(&mut self, zone: ZoneContents) -> bool {
-        let before = self.current.clone();
-        if !self.publish(Arc::new(zone)) {
-            return false;
-        }
+    /// After a change the zone file lacks: keeps what the file holds (`before`, the
+    /// version the change replaced, unless the file already lagged) and when to write
+    /// it.
+    pub fn zone_file_lags(&mut self, before: Option<Arc<ZoneContents>>) {
         if self.file_base.is_none() {
             self.file_base = before; // what the zone file holds
         }
         if self.flush_at.is_none() {
-            self.flush_at = Some(now() + self.plan.zonefile_sync.as_secs());
+            self.flush_at = Some(self.now() + self.plan.zonefile_sync.as_secs());
         }
-        self.notify_secondaries();
-        true
     }
 
     /// Forwards each update to the first primary that answers and relays its answer.
     async fn forward(&mut self, tasks: Vec<UpdateTask>) {
         let Role::Secondary(primaries) = &self.plan.role else { return };
         let (primaries, timeout) = (primaries.clone(), self.shared.limits.load().timeout);
-        let name = self.plan.name.clone();
+        let (name, network) = (self.plan.name.clone(), Arc::clone(&self.shared.network));
         // Off the writer: a slow primary must not hold up its refreshes.
         tokio::task::spawn_blocking(move || {
             for task in tasks {
@@ -264,7 +263,8 @@ impl Writer {
                 let message = request.bytes().to_vec();
                 let peers = primaries.iter().flat_map(|p| p.addrs.iter());
                 let answer = peers.map(|&addr| {
-                    client::forward(Peer { addr, key: None }, &message, timeout)
+                    network
+                        .forward(Peer { addr, key: None }, &message, timeout)
                         .map_err(|e| (addr, e))
                 });
                 let mut last = None;
@@ -315,7 +315,7 @@ impl Writer {
             }
             Ok(Err(e)) => {
                 error!(zone = %self.plan.name, file = %path.display(), "cannot write the zone file (the journal keeps the updates): {e}");
-                self.flush_at = Some(now() + self.plan.zonefile_sync.as_secs().max(60));
+                self.flush_at = Some(self.now() + self.plan.zonefile_sync.as_secs().max(60));
                 false
             }
             Err(_) => false,
@@ -341,42 +341,23 @@ impl Writer {
     }
 }
 
-/// What a primary's commit does on a blocking thread: computes the batch (`compute`), then
-/// appends its changes to `journal` (when there is one and something changed); the
-/// journal's `Err` says why they must not be published. Public for
-/// `examples/update_cost.rs`, which counts its instructions (never inlined, so that
-/// a profile can single it out: it runs once a batch).
-#[inline(never)]
-pub fn compute_and_journal(
-    current: &Arc<ZoneContents>,
-    tasks: Vec<UpdateTask>,
-    policy: UpdatePolicy,
-    limits: HistoryLimits,
-    journal: Option<&journaled::Shared>,
-    name: &str,
-) -> (Computed, Result<(), String>) {
-    let computed = compute(current, tasks, policy, limits);
-    let journaled = match (&computed.zone, journal) {
-        (Some(_), Some(journal)) => journaled::append(journal, name, &computed.changes),
-        _ => Ok(()),
-    };
-    (computed, journaled)
-}
-
 /// Judges and applies each update in turn (on a blocking thread), all to one version
 /// of the zone: its first change copies what it touches of the served version, the
 /// others change that copy where it is. The serial is raised once, at the end, when
 /// the last change did not set it (RFC 2136 §3.6: it must rise before a change is seen,
 /// and nothing of a batch is seen before all of it), so the apex is not rewritten for
 /// each update; the batch is one changeset, for the journal and the history.
-fn compute(
+/// Public for `examples/update_cost.rs`, which counts its instructions (never inlined,
+/// so that a profile can single it out: it runs once a batch).
+#[inline(never)]
+pub fn compute(
     current: &Arc<ZoneContents>,
     tasks: Vec<UpdateTask>,
     policy: UpdatePolicy,
-    limits: HistoryLimits,
+    now: u64,
 ) -> Computed {
     let mut batch = Batch { zone: None, applied: Vec::new(), judged: Vec::new() };
-    let (count, now) = (tasks.len(), now());
+    let count = tasks.len();
     for (n, task) in tasks.into_iter().enumerate() {
         let Some(request) = task.request() else { continue };
         let zone = batch.zone.as_ref().unwrap_or(current);
@@ -398,7 +379,7 @@ fn compute(
         };
         batch.judged.push(Judged { task, rcode, changed });
     }
-    batch.finish(current, policy, limits, now)
+    batch.finish(current, policy, now)
 }
 
 /// A batch being computed: the version its changes made so far, and the changes.
@@ -455,15 +436,8 @@ impl Batch {
     }
 
     /// Raises the serial unless the last change did (it set the SOA, or it was the
-    /// batch's last update, numbered with its change), joins the changes into one and
-    /// adds it to the history.
-    fn finish(
-        mut self,
-        current: &ZoneContents,
-        policy: UpdatePolicy,
-        limits: HistoryLimits,
-        now: u64,
-    ) -> Computed {
+    /// batch's last update, numbered with its change) and joins the changes into one.
+    fn finish(mut self, current: &ZoneContents, policy: UpdatePolicy, now: u64) -> Computed {
         let numbered = self.applied.last().is_some_and(|c| c.soa_to.is_some());
         if let (Some(zone), false) = (&mut self.zone, numbered) {
             let soa = zone.soa_record().map(|from| {
@@ -483,22 +457,14 @@ impl Batch {
             true => Vec::new(),
             false => vec![Arc::new(Changeset::joined(self.applied))],
         };
-        let zone = self.zone.map(|mut zone| {
-            let mut history = current.history().clone();
-            for change in &changes {
-                history.append(Arc::clone(change), limits);
-            }
-            zone.set_history(Arc::new(history));
-            zone
-        });
-        Computed { judged: self.judged, changes, zone }
+        Computed { judged: self.judged, changes, zone: self.zone }
     }
 }
 
-/// Notes an update the writer refused in the refusal log ([`tern_control::refusals`]).
+/// Notes an update the writer refused in the refusal log ([`crate::refusals`]).
 fn log_refusal(zone: &ZoneContents, task: &UpdateTask, refusal: &UpdateRefusal) {
     let Some(request) = task.request() else { return };
-    refusals().note(Kind::Update, crate::dns::unix_now(), || Refusal {
+    refusals().note(Kind::Update, crate::clock::unix_now(), || Refusal {
         kind: Kind::Update,
         zone: zone.origin().to_string(),
         client: request.client(),
@@ -510,17 +476,12 @@ fn log_refusal(zone: &ZoneContents, task: &UpdateTask, refusal: &UpdateRefusal) 
 
 #[cfg(test)]
 mod tests {
-    use std::net::IpAddr;
     use std::path::Path;
 
-    use tern_engine::ZoneAccess;
-    use tern_engine::{Access, Action, Config, Engine, Outcome, Request, Rule, Transport};
-    use tern_wire::message::{CompressionTable, Flags, MessageWriter, Section};
-    use tern_wire::{rdata, Class, Name, Opcode, Rtype};
-    use tern_zone::{Options, ZoneSet, ZoneSlot};
+    use tern_wire::{Class, Name, Rtype};
+    use tern_zone::{Options, ZoneSlot};
 
     use super::*;
-    use crate::handler::AnswerStream;
 
     const ZONE: &str = "@ 300 SOA ns h 10 60 60 600 60\n@ 300 NS ns\nns 300 A 192.0.2.53\n";
 
@@ -531,63 +492,21 @@ mod tests {
         Arc::new(loaded.unwrap().contents)
     }
 
-    /// An UPDATE of `example.`: `records` (owner, type, class, RDATA text) in its update
-    /// section, after a prerequisite that `owner` has no `rtype` RRset, if given.
+    /// An UPDATE of `example.` ([`crate::testing::update`]).
     fn message(records: &[(&str, Rtype, Class, &str)], absent: Option<(&str, Rtype)>) -> Vec<u8> {
-        let (mut buf, mut table) = (vec![0u8; 512], CompressionTable::new());
-        let mut w = MessageWriter::new(&mut buf, 512, &mut table).unwrap();
-        let mut flags = Flags(0);
-        flags.set_opcode(Opcode::UPDATE);
-        w.set_flags(flags);
-        let name = |text: &str| -> Name { text.parse().unwrap() };
-        w.push_question(&name("example."), Rtype::SOA, Class::IN).unwrap();
-        if let Some((owner, rtype)) = absent {
-            w.push_record(Section::Answer, &name(owner), rtype, Class::NONE, 0, &[]).unwrap();
-        }
-        for &(owner, rtype, class, text) in records {
-            let data = if text.is_empty() {
-                Vec::new()
-            } else {
-                rdata::parse_str(rtype, text, None).unwrap()
-            };
-            let ttl = if class == Class::IN { 300 } else { 0 };
-            w.push_record(Section::Authority, &name(owner), rtype, class, ttl, &data).unwrap();
-        }
-        w.finish().to_vec()
+        crate::testing::update("example.", records, absent)
     }
 
-    /// The batch's tasks, as the engine hands them over (their answers kept unread).
     fn tasks(
         zone: &Arc<ZoneContents>,
         messages: &[Vec<u8>],
-    ) -> (Vec<UpdateTask>, Vec<AnswerStream>) {
-        let slot = Arc::new(ZoneSlot::new(zone.origin()));
-        slot.publish(Arc::clone(zone));
-        let zones = ZoneSet::new(vec![slot]);
-        let engine = Engine::new(Config::default());
-        let mut access = Access::default();
-        let rule = Rule { actions: vec![Action::Update], ..Rule::default() };
-        access.zones.insert(zone.origin().to_name(), ZoneAccess { rules: vec![rule] });
-        engine.set_access(access);
-        let client: IpAddr = "127.0.0.1".parse().unwrap();
-        let (mut tasks, mut streams) = (Vec::new(), Vec::new());
-        for message in messages {
-            let request = Request { client, ..Request::new(message, Transport::Tcp) };
-            let (mut out, mut table) = (vec![0u8; 65535], CompressionTable::new());
-            let Outcome::Update(update) = engine.answer(&zones, &request, &mut out, &mut table)
-            else {
-                panic!("not handed over");
-            };
-            let (stream, reply) = AnswerStream::pair();
-            tasks.push(UpdateTask::new(update, reply));
-            streams.push(stream);
-        }
-        (tasks, streams)
+    ) -> (Vec<UpdateTask>, Vec<std::sync::mpsc::Receiver<Vec<u8>>>) {
+        crate::testing::update_tasks(zone, messages)
     }
 
     fn batch(zone: &Arc<ZoneContents>, messages: &[Vec<u8>]) -> Computed {
         let (tasks, _streams) = tasks(zone, messages);
-        compute(zone, tasks, UpdatePolicy::default(), HistoryLimits::default())
+        compute(zone, tasks, UpdatePolicy::default(), crate::clock::unix_now())
     }
 
     fn add(owner: &str, address: &str) -> Vec<u8> {
@@ -618,7 +537,6 @@ mod tests {
         );
         let next = computed.zone.unwrap();
         assert_eq!(next.serial(), 11);
-        assert_eq!(next.history().len(), 1);
         assert!(next.find(&"a.example.".parse::<Name>().unwrap()).is_none());
     }
 
@@ -655,10 +573,9 @@ mod tests {
     /// A primary's writer for `example.`, whose last commit began `ago` and ended at
     /// `ended`, for updates from several clients.
     fn writer_after_commit(ago: Duration, ended: Instant) -> Writer {
-        let text = "[[zone]]\nname = \"example.\"\nfile = \"/nonexistent\"\n";
-        let config = crate::config::Config::from_text(text, Path::new("/tmp/t.toml")).unwrap();
-        let plan = Arc::clone(&config.resolved.zones[0]);
-        let shared = super::super::Shared::for_tests(None);
+        let source = crate::plan::ZoneSource::File("/nonexistent".into());
+        let plan = crate::testing::primary("example.", source);
+        let shared = crate::Shared::for_tests(None);
         let slot = Arc::new(ZoneSlot::new(&plan.name));
         let mut writer = Writer::new(plan, slot, shared);
         let began = Instant::now() - ago;
@@ -678,7 +595,7 @@ mod tests {
         let (mut tasks, _streams) = tasks(&zone, &messages);
         let later = tasks.split_off(2);
         let writer = writer_after_commit(COMMIT_GAP * 2, Instant::now());
-        let (inbox, receiver) = super::super::inbox::inbox::<Event, UpdateTask>(64);
+        let (inbox, receiver) = crate::inbox::inbox::<Event, UpdateTask>(64);
         let feeder = std::thread::spawn(move || {
             for mut task in later {
                 task.received = Instant::now();
@@ -718,7 +635,7 @@ mod tests {
         let zone = zone();
         let writer = writer_after_commit(COMMIT_GAP * 2, Instant::now() - COMMIT_GAP);
         let (tasks, _streams) = tasks(&zone, &[add("q.example.", "192.0.2.9")]);
-        let (_inbox, receiver) = super::super::inbox::inbox::<Event, UpdateTask>(64);
+        let (_inbox, receiver) = crate::inbox::inbox::<Event, UpdateTask>(64);
         let started = Instant::now();
         let batch = writer.paced(tasks, &receiver).await;
         assert_eq!(batch.len(), 1);

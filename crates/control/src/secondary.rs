@@ -5,7 +5,7 @@
 //!   when the serial is newer — IXFR from our serial (AXFR when we have nothing, or when
 //!   the IXFR fails or its changes do not apply; not when it was cut off for taking
 //!   longer than `max-time-in`: the whole zone from the same primary would take longer
-//!   still). A refresh runs on a task of its own ([`refresh`](super::refresh)); its
+//!   still). A refresh runs on a task of its own ([`refresh`](crate::refresh)); its
 //!   outcome comes back to the writer, which alone takes it (here).
 //! * What arrives is checked before it replaces anything: every record, the zone's
 //!   semantic checks, and a serial that rises (RFC 1982). A bad transfer leaves the
@@ -25,15 +25,17 @@ use std::time::{Duration, Instant};
 use tern_wire::{Name, Rcode};
 use tern_zone::records::serial_gt;
 use tern_zone::transfer::Received;
-use tern_zone::{Changeset, History, HistoryLimits, RecordData, ZoneContents};
+use tern_zone::{Changeset, History, RecordData, ZoneContents};
 use tracing::{error, info, warn};
 
-use super::storage::{self, Timers};
-use super::writer::{now, Writer};
-use super::LoadOutcome;
-use crate::client::{self, ClientError, Limits, Peer, TransferIn};
-use crate::config::{Remote, TimerBounds, ZoneSource};
+use crate::commit::{Change, Notify};
 use crate::counters::control::{control, Direction};
+use crate::error::{Error, PrimaryFailed};
+use crate::peer::{ClientError, Limits, Network, Peer, TransferIn};
+use crate::plan::{Remote, TimerBounds, ZoneSource};
+use crate::storage::{self, Timers};
+use crate::writer::Writer;
+use crate::LoadOutcome;
 
 /// When a secondary does what next (seconds since the epoch).
 #[derive(Debug, Clone, Copy, Default)]
@@ -92,7 +94,7 @@ impl Writer {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
         }
-        self.schedule.refresh_at = Some(now());
+        self.schedule.refresh_at = Some(self.now());
         let (journaled, _) = self.open_journal().await; // a secondary's serial is its primary's
         let ZoneSource::File(path) = self.plan.source.clone() else { return LoadOutcome::Waiting };
         let timers = Timers::load(&storage::timers_path(&path));
@@ -100,42 +102,48 @@ impl Writer {
             return LoadOutcome::Waiting;
         }
         let (name, limits) = (self.plan.name.clone(), self.plan.history);
-        let loaded = tokio::task::spawn_blocking(move || {
-            let zone = tern_zone::load_file(&path, &name, &Default::default(), &mut |_| {})
-                .map_err(|e| e.to_string())?
-                .contents;
-            let chain = super::journaled::chain_from(&journaled, zone.serial());
-            let replayed = chain.len();
-            apply_all(&zone, chain, limits)
-                .map(|z| (z, replayed))
-                .map_err(|e| format!("the journal's changes do not apply to the kept copy: {e}"))
+        let loaded = tokio::task::spawn_blocking(move || -> Result<_, Error> {
+            let zone =
+                tern_zone::load_file(&path, &name, &Default::default(), &mut |_| {})?.contents;
+            let chain = crate::journaled::chain_from(&journaled, zone.serial());
+            let zone = apply_all(&zone, chain).map_err(|why| Error::Apply {
+                what: "the journal's changes do not apply to the kept copy",
+                why,
+            })?;
+            Ok((zone, crate::journaled::history_of(chain, limits)))
         })
         .await;
-        let (zone, replayed) = match loaded {
+        let (zone, history) = match loaded {
             Ok(Ok(loaded)) => loaded,
-            Ok(Err(e)) => return self.kept_copy_failed(e),
-            Err(e) => return self.kept_copy_failed(e.to_string()),
+            Ok(Err(e)) => return self.kept_copy_failed(&e),
+            Err(e) => return self.kept_copy_failed(&Error::Task(e)),
         };
-        if replayed > 0 {
-            info!(zone = %self.plan.name, replayed, serial = zone.serial(), "journal replayed onto the kept copy");
+        if !history.is_empty() {
+            info!(zone = %self.plan.name, replayed = history.len(), serial = zone.serial(), "journal replayed onto the kept copy");
         }
-        self.serve_kept(zone, timers)
+        self.serve_kept(zone, history, timers).await
     }
 
-    fn kept_copy_failed(&mut self, why: String) -> LoadOutcome {
+    fn kept_copy_failed(&mut self, why: &Error) -> LoadOutcome {
         error!(zone = %self.plan.name, "the kept copy cannot be loaded, transferring anew: {why}");
         LoadOutcome::Waiting
     }
 
-    /// Serves the kept copy unless its timers say it expired.
-    fn serve_kept(&mut self, zone: ZoneContents, timers: Option<Timers>) -> LoadOutcome {
+    /// Serves the kept copy (committed as a whole version, with the history the journal
+    /// kept) unless its timers say it expired.
+    async fn serve_kept(
+        &mut self,
+        mut zone: ZoneContents,
+        history: History,
+        timers: Option<Timers>,
+    ) -> LoadOutcome {
         let (serial, records) = (zone.serial(), zone.record_count() as u64);
         let timers = timers.filter(|t| t.serial == serial);
-        let zone = Arc::new(zone);
         match timers {
-            Some(t) if t.expire_at <= now() => {
+            Some(t) if t.expire_at <= self.now() => {
                 warn!(zone = %self.plan.name, serial, "the kept copy expired while the server was down: not served until refreshed");
-                self.current = Some(zone);
+                zone.set_history(Arc::new(history));
+                self.current = Some(Arc::new(zone)); // the base of the next IXFR, not served
                 self.schedule.expired = true;
                 return LoadOutcome::Waiting;
             }
@@ -149,10 +157,11 @@ impl Writer {
             }
             None => {} // no timers: serve it, and refresh at once
         }
-        if !self.publish(zone) {
-            return LoadOutcome::Failed("not published".into());
+        let change = Change::Whole { zone, history, journal: Vec::new() };
+        if let Err(why) = self.commit(change, Notify::No).await {
+            return LoadOutcome::Failed(why.to_string());
         }
-        info!(zone = %self.plan.name, serial, records, refresh_in = self.schedule.refresh_at.unwrap_or(0).saturating_sub(now()), "zone loaded from the kept copy");
+        info!(zone = %self.plan.name, serial, records, refresh_in = self.schedule.refresh_at.unwrap_or(0).saturating_sub(self.now()), "zone loaded from the kept copy");
         LoadOutcome::Loaded { serial, records }
     }
 
@@ -165,7 +174,7 @@ impl Writer {
     }
 
     /// Takes what a refresh brought (see the module comment).
-    pub(super) async fn take_fetched(&mut self, fetched: Result<Fetched, String>) {
+    pub(crate) async fn take_fetched(&mut self, fetched: Result<Fetched, Error>) {
         match fetched {
             Ok(Fetched::UpToDate { serial }) => self.confirmed(serial),
             Ok(Fetched::Zone { zone, changes, log }) => self.take(*zone, changes, log).await,
@@ -176,45 +185,28 @@ impl Writer {
     /// The primary has what we have: the timers start again.
     fn confirmed(&mut self, serial: u32) {
         let ours = self.current.as_ref().map(|z| z.serial());
-        if self.schedule.expired && ours == Some(serial) {
-            if let Some(zone) = self.current.clone() {
-                if self.slot.replace(None, Some(zone)) {
-                    info!(zone = %self.plan.name, serial, "zone served again: the primary confirmed our serial");
-                    self.schedule.expired = false;
-                }
-            }
+        if self.schedule.expired && ours == Some(serial) && self.serve_again() {
+            info!(zone = %self.plan.name, serial, "zone served again: the primary confirmed our serial");
         }
         self.succeeded();
         self.store_timers();
     }
 
-    /// Publishes a new version, keeps it on disk, and tells our own secondaries.
+    /// Commits a new version ([`crate::commit`]: journaled when incremental, published,
+    /// our own secondaries told), then keeps it on disk.
     async fn take(&mut self, zone: ZoneContents, changes: Vec<Changeset>, log: TransferLog) {
         let incremental = !changes.is_empty();
-        if incremental {
-            if let Err(why) = self.journal_append(changes).await {
-                self.refresh_failed(&format!("the changes could not be journaled: {why}"));
-                return;
-            }
-        }
         let serial = zone.serial();
         let (records, elapsed_ms) =
             (zone.record_count(), u64::try_from(log.elapsed.as_millis()).unwrap_or(u64::MAX));
-        let zone = Arc::new(zone);
-        let published = if self.schedule.expired {
-            self.slot.replace(None, Some(Arc::clone(&zone))) && {
-                if let Some(old) = self.current.replace(Arc::clone(&zone)) {
-                    super::writer::retire(old);
-                }
-                true
-            }
-        } else {
-            self.publish(Arc::clone(&zone))
+        let change = match incremental {
+            true => Change::Built { zone, changes: changes.into_iter().map(Arc::new).collect() },
+            false => Change::Whole { zone, history: History::default(), journal: Vec::new() },
         };
-        if !published {
-            return;
-        }
-        self.schedule.expired = false;
+        let zone = match self.commit(change, Notify::Yes).await {
+            Ok(zone) => zone,
+            Err(why) => return self.refresh_failed(&why),
+        };
         let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
         info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
         control().transfer_done(Direction::In, log.bytes, log.elapsed);
@@ -230,12 +222,11 @@ impl Writer {
             self.store_zone(Arc::clone(&zone), true);
             self.rewrite_journal(&zone); // once the file holds it, the journal starts afresh
         }
-        self.notify_secondaries();
     }
 
     /// Restarts the timers after a successful refresh: refresh and expire from the SOA.
     fn succeeded(&mut self) {
-        let t = now();
+        let t = self.now();
         let soa = self.current.as_ref().and_then(|z| z.soa_numbers());
         let bounds = self.plan.timers;
         let refresh = soa.map_or(3600, |s| u64::from(s.refresh));
@@ -250,27 +241,27 @@ impl Writer {
     /// A failed refresh: retry after the SOA's retry interval, or `retry-min` when there
     /// is no SOA yet, growing with the failures in a row ([`retry_after`]).
     /// Counted as a failed transfer in.
-    fn refresh_failed(&mut self, why: &str) {
+    fn refresh_failed(&mut self, why: &Error) {
         control().transfer_failed(Direction::In);
         self.schedule.failures = self.schedule.failures.saturating_add(1);
         let soa = self.current.as_ref().and_then(|z| z.soa_numbers());
         let intervals = soa.map(|soa| (u64::from(soa.retry), u64::from(soa.refresh)));
         let mut random = [0u8; 4];
-        let _ = crate::random::fill(&mut random); // without randomness, no jitter
+        let _ = aws_lc_rs::rand::fill(&mut random); // without randomness, no jitter
         let retry = retry_after(
             self.schedule.failures,
             intervals,
             self.plan.timers,
             u32::from_ne_bytes(random),
         );
-        self.schedule.refresh_at = Some(now() + retry);
+        self.schedule.refresh_at = Some(self.now() + retry);
         let kept = if self.current.is_some() {
             "the served version is kept"
         } else {
             "nothing served yet"
         };
         warn!(zone = %self.plan.name, retry_in = retry, "refresh failed ({kept}): {why}");
-        self.last_error = Some((now(), format!("refresh failed: {why}")));
+        self.last_error = Some((self.now(), format!("refresh failed: {why}")));
         self.store_timers();
     }
 
@@ -296,10 +287,10 @@ impl Writer {
 
     /// Writes the zone file and the timers now, and waits until they are written
     /// (`zone-flush`).
-    pub async fn store_now(&mut self) -> Result<String, String> {
-        let zone = self.current.clone().ok_or("nothing is served")?;
+    pub async fn store_now(&mut self) -> Result<String, Error> {
+        let zone = self.current.clone().ok_or(Error::NothingServed)?;
         if !matches!(self.plan.source, ZoneSource::File(_)) {
-            return Err("the zone has no file to write".into());
+            return Err(Error::NoFile);
         }
         self.store_zone(Arc::clone(&zone), true);
         self.rewrite_journal(&zone);
@@ -376,7 +367,9 @@ fn retry_after(failures: u32, soa: Option<(u64, u64)>, bounds: TimerBounds, rand
 
 /// A refresh, run on a blocking thread.
 #[derive(Debug)]
-pub(super) struct Job {
+pub(crate) struct Job {
+    /// The network.
+    pub network: Arc<dyn Network>,
     /// The zone.
     pub zone: Name,
     /// Its primaries, in order.
@@ -385,52 +378,34 @@ pub(super) struct Job {
     pub current: Option<Arc<ZoneContents>>,
     /// Time and size limits.
     pub limits: Limits,
-    /// History kept for IXFR.
-    pub history: HistoryLimits,
-}
-
-/// Why a transfer from one primary failed.
-#[derive(Debug)]
-enum Failed {
-    /// Talking to it.
-    Client(ClientError),
-    /// What it sent cannot be used.
-    Unusable(String),
-}
-
-impl std::fmt::Display for Failed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Failed::Client(e) => e.fmt(f),
-            Failed::Unusable(why) => f.write_str(why),
-        }
-    }
 }
 
 impl Job {
     /// Tries each primary address in order; the first that answers decides.
-    pub fn run(self) -> Result<Fetched, String> {
-        let mut errors = Vec::new();
+    pub fn run(self) -> Result<Fetched, Error> {
+        let mut failed = Vec::new();
         for remote in &self.primaries {
             for &addr in &remote.addrs {
                 let peer = Peer { addr, key: remote.key.as_ref() };
                 match self.from(peer) {
                     Ok(fetched) => return Ok(fetched),
-                    Err(why) => errors.push(format!("{} ({addr}): {why}", remote.id)),
+                    Err(error) => {
+                        failed.push(PrimaryFailed { remote: remote.id.clone(), addr, error })
+                    }
                 }
             }
         }
-        Err(errors.join("; "))
+        Err(Error::Primaries(failed))
     }
 
     /// Refreshes from one primary address.
-    fn from(&self, peer: Peer<'_>) -> Result<Fetched, String> {
-        let theirs = match client::soa_serial(peer, &self.zone, self.limits.timeout) {
+    fn from(&self, peer: Peer<'_>) -> Result<Fetched, Error> {
+        let theirs = match self.network.soa_serial(peer, &self.zone, self.limits.timeout) {
             Ok(serial) => Some(serial),
             // Some primaries refuse queries for zones they only transfer (Knot DNS, for
             // catalog zones): the IXFR then says whether there is anything newer.
             Err(ClientError::Rcode(Rcode::REFUSED)) => None,
-            Err(e) => return Err(e.to_string()),
+            Err(e) => return Err(e.into()),
         };
         let ours = self.current.as_ref().map(|z| z.serial());
         if let (Some(ours), Some(theirs)) = (ours, theirs) {
@@ -442,22 +417,20 @@ impl Job {
             }
         }
         let soa = self.current.as_ref().and_then(|z| z.soa_record());
-        let fetched = match self.transfer(peer, soa.as_ref()) {
-            Err(Failed::Client(cut @ ClientError::TooLong(_))) => Err(Failed::Client(cut)),
+        match self.transfer(peer, soa.as_ref()) {
+            Err(cut @ Error::Remote(ClientError::TooLong(_))) => Err(cut),
             Err(why) if soa.is_some() => {
                 warn!(zone = %self.zone, peer = %peer.addr, "IXFR failed, trying AXFR: {why}");
                 self.transfer(peer, None)
             }
             other => other,
-        };
-        fetched.map_err(|why| why.to_string())
+        }
     }
 
     /// One transfer (IXFR from `soa`, or AXFR) and the new version it gives.
-    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, Failed> {
+    fn transfer(&self, peer: Peer<'_>, soa: Option<&RecordData>) -> Result<Fetched, Error> {
         let started = Instant::now();
-        let got: TransferIn =
-            client::transfer(peer, &self.zone, soa, self.limits).map_err(Failed::Client)?;
+        let got: TransferIn = self.network.transfer(peer, &self.zone, soa, self.limits)?;
         let from = soa.and_then(RecordData::soa_serial);
         let mut log = TransferLog {
             peer: peer.addr,
@@ -472,12 +445,12 @@ impl Job {
             Received::UpToDate { serial } => return Ok(Fetched::UpToDate { serial }),
             Received::Full(zone, _report) => {
                 log.kind = if soa.is_some() { "IXFR (whole zone)" } else { "AXFR" };
-                self.check_rises(zone.serial()).map_err(Failed::Unusable)?;
+                self.check_rises(zone.serial())?;
                 (*zone, Vec::new())
             }
             Received::Changes(changes) => {
                 log.kind = "IXFR";
-                (self.apply(&changes).map_err(Failed::Unusable)?, changes)
+                (self.apply(&changes)?, changes)
             }
         };
         log.elapsed = started.elapsed();
@@ -489,40 +462,29 @@ impl Job {
     }
 
     /// A new version must have a higher serial than ours (RFC 1982).
-    fn check_rises(&self, serial: u32) -> Result<(), String> {
+    fn check_rises(&self, serial: u32) -> Result<(), Error> {
         match self.current.as_ref().map(|z| z.serial()) {
-            Some(ours) if !serial_gt(serial, ours) => Err(format!(
-                "the transfer brought serial {serial}, not newer than ours ({ours}): refused"
-            )),
+            Some(ours) if !serial_gt(serial, ours) => Err(Error::NotNewer { got: serial, ours }),
             _ => Ok(()),
         }
     }
 
     /// Applies IXFR changesets in order, each kept in the history.
-    fn apply(&self, changes: &[Changeset]) -> Result<ZoneContents, String> {
-        let Some(current) = &self.current else {
-            return Err("changes without a zone to apply them to".into());
-        };
-        let zone = apply_all(current, changes, self.history)
-            .map_err(|e| format!("the changes do not apply: {e}"))?;
+    fn apply(&self, changes: &[Changeset]) -> Result<ZoneContents, Error> {
+        let current = self.current.as_ref().ok_or(Error::NothingServed)?;
+        let zone = apply_all(current, changes)
+            .map_err(|why| Error::Apply { what: "the changes do not apply", why })?;
         self.check_rises(zone.serial())?;
         Ok(zone)
     }
 }
 
-/// `changes` applied in order to `zone`, each kept in the history.
-fn apply_all(
-    zone: &ZoneContents,
-    changes: &[Changeset],
-    limits: HistoryLimits,
-) -> Result<ZoneContents, tern_zone::Error> {
+/// `changes` applied in order to a copy of `zone` (the history is the commit's).
+fn apply_all(zone: &ZoneContents, changes: &[Changeset]) -> Result<ZoneContents, tern_zone::Error> {
     let mut zone: ZoneContents = zone.clone();
-    let mut history: History = zone.history().clone();
     for change in changes {
         zone.apply_in_place(change)?; // an error drops the half-changed copy
-        history.append(Arc::new(change.clone()), limits);
     }
-    zone.set_history(Arc::new(history));
     Ok(zone)
 }
 

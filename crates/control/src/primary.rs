@@ -18,10 +18,12 @@ use tern_zone::records::{serial_gt, with_soa_serial};
 use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
 use tracing::{error, info, warn};
 
-use super::writer::Writer;
-use super::LoadOutcome;
-use crate::config::ZoneSource;
-use tern_control::progress::LoadProgress;
+use crate::commit::{Change, Notify};
+use crate::error::Error;
+use crate::plan::ZoneSource;
+use crate::progress::LoadProgress;
+use crate::writer::Writer;
+use crate::LoadOutcome;
 
 /// What a zone file was when loaded.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +79,8 @@ struct Base {
     floor: Option<u32>,
     limits: HistoryLimits,
     policy: UpdatePolicy,
+    /// Now (seconds since the epoch), for serials by the time of day.
+    now: u64,
 }
 
 impl Writer {
@@ -100,11 +104,12 @@ impl Writer {
             floor: None,
             limits: self.plan.history,
             policy: self.plan.update,
+            now: self.now(),
         };
         let name = self.plan.name.clone();
         let built = tokio::task::spawn_blocking(move || {
             let mut opened =
-                journal.map(|path| super::journaled::open_blocking(&name, &path, true, false));
+                journal.map(|path| crate::journaled::open_blocking(&name, &path, true, false));
             if let Some(opened) = &mut opened {
                 base.journaled = std::mem::take(&mut opened.changes);
                 base.floor = opened.floor;
@@ -114,14 +119,14 @@ impl Writer {
         .await;
         let (opened, built) = match built {
             Ok(done) => done,
-            Err(e) => return self.failed(e.to_string()),
+            Err(e) => return self.failed(&Error::Task(e)),
         };
         if let Some(opened) = opened {
             self.take_journal(opened); // its changes went to the build
         }
         let built = match built {
             Ok(built) => built,
-            Err(why) => return self.failed(why),
+            Err(why) => return self.failed(&why),
         };
         self.install(built, now_version).await
     }
@@ -141,58 +146,75 @@ impl Writer {
         }
     }
 
-    fn failed(&mut self, why: String) -> LoadOutcome {
+    fn failed(&mut self, why: &Error) -> LoadOutcome {
         let kept = if self.current.is_some() { " (previous contents kept)" } else { "" };
         error!(zone = %self.plan.name, "load failed{kept}: {why}");
         self.source = None;
-        self.last_error = Some((super::writer::now(), format!("load failed: {why}")));
-        LoadOutcome::Failed(why)
+        self.last_error = Some((self.now(), format!("load failed: {why}")));
+        LoadOutcome::Failed(why.to_string())
     }
 
-    /// Publishes what was built, with its history: the served version's and the change
-    /// (journaled first), or — at the first load — what the journal kept.
+    /// Commits what was built ([`crate::commit`]): the change from the served version
+    /// when the serial rose, or — at the first load — the version with what the journal
+    /// kept, or a version of its own when the serial did not rise.
     async fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
-        let Built { mut zone, change, same_serial_changed, file_holds, journaled } = built;
+        let Built { zone, change, same_serial_changed, file_holds, journaled } = built;
         // No clone of the served version is held here: it must be the writer's last
         // reference when replaced, so that it is freed off this task (`retire`).
         let old_serial = self.current.as_ref().map(|z| z.serial());
-        if let Some(change) = &change {
-            if let Err(why) = self.journal_append(vec![change.clone()]).await {
-                return self.failed(format!("the change could not be journaled: {why}"));
-            }
-        }
         let restarted = old_serial.is_none() && self.journal.is_some();
-        let history = match (&self.current, change) {
-            (Some(old), Some(change)) => old.history().push(Arc::new(change), self.plan.history),
-            (None, _) => self.journaled_history(&journaled, zone.serial()),
-            // Touched, not changed: the history still leads here.
-            (Some(old), None) if old.serial() == zone.serial() && !same_serial_changed => {
-                old.history().clone()
-            }
-            _ => History::default(),
-        };
         self.warn_serial(old_serial, zone.serial(), same_serial_changed);
         let changed = old_serial.is_none_or(|o| o != zone.serial() || same_serial_changed);
-        zone.set_history(Arc::new(history));
+        let raised = old_serial.is_none() && change.is_some();
+        let notify = match (changed && old_serial.is_some()) || raised {
+            true => Notify::Yes,
+            false => Notify::No,
+        };
         let (records, serial) = (zone.record_count() as u64, zone.serial());
-        let zone = Arc::new(zone);
-        if !self.publish(Arc::clone(&zone)) {
-            return LoadOutcome::Failed("not published".into());
-        }
+        let change = self.change_of(zone, change, same_serial_changed, &journaled);
+        let zone = match self.commit(change, notify).await {
+            Ok(zone) => zone,
+            Err(why) => return self.failed(&why),
+        };
         self.source = version;
         self.file_base = file_holds.map(Arc::new);
         if self.file_base.is_some() {
             // The journal alone has what the file lacks: it stays until the file is written.
-            self.flush_at = Some(super::writer::now() + self.plan.zonefile_sync.as_secs());
+            self.flush_at = Some(self.now() + self.plan.zonefile_sync.as_secs());
         } else if restarted && zone.history().len() != journaled.len() {
             self.rewrite_journal(&zone); // what no longer leads to this version goes
         } else {
             self.compact_if_due(&zone);
         }
-        if changed && old_serial.is_some() {
-            self.notify_secondaries();
-        }
         LoadOutcome::Loaded { serial, records }
+    }
+
+    /// What a load changes: the difference from the served version when the serial
+    /// rose; at the first load, the version with the history the journal kept (and the
+    /// serial's raise after a damaged journal, `change`, to journal); the served
+    /// version's history when the file was only touched; none otherwise.
+    fn change_of(
+        &mut self,
+        zone: ZoneContents,
+        change: Option<Changeset>,
+        same_serial_changed: bool,
+        journaled: &[Changeset],
+    ) -> Change {
+        let journal: Vec<Arc<Changeset>> = Vec::new();
+        match (&self.current, change) {
+            (Some(_), Some(change)) => Change::Built { zone, changes: vec![Arc::new(change)] },
+            (None, raise) => {
+                let history = self.journaled_history(journaled, zone.serial());
+                let journal = raise.map(Arc::new).into_iter().collect();
+                Change::Whole { zone, history, journal }
+            }
+            // Touched, not changed: the history still leads here.
+            (Some(old), None) if old.serial() == zone.serial() && !same_serial_changed => {
+                let history = old.history().clone();
+                Change::Whole { zone, history, journal }
+            }
+            _ => Change::Whole { zone, history: History::default(), journal },
+        }
     }
 
     fn warn_serial(&self, old: Option<u32>, serial: u32, same_serial_changed: bool) {
@@ -208,12 +230,12 @@ impl Writer {
     /// that does not lead there (the file edited while the server was down) starts
     /// afresh, and is kept aside first: it may hold updates the edit did not keep.
     fn journaled_history(&mut self, journaled: &[Changeset], serial: u32) -> History {
-        let chain = super::journaled::chain_to(journaled, serial);
+        let chain = crate::journaled::chain_to(journaled, serial);
         if !journaled.is_empty() && chain.is_empty() {
             let end = journaled.last().and_then(Changeset::to_serial).unwrap_or(0);
             self.keep_unused_journal(end, serial);
         }
-        super::journaled::history_of(chain, self.plan.history)
+        crate::journaled::history_of(chain, self.plan.history)
     }
 
     /// Keeps the journal as `<journal>.unused-<time>` (a hard link, made before it is
@@ -223,7 +245,7 @@ impl Writer {
     fn keep_unused_journal(&mut self, end: u32, serial: u32) {
         let Some(path) = self.journal_path() else { return };
         let mut kept = path.clone().into_os_string();
-        kept.push(format!(".unused-{}", super::writer::now()));
+        kept.push(format!(".unused-{}", self.now()));
         let kept = std::path::PathBuf::from(kept);
         warn!(zone = %self.plan.name, serial, journal_serial = end, kept = %kept.display(), "the journal does not lead to the zone file's serial (edited while the server was down?): updates it holds that the edit did not keep are not served; the journal is kept aside as it was (delete it once the zone is checked), and IXFR history starts afresh");
         let name = self.plan.name.clone();
@@ -238,19 +260,19 @@ impl Writer {
 /// Loads the file and compares it with the served version (on a blocking thread): a
 /// plain reload, the first load (with the journal's updates replayed), or an edit
 /// merged into updated data.
-fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Built, String> {
+fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Built, Error> {
     if let ZoneSource::Catalog(members) = source {
-        return produced(name, members, base.old.as_deref(), base.limits);
+        return produced(name, members, base.old.as_deref(), (base.limits, base.now));
     }
     let loaded = load(name, source)?;
-    let Base { old, file, journaled, floor, limits, policy } = base;
+    let Base { old, file, journaled, floor, limits, policy, now } = base;
     match (old, file) {
-        (Some(old), Some(file)) => merge(&old, &file, loaded, limits, policy),
+        (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now)),
         (Some(old), None) => Ok(reloaded(&old, loaded, limits)),
         (None, _) => {
             let built = replay(loaded, journaled)?;
             match floor {
-                Some(floor) => raise_above(built, floor, policy),
+                Some(floor) => raise_above(built, floor, policy, now),
                 None => Ok(built),
             }
         }
@@ -261,19 +283,19 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
 /// (the first one the time of day, so that a restart never goes back).
 fn produced(
     name: &tern_wire::Name,
-    members: &[crate::config::CatalogMember],
+    members: &[crate::plan::CatalogMember],
     old: Option<&ZoneContents>,
-    limits: HistoryLimits,
-) -> Result<Built, String> {
+    (limits, now): (HistoryLimits, u64),
+) -> Result<Built, Error> {
     let make = |serial: u32| {
-        let text = super::catalog::produce(name, members, serial);
+        let text = crate::catalog::produce(name, members, serial);
         tern_zone::load_bytes(text.as_bytes(), Path::new("<catalog>"), name, &Options::default())
             .map(|loaded| loaded.contents)
-            .map_err(|e| format!("the produced catalog does not load: {e}"))
+            .map_err(Error::Load)
     };
-    let now = u32::try_from(super::writer::now() & u64::from(u32::MAX)).unwrap_or(1);
+    let today = u32::try_from(now & u64::from(u32::MAX)).unwrap_or(1);
     let Some(old) = old else {
-        let zone = make(now)?;
+        let zone = make(today)?;
         return Ok(Built {
             zone,
             change: None,
@@ -286,12 +308,12 @@ fn produced(
     if old.diff(&same).is_none_or(|c| c.removed.is_empty() && c.added.is_empty()) {
         return Ok(reloaded(old, same, limits));
     }
-    let next = tern_engine::SerialPolicy::UnixTime.next(old.serial(), super::writer::now());
+    let next = tern_engine::SerialPolicy::UnixTime.next(old.serial(), now);
     Ok(reloaded(old, make(next)?, limits))
 }
 
 /// The zone file, loaded and its warnings logged.
-fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, String> {
+fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Error> {
     let mut progress = LoadProgress::start(name);
     let options = Options::default();
     let loaded = match source {
@@ -301,13 +323,13 @@ fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Str
         ZoneSource::Embedded(text) => {
             tern_zone::load_bytes(text.as_bytes(), Path::new("<built-in>"), name, &options)
         }
-        ZoneSource::Catalog(_) => return Err("a produced catalog is not read from a file".into()),
+        ZoneSource::Catalog(_) => return Err(Error::NoFile),
     };
     let loaded = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
             progress.fail(&e);
-            return Err(e.to_string());
+            return Err(Error::Load(e));
         }
     };
     progress.finish(loaded.contents.record_count() as u64, loaded.contents.serial());
@@ -338,8 +360,8 @@ fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Bui
 /// updates not yet written to the file) applied in order. A change that no longer
 /// applies (the file was edited while the server was down, its serial left alone) is
 /// merged instead: what it removes that is gone, or adds that is there, is left out.
-fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, String> {
-    let after = super::journaled::chain_after(&journaled, file.serial());
+fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, Error> {
+    let after = crate::journaled::chain_after(&journaled, file.serial());
     let mut zone = file.clone();
     let mut applied: Vec<Cow<'_, Changeset>> = Vec::with_capacity(after.len());
     for change in after {
@@ -349,10 +371,12 @@ fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, String
         };
         warn!(zone = %zone.origin(), serial = change.to_serial(), "a journaled update does not apply to the zone file as it is (edited while the server was down?), merged instead: {e}");
         zone = reapply(&file, &applied)?; // the failed change may have left it half done
-        let soa = change.soa_to.clone().ok_or("a journaled change without an SOA")?;
-        let merged = zone.rebase(change, soa).ok_or("the zone file has no SOA")?;
-        zone.apply_in_place(&merged)
-            .map_err(|e| format!("the journal's updates do not apply to the zone file: {e}"))?;
+        let soa = change.soa_to.clone().ok_or(Error::NoSoa("a journaled change"))?;
+        let merged = zone.rebase(change, soa).ok_or(Error::NoSoa("the zone file"))?;
+        zone.apply_in_place(&merged).map_err(|why| Error::Apply {
+            what: "the journal's updates do not apply to the zone file",
+            why,
+        })?;
         applied.push(Cow::Owned(merged));
     }
     if !after.is_empty() {
@@ -363,11 +387,13 @@ fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, String
 }
 
 /// `file` with `changes`, which applied to it before, applied again.
-fn reapply(file: &ZoneContents, changes: &[Cow<'_, Changeset>]) -> Result<ZoneContents, String> {
+fn reapply(file: &ZoneContents, changes: &[Cow<'_, Changeset>]) -> Result<ZoneContents, Error> {
     let mut zone = file.clone();
     for change in changes {
-        zone.apply_in_place(change)
-            .map_err(|e| format!("journaled updates applied once do not apply again: {e}"))?;
+        zone.apply_in_place(change).map_err(|why| Error::Apply {
+            what: "journaled updates applied once do not apply again",
+            why,
+        })?;
     }
     Ok(zone)
 }
@@ -377,19 +403,24 @@ fn reapply(file: &ZoneContents, changes: &[Cow<'_, Changeset>]) -> Result<ZoneCo
 /// serial never goes back and secondaries see that the data changed. The raise is a
 /// change of its own (the SOA alone), journaled before it is published; the zone file
 /// is written with it later.
-fn raise_above(mut built: Built, floor: u32, policy: UpdatePolicy) -> Result<Built, String> {
+fn raise_above(
+    mut built: Built,
+    floor: u32,
+    policy: UpdatePolicy,
+    now: u64,
+) -> Result<Built, Error> {
     let served = built.zone.serial();
     let above = if serial_gt(floor, served) { floor } else { served };
-    let serial = policy.serial.next(above, super::writer::now());
-    let from = built.zone.soa_record().ok_or("the zone file has no SOA")?;
+    let serial = policy.serial.next(above, now);
+    let from = built.zone.soa_record().ok_or(Error::NoSoa("the zone file"))?;
     let mut to = from.clone();
-    to.rdata = with_soa_serial(&from.rdata, serial).ok_or("malformed SOA")?;
+    to.rdata = with_soa_serial(&from.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
     let change = Changeset::between(from, to);
     let file = built.file_holds.take().unwrap_or_else(|| built.zone.clone());
-    built
-        .zone
-        .apply_in_place(&change)
-        .map_err(|e| format!("the serial cannot be raised after the journal's damage: {e}"))?;
+    built.zone.apply_in_place(&change).map_err(|why| Error::Apply {
+        what: "the serial cannot be raised after the journal's damage",
+        why,
+    })?;
     warn!(zone = %built.zone.origin(), from = served, serial, highest_in_journal = floor, "serial raised above every serial the damaged journal shows");
     built.journaled.push(change.clone());
     built.change = Some(change);
@@ -404,10 +435,9 @@ fn merge(
     current: &ZoneContents,
     file: &ZoneContents,
     edited: ZoneContents,
-    limits: HistoryLimits,
-    policy: UpdatePolicy,
-) -> Result<Built, String> {
-    let edit = file.diff(&edited).ok_or("the zone file has no SOA")?;
+    (limits, policy, now): (HistoryLimits, UpdatePolicy, u64),
+) -> Result<Built, Error> {
+    let edit = file.diff(&edited).ok_or(Error::NoSoa("the zone file"))?;
     if edit.removed.is_empty() && edit.added.is_empty() && edit.soa_to == edit.soa_from {
         let zone = current.clone(); // touched, not changed
         return Ok(Built {
@@ -418,17 +448,17 @@ fn merge(
             journaled: Vec::new(),
         });
     }
-    let mut soa = edited.soa_record().ok_or("the zone file has no SOA")?;
+    let mut soa = edited.soa_record().ok_or(Error::NoSoa("the zone file"))?;
     let serial = if serial_gt(edited.serial(), current.serial()) {
         edited.serial()
     } else {
-        policy.serial.next(current.serial(), super::writer::now())
+        policy.serial.next(current.serial(), now)
     };
-    soa.rdata = with_soa_serial(&soa.rdata, serial).ok_or("malformed SOA")?;
-    let merged = current.rebase(&edit, soa).ok_or("the served version has no SOA")?;
+    soa.rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
+    let merged = current.rebase(&edit, soa).ok_or(Error::NoSoa("the served version"))?;
     let (zone, _) = current
         .apply(&merged)
-        .map_err(|e| format!("the edit does not merge with the updates: {e}"))?;
+        .map_err(|why| Error::Apply { what: "the edit does not merge with the updates", why })?;
     info!(zone = %current.origin(), serial, removed = merged.removed.len(), added = merged.added.len(), "zone file edit merged with the dynamic updates");
     let change = (limits.max_changes > 0).then_some(merged);
     Ok(Built {

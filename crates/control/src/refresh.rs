@@ -6,7 +6,7 @@
 //!   have slots of their own, so that a catalog is never refreshed after its members),
 //!   runs the SOA query and the transfer on a blocking thread, and hands its outcome back
 //!   to the writer as [`Event::Refreshed`]. The writer alone takes it and publishes
-//!   ([`secondary`](super::secondary)); an outcome from before the zone was frozen, made
+//!   ([`secondary`](crate::secondary)); an outcome from before the zone was frozen, made
 //!   a primary, or given another version meanwhile is dropped, and the zone refreshed
 //!   again.
 //! * One refresh at a time per zone. A NOTIFY during one (RFC 1996 §4.7: the primary
@@ -31,11 +31,12 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 use tracing::info;
 
-use super::commands::{Outcome, ZoneCommand};
-use super::secondary::{Fetched, Job};
-use super::writer::{now, Writer};
-use super::{Event, Notified};
-use crate::config::{CatalogRole, Remote, Role};
+use crate::commands::{Outcome, ZoneCommand};
+use crate::error::Error;
+use crate::plan::{CatalogRole, Remote, Role};
+use crate::secondary::{Fetched, Job};
+use crate::writer::Writer;
+use crate::{Event, Notified};
 
 /// Least time between the starts of two refreshes that NOTIFYs ask for.
 pub const NOTIFY_REFRESH_GAP: Duration = Duration::from_secs(1);
@@ -45,7 +46,7 @@ pub const NOTIFY_LOG_GAP: Duration = Duration::from_secs(10);
 
 /// What a refresh brought, handed back to its writer.
 #[derive(Debug)]
-pub struct Fetch(Result<Fetched, String>);
+pub struct Fetch(Result<Fetched, Error>);
 
 /// Someone waiting for a refresh's outcome (an operator's command).
 type Waiter = oneshot::Sender<Outcome>;
@@ -130,7 +131,7 @@ impl Writer {
         }
         let started = self.notices.as_ref().and_then(|n| n.refresh_started);
         if started.is_some_and(|at| at.elapsed() < NOTIFY_REFRESH_GAP) {
-            let soon = now() + NOTIFY_REFRESH_GAP.as_secs().max(1);
+            let soon = self.now() + NOTIFY_REFRESH_GAP.as_secs().max(1);
             self.schedule.refresh_at =
                 Some(self.schedule.refresh_at.map_or(soon, |at| at.min(soon)));
             return;
@@ -141,7 +142,7 @@ impl Writer {
     /// A timer is due: expire, or refresh (unless a refresh is under way, or the zone
     /// is frozen).
     pub fn on_refresh_time(&mut self) {
-        let t = now();
+        let t = self.now();
         if self.schedule.expire_at.is_some_and(|at| at <= t) && !self.schedule.expired {
             self.expire();
         }
@@ -186,15 +187,15 @@ impl Writer {
     fn start_refresh(&mut self, full: bool, waiters: Vec<Waiter>) {
         let (Role::Secondary(primaries), Some(inbox)) = (&self.plan.role, self.inbox.clone())
         else {
-            return answer(waiters, Err("not a secondary with a running writer".into()));
+            return answer(waiters, Err(Error::NotSecondary));
         };
         let primaries = primaries.clone();
         let job = Job {
+            network: Arc::clone(&self.shared.network),
             zone: self.plan.name.clone(),
             primaries: primaries.clone(),
             current: if full { None } else { self.current.clone() },
             limits: **self.shared.limits.load(),
-            history: self.plan.history,
         };
         let catalog = matches!(self.plan.catalog, CatalogRole::Consumer { .. });
         let slots = Arc::clone(if catalog { &self.shared.catalogs } else { &self.shared.incoming });
@@ -207,8 +208,8 @@ impl Writer {
                     fetched
                 })
                 .await
-                .unwrap_or_else(|e| Err(e.to_string())),
-                Err(_) => Err("the control plane is stopping".into()),
+                .unwrap_or_else(|e| Err(Error::Task(e))),
+                Err(_) => Err(Error::Stopping),
             };
             let _ = inbox.send(Event::Refreshed(Box::new(Fetch(fetched))));
         });
@@ -236,15 +237,15 @@ impl Writer {
         if let Some(why) = self.stale(base.as_ref()) {
             info!(zone = %self.plan.name, "what the refresh brought is not taken: {why}");
             if matches!(self.plan.role, Role::Secondary(_)) {
-                self.schedule.refresh_at = Some(now());
+                self.schedule.refresh_at = Some(self.now());
             }
-            answer(waiters, Err(format!("not taken: {why}")));
+            answer(waiters, Err(Error::NotTaken(why)));
         } else {
             self.take_fetched(fetch.0).await;
             answer(waiters, self.refresh_outcome());
         }
         match again {
-            _ if self.frozen => answer(next_waiters, Err("the zone is frozen".into())),
+            _ if self.frozen => answer(next_waiters, Err(Error::Frozen)),
             Some(full) if full || !next_waiters.is_empty() => {
                 self.start_refresh(full, next_waiters)
             }
@@ -271,9 +272,9 @@ impl Writer {
     /// How the last refresh went, for an operator.
     fn refresh_outcome(&self) -> Outcome {
         match (&self.last_error, self.current.as_ref()) {
-            (Some((_, why)), _) => Err(why.clone()),
+            (Some((_, why)), _) => Err(Error::RefreshFailed(why.clone())),
             (None, Some(zone)) => Ok(format!("serial {}", zone.serial())),
-            (None, None) => Err("nothing transferred".into()),
+            (None, None) => Err(Error::NothingTransferred),
         }
     }
 
@@ -299,10 +300,14 @@ impl Writer {
     }
 }
 
-/// Tells each of `waiters` `outcome`.
+/// Tells each of `waiters` `outcome` (an error as its text: several may wait for one).
 fn answer(waiters: Vec<Waiter>, outcome: Outcome) {
     for waiter in waiters {
-        let _ = waiter.send(outcome.clone());
+        let each = match &outcome {
+            Ok(done) => Ok(done.clone()),
+            Err(why) => Err(Error::RefreshFailed(why.to_string())),
+        };
+        let _ = waiter.send(each);
     }
 }
 
@@ -316,33 +321,28 @@ fn same_primaries(a: &[Remote], b: &[Remote]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, ZoneSource};
-    use crate::control::inbox::Next;
-    use crate::control::Shared;
+    use crate::inbox::Next;
+    use crate::plan::ZoneSource;
+    use crate::Shared;
     use tern_zone::ZoneSlot;
 
     /// A secondary of a primary that never answers (the discard port), running as far
     /// as its refreshes go: their outcome comes back through `receiver`.
     fn secondary(
         storage: &std::path::Path,
-    ) -> (Writer, crate::control::inbox::Receiver<Event, tern_control::updates::UpdateTask>) {
-        let text = format!(
-            "[server]\nstorage = \"{}\"\n[[remote]]\nid = \"p\"\naddress = \"127.0.0.1:9\"\n\
-             [[zone]]\nname = \"example.com\"\nprimary = \"p\"\n",
-            storage.display()
-        );
-        let config = Config::from_text(&text, std::path::Path::new("/tmp/t.toml")).unwrap();
-        let plan = Arc::clone(&config.resolved.zones[0]);
+    ) -> (Writer, crate::inbox::Receiver<Event, crate::updates::UpdateTask>) {
+        let primary = "127.0.0.1:9".parse().unwrap();
+        let plan = crate::testing::secondary("example.com.", storage, primary);
         let shared = Shared::for_tests(Some(storage.to_owned()));
         let slot = Arc::new(ZoneSlot::new(&plan.name));
         let mut writer = Writer::new(plan, slot, shared);
-        let (inbox, receiver) = crate::control::inbox::inbox(4);
+        let (inbox, receiver) = crate::inbox::inbox(4);
         writer.inbox = Some(inbox);
         (writer, receiver)
     }
 
     async fn fetched(
-        receiver: &crate::control::inbox::Receiver<Event, tern_control::updates::UpdateTask>,
+        receiver: &crate::inbox::Receiver<Event, crate::updates::UpdateTask>,
     ) -> Fetch {
         let next = tokio::time::timeout(Duration::from_secs(5), receiver.next(1)).await;
         match next {
@@ -369,7 +369,7 @@ mod tests {
         writer.refreshed(fetch).await;
         let soon = writer.schedule.refresh_at.unwrap();
         assert!(writer.refreshing.is_none(), "not at once: less than a second after the last");
-        assert!(soon <= now() + 1 && writer.last_error.is_some(), "{soon}");
+        assert!(soon <= writer.now() + 1 && writer.last_error.is_some(), "{soon}");
         assert_eq!(writer.next_wake(), Some(soon));
     }
 
@@ -383,7 +383,7 @@ mod tests {
         writer.notified(Notified { serial: None, from, merged: 0 });
         writer.notified(Notified { serial: None, from, merged: 0 });
         let mut primary = (*writer.plan).clone();
-        primary.source = ZoneSource::Embedded(crate::demo::ZONE_TEXT);
+        primary.source = ZoneSource::Embedded(crate::testing::ZONE_TEXT);
         primary.role = Role::Primary;
         writer.plan = Arc::new(primary);
         writer.schedule = Default::default();

@@ -17,8 +17,8 @@ use tern_ctl::proto::ZoneStatus;
 use tern_wire::Name;
 use tracing::warn;
 
-use super::WriterInbox;
-use tern_control::updates::{UpdateSink, UpdateTask};
+use crate::updates::{UpdateSink, UpdateTask};
+use crate::WriterInbox;
 
 /// A running writer.
 #[derive(Debug, Clone)]
@@ -88,7 +88,7 @@ struct Dropped {
 
 impl Dropped {
     fn note(&self, what: &str, zone: &tern_wire::Dname) {
-        let now = super::writer::now();
+        let now = crate::clock::unix_now(); // the log's pace, not the zone's time
         let count = self.count.fetch_add(1, Relaxed) + 1;
         if self.second.swap(now, Relaxed) != now {
             self.count.fetch_sub(count, Relaxed);
@@ -106,7 +106,7 @@ mod tests {
         let writers = Writers::default();
         let before = writers.load();
         let name: Name = "example.".parse().unwrap_or_else(|_| unreachable!());
-        let (inbox, _receiver) = super::super::inbox::inbox(4);
+        let (inbox, _receiver) = crate::inbox::inbox(4);
         let status = Arc::new(Mutex::new(ZoneStatus::default()));
         writers.change(|map| map.insert(name.clone(), Handle { inbox, status }));
         assert!(before.get(&name).is_none());

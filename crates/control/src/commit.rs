@@ -1,0 +1,210 @@
+//! The one commit function: every change to a zone, whatever its source, passes through
+//! [`Writer::commit_with`] (or [`Writer::commit`]), which
+//!
+//! 1. checks that the served version is still the writer's (nothing else publishes a
+//!    zone, so a failure is a bug: refused before anything is written);
+//! 2. on a blocking thread: builds the change (the caller's work, such as judging a
+//!    batch of updates), applies it copy-on-write, keeps it in the IXFR history,
+//!    signs it ([`sign`]: a step of its own, a no-op until online signing), and
+//!    appends it to the journal and syncs (`fdatasync`);
+//! 3. publishes the new version with one pointer swap that checks it replaces the
+//!    version it started from;
+//! 4. sends NOTIFY to the secondaries, when asked.
+//!
+//! The caller acknowledges (answers an UPDATE, a transaction's commit, a PATCH) only
+//! once it returns `Ok`: a change is on disk before anyone is told of it, and one that
+//! could not be journaled is neither published nor acknowledged.
+//!
+//! Sources: a primary's load and reload difference ([`primary`](crate::primary)), a
+//! transfer in ([`secondary`](crate::secondary)), an UPDATE batch
+//! ([`dynamic`](crate::dynamic)), a transaction or an API PATCH
+//! ([`commands`](crate::commands)), a produced catalog, the journal's replay at
+//! start-up.
+
+use std::sync::Arc;
+
+use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
+use tracing::error;
+
+use crate::error::{Error, Result};
+use crate::journaled;
+use crate::writer::Writer;
+
+/// A change to a zone, as its source has it.
+#[derive(Debug)]
+pub enum Change {
+    /// Changesets to apply in order to the served version (a transaction, a PATCH, a
+    /// reload's difference, an edit merged with updates).
+    Apply(Vec<Changeset>),
+    /// A version built from the served one, and the changes that lead there: an UPDATE
+    /// batch (each update judged against the version the one before it left), an IXFR
+    /// (applied as it was checked).
+    Built {
+        /// The new version.
+        zone: ZoneContents,
+        /// What leads there, in order.
+        changes: Vec<Arc<Changeset>>,
+    },
+    /// A whole new version with the history it starts with: an AXFR, a reload whose
+    /// serial did not rise (or that only touched the file), the first load of a zone
+    /// (its history from the journal). `journal`: changes to append before it is
+    /// published (the serial raised after a damaged journal).
+    Whole {
+        /// The new version.
+        zone: ZoneContents,
+        /// Its IXFR history.
+        history: History,
+        /// Changes the journal does not hold yet.
+        journal: Vec<Arc<Changeset>>,
+    },
+}
+
+/// Whether a commit tells the secondaries (RFC 1996).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notify {
+    /// Send NOTIFY once published.
+    Yes,
+    /// Do not (a zone's first load: its secondaries are told by their own timers).
+    No,
+}
+
+/// The version a change makes, ready to publish, and what it sends to the journal.
+struct Made {
+    zone: ZoneContents,
+    journal: Vec<Arc<Changeset>>,
+}
+
+impl Writer {
+    /// Commits `change` (see the module comment); the version published.
+    pub async fn commit(&mut self, change: Change, notify: Notify) -> Result<Arc<ZoneContents>> {
+        let (committed, ()) = self.commit_with(move |_| (Some(change), ()), notify).await;
+        committed?.ok_or(Error::NothingServed)
+    }
+
+    /// Commits the change `build` makes of the served version on a blocking thread (see
+    /// the module comment). `build` returns the change (`None`: nothing to commit) and
+    /// what its caller needs afterwards (an UPDATE batch's judged updates), which comes
+    /// back whatever became of the change. The version published, `None` when there
+    /// was nothing to commit; `Err` when it was not published (and not journaled, but
+    /// for a publish that fails after the journal: a bug, logged).
+    pub async fn commit_with<T: Send + 'static>(
+        &mut self,
+        build: impl FnOnce(Option<&Arc<ZoneContents>>) -> (Option<Change>, T) + Send + 'static,
+        notify: Notify,
+    ) -> (Result<Option<Arc<ZoneContents>>>, T) {
+        let base = self.current.clone();
+        let (journal, name, limits) =
+            (self.journal.clone(), self.plan.name.to_string(), self.plan.history);
+        let ours = self.slot_holds_ours();
+        let done = tokio::task::spawn_blocking(move || {
+            let (change, extra) = build(base.as_ref());
+            let made = match change {
+                None => Ok(None),
+                Some(_) if !ours => Err(Error::Raced),
+                Some(change) => {
+                    prepare(base.as_ref(), change, limits, journal.as_ref(), &name).map(Some)
+                }
+            };
+            drop(base); // freed here, off the writer, when it is the last reference
+            (made, extra)
+        })
+        .await;
+        let (made, extra) = match done {
+            Ok(done) => done,
+            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        };
+        let published = match made {
+            Ok(Some(zone)) => self.publish_change(zone, notify).map(Some),
+            other => other.map(|_| None),
+        };
+        if let Err(why) = &published {
+            self.last_error = Some((self.now(), format!("change not committed: {why}")));
+        }
+        (published, extra)
+    }
+
+    /// Publishes a committed version and notifies; `Err` if something else replaced
+    /// the served version meanwhile (a bug: the change is in the journal).
+    fn publish_change(&mut self, zone: ZoneContents, notify: Notify) -> Result<Arc<ZoneContents>> {
+        let zone = Arc::new(zone);
+        if !self.publish(Arc::clone(&zone)) {
+            error!(zone = %self.plan.name, "a journaled change was not published: the zone changed under its writer");
+            return Err(Error::Raced);
+        }
+        if notify == Notify::Yes {
+            self.notify_secondaries();
+        }
+        Ok(zone)
+    }
+
+    /// True when the zone's slot serves the writer's version (none while expired).
+    fn slot_holds_ours(&self) -> bool {
+        let expected = if self.schedule.expired { None } else { self.current.as_ref() };
+        match (self.slot.contents_full(), expected) {
+            (Some(served), Some(ours)) => Arc::ptr_eq(&served, ours),
+            (None, None) => true,
+            _ => false,
+        }
+    }
+}
+
+/// What a commit does on its blocking thread once the change is built: the version
+/// `change` makes of `base` (applied copy-on-write, with its history), signed, and
+/// the change appended to `journal` and synced. Public for `examples/update_cost.rs`,
+/// which counts its instructions.
+pub fn prepare(
+    base: Option<&Arc<ZoneContents>>,
+    change: Change,
+    limits: HistoryLimits,
+    journal: Option<&journaled::Shared>,
+    zone_name: &str,
+) -> Result<ZoneContents> {
+    let mut made = make(base, change, limits)?;
+    sign(&mut made)?;
+    if let (Some(journal), false) = (journal, made.journal.is_empty()) {
+        journaled::append(journal, zone_name, &made.journal)?;
+    }
+    Ok(made.zone)
+}
+
+/// The version `change` makes of `base`, with its history, and what goes to the journal.
+fn make(base: Option<&Arc<ZoneContents>>, change: Change, limits: HistoryLimits) -> Result<Made> {
+    let base_history = || base.map(|b| b.history().clone()).unwrap_or_default();
+    match change {
+        Change::Apply(changes) => {
+            let base = base.ok_or(Error::NothingServed)?;
+            let mut zone = ZoneContents::clone(base);
+            for change in &changes {
+                zone.apply_in_place(change)
+                    .map_err(|why| Error::Apply { what: "the change does not apply", why })?;
+            }
+            let journal: Vec<Arc<Changeset>> = changes.into_iter().map(Arc::new).collect();
+            zone.set_history(Arc::new(pushed(base_history(), &journal, limits)));
+            Ok(Made { zone, journal })
+        }
+        Change::Built { mut zone, changes } => {
+            zone.set_history(Arc::new(pushed(base_history(), &changes, limits)));
+            Ok(Made { zone, journal: changes })
+        }
+        Change::Whole { mut zone, history, journal } => {
+            zone.set_history(Arc::new(history));
+            Ok(Made { zone, journal })
+        }
+    }
+}
+
+/// `history` with `changes` after it, within `limits`.
+fn pushed(history: History, changes: &[Arc<Changeset>], limits: HistoryLimits) -> History {
+    changes.iter().fold(history, |h, c| h.push(Arc::clone(c), limits))
+}
+
+/// Signs a change before it is journaled: RRSIGs and NSEC/NSEC3 records for what it
+/// touches. A no-op until online signing (a signed zone's changes are refused before
+/// they get here).
+fn sign(_made: &mut Made) -> Result<()> {
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "commit_tests.rs"]
+mod tests;
