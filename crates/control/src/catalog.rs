@@ -20,21 +20,9 @@ use tern_zone::ZoneContents;
 use tracing::warn;
 
 use crate::error::{Error, Result};
+pub use crate::event::Listed;
 use crate::plan::{CatalogMember, CatalogRole};
 use crate::writer::Writer;
-
-/// A member as a consumed catalog lists it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Listed {
-    /// The member zone.
-    pub zone: Name,
-    /// Its unique label.
-    pub id: Vec<u8>,
-    /// Its `group` property (the first TXT string, when several).
-    pub group: Option<String>,
-    /// Its `coo` property: the catalog it may move to.
-    pub coo: Option<Name>,
-}
 
 /// The members `catalog` lists, by zone name; `Err` when it is not a version 2 catalog.
 pub fn consume(catalog: &ZoneContents) -> Result<BTreeMap<Name, Listed>> {

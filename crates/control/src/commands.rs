@@ -23,32 +23,11 @@ use tracing::info;
 
 use crate::commit::{Change, Notify};
 use crate::error::{Error, Result};
+use crate::event::LoadOutcome;
+pub use crate::event::{Outcome, ZoneCommand};
 use crate::plan::Role;
 use crate::storage;
 use crate::writer::Writer;
-use crate::LoadOutcome;
-
-/// What an operator asks of a zone.
-#[derive(Debug, Clone)]
-pub enum ZoneCommand {
-    /// An operation (see [`ZoneOp`]).
-    Op(ZoneOp),
-    /// The records, optionally of one owner and type, in zone-file form.
-    Read {
-        /// Owner (already made absolute).
-        owner: Option<Name>,
-        /// Type.
-        rtype: Option<Rtype>,
-    },
-    /// A transaction's step.
-    Txn(TxnStep),
-    /// Sets and unsets applied at once, as a transaction of their own (the HTTP API's
-    /// RRset changes); an operator's open transaction is left alone.
-    Apply(Vec<TxnStep>),
-}
-
-/// A command's outcome: what was done, or why not.
-pub type Outcome = Result<String>;
 
 impl Writer {
     /// Carries out `command` (see the module comment).

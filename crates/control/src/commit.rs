@@ -28,6 +28,7 @@ use tracing::error;
 
 use crate::error::{Error, Result};
 use crate::journaled;
+use crate::state::SharedJournal;
 use crate::writer::Writer;
 
 /// A change to a zone, as its source has it.
@@ -156,7 +157,7 @@ pub fn prepare(
     base: Option<&Arc<ZoneContents>>,
     change: Change,
     limits: HistoryLimits,
-    journal: Option<&journaled::Shared>,
+    journal: Option<&SharedJournal>,
     zone_name: &str,
 ) -> Result<ZoneContents> {
     let mut made = make(base, change, limits)?;

@@ -15,7 +15,6 @@
 //!   someone edited it meanwhile; a reload then merges the edit into the served version
 //!   (`ZoneContents::rebase`), so neither the edit nor the updates are lost.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -25,14 +24,15 @@ use tern_zone::{Changeset, ZoneContents};
 use tracing::{error, info, warn};
 
 use crate::commit::{Change, Notify};
+use crate::event::Event;
 use crate::inbox::Receiver;
 use crate::peer::Peer;
 use crate::plan::{Role, ZoneSource};
-use crate::primary::version;
 use crate::refusals::{refusals, Kind, Refusal};
+use crate::state::{version, LastCommit, Senders};
+use crate::storage;
 use crate::updates::{Answers, UpdateTask};
 use crate::writer::Writer;
-use crate::{storage, Event};
 
 /// Most updates committed together.
 pub const BATCH: usize = 256;
@@ -76,37 +76,6 @@ pub const ENOUGH: usize = 128;
 /// queued meanwhile in its socket late, and the gap before them looks like a lull (see
 /// [`Writer::paced`] for what that did to the batches).
 pub const LULL: Duration = Duration::from_millis(1);
-
-/// When the last batch of updates was committed, and who sent it (see [`COMMIT_GAP`]).
-#[derive(Debug, Clone, Copy)]
-pub struct LastCommit {
-    /// When it began.
-    pub began: Instant,
-    /// When it was done, before its clients were answered.
-    pub ended: Instant,
-    /// Who sent it.
-    pub senders: Senders,
-    /// It was part of a stream (see [`Writer::streaming`]).
-    pub stream: bool,
-}
-
-/// Who sent a batch of updates (see [`COMMIT_GAP`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Senders {
-    /// One update, from this UDP client (`None`: over TCP).
-    One(Option<SocketAddr>),
-    /// Several updates.
-    Several,
-}
-
-impl Senders {
-    fn of(batch: &[UpdateTask]) -> Senders {
-        match batch {
-            [one] => Senders::One(one.udp_client()),
-            _ => Senders::Several,
-        }
-    }
-}
 
 /// One update's fate in a batch.
 #[derive(Debug)]

@@ -32,11 +32,12 @@ use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
 use tracing::{error, info, warn};
 
 use crate::counters::control::control;
+use crate::state::SharedJournal;
+
+/// A journal shared between the writer and its disk writes (see [`SharedJournal`]).
+pub type Shared = SharedJournal;
 use crate::error::Error;
 use crate::writer::Writer;
-
-/// A journal shared between the writer and its disk writes.
-pub type Shared = Arc<Mutex<Journal>>;
 
 /// Where a zone's journal is kept (named by `tern_journal::files`, which cannot leave
 /// `storage` nor give two zones one file).

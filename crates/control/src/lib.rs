@@ -12,8 +12,10 @@
 //!
 //! * [`plane`]: [`Control`], its runtime and options, the zones' writers as others see
 //!   them ([`Zones`]), and the loads of an apply ([`Loading`]).
-//! * [`writer`], [`inbox`], [`registry`]: a zone's writer, its events and updates, and
-//!   the writers by name. [`commit`]: the one commit function.
+//! * [`writer`] (what a writer holds, and publishing), [`run`] (its event loop),
+//!   [`event`] (what it is told and says), [`state`] (what it keeps between events),
+//!   [`shared`] (what all writers share), [`inbox`], [`registry`] (the writers by name).
+//!   [`commit`]: the one commit function.
 //! * [`primary`] (zone files, reload differences), [`secondary`] and [`refresh`]
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
 //!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
@@ -42,6 +44,7 @@ pub mod commit;
 pub mod counters;
 pub mod dynamic;
 pub mod error;
+pub mod event;
 pub mod inbox;
 pub mod journaled;
 pub mod notify;
@@ -54,7 +57,10 @@ pub mod progress;
 pub mod refresh;
 pub mod refusals;
 pub mod registry;
+pub mod run;
 pub mod secondary;
+pub mod shared;
+pub mod state;
 pub mod storage;
 pub mod updates;
 pub mod writer;
@@ -63,7 +69,6 @@ pub mod writer;
 mod testing;
 
 pub use error::{Error, Result};
-pub use plane::{
-    CatalogSink, Control, Event, LoadOutcome, Loading, NoticeFrom, Notified, Options, ReloadReport,
-    Shared, WriterInbox, Zones,
-};
+pub use event::{Event, LoadOutcome, NoticeFrom, Notified, WriterInbox};
+pub use plane::{Control, Loading, Options, ReloadReport, Zones};
+pub use shared::{CatalogSink, Members, Shared};

@@ -13,29 +13,29 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken).
 
-use std::collections::{BTreeMap, HashMap};
-use std::net::SocketAddr;
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use tern_ctl::proto::ZoneStatus;
-use tern_engine::Notice;
 use tern_wire::Name;
 use tern_zone::{ZoneDb, ZoneSet, ZoneSlot};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::{info, warn};
 
-use crate::catalog::Listed;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
+use crate::event::{Event, LoadOutcome, NoticeFrom, Notified};
+use crate::event::{Outcome, ZoneCommand};
 use crate::peer::{Limits, Network};
 use crate::plan::ZonePlan;
 use crate::registry::{Handle, Writers};
-use crate::updates::{UpdateSink, UpdateTask};
-use crate::{commands, inbox, refresh, writer};
+use crate::shared::{CatalogSink, Shared};
+use crate::updates::UpdateSink;
+use crate::{inbox, writer};
 
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
@@ -47,154 +47,6 @@ const NOTICE_QUEUE: usize = 1024;
 /// Updates waiting for each writer; more are answered SERVFAIL at once (the client
 /// retries later).
 const UPDATE_QUEUE: usize = 4096;
-
-/// What a zone's writer is told. Kept small (larger parts boxed): every writer's task
-/// has room for one, and a server may have 100,000 zones.
-#[derive(Debug)]
-pub enum Event {
-    /// The configuration was (re)applied: take this plan and (re)load.
-    Load {
-        /// The zone's plan.
-        plan: Arc<ZonePlan>,
-        /// Where to report the outcome.
-        done: Option<oneshot::Sender<LoadOutcome>>,
-    },
-    /// An allowed primary sent a NOTIFY (RFC 1996): refresh now. NOTIFYs that come
-    /// while one waits are merged into it ([`inbox::Inbox::send_merged`]).
-    Notify(Box<Notified>),
-    /// A refresh the writer started is over (see [`refresh`]): its outcome, which the
-    /// writer alone publishes.
-    Refreshed(Box<refresh::Fetch>),
-    /// An operator's command (the control socket).
-    Command {
-        /// What to do.
-        command: Box<commands::ZoneCommand>,
-        /// Where to say how it went.
-        reply: oneshot::Sender<commands::Outcome>,
-    },
-    /// The zone is no longer configured.
-    Stop,
-}
-
-/// A NOTIFY from a primary, and how many more were merged into it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Notified {
-    /// The serial it announced (the latest one's).
-    pub serial: Option<u32>,
-    /// Who sent it (the latest one).
-    pub from: SocketAddr,
-    /// NOTIFYs merged into this one.
-    pub merged: u32,
-}
-
-/// How a zone's load went.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LoadOutcome {
-    /// Served at this serial with this many records.
-    Loaded {
-        /// SOA serial.
-        serial: u32,
-        /// Records.
-        records: u64,
-    },
-    /// Nothing changed since the last load.
-    Unchanged {
-        /// Records served.
-        records: u64,
-    },
-    /// A secondary with no data yet: it is being transferred.
-    Waiting,
-    /// The load failed (the previous data, if any, is still served).
-    Failed(String),
-}
-
-/// What every writer shares.
-#[derive(Debug)]
-pub struct Shared {
-    /// The served zones.
-    pub db: Arc<ZoneDb>,
-    /// Transfers in at once (`[transfer] max-incoming`).
-    pub incoming: Arc<Semaphore>,
-    /// Transfers in of consumed catalogs at once (as many again): a catalog never waits
-    /// for a turn behind its members, which may be thousands, failing or slow.
-    pub catalogs: Arc<Semaphore>,
-    /// Loads at once (two a CPU): when 100,000 zones are added, the others wait
-    /// for a turn in their (small) idle state rather than all at once on as many
-    /// threads, each holding its load's buffers.
-    pub loads: Semaphore,
-    /// Timeouts and sizes for talking to remotes.
-    pub limits: ArcSwap<Limits>,
-    /// Where zones' journals are kept; `None` for built-in configurations (quick mode,
-    /// the demo), which keep nothing.
-    pub storage: Option<PathBuf>,
-    /// Told what consumed catalogs list (`None` in tests).
-    pub catalogs_listed: Option<CatalogSink>,
-    /// The network: primaries and secondaries.
-    pub network: Arc<dyn Network>,
-    /// The time.
-    pub clock: Arc<dyn Clock>,
-}
-
-/// Where a consumed catalog's writer reports what the catalog lists (RFC 9432), or why
-/// it could not be read: the server, which serves the members.
-#[derive(Clone)]
-pub struct CatalogSink(pub Arc<dyn Fn(Name, Result<Members>) + Send + Sync>);
-
-/// A consumed catalog's members, by name.
-pub type Members = BTreeMap<Name, Listed>;
-
-impl std::fmt::Debug for CatalogSink {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CatalogSink")
-    }
-}
-
-/// A NOTIFY the data plane accepted, and who sent it.
-pub type NoticeFrom = (Notice, SocketAddr);
-
-impl Shared {
-    /// What writers share in unit tests: one transfer and one load at a time, 100 ms
-    /// timeouts, journals under `storage` (none without).
-    #[cfg(test)]
-    pub fn for_tests(storage: Option<PathBuf>) -> Arc<Shared> {
-        Shared::with(
-            storage,
-            Arc::new(crate::testing::NoNetwork),
-            Arc::new(crate::clock::SystemClock),
-        )
-    }
-
-    /// What writers share in tests: one transfer and one load at a time, 100 ms
-    /// timeouts, journals under `storage` (none without), `network` and `clock` given.
-    #[cfg(test)]
-    pub fn with(
-        storage: Option<PathBuf>,
-        network: Arc<dyn Network>,
-        clock: Arc<dyn Clock>,
-    ) -> Arc<Shared> {
-        let timeout = Duration::from_millis(100);
-        let limits = Limits { timeout, max_size: 1 << 20, max_time: timeout * 10, idle: timeout };
-        Arc::new(Shared {
-            db: Arc::new(ZoneDb::new()),
-            incoming: Arc::new(Semaphore::new(1)),
-            catalogs: Arc::new(Semaphore::new(1)),
-            loads: Semaphore::new(1),
-            limits: ArcSwap::from_pointee(limits),
-            storage,
-            catalogs_listed: None,
-            network,
-            clock,
-        })
-    }
-
-    /// Now, by the control plane's clock.
-    pub fn now(&self) -> u64 {
-        self.clock.now()
-    }
-}
-
-/// A writer's events and the updates waiting for it.
-pub type WriterInbox = inbox::Inbox<Event, UpdateTask>;
 
 /// The zones' writers as the control socket sees them: their status, and a way to send
 /// them commands.
@@ -218,7 +70,7 @@ impl Zones {
     }
 
     /// Sends `command` to `zone`'s writer and waits for its outcome.
-    pub async fn command(&self, zone: &Name, command: commands::ZoneCommand) -> commands::Outcome {
+    pub async fn command(&self, zone: &Name, command: ZoneCommand) -> Outcome {
         let (reply, outcome) = oneshot::channel();
         let sent = self.writers.get(zone).and_then(|handle| {
             handle.inbox.send(Event::Command { command: Box::new(command), reply }).ok()
@@ -508,6 +360,7 @@ fn merge_notices(waiting: &mut Event, new: Event) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     /// NOTIFYs merged keep the latest sender and serial, and count all but the first.
     #[test]

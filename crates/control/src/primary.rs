@@ -11,7 +11,6 @@
 use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::SystemTime;
 
 use tern_engine::UpdatePolicy;
 use tern_zone::records::{serial_gt, with_soa_serial};
@@ -20,38 +19,11 @@ use tracing::{error, info, warn};
 
 use crate::commit::{Change, Notify};
 use crate::error::Error;
+use crate::event::LoadOutcome;
 use crate::plan::ZoneSource;
 use crate::progress::LoadProgress;
+use crate::state::{version, SourceVersion};
 use crate::writer::Writer;
-use crate::LoadOutcome;
-
-/// What a zone file was when loaded.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SourceVersion {
-    /// A file's size and modification time.
-    File { len: u64, modified: Option<SystemTime> },
-    /// Text built into the binary.
-    Embedded,
-    /// A produced catalog, by a hash of its members.
-    Catalog(u64),
-}
-
-/// The file's version (`None` when it cannot be read: load, and fail with the reason).
-pub fn version(source: &ZoneSource) -> Option<SourceVersion> {
-    match source {
-        ZoneSource::File(path) => {
-            let meta = std::fs::metadata(path).ok()?;
-            Some(SourceVersion::File { len: meta.len(), modified: meta.modified().ok() })
-        }
-        ZoneSource::Embedded(_) => Some(SourceVersion::Embedded),
-        ZoneSource::Catalog(members) => {
-            use std::hash::{Hash, Hasher};
-            let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            members.hash(&mut hasher);
-            Some(SourceVersion::Catalog(hasher.finish()))
-        }
-    }
-}
 
 /// A load's result, computed off the runtime.
 struct Built {

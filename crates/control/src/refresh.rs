@@ -21,67 +21,25 @@
 //! * A load with other primaries lets the refresh under way go on (it ends within
 //!   `max-time-in`) and refreshes again from the new primaries once it is over.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tern_ctl::proto::ZoneOp;
 use tern_zone::ZoneContents;
-use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tracing::info;
 
-use crate::commands::{Outcome, ZoneCommand};
 use crate::error::Error;
+use crate::event::{Event, Fetch, Notified, Outcome, ZoneCommand};
 use crate::plan::{CatalogRole, Remote, Role};
-use crate::secondary::{Fetched, Job};
+use crate::secondary::Job;
+use crate::state::{Refreshing, Waiter};
 use crate::writer::Writer;
-use crate::{Event, Notified};
 
 /// Least time between the starts of two refreshes that NOTIFYs ask for.
 pub const NOTIFY_REFRESH_GAP: Duration = Duration::from_secs(1);
 /// Least time between two "NOTIFY received" lines of a zone (but for the line of a
 /// refresh that NOTIFYs started).
 pub const NOTIFY_LOG_GAP: Duration = Duration::from_secs(10);
-
-/// What a refresh brought, handed back to its writer.
-#[derive(Debug)]
-pub struct Fetch(Result<Fetched, Error>);
-
-/// Someone waiting for a refresh's outcome (an operator's command).
-type Waiter = oneshot::Sender<Outcome>;
-
-/// A refresh under way.
-#[derive(Debug)]
-pub struct Refreshing {
-    /// The task (aborted when the writer stops; its blocking part then ends on its own).
-    task: JoinHandle<()>,
-    /// A whole transfer, whatever the serials.
-    full: bool,
-    /// The version it started from.
-    base: Option<Arc<ZoneContents>>,
-    /// The primaries it asks.
-    primaries: Vec<Remote>,
-    /// Told its outcome.
-    waiters: Vec<Waiter>,
-    /// Another refresh once it is over (`Some(full)`).
-    again: Option<bool>,
-    /// Told the outcome of that one.
-    next_waiters: Vec<Waiter>,
-}
-
-/// The NOTIFYs of a secondary, for the pace of the refreshes and log lines they cause.
-#[derive(Debug, Default)]
-pub struct Notices {
-    /// When the last refresh started.
-    refresh_started: Option<Instant>,
-    /// When the last "NOTIFY received" line was written.
-    logged_at: Option<Instant>,
-    /// NOTIFYs received since.
-    unlogged: u64,
-    /// The last of them: its sender and the serial it announced.
-    last: Option<(SocketAddr, Option<u32>)>,
-}
 
 impl Writer {
     /// A NOTIFY from a primary (with those merged into it): refresh now, or as soon as
@@ -324,6 +282,7 @@ mod tests {
     use crate::inbox::Next;
     use crate::plan::ZoneSource;
     use crate::Shared;
+    use std::net::SocketAddr;
     use tern_zone::ZoneSlot;
 
     /// A secondary of a primary that never answers (the discard port), running as far

@@ -17,8 +17,8 @@ use tern_ctl::proto::ZoneStatus;
 use tern_wire::Name;
 use tracing::warn;
 
+use crate::event::WriterInbox;
 use crate::updates::{UpdateSink, UpdateTask};
-use crate::WriterInbox;
 
 /// A running writer.
 #[derive(Debug, Clone)]

@@ -18,7 +18,6 @@
 //! * After each change the zone file and the timers are written (atomically), off the
 //!   path to publishing.
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,59 +30,12 @@ use tracing::{error, info, warn};
 use crate::commit::{Change, Notify};
 use crate::counters::control::{control, Direction};
 use crate::error::{Error, PrimaryFailed};
+use crate::event::{Fetched, LoadOutcome, TransferLog};
 use crate::peer::{ClientError, Limits, Network, Peer, TransferIn};
 use crate::plan::{Remote, TimerBounds, ZoneSource};
+use crate::state::Schedule;
 use crate::storage::{self, Timers};
 use crate::writer::Writer;
-use crate::LoadOutcome;
-
-/// When a secondary does what next (seconds since the epoch).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct Schedule {
-    /// Check the primary then (`None`: not a secondary, or not started).
-    pub refresh_at: Option<u64>,
-    /// Stop serving then unless refreshed before (`None`: no data to expire).
-    pub expire_at: Option<u64>,
-    /// The last successful refresh.
-    pub last_refresh: u64,
-    /// The zone expired and is not served.
-    pub expired: bool,
-    /// Refreshes that failed in a row (for the retry interval without an SOA).
-    pub failures: u32,
-}
-
-impl Schedule {
-    /// The next time something is due.
-    pub fn next_wake(&self) -> Option<u64> {
-        let expire = self.expire_at.filter(|_| !self.expired);
-        match (self.refresh_at, expire) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-}
-
-/// How a refresh ended.
-#[derive(Debug)]
-pub(super) enum Fetched {
-    /// The primary has nothing newer.
-    UpToDate { serial: u32 },
-    /// A new version, with its history, the changes that made it (IXFR; none for a
-    /// whole zone), and what the transfer was.
-    Zone { zone: Box<ZoneContents>, changes: Vec<Changeset>, log: TransferLog },
-}
-
-/// What one transfer in was, for its log line.
-#[derive(Debug)]
-pub(super) struct TransferLog {
-    peer: SocketAddr,
-    kind: &'static str,
-    from: Option<u32>,
-    messages: u64,
-    records: u64,
-    bytes: u64,
-    elapsed: Duration,
-}
 
 impl Writer {
     /// The first load of a secondary serves what it kept on disk (unless it expired

@@ -1,10 +1,9 @@
-//! One zone's writer: the only code that publishes the zone. It takes [`Event`]s in
-//! order and wakes for its timers; what a primary and a secondary do is in
-//! [`primary`](crate::primary) and [`secondary`](crate::secondary). Nothing it awaits
-//! depends on a remote: a secondary's transfers run on tasks of their own and come back
-//! as events ([`refresh`](crate::refresh)), so that a load is never queued behind one.
+//! One zone's writer: what it holds (its plan, slot, served version and state) and the
+//! few things that touch the served version itself — publishing (only the commit
+//! function publishes a change, [`crate::commit`]), serving it again after an expiry,
+//! NOTIFY out, and letting go of a replaced version off the query workers. Its event
+//! loop is [`crate::run`]; what a primary and a secondary do, in the modules above.
 
-use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -14,13 +13,11 @@ use tern_zone::{ZoneContents, ZoneSlot};
 use tokio::task::JoinHandle;
 use tracing::{error, info, warn};
 
-use crate::counters::control::{control, LoadResult};
-use crate::inbox::{Next, Receiver};
-use crate::plan::{Role, ZonePlan};
-use crate::refresh::{Notices, Refreshing};
-use crate::secondary::Schedule;
-use crate::updates::UpdateTask;
-use crate::{notify, Event, LoadOutcome, Shared, WriterInbox};
+use crate::event::WriterInbox;
+use crate::notify;
+use crate::plan::ZonePlan;
+use crate::shared::Shared;
+use crate::state::{LastCommit, Notices, Refreshing, Schedule, SharedJournal, SourceVersion};
 
 /// A zone's writer (see the module comment).
 #[derive(Debug)]
@@ -35,7 +32,7 @@ pub struct Writer {
     /// of the next IXFR).
     pub current: Option<Arc<ZoneContents>>,
     /// A primary's source as last loaded (size and modification time).
-    pub source: Option<crate::primary::SourceVersion>,
+    pub source: Option<SourceVersion>,
     /// A secondary's timers.
     pub schedule: Schedule,
     /// NOTIFYs being sent for the current version.
@@ -44,7 +41,7 @@ pub struct Writer {
     pub storing: Option<JoinHandle<()>>,
     /// The zone's journal, once opened (`None` before the first load, or when it
     /// cannot be used).
-    pub journal: Option<crate::journaled::Shared>,
+    pub journal: Option<SharedJournal>,
     /// A primary's version that its zone file holds, while dynamic updates made the
     /// served version differ from it (`None`: the file holds what is served).
     pub file_base: Option<Arc<ZoneContents>>,
@@ -64,7 +61,7 @@ pub struct Writer {
     pub catalog_reported: Option<u32>,
     /// When the last batch of updates was committed, and who sent it (see
     /// `dynamic::COMMIT_GAP`).
-    pub last_commit: Option<crate::dynamic::LastCommit>,
+    pub last_commit: Option<LastCommit>,
     /// A secondary's refresh under way.
     pub refreshing: Option<Box<Refreshing>>,
     /// A secondary's NOTIFYs (kept once one came or a refresh started).
@@ -100,163 +97,6 @@ impl Writer {
             notices: None,
             inbox: None,
         }
-    }
-
-    /// Takes events and updates until stopped; updates waiting together are committed
-    /// together.
-    #[allow(clippy::manual_async_fn)] // on purpose: see the first comment
-    pub fn run(mut self, inbox: Receiver<Event, UpdateTask>) -> impl Future<Output = ()> + Send {
-        // An async block, not an `async fn`: the writer is kept once in the task, not
-        // also as the function's argument (about 300 bytes a zone). What each event
-        // does is awaited boxed: the task then stays small while it waits, which is
-        // most of the time for most of 100,000 zones.
-        async move {
-            self.inbox = Some(inbox.inbox());
-            loop {
-                if inbox.is_empty() {
-                    self.release_journal();
-                }
-                self.show_status();
-                Box::pin(self.report_catalog()).await;
-                // A timer is allocated only when there is one to wait for: most primaries
-                // have none.
-                let wake = self.next_wake().map(|at| {
-                    Box::pin(tokio::time::sleep(Duration::from_secs(at.saturating_sub(self.now()))))
-                });
-                let sleep = async {
-                    match wake {
-                        Some(sleep) => sleep.await,
-                        None => std::future::pending().await,
-                    }
-                };
-                tokio::select! {
-                    biased;
-                    next = inbox.next(crate::dynamic::BATCH) => match next {
-                        Next::Event(Event::Stop) => break,
-                        Next::Event(event) => Box::pin(self.event(event)).await,
-                        Next::Updates(batch) => {
-                            let batch = Box::pin(self.paced(batch, &inbox)).await;
-                            Box::pin(self.updates(batch)).await
-                        }
-                    },
-                    () = sleep => Box::pin(self.on_time()).await,
-                }
-            }
-            for task in self.notifying.drain(..) {
-                task.abort();
-            }
-            self.stop_refresh();
-        }
-    }
-
-    /// Carries out one event (not [`Event::Stop`]).
-    pub(crate) async fn event(&mut self, event: Event) {
-        match event {
-            Event::Load { plan, done } => {
-                let shared = Arc::clone(&self.shared);
-                let _turn = shared.loads.acquire().await;
-                let outcome = Box::pin(self.load(plan)).await;
-                if let Some(done) = done {
-                    let _ = done.send(outcome);
-                }
-            }
-            Event::Notify(notified) => self.notified(*notified),
-            Event::Refreshed(fetch) => Box::pin(self.refreshed(*fetch)).await,
-            Event::Command { command, reply } => match self.refresh_asked(&command) {
-                Some(full) => self.refresh_with(full, Some(reply)),
-                None => {
-                    let outcome = Box::pin(self.command(*command)).await;
-                    let _ = reply.send(outcome);
-                }
-            },
-            Event::Stop => {}
-        }
-    }
-
-    /// When something is due: a refresh or expiry, or writing the zone file. A frozen
-    /// zone waits only for its expiry.
-    pub(super) fn next_wake(&self) -> Option<u64> {
-        let expiry = self.schedule.expire_at.filter(|_| !self.schedule.expired);
-        if self.frozen {
-            return expiry;
-        }
-        // While a refresh is under way its outcome wakes the writer, not the timer.
-        let schedule = if self.refreshing.is_some() { expiry } else { self.schedule.next_wake() };
-        match (schedule, self.flush_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Refreshes what `zone-status` shows (never waiting for the journal's lock).
-    fn show_status(&self) {
-        let zone = self.current.as_ref();
-        let journal_bytes = self.journal.as_ref().and_then(|j| j.try_lock().ok().map(|j| j.len()));
-        let secondary = matches!(self.plan.role, Role::Secondary(_));
-        let Ok(mut status) = self.status.lock() else { return };
-        let kept_journal = status.journal_bytes;
-        *status = ZoneStatus {
-            zone: self.plan.name.to_string(),
-            role: if secondary { "secondary" } else { "primary" }.into(),
-            serial: zone.map(|z| z.serial()),
-            records: zone.map_or(0, |z| z.record_count() as u64),
-            loaded_at: self.loaded_at,
-            last_refresh: Some(self.schedule.last_refresh).filter(|&t| secondary && t > 0),
-            next_refresh: self.schedule.refresh_at.filter(|_| secondary),
-            expires_at: self.schedule.expire_at.filter(|_| secondary),
-            expired: self.schedule.expired,
-            journal_bytes: journal_bytes.or(kept_journal),
-            unflushed: self.file_base.is_some(),
-            frozen: self.frozen,
-            transaction: self.txn.is_some(),
-            last_error: self.last_error.clone().or_else(|| {
-                let journal = self.journal.as_ref()?.try_lock().ok()?;
-                journal.refused().map(|why| (self.loaded_at.unwrap_or(0), why.to_owned()))
-            }),
-        };
-    }
-
-    /// Whatever is due: a secondary's refresh or expiry, a primary's zone file.
-    pub(crate) async fn on_time(&mut self) {
-        if self.flush_at.is_some_and(|at| at <= self.now()) {
-            self.flush_and_compact().await;
-        }
-        if self.schedule.next_wake().is_some_and(|at| at <= self.now()) {
-            self.on_refresh_time();
-        }
-    }
-
-    /// Takes the plan and loads (primary) or starts (secondary). A zone that became a
-    /// primary drops the timers it had as a secondary.
-    /// Counted in the load counters.
-    async fn load(&mut self, plan: Arc<ZonePlan>) -> LoadOutcome {
-        if plan.catalog != self.plan.catalog {
-            self.catalog_reported = None; // read again under the new settings
-        }
-        self.plan = plan;
-        if self.frozen && self.current.is_some() {
-            info!(zone = %self.plan.name, "not reloaded: the zone is frozen");
-            let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
-            return LoadOutcome::Unchanged { records };
-        }
-        let started = std::time::Instant::now();
-        let outcome = match self.plan.role {
-            Role::Primary => {
-                self.schedule = Schedule::default();
-                self.load_primary().await
-            }
-            Role::Secondary(_) => self.start_secondary().await,
-        };
-        let result = match outcome {
-            LoadOutcome::Loaded { .. } => Some(LoadResult::Loaded),
-            LoadOutcome::Unchanged { .. } => Some(LoadResult::Unchanged),
-            LoadOutcome::Failed(_) => Some(LoadResult::Failed),
-            LoadOutcome::Waiting => None,
-        };
-        if let Some(result) = result {
-            control().load(result, started.elapsed());
-        }
-        outcome
     }
 
     /// Publishes `zone` in place of the version this writer last published (nothing,
@@ -373,7 +213,6 @@ const FREED_IN_PLACE: usize = 10_000;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::ZoneSource;
 
     /// Records the thread that drops it, and that thread's nice value.
     struct Dropped(Arc<std::sync::Mutex<Option<(String, i32)>>>);
@@ -415,26 +254,5 @@ mod tests {
                 assert_eq!((thread.as_str(), nice), ("ternd-free", crate::priority::LOWEST_NICE));
             }
         }
-    }
-
-    /// A secondary that becomes a primary on reload keeps no refresh timer (it would
-    /// wake its writer at once, again and again).
-    #[tokio::test]
-    async fn a_secondary_turned_primary_drops_its_timers() {
-        let storage = tempfile::tempdir().unwrap();
-        let primary = "127.0.0.1:9".parse().unwrap();
-        let secondary = crate::testing::secondary("example.com.", storage.path(), primary);
-        let shared = Shared::for_tests(Some(storage.path().to_owned()));
-        let slot = Arc::new(ZoneSlot::new(&secondary.name));
-        let mut writer = Writer::new(Arc::clone(&secondary), Arc::clone(&slot), shared);
-        assert_eq!(writer.load(secondary).await, LoadOutcome::Waiting);
-        assert!(writer.schedule.next_wake().is_some(), "a secondary refreshes");
-        let mut primary = (*writer.plan).clone();
-        primary.source = ZoneSource::Embedded(crate::testing::ZONE_TEXT);
-        primary.role = Role::Primary;
-        let outcome = writer.load(Arc::new(primary)).await;
-        assert!(matches!(outcome, LoadOutcome::Loaded { .. }), "{outcome:?}");
-        assert_eq!(writer.schedule.next_wake(), None);
-        assert!(slot.contents_full().is_some());
     }
 }

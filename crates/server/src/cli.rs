@@ -15,7 +15,7 @@ use crate::manpage;
 
 /// Tern's authoritative DNS server.
 #[derive(Debug, Parser)]
-#[command(name = "ternd", version = VERSION, after_help = EXAMPLES)]
+#[command(name = "ternd", version = crate::version::VERSION, after_help = EXAMPLES)]
 pub struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -100,17 +100,6 @@ enum Page {
     #[value(name = "ternd.toml")]
     Config,
 }
-
-/// `ternd --version`: the crate's version, the commit and the day it was built from
-/// (see `build.rs`).
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (",
-    env!("TERN_COMMIT"),
-    ", built ",
-    env!("TERN_BUILD_DATE"),
-    ")"
-);
 
 const EXAMPLES: &str = "Examples:
   ternd --config /etc/tern/ternd.toml

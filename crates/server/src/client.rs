@@ -23,7 +23,7 @@ use tern_wire::{Class, Dname, NameBuilder, Opcode, Rcode, Rtype};
 use tern_zone::transfer::Incoming;
 use tern_zone::RecordData;
 
-use crate::dns::unix_now;
+use tern_control::clock::unix_now;
 
 pub use tern_control::peer::{ClientError, Limits, Peer, TransferIn};
 

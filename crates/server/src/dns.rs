@@ -40,8 +40,8 @@ use crate::counters::control::{control, Direction};
 use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::AnswerStream;
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
+use crate::io::udp::reply::Replier;
 use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
-use crate::udp::reply::Replier;
 use tern_control::refusals::{refusals, refused_request, Kind, Refusal};
 use tern_control::updates::{Reply, UpdateSink, UpdateTask};
 

@@ -96,7 +96,7 @@ pub trait Handler: Send + Sync + 'static {
     fn skip(&self, _batch: &mut Self::Batch<'_>) {}
 
     /// Told when a UDP worker woke without queries (at most every
-    /// [`crate::udp::WAKE`] while idle), with its scratch: a handler may hand over
+    /// [`crate::io::udp::WAKE`] while idle), with its scratch: a handler may hand over
     /// what it tallied per worker (nothing is done by default).
     fn idle(&self, _scratch: &mut Self::Scratch) {}
 

@@ -334,7 +334,7 @@ fn privileges_are_dropped_to_nobody_after_binding() {
     std::process::Command::new("chmod").arg("755").arg(dir.path()).status().unwrap();
     let daemon =
         Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
-    let nobody = tern_server::lifecycle::privileges::resolve("nobody", None).unwrap();
+    let nobody = tern_server::privileges::resolve("nobody", None).unwrap();
     assert_eq!(status_ids(daemon.pid(), "Uid:"), vec![nobody.uid; 4]);
     assert_eq!(status_ids(daemon.pid(), "Gid:"), vec![nobody.gid; 4]);
     assert_eq!(status_ids(daemon.pid(), "Groups:"), vec![nobody.gid]);

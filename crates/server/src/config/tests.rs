@@ -418,3 +418,43 @@ fn xdp_section() {
     assert!(error("[xdp]\nmode = \"fast\"\n").contains("unknown variant"));
     assert!(error("[xdp]\ninterfce = \"eth0\"\n").contains("unknown field"));
 }
+
+/// Every key the code reads appears in `docs/ternd.example.toml` under its table, set
+/// or commented out with its default (issue 50): adding a key to the configuration
+/// without it fails here.
+#[test]
+fn every_key_is_in_the_example_configuration() {
+    let example = include_str!("../../../../docs/ternd.example.toml");
+    let mut sections: std::collections::HashMap<String, String> = Default::default();
+    let mut current = String::new();
+    for line in example.lines() {
+        let header = line.trim_start_matches('#').trim();
+        if header.starts_with('[') && header.ends_with(']') {
+            current = header.to_owned();
+            continue;
+        }
+        let entry = sections.entry(current.clone()).or_default();
+        entry.push_str(line);
+        entry.push('\n');
+    }
+    let tables: Vec<String> =
+        ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http"]
+            .iter()
+            .map(|t| format!("[{t}]"))
+            .chain(["key", "remote", "acl", "template", "zone"].iter().map(|t| format!("[[{t}]]")))
+            .collect();
+    let mut missing = Vec::new();
+    for table in &tables {
+        let section = sections.get(table).map_or("", String::as_str);
+        for key in known_keys(table) {
+            let present = section.lines().any(|line| {
+                let line = line.trim_start_matches('#').trim_start();
+                line.strip_prefix(key.as_str()).is_some_and(|rest| rest.trim_start().starts_with('='))
+            });
+            if !present {
+                missing.push(format!("{table} {key}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "not in docs/ternd.example.toml: {}", missing.join(", "));
+}

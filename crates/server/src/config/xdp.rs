@@ -1,4 +1,4 @@
-//! `[xdp]`: the AF_XDP data plane for DNS over UDP (see [`crate::xdp`]). Off unless an
+//! `[xdp]`: the AF_XDP data plane for DNS over UDP (see [`crate::io::xdp`]). Off unless an
 //! interface is named.
 
 use std::fmt;

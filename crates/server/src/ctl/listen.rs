@@ -24,7 +24,7 @@ use tracing::{error, info, warn};
 use super::MainRequest;
 use crate::config::ControlConfig;
 use crate::error::{Error, Result};
-use crate::lifecycle::privileges::{self, Ids};
+use crate::privileges::{self, Ids};
 use crate::stats::Stats;
 use tern_control::commands::ZoneCommand;
 use tern_control::Zones;
@@ -249,7 +249,7 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
 fn status(context: &Context) -> ServerStatus {
     let stats = context.stats.snapshot();
     ServerStatus {
-        version: format!("ternd {}", crate::cli::VERSION),
+        version: format!("ternd {}", crate::version::VERSION),
         pid: std::process::id(),
         uptime: context.started.elapsed().as_secs(),
         config: context.config.as_ref().map(|p| p.display().to_string()),

@@ -34,6 +34,16 @@ use super::rrsets::{plan, PatchError};
 use crate::ctl::listen::{handle, parse_zone, Context};
 use tern_control::commands::ZoneCommand;
 
+impl auth::Guarded for Api {
+    fn token(&self) -> &str {
+        &self.token
+    }
+
+    fn refusals(&self) -> &Refusals {
+        &self.refusals
+    }
+}
+
 /// What the API serves from.
 #[derive(Debug)]
 pub struct Api {

@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::json;
 
-use super::api::Api;
+use super::refused::Refusals;
 
 /// The shortest token accepted.
 pub const MIN_TOKEN: usize = 16;
@@ -96,16 +96,29 @@ pub fn check(token: &str, headers: &HeaderMap) -> Result<(), Denied> {
         .map_err(|_| Denied::WrongToken)
 }
 
+/// What the token check needs of the routes' state: the token, and where refusals
+/// are logged.
+pub trait Guarded: Send + Sync + 'static {
+    /// The bearer token.
+    fn token(&self) -> &str;
+    /// The refusals' log.
+    fn refusals(&self) -> &Refusals;
+}
+
 /// The middleware in front of every API route: the token first; without it, 401 (and
 /// a log line) and the body is never read.
-pub async fn require_token(State(api): State<Arc<Api>>, request: Request, next: Next) -> Response {
-    match check(&api.token, request.headers()) {
+pub async fn require_token<A: Guarded>(
+    State(api): State<Arc<A>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    match check(api.token(), request.headers()) {
         Ok(()) => next.run(request).await,
         Err(denied) => {
             let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);
             // The whole path (a nested router's own URI lacks the `/api/v1` prefix).
             let uri = request.extensions().get::<OriginalUri>().map_or(request.uri(), |o| &o.0);
-            api.refusals.request(client, uri.path(), denied.why());
+            api.refusals().request(client, uri.path(), denied.why());
             unauthorized()
         }
     }

@@ -5,7 +5,7 @@
 //! take the process's file descriptors from DNS over TCP, nor keep `/metrics` and the
 //! API from other clients.
 //!
-//! Unlike DNS over TCP ([`crate::tcp::limits`]) nothing is evicted: HTTP clients are
+//! Unlike DNS over TCP ([`crate::io::tcp::limits`]) nothing is evicted: HTTP clients are
 //! few (scrapers and scripts), and a connection that sends nothing is closed by the
 //! header timeout anyway. The counts are kept under a mutex taken when a connection
 //! opens and closes, never per request.

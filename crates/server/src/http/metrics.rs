@@ -20,8 +20,8 @@ use crate::counters::control::{control, ControlCounters, Direction};
 use crate::counters::queries::{size_bound, QueryTotals, QTYPES, SIZE_BUCKETS};
 use crate::counters::{Durations, RCODE_LABELS};
 use crate::dns::EngineHandler;
+use crate::io::tcp::ConnectionLimits;
 use crate::stats::Stats;
-use crate::tcp::ConnectionLimits;
 
 /// The `Content-Type` of the answer.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;

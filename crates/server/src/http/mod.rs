@@ -19,7 +19,7 @@ pub mod refused;
 pub mod rrsets;
 pub mod serve;
 
-use std::net::{SocketAddr, TcpListener as StdListener};
+use std::net::TcpListener as StdListener;
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -27,9 +27,8 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use socket2::{Domain, Protocol, Socket, Type};
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 pub use serve::{HttpServer, Settings};
 
 /// What the routes serve from.
@@ -65,22 +64,6 @@ async fn serve_metrics(State(state): State<Arc<HttpState>>) -> Response {
     }
 }
 
-/// Binds the HTTP listener on `addr` (`SO_REUSEADDR`, IPv6-only on IPv6 addresses,
-/// non-blocking).
-pub fn bind(addr: SocketAddr) -> Result<StdListener> {
-    let fail = |source| Error::Bind { addr, source };
-    let socket =
-        Socket::new(Domain::for_address(addr), Type::STREAM, Some(Protocol::TCP)).map_err(fail)?;
-    socket.set_reuse_address(true).map_err(fail)?;
-    if addr.is_ipv6() {
-        socket.set_only_v6(true).map_err(fail)?;
-    }
-    socket.bind(&addr.into()).map_err(fail)?;
-    socket.listen(128).map_err(fail)?;
-    socket.set_nonblocking(true).map_err(fail)?;
-    Ok(socket.into())
-}
-
 /// Serves `router(state)` on `listener` with `settings`, until the returned server is
 /// dropped.
 pub fn spawn(
@@ -94,6 +77,7 @@ pub fn spawn(
 #[cfg(test)]
 mod tests {
     use std::io::{Read, Write};
+    use std::net::SocketAddr;
 
     use super::*;
 
@@ -108,7 +92,7 @@ mod tests {
 
     #[test]
     fn only_the_routes_the_state_has_are_served() {
-        let listener = bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = crate::io::sockopt::tcp_listener("127.0.0.1:0".parse().unwrap()).unwrap();
         let addr = listener.local_addr().unwrap();
         let settings = Settings::of(&crate::config::HttpConfig::default(), None);
         let _server = spawn(listener, Arc::new(HttpState::default()), settings).unwrap();

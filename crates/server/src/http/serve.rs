@@ -183,7 +183,7 @@ mod tests {
 
     /// A server answering `/` with "ok".
     fn server(settings: Settings) -> HttpServer {
-        let listener = super::super::bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let listener = crate::io::sockopt::tcp_listener("127.0.0.1:0".parse().unwrap()).unwrap();
         let app = Router::new().route("/", axum::routing::get(|| async { "ok" }));
         start(listener, app, settings).unwrap()
     }

@@ -16,7 +16,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tern_server::server::{self, Listeners, RunningServer};
+use tern_server::io::server::{self, Listeners, RunningServer};
 use tern_server::{Config, Handler, RequestContext, Transport};
 
 /// The test double: decides by the query name's first label.

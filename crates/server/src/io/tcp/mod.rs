@@ -21,7 +21,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::error::{Error, Result};
 use crate::handler::Handler;
-use crate::sockopt::set_int;
+use crate::io::sockopt::set_int;
 pub use conn::{Shared, TcpSettings};
 pub use limits::ConnectionLimits;
 
@@ -117,7 +117,7 @@ mod tests {
     use std::time::Instant;
 
     use super::*;
-    use crate::sockopt::get_int;
+    use crate::io::sockopt::get_int;
 
     /// Accepts from the non-blocking `listener` for up to `limit`.
     fn accept_within(listener: &StdListener, limit: Duration) -> Option<std::net::TcpStream> {

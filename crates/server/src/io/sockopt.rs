@@ -1,4 +1,5 @@
-//! Socket options that `socket2` does not offer, set through `setsockopt` directly.
+//! Socket options that `socket2` does not offer, set through `setsockopt` directly, and
+//! the HTTP server's TCP listener.
 
 use std::os::fd::AsRawFd;
 
@@ -33,6 +34,26 @@ pub fn get_int(socket: &impl AsRawFd, level: i32, name: i32) -> std::io::Result<
     } else {
         Err(std::io::Error::last_os_error())
     }
+}
+
+/// A TCP listener on `addr` (the HTTP server's) (`SO_REUSEADDR`, IPv6-only on IPv6 addresses,
+/// non-blocking).
+pub fn tcp_listener(addr: std::net::SocketAddr) -> crate::error::Result<std::net::TcpListener> {
+    let fail = |source| crate::error::Error::Bind { addr, source };
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::STREAM,
+        Some(socket2::Protocol::TCP),
+    )
+    .map_err(fail)?;
+    socket.set_reuse_address(true).map_err(fail)?;
+    if addr.is_ipv6() {
+        socket.set_only_v6(true).map_err(fail)?;
+    }
+    socket.bind(&addr.into()).map_err(fail)?;
+    socket.listen(128).map_err(fail)?;
+    socket.set_nonblocking(true).map_err(fail)?;
+    Ok(socket.into())
 }
 
 #[cfg(test)]

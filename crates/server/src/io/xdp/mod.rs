@@ -1,5 +1,5 @@
 //! The AF_XDP data plane: DNS over UDP received and answered without the kernel's
-//! socket path, beside the socket workers of [`crate::udp`].
+//! socket path, beside the socket workers of [`crate::io::udp`].
 //!
 //! [`XdpListeners::open`] (run while binding, as root) opens one AF_XDP socket per
 //! configured queue of the interface, each with its own UMEM and rings
@@ -290,7 +290,7 @@ impl<H: Handler> Worker<H> {
             if received == 0 {
                 self.handler.idle(&mut scratch);
                 self.send_pending();
-                self.socket.wait(crate::udp::WAKE);
+                self.socket.wait(crate::io::udp::WAKE);
             }
         }
         self.send_pending();

@@ -7,7 +7,7 @@ use std::time::Duration;
 use socket2::{Domain, Protocol, Socket, Type};
 
 use crate::error::{Error, Result};
-use crate::sockopt::set_int;
+use crate::io::sockopt::set_int;
 
 /// Receive buffer asked for each socket (the kernel caps it at `net.core.rmem_max`).
 const RECV_BUFFER: usize = 4 << 20;

@@ -15,10 +15,10 @@ use tracing::{error, info};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::handler::Handler;
+use crate::io::tcp::{self, ConnectionLimits, Shared, TcpSettings};
+use crate::io::udp::{self, UdpEndpoint, Worker};
+use crate::io::xdp::{self, XdpListeners};
 use crate::stats::{Stats, StatsSnapshot};
-use crate::tcp::{self, ConnectionLimits, Shared, TcpSettings};
-use crate::udp::{self, UdpEndpoint, Worker};
-use crate::xdp::{self, XdpListeners};
 
 /// Most listen addresses (each UDP worker polls one socket per address).
 pub const MAX_LISTEN: usize = udp::MAX_SOCKETS;
@@ -56,7 +56,7 @@ impl Listeners {
             addrs.push(resolved);
         }
         let xdp = open_xdp(config, &addrs);
-        let http = config.http.listen.map(crate::http::bind).transpose()?;
+        let http = config.http.listen.map(super::sockopt::tcp_listener).transpose()?;
         Ok(Listeners { udp, tcp, addrs, xdp, http })
     }
 

@@ -368,7 +368,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
-    use crate::tcp::ConnectionLimits;
+    use crate::io::tcp::ConnectionLimits;
 
     /// Numbers the scratches it makes; a batch is the scratch it was lent.
     #[derive(Default)]
