@@ -2,6 +2,7 @@
 """Dynamic-update benchmark (`dnsperf -u`): Tern beside Knot DNS and BIND (issue 28).
 
   python3 bench/update_rate.py [--servers tern,knot,bind] [--size 1000] [--rounds 3]
+  (`tern=PATH` names a particular ternd build: two builds side by side in one run)
                            [--duration 15] [--query-duration 10] [--paced-rate 5000]
                            [--server-cpu 0.5] [--tsig] [--work DIR]
 
@@ -441,11 +442,22 @@ def uncap(cgroup):
     os.rmdir(cgroup)
 
 
+def split_kind(kind, default_tern):
+    """`tern=PATH` → ("tern", PATH): a particular ternd build beside another; a bare
+    kind → (kind, `default_tern` for "tern", else None)."""
+    base, _, path = kind.partition("=")
+    if base == "tern":
+        return base, path or default_tern
+    return base, None
+
+
 def session(kind, zone, queries, streams, args, rng):
     """One server, fresh: the three phases; returns their figures."""
-    work = os.path.join(args.work, "updates-run", kind)
+    base, binary = split_kind(kind, args.tern)
+    label = re.sub(r"[^A-Za-z0-9._-]", "_", kind)
+    work = os.path.join(args.work, "updates-run", label)
     port = peers.free_port()
-    server = start(kind, port, work, zone, args.tsig, args.tern)
+    server = start(base, port, work, zone, args.tsig, binary)
     cgroup = cap_cpu(server, args.server_cpu) if args.server_cpu else None
     try:
         alone = update_phase(server, streams[0], args, rng)
@@ -570,15 +582,21 @@ def markdown(results, kinds):
 
 
 def targets(results, kinds):
-    if "tern" not in kinds or len(kinds) < 2:
+    terns = [k for k in kinds if k.partition("=")[0] == "tern"]
+    others = [k for k in kinds if k not in terns]
+    if not terns or not others:
         return ""
-    tern = medians(results, "tern")
-    peers_best = max(medians(results, k)["acked"] for k in kinds if k != "tern")
-    paced = (f", {tern['paced_ratio']:.0%} with updates paced at {tern['paced_acked']:,.0f}/s"
-             if "paced_ratio" in tern else "")
-    return (f"Tern {tern['acked']:,.0f} acknowledged updates/s = {tern['acked'] / peers_best:.2f}× "
-            f"the best peer's {peers_best:,.0f} (target ≥ 2×); queries while updating "
-            f"{tern['ratio']:.0%} of idle at full rate{paced} (target ≥ 90%)")
+    peers_best = max(medians(results, k)["acked"] for k in others)
+    lines = []
+    for kind in terns:
+        tern = medians(results, kind)
+        paced = (f", {tern['paced_ratio']:.0%} with updates paced at {tern['paced_acked']:,.0f}/s"
+                 if "paced_ratio" in tern else "")
+        lines.append(f"{kind}: {tern['acked']:,.0f} acknowledged updates/s = "
+                     f"{tern['acked'] / peers_best:.2f}× the best peer's {peers_best:,.0f} "
+                     f"(target ≥ 2×); queries while updating {tern['ratio']:.0%} of idle at full "
+                     f"rate{paced} (target ≥ 90%)")
+    return "\n".join(lines)
 
 
 # ---------------------------------------------------------------- main
@@ -612,7 +630,7 @@ def main():
     args = parse_args()
     kinds = [k for k in args.servers.split(",") if k]
     for kind in kinds:
-        why = peers.missing_reason(kind, args.tern)
+        why = peers.missing_reason(*split_kind(kind, args.tern))
         if why:
             sys.exit(f"{kind}: {why}")
     zone, queries = datasets.prepare_unsigned(args.size, args.work)

@@ -1,5 +1,5 @@
 //! Build script: the commit and the build date `ternctl --version` and `ternd --version`
-//! print (crates/server/build.rs runs this same file, so both say the same).
+//! print (`ternd` takes both from this crate, so the two always agree).
 //!
 //! The commit is `git rev-parse --short=12 HEAD` (uncommitted changes are not noted), or
 //! "unknown commit" outside a git checkout; the date is UTC, taken

@@ -5,7 +5,7 @@
 //!    zone, so a failure is a bug: refused before anything is written);
 //! 2. on a blocking thread: builds the change (the caller's work, such as judging a
 //!    batch of updates), applies it copy-on-write, keeps it in the IXFR history,
-//!    signs it ([`sign`]: a step of its own, a no-op until online signing), and
+//!    signs it (`sign`: a step of its own, a no-op until online signing), and
 //!    appends it to the journal and syncs (`fdatasync`);
 //! 3. publishes the new version with one pointer swap that checks it replaces the
 //!    version it started from;

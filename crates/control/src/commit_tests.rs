@@ -152,6 +152,31 @@ async fn every_change_of_a_primary_goes_through_the_commit() {
     assert_eq!(again.slot.contents_full().unwrap().history().len(), 2);
 }
 
+/// An edit of the zone file while it lacks acknowledged updates, reloaded: the edit is
+/// merged with the updates, and the file holds the merged version before the merge is
+/// journaled, so that a crash before the next flush loses neither (the file used to
+/// keep the edit alone, at the serial the journal ended at: the updates were not
+/// replayed).
+#[tokio::test]
+async fn an_edit_merged_with_updates_survives_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut zone = primary_zone(dir.path(), Arc::new(testing::NoNetwork));
+    zone.load().await;
+    assert_eq!(zone.update(&["a", "b"]).await, [Rcode::NOERROR, Rcode::NOERROR]);
+    let edited = ZONE_TEXT.replace("hostmaster 1 ", "hostmaster 10 ") + "edit A 192.0.2.10\n";
+    std::fs::write(dir.path().join("example.com.zone"), edited).unwrap();
+    assert!(matches!(zone.load().await, LoadOutcome::Loaded { serial: 10, .. }));
+    drop(zone); // a crash: the zone file is not flushed (zonefile-sync 60 s)
+    let mut again = primary_zone(dir.path(), Arc::new(testing::NoNetwork));
+    again.load().await;
+    let served = again.slot.contents_full().unwrap();
+    assert_eq!(served.serial(), 10);
+    for name in ["a", "b", "edit"] {
+        let owner: tern_wire::Name = format!("{name}.{ORIGIN}").parse().unwrap();
+        assert!(served.find(&owner).is_some(), "{owner} lost");
+    }
+}
+
 /// A journal that refuses (its write failing) publishes nothing and acknowledges
 /// nothing: the updates are answered SERVFAIL, the served version stays, and a
 /// transaction stays open.

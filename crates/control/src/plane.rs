@@ -6,7 +6,7 @@
 //! an [`Event`] and is handled in order: a (re)load of the configuration, a NOTIFY from a
 //! primary, a timer. A change is validated, built beside the served version, and
 //! published with one pointer swap that checks it replaces the version it started from;
-//! then secondaries are notified ([`notify`]).
+//! then secondaries are notified ([`crate::notify`]).
 //!
 //! [`Control::apply`] brings the set of zones in line with a configuration: the zone set
 //! is published first (a new zone answers SERVFAIL until loaded), the access rules are

@@ -35,6 +35,9 @@ struct Built {
     /// What the zone file holds when that is not `zone` (journaled updates replayed
     /// onto it, or an edit merged into updated data).
     file_holds: Option<ZoneContents>,
+    /// An edit of the file merged with updates it lacked: the file must hold the merged
+    /// version before the change is journaled (see [`Writer::write_merged`]).
+    merged: bool,
     /// The journal's changes (at the first load).
     journaled: Vec<Changeset>,
 }
@@ -118,6 +121,31 @@ impl Writer {
         }
     }
 
+    /// Writes a merged version — an edit of the zone file merged with the dynamic
+    /// updates the file lacked — to the zone file, before the merge is journaled. The
+    /// journal's updates lead from the serial the file had before the edit, which the
+    /// edited file no longer has: a crash after the merge were journaled but before the
+    /// file held the updates would serve the edit without them. Written first, the file
+    /// holds everything; a crash before the journal append serves it, and the journal,
+    /// which no longer leads to its serial, is set aside. Returns the version and the
+    /// file's new size and time.
+    async fn write_merged(
+        &mut self,
+        zone: ZoneContents,
+    ) -> Result<(ZoneContents, Option<SourceVersion>), Error> {
+        let source = self.plan.source.clone();
+        let ZoneSource::File(path) = source.clone() else { return Ok((zone, version(&source))) };
+        let note = "written by ternd: an edit of this file merged with dynamic updates";
+        let written = tokio::task::spawn_blocking(move || {
+            crate::storage::write_zone(&path, &zone, note).map(|()| zone)
+        })
+        .await?;
+        let zone = written.map_err(|e| {
+            Error::NotWritten(format!("{e}: the edit is not merged (the updates stay served)"))
+        })?;
+        Ok((zone, version(&source)))
+    }
+
     fn failed(&mut self, why: &Error) -> LoadOutcome {
         let kept = if self.current.is_some() { " (previous contents kept)" } else { "" };
         error!(zone = %self.plan.name, "load failed{kept}: {why}");
@@ -130,7 +158,17 @@ impl Writer {
     /// when the serial rose, or — at the first load — the version with what the journal
     /// kept, or a version of its own when the serial did not rise.
     async fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
-        let Built { zone, change, same_serial_changed, file_holds, journaled } = built;
+        let Built { zone, change, same_serial_changed, mut file_holds, journaled, merged } = built;
+        let (zone, version) = match merged {
+            false => (zone, version),
+            true => match self.write_merged(zone).await {
+                Ok(written) => {
+                    file_holds = None; // the file holds what is served now
+                    written
+                }
+                Err(why) => return self.failed(&why),
+            },
+        };
         // No clone of the served version is held here: it must be the writer's last
         // reference when replaced, so that it is freed off this task (`retire`).
         let old_serial = self.current.as_ref().map(|z| z.serial());
@@ -274,6 +312,7 @@ fn produced(
             same_serial_changed: false,
             file_holds: None,
             journaled: Vec::new(),
+            merged: false,
         });
     };
     let same = make(old.serial())?;
@@ -317,6 +356,7 @@ fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Bui
         same_serial_changed: false,
         file_holds: None,
         journaled: Vec::new(),
+        merged: false,
     };
     let new = &built.zone;
     if serial_gt(new.serial(), old.serial()) && limits.max_changes > 0 {
@@ -355,7 +395,14 @@ fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, Error>
         info!(zone = %zone.origin(), replayed = after.len(), from = file.serial(), serial = zone.serial(), "journal replayed: updates not yet in the zone file");
     }
     let file_holds = (!after.is_empty()).then_some(file);
-    Ok(Built { zone, change: None, same_serial_changed: false, file_holds, journaled })
+    Ok(Built {
+        zone,
+        change: None,
+        same_serial_changed: false,
+        file_holds,
+        journaled,
+        merged: false,
+    })
 }
 
 /// `file` with `changes`, which applied to it before, applied again.
@@ -418,6 +465,7 @@ fn merge(
             same_serial_changed: false,
             file_holds: Some(edited),
             journaled: Vec::new(),
+            merged: false,
         });
     }
     let mut soa = edited.soa_record().ok_or(Error::NoSoa("the zone file"))?;
@@ -439,6 +487,7 @@ fn merge(
         same_serial_changed: false,
         file_holds: Some(edited),
         journaled: Vec::new(),
+        merged: true,
     })
 }
 

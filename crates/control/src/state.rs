@@ -106,7 +106,7 @@ pub struct Notices {
     pub(crate) last: Option<(SocketAddr, Option<u32>)>,
 }
 
-/// When the last batch of updates was committed, and who sent it (see [`COMMIT_GAP`]).
+/// When the last batch of updates was committed, and who sent it (see [`crate::dynamic::COMMIT_GAP`]).
 #[derive(Debug, Clone, Copy)]
 pub struct LastCommit {
     /// When it began.
@@ -115,11 +115,11 @@ pub struct LastCommit {
     pub ended: Instant,
     /// Who sent it.
     pub senders: Senders,
-    /// It was part of a stream (see [`Writer::streaming`]).
+    /// It was part of a stream (see [`crate::writer::Writer::streaming`]).
     pub stream: bool,
 }
 
-/// Who sent a batch of updates (see [`COMMIT_GAP`]).
+/// Who sent a batch of updates (see [`crate::dynamic::COMMIT_GAP`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Senders {
     /// One update, from this UDP client (`None`: over TCP).

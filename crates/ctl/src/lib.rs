@@ -19,8 +19,8 @@ pub mod client;
 pub mod proto;
 pub mod render;
 
-/// `ternctl --version`: the version, the commit and the day it was built from, as
-/// `ternd --version` says them (both build scripts are `build.rs` of this crate).
+/// `ternctl --version` and `ternd --version`: the version, the commit and the day it
+/// was built from (found by this crate's `build.rs`).
 pub const VERSION: &str = concat!(
     env!("CARGO_PKG_VERSION"),
     " (",
@@ -29,3 +29,6 @@ pub const VERSION: &str = concat!(
     env!("TERN_BUILD_DATE"),
     ")"
 );
+
+/// The day this build was made (`YYYY-MM-DD`), for manual pages.
+pub const BUILD_DATE: &str = env!("TERN_BUILD_DATE");

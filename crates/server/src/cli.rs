@@ -163,7 +163,7 @@ impl Cli {
             }
             (Some(Command::Man { page: Page::Ternd }), _) => return Ok(Plan::Print(manual()?)),
             (Some(Command::Man { page: Page::Config }), _) => {
-                let page = manpage::config_page(env!("CARGO_PKG_VERSION"), env!("TERN_BUILD_DATE"));
+                let page = manpage::config_page(env!("CARGO_PKG_VERSION"), crate::version::BUILD_DATE);
                 return Ok(Plan::Print(page));
             }
             (Some(Command::Completions { shell }), _) => {

@@ -3,9 +3,9 @@
 //!
 //! The I/O layer knows nothing of DNS answers: per query it calls a [`Handler`], the seam
 //! where the query engine plugs in. Zone data is loaded and changed by the control plane
-//! ([`control`]): one writer task per zone.
+//! ([`tern_control`]): one writer task per zone.
 //! The `ternd` binary (`src/main.rs`) wires these together; tests start the same server
-//! in-process with [`server::start`].
+//! in-process with [`io::server::start`].
 
 #![cfg_attr(
     test,

@@ -1,12 +1,4 @@
-//! What `ternd --version` says, and `ternctl status` shows of the server.
+//! What `ternd --version` says, and `ternctl status` shows of the server: the same
+//! text as `ternctl --version` (`tern_ctl::VERSION`, found by its build script).
 
-/// `ternd --version`: the crate's version, the commit and the day it was built from
-/// (see `build.rs`, which reads them from git and the clock).
-pub const VERSION: &str = concat!(
-    env!("CARGO_PKG_VERSION"),
-    " (",
-    env!("TERN_COMMIT"),
-    ", built ",
-    env!("TERN_BUILD_DATE"),
-    ")"
-);
+pub use tern_ctl::{BUILD_DATE, VERSION};

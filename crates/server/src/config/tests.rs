@@ -437,19 +437,21 @@ fn every_key_is_in_the_example_configuration() {
         entry.push_str(line);
         entry.push('\n');
     }
-    let tables: Vec<String> =
-        ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http"]
-            .iter()
-            .map(|t| format!("[{t}]"))
-            .chain(["key", "remote", "acl", "template", "zone"].iter().map(|t| format!("[[{t}]]")))
-            .collect();
+    let tables: Vec<String> = [
+        "server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http",
+    ]
+    .iter()
+    .map(|t| format!("[{t}]"))
+    .chain(["key", "remote", "acl", "template", "zone"].iter().map(|t| format!("[[{t}]]")))
+    .collect();
     let mut missing = Vec::new();
     for table in &tables {
         let section = sections.get(table).map_or("", String::as_str);
         for key in known_keys(table) {
             let present = section.lines().any(|line| {
                 let line = line.trim_start_matches('#').trim_start();
-                line.strip_prefix(key.as_str()).is_some_and(|rest| rest.trim_start().starts_with('='))
+                line.strip_prefix(key.as_str())
+                    .is_some_and(|rest| rest.trim_start().starts_with('='))
             });
             if !present {
                 missing.push(format!("{table} {key}"));

@@ -5,7 +5,7 @@
 //!
 //! [`router`] builds the routes from an [`HttpState`]: `GET /metrics` ([`metrics`])
 //! when `metrics = true`, the API ([`api`], behind [`auth`]) with `api-token-file`.
-//! The listener is bound at start with the DNS sockets ([`bind`]), before privileges
+//! The listener is bound at start with the DNS sockets ([`crate::io::tcp::bind`]), before privileges
 //! are dropped, and served by [`spawn`] once the server runs, with the connection caps
 //! ([`limits`]) and timeouts of `[http]`; refusals are logged at a bounded rate
 //! ([`refused`]).
