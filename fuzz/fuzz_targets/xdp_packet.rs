@@ -1,10 +1,10 @@
-//! Raw frames through the XDP path's header parser (`tern_server::xdp::packet`): nothing
+//! Raw frames through the XDP path's header parser (`tern_server::io::xdp::packet`): nothing
 //! may panic; what it accepts lies within the frame, can be answered, and the answer's
 //! headers parse back with the addresses and ports swapped.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use tern_server::xdp::packet::{parse, write_headers};
+use tern_server::io::xdp::packet::{parse, write_headers};
 
 fuzz_target!(|frame: &[u8]| {
     let Some(query) = parse(frame) else { return };
