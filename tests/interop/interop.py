@@ -161,6 +161,22 @@ def tern_primary(run):
     notified = log.count("NOTIFY acknowledged zone=big.example.")
     check(notified >= 4, f"{notified} NOTIFYs acknowledged for big.example., want 4")
     print(f"    change: NOTIFY acknowledged by all 4, {ixfrs} IXFRs, copies equal")
+    # An edit that leaves the serial alone is refused: the primary keeps serving serial 2
+    # as its secondaries have it, rather than other data under the same serial.
+    with open(big, "w") as f:
+        f.write(unsigned_zone(2, "new 60 A 192.0.2.200\nsame-serial 60 A 192.0.2.201\n")
+                .replace("host7 300 A 10.0.0.7\n", ""))
+    os.kill(primary.proc.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while "serial 2 did not rise" not in log_of(primary) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check("serial 2 did not rise" in log_of(primary), f"no refusal logged:\n{log_of(primary)[-2000:]}")
+    answer = dns.query.udp(dns.message.make_query("same-serial.big.example.", "A"), "127.0.0.1",
+                           port=primary_port, timeout=2)
+    check(not answer.answer, f"the primary serves an edit whose serial did not rise: {answer}")
+    for kind, server in secondaries.items():
+        same_zone(primary_port, server.port, "big.example.", f"{kind} after an edit without a new serial")
+    print("    an edit without a new serial: refused, the primary and its secondaries still equal")
 
 
 def peer_primary(run, kind):

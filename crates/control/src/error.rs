@@ -72,6 +72,9 @@ pub enum Error {
     /// Nothing to NOTIFY: no targets configured.
     #[error("no NOTIFY targets are configured (`notify`, `notify-ns`)")]
     NoNotifyTargets,
+    /// A zone file whose data changed while its serial stayed the served one.
+    #[error("the zone file's data changed but its serial {0} did not rise: not loaded, the served version stays (raise the serial: secondaries would keep the old data)")]
+    SerialNotRaised(u32),
     /// The zone has no file to write.
     #[error("the zone has no file to write")]
     NoFile,

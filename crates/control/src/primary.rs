@@ -30,8 +30,6 @@ struct Built {
     zone: ZoneContents,
     /// The change from the served version, when the serial rose (or an edit was merged).
     change: Option<Changeset>,
-    /// The content changed but the serial did not.
-    same_serial_changed: bool,
     /// What the zone file holds when that is not `zone` (journaled updates replayed
     /// onto it, or an edit merged into updated data).
     file_holds: Option<ZoneContents>,
@@ -158,7 +156,7 @@ impl Writer {
     /// when the serial rose, or — at the first load — the version with what the journal
     /// kept, or a version of its own when the serial did not rise.
     async fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
-        let Built { zone, change, same_serial_changed, mut file_holds, journaled, merged } = built;
+        let Built { zone, change, mut file_holds, journaled, merged } = built;
         let (zone, version) = match merged {
             false => (zone, version),
             true => match self.write_merged(zone).await {
@@ -173,15 +171,15 @@ impl Writer {
         // reference when replaced, so that it is freed off this task (`retire`).
         let old_serial = self.current.as_ref().map(|z| z.serial());
         let restarted = old_serial.is_none() && self.journal.is_some();
-        self.warn_serial(old_serial, zone.serial(), same_serial_changed);
-        let changed = old_serial.is_none_or(|o| o != zone.serial() || same_serial_changed);
+        self.warn_serial(old_serial, zone.serial());
+        let changed = old_serial.is_none_or(|o| o != zone.serial());
         let raised = old_serial.is_none() && change.is_some();
         let notify = match (changed && old_serial.is_some()) || raised {
             true => Notify::Yes,
             false => Notify::No,
         };
         let (records, serial) = (zone.record_count() as u64, zone.serial());
-        let change = self.change_of(zone, change, same_serial_changed, &journaled);
+        let change = self.change_of(zone, change, &journaled);
         let zone = match self.commit(change, notify).await {
             Ok(zone) => zone,
             Err(why) => return self.failed(&why),
@@ -207,7 +205,6 @@ impl Writer {
         &mut self,
         zone: ZoneContents,
         change: Option<Changeset>,
-        same_serial_changed: bool,
         journaled: &[Changeset],
     ) -> Change {
         let journal: Vec<Arc<Changeset>> = Vec::new();
@@ -219,7 +216,7 @@ impl Writer {
                 Change::Whole { zone, history, journal }
             }
             // Touched, not changed: the history still leads here.
-            (Some(old), None) if old.serial() == zone.serial() && !same_serial_changed => {
+            (Some(old), None) if old.serial() == zone.serial() => {
                 let history = old.history().clone();
                 Change::Whole { zone, history, journal }
             }
@@ -227,10 +224,7 @@ impl Writer {
         }
     }
 
-    fn warn_serial(&self, old: Option<u32>, serial: u32, same_serial_changed: bool) {
-        if same_serial_changed {
-            warn!(zone = %self.plan.name, serial, "the zone changed but its serial did not: secondaries will not see the change until the serial rises");
-        }
+    fn warn_serial(&self, old: Option<u32>, serial: u32) {
         if let Some(previous) = old.filter(|&o| serial_gt(o, serial)) {
             warn!(zone = %self.plan.name, serial, previous, "the serial went back: secondaries keep the higher one until it passes it");
         }
@@ -278,7 +272,7 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
     let Base { old, file, journaled, floor, limits, policy, now } = base;
     match (old, file) {
         (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now)),
-        (Some(old), None) => Ok(reloaded(&old, loaded, limits)),
+        (Some(old), None) => reloaded(&old, loaded, limits),
         (None, _) => {
             let built = replay(loaded, journaled)?;
             match floor {
@@ -309,7 +303,6 @@ fn produced(
         return Ok(Built {
             zone,
             change: None,
-            same_serial_changed: false,
             file_holds: None,
             journaled: Vec::new(),
             merged: false,
@@ -317,10 +310,10 @@ fn produced(
     };
     let same = make(old.serial())?;
     if old.diff(&same).is_none_or(|c| c.removed.is_empty() && c.added.is_empty()) {
-        return Ok(reloaded(old, same, limits));
+        return reloaded(old, same, limits);
     }
     let next = tern_engine::SerialPolicy::UnixTime.next(old.serial(), now);
-    Ok(reloaded(old, make(next)?, limits))
+    reloaded(old, make(next)?, limits)
 }
 
 /// The zone file, loaded and its warnings logged.
@@ -348,24 +341,21 @@ fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Err
     Ok(loaded.contents)
 }
 
-/// A reload: the new file's difference from the served version.
-fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Built {
-    let mut built = Built {
-        zone: new,
-        change: None,
-        same_serial_changed: false,
-        file_holds: None,
-        journaled: Vec::new(),
-        merged: false,
-    };
+/// A reload: the new file's difference from the served version. Changed data under
+/// the served serial is refused: secondaries compare serials (RFC 1996 §4.7, RFC 1982)
+/// and would keep the old data for ever.
+fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Result<Built, Error> {
+    let mut built =
+        Built { zone: new, change: None, file_holds: None, journaled: Vec::new(), merged: false };
     let new = &built.zone;
     if serial_gt(new.serial(), old.serial()) && limits.max_changes > 0 {
         built.change = old.diff(new);
-    } else if new.serial() == old.serial() {
-        built.same_serial_changed =
-            old.diff(new).is_some_and(|c| !c.removed.is_empty() || !c.added.is_empty());
+    } else if new.serial() == old.serial()
+        && old.diff(new).is_some_and(|c| !c.removed.is_empty() || !c.added.is_empty())
+    {
+        return Err(Error::SerialNotRaised(new.serial()));
     }
-    built
+    Ok(built)
 }
 
 /// The first load: the journal's changes that follow the file's serial (dynamic
@@ -395,14 +385,7 @@ fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, Error>
         info!(zone = %zone.origin(), replayed = after.len(), from = file.serial(), serial = zone.serial(), "journal replayed: updates not yet in the zone file");
     }
     let file_holds = (!after.is_empty()).then_some(file);
-    Ok(Built {
-        zone,
-        change: None,
-        same_serial_changed: false,
-        file_holds,
-        journaled,
-        merged: false,
-    })
+    Ok(Built { zone, change: None, file_holds, journaled, merged: false })
 }
 
 /// `file` with `changes`, which applied to it before, applied again.
@@ -462,7 +445,6 @@ fn merge(
         return Ok(Built {
             zone,
             change: None,
-            same_serial_changed: false,
             file_holds: Some(edited),
             journaled: Vec::new(),
             merged: false,
@@ -481,14 +463,7 @@ fn merge(
         .map_err(|why| Error::Apply { what: "the edit does not merge with the updates", why })?;
     info!(zone = %current.origin(), serial, removed = merged.removed.len(), added = merged.added.len(), "zone file edit merged with the dynamic updates");
     let change = (limits.max_changes > 0).then_some(merged);
-    Ok(Built {
-        zone,
-        change,
-        same_serial_changed: false,
-        file_holds: Some(edited),
-        journaled: Vec::new(),
-        merged: true,
-    })
+    Ok(Built { zone, change, file_holds: Some(edited), journaled: Vec::new(), merged: true })
 }
 
 /// Logs the warnings of a successful load (errors refuse the zone and are in the error).

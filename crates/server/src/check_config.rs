@@ -1,7 +1,9 @@
 //! `ternd --check-config FILE`: the configuration's errors (all of them, each with its
-//! line), then — unless `--skip-zones` — every zone loaded as the server would load it,
-//! with each zone's errors and the number of warnings. Exit status 0 only when the
-//! configuration and every zone are usable.
+//! line), the files start-up opens besides the zones (`[http] api-token-file`, `[log]
+//! file`), then — unless `--skip-zones` — every zone loaded as the server would load
+//! it, with each zone's errors and the number of warnings. Exit status 0 only when the
+//! configuration, those files and every zone are usable: what start-up refuses, this
+//! refuses too.
 
 use std::fmt::Write;
 use std::path::Path;
@@ -22,6 +24,7 @@ pub struct Checked {
 pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
     let config = Config::from_file(path)?;
     let mut text = String::new();
+    let unusable = files(&config, &mut text);
     let mut failed = 0;
     if !skip_zones {
         for plan in &config.resolved.zones {
@@ -30,12 +33,59 @@ pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
     }
     let zones = config.zones.len();
     let what = if skip_zones { "zones not checked" } else { "zones checked" };
-    if failed == 0 {
+    if unusable > 0 {
+        let _ =
+            writeln!(text, "{}: {unusable} files start-up needs cannot be used", path.display());
+    }
+    if failed == 0 && unusable == 0 {
         let _ = writeln!(text, "{}: valid ({zones} zones, {what})", path.display());
-    } else {
+    } else if failed > 0 {
         let _ = writeln!(text, "{}: {failed} of {zones} zones cannot be loaded", path.display());
     }
-    Ok(Checked { text, ok: failed == 0 })
+    Ok(Checked { text, ok: failed == 0 && unusable == 0 })
+}
+
+/// Checks the files start-up opens besides the zones, as it opens them; how many
+/// cannot be used. Nothing is created: a log file that does not exist yet must be one
+/// its directory lets the server create.
+fn files(config: &Config, out: &mut String) -> usize {
+    let mut unusable = 0;
+    if let Some(file) = &config.http.api_token_file {
+        if let Err(e) = crate::http::auth::read_token(file) {
+            let _ = writeln!(out, "[http] api-token-file: {e}");
+            unusable += 1;
+        }
+    }
+    if let Some(file) = &config.log.file {
+        if let Err(why) = log_file_usable(file) {
+            let _ = writeln!(out, "[log] file: {}: {why}", file.display());
+            unusable += 1;
+        }
+    }
+    unusable
+}
+
+/// Whether the log file can be opened for appending, or created in its directory.
+fn log_file_usable(file: &Path) -> Result<(), String> {
+    if file.exists() {
+        let opened = std::fs::OpenOptions::new().append(true).open(file);
+        return opened.map(drop).map_err(|e| format!("cannot be opened for writing: {e}"));
+    }
+    let dir = match file.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    if !dir.is_dir() {
+        return Err(format!("its directory {} does not exist", dir.display()));
+    }
+    let c_dir = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+        .map_err(|_| "the path holds a NUL byte".to_owned())?;
+    // SAFETY: `c_dir` is a NUL-terminated string that outlives the call.
+    let writable = unsafe { libc::access(c_dir.as_ptr(), libc::W_OK | libc::X_OK) } == 0;
+    match writable {
+        true => Ok(()),
+        false => Err(format!("cannot be created: {}", std::io::Error::last_os_error())),
+    }
 }
 
 /// Loads one zone's file; false when it cannot be served from it.

@@ -85,6 +85,34 @@ ns 300 A 192.0.2.300
     assert_eq!(code, 0);
 }
 
+/// Issue #53 item 6: `--check-config` refuses what start-up refuses — an API token
+/// file that is missing, empty or too short, a log file that cannot be opened — and
+/// accepts them once usable, creating nothing.
+#[test]
+fn check_config_checks_the_files_start_up_opens() {
+    let (dir, config, _) = setup("[log]\nfile = \"no-such-dir/ternd.log\"\n[http]\nlisten = \"127.0.0.1:0\"\napi-token-file = \"token\"");
+    let check = || output(ternd().arg("--check-config").arg(&config).arg("--skip-zones"));
+    let (code, stdout, stderr) = check();
+    assert_eq!(code, 1, "{stdout}{stderr}");
+    assert!(stdout.contains("[http] api-token-file: "), "{stdout}");
+    assert!(stdout.contains("[log] file: ") && stdout.contains("does not exist"), "{stdout}");
+    assert!(stdout.contains("2 files start-up needs cannot be used"), "{stdout}");
+    let started = ternd().arg("--config").arg(&config).output().unwrap();
+    assert!(!started.status.success(), "start-up refuses the same configuration");
+    for short in ["", "short\n"] {
+        std::fs::write(dir.path().join("token"), short).unwrap();
+        let (code, stdout, _) = check();
+        assert_eq!(code, 1, "{stdout}");
+        assert!(stdout.contains("at least 16 characters"), "{stdout}");
+    }
+    std::fs::write(dir.path().join("token"), "0123456789abcdef0123\n").unwrap();
+    std::fs::create_dir(dir.path().join("no-such-dir")).unwrap();
+    let (code, stdout, stderr) = check();
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(stdout.contains("valid (1 zones, zones not checked)"), "{stdout}");
+    assert!(!dir.path().join("no-such-dir/ternd.log").exists(), "the check created the log");
+}
+
 #[test]
 fn check_config_errors_name_file_line_and_hint() {
     let dir = tempfile::tempdir().unwrap();

@@ -359,7 +359,8 @@ fn action(http: u16, zone: &str, what: &str) -> u16 {
 fn a_ttl_of_2_to_the_32_minus_1_is_served_the_same_before_and_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let (mut daemon, http) = start(dir.path(), "");
-    let file = zone_text("other.test") + "file 4294967295 A 192.0.2.9\n";
+    let file = zone_text("other.test").replace(" 1 7200", " 2 7200") // a changed file's serial rises
+        + "file 4294967295 A 192.0.2.9\n";
     std::fs::write(dir.path().join("other.test.zone"), file).unwrap();
     assert_eq!(action(http, "other.test", "reload"), 200);
     let set = [("upd.other.test.", Rtype::A, Class::IN, u32::MAX, "192.0.2.10")];

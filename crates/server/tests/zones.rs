@@ -248,20 +248,47 @@ fn sigterm_while_a_zone_loads_exits_within_half_a_second() {
     assert!(took < Duration::from_millis(500), "exit during a reload took {took:?}");
 }
 
-/// Item 11 of issue #32: the serial is in the load line, and a reload whose content
-/// changed while its serial did not is served with a warning.
+/// Issue #53 item 1: a zone file edited with its serial left alone is not loaded —
+/// `ternctl zone-reload` fails naming the cause, SIGHUP logs it — and the served
+/// version stays, so secondaries (which compare serials) are never left with other
+/// data under the same serial; the edit loads once the serial rises.
 #[test]
-fn a_changed_zone_with_the_same_serial_is_served_with_a_warning() {
+fn a_changed_zone_with_the_same_serial_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let daemon = start(dir.path(), &zone_text(7, 0));
-    assert!(daemon.log_text().contains("serial=7"), "{}", daemon.log_text());
-    std::fs::write(dir.path().join("example.com.zone"), zone_text(7, 3)).unwrap();
-    daemon.signal(libc::SIGHUP);
-    let warned = || daemon.log_text().contains("the zone changed but its serial did not");
-    assert!(eventually(Duration::from_secs(10), warned), "{}", daemon.log_text());
-    assert!(
-        udp(daemon.addr, "f2.example.com.", Rtype::A).starts_with("NOERROR an: f2.example.com.")
+    std::fs::write(dir.path().join("example.com.zone"), zone_text(7, 0)).unwrap();
+    let (args, addr) = configure(dir.path());
+    let config = dir.path().join("ternd.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let text = text.replacen("[[zone]]", "[control]\nsocket = \"ctl.sock\"\n[[zone]]", 1);
+    std::fs::write(&config, text).unwrap();
+    let daemon = Daemon::spawn(
+        &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        addr,
+        &dir.path().join("log"),
     );
+    assert!(daemon.log_text().contains("serial=7"), "{}", daemon.log_text());
+    let file = dir.path().join("example.com.zone");
+    std::fs::write(&file, zone_text(7, 3)).unwrap();
+    let socket = dir.path().join("ctl.sock");
+    let reload = common::ternctl()
+        .arg("--socket")
+        .arg(&socket)
+        .args(["zone-reload", "example.com"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&reload.stdout).into_owned()
+        + &String::from_utf8_lossy(&reload.stderr);
+    assert_eq!(reload.status.code(), Some(1), "{said}");
+    assert!(said.contains("serial 7 did not rise"), "{said}");
+    assert_eq!(udp(daemon.addr, "f2.example.com.", Rtype::A), "NXDOMAIN an: ");
+    daemon.signal(libc::SIGHUP);
+    let refused = || daemon.log_text().matches("serial 7 did not rise").count() >= 2;
+    assert!(eventually(Duration::from_secs(10), refused), "{}", daemon.log_text());
+    assert_eq!(udp(daemon.addr, "f2.example.com.", Rtype::A), "NXDOMAIN an: ");
+    std::fs::write(&file, zone_text(8, 3)).unwrap();
+    daemon.signal(libc::SIGHUP);
+    let loaded = || udp(daemon.addr, "f2.example.com.", Rtype::A).starts_with("NOERROR an: f2");
+    assert!(eventually(Duration::from_secs(10), loaded), "{}", daemon.log_text());
 }
 
 /// Issue #27, limits: long AXFRs — one to a client that reads slowly, others to a
