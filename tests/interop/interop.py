@@ -155,8 +155,8 @@ def tern_primary(run):
         same_zone(primary_port, server.port, "big.example.", f"{kind} after the change")
     log = log_of(primary)
     for kind, server in secondaries.items():
-        check("kind=\"Ixfr\"" in log, f"no IXFR out in Tern's log:\n{log[-3000:]}")
-    ixfrs = log.count('kind="Ixfr" from="1" serial=2')
+        check("kind=\"IXFR\"" in log, f"no IXFR out in Tern's log:\n{log[-3000:]}")
+    ixfrs = log.count('kind="IXFR" from="1" serial=2')
     check(ixfrs >= 4, f"{ixfrs} IXFRs from 1 to 2 in Tern's log, want one per secondary")
     notified = log.count("NOTIFY acknowledged zone=big.example.")
     check(notified >= 4, f"{notified} NOTIFYs acknowledged for big.example., want 4")

@@ -166,6 +166,9 @@ pub fn refused_request(
     let tsig_error = TsigRecord::find(answer).ok().flatten().map(|t| t.error);
     let why = match tsig_error.filter(|&e| e != Rcode::NOERROR) {
         Some(error) => tsig_why(error).to_owned(),
+        // Unsigned, NOTAUTH can only mean the zone (RFC 8945 §5.3 gives a TSIG failure
+        // its error in the answer's TSIG).
+        None if key.is_none() && rcode == Rcode::NOTAUTH => "not a zone served here".to_owned(),
         None => why(kind, rcode).to_owned(),
     };
     Refusal { kind, zone, client, key, rcode, why }

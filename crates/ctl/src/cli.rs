@@ -130,6 +130,10 @@ pub const EXIT_UNREACHABLE: u8 = 3;
 
 /// Runs `ternctl` with `cli`: prints to stdout (errors to stderr), returns the exit status.
 pub fn run(cli: Cli) -> u8 {
+    let zones_as = match cli.command {
+        Command::ZoneStatus { .. } => render::ZonesAs::Detail,
+        _ => render::ZonesAs::Table,
+    };
     let request = match request(cli.command) {
         Ok(Action::Ask(request)) => request,
         Ok(Action::Print(text)) => {
@@ -149,7 +153,7 @@ pub fn run(cli: Cli) -> u8 {
         }
     };
     match client::ask(&socket, &request, Duration::from_secs(cli.timeout.max(1))) {
-        Ok(reply) => show(&reply, cli.json),
+        Ok(reply) => show(&reply, cli.json, zones_as),
         Err(e) => {
             eprintln!("ternctl: {}: {e}{}", socket.display(), hint(&e));
             EXIT_UNREACHABLE
@@ -173,14 +177,14 @@ fn hint(e: &ClientError) -> &'static str {
     }
 }
 
-/// Prints `reply`; the exit status it means.
-fn show(reply: &Reply, json: bool) -> u8 {
+/// Prints `reply` (zones `zones_as` the command shows them); the exit status it means.
+fn show(reply: &Reply, json: bool, zones_as: render::ZonesAs) -> u8 {
     if json {
         println!("{}", serde_json::to_string_pretty(reply).unwrap_or_default());
     } else {
         match reply {
             Reply::Error { error } => eprintln!("ternctl: {error}"),
-            other => print!("{}", render::text(other, now())),
+            other => print!("{}", render::text(other, now(), zones_as)),
         }
     }
     u8::from(!reply.succeeded())

@@ -4,15 +4,24 @@ use std::fmt::Write as _;
 
 use crate::proto::{Reply, ServerStatus, ZoneStatus};
 
+/// How a list of zones is shown: the command decides, not how many zones there are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZonesAs {
+    /// One line a zone (`zone-list`).
+    Table,
+    /// Every field of each zone, a blank line between zones (`zone-status`).
+    Detail,
+}
+
 /// `reply` as text (errors are printed by the caller), `now` in seconds since the epoch.
-pub fn text(reply: &Reply, now: u64) -> String {
+pub fn text(reply: &Reply, now: u64, zones_as: ZonesAs) -> String {
     match reply {
         Reply::Error { error } => format!("error: {error}\n"),
         Reply::Done { message } => format!("{message}\n"),
         Reply::Text { text } => text.clone(),
         Reply::Status(status) => server(status),
-        Reply::Zones { zones } if zones.len() == 1 => {
-            zones.iter().map(|z| detail(z, now)).collect()
+        Reply::Zones { zones } if zones_as == ZonesAs::Detail => {
+            zones.iter().map(|z| detail(z, now)).collect::<Vec<_>>().join("\n")
         }
         Reply::Zones { zones } => table(zones),
         Reply::PerZone { results } => results
@@ -162,14 +171,19 @@ mod tests {
             last_error: Some((990, "refresh failed: timeout".into())),
             ..ZoneStatus::default()
         };
-        let table = text(&Reply::Zones { zones: vec![a.clone(), b] }, 1000);
+        let both = Reply::Zones { zones: vec![a.clone(), b] };
+        let table = text(&both, 1000, ZonesAs::Table);
         assert!(table.starts_with("ZONE"), "{table}");
         assert!(table.contains("not loaded, frozen, error"), "{table}");
-        let detail = text(&Reply::Zones { zones: vec![a] }, 1000);
+        let details = text(&both, 1000, ZonesAs::Detail);
+        assert!(details.contains("\n\nzone:          b.example."), "{details}");
+        let one = Reply::Zones { zones: vec![a] };
+        let detail = text(&one, 1000, ZonesAs::Detail);
         assert!(detail.contains("serial:        7") && detail.contains("loaded:        1m 0s ago"));
+        assert!(text(&one, 1000, ZonesAs::Table).starts_with("ZONE"), "one zone, still a table");
         let results = Reply::PerZone {
             results: vec![ZoneResult { zone: "a.".into(), outcome: Err("not a secondary".into()) }],
         };
-        assert_eq!(text(&results, 0), "a.: error: not a secondary\n");
+        assert_eq!(text(&results, 0, ZonesAs::Table), "a.: error: not a secondary\n");
     }
 }

@@ -41,6 +41,18 @@ pub enum Kind {
     Ixfr,
 }
 
+impl Kind {
+    /// As the logs name it, the same for transfers in and out: `AXFR`, `IXFR (whole
+    /// zone)`, `IXFR`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Axfr => "AXFR",
+            Kind::IxfrFull => "IXFR (whole zone)",
+            Kind::Ixfr => "IXFR",
+        }
+    }
+}
+
 /// What was sent so far.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct TransferStats {

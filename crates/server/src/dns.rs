@@ -378,7 +378,7 @@ impl MessageStream for TransferStream {
         let elapsed = self.started.elapsed();
         let elapsed_ms = u64::try_from(elapsed.as_millis()).unwrap_or(u64::MAX);
         let from = t.from_serial().map_or_else(|| "-".to_owned(), |s| s.to_string());
-        let kind = format!("{:?}", t.kind());
+        let kind = t.kind().name();
         if complete {
             control().transfer_done(Direction::Out, stats.bytes, elapsed);
             info!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out done");

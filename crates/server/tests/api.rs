@@ -90,6 +90,10 @@ fn the_api_as_a_client_uses_it() {
     rrsets(http, daemon.addr, serial);
     zones_and_actions(http, daemon.addr, dir.path());
     assert_eq!(api(http, "GET", "/api/v1/nothing", None).0, 404);
+    // Issue #53 item 5: a method a resource does not take says so, in JSON.
+    let (code, body) = api(http, "DELETE", "/api/v1/zones", None);
+    assert_eq!(code, 405, "{body}");
+    assert_eq!(body["error"], "DELETE is not allowed on /api/v1/zones (see docs/api.yaml)");
     assert_eq!(curl(http, "GET", "/metrics", None, None).0, 200, "metrics need no token");
 }
 

@@ -506,6 +506,12 @@ fn daemon_start_reports_zones_that_failed_to_load() {
     std::fs::write(&config, lenient).unwrap();
     let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
     assert_eq!(code, 0, "{stderr}");
+    // Issue #53 item 3: the zone that failed is said on the terminal all the same.
+    assert!(
+        stderr.contains("warning: zone example.com. not served: ")
+            && stderr.contains("example.com.zone:2:"),
+        "{stderr}"
+    );
     assert!(udp_ask(addr, &query(7, "www.example.net")).is_some(), "the good zone is served");
     let pid: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     // SAFETY: signalling the daemon this test started.

@@ -112,6 +112,12 @@ fn status_and_listing(socket: &Path, config: &Path) {
     let one = ok(socket, &["zone-status", "example.com"]);
     assert!(one.contains("role:          secondary"), "{one}");
     assert!(one.contains("next refresh:  in "), "{one}");
+    // Issue #53 item 5: the command, not the number of zones, chooses the format.
+    let every = ok(socket, &["zone-status"]);
+    assert!(!every.starts_with("ZONE"), "{every}");
+    assert_eq!(every.matches("role:          ").count(), 2, "{every}");
+    let two = ok(socket, &["zone-status", "example.com", "primary.example"]);
+    assert_eq!(two.matches("role:          ").count(), 2, "{two}");
     let (code, _, stderr) = ternctl(socket, &["zone-status", "nope.example"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("not served"), "{stderr}");

@@ -280,6 +280,10 @@ fn a_changed_zone_with_the_same_serial_is_refused() {
         + &String::from_utf8_lossy(&reload.stderr);
     assert_eq!(reload.status.code(), Some(1), "{said}");
     assert!(said.contains("serial 7 did not rise"), "{said}");
+    // Issue #53 item 5: one zone served, and `zone-list` is still a table.
+    let list = common::ternctl().arg("--socket").arg(&socket).arg("zone-list").output().unwrap();
+    let list = String::from_utf8_lossy(&list.stdout).into_owned();
+    assert!(list.starts_with("ZONE") && list.contains("example.com."), "{list}");
     assert_eq!(udp(daemon.addr, "f2.example.com.", Rtype::A), "NXDOMAIN an: ");
     daemon.signal(libc::SIGHUP);
     let refused = || daemon.log_text().matches("serial 7 did not rise").count() >= 2;

@@ -75,6 +75,7 @@ pub fn routes(api: Arc<Api>) -> Router {
         .route("/zones/{zone}/rrsets", patch(patch_rrsets))
         .route("/zones/{zone}/actions/{action}", post(zone_op))
         .fallback(not_found)
+        .method_not_allowed_fallback(not_allowed)
         .layer(axum::middleware::from_fn_with_state(Arc::clone(&api), auth::require_token))
         .with_state(api);
     Router::new().nest("/api/v1", routes)
@@ -87,6 +88,15 @@ fn error(status: StatusCode, why: impl Into<String>) -> Response {
 
 async fn not_found() -> Response {
     error(StatusCode::NOT_FOUND, "no such resource (see docs/api.yaml)")
+}
+
+/// A method the resource does not take (RFC 9110 §15.5.6), said in the body too.
+async fn not_allowed(
+    method: axum::http::Method,
+    axum::extract::OriginalUri(uri): axum::extract::OriginalUri,
+) -> Response {
+    let why = format!("{method} is not allowed on {} (see docs/api.yaml)", uri.path());
+    error(StatusCode::METHOD_NOT_ALLOWED, why)
 }
 
 /// The control socket's reply as an HTTP answer.

@@ -3,8 +3,11 @@
 //!
 //! The process forks twice (the grandchild is no session leader and cannot regain a
 //! terminal) and starts a new session. A pipe ties the first parent to the daemon: the
-//! daemon writes `R` once it serves, or `E` and the error; the parent exits 0 or prints
-//! the error and exits 1. So `ternd --daemon` fails visibly, like a foreground start.
+//! daemon writes `R` once it serves (then what the operator must see: zones that failed
+//! to load while others serve), or `E` and the error; the parent prints what follows the
+//! letter on standard error and exits 0 or 1. So `ternd --daemon` fails visibly, like a
+//! foreground start, and a zone that did not load is said on the terminal, not only in
+//! the log.
 //! Must run before any thread starts.
 
 use std::fs::File;
@@ -18,10 +21,11 @@ use crate::error::{Error, Result};
 pub struct Readiness(Option<File>);
 
 impl Readiness {
-    /// Tells the starting command that the server is up.
-    pub fn ready(&mut self) {
+    /// Tells the starting command that the server is up, and `warnings` (one per line,
+    /// none when empty), which it prints.
+    pub fn ready(&mut self, warnings: &[String]) {
         if let Some(mut pipe) = self.0.take() {
-            let _ = pipe.write_all(b"R");
+            let _ = write!(pipe, "R{}", warnings.join("\n"));
         }
     }
 
@@ -59,8 +63,11 @@ pub fn daemonize() -> Result<Readiness> {
 fn wait_for_daemon(read_end: OwnedFd) -> ! {
     let mut verdict = String::new();
     let _ = File::from(read_end).read_to_string(&mut verdict);
+    if let Some(warnings) = verdict.strip_prefix('R') {
+        warnings.lines().for_each(|line| eprintln!("ternd: warning: {line}"));
+        std::process::exit(0)
+    }
     match verdict.strip_prefix('E') {
-        None if verdict.starts_with('R') => std::process::exit(0),
         Some(why) => eprintln!("ternd: {why}"),
         None => eprintln!("ternd: the daemon exited before it was ready (see its log)"),
     }

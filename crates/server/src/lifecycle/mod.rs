@@ -143,7 +143,12 @@ fn serve(
         return Err(e);
     }
     if let Some(readiness) = readiness {
-        readiness.ready();
+        let failed = loading.failures();
+        let warnings: Vec<String> = failed
+            .iter()
+            .map(|(zone, why)| format!("zone {zone} not served: {why} (the others serve)"))
+            .collect();
+        readiness.ready(&warnings);
     }
     let serving = match control_socket.map(|b| b.serve(&control.handle(), context)).transpose() {
         Ok(serving) => serving,
