@@ -51,7 +51,7 @@ pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
 fn files(config: &Config, out: &mut String) -> usize {
     let mut unusable = 0;
     if let Some(file) = &config.http.api_token_file {
-        if let Err(e) = crate::http::auth::read_token(file) {
+        if let Err(e) = crate::config::http::read_token(file) {
             let _ = writeln!(out, "[http] api-token-file: {e}");
             unusable += 1;
         }

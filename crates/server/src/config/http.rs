@@ -130,6 +130,44 @@ fn default_true() -> bool {
     true
 }
 
+/// The shortest token accepted.
+pub const MIN_TOKEN: usize = 16;
+
+/// Why the token file is not usable.
+#[derive(Debug)]
+pub enum TokenError {
+    /// It cannot be read.
+    Read(std::path::PathBuf, std::io::Error),
+    /// Its first line is shorter than [`MIN_TOKEN`].
+    Short(std::path::PathBuf),
+}
+
+impl std::fmt::Display for TokenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TokenError::Read(path, e) => write!(f, "{}: {e}", path.display()),
+            TokenError::Short(path) => write!(
+                f,
+                "{}: the API token must be at least {MIN_TOKEN} characters (try: head -c 32 /dev/urandom | base64)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for TokenError {}
+
+/// Reads the token from `path` (its first line, trimmed); refused when shorter than
+/// [`MIN_TOKEN`].
+pub fn read_token(path: &std::path::Path) -> Result<String, TokenError> {
+    let text = std::fs::read_to_string(path).map_err(|e| TokenError::Read(path.to_owned(), e))?;
+    let token = text.lines().next().unwrap_or("").trim().to_owned();
+    if token.len() < MIN_TOKEN {
+        return Err(TokenError::Short(path.to_owned()));
+    }
+    Ok(token)
+}
+
 #[cfg(test)]
 mod tests {
     use std::path::Path;

@@ -1,4 +1,5 @@
-//! The API's bearer token (RFC 6750): read from `[http] api-token-file` at start, and
+//! The API's bearer token (RFC 6750): read from `[http] api-token-file` at start
+//! ([`read_token`], with the configuration, so `--check-config` reads it the same way), and
 //! checked on every API request *before* anything else — a request without it is
 //! answered 401 with its body left unread, so an unauthorised client costs the server
 //! the headers only.
@@ -20,44 +21,7 @@ use axum::Json;
 use serde_json::json;
 
 use super::refused::Refusals;
-
-/// The shortest token accepted.
-pub const MIN_TOKEN: usize = 16;
-
-/// Why the token file is not usable.
-#[derive(Debug)]
-pub enum TokenError {
-    /// It cannot be read.
-    Read(std::path::PathBuf, std::io::Error),
-    /// Its first line is shorter than [`MIN_TOKEN`].
-    Short(std::path::PathBuf),
-}
-
-impl std::fmt::Display for TokenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            TokenError::Read(path, e) => write!(f, "{}: {e}", path.display()),
-            TokenError::Short(path) => write!(
-                f,
-                "{}: the API token must be at least {MIN_TOKEN} characters (try: head -c 32 /dev/urandom | base64)",
-                path.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for TokenError {}
-
-/// Reads the token from `path` (its first line, trimmed); refused when shorter than
-/// [`MIN_TOKEN`].
-pub fn read_token(path: &std::path::Path) -> Result<String, TokenError> {
-    let text = std::fs::read_to_string(path).map_err(|e| TokenError::Read(path.to_owned(), e))?;
-    let token = text.lines().next().unwrap_or("").trim().to_owned();
-    if token.len() < MIN_TOKEN {
-        return Err(TokenError::Short(path.to_owned()));
-    }
-    Ok(token)
-}
+pub use crate::config::http::{read_token, TokenError, MIN_TOKEN};
 
 /// Why a request is not authorised (for the log).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
