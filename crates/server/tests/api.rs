@@ -155,6 +155,16 @@ fn zones_and_actions(http: u16, addr: SocketAddr, dir: &Path) {
         api(http, "POST", "/api/v1/zones", Some(&many(&["m3.example", "m1.example"])));
     assert_eq!(code, 409, "{body}");
     assert!(dig(addr, "ns.m3.example", "A").is_empty(), "none of a refused list is added");
+    // Issue #53 item 4: a zone whose file is missing adds nothing, the others neither.
+    let missing = dir.join("missing.zone").display().to_string();
+    let list = format!(
+        r#"[{{"name":"m4.example","file":"{}"}},{{"name":"m5.example","file":"{missing}"}}]"#,
+        file.display()
+    );
+    let (code, body) = api(http, "POST", "/api/v1/zones", Some(&list));
+    assert_eq!(code, 409, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("nothing added"), "{body}");
+    assert_eq!(api(http, "GET", "/api/v1/zones/m4.example", None).0, 404, "m4 is not served");
     let (code, body) = api(http, "POST", "/api/v1/zones/example.com/actions/flush", None);
     assert_eq!(code, 200, "{body}");
     assert!(std::fs::read_to_string(dir.join("example.com.zone")).unwrap().contains("192.0.2.10"));

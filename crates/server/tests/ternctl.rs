@@ -236,6 +236,24 @@ fn zones_at_run_time(socket: &Path, addr: SocketAddr, dir: &Path) {
         ok(socket, &["zone-remove", "m1.example", "m2.example", "m3.example"]),
         "zone-remove done\n"
     );
+    // Issue #53 item 4: all or none — one zone whose file is missing (or broken) adds
+    // nothing, neither served nor kept for the next start.
+    std::fs::write(dir.join("good.example.zone"), PRIMARY_ZONE.replace("primary.", "good."))
+        .unwrap();
+    std::fs::write(dir.join("broken.example.zone"), "@ 300 SOA ns h 1 2 3 4 5\nns A 1.2.3.999\n")
+        .unwrap();
+    for other in ["missing.example", "broken.example"] {
+        let (code, _, stderr) =
+            ternctl(socket, &["zone-add", "good.example", other, "--file", &pattern]);
+        assert_eq!(code, 1, "{stderr}");
+        assert!(stderr.contains("nothing added") && stderr.contains(other), "{stderr}");
+        let kept = std::fs::read_to_string(dir.join("storage/zones-added.toml")).unwrap();
+        assert!(!kept.contains("good.example"), "{kept}");
+        assert!(ok(socket, &["zone-list"]).lines().all(|l| !l.starts_with("good.example.")));
+    }
+    let added = ok(socket, &["zone-add", "good.example", "--file", &pattern]);
+    assert!(added.contains("zone-add done: 1 zones loaded"), "{added}");
+    ok(socket, &["zone-remove", "good.example"]);
     let (code, _, stderr) = ternctl(socket, &["zone-add", "bad.example", "--template", "nope"]);
     assert_eq!(code, 1);
     assert!(stderr.contains("nope"), "{stderr}");

@@ -36,6 +36,16 @@ pub enum MainRequest {
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
     },
+    /// The zone files of a `ZoneAdd` checked off the main thread: the add goes on when
+    /// none failed, and adds nothing otherwise.
+    ZoneAddChecked {
+        /// The tables.
+        tables: Vec<String>,
+        /// The zones whose file did not load, and why.
+        failures: Vec<String>,
+        /// Told the outcome.
+        reply: oneshot::Sender<Reply>,
+    },
     /// A consumed catalog's members, as its writer read them (RFC 9432).
     Catalog {
         /// The catalog.

@@ -3,8 +3,11 @@
 //! They are kept in the storage directory's `zones-added.toml` ([`ADDED_ZONES`](crate::config::ADDED_ZONES)), one
 //! `[[zone]]` table each, and read after the configuration file at every start and
 //! reload ([`Config::from_file`]). A change is checked by reading the whole
-//! configuration with it, written atomically, and then applied as a reload is — so the
-//! zone set changes copy-on-write and the other zones keep answering. A removed zone's
+//! configuration with it ([`prepare`]); an addition's new primary zones then have their
+//! files loaded once off the main thread (the caller does this, see
+//! `lifecycle::Steering::zone_add`), so that a zone that would not load adds nothing —
+//! all or none. Then it is written atomically and applied as a reload is — so the zone
+//! set changes copy-on-write and the other zones keep answering. A removed zone's
 //! journal and kept copy stay on disk.
 //!
 //! A table arrives as text (from `ternctl` or the API) and is never written as given:
@@ -20,13 +23,47 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize as _;
 use tern_wire::Name;
 
-use crate::config::{files, Config, ZoneConfig};
+use crate::config::{files, Config, Role, ZoneConfig, ZoneSource};
 use crate::ctl::listen::parse_zone;
 use tern_control::storage;
 
 /// The configuration with the zones of `tables` more (all or none), and the file's new
-/// text.
+/// text, written.
 pub fn add(config: &Config, tables: &[String]) -> Result<(Config, String), String> {
+    let prepared = prepare(config, tables)?;
+    write(&prepared.path, &prepared.text)?;
+    Ok((prepared.next, prepared.text))
+}
+
+/// What `zone-add` would make of `tables`, nothing written yet.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The configuration with the zones added.
+    pub next: Config,
+    /// The file of added zones' new text.
+    pub text: String,
+    /// That file.
+    pub path: PathBuf,
+}
+
+impl Prepared {
+    /// The zone files the new primary zones load, to check before anything is kept.
+    pub fn new_zone_files(&self, config: &Config) -> Vec<(Name, PathBuf)> {
+        let served: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+        let plans = self.next.resolved.zones.iter().filter(|p| !served.contains(&p.name));
+        plans
+            .filter(|p| matches!(p.role, Role::Primary))
+            .filter_map(|p| match &p.source {
+                ZoneSource::File(path) => Some((p.name.clone(), path.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The configuration with the zones of `tables` more (all or none) and the file's new
+/// text, checked but not written.
+pub fn prepare(config: &Config, tables: &[String]) -> Result<Prepared, String> {
     if tables.is_empty() {
         return Err("no zone to add".into());
     }
@@ -57,8 +94,7 @@ pub fn add(config: &Config, tables: &[String]) -> Result<(Config, String), Strin
         None => Config::read(&main, &path, Some((&text, &added_path))),
     }
     .map_err(|e| e.to_string())?;
-    write(&added_path, &text)?;
-    Ok((next, text))
+    Ok(Prepared { next, text, path: added_path })
 }
 
 /// The configuration without `zones` (all or none), which must have been added at run

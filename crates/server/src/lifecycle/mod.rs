@@ -112,6 +112,7 @@ fn serve(
     // A thread: after the fork and the signal mask, as every other.
     handler.start_reports();
     let running = server::start(&config, listeners, Arc::clone(&handler))?;
+    let steering_main = main.clone();
     let context = Arc::new(Context {
         zones: control.zones(),
         main,
@@ -165,6 +166,7 @@ fn serve(
     tern_zone::memory::after_load();
     let mut steering = Steering {
         config,
+        main: steering_main,
         control: &control,
         notifier: notifier.clone(),
         log,
@@ -185,6 +187,8 @@ fn serve(
 /// and on the control socket's requests.
 struct Steering<'a> {
     config: Config,
+    /// Its own requests' way in, for work done off this thread (a zone-add's checks).
+    main: std::sync::mpsc::Sender<MainRequest>,
     control: &'a Plane,
     notifier: Option<Arc<systemd::Notifier>>,
     log: &'a LogHandle,
@@ -224,15 +228,52 @@ impl Steering<'_> {
                 info!("reload requested on the control socket");
                 self.reload(Some(reply));
             }
-            MainRequest::ZoneAdd { tables, reply } => self.zone_add(&tables, reply),
+            MainRequest::ZoneAdd { tables, reply } => self.zone_add(tables, reply),
+            MainRequest::ZoneAddChecked { tables, failures, reply } => {
+                self.zone_add_checked(&tables, &failures, reply);
+            }
             MainRequest::ZoneRemove { zones, reply } => self.zone_remove(&zones, reply),
             MainRequest::Catalog { catalog, members } => self.catalog(&catalog, members),
         }
         false
     }
 
-    /// Adds zones for good (see [`added`]); told once they are loaded.
-    fn zone_add(&mut self, tables: &[String], reply: tokio::sync::oneshot::Sender<Reply>) {
+    /// Adds zones for good (see [`added`]), all or none: the new primary zones' files
+    /// are loaded first on a thread of their own (this one keeps taking signals and
+    /// requests), and the add goes on when they all load ([`Self::zone_add_checked`]).
+    fn zone_add(&mut self, tables: Vec<String>, reply: tokio::sync::oneshot::Sender<Reply>) {
+        let files = match added::prepare(&self.config, &tables) {
+            Ok(prepared) => prepared.new_zone_files(&self.config),
+            Err(why) => return drop(reply.send(Reply::error(why))),
+        };
+        let main = self.main.clone();
+        let check = move || {
+            let failures = files
+                .iter()
+                .filter_map(|(zone, file)| {
+                    let loaded = tern_zone::load_file(file, zone, &Default::default(), &mut |_| {});
+                    loaded.err().map(|e| format!("zone {zone}: {e}"))
+                })
+                .collect();
+            let _ = main.send(MainRequest::ZoneAddChecked { tables, failures, reply });
+        };
+        if let Err(e) = std::thread::Builder::new().name("ternd-zone-add".into()).spawn(check) {
+            error!("zone-add: cannot start the thread that checks the zone files: {e}");
+        }
+    }
+
+    /// A zone-add whose files were checked: nothing is added when one failed;
+    /// otherwise the zones are kept and applied, told once they are loaded.
+    fn zone_add_checked(
+        &mut self,
+        tables: &[String],
+        failures: &[String],
+        reply: tokio::sync::oneshot::Sender<Reply>,
+    ) {
+        if !failures.is_empty() {
+            let why = format!("nothing added, as a zone would not load:\n{}", failures.join("\n"));
+            return drop(reply.send(Reply::error(why)));
+        }
         match added::add(&self.config, tables) {
             Ok((next, _)) => self.apply(next, "zone-add", reply),
             Err(why) => drop(reply.send(Reply::error(why))),
