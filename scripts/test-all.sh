@@ -15,14 +15,32 @@ for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils
 done
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).
 [[ -e /etc/services ]] || need_apt+=(netbase)
+# Debian's python3 takes dnspython from apt (its pip refuses, PEP 668); another python3
+# first on the PATH (pyenv, a virtualenv) takes it from pip.
+dnspython_from_pip=""
+if ! python3 -c 'import dns.message' 2>/dev/null; then
+  case "$(command -v python3 || true)" in
+    "" | /usr/bin/python3) need_apt+=(python3 python3-dnspython) ;;
+    *) dnspython_from_pip=1 ;;
+  esac
+fi
 if ((${#need_apt[@]})); then
   echo "installing: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
+  # The packages' own services (Knot DNS, NSD, BIND on port 53, Prometheus on 9090) are
+  # not started: the tests start their own servers, and the host's ports stay as they
+  # were. policy-rc.d is Debian's way to say so to the packages' scripts.
+  policy=/usr/sbin/policy-rc.d
+  if [[ ! -e $policy ]]; then
+    trap '$SUDO rm -f "$policy"' EXIT
+    printf '#!/bin/sh\nexit 101\n' | $SUDO tee "$policy" >/dev/null
+    $SUDO chmod 755 "$policy"
+  fi
   $SUDO apt-get update -qq
   $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-python3 -c 'import dns.message' 2>/dev/null || python3 -m pip install -q dnspython
+[[ -z $dnspython_from_pip ]] || python3 -m pip install -q dnspython
 cargo nextest --version >/dev/null 2>&1 || cargo install cargo-nextest --locked
 
 echo "== format and lints"
