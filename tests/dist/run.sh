@@ -33,6 +33,16 @@ grep -q '^Type=notify$' "$repo/dist/ternd.service"
 grep -q '^WatchdogSec=' "$repo/dist/ternd.service"
 "$ternd" --check-config "$repo/dist/ternd.toml" >/dev/null
 "$ternd" --check-config "$repo/docs/ternd.example.toml" --skip-zones >/dev/null
+# The shipped configuration opens the control socket where ternctl looks by default
+# (the unit's RuntimeDirectory): a fresh install answers `ternctl status`.
+ternctl=$(dirname "$ternd")/ternctl
+grep -q '^socket = "/run/tern/ternd.sock"$' "$repo/dist/ternd.toml"
+grep -q '^RuntimeDirectory=tern$' "$repo/dist/ternd.service"
+out=$("$ternctl" --config "$repo/dist/ternd.toml" status 2>&1 || true)
+grep -qF 'ternctl: /run/tern/ternd.sock: ' <<<"$out" ||
+  { echo "ternctl --config dist/ternd.toml does not ask /run/tern/ternd.sock: $out" >&2; exit 1; }
+"$ternctl" --help | grep -qF 'else /run/tern/ternd.sock)' ||
+  { echo "ternctl's default socket is not /run/tern/ternd.sock" >&2; exit 1; }
 
 deb=$("$repo/dist/build-deb" | tail -n 1)
 [[ -f $deb ]] || { echo "dist/build-deb made no package ($deb)" >&2; exit 1; }
@@ -43,6 +53,7 @@ want=(
   ./usr/share/fish/vendor_completions.d/ternd.fish ./usr/lib/systemd/system/ternd.service
   ./etc/tern/ternd.toml ./usr/lib/sysusers.d/ternd.conf ./usr/share/doc/tern/copyright
   ./usr/share/doc/tern/examples/ternd.example.toml
+  ./usr/share/doc/tern/configuration.md ./usr/share/doc/tern/api.yaml
   ./usr/sbin/ternctl ./usr/share/man/man8/ternctl.8.gz
   ./usr/share/bash-completion/completions/ternctl
 )

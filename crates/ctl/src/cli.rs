@@ -321,13 +321,34 @@ pub fn zone_table(
 
 /// ternctl(8).
 fn man() -> Result<String, String> {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .section("8")
-        .render(&mut out)
-        .map_err(|e| e.to_string())?;
-    Ok(String::from_utf8_lossy(&out).into_owned())
+    crate::manual::page(Cli::command(), MANUAL_SECTIONS).map_err(|e| e.to_string())
 }
+
+/// What `ternctl(8)` says beyond the command line, in roff.
+const MANUAL_SECTIONS: &str = r#".SH FILES
+.TP
+\fI/run/tern/ternd.sock\fR
+The control socket asked when neither \fB\-\-socket\fR nor \fB\-\-config\fR is given
+(the package's \fB[control] socket\fR).
+.TP
+\fI/etc/tern/ternd.toml\fR
+The server's configuration; \fB\-\-config\fR takes the socket from its \fB[control] socket\fR.
+.SH "EXIT STATUS"
+.TP
+0
+Done.
+.TP
+1
+The server refused or failed the request (the reason is printed).
+.TP
+2
+The command line is wrong, or names no socket.
+.TP
+3
+No server answers on the socket, or not within \fB\-\-timeout\fR.
+.SH "SEE ALSO"
+\fBternd\fR(8), \fBternd.toml\fR(5)
+"#;
 
 /// The socket to use: `--socket`, else `[control] socket` of `--config`, else the
 /// default.

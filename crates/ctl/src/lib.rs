@@ -16,6 +16,7 @@
 
 pub mod cli;
 pub mod client;
+pub mod manual;
 pub mod proto;
 pub mod render;
 

@@ -193,14 +193,55 @@ impl Cli {
 }
 
 /// ternd(8) in roff, from the command line's own descriptions.
+/// `ternd(8)`: the command line, then its signals, files and exit status.
 fn manual() -> Result<String> {
-    let mut out = Vec::new();
-    clap_mangen::Man::new(Cli::command())
-        .section("8")
-        .render(&mut out)
-        .map_err(|source| Error::Os { doing: "writing the manual page", source })?;
-    String::from_utf8(out).map_err(|_| Error::Config("the manual page is not UTF-8".into()))
+    tern_ctl::manual::page(Cli::command(), MANUAL_SECTIONS)
+        .map_err(|source| Error::Os { doing: "writing the manual page", source })
 }
+
+/// What `ternd(8)` says beyond the command line, in roff.
+const MANUAL_SECTIONS: &str = r#".SH SIGNALS
+.TP
+\fBSIGHUP\fR
+Re\-read the configuration and the zone files that changed (as \fBternctl reload\fR); a
+configuration with errors is not applied and the server serves on as it was.
+.TP
+\fBSIGTERM\fR, \fBSIGINT\fR
+Stop: no new connections, answer what has arrived, exit 0.
+.SH FILES
+.TP
+\fI/etc/tern/ternd.toml\fR
+The configuration (the package's; any file given to \fB\-\-config\fR), described in
+\fBternd.toml\fR(5).
+.TP
+\fI/var/lib/tern\fR
+\fB[server] storage\fR: journals, secondary zones' kept copies and timers, zones added at
+run time (\fIzones\-added.toml\fR) and the lock (\fIternd.lock\fR) that keeps a second
+server off the same directory.
+.TP
+\fI/run/tern/ternd.sock\fR
+The control socket (\fB[control] socket\fR) that \fBternctl\fR(8) uses.
+.TP
+\fI/usr/share/doc/tern\fR
+The configuration reference (\fIconfiguration.md\fR), the HTTP API (\fIapi.yaml\fR) and
+a complete example configuration.
+.SH "EXIT STATUS"
+.TP
+0
+Stopped by a signal or \fBternctl stop\fR; \fB\-\-check\-config\fR and \fBcheck\-zone\fR
+found nothing to refuse; with \fB\-\-daemon\fR, the daemon serves (zones that failed to
+load while others serve are printed as warnings).
+.TP
+1
+The server could not start (the reason is printed: configuration, sockets, storage,
+privileges, every zone failed or, with \fBstrict\-start\fR, one), or a check refused
+something.
+.TP
+2
+The command line is wrong.
+.SH "SEE ALSO"
+\fBternd.toml\fR(5), \fBternctl\fR(8)
+"#;
 
 /// The completion script for `shell`.
 fn completions(shell: clap_complete::Shell) -> String {

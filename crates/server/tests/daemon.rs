@@ -155,6 +155,15 @@ fn version_names_the_commit_and_man_and_completions_are_printed() {
     for option in ["check\\-config", "keygen", "completions"] {
         assert!(man.contains(option), "the manual lacks {option}");
     }
+    // Issue #53 item 7: what an operator looks for in a daemon's page, and no pointer to
+    // a page that does not exist (clap names one per subcommand).
+    for section in [".SH SIGNALS", ".SH FILES", ".SH \"EXIT STATUS\"", ".SH \"SEE ALSO\""] {
+        assert!(man.contains(section), "the manual lacks {section}");
+    }
+    assert!(
+        man.contains("\\fBternd check\\-zone\\fR") && !man.contains("ternd\\-demo(8)"),
+        "{man}"
+    );
     assert_renders_cleanly(&man);
     let (code, page, _) = output(ternd().args(["man", "ternd.toml"]));
     assert_eq!(code, 0);

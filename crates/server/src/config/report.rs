@@ -6,7 +6,9 @@ use std::ops::Range;
 use std::path::Path;
 
 /// Where the keys are documented; every hint ends by pointing there.
-const DOCS: &str = "docs/configuration.md";
+/// Where every key is described: the manual page, and the same text in the source tree
+/// (and, installed from the package, in /usr/share/doc/tern).
+const DOCS: &str = "docs/configuration.md, or man ternd.toml";
 
 /// Formats an error at byte `span` of `text` (the content of `path`).
 pub fn render(path: &Path, text: &str, span: Option<Range<usize>>, message: &str) -> String {
