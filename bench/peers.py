@@ -10,6 +10,7 @@ Used by `bench/bench.py` (peer benchmark) and `tests/conformance/runner.py`.
 
 import json
 import os
+import random
 import shutil
 import signal
 import socket
@@ -30,19 +31,38 @@ class Zone:
     path: str
 
 
+def ephemeral_range():
+    """The kernel's range of source ports chosen for unbound sockets."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            low, high = (int(v) for v in f.read().split())
+        return low, high
+    except (OSError, ValueError):
+        return 32768, 60999
+
+
 def free_port():
-    """A loopback port that is free for both UDP and TCP right now."""
+    """A loopback port that is free for both UDP and TCP right now, chosen below the
+    kernel's ephemeral range so that no server's source port (a NOTIFY, a transfer, a
+    resolver socket) can take it before the server meant to listen there starts."""
+    low = ephemeral_range()[0]
     for _ in range(200):
-        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp:
-            udp.bind(("127.0.0.1", 0))
-            port = udp.getsockname()[1]
-            with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
-                try:
-                    tcp.bind(("127.0.0.1", port))
-                except OSError:
-                    continue
-                return port
+        port = random.randrange(max(1024, low - 12000), low)
+        if port in _HANDED_OUT:
+            continue
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as udp, \
+                socket.socket(socket.AF_INET, socket.SOCK_STREAM) as tcp:
+            try:
+                udp.bind(("127.0.0.1", port))
+                tcp.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            _HANDED_OUT.add(port)
+            return port
     raise RuntimeError("no free loopback port found")
+
+
+_HANDED_OUT = set()  # ports this process gave out: not given twice
 
 
 def missing_reason(kind, tern_bin=None, floor_bin=None):

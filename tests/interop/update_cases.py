@@ -429,6 +429,40 @@ def wait_serving(addr, zone, timeout=30):
     return False
 
 
+def start(kind, build_conf, work, zones, tries=3):
+    """Start one server on a port chosen just before it starts (a port chosen earlier may
+    have been taken meanwhile as another server's source port) and wait until it serves
+    the last zone. A start that fails because the port is in use is tried on another."""
+    for attempt in range(tries):
+        port = peers.free_port()
+        here = work if attempt == 0 else f"{work}.{attempt}"
+        os.makedirs(here)
+        write_zones(here, zones)
+        server = peers.Server(kind, [], port, here, build_conf(port, here, zones), None)
+        if serving(server, zones[-1]) or "in use" not in log_tail(server).lower():
+            return server
+        server.stop()
+    return server
+
+
+def serving(server, zone, timeout=30):
+    """Whether the server answers for `zone` within `timeout` seconds (False at once when
+    it has exited)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and server.proc.poll() is None:
+        if wait_serving(("127.0.0.1", server.port), zone, timeout=0.5):
+            return True
+    return False
+
+
+def log_tail(server, lines=30):
+    try:
+        with open(server.log_path, errors="replace") as f:
+            return "".join(f.readlines()[-lines:])
+    except OSError as e:
+        return f"(no log: {e})"
+
+
 def compare(results):
     differ = 0
     names = list(next(iter(results.values())).keys())
@@ -473,24 +507,16 @@ def main():
         write_zones(args.zones, [zone_name(i) for i in range(1, len(CASES) + 1)])
         return 0
     base = tempfile.mkdtemp(prefix="tern-update-")
-    builders = {
-        "bind": (server_bind, peers.free_port()),
-        "knot": (server_knot, peers.free_port()),
-        "tern": (server_tern, peers.free_port()),
-    }
+    builders = {"bind": server_bind, "knot": server_knot, "tern": server_tern}
     started, results = [], {}
     try:
         for kind in filter(None, args.servers.split(",")):
-            build_conf, port = builders[kind]
-            work = os.path.join(base, kind)
-            os.makedirs(work)
-            write_zones(work, zones)
-            server = peers.Server(kind, [], port, work, build_conf(port, work, zones), None)
+            server = start(kind, builders[kind], os.path.join(base, kind), zones)
             started.append(server)
-            if not wait_serving(("127.0.0.1", port), zones[-1]):
-                print(f"{kind} did not start; see {server.log_path}")
+            if not serving(server, zones[-1], timeout=1):
+                print(f"{kind} did not start; its log ends:\n{log_tail(server)}")
                 return 1
-            results[kind] = run(("127.0.0.1", port), cases)
+            results[kind] = run(("127.0.0.1", server.port), cases)
         if args.engine:
             work = os.path.join(base, "engine")
             os.makedirs(work)
