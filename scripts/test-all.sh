@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
             dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind \
-            systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg \
+            systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg logrotate:logrotate \
             ping:iputils-ping ip:iproute2 \
             promtool:prometheus; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")

@@ -55,12 +55,19 @@ want=(
   ./usr/share/doc/tern/examples/ternd.example.toml
   ./usr/share/doc/tern/configuration.md ./usr/share/doc/tern/api.yaml
   ./usr/sbin/ternctl ./usr/share/man/man8/ternctl.8.gz
-  ./usr/share/bash-completion/completions/ternctl
+  ./usr/share/bash-completion/completions/ternctl ./etc/logrotate.d/tern
 )
 for path in "${want[@]}"; do
   grep -qxF "$path" "$work/contents" || { echo "$deb lacks $path" >&2; exit 1; }
 done
 dpkg-deb -I "$deb" conffiles | grep -qxF /etc/tern/ternd.toml
+dpkg-deb -I "$deb" conffiles | grep -qxF /etc/logrotate.d/tern
+grep -q '^LogsDirectory=tern$' "$repo/dist/ternd.service"
+# The shipped logrotate file parses (debug mode changes nothing).
+command -v logrotate >/dev/null || { echo "logrotate missing (apt-get install logrotate)" >&2; exit 1; }
+logrotate -d -s "$work/logrotate.state" "$repo/dist/logrotate" 2>"$work/logrotate.out" ||
+  { cat "$work/logrotate.out" >&2; echo "logrotate refuses dist/logrotate" >&2; exit 1; }
+! grep -qi "error" "$work/logrotate.out" || { cat "$work/logrotate.out" >&2; exit 1; }
 dpkg-deb -I "$deb" postinst | grep -q 'systemd-sysusers .*ternd\.conf'
 dpkg-deb -I "$deb" postinst | grep -q 'deb-systemd-helper enable ternd\.service'
 command -v lintian >/dev/null || { echo "lintian missing (apt-get install lintian)" >&2; exit 1; }

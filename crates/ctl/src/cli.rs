@@ -42,6 +42,8 @@ enum Command {
     Stop,
     /// Re-read the configuration and apply it; returns once the zones are loaded.
     Reload,
+    /// Reopen the log file (as SIGUSR1), after logrotate has moved it away.
+    LogReopen,
     /// The served zones, one line each.
     ZoneList,
     /// Each zone's state in detail (all zones when none is named).
@@ -208,6 +210,7 @@ fn request(command: Command) -> Result<Action, String> {
         Command::Status => Ok(Action::Ask(Request::Status)),
         Command::Stop => Ok(Action::Ask(Request::Stop)),
         Command::Reload => Ok(Action::Ask(Request::Reload)),
+        Command::LogReopen => Ok(Action::Ask(Request::LogReopen)),
         Command::ZoneList => Ok(Action::Ask(Request::ZoneList)),
         Command::ZoneStatus { zones } => Ok(Action::Ask(Request::ZoneStatus { zones })),
         Command::ZoneReload { zones } => zone_op(ZoneOp::Reload, zones),

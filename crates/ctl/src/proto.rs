@@ -26,6 +26,8 @@ pub enum Request {
     /// Re-read the configuration and apply it (as SIGHUP does); answered once the
     /// zones it loads are loaded.
     Reload,
+    /// Reopen the log file (as SIGUSR1), after logrotate has moved it.
+    LogReopen,
     /// The served zones, one line each.
     ZoneList,
     /// Each zone's state in detail (all zones when none is named).
@@ -286,7 +288,7 @@ mod tests {
             serde_json::from_str::<Request>(r#"{"command":"zone-read","zone":"a","x":1}"#).is_err()
         );
         assert!(serde_json::from_str::<Request>(r#"{"command":"no-such"}"#).is_err());
-        for request in [Request::Status, Request::ZoneList, Request::Reload] {
+        for request in [Request::Status, Request::ZoneList, Request::Reload, Request::LogReopen] {
             let text = serde_json::to_string(&request).unwrap();
             assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), request);
         }

@@ -46,6 +46,9 @@ pub struct Cli {
     /// Log format: human, json or journal (human on systemd's journal is journal).
     #[arg(long, value_name = "FORMAT", value_parser = parse_log_format)]
     log_format: Option<LogFormat>,
+    /// Log to this file (instead of `[log] file`; reopened on SIGUSR1).
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -188,6 +191,12 @@ impl Cli {
         if let Some(format) = self.log_format {
             config.log.format = format;
         }
+        if let Some(file) = self.log_file {
+            // Absolute: a daemon reopens it after leaving this directory.
+            let file = std::path::absolute(&file)
+                .map_err(|source| Error::File { path: file.clone(), source })?;
+            config.log.file = Some(file);
+        }
         Ok(Plan::Run { config: Box::new(config), daemon: self.daemon })
     }
 }
@@ -205,6 +214,10 @@ const MANUAL_SECTIONS: &str = r#".SH SIGNALS
 \fBSIGHUP\fR
 Re\-read the configuration and the zone files that changed (as \fBternctl reload\fR); a
 configuration with errors is not applied and the server serves on as it was.
+.TP
+\fBSIGUSR1\fR
+Reopen the log file at its path (as \fBternctl log\-reopen\fR), after logrotate has
+moved it away.
 .TP
 \fBSIGTERM\fR, \fBSIGINT\fR
 Stop: no new connections, answer what has arrived, exit 0.
@@ -352,7 +365,16 @@ mod tests {
 
     #[test]
     fn demo_and_overrides() {
-        let config = run_config(&["--log-level", "debug", "--log-format", "json", "demo"]);
+        let config = run_config(&[
+            "--log-level",
+            "debug",
+            "--log-format",
+            "json",
+            "--log-file",
+            "/var/log/tern.log",
+            "demo",
+        ]);
+        assert_eq!(config.log.file.as_deref(), Some(std::path::Path::new("/var/log/tern.log")));
         assert_eq!(config.zones[0].name.to_string(), "example.com.");
         assert_eq!(config.log.level, LevelFilter::DEBUG);
         assert_eq!(config.log.format, LogFormat::Json);

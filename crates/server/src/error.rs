@@ -23,8 +23,9 @@ pub enum Error {
     Privileges(String),
     /// Another operating-system call failed: what the server was doing, and the error.
     Os { doing: &'static str, source: io::Error },
-    /// The zone reload hook reported a failure.
-    Reload(String),
+    /// The start-up failed: zones failed to load (all of them, or any with
+    /// `strict-start`).
+    Start(String),
     /// The AF_XDP data plane cannot be set up (the socket path serves on).
     Xdp(String),
 }
@@ -47,7 +48,7 @@ impl fmt::Display for Error {
             Error::File { path, source } => write!(f, "{}: {source}", path.display()),
             Error::Privileges(message) => write!(f, "cannot drop privileges: {message}"),
             Error::Os { doing, source } => write!(f, "{doing}: {source}"),
-            Error::Reload(message) => write!(f, "reload failed: {message}"),
+            Error::Start(message) => write!(f, "not started: {message}"),
             Error::Xdp(message) => write!(f, "XDP cannot be used: {message}"),
         }
     }
@@ -59,7 +60,7 @@ impl std::error::Error for Error {
             Error::Bind { source, .. } | Error::File { source, .. } | Error::Os { source, .. } => {
                 Some(source)
             }
-            Error::Config(_) | Error::Privileges(_) | Error::Reload(_) | Error::Xdp(_) => None,
+            Error::Config(_) | Error::Privileges(_) | Error::Start(_) | Error::Xdp(_) => None,
         }
     }
 }

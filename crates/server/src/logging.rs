@@ -9,13 +9,21 @@
 //! journal lines by themselves when standard error is the journal (`JOURNAL_STREAM`
 //! names its device and inode), as under the packaged systemd unit.
 //!
+//! A log file is reopened on SIGUSR1 or `ternctl log-reopen` (after logrotate has moved
+//! it away): lines go on to the file then at the configured path. A daemon without a log
+//! file whose syslog socket (`/dev/log`) cannot be reached does not start: its lines
+//! would be lost without a word.
+//!
 //! Nothing on the data plane logs; these lines come from the control plane.
 
-use std::fs::OpenOptions;
+use std::fs::{File, OpenOptions};
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
+
+use arc_swap::ArcSwap;
 
 use tracing::level_filters::LevelFilter;
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
@@ -27,14 +35,25 @@ use tracing_subscriber::{reload, Layer, Registry};
 use crate::config::{LogConfig, LogFormat};
 use crate::error::{Error, Result};
 
-/// Changes the level of the installed logger.
+/// Changes the level of the installed logger, and reopens its file.
 #[derive(Debug, Clone)]
-pub struct LogHandle(reload::Handle<LevelFilter, Registry>);
+pub struct LogHandle {
+    level: reload::Handle<LevelFilter, Registry>,
+    file: Option<Arc<LogFile>>,
+}
 
 impl LogHandle {
     /// Sets the level (on reload).
     pub fn set_level(&self, level: LevelFilter) {
-        let _ = self.0.modify(|current| *current = level);
+        let _ = self.level.modify(|current| *current = level);
+    }
+
+    /// Reopens the log file at its path (SIGUSR1, `ternctl log-reopen`): the path it now
+    /// writes to, or `None` when it logs to no file. On an error it keeps the file it had.
+    pub fn reopen(&self) -> Result<Option<&Path>> {
+        let Some(file) = &self.file else { return Ok(None) };
+        file.reopen()?;
+        Ok(Some(&file.path))
     }
 }
 
@@ -48,25 +67,71 @@ pub fn init(config: &LogConfig, daemon: bool) -> Result<LogHandle> {
         }
         format => format,
     };
-    let (writer, ansi) = match &config.file {
-        Some(path) => {
-            let file = OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(path)
-                .map_err(|source| Error::File { path: path.clone(), source })?;
-            (BoxMakeWriter::new(Arc::new(file)), false)
-        }
-        None if syslog => (BoxMakeWriter::new(Syslog::open()), false),
+    let file = config.file.as_deref().map(LogFile::open).transpose()?.map(Arc::new);
+    let (writer, ansi) = match &file {
+        Some(file) => (BoxMakeWriter::new(ToFile(Arc::clone(file))), false),
+        None if syslog => (BoxMakeWriter::new(Syslog::open()?), false),
         None => (BoxMakeWriter::new(std::io::stderr), std::io::stderr().is_terminal()),
     };
-    let (filter, handle) = reload::Layer::new(config.level);
+    let (filter, level) = reload::Layer::new(config.level);
     tracing_subscriber::registry()
         .with(filter)
         .with(lines(format, syslog, writer, ansi))
         .try_init()
         .map_err(|e| Error::Config(format!("cannot install the logger: {e}")))?;
-    Ok(LogHandle(handle))
+    Ok(LogHandle { level, file })
+}
+
+/// The log file: reopened at its path on request, each line written whole to the file
+/// open at the time.
+#[derive(Debug)]
+struct LogFile {
+    path: PathBuf,
+    current: ArcSwap<File>,
+}
+
+impl LogFile {
+    fn open(path: &Path) -> Result<LogFile> {
+        Ok(LogFile { path: path.to_path_buf(), current: ArcSwap::from_pointee(append(path)?) })
+    }
+
+    fn reopen(&self) -> Result<()> {
+        self.current.store(Arc::new(append(&self.path)?));
+        Ok(())
+    }
+}
+
+/// `path` opened for appending, created when missing.
+fn append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .map_err(|source| Error::File { path: path.to_path_buf(), source })
+}
+
+/// The writer of the log file's lines.
+struct ToFile(Arc<LogFile>);
+
+impl<'a> MakeWriter<'a> for ToFile {
+    type Writer = FileLine;
+
+    fn make_writer(&'a self) -> FileLine {
+        FileLine(self.0.current.load_full())
+    }
+}
+
+/// One event's writes, to the file open when it began.
+struct FileLine(Arc<File>);
+
+impl Write for FileLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        (&*self.0).write(bytes)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&*self.0).flush()
+    }
 }
 
 /// The layer that writes events in `format` to `writer` (syslog when `syslog`).
@@ -174,13 +239,33 @@ fn journal_lines(priority: libc::c_int, text: &[u8]) -> Vec<u8> {
 struct Syslog;
 
 impl Syslog {
-    fn open() -> Syslog {
+    /// Opens the connection to syslog; an error when its socket cannot be reached, as
+    /// syslog(3) would drop every line without a word.
+    fn open() -> Result<Syslog> {
+        reachable(Path::new(SYSLOG_SOCKET))?;
         // SAFETY: the identity is a static C string; openlog keeps the pointer.
         unsafe {
             libc::openlog(c"ternd".as_ptr(), libc::LOG_PID | libc::LOG_NDELAY, libc::LOG_DAEMON)
         };
-        Syslog
+        Ok(Syslog)
     }
+}
+
+/// The socket syslog(3) sends to (glibc's `_PATH_LOG`).
+const SYSLOG_SOCKET: &str = "/dev/log";
+
+/// Whether a datagram can be sent to the syslog socket at `path`.
+fn reachable(path: &Path) -> Result<()> {
+    let socket = std::os::unix::net::UnixDatagram::unbound()
+        .and_then(|socket| socket.connect(path).map(|()| socket));
+    socket.map(drop).map_err(|e| {
+        Error::Config(format!(
+            "--daemon logs to syslog when no log file is set, but {} cannot be reached \
+             ({e}): no syslog daemon runs here; set [log] file (or --log-file FILE), or \
+             run without --daemon (lines go to standard error)",
+            path.display()
+        ))
+    })
 }
 
 impl<'a> MakeWriter<'a> for Syslog {
@@ -245,6 +330,44 @@ mod tests {
         });
         let text = String::from_utf8(out.lock().unwrap().clone()).unwrap();
         assert_eq!(text, "<4>zone not loaded zone=\"example.com.\"\n<6>two\n<6>lines\n");
+    }
+
+    #[test]
+    fn a_reopened_log_file_takes_the_lines_after_a_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("ternd.log");
+        let file = Arc::new(LogFile::open(&path).unwrap());
+        let handle = LogHandle {
+            level: reload::Layer::new(LevelFilter::INFO).1,
+            file: Some(Arc::clone(&file)),
+        };
+        let subscriber = Registry::default().with(lines(
+            LogFormat::Human,
+            false,
+            BoxMakeWriter::new(ToFile(Arc::clone(&file))),
+            false,
+        ));
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!("before");
+            std::fs::rename(&path, dir.path().join("ternd.log.1")).unwrap();
+            tracing::info!("moved away");
+            assert_eq!(handle.reopen().unwrap(), Some(path.as_path()));
+            tracing::info!("after");
+        });
+        let old = std::fs::read_to_string(dir.path().join("ternd.log.1")).unwrap();
+        let new = std::fs::read_to_string(&path).unwrap();
+        assert!(old.contains("before") && old.contains("moved away") && !old.contains("after"));
+        assert!(new.contains("after") && !new.contains("before"), "{new}");
+    }
+
+    #[test]
+    fn syslog_without_its_socket_is_an_error_that_says_what_to_do() {
+        let dir = tempfile::tempdir().unwrap();
+        let why = reachable(&dir.path().join("log")).unwrap_err().to_string();
+        assert!(why.contains("set [log] file") && why.contains("no syslog daemon"), "{why}");
+        let listening = std::os::unix::net::UnixDatagram::bind(dir.path().join("log")).unwrap();
+        reachable(&dir.path().join("log")).unwrap();
+        drop(listening);
     }
 
     /// A writer into a shared buffer.

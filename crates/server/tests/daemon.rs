@@ -438,17 +438,38 @@ fn daemon_detaches_and_reports_readiness() {
 
 #[test]
 fn daemon_start_failure_reaches_the_starting_command() {
-    let (_dir, config, _) = setup("user = \"no-such-user-tern\"\n");
-    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    let (dir, config, _) = setup("user = \"no-such-user-tern\"\n");
+    let log = dir.path().join("ternd.log");
+    let (code, _, stderr) =
+        output(ternd().arg("--daemon").arg("--config").arg(&config).arg("--log-file").arg(&log));
     assert_eq!(code, 1);
     assert!(stderr.contains("unknown user `no-such-user-tern`"), "{stderr}");
 
     let busy = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     let port = busy.local_addr().unwrap().port();
-    let (code, _, stderr) =
-        output(ternd().args(["--daemon", "--listen", &format!("127.0.0.1:{port}")]));
+    let listen = format!("127.0.0.1:{port}");
+    let quick = ["--daemon", "--listen", &listen, "--log-file", log.to_str().unwrap()];
+    let (code, _, stderr) = output(ternd().args(quick));
     assert_eq!(code, 1);
     assert!(stderr.contains(&format!("cannot listen on 127.0.0.1:{port}")), "{stderr}");
+}
+
+/// Issue #53 item 3: a daemon without a log file logs to syslog; where its socket
+/// cannot be reached, the start fails on the terminal instead of losing every line.
+#[test]
+fn a_daemon_without_syslog_or_a_log_file_does_not_start() {
+    if Path::new("/dev/log").exists() {
+        eprintln!("skipped: this machine has a syslog socket at /dev/log");
+        return;
+    }
+    let (_dir, config, addr) = setup("");
+    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("/dev/log cannot be reached") && stderr.contains("--log-file"),
+        "{stderr}"
+    );
+    assert!(udp_ask(addr, &query(1, "www.example.com")).is_none(), "nothing serves");
 }
 
 #[test]
@@ -490,15 +511,18 @@ fn sighup_applies_a_new_log_level() {
 #[test]
 fn daemon_start_reports_zones_that_failed_to_load() {
     let (dir, config, addr) = setup("");
+    let log = dir.path().join("ternd.log");
     std::fs::write(
         dir.path().join("example.com.zone"),
         "@ 300 SOA ns h 1 2 3 4 5\nns A 192.0.2.999\n",
     )
     .unwrap();
-    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    let (code, _, stderr) =
+        output(ternd().arg("--daemon").arg("--config").arg(&config).arg("--log-file").arg(&log));
     assert_eq!(code, 1, "{stderr}");
     assert!(
-        stderr.contains("zones failed to load") && stderr.contains("example.com.zone:2:"),
+        stderr.contains("not started: no zone loaded: zone example.com. not loaded: ")
+            && stderr.contains("example.com.zone:2:"),
         "{stderr}"
     );
     let good = dir.path().join("good.zone");
@@ -507,13 +531,15 @@ fn daemon_start_reports_zones_that_failed_to_load() {
     let text = std::fs::read_to_string(&config).unwrap();
     let two = format!("{text}[[zone]]\nname = \"example.net\"\nfile = \"good.zone\"\n");
     std::fs::write(&config, two.replace("[server]\n", "[server]\nstrict-start = true\n")).unwrap();
-    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    let (code, _, stderr) =
+        output(ternd().arg("--daemon").arg("--config").arg(&config).arg("--log-file").arg(&log));
     assert_eq!(code, 1, "strict: {stderr}");
     let pid_file = dir.path().join("ternd.pid");
     let lenient =
         two.replace("[server]\n", &format!("[server]\npid-file = \"{}\"\n", pid_file.display()));
     std::fs::write(&config, lenient).unwrap();
-    let (code, _, stderr) = output(ternd().arg("--daemon").arg("--config").arg(&config));
+    let (code, _, stderr) =
+        output(ternd().arg("--daemon").arg("--config").arg(&config).arg("--log-file").arg(&log));
     assert_eq!(code, 0, "{stderr}");
     // Issue #53 item 3: the zone that failed is said on the terminal all the same.
     assert!(
@@ -634,4 +660,20 @@ fn refused_transfers_are_logged_within_limits() {
         *per_second.entry(line.get(..19).unwrap_or("")).or_insert(0) += 1;
     }
     assert!(per_second.values().all(|&n| n <= 10), "{per_second:?}");
+}
+
+/// Issue #53 item 3: a start that fails (here: an API token too short) says its error
+/// and nothing else: no zone is loaded, so no "zone loaded" line comes before it.
+#[test]
+fn a_failed_start_logs_no_zone_loads_before_its_error() {
+    let (dir, config, _) = setup("");
+    std::fs::write(dir.path().join("token"), "short\n").unwrap();
+    let http = free_port();
+    let text = std::fs::read_to_string(&config).unwrap();
+    let extra = format!("[http]\nlisten = \"127.0.0.1:{http}\"\napi-token-file = \"token\"\n");
+    std::fs::write(&config, format!("{text}{extra}")).unwrap();
+    let (code, _, stderr) = output(ternd().arg("--config").arg(&config));
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("at least 16 characters"), "{stderr}");
+    assert!(!stderr.contains("zone loaded") && !stderr.contains("load failed"), "{stderr}");
 }

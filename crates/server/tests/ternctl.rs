@@ -312,3 +312,40 @@ fn other_users_are_refused() {
     assert!(String::from_utf8_lossy(&as_nobody.stderr).contains("may not control"));
     assert!(ok(&socket, &["status"]).contains("0 zones"));
 }
+
+/// Issue #53 item 7: a log file moved away (as logrotate does) is reopened at its path
+/// by `ternctl log-reopen` and by SIGUSR1; the lines after go to the new file.
+#[test]
+fn the_log_file_is_reopened_after_a_rotation() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("primary.example.zone"), PRIMARY_ZONE).unwrap();
+    let port = free_port();
+    let socket = dir.path().join("ternd.sock");
+    let config = dir.path().join("ternd.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+             [control]\nsocket = \"ternd.sock\"\n\
+             [[zone]]\nname = \"primary.example\"\nfile = \"primary.example.zone\"\n"
+        ),
+    )
+    .unwrap();
+    let log = dir.path().join("ternd.log");
+    let args = ["--config", config.to_str().unwrap(), "--log-file", log.to_str().unwrap()];
+    let daemon = Daemon::spawn(&args, SocketAddr::from(([127, 0, 0, 1], port)), &log);
+    let rotated = dir.path().join("ternd.log.1");
+    std::fs::rename(&log, &rotated).unwrap();
+    let said = ok(&socket, &["log-reopen"]);
+    assert_eq!(said.trim(), format!("log file {} reopened", log.display()));
+    ok(&socket, &["reload"]);
+    let now = daemon.log_text();
+    assert!(now.contains("log file reopened") && now.contains("reload done"), "{now}");
+    let before = std::fs::read_to_string(&rotated).unwrap();
+    assert!(before.contains("load done") && !before.contains("reopened"), "{before}");
+
+    std::fs::rename(&log, dir.path().join("ternd.log.2")).unwrap();
+    daemon.signal(libc::SIGUSR1);
+    assert!(eventually(Duration::from_secs(5), || daemon.log_text().contains("(SIGUSR1)")));
+    assert!(!dig(daemon.addr, "www.primary.example", "A").is_empty(), "still serving");
+}

@@ -229,6 +229,7 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
         Request::Status => Reply::Status(status(context)),
         Request::Stop => Reply::error("stop is answered before it is carried out"),
         Request::Reload => ask_main(context, |reply| MainRequest::Reload { reply }).await,
+        Request::LogReopen => ask_main(context, |reply| MainRequest::LogReopen { reply }).await,
         Request::ZoneAdd { tables } => {
             ask_main(context, |reply| MainRequest::ZoneAdd { tables, reply }).await
         }

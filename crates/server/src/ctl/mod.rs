@@ -46,6 +46,11 @@ pub enum MainRequest {
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
     },
+    /// Reopen the log file, as SIGUSR1.
+    LogReopen {
+        /// Told the outcome.
+        reply: oneshot::Sender<Reply>,
+    },
     /// A consumed catalog's members, as its writer read them (RFC 9432).
     Catalog {
         /// The catalog.

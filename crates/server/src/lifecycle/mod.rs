@@ -103,6 +103,8 @@ fn serve(
     };
     handler.send_late_answers(Arc::new(listeners.replier()?));
     let http = listeners.take_http();
+    // Read before any zone loads, so that a bad token fails the start at once.
+    let api_token = api_token(http.is_some(), &config)?;
     let (main, requests) = std::sync::mpsc::channel();
     let control = Plane::start(&config, Arc::clone(&db), Arc::clone(&handler), main.clone())?;
     // Every configured zone is known (SERVFAIL until loaded, never REFUSED) before the
@@ -121,7 +123,7 @@ fn serve(
         config: config.path.clone(),
     });
     let sources = (&running, &control, Arc::clone(&context));
-    let http_server = match start_http(http, &config, sources, handler, db) {
+    let http_server = match start_http(http, api_token, &config, sources, handler, db) {
         Ok(server) => server,
         Err(e) => {
             stop(running, control);
@@ -134,7 +136,7 @@ fn serve(
         tcp_workers = config.tcp_workers(),
         "serving"
     );
-    let Some(loading) = first_loads(loading, &signals) else {
+    let Some(loading) = first_loads(loading, &signals, log) else {
         stop(running, control);
         drop(pid_file);
         return Ok(());
@@ -206,6 +208,7 @@ impl Steering<'_> {
                     info!("SIGHUP: reloading");
                     self.reload(None);
                 }
+                Some(Signal::ReopenLog) => drop(reopen_log(self.log, "SIGUSR1")),
                 None => {}
             }
             while let Ok(request) = requests.try_recv() {
@@ -233,6 +236,9 @@ impl Steering<'_> {
                 self.zone_add_checked(&tables, &failures, reply);
             }
             MainRequest::ZoneRemove { zones, reply } => self.zone_remove(&zones, reply),
+            MainRequest::LogReopen { reply } => {
+                let _ = reply.send(reopen_log(self.log, "on the control socket"));
+            }
             MainRequest::Catalog { catalog, members } => self.catalog(&catalog, members),
         }
         false
@@ -365,26 +371,22 @@ fn raise_open_files_limit() {
 /// threads at the control plane's nice value, from the running server's counters.
 fn start_http(
     listener: Option<std::net::TcpListener>,
+    api_token: Option<String>,
     config: &Config,
     (running, _control, context): (&RunningServer, &Plane, Arc<Context>),
     handler: Arc<EngineHandler>,
     zones: Arc<ZoneDb>,
 ) -> Result<Option<crate::http::HttpServer>> {
     let Some(listener) = listener else { return Ok(None) };
-    let api = match &config.http.api_token_file {
-        Some(file) => {
-            let token =
-                crate::http::api::read_token(file).map_err(|e| Error::Config(e.to_string()))?;
-            Some(Arc::new(crate::http::api::Api {
-                token,
-                context,
-                db: Arc::clone(&zones),
-                body_timeout: config.http.body_timeout,
-                refusals: Default::default(),
-            }))
-        }
-        None => None,
-    };
+    let api = api_token.map(|token| {
+        Arc::new(crate::http::api::Api {
+            token,
+            context,
+            db: Arc::clone(&zones),
+            body_timeout: config.http.body_timeout,
+            refusals: Default::default(),
+        })
+    });
     let metrics = config.http.metrics.then(|| {
         Metrics::new(Sources {
             stats: running.shared_stats(),
@@ -397,6 +399,14 @@ fn start_http(
     let nice = base + i32::try_from(config.server.control_nice).unwrap_or(0);
     let settings = crate::http::Settings::of(&config.http, Some(nice));
     crate::http::spawn(listener, Arc::new(HttpState { metrics, api }), settings).map(Some)
+}
+
+/// The API's token, when the HTTP server listens and has one (`[http] api-token-file`).
+fn api_token(listening: bool, config: &Config) -> Result<Option<String>> {
+    let Some(file) = config.http.api_token_file.as_deref().filter(|_| listening) else {
+        return Ok(None);
+    };
+    crate::http::api::read_token(file).map(Some).map_err(|e| Error::Config(e.to_string()))
 }
 
 /// Starts pinging systemd's watchdog when the unit asks for one (`WatchdogSec=`): while
@@ -429,7 +439,7 @@ fn watchdog(
 }
 
 /// Waits for the zones' first loads, taking signals meanwhile; `None` when asked to stop.
-fn first_loads(mut loading: Loading, signals: &SignalSet) -> Option<Loading> {
+fn first_loads(mut loading: Loading, signals: &SignalSet, log: &LogHandle) -> Option<Loading> {
     let started = Instant::now();
     while !loading.wait(SIGNAL_POLL) {
         match signals.wait_for(Duration::ZERO) {
@@ -437,11 +447,31 @@ fn first_loads(mut loading: Loading, signals: &SignalSet) -> Option<Loading> {
             Some(Signal::Reload) => {
                 info!("SIGHUP while the zones load: ignored (send it again once they are loaded)")
             }
+            Some(Signal::ReopenLog) => drop(reopen_log(log, "SIGUSR1")),
             None => {}
         }
     }
     reload::log_report(&loading, "load", started.elapsed());
     Some(loading)
+}
+
+/// Reopens the log file (`why` asked for it), logging the outcome in the file it now
+/// writes to; the reply for `ternctl log-reopen`.
+fn reopen_log(log: &LogHandle, why: &str) -> Reply {
+    match log.reopen() {
+        Ok(Some(path)) => {
+            info!(file = %path.display(), "log file reopened ({why})");
+            Reply::done(format!("log file {} reopened", path.display()))
+        }
+        Ok(None) => {
+            info!("log reopen asked ({why}): no [log] file is set, nothing to reopen");
+            Reply::done("no [log] file is set: nothing to reopen")
+        }
+        Err(e) => {
+            error!("log reopen ({why}) failed, lines go on to the file open before: {e}");
+            Reply::error(format!("log file not reopened: {e}"))
+        }
+    }
 }
 
 /// A start-up fails when every zone failed to load, or any did with `strict-start`;
@@ -450,9 +480,13 @@ fn check_start(config: &Config, loading: &Loading) -> Result<()> {
     let report = loading.report();
     let all_failed = report.failed > 0 && report.failed == report.zones;
     if all_failed || (config.server.strict_start && report.failed > 0) {
-        let failures: Vec<String> =
-            loading.failures().iter().map(|(zone, why)| format!("{zone}: {why}")).collect();
-        return Err(Error::Reload(format!("zones failed to load: {}", failures.join("; "))));
+        let failures: Vec<String> = loading
+            .failures()
+            .iter()
+            .map(|(zone, why)| format!("zone {zone} not loaded: {why}"))
+            .collect();
+        let which = if all_failed { "no zone loaded" } else { "strict-start, and a zone failed" };
+        return Err(Error::Start(format!("{which}: {}", failures.join("; "))));
     }
     Ok(())
 }

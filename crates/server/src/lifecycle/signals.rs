@@ -1,4 +1,5 @@
-//! Signals for the control thread: SIGHUP (reload), SIGTERM and SIGINT (stop).
+//! Signals for the control thread: SIGHUP (reload), SIGUSR1 (reopen the log file),
+//! SIGTERM and SIGINT (stop).
 //!
 //! They are blocked in every thread (the mask is set before any thread starts and is
 //! inherited) and taken synchronously with `sigwait` by the main thread, so no handler
@@ -11,6 +12,8 @@ use crate::error::{Error, Result};
 pub enum Signal {
     /// Reload configuration and zones.
     Reload,
+    /// Reopen the log file (SIGUSR1), as after logrotate has moved it.
+    ReopenLog,
     /// Stop (SIGTERM or SIGINT).
     Stop,
 }
@@ -20,13 +23,13 @@ pub enum Signal {
 pub struct SignalSet(libc::sigset_t);
 
 impl SignalSet {
-    /// Blocks SIGHUP, SIGTERM and SIGINT in this thread (and in threads it starts later).
+    /// Blocks SIGHUP, SIGUSR1, SIGTERM and SIGINT in this thread (and in threads it starts later).
     pub fn block() -> Result<SignalSet> {
         // SAFETY: sigemptyset/sigaddset initialise the set; pthread_sigmask reads it.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            for signal in [libc::SIGHUP, libc::SIGTERM, libc::SIGINT] {
+            for signal in [libc::SIGHUP, libc::SIGUSR1, libc::SIGTERM, libc::SIGINT] {
                 libc::sigaddset(&mut set, signal);
             }
             let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -49,11 +52,7 @@ impl SignalSet {
         // SAFETY: `self.0` is an initialised set; a null info pointer is allowed; `spec`
         // is a valid timespec on the stack.
         let signal = unsafe { libc::sigtimedwait(&self.0, std::ptr::null_mut(), &spec) };
-        match signal {
-            libc::SIGHUP => Some(Signal::Reload),
-            libc::SIGTERM | libc::SIGINT => Some(Signal::Stop),
-            _ => None,
-        }
+        meaning(signal)
     }
 
     /// Waits for the next signal of the set.
@@ -62,11 +61,19 @@ impl SignalSet {
             let mut signal = 0;
             // SAFETY: `self.0` is an initialised set; `signal` is a valid out pointer.
             let rc = unsafe { libc::sigwait(&self.0, &mut signal) };
-            match (rc, signal) {
-                (0, libc::SIGHUP) => return Signal::Reload,
-                (0, libc::SIGTERM | libc::SIGINT) => return Signal::Stop,
-                _ => continue,
+            if let Some(signal) = meaning(signal).filter(|_| rc == 0) {
+                return signal;
             }
         }
+    }
+}
+
+/// What a signal number of the set asks for.
+fn meaning(signal: libc::c_int) -> Option<Signal> {
+    match signal {
+        libc::SIGHUP => Some(Signal::Reload),
+        libc::SIGUSR1 => Some(Signal::ReopenLog),
+        libc::SIGTERM | libc::SIGINT => Some(Signal::Stop),
+        _ => None,
     }
 }
