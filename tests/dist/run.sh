@@ -25,7 +25,12 @@ if command -v systemd-analyze >/dev/null; then
     echo "$out" >&2
     exit 1
   fi
-  echo "dist: ternd.service verified"
+  # With the drop-in that lets [xdp] work (read from ternd.service.d/ beside it).
+  mkdir "$work/ternd.service.d"
+  cp "$repo/dist/ternd-xdp.conf" "$work/ternd.service.d/xdp.conf"
+  out=$(SYSTEMD_UNIT_PATH="$work:" systemd-analyze verify --man=no "$work/ternd.service" 2>&1 || true)
+  [[ -z $out ]] || { echo "systemd-analyze verify with dist/ternd-xdp.conf:" >&2; echo "$out" >&2; exit 1; }
+  echo "dist: ternd.service verified, alone and with dist/ternd-xdp.conf"
 else
   echo "dist: systemd-analyze missing (apt-get install systemd): the unit is not verified" >&2
 fi
@@ -52,7 +57,7 @@ want=(
   ./usr/share/bash-completion/completions/ternd ./usr/share/zsh/vendor-completions/_ternd
   ./usr/share/fish/vendor_completions.d/ternd.fish ./usr/lib/systemd/system/ternd.service
   ./etc/tern/ternd.toml ./usr/lib/sysusers.d/ternd.conf ./usr/share/doc/tern/copyright
-  ./usr/share/doc/tern/examples/ternd.example.toml
+  ./usr/share/doc/tern/examples/ternd.example.toml ./usr/share/doc/tern/examples/ternd-xdp.conf
   ./usr/share/doc/tern/configuration.md ./usr/share/doc/tern/api.yaml
   ./usr/sbin/ternctl ./usr/share/man/man8/ternctl.8.gz
   ./usr/share/bash-completion/completions/ternctl ./etc/logrotate.d/tern

@@ -90,10 +90,13 @@ fn xdp_error(interface: &str, doing: &str, e: std::io::Error) -> Error {
             " (the queue is bound to another AF_XDP socket, still after 2 s)"
         }
         Some(libc::EPERM) | Some(libc::EACCES) => {
-            " (needs root, or CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW)"
+            " (needs root, or CAP_BPF, CAP_NET_ADMIN and CAP_NET_RAW: under the packaged \
+             systemd unit, add /usr/share/doc/tern/examples/ternd-xdp.conf as a drop-in)"
         }
         Some(libc::EAFNOSUPPORT) | Some(libc::ENOSYS) => {
-            " (a kernel without CONFIG_XDP_SOCKETS or CONFIG_BPF_SYSCALL)"
+            " (a kernel without CONFIG_XDP_SOCKETS or CONFIG_BPF_SYSCALL, or a systemd unit \
+             whose RestrictAddressFamilies= lacks AF_XDP: see \
+             /usr/share/doc/tern/examples/ternd-xdp.conf)"
         }
         Some(libc::EBUSY) | Some(libc::EEXIST) => {
             " (another XDP program is attached to the interface; Tern does not replace it)"
