@@ -7,6 +7,7 @@
 #   * an answer larger than the MTU allows is truncated (TC), never fragmented;
 #   * cookies and rate limiting apply on the XDP path (a burst gets TC=1 slips);
 #   * TCP still answered by the socket path, ping (ICMP, ICMPv6, ARP, ND) untouched;
+#   * `ternctl status` and `/metrics` count the XDP path's queries apart from UDP's;
 #   * the program detached after SIGTERM, and after SIGKILL (the BPF link dies with the
 #     process), and attached again by a start at once, five times over (generic mode).
 # Skips (exit 0, saying why) without root, namespaces, or XDP in the kernel.
@@ -124,7 +125,11 @@ detached() {
 ask() { in_cli kdig +timeout=2 +retry=0 "$@"; }
 
 echo "== start (auto mode)"
-start auto
+TERNCTL=${TERNCTL:-$(dirname "$TERND")/ternctl}
+start auto "[control]
+socket = \"$work/ternd.sock\"
+[http]
+listen = \"127.0.0.1:9153\""
 grep -o "XDP attached.*" "$log"
 attached || fail "no XDP program on the interface after start"
 
@@ -153,6 +158,20 @@ ask @2001:db8::1 +tcp www.example.test A | grep -q "192.0.2.80" || fail "no TCP 
 echo "== ping untouched"
 in_cli ping -c 1 -W 2 192.0.2.1 >/dev/null || fail "no IPv4 ping"
 in_cli ping -6 -c 1 -W 2 2001:db8::1 >/dev/null || fail "no IPv6 ping"
+
+echo "== ternctl status and /metrics: the XDP path counted apart"
+if [[ -x $TERNCTL ]]; then
+  status=$(in_srv "$TERNCTL" --socket "$work/ternd.sock" status) || fail "ternctl status failed"
+  grep -Eq "xdp: ([4-9]|[0-9]{2,}) queries" <<<"$status" || fail "ternctl status: $status"
+  grep -Eq "udp: 0 queries" <<<"$status" || fail "ternctl status counts XDP as UDP: $status"
+else
+  echo "no ternctl at $TERNCTL: its status line is not checked"
+fi
+metrics=$(in_srv curl -sf http://127.0.0.1:9153/metrics) || fail "no /metrics"
+grep -Eq '^tern_queries_total\{transport="xdp"\} ([4-9]|[0-9]{2,})$' <<<"$metrics" ||
+  fail "no XDP series in /metrics: $(grep tern_queries_total <<<"$metrics")"
+grep -q '^tern_queries_total{transport="udp"} 0$' <<<"$metrics" ||
+  fail "/metrics counts XDP as UDP: $(grep tern_queries_total <<<"$metrics")"
 
 echo "== SIGTERM: counted on the XDP path, detached"
 stop TERM

@@ -203,6 +203,15 @@ pub struct ServerStatus {
     pub tcp_connections: u64,
     /// Queries read over TCP.
     pub tcp_queries: u64,
+    /// Whether the AF_XDP data plane is attached (`[xdp]`).
+    #[serde(default)]
+    pub xdp: bool,
+    /// Queries received through AF_XDP.
+    #[serde(default)]
+    pub xdp_queries: u64,
+    /// Answers sent through AF_XDP.
+    #[serde(default)]
+    pub xdp_answers: u64,
 }
 
 /// One zone's state.

@@ -36,9 +36,14 @@ pub fn text(reply: &Reply, now: u64, zones_as: ZonesAs) -> String {
 
 fn server(s: &ServerStatus) -> String {
     let config = s.config.as_deref().unwrap_or("(built in)");
+    let xdp = if s.xdp {
+        format!("; xdp: {} queries, {} answers", s.xdp_queries, s.xdp_answers)
+    } else {
+        String::new()
+    };
     format!(
         "{}\npid {}, up {}, {} zones, configuration {config}\n\
-         udp: {} queries, {} answers; tcp: {} connections, {} queries\n",
+         udp: {} queries, {} answers; tcp: {} connections, {} queries{xdp}\n",
         s.version,
         s.pid,
         span(s.uptime),
@@ -152,6 +157,20 @@ mod tests {
         assert_eq!(when(100, 160), "1m 0s ago");
         assert_eq!(when(160, 100), "in 1m 0s");
         assert_eq!(when(5, 5), "now");
+    }
+
+    #[test]
+    fn the_xdp_path_shows_when_it_is_attached() {
+        let mut s =
+            ServerStatus { version: "ternd 1".into(), udp_queries: 2, ..Default::default() };
+        assert!(!server(&s).contains("xdp"), "{}", server(&s));
+        (s.xdp, s.xdp_queries, s.xdp_answers) = (true, 9, 8);
+        assert!(server(&s).contains(
+            "udp: 2 queries, 0 answers; tcp: 0 connections, 0 queries; xdp: 9 queries, 8 answers\n"
+        ));
+        // An older server's reply, without the XDP fields, still reads.
+        let old = r#"{"version":"v","pid":1,"uptime":0,"config":null,"zones":0,"udp_queries":0,"udp_answers":0,"tcp_connections":0,"tcp_queries":0}"#;
+        assert!(!serde_json::from_str::<ServerStatus>(old).unwrap().xdp);
     }
 
     #[test]

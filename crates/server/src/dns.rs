@@ -133,6 +133,17 @@ impl Drop for EngineBatch<'_> {
 }
 
 impl EngineHandler {
+    /// A worker's scratch, counting into `counters`.
+    fn scratch(&self, counters: Arc<WorkerCounters>) -> EngineScratch {
+        EngineScratch {
+            table: CompressionTable::new(),
+            ahead: Default::default(),
+            cookies: self.cookies.clone().map(Cookies::new),
+            limits: WorkerLimits::default(),
+            counters,
+        }
+    }
+
     /// A handler answering from `zones` with the engine settings of `config`.
     pub fn new(config: &Config, zones: Arc<ZoneDb>) -> EngineHandler {
         let outgoing = usize::try_from(config.transfer.max_outgoing).unwrap_or(usize::MAX);
@@ -457,13 +468,11 @@ impl Handler for EngineHandler {
     type Batch<'s> = EngineBatch<'s>;
 
     fn new_scratch(&self) -> EngineScratch {
-        EngineScratch {
-            table: CompressionTable::new(),
-            ahead: Default::default(),
-            cookies: self.cookies.clone().map(Cookies::new),
-            limits: WorkerLimits::default(),
-            counters: self.counters.register(),
-        }
+        self.scratch(self.counters.register(false))
+    }
+
+    fn new_xdp_scratch(&self) -> EngineScratch {
+        self.scratch(self.counters.register(true))
     }
 
     fn begin_batch<'s>(&self, scratch: &'s mut EngineScratch) -> EngineBatch<'s> {

@@ -66,6 +66,12 @@ pub trait Handler: Send + Sync + 'static {
     /// Makes a worker's scratch.
     fn new_scratch(&self) -> Self::Scratch;
 
+    /// Makes an AF_XDP worker's scratch: its queries come as UDP, and are counted apart
+    /// where the handler counts them.
+    fn new_xdp_scratch(&self) -> Self::Scratch {
+        self.new_scratch()
+    }
+
     /// Starts a batch with the worker's scratch.
     fn begin_batch<'s>(&self, scratch: &'s mut Self::Scratch) -> Self::Batch<'s>;
 

@@ -1,11 +1,13 @@
 //! The data plane's counters: queries by transport, answers by rcode, questions by type
 //! (a fixed set, the rest counted as `other`), answer sizes, DO and TC.
 //!
-//! Each UDP worker and each TCP runtime thread owns one [`WorkerCounters`], a
+//! Each UDP and AF_XDP worker and each TCP runtime thread owns one [`WorkerCounters`], a
 //! cache-line-aligned slot that only it writes (see [`super::bump`]: no locked
 //! instruction, no line shared with another writer), made when the handler makes its
 //! scratch and registered in [`QueryCounters`]. A scrape reads every slot and adds them
-//! up ([`QueryCounters::sum`]); slots are never removed, so totals never go back.
+//! up ([`QueryCounters::sum`]); slots are never removed, so totals never go back. An
+//! AF_XDP worker's queries are UDP to the handler; its slot says so, and its UDP counts
+//! are added up as the third transport, `xdp`.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -130,6 +132,8 @@ pub struct WorkerCounters {
     truncated: [AtomicU64; 2],
     unanswered: [AtomicU64; 2],
     dnssec_ok: AtomicU64,
+    /// An AF_XDP worker's: its UDP counts are XDP's.
+    xdp: bool,
 }
 
 impl WorkerCounters {
@@ -182,9 +186,9 @@ pub struct QueryCounters {
 }
 
 impl QueryCounters {
-    /// A new slot for a worker, counted from now on.
-    pub fn register(&self) -> Arc<WorkerCounters> {
-        let slot = Arc::new(WorkerCounters::default());
+    /// A new slot for a worker (an AF_XDP one when `xdp`), counted from now on.
+    pub fn register(&self, xdp: bool) -> Arc<WorkerCounters> {
+        let slot = Arc::new(WorkerCounters { xdp, ..WorkerCounters::default() });
         self.slots.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&slot));
         slot
     }
@@ -199,11 +203,14 @@ impl QueryCounters {
     }
 }
 
+/// Transports the totals count apart: UDP (the sockets), TCP, and UDP through AF_XDP.
+pub const TRANSPORTS: [&str; 3] = ["udp", "tcp", "xdp"];
+
 /// The counters of all workers, added up.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueryTotals {
-    /// Queries received, by transport (UDP, TCP).
-    pub queries: [u64; 2],
+    /// Queries received, by transport ([`TRANSPORTS`]).
+    pub queries: [u64; 3],
     /// Questions answered, by type ([`QTYPES`], then other).
     pub qtypes: [u64; QTYPE_SLOTS],
     /// Questions answered that set DO.
@@ -211,11 +218,11 @@ pub struct QueryTotals {
     /// Answers sent, by rcode (see [`super::RCODE_LABELS`]).
     pub rcodes: [u64; RCODE_SLOTS],
     /// Answers sent with TC set, by transport.
-    pub truncated: [u64; 2],
+    pub truncated: [u64; 3],
     /// Answers sent, by transport and size bucket (not cumulative).
-    pub sizes: [[u64; SIZE_BUCKETS]; 2],
+    pub sizes: [[u64; SIZE_BUCKETS]; 3],
     /// Bytes of answers sent, by transport.
-    pub size_sums: [u64; 2],
+    pub size_sums: [u64; 3],
 }
 
 impl QueryTotals {
@@ -225,18 +232,29 @@ impl QueryTotals {
                 *t += c.load(Relaxed);
             }
         };
-        add(&mut self.queries, &slot.unanswered);
         // `add` stops at the shorter of the two: the slots past a count's end are unused.
         add(&mut self.qtypes, &slot.qtypes);
         self.dnssec_ok += slot.dnssec_ok.load(Relaxed);
         add(&mut self.rcodes, &slot.rcodes);
-        add(&mut self.truncated, &slot.truncated);
-        for (t, (total, queries)) in self.sizes.iter_mut().zip(&mut self.queries).enumerate() {
+        // The slot's transports (UDP, TCP) and where they are totalled.
+        let udp = if slot.xdp { 2 } else { 0 };
+        for (t, total) in [(0, udp), (1, 1)] {
+            let load = |counters: &[AtomicU64]| counters.get(t).map_or(0, |c| c.load(Relaxed));
             let buckets = slot.sizes.get(t << 4..(t << 4) + SIZE_BUCKETS).unwrap_or(&[]);
-            add(total, buckets);
-            *queries += buckets.iter().map(|c| c.load(Relaxed)).sum::<u64>();
+            if let Some(sizes) = self.sizes.get_mut(total) {
+                add(sizes, buckets);
+            }
+            let answered: u64 = buckets.iter().map(|c| c.load(Relaxed)).sum();
+            for (array, value) in [
+                (&mut self.queries, load(&slot.unanswered) + answered),
+                (&mut self.truncated, load(&slot.truncated)),
+                (&mut self.size_sums, load(&slot.size_sums)),
+            ] {
+                if let Some(v) = array.get_mut(total) {
+                    *v += value;
+                }
+            }
         }
-        add(&mut self.size_sums, &slot.size_sums);
     }
 }
 
@@ -281,7 +299,8 @@ mod tests {
     #[test]
     fn slots_are_added_up() {
         let counters = QueryCounters::default();
-        let (a, b) = (counters.register(), counters.register());
+        let (a, b, x) =
+            (counters.register(false), counters.register(false), counters.register(true));
         assert_eq!(std::mem::align_of::<WorkerCounters>(), 64);
         a.question(Rtype::AAAA, true);
         a.answer(Answer {
@@ -298,10 +317,19 @@ mod tests {
             len: 600,
             truncated: true,
         });
+        // An AF_XDP worker's UDP answers and unanswered queries are XDP's.
+        x.answer(Answer {
+            transport: Transport::Udp,
+            rcode: Rcode::NOERROR,
+            len: 40,
+            truncated: true,
+        });
+        x.unanswered(Transport::Udp);
         let sum = counters.sum();
-        assert_eq!(sum.queries, [2, 1]);
+        assert_eq!(sum.queries, [2, 1, 2]);
         assert_eq!((sum.qtypes[1], sum.qtypes[QTYPES.len()], sum.dnssec_ok), (1, 1, 1));
-        assert_eq!((sum.rcodes[0], sum.rcodes[3], sum.truncated), (1, 1, [1, 0]));
-        assert_eq!((sum.sizes[0][2], sum.sizes[0][5], sum.size_sums), (1, 1, [700, 0]));
+        assert_eq!((sum.rcodes[0], sum.rcodes[3], sum.truncated), (2, 1, [1, 0, 1]));
+        assert_eq!((sum.sizes[0][2], sum.sizes[0][5], sum.size_sums), (1, 1, [700, 0, 40]));
+        assert_eq!(sum.sizes[2][1], 1);
     }
 }

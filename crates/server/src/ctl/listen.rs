@@ -60,6 +60,8 @@ pub struct Context {
     pub started: Instant,
     /// The configuration file.
     pub config: Option<PathBuf>,
+    /// Whether the AF_XDP data plane is attached.
+    pub xdp: bool,
 }
 
 /// The socket being served; the file is removed when this is dropped.
@@ -259,6 +261,9 @@ fn status(context: &Context) -> ServerStatus {
         udp_answers: stats.udp_sent,
         tcp_connections: stats.tcp_accepted,
         tcp_queries: stats.tcp_queries,
+        xdp: context.xdp,
+        xdp_queries: stats.xdp_received,
+        xdp_answers: stats.xdp_sent,
     }
 }
 

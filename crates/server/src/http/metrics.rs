@@ -17,7 +17,7 @@ use prometheus_client::registry::Registry;
 use tern_zone::ZoneDb;
 
 use crate::counters::control::{control, ControlCounters, Direction};
-use crate::counters::queries::{size_bound, QueryTotals, QTYPES, SIZE_BUCKETS};
+use crate::counters::queries::{size_bound, QueryTotals, QTYPES, SIZE_BUCKETS, TRANSPORTS};
 use crate::counters::{Durations, RCODE_LABELS};
 use crate::dns::EngineHandler;
 use crate::io::tcp::ConnectionLimits;
@@ -134,8 +134,8 @@ fn histograms<L: EncodeLabelSet>(
 
 /// The data plane's counters.
 fn queries(e: &mut DescriptorEncoder, t: &QueryTotals) -> fmt::Result {
-    let by_transport = |values: [u64; 2]| {
-        ["udp", "tcp"].into_iter().zip(values).map(|(t, v)| (label("transport", t), v))
+    let by_transport = |values: [u64; 3]| {
+        TRANSPORTS.into_iter().zip(values).map(|(t, v)| (label("transport", t), v))
     };
     counters(e, "queries", "Queries received, by transport.", by_transport(t.queries))?;
     let qtypes = QTYPES.iter().map(ToString::to_string).chain(["other".to_owned()]);
@@ -146,7 +146,7 @@ fn queries(e: &mut DescriptorEncoder, t: &QueryTotals) -> fmt::Result {
     counters(e, "responses", "Responses sent, by rcode.", by_rcode)?;
     let help = "Responses sent with TC set, by transport.";
     counters(e, "responses_truncated", help, by_transport(t.truncated))?;
-    let sizes = ["udp", "tcp"].into_iter().zip(t.sizes.iter().zip(t.size_sums)).map(
+    let sizes = TRANSPORTS.into_iter().zip(t.sizes.iter().zip(t.size_sums)).map(
         |(transport, (buckets, sum))| {
             let bounds = (0..SIZE_BUCKETS).map(|i| size_bound(i) as f64);
             let mut buckets: Vec<(f64, u64)> = bounds.zip(buckets.iter().copied()).collect();
@@ -268,13 +268,19 @@ mod tests {
             max_response: 65535,
             keepalive: None,
         };
-        // Two workers, one query each (a FORMERR: too short for a question).
+        // Two workers, one query each (a FORMERR: too short for a question); then an
+        // AF_XDP worker's UDP query, counted as XDP's.
+        let query = [0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0];
         for _ in 0..2 {
             let mut scratch = handler.new_scratch();
             let mut batch = handler.begin_batch(&mut scratch);
-            let query = [0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0];
             let _ = handler.handle(&mut batch, &query, &ctx, &mut [0u8; 65535]);
         }
+        let mut scratch = handler.new_xdp_scratch();
+        let mut batch = handler.begin_batch(&mut scratch);
+        let udp = RequestContext { transport: Transport::Udp, max_response: 512, ..ctx };
+        let _ = handler.handle(&mut batch, &query, &udp, &mut [0u8; 65535]);
+        drop(batch);
         let metrics = Metrics::new(Sources {
             stats: Arc::default(),
             connections: ConnectionLimits::new(10, 10),
@@ -283,6 +289,10 @@ mod tests {
         });
         let text = metrics.render().unwrap();
         assert!(text.contains("tern_queries_total{transport=\"tcp\"} 2\n"), "{text}");
+        assert!(text.contains("tern_queries_total{transport=\"xdp\"} 1\n"), "{text}");
+        assert!(text.contains("tern_queries_total{transport=\"udp\"} 0\n"), "{text}");
+        let xdp_sizes = "tern_response_size_bytes_count{transport=\"xdp\"} 1\n";
+        assert!(text.contains(xdp_sizes), "{text}");
         for family in [
             "tern_responses_total",
             "tern_response_size_bytes_bucket",

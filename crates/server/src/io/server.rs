@@ -298,6 +298,11 @@ impl RunningServer {
         &self.addrs
     }
 
+    /// Whether the AF_XDP data plane is attached and its workers run.
+    pub fn has_xdp(&self) -> bool {
+        self.xdp.is_some()
+    }
+
     /// The counters themselves, shared (the watchdog reads the workers' heartbeat).
     pub fn shared_stats(&self) -> Arc<Stats> {
         Arc::clone(&self.stats)

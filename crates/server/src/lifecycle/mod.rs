@@ -121,6 +121,7 @@ fn serve(
         stats: running.shared_stats(),
         started,
         config: config.path.clone(),
+        xdp: running.has_xdp(),
     });
     let sources = (&running, &control, Arc::clone(&context));
     let http_server = match start_http(http, api_token, &config, sources, handler, db) {

@@ -274,7 +274,7 @@ impl FreeFrames {
 impl<H: Handler> Worker<H> {
     /// Serves until the stop flag is set.
     pub fn run(mut self) {
-        let mut scratch = self.handler.new_scratch();
+        let mut scratch = self.handler.new_xdp_scratch();
         let mut free = FreeFrames::new();
         let mut tally = Tally::new(DataPath::Xdp);
         while !self.stop.load(Ordering::Relaxed) {
