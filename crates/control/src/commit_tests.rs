@@ -109,7 +109,12 @@ fn primary_zone(dir: &Path, network: Arc<dyn Network>) -> Zone {
         std::fs::write(&file, ZONE_TEXT).unwrap();
     }
     let mut plan = ZonePlan::clone(&testing::primary(ORIGIN, ZoneSource::File(file)));
-    let target = Remote { id: "s".into(), addrs: vec!["127.0.0.1:9".parse().unwrap()], key: None };
+    let target = Remote {
+        id: "s".into(),
+        addrs: vec!["127.0.0.1:9".parse().unwrap()],
+        key: None,
+        via: vec![],
+    };
     plan.notify = vec![target];
     Zone::new(Arc::new(plan), &dir.join("storage"), network, Arc::new(SystemClock))
 }

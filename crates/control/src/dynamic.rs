@@ -230,11 +230,10 @@ impl Writer {
             for task in tasks {
                 let Some(request) = task.request() else { continue };
                 let message = request.bytes().to_vec();
-                let peers = primaries.iter().flat_map(|p| p.addrs.iter());
-                let answer = peers.map(|&addr| {
-                    network
-                        .forward(Peer { addr, key: None }, &message, timeout)
-                        .map_err(|e| (addr, e))
+                let peers = primaries.iter().flat_map(|p| p.addrs.iter().map(move |&a| (a, p)));
+                let answer = peers.map(|(addr, primary)| {
+                    let peer = Peer { addr, key: None, source: primary.source_for(addr) };
+                    network.forward(peer, &message, timeout).map_err(|e| (addr, e))
                 });
                 let mut last = None;
                 for result in answer {

@@ -35,22 +35,23 @@ pub fn send(
 ) -> Vec<JoinHandle<()>> {
     let mut tasks = Vec::new();
     let mut told: Vec<SocketAddr> = Vec::new();
-    let target = |who: String, key: Option<Key>| Target {
+    let target = |who: String, key: Option<Key>, source: Option<IpAddr>| Target {
         zone: plan.name.clone(),
         who,
         key,
+        source,
         network: Arc::clone(network),
     };
     for remote in &plan.notify {
         for &addr in &remote.addrs {
             told.push(addr);
-            let target = target(remote.id.clone(), remote.key.clone());
+            let target = target(remote.id.clone(), remote.key.clone(), remote.source_for(addr));
             tasks.push(tokio::spawn(target.tell(addr, soa.clone(), timeout)));
         }
     }
     if plan.notify_ns {
         for (ns, glue) in ns_targets(zone) {
-            let target = target(ns.to_string(), None);
+            let target = target(ns.to_string(), None, None);
             let (told, soa) = (told.clone(), soa.clone());
             tasks.push(tokio::spawn(async move {
                 let addrs = addresses(&target.network, ns, glue).await;
@@ -69,20 +70,22 @@ struct Target {
     zone: Name,
     who: String,
     key: Option<Key>,
+    /// The local address to send from (the remote's `via`).
+    source: Option<IpAddr>,
     network: Arc<dyn Network>,
 }
 
 impl Target {
     /// Sends NOTIFY to `addr` until acknowledged or [`ATTEMPTS`] tries.
     async fn tell(self, addr: SocketAddr, soa: RecordData, timeout: Duration) {
-        let Target { zone, who, key, network } = self;
+        let Target { zone, who, key, source, network } = self;
         let serial = soa.soa_serial().unwrap_or(0);
         let mut pause = FIRST_PAUSE;
         for attempt in 1..=ATTEMPTS {
             let (zone2, soa2, key2, network) =
                 (zone.clone(), soa.clone(), key.clone(), Arc::clone(&network));
             let sent = tokio::task::spawn_blocking(move || {
-                network.notify(Peer { addr, key: key2.as_ref() }, &zone2, &soa2, timeout)
+                network.notify(Peer { addr, key: key2.as_ref(), source }, &zone2, &soa2, timeout)
             })
             .await;
             match sent {

@@ -127,6 +127,8 @@ pub struct Peer<'k> {
     pub addr: SocketAddr,
     /// The key to sign with, if any.
     pub key: Option<&'k Key>,
+    /// The local address to send from (the remote's `via`); `None`: the kernel chooses.
+    pub source: Option<std::net::IpAddr>,
 }
 
 /// How long to wait, and how much to take.

@@ -32,6 +32,16 @@ pub struct Remote {
     pub addrs: Vec<SocketAddr>,
     /// The key to sign with.
     pub key: Option<Key>,
+    /// The local addresses to send from (`via`): the first of an address's family is
+    /// used for it; none of its family, the kernel chooses.
+    pub via: Vec<std::net::IpAddr>,
+}
+
+impl Remote {
+    /// The local address to send to `addr` from, when `via` has one of its family.
+    pub fn source_for(&self, addr: SocketAddr) -> Option<std::net::IpAddr> {
+        self.via.iter().copied().find(|via| via.is_ipv4() == addr.is_ipv4())
+    }
 }
 
 /// How a zone gets its data.

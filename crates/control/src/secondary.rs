@@ -338,7 +338,7 @@ impl Job {
         let mut failed = Vec::new();
         for remote in &self.primaries {
             for &addr in &remote.addrs {
-                let peer = Peer { addr, key: remote.key.as_ref() };
+                let peer = Peer { addr, key: remote.key.as_ref(), source: remote.source_for(addr) };
                 match self.from(peer) {
                     Ok(fetched) => return Ok(fetched),
                     Err(error) => {

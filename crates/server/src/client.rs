@@ -151,10 +151,8 @@ fn udp_exchange(
     mac: Option<&Mac>,
     timeout: Duration,
 ) -> Result<Vec<u8>> {
-    let bind: SocketAddr = if peer.addr.is_ipv6() { "[::]:0" } else { "0.0.0.0:0" }
-        .parse()
-        .map_err(|_| ClientError::Broken("address".into()))?;
-    let socket = UdpSocket::bind(bind)?;
+    let socket =
+        UdpSocket::bind(SocketAddr::new(source(peer), 0)).map_err(|e| via_error(peer, e))?;
     socket.connect(peer.addr)?;
     let per_try = (timeout / 3).max(Duration::from_millis(200));
     socket.set_read_timeout(Some(per_try))?;
@@ -222,7 +220,7 @@ pub fn transfer(
     let soa = ours.filter(|_| qtype == Rtype::IXFR).map(|soa| (Section::Authority, soa));
     let (message, mac) = request(Opcode::QUERY, zone, qtype, soa, peer.key)?;
     let deadline = Deadline::new(limits);
-    let stream = tcp_send(peer.addr, &message, limits.timeout.min(limits.max_time))?;
+    let stream = tcp_send(peer, &message, limits.timeout.min(limits.max_time))?;
     let mut reader =
         Stream { tcp: stream, incoming, verifier: None, limits, deadline, bytes: 0, messages: 0 };
     if let (Some(key), Some(mac)) = (peer.key, mac.as_ref()) {
@@ -290,7 +288,7 @@ fn is_timeout(e: &std::io::Error) -> bool {
 /// UPDATE answer with the request's ID. The answer is relayed to the client as it is,
 /// so it is not judged here: the client checks its signature.
 pub fn forward(peer: Peer<'_>, message: &[u8], timeout: Duration) -> Result<Vec<u8>> {
-    let mut stream = tcp_send(peer.addr, message, timeout)?;
+    let mut stream = tcp_send(peer, message, timeout)?;
     let mut prefix = [0u8; 2];
     stream.read_exact(&mut prefix).map_err(cut_short)?;
     let mut answer = vec![0u8; usize::from(u16::from_be_bytes(prefix))];
@@ -304,9 +302,43 @@ pub fn forward(peer: Peer<'_>, message: &[u8], timeout: Duration) -> Result<Vec<
     Ok(answer)
 }
 
-/// Connects to `addr` over TCP (every step within `timeout`) and sends `message`.
-fn tcp_send(addr: SocketAddr, message: &[u8], timeout: Duration) -> Result<TcpStream> {
-    let mut stream = TcpStream::connect_timeout(&addr, timeout)?;
+/// The local address to send to `peer` from: its `via`, else the unspecified address of
+/// its family (the kernel chooses).
+fn source(peer: Peer<'_>) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    peer.source.unwrap_or(if peer.addr.is_ipv6() {
+        IpAddr::V6(Ipv6Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V4(Ipv4Addr::UNSPECIFIED)
+    })
+}
+
+/// A socket that cannot take the remote's `via` address, said so.
+fn via_error(peer: Peer<'_>, e: std::io::Error) -> ClientError {
+    match peer.source {
+        Some(via) => ClientError::Io(std::io::Error::new(
+            e.kind(),
+            format!("cannot send from {via} (the remote's `via`): {e}"),
+        )),
+        None => ClientError::Io(e),
+    }
+}
+
+/// A TCP connection to `peer` from its `via` address when it has one.
+fn tcp_connect(peer: Peer<'_>, timeout: Duration) -> Result<TcpStream> {
+    let Some(via) = peer.source else {
+        return Ok(TcpStream::connect_timeout(&peer.addr, timeout)?);
+    };
+    let domain = socket2::Domain::for_address(peer.addr);
+    let socket = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+    socket.bind(&SocketAddr::new(via, 0).into()).map_err(|e| via_error(peer, e))?;
+    socket.connect_timeout(&peer.addr.into(), timeout)?;
+    Ok(socket.into())
+}
+
+/// Connects to `peer` over TCP (every step within `timeout`) and sends `message`.
+fn tcp_send(peer: Peer<'_>, message: &[u8], timeout: Duration) -> Result<TcpStream> {
+    let mut stream = tcp_connect(peer, timeout)?;
     stream.set_read_timeout(Some(timeout))?;
     stream.set_write_timeout(Some(timeout))?;
     stream.set_nodelay(true)?;

@@ -62,3 +62,66 @@ fn a_change_notifies_the_zones_name_servers_but_the_primary() {
     });
     assert!(acknowledged, "{}", daemon.log_text());
 }
+
+/// Issue #53 item 9: a remote's `via` is the address NOTIFY, SOA queries and transfer
+/// requests to it are sent from. The primary allows transfers from 127.0.0.9 alone; the
+/// secondary's primary remote has `via = "127.0.0.9"` and gets the zone, and the
+/// primary's NOTIFY to a remote with the same `via` comes from that address.
+#[test]
+fn via_is_the_source_of_notify_soa_queries_and_transfers() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("example.com.zone");
+    std::fs::write(&file, ZONE.replace("SERIAL", "1")).unwrap();
+    let told = UdpSocket::bind("127.0.0.1:0").unwrap();
+    told.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let (primary_port, secondary_port) = (free_port(), free_port());
+    let primary_conf = dir.path().join("primary.toml");
+    std::fs::write(
+        &primary_conf,
+        format!(
+            "[server]\nlisten = [\"127.0.0.1:{primary_port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+             storage = \"p-storage\"\n\
+             [[acl]]\nid = \"nine\"\naddress = \"127.0.0.9\"\naction = \"transfer\"\n\
+             [[remote]]\nid = \"told\"\naddress = \"{}\"\nvia = \"127.0.0.9\"\n\
+             [[zone]]\nname = \"example.com\"\nfile = \"{}\"\nacl = \"nine\"\nnotify = \"told\"\n",
+            told.local_addr().unwrap(),
+            file.display()
+        ),
+    )
+    .unwrap();
+    let primary_addr = SocketAddr::from(([127, 0, 0, 1], primary_port));
+    let primary = Daemon::spawn(
+        &["--config", primary_conf.to_str().unwrap()],
+        primary_addr,
+        &dir.path().join("primary.log"),
+    );
+    let secondary_conf = dir.path().join("secondary.toml");
+    std::fs::write(
+        &secondary_conf,
+        format!(
+            "[server]\nlisten = [\"127.0.0.1:{secondary_port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+             storage = \"s-storage\"\n\
+             [[remote]]\nid = \"up\"\naddress = \"{primary_addr}\"\nvia = [\"127.0.0.9\", \"::1\"]\n\
+             [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n"
+        ),
+    )
+    .unwrap();
+    let secondary_addr = SocketAddr::from(([127, 0, 0, 1], secondary_port));
+    let secondary = Daemon::spawn(
+        &["--config", secondary_conf.to_str().unwrap()],
+        secondary_addr,
+        &dir.path().join("secondary.log"),
+    );
+    let served = eventually(Duration::from_secs(10), || {
+        dig_short(secondary_addr, "example.com", "SOA").contains(" 1 7200 ")
+    });
+    assert!(served, "no transfer from 127.0.0.9: {}", secondary.log_text());
+
+    std::fs::write(&file, ZONE.replace("SERIAL", "2")).unwrap();
+    primary.signal(libc::SIGHUP);
+    let mut buf = [0u8; 512];
+    let (len, from) = told.recv_from(&mut buf).expect("the remote was not notified");
+    assert_eq!(from.ip(), std::net::IpAddr::from([127, 0, 0, 9]), "NOTIFY sent from {from}");
+    let reader = MessageReader::new(&buf[..len]).unwrap();
+    assert_eq!(reader.header().flags.opcode(), Opcode::NOTIFY);
+}

@@ -460,3 +460,32 @@ fn every_key_is_in_the_example_configuration() {
     }
     assert!(missing.is_empty(), "not in docs/ternd.example.toml: {}", missing.join(", "));
 }
+
+#[test]
+fn a_remotes_via_is_one_address_per_family() {
+    let remote = |via: &str| {
+        format!(
+            "[[remote]]\nid = \"p\"\naddress = [\"192.0.2.1\", \"[2001:db8::1]:5300\"]\nvia = {via}\n\
+             [[zone]]\nname = \"s.example\"\nprimary = \"p\"\n"
+        )
+    };
+    let config = parse(&remote(r#"["192.0.2.53", "2001:db8::53"]"#)).unwrap();
+    let Role::Secondary(primaries) = &config.resolved.zones[0].role else {
+        panic!("not a secondary")
+    };
+    let (v4, v6) = (primaries[0].addrs[0], primaries[0].addrs[1]);
+    assert_eq!(primaries[0].source_for(v4), Some("192.0.2.53".parse().unwrap()));
+    assert_eq!(primaries[0].source_for(v6), Some("2001:db8::53".parse().unwrap()));
+    let config = parse(&remote(r#""192.0.2.53""#)).unwrap();
+    let Role::Secondary(primaries) = &config.resolved.zones[0].role else {
+        panic!("not a secondary")
+    };
+    assert_eq!(primaries[0].source_for(v6), None, "no IPv6 via: the kernel chooses");
+
+    let two = error(&remote(r#"["192.0.2.53", "192.0.2.54"]"#));
+    assert!(two.contains(":1:") && two.contains("at most one IPv4 and one IPv6"), "{two}");
+    let any = error(&remote(r#""0.0.0.0""#));
+    assert!(any.contains("via 0.0.0.0: give an address of this host"), "{any}");
+    let bad = error(&remote(r#""host.example""#));
+    assert!(bad.contains(":4:") && bad.contains("`host.example` is not an IP address"), "{bad}");
+}

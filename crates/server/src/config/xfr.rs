@@ -65,6 +65,11 @@ pub struct RemoteConfig {
     /// The key to sign with (and to expect) when talking to it.
     #[serde(default)]
     pub key: Option<String>,
+    /// The local addresses to send to it from (NOTIFY, SOA queries, transfer requests,
+    /// forwarded updates): one IPv4 and/or one IPv6 address, each used for the remote's
+    /// addresses of its family.
+    #[serde(default, deserialize_with = "via")]
+    pub via: Vec<std::net::IpAddr>,
 }
 
 /// `[[acl]]`: one access rule.
@@ -383,10 +388,11 @@ fn resolve_remotes(
     let mut remotes = HashMap::new();
     for r in unique(&tables.remotes, |r| &r.id, "remote", problems).into_values() {
         let key = r.key.as_deref().map(|name| find_key(keys, name)).transpose();
-        match key {
+        match key.and_then(|key| one_per_family(&r.via).map(|()| key)) {
             Ok(key) => {
                 let addrs = r.address.iter().map(|a| a.0).collect();
-                remotes.insert(r.id.clone(), Remote { id: r.id.clone(), addrs, key });
+                let via = r.via.clone();
+                remotes.insert(r.id.clone(), Remote { id: r.id.clone(), addrs, key, via });
             }
             Err(why) => {
                 let span = span_of(&tables.remotes, |x| x.id == r.id);
@@ -395,6 +401,18 @@ fn resolve_remotes(
         }
     }
     remotes
+}
+
+/// A remote's `via`: at most one address of each family, none unspecified.
+fn one_per_family(via: &[std::net::IpAddr]) -> Result<(), String> {
+    if let Some(any) = via.iter().find(|a| a.is_unspecified() || a.is_multicast()) {
+        return Err(format!("via {any}: give an address of this host"));
+    }
+    let v4 = via.iter().filter(|a| a.is_ipv4()).count();
+    if v4 > 1 || via.len() - v4 > 1 {
+        return Err("via: at most one IPv4 and one IPv6 address".into());
+    }
+    Ok(())
 }
 
 /// An `[[acl]]` resolved but for its relative owner names, which each zone completes.
@@ -698,6 +716,21 @@ fn algorithm<'de, D: Deserializer<'de>>(d: D) -> Result<Algorithm, D::Error> {
 enum OneOrMany<T> {
     One(T),
     Many(Vec<T>),
+}
+
+/// `via`: IP addresses, one or a list.
+fn via<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<std::net::IpAddr>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts
+        .iter()
+        .map(|text| {
+            text.parse().map_err(|_| {
+                serde::de::Error::custom(format!(
+                    "`{text}` is not an IP address (via takes addresses of this host)"
+                ))
+            })
+        })
+        .collect()
 }
 
 fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
