@@ -16,6 +16,10 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
     and forwarded by secondaries (see updates.py).
   * catalogs: catalog zones, Knot DNS producer → Tern consumer, Tern producer → Knot
     DNS and BIND consumers (see catalogs.py).
+  * via: a Knot DNS primary whose ACL allows transfers from 127.0.0.9 alone serves a
+    Tern secondary whose remote has `via = "127.0.0.9"` (one without is refused); a Knot
+    DNS secondary whose ACL takes NOTIFY from 127.0.0.10 alone follows a Tern primary
+    whose remote has `via = "127.0.0.10"`.
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -46,7 +50,7 @@ import fake  # noqa: E402
 import servers  # noqa: E402
 import updates  # noqa: E402
 from checks import (  # noqa: E402
-    KEYRING, Failure, check, log_of, rcode, same_zone, soa_serial, wait_serial,
+    KEYRING, Failure, axfr, check, log_of, rcode, same_zone, soa_serial, wait_serial,
 )
 from servers import KEY, SECRET, peers  # noqa: E402
 
@@ -215,6 +219,73 @@ def peer_primary(run, kind):
     check("refresh failed" in wrong_log and ("BADSIG" in wrong_log or "BADKEY" in wrong_log),
           f"the wrong key's failure is not logged:\n{wrong_log[-2000:]}")
     print(f"    {kind} → Tern: AXFR, then NOTIFY and IXFR, copies equal; wrong key refused")
+
+
+def knot_with_acls(port, work, zones, acls):
+    """Knot DNS with `zones` (origin, file or primary (host, port)) whose only rule for
+    `action` is the address `acls[action]`, with the run's key."""
+    remote = lambda a: f"  - id: r{a[1]}\n    address: {a[0]}@{a[1]}\n    key: {KEY}\n"  # noqa: E731
+    remotes = "".join(remote(z["primary"]) for z in zones if "primary" in z)
+    rules = "".join(f"  - id: {action}\n    address: {address}\n    key: {KEY}\n    action: {action}\n"
+                    for action, address in acls.items())
+    lines = []
+    for z in zones:
+        line = f"  - domain: {z['origin']}\n    acl: [{', '.join(acls)}]\n"
+        if "primary" in z:
+            line += f"    master: r{z['primary'][1]}\n    file: {work}/{z['origin']}zone\n"
+        else:
+            line += f"    file: {z['file']}\n"
+        lines.append(line)
+    conf = servers.knot_base(port, work) + ("remote:\n" + remotes if remotes else "") + \
+        "acl:\n" + rules + "zone:\n" + "".join(lines)
+    path = os.path.join(work, "knot.conf")
+    with open(path, "w") as f:
+        f.write(conf)
+    return ["knotd", "-c", path]
+
+
+def via(run):
+    """`[[remote]] via` against Knot DNS ACLs that name one source address."""
+    work = run.work("via-zones")
+    path = os.path.join(work, "big.example.zone")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(1))
+    zones = [{"origin": "big.example.", "file": path}]
+    primary = run.start("knot", lambda p, w: knot_with_acls(p, w, zones, {"transfer": "127.0.0.9"}),
+                        name="knot-acl-primary")
+    wait_serial(primary.port, "big.example.", 1, who="knot")
+    ours = {"origin": "big.example.", "primary": ("127.0.0.1", primary.port)}
+    tern = run.tern([dict(ours, via="127.0.0.9")], name="tern-via")
+    plain = run.tern([ours], name="tern-without-via")
+    wait_serial(tern.port, "big.example.", 1, who="tern with via")
+    # Knot DNS answers no other address, so the copy is compared with the file it serves.
+    import dns.zone
+    served = dns.zone.from_file(path, "big.example.", relativize=False)
+    want = sorted({f"{n.to_text().lower()} {ttl} {dns.rdatatype.to_text(r.rdtype)} {r.to_text().lower()}"
+                   for n, ttl, r in served.iterate_rdatas()})
+    check(axfr(tern.port, "big.example.") == want, "Tern's copy (via 127.0.0.9) differs from the primary's file")
+    check(rcode(plain.port, "big.example.") == dns.rcode.SERVFAIL, "Knot DNS served a secondary without via")
+    print("    Knot DNS primary, transfers from 127.0.0.9 only: Tern with via served, without refused")
+
+    tern_port = peers.free_port()
+    theirs = [{"origin": "big.example.", "primary": ("127.0.0.1", tern_port)}]
+    secondary = run.start("knot", lambda p, w: knot_with_acls(p, w, theirs, {"notify": "127.0.0.10"}),
+                          name="knot-acl-secondary")
+    own = os.path.join(work, "own.big.example.zone")
+    with open(own, "w") as f:
+        f.write(unsigned_zone(1))
+    notify = [("127.0.0.1", secondary.port)]
+    told = run.tern([{"origin": "big.example.", "file": own, "notify": notify, "via": "127.0.0.10"}],
+                    port=tern_port, name="tern-via-primary")
+    wait_serial(told.port, "big.example.", 1, who="tern primary")
+    wait_serial(secondary.port, "big.example.", 1, who="knot secondary")
+    with open(own, "w") as f:
+        f.write(unsigned_zone(2))
+    os.kill(told.proc.pid, signal.SIGHUP)
+    # Knot DNS refreshes after 3600 s (the SOA's refresh): only a NOTIFY it took brings 2.
+    wait_serial(secondary.port, "big.example.", 2, timeout=15, who="knot secondary")
+    check("NOTIFY acknowledged" in log_of(told), "the NOTIFY from 127.0.0.10 was not acknowledged")
+    print("    Knot DNS secondary, NOTIFY from 127.0.0.10 only: Tern's NOTIFY with via taken")
 
 
 def faults(run):
@@ -407,6 +478,7 @@ SCENARIOS = {
     "updates": updates.updates,
     "forwarding": updates.forwarding,
     "catalogs": catalogs.catalogs,
+    "via": via,
 }
 
 

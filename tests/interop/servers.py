@@ -30,15 +30,17 @@ def _write(path, text):
 
 def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
     """Tern with `zones`: dicts with origin, and file (primary) or primary=(host, port)
-    (secondary); `notify` lists (host, port) targets; `acls` names more `[[acl]]`s
-    (declared in `extra`); every zone allows transfers with the key from loopback."""
+    (secondary); `notify` lists (host, port) targets; `via` is the address its remotes are
+    sent to from; `acls` names more `[[acl]]`s (declared in `extra`); every zone allows
+    transfers with the key from loopback."""
     remotes, zone_text, seen = [], [], {}
 
-    def remote(addr):
-        rid = f"r{addr[1]}"
+    def remote(addr, via=None):
+        rid = f"r{addr[1]}" + (f"-via-{via.replace('.', '-')}" if via else "")
         if rid not in seen:
             seen[rid] = True
-            remotes.append(f'[[remote]]\nid = "{rid}"\naddress = "{addr[0]}:{addr[1]}"\nkey = "{KEY}"\n')
+            line = f'[[remote]]\nid = "{rid}"\naddress = "{addr[0]}:{addr[1]}"\nkey = "{KEY}"\n'
+            remotes.append(line + (f'via = "{via}"\n' if via else ""))
         return rid
 
     for z in zones:
@@ -47,8 +49,8 @@ def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
         if "file" in z:
             lines.append(f'file = "{z["file"]}"\n')
         if "primary" in z:
-            lines.append(f'primary = "{remote(z["primary"])}"\n')
-        notify = [remote(a) for a in z.get("notify", [])]
+            lines.append(f'primary = "{remote(z["primary"], z.get("via"))}"\n')
+        notify = [remote(a, z.get("via")) for a in z.get("notify", [])]
         lines.append(f"notify = {notify!r}\n".replace("'", '"'))
         zone_text.append("".join(lines))
     conf = f"""[server]
