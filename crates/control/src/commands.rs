@@ -25,9 +25,13 @@ use crate::commit::{Change, Notify};
 use crate::error::{Error, Result};
 use crate::event::LoadOutcome;
 pub use crate::event::{Outcome, ZoneCommand};
-use crate::plan::Role;
+use crate::plan::{Role, ZonefileSync};
 use crate::storage;
 use crate::writer::Writer;
+
+/// Why `zone-flush` writes nothing with `zonefile-sync = "never"`.
+const NEVER_WRITTEN: &str =
+    "zonefile-sync is \"never\": the zone file is not written; the journal keeps the changes";
 
 impl Writer {
     /// Carries out `command` (see the module comment).
@@ -125,6 +129,9 @@ impl Writer {
             Role::Primary if self.file_base.is_none() => {
                 Ok("the zone file already holds the served version".into())
             }
+            Role::Primary if self.plan.zonefile_sync == ZonefileSync::Never => {
+                Err(Error::NotWritten(NEVER_WRITTEN.into()))
+            }
             Role::Primary => match self.sync_zone_file().await {
                 true => {
                     self.flush_and_compact().await;
@@ -142,7 +149,8 @@ impl Writer {
         if self.frozen {
             return Ok("already frozen".into());
         }
-        if matches!(self.plan.role, Role::Primary) && self.file_base.is_some() {
+        let written = self.plan.zonefile_sync != ZonefileSync::Never;
+        if matches!(self.plan.role, Role::Primary) && self.file_base.is_some() && written {
             self.flush_now().await?;
         }
         self.frozen = true;

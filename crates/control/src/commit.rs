@@ -58,6 +58,16 @@ pub enum Change {
         /// Changes the journal does not hold yet.
         journal: Vec<Arc<Changeset>>,
     },
+    /// Another change, after which the journal holds `journal` alone (replaced, not
+    /// appended to): with `zonefile-sync = "never"`, an edit of the zone file merged
+    /// with updates the file lacks, whose journal must lead from the edited file (its
+    /// new serial) to the merged version.
+    Rebased {
+        /// The change that makes the version.
+        change: Box<Change>,
+        /// What the journal holds once it is committed.
+        journal: Vec<Changeset>,
+    },
 }
 
 /// Whether a commit tells the secondaries (RFC 1996).
@@ -73,6 +83,8 @@ pub enum Notify {
 struct Made {
     zone: ZoneContents,
     journal: Vec<Arc<Changeset>>,
+    /// What the journal is replaced by instead ([`Change::Rebased`]).
+    replace: Option<Vec<Changeset>>,
 }
 
 impl Writer {
@@ -162,8 +174,12 @@ pub fn prepare(
 ) -> Result<ZoneContents> {
     let mut made = make(base, change, limits)?;
     sign(&mut made)?;
-    if let (Some(journal), false) = (journal, made.journal.is_empty()) {
-        journaled::append(journal, zone_name, &made.journal)?;
+    match (journal, made.replace) {
+        (Some(journal), Some(changes)) => journaled::replace(journal, zone_name, &changes)?,
+        (Some(journal), None) if !made.journal.is_empty() => {
+            journaled::append(journal, zone_name, &made.journal)?;
+        }
+        _ => {}
     }
     Ok(made.zone)
 }
@@ -181,15 +197,19 @@ fn make(base: Option<&Arc<ZoneContents>>, change: Change, limits: HistoryLimits)
             }
             let journal: Vec<Arc<Changeset>> = changes.into_iter().map(Arc::new).collect();
             zone.set_history(Arc::new(pushed(base_history(), &journal, limits)));
-            Ok(Made { zone, journal })
+            Ok(Made { zone, journal, replace: None })
         }
         Change::Built { mut zone, changes } => {
             zone.set_history(Arc::new(pushed(base_history(), &changes, limits)));
-            Ok(Made { zone, journal: changes })
+            Ok(Made { zone, journal: changes, replace: None })
         }
         Change::Whole { mut zone, history, journal } => {
             zone.set_history(Arc::new(history));
-            Ok(Made { zone, journal })
+            Ok(Made { zone, journal, replace: None })
+        }
+        Change::Rebased { change, journal } => {
+            let made = make(base, *change, limits)?;
+            Ok(Made { replace: Some(journal), ..made })
         }
     }
 }

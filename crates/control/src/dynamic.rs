@@ -27,7 +27,7 @@ use crate::commit::{Change, Notify};
 use crate::event::Event;
 use crate::inbox::Receiver;
 use crate::peer::Peer;
-use crate::plan::{Role, ZoneSource};
+use crate::plan::{Role, ZoneSource, ZonefileSync};
 use crate::refusals::{refusals, Kind, Refusal};
 use crate::state::{version, LastCommit, Senders};
 use crate::storage;
@@ -215,9 +215,7 @@ impl Writer {
         if self.file_base.is_none() {
             self.file_base = before; // what the zone file holds
         }
-        if self.flush_at.is_none() {
-            self.flush_at = Some(self.now() + self.plan.zonefile_sync.as_secs());
-        }
+        self.schedule_flush();
     }
 
     /// Forwards each update to the first primary that answers and relays its answer.
@@ -261,6 +259,9 @@ impl Writer {
         if self.file_base.is_none() {
             return true;
         }
+        if self.plan.zonefile_sync == ZonefileSync::Never {
+            return false;
+        }
         let (ZoneSource::File(path), Some(zone)) = (self.plan.source.clone(), self.current.clone())
         else {
             return false;
@@ -283,7 +284,8 @@ impl Writer {
             }
             Ok(Err(e)) => {
                 error!(zone = %self.plan.name, file = %path.display(), "cannot write the zone file (the journal keeps the updates): {e}");
-                self.flush_at = Some(self.now() + self.plan.zonefile_sync.as_secs().max(60));
+                let delay = self.plan.zonefile_sync.delay().unwrap_or_default().as_secs();
+                self.flush_at = Some(self.now() + delay.max(60));
                 false
             }
             Err(_) => false,
@@ -293,18 +295,32 @@ impl Writer {
     /// After a change: writes the zone file at once when `zonefile-sync` is 0, and
     /// compacts the journal when due.
     pub async fn after_change(&mut self) {
-        if self.plan.zonefile_sync == Duration::ZERO || self.compaction_due() {
+        if self.plan.zonefile_sync.delay() == Some(Duration::ZERO) || self.compaction_due() {
             self.flush_and_compact().await;
         }
     }
 
     /// Writes the zone file when it lacks updates, then compacts the journal if due —
-    /// never before the file holds what the journal would drop.
+    /// never before the file holds what the journal would drop. With `zonefile-sync =
+    /// "never"` the file is not written, and the journal is compacted into one change
+    /// from it ([`Writer::rebase_journal`]).
     pub async fn flush_and_compact(&mut self) {
-        if self.sync_zone_file().await && self.compaction_due() {
+        if self.plan.zonefile_sync == ZonefileSync::Never {
+            if let Some(zone) = self.current.clone().filter(|_| self.compaction_due()) {
+                self.rebase_journal(&zone);
+            }
+        } else if self.sync_zone_file().await && self.compaction_due() {
             if let Some(zone) = self.current.clone() {
                 self.rewrite_journal(&zone);
             }
+        }
+    }
+
+    /// When the zone file lacks changes: when to write it, unless it is already set or
+    /// the file is never written.
+    pub fn schedule_flush(&mut self) {
+        if let (None, Some(delay)) = (self.flush_at, self.plan.zonefile_sync.delay()) {
+            self.flush_at = Some(self.now() + delay.as_secs());
         }
     }
 }

@@ -29,7 +29,7 @@ use std::sync::{Arc, Mutex};
 use tern_journal::{Journal, Opened};
 use tern_wire::Name;
 use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
-use tracing::{error, info, warn};
+use tracing::{debug, error, info, warn};
 
 use crate::counters::control::control;
 use crate::state::SharedJournal;
@@ -181,6 +181,15 @@ pub fn append<C: std::borrow::Borrow<Changeset>>(
     Ok(appended?)
 }
 
+/// Replaces what `journal` holds by `changes` (atomically, synced; blocking); `Err`
+/// says why the version they lead to must not be published.
+pub fn replace(journal: &Shared, zone: &str, changes: &[Changeset]) -> Result<(), Error> {
+    let mut journal = journal.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let replaced = journal.rewrite(changes);
+    control().journal_size(zone, journal.len());
+    Ok(replaced?)
+}
+
 /// The history holding `changes`, bounded by `limits`.
 pub fn history_of(changes: &[Changeset], limits: HistoryLimits) -> History {
     changes.iter().fold(History::default(), |h, c| h.push(Arc::new(c.clone()), limits))
@@ -278,16 +287,38 @@ impl Writer {
     /// version the journal leads to now). The rewrite waits for the zone's earlier disk
     /// writes (the snapshot among them); the changes appended meanwhile are kept.
     pub fn rewrite_journal(&mut self, zone: &Arc<ZoneContents>) {
+        self.rewrite_journal_with(zone, |zone| history_changes(zone.history()));
+    }
+
+    /// With `zonefile-sync = "never"`: rewrites the journal with one change, from what
+    /// the zone file holds to `zone` (the version the journal leads to now), so that
+    /// it stays about as large as what the file lacks; the IXFR history it held is not
+    /// kept (the served version's stays in memory). A start-up replays it onto the file.
+    pub fn rebase_journal(&mut self, zone: &Arc<ZoneContents>) {
+        let Some(file) = self.file_base.clone() else { return self.rewrite_journal(zone) };
+        self.rewrite_journal_with(zone, move |zone| file.diff(zone).into_iter().collect());
+    }
+
+    /// Rewrites the journal with what `changes` makes of `zone` (on the zone's disk
+    /// thread, after its earlier writes), keeping what is appended meanwhile.
+    fn rewrite_journal_with(
+        &mut self,
+        zone: &Arc<ZoneContents>,
+        changes: impl FnOnce(&ZoneContents) -> Vec<Changeset> + Send + 'static,
+    ) {
         let Some(journal) = self.journal.clone() else { return };
         let Ok(mark) = journal.lock().map(|j| j.mark()) else { return };
         let (zone, name) = (Arc::clone(zone), self.plan.name.clone());
         let rewrite = move || {
-            let changes: Vec<Changeset> = history_changes(zone.history());
+            let changes = changes(&zone);
             let rewritten = journal.lock().map(|mut j| (j.rewrite_since(&changes, mark), j.len()));
             match rewritten {
                 Ok((Ok(()), len)) => {
                     control().journal_size(&name.to_string(), len);
                     info!(zone = %name, kept = changes.len(), "journal compacted");
+                }
+                Ok((Err(tern_journal::Error::StaleMark), _)) => {
+                    debug!(zone = %name, "journal compaction skipped: rewritten since it was decided");
                 }
                 Ok((Err(e), _)) => error!(zone = %name, "journal not compacted: {e}"),
                 Err(_) => error!(zone = %name, "journal lock poisoned"),

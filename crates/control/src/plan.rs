@@ -72,7 +72,27 @@ impl TimerBounds {
 
 /// Default `zonefile-sync`: updates reach the zone file within a minute (the journal
 /// has them at once).
-pub const ZONEFILE_SYNC: Duration = Duration::from_secs(60);
+pub const ZONEFILE_SYNC: ZonefileSync = ZonefileSync::After(Duration::from_secs(60));
+
+/// When a primary's zone file is written with the changes it lacks (`zonefile-sync`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ZonefileSync {
+    /// This long after the first change it lacks (zero: after every change).
+    After(Duration),
+    /// Never: the file stays as its author wrote it, and the journal keeps the changes
+    /// for good (compacted into one difference from the file).
+    Never,
+}
+
+impl ZonefileSync {
+    /// The delay before a write; `None` when the file is never written.
+    pub fn delay(self) -> Option<Duration> {
+        match self {
+            ZonefileSync::After(delay) => Some(delay),
+            ZonefileSync::Never => None,
+        }
+    }
+}
 
 /// Everything the control plane needs about one zone.
 #[derive(Debug, Clone)]
@@ -93,8 +113,8 @@ pub struct ZonePlan {
     pub timers: TimerBounds,
     /// How dynamic updates change the zone.
     pub update: UpdatePolicy,
-    /// How soon after a dynamic update the zone file is rewritten.
-    pub zonefile_sync: Duration,
+    /// How soon after a dynamic update the zone file is rewritten, if ever.
+    pub zonefile_sync: ZonefileSync,
     /// NOTIFY the zone's name servers too (`notify-ns`).
     pub notify_ns: bool,
     /// The zone's part in catalog zones (RFC 9432).

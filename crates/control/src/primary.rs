@@ -20,7 +20,7 @@ use tracing::{error, info, warn};
 use crate::commit::{Change, Notify};
 use crate::error::Error;
 use crate::event::LoadOutcome;
-use crate::plan::ZoneSource;
+use crate::plan::{ZoneSource, ZonefileSync};
 use crate::progress::LoadProgress;
 use crate::state::{version, SourceVersion};
 use crate::writer::Writer;
@@ -38,6 +38,9 @@ struct Built {
     merged: bool,
     /// The journal's changes (at the first load).
     journaled: Vec<Changeset>,
+    /// With `zonefile-sync = "never"`, a merged edit: what the journal holds once it is
+    /// committed (one change from the edited file to the merged version).
+    rebase: Option<Vec<Changeset>>,
 }
 
 /// What a load starts from.
@@ -54,6 +57,8 @@ struct Base {
     policy: UpdatePolicy,
     /// Now (seconds since the epoch), for serials by the time of day.
     now: u64,
+    /// `zonefile-sync = "never"`: the file is never written.
+    never: bool,
 }
 
 impl Writer {
@@ -78,6 +83,7 @@ impl Writer {
             limits: self.plan.history,
             policy: self.plan.update,
             now: self.now(),
+            never: self.plan.zonefile_sync == ZonefileSync::Never,
         };
         let name = self.plan.name.clone();
         let built = tokio::task::spawn_blocking(move || {
@@ -156,9 +162,10 @@ impl Writer {
     /// when the serial rose, or — at the first load — the version with what the journal
     /// kept, or a version of its own when the serial did not rise.
     async fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
-        let Built { zone, change, mut file_holds, journaled, merged } = built;
+        let Built { zone, change, mut file_holds, journaled, merged, rebase } = built;
         let (zone, version) = match merged {
             false => (zone, version),
+            true if rebase.is_some() => (zone, version), // the file is never written
             true => match self.write_merged(zone).await {
                 Ok(written) => {
                     file_holds = None; // the file holds what is served now
@@ -180,6 +187,10 @@ impl Writer {
         };
         let (records, serial) = (zone.record_count() as u64, zone.serial());
         let change = self.change_of(zone, change, &journaled);
+        let change = match rebase {
+            Some(journal) => Change::Rebased { change: Box::new(change), journal },
+            None => change,
+        };
         let zone = match self.commit(change, notify).await {
             Ok(zone) => zone,
             Err(why) => return self.failed(&why),
@@ -188,7 +199,7 @@ impl Writer {
         self.file_base = file_holds.map(Arc::new);
         if self.file_base.is_some() {
             // The journal alone has what the file lacks: it stays until the file is written.
-            self.flush_at = Some(self.now() + self.plan.zonefile_sync.as_secs());
+            self.schedule_flush();
         } else if restarted && zone.history().len() != journaled.len() {
             self.rewrite_journal(&zone); // what no longer leads to this version goes
         } else {
@@ -269,9 +280,9 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
         return produced(name, members, base.old.as_deref(), (base.limits, base.now));
     }
     let loaded = load(name, source)?;
-    let Base { old, file, journaled, floor, limits, policy, now } = base;
+    let Base { old, file, journaled, floor, limits, policy, now, never } = base;
     match (old, file) {
-        (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now)),
+        (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now), never),
         (Some(old), None) => reloaded(&old, loaded, limits),
         (None, _) => {
             let built = replay(loaded, journaled)?;
@@ -306,6 +317,7 @@ fn produced(
             file_holds: None,
             journaled: Vec::new(),
             merged: false,
+            rebase: None,
         });
     };
     let same = make(old.serial())?;
@@ -345,8 +357,14 @@ fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Err
 /// the served serial is refused: secondaries compare serials (RFC 1996 §4.7, RFC 1982)
 /// and would keep the old data for ever.
 fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Result<Built, Error> {
-    let mut built =
-        Built { zone: new, change: None, file_holds: None, journaled: Vec::new(), merged: false };
+    let mut built = Built {
+        zone: new,
+        change: None,
+        file_holds: None,
+        journaled: Vec::new(),
+        merged: false,
+        rebase: None,
+    };
     let new = &built.zone;
     if serial_gt(new.serial(), old.serial()) && limits.max_changes > 0 {
         built.change = old.diff(new);
@@ -385,7 +403,7 @@ fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, Error>
         info!(zone = %zone.origin(), replayed = after.len(), from = file.serial(), serial = zone.serial(), "journal replayed: updates not yet in the zone file");
     }
     let file_holds = (!after.is_empty()).then_some(file);
-    Ok(Built { zone, change: None, file_holds, journaled, merged: false })
+    Ok(Built { zone, change: None, file_holds, journaled, merged: false, rebase: None })
 }
 
 /// `file` with `changes`, which applied to it before, applied again.
@@ -432,12 +450,15 @@ fn raise_above(
 
 /// An edit of the zone file merged into a version that took updates since the file
 /// was read (`ZoneContents::rebase`): the serial is the file's when it is higher than
-/// the served one, else the served one raised by the serial policy.
+/// the served one, else the served one raised by the serial policy. With `never` (the
+/// file is not written, so it lacks the updates the merged version keeps) the serial
+/// is always raised above both: the journal leads from the file's to it.
 fn merge(
     current: &ZoneContents,
     file: &ZoneContents,
     edited: ZoneContents,
     (limits, policy, now): (HistoryLimits, UpdatePolicy, u64),
+    never: bool,
 ) -> Result<Built, Error> {
     let edit = file.diff(&edited).ok_or(Error::NoSoa("the zone file"))?;
     if edit.removed.is_empty() && edit.added.is_empty() && edit.soa_to == edit.soa_from {
@@ -448,13 +469,15 @@ fn merge(
             file_holds: Some(edited),
             journaled: Vec::new(),
             merged: false,
+            rebase: None,
         });
     }
     let mut soa = edited.soa_record().ok_or(Error::NoSoa("the zone file"))?;
-    let serial = if serial_gt(edited.serial(), current.serial()) {
-        edited.serial()
-    } else {
-        policy.serial.next(current.serial(), now)
+    let higher = serial_gt(edited.serial(), current.serial());
+    let serial = match (higher, never) {
+        (true, false) => edited.serial(),
+        (true, true) => policy.serial.next(edited.serial(), now),
+        (false, _) => policy.serial.next(current.serial(), now),
     };
     soa.rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
     let merged = current.rebase(&edit, soa).ok_or(Error::NoSoa("the served version"))?;
@@ -463,7 +486,15 @@ fn merge(
         .map_err(|why| Error::Apply { what: "the edit does not merge with the updates", why })?;
     info!(zone = %current.origin(), serial, removed = merged.removed.len(), added = merged.added.len(), "zone file edit merged with the dynamic updates");
     let change = (limits.max_changes > 0).then_some(merged);
-    Ok(Built { zone, change, file_holds: Some(edited), journaled: Vec::new(), merged: true })
+    let rebase = never.then(|| edited.diff(&zone).into_iter().collect());
+    Ok(Built {
+        zone,
+        change,
+        file_holds: Some(edited),
+        journaled: Vec::new(),
+        merged: true,
+        rebase,
+    })
 }
 
 /// Logs the warnings of a successful load (errors refuse the zone and are in the error).

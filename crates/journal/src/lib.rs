@@ -61,6 +61,9 @@ pub enum Error {
     /// The journal refuses changes: it could not be read, and was set aside (see
     /// [`Journal::refusing`]).
     Refused(String),
+    /// A compaction decided at a [`Mark`] taken before a whole rewrite: not carried out
+    /// (the rewrite made it moot).
+    StaleMark,
 }
 
 impl std::fmt::Display for Error {
@@ -72,6 +75,9 @@ impl std::fmt::Display for Error {
                 write!(f, "{}: in use by another process (it holds {LOCK_FILE})", path.display())
             }
             Error::Refused(why) => f.write_str(why),
+            Error::StaleMark => {
+                f.write_str("a compaction decided before the journal was rewritten")
+            }
         }
     }
 }
@@ -107,6 +113,9 @@ pub struct Journal {
 pub struct Mark {
     bytes: u64,
     frames: u64,
+    /// Whole rewrites before it ([`Journal::rewrite`]): a mark taken before one no longer
+    /// says which of the file's frames were appended after it.
+    rewrites: u64,
 }
 
 /// What opening a journal found.
@@ -336,7 +345,9 @@ impl Journal {
     /// older changes are no longer needed (the snapshot holds them and the IXFR history
     /// no longer reaches them).
     pub fn rewrite(&mut self, changes: &[Changeset]) -> Result<()> {
-        self.rewrite_since(changes, self.appended)
+        self.rewrite_since(changes, self.appended)?;
+        self.appended.rewrites += 1; // marks taken before no longer say what follows them
+        Ok(())
     }
 
     /// Replaces the journal (atomically) by one holding `changes`, then what was appended
@@ -345,6 +356,9 @@ impl Journal {
     pub fn rewrite_since(&mut self, changes: &[Changeset], mark: Mark) -> Result<()> {
         if let Some(why) = &self.refusing {
             return Err(Error::Refused(why.clone()));
+        }
+        if mark.rewrites != self.appended.rewrites {
+            return Err(Error::StaleMark);
         }
         let tail = self.appended_since(mark)?;
         if changes.is_empty() && tail.is_empty() && self.len == 0 {
@@ -365,6 +379,7 @@ impl Journal {
     /// The frames appended after `mark`, as bytes: the file's last ones.
     fn appended_since(&self, mark: Mark) -> Result<Vec<u8>> {
         let since = Mark {
+            rewrites: mark.rewrites,
             bytes: self.appended.bytes.checked_sub(mark.bytes).unwrap_or(u64::MAX),
             frames: self.appended.frames.checked_sub(mark.frames).unwrap_or(u64::MAX),
         };
@@ -680,9 +695,15 @@ mod tests {
         // A mark from before what the file still holds is refused, the file untouched.
         let mut journal = again.journal;
         journal.append(&[change(7)]).unwrap();
-        journal.rewrite(&[]).unwrap();
-        let refused = journal.rewrite_since(&[], at_start).unwrap_err();
+        let refused = journal.rewrite_since(&[], Mark { frames: 9, ..at_start }).unwrap_err();
         assert!(refused.to_string().contains("did not give"), "{refused}");
+        // A mark taken before a whole rewrite: the compaction it decided is moot.
+        let before = journal.mark();
+        journal.append(&[change(8)]).unwrap();
+        journal.rewrite(&[change(1)]).unwrap();
+        journal.append(&[change(9)]).unwrap();
+        assert!(matches!(journal.rewrite_since(&[], before), Err(Error::StaleMark)));
+        assert_eq!(read(&path), vec![change(1), change(9)], "untouched by the stale one");
     }
 
     /// The file appended to stays open until released, and a rewrite lets go of the

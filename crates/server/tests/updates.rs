@@ -321,3 +321,66 @@ fn a_journal_that_does_not_lead_to_an_edited_file_is_kept_aside() {
     let log = daemon.log_text();
     assert!(log.contains("the journal is kept aside"), "{log}");
 }
+
+/// Issue #53 item 2: with `zonefile-sync = "never"` a zone file kept by hand (comments,
+/// `$ORIGIN`, `$TTL`, relative names) is never written: not after updates, not by
+/// `zone-flush` (refused, saying why), not after a hundred updates whose journal was
+/// compacted, not at a stop. The updates survive SIGKILL and restarts; an edit with a
+/// raised serial is merged on reload and served under a serial above the file's, and
+/// that survives a restart too.
+#[test]
+fn never_written_zone_files_stay_as_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let small = "ixfr-history = 2\nixfr-history-size = 600\n[control]\nsocket = \"ctl.sock\"\n";
+    let (args, addr) = configure_with(dir.path(), "never", small);
+    let file = dir.path().join("example.com.zone");
+    let by_hand = format!("; kept in git, by hand\n{ZONE}mail A 192.0.2.25 ; the MX host\n");
+    std::fs::write(&file, &by_hand).unwrap();
+    let mut daemon = spawn(dir.path(), &args, addr);
+    for n in 0..100u16 {
+        let asked = udp_ask(addr, &add(n, &format!("n{n}.example.com."), "192.0.2.7")).unwrap();
+        assert_eq!(answer(&asked).0, Rcode::NOERROR);
+    }
+    assert_eq!(serial(addr), 101);
+    let compacted =
+        eventually(Duration::from_secs(5), || daemon.log_text().contains("journal compacted"));
+    assert!(compacted, "{}", daemon.log_text());
+    let flush = common::ternctl()
+        .arg("--socket")
+        .arg(dir.path().join("ctl.sock"))
+        .args(["zone-flush", "example.com"])
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&flush.stdout).into_owned()
+        + &String::from_utf8_lossy(&flush.stderr);
+    assert!(!flush.status.success() && said.contains("zonefile-sync is \"never\""), "{said}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), by_hand, "written after updates");
+
+    daemon.signal(libc::SIGKILL);
+    let _ = daemon.child.wait();
+    let mut daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(serial(addr), 101, "{}", daemon.log_text());
+    for n in 0..100 {
+        assert_eq!(lookup(addr, &format!("n{n}.example.com."), Rtype::A), ["192.0.2.7"], "n{n}");
+    }
+
+    let edited = by_hand.replace(" 1 7200 ", " 200 7200 ") + "edit A 192.0.2.81 ; added by hand\n";
+    std::fs::write(&file, &edited).unwrap();
+    daemon.signal(libc::SIGHUP);
+    let merged = eventually(Duration::from_secs(10), || {
+        lookup(addr, "edit.example.com.", Rtype::A) == ["192.0.2.81"]
+    });
+    assert!(merged, "{}", daemon.log_text());
+    assert_eq!(serial(addr), 201, "above the file's 200: the served data is not the file's");
+    assert_eq!(lookup(addr, "n50.example.com.", Rtype::A), ["192.0.2.7"], "the updates stay");
+    daemon.signal(libc::SIGTERM);
+    let _ = daemon.wait(Duration::from_secs(10));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited, "written after a merge or a stop");
+
+    let daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(serial(addr), 201, "{}", daemon.log_text());
+    assert_eq!(lookup(addr, "edit.example.com.", Rtype::A), ["192.0.2.81"]);
+    assert_eq!(lookup(addr, "n77.example.com.", Rtype::A), ["192.0.2.7"]);
+    assert!(!daemon.log_text().contains("kept aside"), "{}", daemon.log_text());
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), edited);
+}

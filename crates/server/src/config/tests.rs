@@ -1,6 +1,7 @@
 //! Parsing whole configuration files: defaults, every section, and located errors.
 
 use super::*;
+use tern_control::plan::ZonefileSync;
 
 fn parse(text: &str) -> Result<Config> {
     Config::from_text(text, Path::new("/etc/tern/ternd.toml"))
@@ -488,4 +489,20 @@ fn a_remotes_via_is_one_address_per_family() {
     assert!(any.contains("via 0.0.0.0: give an address of this host"), "{any}");
     let bad = error(&remote(r#""host.example""#));
     assert!(bad.contains(":4:") && bad.contains("`host.example` is not an IP address"), "{bad}");
+}
+
+#[test]
+fn zonefile_sync_takes_a_duration_or_never() {
+    let zone = |sync: &str| {
+        format!("[[zone]]\nname = \"a.example\"\nfile = \"a.zone\"\nzonefile-sync = \"{sync}\"\n")
+    };
+    let config = parse(&zone("never")).unwrap();
+    assert_eq!(config.resolved.zones[0].zonefile_sync, ZonefileSync::Never);
+    let config = parse(&zone("5m")).unwrap();
+    assert_eq!(
+        config.resolved.zones[0].zonefile_sync,
+        ZonefileSync::After(Duration::from_secs(300))
+    );
+    let bad = error(&zone("sometimes"));
+    assert!(bad.contains("`sometimes` is not a duration") && bad.contains("or \"never\""), "{bad}");
 }

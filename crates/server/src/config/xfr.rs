@@ -106,7 +106,7 @@ pub struct AclConfig {
     pub update_type: Vec<Rtype>,
 }
 
-pub use tern_control::plan::ZONEFILE_SYNC;
+pub use tern_control::plan::{ZonefileSync, ZONEFILE_SYNC};
 
 /// `update-owner`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
@@ -157,9 +157,9 @@ pub struct TemplateConfig {
     #[serde(default, deserialize_with = "serial_policy")]
     pub serial_policy: Option<SerialPolicy>,
     /// How soon after a dynamic update a primary's zone file is rewritten (`0`: after
-    /// every change).
-    #[serde(default, deserialize_with = "maybe_duration")]
-    pub zonefile_sync: Option<Duration>,
+    /// every change; `never`: the file is never written).
+    #[serde(default, deserialize_with = "zonefile_sync")]
+    pub zonefile_sync: Option<ZonefileSync>,
     /// Also NOTIFY the name servers of the zone's apex NS RRset.
     #[serde(default)]
     pub notify_ns: Option<bool>,
@@ -847,4 +847,15 @@ fn maybe_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> 
 
 fn maybe_duration<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
     values::duration(d).map(Some)
+}
+
+/// `zonefile-sync`: a duration, or `never`.
+fn zonefile_sync<'de, D: Deserializer<'de>>(d: D) -> Result<Option<ZonefileSync>, D::Error> {
+    let text = String::deserialize(d)?;
+    if text == "never" {
+        return Ok(Some(ZonefileSync::Never));
+    }
+    values::parse_duration(&text).map(|delay| Some(ZonefileSync::After(delay))).map_err(|why| {
+        serde::de::Error::custom(format!("{why}; or \"never\" (the zone file is never written)"))
+    })
 }
