@@ -261,16 +261,22 @@ impl Writer {
     /// as large as the zone (or, whatever the zone, twice the history's bytes). A
     /// compaction writes the whole zone first, so its cost is spread over changes worth
     /// as many bytes: with a change per update, compacting every `2 × ixfr-history`
-    /// changes would write a large zone's file many times a second.
+    /// changes would write a large zone's file many times a second. And it must have
+    /// doubled since the last compaction, which may have left it large (with
+    /// `zonefile-sync = "never"`, the whole difference from the zone file).
     pub fn compaction_due(&self) -> bool {
         let limits = self.plan.history;
         let zone_bytes = self.current.as_ref().map_or(0, |z| z.record_count() * BYTES_PER_RECORD);
         self.journal.as_ref().is_some_and(|j| {
             j.lock().is_ok_and(|j| {
                 let len = j.len() as usize;
-                (j.frames() as usize > limits.max_changes.max(1) * 2
+                let due = (j.frames() as usize > limits.max_changes.max(1) * 2
                     && len > zone_bytes.max(MIN_COMPACTED))
-                    || len > limits.max_bytes.saturating_mul(2)
+                    || len > limits.max_bytes.saturating_mul(2);
+                // What the last compaction left (with `zonefile-sync = "never"`, the whole
+                // difference from the zone file) must have doubled first: a compaction
+                // costs about that much, and would not make the journal smaller.
+                due && len > (j.rewritten_len() as usize).saturating_mul(2)
             })
         })
     }

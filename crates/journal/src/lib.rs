@@ -98,6 +98,8 @@ pub struct Journal {
     frames: u64,
     /// Everything appended since it was opened (never reset by a rewrite).
     appended: Mark,
+    /// Bytes it held right after its last rewrite (or when opened).
+    rewritten_len: u64,
     /// The file, open for writing since an append, until [`Journal::release`] (or a
     /// rewrite, which puts another file at the path).
     file: Option<File>,
@@ -228,6 +230,7 @@ impl Journal {
             size: len,
             frames,
             appended,
+            rewritten_len: len,
             file: None,
             refusing: None,
         }
@@ -372,6 +375,7 @@ impl Journal {
         self.file = None;
         self.len = Journal::create_with(&self.path, &bytes)?;
         self.size = self.len;
+        self.rewritten_len = self.len;
         self.frames = changes.len() as u64 + (self.appended.frames - mark.frames);
         Ok(())
     }
@@ -405,6 +409,12 @@ impl Journal {
     /// ahead).
     pub fn len(&self) -> u64 {
         self.len
+    }
+
+    /// Bytes it held right after its last rewrite (or when opened): a compaction that
+    /// cannot make it smaller than this waits until it has grown well beyond it.
+    pub fn rewritten_len(&self) -> u64 {
+        self.rewritten_len
     }
 
     /// True when it holds no changeset.
