@@ -112,6 +112,13 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         from: Option<PathBuf>,
     },
+    /// Delete what storage keeps of zones no longer served (journal, kept copy, timers),
+    /// all or none: a zone still served is refused.
+    ZonePurge {
+        /// The zones.
+        #[arg(required = true)]
+        zones: Vec<String>,
+    },
     /// Print the manual page, ternctl(8), in roff.
     Man,
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
@@ -242,6 +249,7 @@ fn request(command: Command) -> Result<Action, String> {
         Command::ZoneRemove { zones, from } => {
             Ok(Action::Ask(Request::ZoneRemove { zones: zone_names(zones, from.as_deref())? }))
         }
+        Command::ZonePurge { zones } => Ok(Action::Ask(Request::ZonePurge { zones })),
         Command::Man => man().map(Action::Print),
         Command::Completions { shell } => {
             let mut out = Vec::new();

@@ -72,6 +72,12 @@ pub enum Request {
         /// The zones.
         zones: Vec<String>,
     },
+    /// Removes what storage keeps of zones no longer served (journal, kept copy,
+    /// timers), all or none.
+    ZonePurge {
+        /// The zones.
+        zones: Vec<String>,
+    },
 }
 
 /// Operations [`Request::Zone`] applies to each zone named.

@@ -349,3 +349,52 @@ fn the_log_file_is_reopened_after_a_rotation() {
     assert!(eventually(Duration::from_secs(5), || daemon.log_text().contains("(SIGUSR1)")));
     assert!(!dig(daemon.addr, "www.primary.example", "A").is_empty(), "still serving");
 }
+
+/// Issue #53 item 10: `zone-purge` deletes what storage keeps of a zone no longer
+/// served — a secondary's copy, timers and journal, left behind when the zone was taken
+/// out of the configuration — and refuses a zone still served, purging nothing.
+#[test]
+fn zone_purge_deletes_what_storage_keeps_of_zones_no_longer_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = primary(dir.path());
+    let (daemon, socket, config) = server(dir.path(), upstream.addr);
+    let addr = daemon.addr;
+    assert!(eventually(Duration::from_secs(20), || !dig(addr, "www.example.com", "A").is_empty()));
+    ok(&socket, &["zone-flush", "example.com"]);
+    let storage = dir.path().join("storage");
+    let kept = || -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(&storage)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("example.com."))
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(kept().contains(&"example.com.zone".to_owned()), "{:?}", kept());
+
+    let (code, _, stderr) = ternctl(&socket, &["zone-purge", "gone.example", "example.com"]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("zone example.com. is served") && stderr.contains("nothing purged"),
+        "{stderr}"
+    );
+    assert!(!kept().is_empty(), "nothing purged");
+
+    let text = std::fs::read_to_string(&config).unwrap();
+    let without = text.replace("[[zone]]\nname = \"example.com\"\nprimary = \"up\"\n", "");
+    assert_ne!(text, without);
+    std::fs::write(&config, without).unwrap();
+    ok(&socket, &["reload"]);
+    assert!(eventually(Duration::from_secs(5), || dig(addr, "www.example.com", "A").is_empty()));
+    let purged = ok(&socket, &["zone-purge", "example.com", "gone.example"]);
+    assert!(
+        purged.contains("example.com.: removed ") && purged.contains("example.com.zone"),
+        "{purged}"
+    );
+    assert!(purged.contains("gone.example.: nothing kept in"), "{purged}");
+    assert!(kept().is_empty(), "{:?}", kept());
+    let (code, _, stderr) = ternctl(&socket, &["zone-purge"]);
+    assert_eq!(code, 2, "a zone must be named: {stderr}");
+}

@@ -232,6 +232,9 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
         Request::Stop => Reply::error("stop is answered before it is carried out"),
         Request::Reload => ask_main(context, |reply| MainRequest::Reload { reply }).await,
         Request::LogReopen => ask_main(context, |reply| MainRequest::LogReopen { reply }).await,
+        Request::ZonePurge { zones } => {
+            ask_main(context, |reply| MainRequest::ZonePurge { zones, reply }).await
+        }
         Request::ZoneAdd { tables } => {
             ask_main(context, |reply| MainRequest::ZoneAdd { tables, reply }).await
         }

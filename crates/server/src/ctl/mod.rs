@@ -46,6 +46,13 @@ pub enum MainRequest {
         /// Told the outcome.
         reply: oneshot::Sender<Reply>,
     },
+    /// Delete what storage keeps of zones no longer served.
+    ZonePurge {
+        /// The zones' names.
+        zones: Vec<String>,
+        /// Told the outcome.
+        reply: oneshot::Sender<Reply>,
+    },
     /// Reopen the log file, as SIGUSR1.
     LogReopen {
         /// Told the outcome.

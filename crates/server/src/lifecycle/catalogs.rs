@@ -238,19 +238,25 @@ fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> V
     plans
 }
 
-/// Removes what a member kept: its zone file, timers and journal, in `storage` and
-/// named by `tern_journal::files` (so nothing outside it, and nobody else's).
-pub fn purge(storage: &std::path::Path, zone: &Name) {
+/// Removes what a zone kept — a catalog member, or a zone `ternctl zone-purge` names:
+/// its zone file, timers and journal, in `storage` and named by `tern_journal::files`
+/// (so nothing outside it, and nobody else's). The files removed.
+pub fn purge(storage: &std::path::Path, zone: &Name) -> Vec<std::path::PathBuf> {
     let files = tern_journal::files::ZoneFiles::new(storage, zone);
     let (file, journal) = (files.zone_copy(), files.journal());
     let timers = tern_control::storage::timers_path(&file);
+    let mut removed = Vec::new();
     for path in [file, timers, journal] {
         match std::fs::remove_file(&path) {
-            Ok(()) => info!(member = %zone, file = %path.display(), "removed"),
+            Ok(()) => {
+                info!(zone = %zone, file = %path.display(), "removed");
+                removed.push(path);
+            }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => warn!(member = %zone, file = %path.display(), "cannot remove: {e}"),
+            Err(e) => warn!(zone = %zone, file = %path.display(), "cannot remove: {e}"),
         }
     }
+    removed
 }
 
 #[cfg(test)]

@@ -237,6 +237,7 @@ impl Steering<'_> {
                 self.zone_add_checked(&tables, &failures, reply);
             }
             MainRequest::ZoneRemove { zones, reply } => self.zone_remove(&zones, reply),
+            MainRequest::ZonePurge { zones, reply } => drop(reply.send(self.zone_purge(&zones))),
             MainRequest::LogReopen { reply } => {
                 let _ = reply.send(reopen_log(self.log, "on the control socket"));
             }
@@ -295,6 +296,40 @@ impl Steering<'_> {
         }
     }
 
+    /// Deletes what storage keeps of zones no longer served (`ternctl zone-purge`): their
+    /// journal, kept copy and timers. All or none: a zone still served is refused.
+    fn zone_purge(&self, zones: &[String]) -> Reply {
+        if self.config.path.is_none() {
+            return Reply::error("no storage: the server runs without a configuration file");
+        }
+        let names: Result<Vec<tern_wire::Name>, String> =
+            zones.iter().map(|z| crate::ctl::listen::parse_zone(z)).collect();
+        let names = match names {
+            Ok(names) => names,
+            Err(why) => return Reply::error(why),
+        };
+        let served = self.control.zones().names();
+        if let Some(zone) = names.iter().find(|n| served.contains(n)) {
+            return Reply::error(format!(
+                "zone {zone} is served: remove it from the configuration (or zone-remove it) first; nothing purged"
+            ));
+        }
+        let storage = &self.config.server.storage;
+        let lines: Vec<String> = names
+            .iter()
+            .map(|zone| match catalogs::purge(storage, zone).as_slice() {
+                [] => format!("{zone}: nothing kept in {}", storage.display()),
+                removed => {
+                    let files: Vec<String> =
+                        removed.iter().map(|p| p.display().to_string()).collect();
+                    format!("{zone}: removed {}", files.join(", "))
+                }
+            })
+            .collect();
+        info!(zones = zones.len(), "zone-purge done");
+        Reply::done(lines.join("\n"))
+    }
+
     /// Applies `next` as a reload does, telling `reply` once the loads are done.
     fn apply(
         &mut self,
@@ -317,7 +352,9 @@ impl Steering<'_> {
             let kept = self.consumed.plans(&self.config, &purge);
             drop(self.control.apply_with(&self.config, &kept, false));
             if self.config.path.is_some() {
-                purge.iter().for_each(|zone| catalogs::purge(&self.config.server.storage, zone));
+                for zone in &purge {
+                    catalogs::purge(&self.config.server.storage, zone);
+                }
             }
         }
         let members = self.consumed.plans(&self.config, &[]);
