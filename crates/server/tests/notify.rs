@@ -74,44 +74,27 @@ fn via_is_the_source_of_notify_soa_queries_and_transfers() {
     std::fs::write(&file, ZONE.replace("SERIAL", "1")).unwrap();
     let told = UdpSocket::bind("127.0.0.1:0").unwrap();
     told.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
-    let (primary_port, secondary_port) = (free_port(), free_port());
-    let primary_conf = dir.path().join("primary.toml");
-    std::fs::write(
-        &primary_conf,
-        format!(
-            "[server]\nlisten = [\"127.0.0.1:{primary_port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
-             storage = \"p-storage\"\n\
-             [[acl]]\nid = \"nine\"\naddress = \"127.0.0.9\"\naction = \"transfer\"\n\
+    let primary = started(
+        dir.path(),
+        "primary",
+        &format!(
+            "[[acl]]\nid = \"nine\"\naddress = \"127.0.0.9\"\naction = \"transfer\"\n\
              [[remote]]\nid = \"told\"\naddress = \"{}\"\nvia = \"127.0.0.9\"\n\
              [[zone]]\nname = \"example.com\"\nfile = \"{}\"\nacl = \"nine\"\nnotify = \"told\"\n",
             told.local_addr().unwrap(),
             file.display()
         ),
-    )
-    .unwrap();
-    let primary_addr = SocketAddr::from(([127, 0, 0, 1], primary_port));
-    let primary = Daemon::spawn(
-        &["--config", primary_conf.to_str().unwrap()],
-        primary_addr,
-        &dir.path().join("primary.log"),
     );
-    let secondary_conf = dir.path().join("secondary.toml");
-    std::fs::write(
-        &secondary_conf,
-        format!(
-            "[server]\nlisten = [\"127.0.0.1:{secondary_port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
-             storage = \"s-storage\"\n\
-             [[remote]]\nid = \"up\"\naddress = \"{primary_addr}\"\nvia = [\"127.0.0.9\", \"::1\"]\n\
-             [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n"
+    let secondary = started(
+        dir.path(),
+        "secondary",
+        &format!(
+            "[[remote]]\nid = \"up\"\naddress = \"{}\"\nvia = [\"127.0.0.9\", \"::1\"]\n\
+             [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n",
+            primary.addr
         ),
-    )
-    .unwrap();
-    let secondary_addr = SocketAddr::from(([127, 0, 0, 1], secondary_port));
-    let secondary = Daemon::spawn(
-        &["--config", secondary_conf.to_str().unwrap()],
-        secondary_addr,
-        &dir.path().join("secondary.log"),
     );
+    let secondary_addr = secondary.addr;
     let served = eventually(Duration::from_secs(10), || {
         dig_short(secondary_addr, "example.com", "SOA").contains(" 1 7200 ")
     });
@@ -124,4 +107,18 @@ fn via_is_the_source_of_notify_soa_queries_and_transfers() {
     assert_eq!(from.ip(), std::net::IpAddr::from([127, 0, 0, 9]), "NOTIFY sent from {from}");
     let reader = MessageReader::new(&buf[..len]).unwrap();
     assert_eq!(reader.header().flags.opcode(), Opcode::NOTIFY);
+}
+
+/// A `ternd` named `name` in `dir` (its configuration, log and storage named after it)
+/// serving what `tables` configures, on a port of its own.
+fn started(dir: &std::path::Path, name: &str, tables: &str) -> Daemon {
+    let port = free_port();
+    let config = dir.join(format!("{name}.toml"));
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"{name}-storage\"\n{tables}"
+    );
+    std::fs::write(&config, text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.join(format!("{name}.log")))
 }
