@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The fresh-machine check (issue #53, item 8): the README's commands on a clean Debian 12.
 #
-#   scripts/fresh-debian.sh [--tests] [--keep] [--budget SECONDS] [--dir DIR]
+#   scripts/fresh-debian.sh [--tests] [--keep] [--budget SECONDS] [--dir PARENT]
 #
 # As root (chroot and mounts; mmdebstrap is installed with apt-get when missing):
 #  1. builds a Debian 12 (bookworm) root with mmdebstrap from Debian's packages: the
@@ -20,8 +20,8 @@
 #     and checks that `ternctl status` answers;
 #  5. with --tests, runs the README's second command (scripts/test-all.sh, which installs
 #     what it needs; 30 minutes or more) in the root.
-# The root lives in DIR (default: a new directory under /var/tmp; about 6 GB with the
-# builds) and is unmounted and removed at the end, unless --keep. Network: Debian's mirror
+# The root lives in a new directory under PARENT (default /var/tmp; about 5 GB with the
+# builds), unmounted and removed at the end unless --keep. Network: Debian's mirror
 # (deb.debian.org) and crates.io only.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,11 +62,12 @@ say "second command: $second"
 # This machine's toolchain: rustup's home and cargo's (for the rustup proxies only).
 rustup_home=${RUSTUP_HOME:-$HOME/.rustup}
 cargo_bin=$(dirname "$(command -v rustup || command -v cargo)")
-toolchain=$(rustup toolchain list | awk '/\(default\)/ { print $1 }')
-[[ -d $rustup_home/toolchains/$toolchain ]] || die "no rustup toolchain $toolchain in $rustup_home"
+toolchain=$(cd "$repo" && rustup show active-toolchain | awk '{ print $1; exit }')
+[[ -n $toolchain && -d $rustup_home/toolchains/$toolchain ]] || die "no rustup toolchain $toolchain in $rustup_home"
 [[ -x $cargo_bin/rustup ]] || die "no rustup in $cargo_bin"
 
-if [[ -z $dir ]]; then dir=$(mktemp -d /var/tmp/tern-fresh.XXXXXX); else mkdir -p "$dir"; fi
+mkdir -p "${dir:=/var/tmp}"
+dir=$(mktemp -d "$dir/tern-fresh.XXXXXX")
 root=$dir/root
 server_pid=""
 cleanup() {
@@ -90,12 +91,12 @@ say "root built in $(($(date +%s) - start)) s (packages: $packages)"
 
 # The toolchain, as rustup installs it: /root/.cargo/bin (rustup and its proxies, here
 # links to rustup) and /root/.rustup (the toolchain and settings).
-mkdir -p "$root/root/.cargo/bin" "$root/root/.rustup/toolchains"
+mkdir -p "$root/root/.cargo/bin" "$root/root/.rustup/toolchains/$toolchain"
 install -m 755 "$cargo_bin/rustup" "$root/root/.cargo/bin/rustup"
 for proxy in cargo rustc rustdoc rustfmt cargo-fmt cargo-clippy clippy-driver rust-gdb; do
   ln -s rustup "$root/root/.cargo/bin/$proxy"
 done
-cp -a "$rustup_home/toolchains/$toolchain" "$root/root/.rustup/toolchains/"
+cp -a "$(realpath "$rustup_home/toolchains/$toolchain")/." "$root/root/.rustup/toolchains/$toolchain/"
 printf 'version = "12"\ndefault_toolchain = "%s"\nprofile = "default"\n' "$toolchain" \
   >"$root/root/.rustup/settings.toml"
 git clone --quiet --no-hardlinks "$repo" "$root/root/tern"
