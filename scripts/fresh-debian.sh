@@ -103,6 +103,13 @@ git clone --quiet --no-hardlinks "$repo" "$root/root/tern"
 say "copied in: the Rust toolchain $toolchain ($(du -sh "$root/root/.rustup" | cut -f1)) and the source at $(git -C "$repo" rev-parse --short=12 HEAD)"
 
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Certificate authorities this machine adds to Debian's (a proxy's that intercepts TLS),
+# so that the root reaches crates.io as this machine does; none on a plain machine.
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+  chroot "$root" update-ca-certificates >/dev/null 2>&1
+  say "added this machine's local certificate authorities: $(cd /usr/local/share/ca-certificates && echo *.crt)"
+fi
 mount -t proc proc "$root/proc"
 mount -t sysfs sys "$root/sys"
 mount --bind /dev "$root/dev"
