@@ -71,12 +71,19 @@ dir=$(mktemp -d "$dir/tern-fresh.XXXXXX")
 root=$dir/root
 server_pid=""
 cleanup() {
-  local status=$?
-  [[ -n $server_pid ]] && kill -- "-$server_pid" 2>/dev/null
-  for m in run/tern dev/pts dev sys proc; do
-    mountpoint -q "$root/$m" 2>/dev/null && umount -l "$root/$m"
+  local status=$? m
+  set +e
+  [[ -z $server_pid ]] || kill -- "-$server_pid" 2>/dev/null
+  for m in dev/pts dev sys proc; do
+    if mountpoint -q "$root/$m" 2>/dev/null; then umount "$root/$m" || umount -l "$root/$m"; fi
   done
-  if [[ -n $keep ]]; then say "kept $root"; else rm -rf "$dir"; fi
+  if [[ -n $keep ]]; then
+    say "kept $root"
+  elif grep -qF " $root/" /proc/self/mounts; then
+    say "not removing $dir: something is still mounted under it" >&2
+  else
+    rm -rf --one-file-system "$dir"
+  fi
   exit "$status"
 }
 trap cleanup EXIT
