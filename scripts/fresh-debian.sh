@@ -7,14 +7,17 @@
 #  1. builds a Debian 12 (bookworm) root with mmdebstrap from Debian's packages: the
 #     "important" set, plus what the README asks a fresh machine for (PREREQUISITES
 #     below) and dnsutils for dig;
-#  2. copies in this machine's Rust toolchain and nothing else of it: rustup, its stable
+#  2. copies in this machine's Rust toolchain and nothing else of it: rustup, the active
 #     toolchain and settings (no crates, no cargo-installed tools), and a clone of this
-#     repository at HEAD (uncommitted changes are not checked);
+#     repository at HEAD (uncommitted changes are not checked); and this machine's local
+#     certificate authorities, if any (a proxy that intercepts TLS on the way to
+#     crates.io);
 #  3. runs the README's first command there (the first line of its first code block),
 #     timed from its start until `dig @127.0.0.1 -p 8053 www.example.com` in the root gets
 #     an answer (crates are fetched from crates.io within that time); more than
 #     --budget seconds (default 180) fails the check, but the figure is still printed;
-#  4. builds the package with dist/build-deb (the fully optimised perf build), installs it
+#  4. times `cargo build --profile perf -p ternd -p tern-ctl` (the fully optimised
+#     build), builds the package from it with dist/build-deb, installs it
 #     with apt-get, starts `ternd --config /etc/tern/ternd.toml` (a chroot has no
 #     systemd) in a network namespace of its own (port 53 of this machine is untouched)
 #     and checks that `ternctl status` answers;
@@ -22,11 +25,13 @@
 #     what it needs; 30 minutes or more) in the root.
 # The root lives in a new directory under PARENT (default /var/tmp; about 5 GB with the
 # builds), unmounted and removed at the end unless --keep. Network: Debian's mirror
-# (deb.debian.org) and crates.io only.
+# (deb.debian.org) and crates.io only. The whole check takes about 14 minutes on 2 cores
+# (2026-11-29), too long for scripts/test-all.sh, which does not run it.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 
-# What the README says a fresh Debian machine needs besides Rust.
+# What the README says a fresh Debian machine needs besides Rust (and ca-certificates,
+# which installing rustup needs too).
 PREREQUISITES=(build-essential git ca-certificates)
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
 
