@@ -61,7 +61,8 @@ def add_common_args(p):
     p.add_argument("--work", default=os.path.join(HERE, "out"), type=os.path.abspath,
                    help="cache of zones, signed zones, tools and results")
     p.add_argument("--tern", default=None, help="ternd binary (default: $TERND or "
-                   "<cargo target>/release/ternd)")
+                   "<cargo target>/perf/ternd, the fully optimised build: "
+                   "cargo build --profile perf -p ternd)")
 
 
 def parse_size(text):

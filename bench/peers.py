@@ -74,7 +74,7 @@ def missing_reason(kind, tern_bin=None, floor_bin=None):
         return None
     if kind == "tern":
         if not tern_bin or not os.access(tern_bin, os.X_OK):
-            return f"ternd binary not found at {tern_bin} (build it: cargo build --release -p ternd)"
+            return f"ternd binary not found at {tern_bin} (build it: {build_command(tern_bin)})"
         return None
     if kind == "floor":
         if not floor_bin or not os.access(floor_bin, os.X_OK):
@@ -408,9 +408,16 @@ def start(kind, zones, port, work, cpu=None, tern_bin=None, floor_bin=None):
     return Server(kind, zones, port, work, argv, cpu)
 
 
-def default_ternd(repo):
-    """Where `cargo build --release -p ternd` puts ternd for the repository at `repo`:
-    $TERND if set, else <cargo target dir>/release/ternd."""
+# The cargo profile the benchmarks measure: the fully optimised build (fat LTO, one
+# codegen unit; Cargo.toml's [profile.perf]), the one the package ships. The tests run
+# the everyday `release` build and ask for it by name.
+BENCH_PROFILE = "perf"
+
+
+def default_ternd(repo, profile=BENCH_PROFILE):
+    """Where `cargo build --profile PROFILE -p ternd` puts ternd for the repository at
+    `repo`: $TERND if set, else <cargo target dir>/PROFILE/ternd (target/perf/ternd for
+    the benchmarks, target/release/ternd for the tests)."""
     if os.environ.get("TERND"):
         return os.environ["TERND"]
     target = os.environ.get("CARGO_TARGET_DIR")
@@ -422,4 +429,12 @@ def default_ternd(repo):
             target = json.loads(meta.stdout)["target_directory"]
         except (OSError, subprocess.SubprocessError, ValueError, KeyError):
             target = None
-    return os.path.join(target or os.path.join(repo, "target"), "release", "ternd")
+    return os.path.join(target or os.path.join(repo, "target"), profile, "ternd")
+
+
+def build_command(binary, package="ternd"):
+    """The cargo command that builds `binary`, judged by its directory's name
+    (target/release: --release; otherwise the benchmarks' --profile perf)."""
+    profile = os.path.basename(os.path.dirname(os.path.abspath(binary or "")))
+    flag = "--release" if profile == "release" else f"--profile {BENCH_PROFILE}"
+    return f"cargo build {flag} -p {package}"

@@ -4,13 +4,13 @@
 # under valgrind; counting is switched on once the zone answers, N queries of the
 # benchmark's mix are asked one at a time (so every query is a batch of one: the
 # worker's per-batch work counts in full), and counting is switched off again.
-#   bench/server_instructions.sh [TERND] [N]    (default: target/release/ternd, 2000)
+#   bench/server_instructions.sh [TERND] [N]    (default: target/perf/ternd, 2000)
 # KEEP=FILE keeps the callgrind output (callgrind_annotate FILE for where they go).
 # TCP=1 asks each query on a connection of its own (fresh-connection TCP) instead.
 # Run bench/run.sh (or bench/udp_ab.py) once first: it makes the zone and queries.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-BIN=${1:-$HERE/../target/release/ternd}
+BIN=${1:-${CARGO_TARGET_DIR:-$HERE/../target}/perf/ternd}  # cargo build --profile perf -p ternd
 N=${2:-2000}
 DATA=$HERE/out/tld-100000-z1
 QUERIES=$(ls "$DATA"/queries-*-n200000-nx0.4.txt | head -1)

@@ -61,7 +61,8 @@ def parse_args():
     p.add_argument("--servers", default="tern,knot")
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--rate", type=int, default=2000, help="dnsperf queries a second")
-    p.add_argument("--ternd", default=os.path.join(REPO, "target/release/ternd"))
+    p.add_argument("--ternd", default=peers.default_ternd(REPO),
+                   help="ternd binary, ternctl beside it (default: $TERND or <cargo target>/perf/ternd)")
     p.add_argument("--work", default=os.path.join(HERE, "out", "zone-add"))
     p.add_argument("--timeout", type=float, default=600.0)
     return p.parse_args()
@@ -249,7 +250,7 @@ def main():
     for kind in kinds:
         reason = peers.missing_reason(kind, tern_bin=args.ternd)
         if kind == "tern" and not reason and not os.access(ternctl_of(args.ternd), os.X_OK):
-            reason = f"no ternctl beside {args.ternd} (build it: cargo build --release -p tern-ctl)"
+            reason = f"no ternctl beside {args.ternd} (build it: {peers.build_command(args.ternd, 'tern-ctl')})"
         if reason:
             sys.exit(f"{kind}: {reason}")
     records = []

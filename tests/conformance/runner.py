@@ -106,7 +106,7 @@ def peers_answer(results, chosen):
 
 def main():
     args = parse_args()
-    tern_bin = args.tern or peers.default_ternd(REPO)
+    tern_bin = args.tern or peers.default_ternd(REPO, "release")
     kinds = [k.strip() for k in args.servers.split(",") if k.strip()]
     chosen = [q for q in query_set.generate() if fnmatch.fnmatchcase(q.key, args.filter)]
     work = tempfile.mkdtemp(prefix="tern-conformance-")

@@ -286,7 +286,7 @@ class Judge:
 
 def main():
     args = parse_args()
-    tern_bin = args.tern or peers.default_ternd(REPO)
+    tern_bin = args.tern or peers.default_ternd(REPO, "release")
     if reason := peers.missing_reason("tern", tern_bin=tern_bin):
         print(f"tern: SKIPPED — {reason}")
         return 0

@@ -310,7 +310,7 @@ def rotation(rotated_port):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--tern", default=os.environ.get("TERND") or peers.default_ternd(REPO))
+    p.add_argument("--tern", default=os.environ.get("TERND") or peers.default_ternd(REPO, "release"))
     p.add_argument("--keep", action="store_true", help="keep the work directory")
     args = p.parse_args()
     for program in ("named", "knotd"):

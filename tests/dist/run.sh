@@ -4,7 +4,8 @@
 #    tree's build, the man pages not looked for; skipped, with a message, where
 #    systemd-analyze is missing);
 #  * its ExecStartPre check accepts the shipped configuration and the complete example;
-#  * dist/build-deb builds the Debian package (reusing the release build), which holds
+#  * dist/build-deb builds the Debian package (from the release build the tests use, not
+#    the package's fully optimised perf build: the packaging is what is checked), which holds
 #    the binaries (ternd and ternctl), unit, pages, completions, configuration and sysusers file, and which
 #    lintian passes without errors (its warnings are printed).
 set -euo pipefail
@@ -49,7 +50,7 @@ grep -qF 'ternctl: /run/tern/ternd.sock: ' <<<"$out" ||
 "$ternctl" --help | grep -qF 'else /run/tern/ternd.sock)' ||
   { echo "ternctl's default socket is not /run/tern/ternd.sock" >&2; exit 1; }
 
-deb=$("$repo/dist/build-deb" | tail -n 1)
+deb=$("$repo/dist/build-deb" --profile release | tail -n 1)
 [[ -f $deb ]] || { echo "dist/build-deb made no package ($deb)" >&2; exit 1; }
 dpkg-deb -c "$deb" | awk '{ print $6 }' > "$work/contents"
 want=(

@@ -484,7 +484,7 @@ SCENARIOS = {
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tern", default=peers.default_ternd(REPO))
+    parser.add_argument("--tern", default=peers.default_ternd(REPO, "release"))
     parser.add_argument("--only", default=",".join(SCENARIOS))
     parser.add_argument("--keep", action="store_true", help="keep the work directories")
     args = parser.parse_args()

@@ -252,7 +252,7 @@ action = "transfer"
     path = os.path.join(work, "ternd.toml")
     with open(path, "w") as f:
         f.write(conf)
-    return [os.environ.get("TERND") or peers.default_ternd(REPO), "--config", path]
+    return [os.environ.get("TERND") or peers.default_ternd(REPO, "release"), "--config", path]
 
 
 def tern_agrees(results):

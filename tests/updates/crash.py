@@ -749,7 +749,7 @@ def journal_test(run, count, cuts, rng):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tern", default=peers.default_ternd(REPO))
+    parser.add_argument("--tern", default=peers.default_ternd(REPO, "release"))
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--updates", type=int, default=10_000)
     parser.add_argument("--kills", type=int, default=5)

@@ -5,15 +5,15 @@
 #
 # usage: crates/server/bench/io_path.sh [SECONDS] [TERND]
 #   SECONDS  dnsperf run length per case (default 10)
-#   TERND    the ternd binary (default: $CARGO_TARGET_DIR or target/, then release/ternd)
+#   TERND    the ternd binary (default: $CARGO_TARGET_DIR or target/, then perf/ternd)
 # Server pinned to CPU 1 with one worker, dnsperf pinned to CPU 0. For each server and
 # transport it prints qps, lost queries and server CPU time per answered query (user +
 # system, from /proc/PID/stat). Every run is bounded by SECONDS (+ start-up, at most 10 s).
 set -euo pipefail
 secs=${1:-10}
 root=$(cd "$(dirname "$0")/../../.." && pwd)
-ternd=${2:-${CARGO_TARGET_DIR:-$root/target}/release/ternd}
-[[ -x $ternd ]] || { echo "no ternd at $ternd (cargo build --release -p ternd)" >&2; exit 1; }
+ternd=${2:-${CARGO_TARGET_DIR:-$root/target}/perf/ternd}
+[[ -x $ternd ]] || { echo "no ternd at $ternd (cargo build --profile perf -p ternd)" >&2; exit 1; }
 port=${PORT:-5398}
 work=$(mktemp -d /tmp/io_path.XXXX)
 pid=""
