@@ -43,6 +43,20 @@ struct Built {
     rebase: Option<Vec<Changeset>>,
 }
 
+impl Built {
+    /// `zone` as it is: no change, the file holding it, nothing journaled or merged.
+    fn of(zone: ZoneContents) -> Built {
+        Built {
+            zone,
+            change: None,
+            file_holds: None,
+            journaled: Vec::new(),
+            merged: false,
+            rebase: None,
+        }
+    }
+}
+
 /// What a load starts from.
 struct Base {
     /// The served version.
@@ -310,15 +324,7 @@ fn produced(
     };
     let today = u32::try_from(now & u64::from(u32::MAX)).unwrap_or(1);
     let Some(old) = old else {
-        let zone = make(today)?;
-        return Ok(Built {
-            zone,
-            change: None,
-            file_holds: None,
-            journaled: Vec::new(),
-            merged: false,
-            rebase: None,
-        });
+        return Ok(Built::of(make(today)?));
     };
     let same = make(old.serial())?;
     if old.diff(&same).is_none_or(|c| c.removed.is_empty() && c.added.is_empty()) {
@@ -357,14 +363,7 @@ fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Err
 /// the served serial is refused: secondaries compare serials (RFC 1996 §4.7, RFC 1982)
 /// and would keep the old data for ever.
 fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Result<Built, Error> {
-    let mut built = Built {
-        zone: new,
-        change: None,
-        file_holds: None,
-        journaled: Vec::new(),
-        merged: false,
-        rebase: None,
-    };
+    let mut built = Built::of(new);
     let new = &built.zone;
     if serial_gt(new.serial(), old.serial()) && limits.max_changes > 0 {
         built.change = old.diff(new);
@@ -403,7 +402,7 @@ fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, Error>
         info!(zone = %zone.origin(), replayed = after.len(), from = file.serial(), serial = zone.serial(), "journal replayed: updates not yet in the zone file");
     }
     let file_holds = (!after.is_empty()).then_some(file);
-    Ok(Built { zone, change: None, file_holds, journaled, merged: false, rebase: None })
+    Ok(Built { file_holds, journaled, ..Built::of(zone) })
 }
 
 /// `file` with `changes`, which applied to it before, applied again.
@@ -462,15 +461,8 @@ fn merge(
 ) -> Result<Built, Error> {
     let edit = file.diff(&edited).ok_or(Error::NoSoa("the zone file"))?;
     if edit.removed.is_empty() && edit.added.is_empty() && edit.soa_to == edit.soa_from {
-        let zone = current.clone(); // touched, not changed
-        return Ok(Built {
-            zone,
-            change: None,
-            file_holds: Some(edited),
-            journaled: Vec::new(),
-            merged: false,
-            rebase: None,
-        });
+        // Touched, not changed.
+        return Ok(Built { file_holds: Some(edited), ..Built::of(current.clone()) });
     }
     let mut soa = edited.soa_record().ok_or(Error::NoSoa("the zone file"))?;
     let higher = serial_gt(edited.serial(), current.serial());
@@ -487,14 +479,7 @@ fn merge(
     info!(zone = %current.origin(), serial, removed = merged.removed.len(), added = merged.added.len(), "zone file edit merged with the dynamic updates");
     let change = (limits.max_changes > 0).then_some(merged);
     let rebase = never.then(|| edited.diff(&zone).into_iter().collect());
-    Ok(Built {
-        zone,
-        change,
-        file_holds: Some(edited),
-        journaled: Vec::new(),
-        merged: true,
-        rebase,
-    })
+    Ok(Built { change, file_holds: Some(edited), merged: true, rebase, ..Built::of(zone) })
 }
 
 /// Logs the warnings of a successful load (errors refuse the zone and are in the error).
