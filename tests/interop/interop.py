@@ -20,6 +20,9 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
     Tern secondary whose remote has `via = "127.0.0.9"` (one without is refused); a Knot
     DNS secondary whose ACL takes NOTIFY from 127.0.0.10 alone follows a Tern primary
     whose remote has `via = "127.0.0.10"`.
+  * backup: `ternctl zone-backup`, a change, then `zone-restore` on a Tern primary: a
+    Knot DNS secondary takes the restore by NOTIFY and IXFR (serial raised) and equals
+    Tern's copy.
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -28,6 +31,7 @@ import argparse
 import os
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import time
@@ -468,6 +472,48 @@ def _udp_raw(wire, port):
             return None
 
 
+def backup(run):
+    """`ternctl zone-backup` and `zone-restore` on a Tern primary with a Knot DNS
+    secondary: the restore is a change under a higher serial, which Knot takes by IXFR."""
+    work = run.work("backup-zones")
+    path = os.path.join(work, "big.example.zone")
+    with open(path, "w") as f:
+        f.write(unsigned_zone(1))
+    knot_port, primary_port = peers.free_port(), peers.free_port()
+    socket = os.path.join(work, "ternd.sock")
+    zones = [{"origin": "big.example.", "file": path, "notify": [("127.0.0.1", knot_port)]}]
+    primary = run.tern(zones, port=primary_port, name="backup-primary",
+                       extra=f'[control]\nsocket = "{socket}"\n')
+    wait_serial(primary_port, "big.example.", 1, who="primary")
+    secondary_zones = [{"origin": "big.example.", "primary": ("127.0.0.1", primary_port)}]
+    knot = run.start("knot", lambda p, w: servers.knot(p, w, secondary_zones), port=knot_port,
+                     name="knot-backup-secondary")
+    wait_serial(knot_port, "big.example.", 1, who="knot")
+    ternctl = os.path.join(os.path.dirname(run.tern_bin), "ternctl")
+
+    def ctl(*args):
+        out = subprocess.run([ternctl, "--socket", socket, *args], capture_output=True, text=True)
+        check(out.returncode == 0, f"ternctl {args}: {out.stdout}{out.stderr}")
+        return out.stdout
+
+    said = ctl("zone-backup", "--dir", "before-change")
+    check("backed up serial 1" in said, said)
+    with open(path, "w") as f:
+        f.write(unsigned_zone(2, "new 60 A 192.0.2.200\n").replace("host7 300 A 10.0.0.7\n", ""))
+    ctl("zone-reload", "big.example")
+    wait_serial(knot_port, "big.example.", 2, who="knot after the change")
+    said = ctl("zone-restore", "big.example", "--dir", "before-change")
+    check("restored: serial 2 → 3" in said, said)
+    wait_serial(knot_port, "big.example.", 3, who="knot after the restore")
+    same_zone(primary_port, knot_port, "big.example.", "knot after the restore")
+    answer = dns.query.udp(dns.message.make_query("host7.big.example.", "A"), "127.0.0.1",
+                           port=knot_port, timeout=2)
+    check(answer.answer, f"knot lacks the restored host7: {answer}")
+    log = log_of(primary)
+    check('kind="IXFR" from="2" serial=3' in log, f"no IXFR of the restore:\n{log[-3000:]}")
+    print("    a restore reaches Knot DNS by NOTIFY and IXFR, serial 2 → 3, zones equal")
+
+
 SCENARIOS = {
     "signed-queries": signed_queries,
     "journal": journal,
@@ -479,6 +525,7 @@ SCENARIOS = {
     "forwarding": updates.forwarding,
     "catalogs": catalogs.catalogs,
     "via": via,
+    "backup": backup,
 }
 
 

@@ -41,6 +41,8 @@ impl Writer {
             ZoneCommand::Read { owner, rtype } => self.read(owner.as_ref(), rtype),
             ZoneCommand::Txn(step) => self.txn(step).await,
             ZoneCommand::Apply(steps) => self.apply_steps(steps).await,
+            ZoneCommand::Backup(dir) => self.backup(dir).await,
+            ZoneCommand::Restore(dir) => self.restore(dir).await,
         }
     }
 

@@ -75,6 +75,9 @@ pub enum Error {
     /// A zone file whose data changed while its serial stayed the served one.
     #[error("the zone file's data changed but its serial {0} did not rise: not loaded, the served version stays (raise the serial: secondaries would keep the old data)")]
     SerialNotRaised(u32),
+    /// A backup could not be written or read (`zone-backup`, `zone-restore`).
+    #[error("{0}")]
+    Backup(String),
     /// The zone has no file to write.
     #[error("the zone has no file to write")]
     NoFile,

@@ -5,6 +5,7 @@
 //! its words.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,6 +99,10 @@ pub enum ZoneCommand {
     /// Sets and unsets applied at once, as a transaction of their own (the HTTP API's
     /// RRset changes); an operator's open transaction is left alone.
     Apply(Vec<TxnStep>),
+    /// Copy the served data and the journal into this directory ([`crate::backup`]).
+    Backup(PathBuf),
+    /// Serve the data a backup in this directory holds again ([`crate::backup`]).
+    Restore(PathBuf),
 }
 
 /// A command's outcome: what was done, or why not.

@@ -19,7 +19,8 @@
 //! * [`primary`] (zone files, reload differences), [`secondary`] and [`refresh`]
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
 //!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
-//! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps).
+//! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps),
+//!   [`backup`] (`zone-backup` and `zone-restore`).
 //! * [`plan`]: what the server tells the control plane about each zone.
 //! * [`clock`]: the time, passed in; [`peer`]: other servers, reached through the
 //!   server's [`peer::Network`].
@@ -37,6 +38,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod backup;
 pub mod catalog;
 pub mod clock;
 pub mod commands;

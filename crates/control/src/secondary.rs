@@ -218,7 +218,7 @@ impl Writer {
     }
 
     /// Writes the zone file and the timers after it.
-    fn store_zone(&mut self, zone: Arc<ZoneContents>, large: bool) {
+    pub(crate) fn store_zone(&mut self, zone: Arc<ZoneContents>, large: bool) {
         let ZoneSource::File(path) = self.plan.source.clone() else { return };
         let (timers, name) = (self.timers(), self.plan.name.clone());
         self.store(move || {

@@ -119,6 +119,25 @@ enum Command {
         #[arg(required = true)]
         zones: Vec<String>,
     },
+    /// Copy each zone's served data (a zone file) and its journal into a directory of
+    /// the server's backup-dir (all zones when none is named); never over a backup.
+    ZoneBackup {
+        /// The zones.
+        zones: Vec<String>,
+        /// The directory, in backup-dir (relative names are taken there; created if
+        /// missing). Default: a new one named by the time, YYYYMMDDHHMMSS (UTC).
+        #[arg(long, value_name = "DIR")]
+        dir: Option<String>,
+    },
+    /// Serve each zone's data from a backup again (all zones when none is named): a
+    /// change like an update, under a serial that never goes back.
+    ZoneRestore {
+        /// The zones.
+        zones: Vec<String>,
+        /// The directory zone-backup wrote, in backup-dir (as zone-backup printed it).
+        #[arg(long, value_name = "DIR", required = true)]
+        dir: String,
+    },
     /// Print the manual page, ternctl(8), in roff.
     Man,
     /// Print the shell completion script for bash, zsh, fish, elvish or powershell.
@@ -250,6 +269,8 @@ fn request(command: Command) -> Result<Action, String> {
             Ok(Action::Ask(Request::ZoneRemove { zones: zone_names(zones, from.as_deref())? }))
         }
         Command::ZonePurge { zones } => Ok(Action::Ask(Request::ZonePurge { zones })),
+        Command::ZoneBackup { zones, dir } => Ok(Action::Ask(Request::ZoneBackup { zones, dir })),
+        Command::ZoneRestore { zones, dir } => Ok(Action::Ask(Request::ZoneRestore { zones, dir })),
         Command::Man => man().map(Action::Print),
         Command::Completions { shell } => {
             let mut out = Vec::new();

@@ -78,6 +78,26 @@ pub enum Request {
         /// The zones.
         zones: Vec<String>,
     },
+    /// Copies each zone's served data and journal into a directory (all zones when none
+    /// is named); an earlier backup there is never overwritten.
+    ZoneBackup {
+        /// Zone names.
+        #[serde(default)]
+        zones: Vec<String>,
+        /// The directory, in the server's `backup-dir` (relative names are taken there);
+        /// none: a new one named by the time.
+        #[serde(default)]
+        dir: Option<String>,
+    },
+    /// Makes each zone's data in a backup directory its served version again (all zones
+    /// when none is named), as a change: journaled, then published, then NOTIFY.
+    ZoneRestore {
+        /// Zone names.
+        #[serde(default)]
+        zones: Vec<String>,
+        /// The directory a `zone-backup` wrote, in the server's `backup-dir`.
+        dir: String,
+    },
 }
 
 /// Operations [`Request::Zone`] applies to each zone named.

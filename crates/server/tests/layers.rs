@@ -29,7 +29,7 @@ const CONTROL: &[&[&str]] = &[
     &["journaled", "catalog"],
     &["commit"],
     &["primary", "secondary"],
-    &["refresh", "dynamic", "commands"],
+    &["refresh", "dynamic", "commands", "backup"],
     &["run"],
     &["plane"],
 ];

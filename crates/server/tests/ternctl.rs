@@ -398,3 +398,152 @@ fn zone_purge_deletes_what_storage_keeps_of_zones_no_longer_served() {
     let (code, _, stderr) = ternctl(&socket, &["zone-purge"]);
     assert_eq!(code, 2, "a zone must be named: {stderr}");
 }
+
+/// A primary that allows transfers from loopback (`primary.example`, updates kept in the
+/// journal for an hour) and a secondary of `upstream` (`example.com`); the control
+/// socket in `dir`.
+fn backed_up_server(dir: &Path, upstream: SocketAddr) -> (Daemon, PathBuf, Vec<String>) {
+    std::fs::write(dir.join("primary.example.zone"), PRIMARY_ZONE).unwrap();
+    let port = free_port();
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+         [control]\nsocket = \"run/ternd.sock\"\n\
+         [[acl]]\nid = \"lo\"\naddress = \"127.0.0.0/8\"\naction = [\"transfer\"]\n\
+         [[remote]]\nid = \"up\"\naddress = \"{upstream}\"\n\
+         [[zone]]\nname = \"primary.example\"\nfile = \"primary.example.zone\"\nacl = \"lo\"\nzonefile-sync = \"1h\"\n\
+         [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n"
+    );
+    let config = dir.join("ternd.toml");
+    std::fs::write(&config, text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let args = vec!["--config".to_owned(), config.to_str().unwrap().to_owned()];
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let daemon = Daemon::spawn(&argv, addr, &dir.join("ternd.log"));
+    (daemon, dir.join("run/ternd.sock"), args)
+}
+
+/// One transaction on `primary.example`: `unset` removed, `set` added (A records).
+fn edit(socket: &Path, unset: Option<&str>, set: &str) {
+    ok(socket, &["zone-begin", "primary.example"]);
+    if let Some(name) = unset {
+        ok(socket, &["zone-unset", "primary.example", name]);
+    }
+    ok(socket, &["zone-set", "primary.example", set, "A", "192.0.2.7"]);
+    ok(socket, &["zone-commit", "primary.example"]);
+}
+
+/// Issue #53 item 10: `zone-backup` copies each zone's served data and journal into a
+/// directory (never over an earlier backup); `zone-restore` makes a primary serve the
+/// backup's data again as a journaled change under a higher serial (IXFR shows it, and
+/// it survives SIGKILL), refuses a secondary's older version, and names a backup that
+/// is missing or does not parse while the zone keeps serving.
+#[test]
+fn zone_backup_and_restore_as_an_operator_uses_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let upstream = primary(dir.path());
+    let (daemon, socket, args) = backed_up_server(dir.path(), upstream.addr);
+    let addr = daemon.addr;
+    assert!(eventually(Duration::from_secs(20), || !dig(addr, "www.example.com", "A").is_empty()));
+    edit(&socket, None, "kept");
+    assert_eq!(dig_soa(addr, "primary.example").1, Some(2));
+
+    // A relative directory is taken in backup-dir (by default `backup` in storage).
+    let said = ok(&socket, &["zone-backup", "--dir", "one"]);
+    let backups = dir.path().join("storage/backup/one");
+    assert!(said.contains("primary.example.: backed up serial 2, journal "), "{said}");
+    assert!(said.contains(&format!("in {}", backups.display())), "{said}");
+    assert!(said.contains("example.com.: backed up serial "), "{said}");
+    let copy = std::fs::read_to_string(backups.join("primary.example.zone")).unwrap();
+    assert!(
+        copy.contains("kept.primary.example.\t300\tIN\tA\t192.0.2.7")
+            || copy.contains("kept.primary.example. 300 IN A 192.0.2.7"),
+        "{copy}"
+    );
+    assert!(std::fs::metadata(backups.join("primary.example.journal")).unwrap().len() > 0);
+    let (code, stdout, _) =
+        ternctl(&socket, &["zone-backup", "primary.example", "--dir", backups.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("exists: back up into another directory"), "{stdout}");
+
+    // Changes after the backup, then the restore: the backup's data at a higher serial.
+    edit(&socket, Some("kept"), "later");
+    assert_eq!(dig_soa(addr, "primary.example").1, Some(3));
+    let restored =
+        ok(&socket, &["zone-restore", "primary.example", "--dir", backups.to_str().unwrap()]);
+    assert!(restored.contains("restored: serial 3 → 4, 2 records changed"), "{restored}");
+    assert_eq!(dig(addr, "kept.primary.example", "A"), "192.0.2.7\n");
+    assert!(dig(addr, "later.primary.example", "A").is_empty());
+    let ixfr = dig_ixfr(addr, "primary.example", 3);
+    assert!(
+        ixfr.contains("kept.primary.example.") && ixfr.contains("later.primary.example."),
+        "{ixfr}"
+    );
+    let again =
+        ok(&socket, &["zone-restore", "primary.example", "--dir", backups.to_str().unwrap()]);
+    assert!(again.contains("nothing to restore: serial 4 holds the backup's data"), "{again}");
+
+    // A secondary's version is its primary's: an older one is not restored.
+    let (code, stdout, _) =
+        ternctl(&socket, &["zone-restore", "example.com", "--dir", backups.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("is not newer than the served"), "{stdout}");
+
+    // A newer one is (a secondary whose storage was lost while its primary is away).
+    let (_, served) = dig_soa(addr, "example.com");
+    let served = served.unwrap();
+    let newer = dir.path().join("storage/backup/newer");
+    std::fs::create_dir_all(&newer).unwrap();
+    let text = std::fs::read_to_string(backups.join("example.com.zone")).unwrap();
+    let raised = text.replacen(&format!(" {served} "), &format!(" {} ", served + 10), 2);
+    assert_ne!(raised, text);
+    std::fs::write(newer.join("example.com.zone"), raised).unwrap();
+    let said = ok(&socket, &["zone-restore", "example.com", "--dir", newer.to_str().unwrap()]);
+    let expected = format!("restored: serial {}; refreshing from the primaries", served + 10);
+    assert!(said.contains(&expected), "{said}");
+    assert_eq!(dig_soa(addr, "example.com").1, Some(served + 10));
+
+    // A backup that is missing or does not parse is named; the zone keeps serving.
+    let (code, stdout, _) = ternctl(&socket, &["zone-restore", "primary.example", "--dir", "none"]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("no backup of primary.example. there"), "{stdout}");
+    let bad = dir.path().join("storage/backup/bad");
+    std::fs::create_dir(&bad).unwrap();
+    std::fs::write(bad.join("primary.example.zone"), "@ SOA ns hostmaster 1 2 3 4 5\nwww A nope\n")
+        .unwrap();
+    let (code, stdout, _) =
+        ternctl(&socket, &["zone-restore", "primary.example", "--dir", bad.to_str().unwrap()]);
+    assert_eq!(code, 1, "{stdout}");
+    assert!(stdout.contains("primary.example.zone:2"), "file:line: {stdout}");
+    assert_eq!(dig_soa(addr, "primary.example").1, Some(4));
+
+    // Nothing is written or read outside backup-dir; without --dir, a new directory.
+    for outside in ["/tmp", "../..", "one/../../x"] {
+        let (code, _, stderr) = ternctl(&socket, &["zone-backup", "--dir", outside]);
+        assert_eq!(code, 1, "{outside}: {stderr}");
+        assert!(stderr.contains("backup-dir") || stderr.contains("`..`"), "{stderr}");
+    }
+    let said = ok(&socket, &["zone-backup", "primary.example"]);
+    let made = said.split(" in ").nth(1).unwrap().trim();
+    assert_eq!(Path::new(made).parent(), Some(&*dir.path().join("storage/backup")), "{said}");
+    let named = Path::new(made).file_name().unwrap().to_str().unwrap();
+    assert!(named.len() == 14 && named.starts_with("20"), "{said}");
+    assert!(Path::new(made).join("primary.example.zone").exists(), "{said}");
+
+    // Journaled before it was acknowledged: a SIGKILL loses nothing.
+    drop(daemon);
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let daemon = Daemon::spawn(&argv, addr, &dir.path().join("ternd.2.log"));
+    assert_eq!(dig_soa(daemon.addr, "primary.example").1, Some(4));
+    assert_eq!(dig(daemon.addr, "kept.primary.example", "A"), "192.0.2.7\n");
+}
+
+/// The records of an IXFR of `zone` from `serial`, as dig prints them.
+fn dig_ixfr(addr: SocketAddr, zone: &str, serial: u32) -> String {
+    let out = Command::new("dig")
+        .args(["+tries=1", "+time=2", "-p", &addr.port().to_string()])
+        .arg(format!("@{}", addr.ip()))
+        .args([zone, &format!("IXFR={serial}")])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}

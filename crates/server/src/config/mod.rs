@@ -117,6 +117,10 @@ pub struct ServerConfig {
     /// refused without being read.
     #[serde(default)]
     pub added_zone_dirs: Vec<PathBuf>,
+    /// Where `ternctl zone-backup` writes and `zone-restore` reads (default:
+    /// `storage/backup`); a directory named elsewhere is refused.
+    #[serde(default)]
+    pub backup_dir: Option<PathBuf>,
     /// Refuse to start when any zone fails to load (by default only when all do).
     #[serde(default)]
     pub strict_start: bool,
@@ -364,6 +368,12 @@ impl Config {
         }
     }
 
+    /// The directory backups are in (`backup-dir`, else `backup` in the storage
+    /// directory).
+    pub fn backup_dir(&self) -> PathBuf {
+        self.server.backup_dir.clone().unwrap_or_else(|| self.server.storage.join("backup"))
+    }
+
     /// The file of zones added at run time (`ternctl zone-add`), in the storage
     /// directory; `None` for built-in configurations.
     pub fn added_zones_path(&self) -> Option<PathBuf> {
@@ -601,6 +611,7 @@ impl Config {
             storage
         };
         self.server.added_zone_dirs.iter_mut().for_each(anchor);
+        self.server.backup_dir.as_mut().map(anchor);
         self.log.file.as_mut().map(anchor);
         self.control.socket.as_mut().map(anchor);
         self.http.api_token_file.as_mut().map(anchor);
@@ -820,6 +831,7 @@ impl Default for ServerConfig {
             pid_file: None,
             storage: default_storage(),
             added_zone_dirs: Vec::new(),
+            backup_dir: None,
             strict_start: false,
             control_nice: default_control_nice(),
             tsig_max_fudge: default_tsig_max_fudge(),

@@ -62,6 +62,8 @@ pub struct Context {
     pub config: Option<PathBuf>,
     /// Whether the AF_XDP data plane is attached.
     pub xdp: bool,
+    /// Where backups are kept (`[server] backup-dir`).
+    pub backup_dir: PathBuf,
 }
 
 /// The socket being served; the file is removed when this is dropped.
@@ -247,6 +249,14 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
             let command = ZoneCommand::Op(op);
             per_zone(context, &zones, command).await
         }
+        Request::ZoneBackup { zones, dir } => match backup_dir(context, dir.as_deref()) {
+            Ok(dir) => per_zone(context, &zones, ZoneCommand::Backup(dir)).await,
+            Err(why) => Reply::error(why),
+        },
+        Request::ZoneRestore { zones, dir } => match backup_dir(context, Some(&dir)) {
+            Ok(dir) => per_zone(context, &zones, ZoneCommand::Restore(dir)).await,
+            Err(why) => Reply::error(why),
+        },
         Request::ZoneRead { zone, owner, rtype } => read(context, &zone, owner, rtype).await,
         Request::Txn { zone, step } => txn(context, &zone, step).await,
     }
@@ -268,6 +278,13 @@ fn status(context: &Context) -> ServerStatus {
         xdp_queries: stats.xdp_received,
         xdp_answers: stats.xdp_sent,
     }
+}
+
+/// The backup directory a request names ([`super::backup::resolve`]).
+fn backup_dir(context: &Context, given: Option<&str>) -> Result<PathBuf, String> {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    let now = now.map_or(0, |d| d.as_secs());
+    super::backup::resolve(&context.backup_dir, given, now)
 }
 
 /// Hands a request to the main thread and waits for its reply.

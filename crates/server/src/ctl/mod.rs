@@ -9,6 +9,7 @@
 //!   what changes the configuration (stop, reload, zones added and removed) goes to the
 //!   main thread, which owns the configuration ([`MainRequest`]).
 
+pub mod backup;
 pub mod listen;
 
 use tern_ctl::proto::Reply;

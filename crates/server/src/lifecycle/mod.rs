@@ -122,6 +122,7 @@ fn serve(
         started,
         config: config.path.clone(),
         xdp: running.has_xdp(),
+        backup_dir: config.backup_dir(),
     });
     let sources = (&running, &control, Arc::clone(&context));
     let http_server = match start_http(http, api_token, &config, sources, handler, db) {

@@ -52,6 +52,14 @@ pub use basic::{Aaaa, Exchange, Hinfo, Isdn, NamePair, Px, Soa, Target, Txt, A, 
 pub use certs::{Cert, Dhcid, Hip, Openpgpkey, Sshfp, Tlsa};
 pub use dnssec::{Dnskey, Ds, Nsec, Nxt, Rkey, Rrsig};
 pub use fields::RdataReader;
+
+/// `secs` (seconds since the epoch) as `YYYYMMDDHHmmSS` in UTC, as RRSIG times are
+/// written (RFC 4034 §3.2).
+pub fn date_text(secs: u32) -> String {
+    let mut out = String::with_capacity(14);
+    time::write_sig_time(secs, &mut out);
+    out
+}
 pub use gateway::{Amtrelay, Gateway, Ipseckey};
 pub use kinds::CharString;
 pub use legacy::{Gpos, Nsap, Wks, WksService, A6, WKS_SERVICES};
