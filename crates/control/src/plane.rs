@@ -251,6 +251,11 @@ impl Control {
         Zones { writers: Arc::clone(&self.writers) }
     }
 
+    /// Sets `[transfer] max-incoming` from `from` to `to` (a reload).
+    pub fn resize_incoming(&self, from: usize, to: usize) {
+        self.shared.resize_incoming(from, to, &self.handle());
+    }
+
     /// Runs `f` on the control plane's runtime (tests, and work that must not block the
     /// caller).
     pub fn handle(&self) -> tokio::runtime::Handle {

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use tern_wire::Name;
 use tern_zone::ZoneDb;
+use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
 use crate::clock::Clock;
@@ -41,6 +42,22 @@ pub struct Shared {
     pub network: Arc<dyn Network>,
     /// The time.
     pub clock: Arc<dyn Clock>,
+}
+
+/// Makes `slots`, which held `from` permits, hold `to`: more are added at once; fewer
+/// are taken away as the transfers that hold them end (a task on `runtime` waits for
+/// them), so a lower limit never cuts a running transfer short.
+pub fn resize_slots(slots: &Arc<Semaphore>, from: usize, to: usize, runtime: &Handle) {
+    if to > from {
+        slots.add_permits(to - from);
+    } else if to < from {
+        let (slots, fewer) = (Arc::clone(slots), u32::try_from(from - to).unwrap_or(u32::MAX));
+        runtime.spawn(async move {
+            if let Ok(permits) = slots.acquire_many_owned(fewer).await {
+                permits.forget();
+            }
+        });
+    }
 }
 
 /// Where a consumed catalog's writer reports what the catalog lists (RFC 9432), or why
@@ -92,8 +109,39 @@ impl Shared {
         })
     }
 
+    /// Sets `[transfer] max-incoming` (a reload): the transfers in at once, and as
+    /// many again for consumed catalogs ([`resize_slots`]).
+    pub fn resize_incoming(&self, from: usize, to: usize, runtime: &Handle) {
+        resize_slots(&self.incoming, from, to, runtime);
+        resize_slots(&self.catalogs, from, to, runtime);
+    }
+
     /// Now, by the control plane's clock.
     pub fn now(&self) -> u64 {
         self.clock.now()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_grow_at_once_and_shrink_as_their_holders_end() {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let slots = Arc::new(Semaphore::new(2));
+        resize_slots(&slots, 2, 4, runtime.handle());
+        assert_eq!(slots.available_permits(), 4);
+        let held = Arc::clone(&slots).try_acquire_many_owned(4).unwrap();
+        resize_slots(&slots, 4, 1, runtime.handle());
+        runtime.block_on(tokio::task::yield_now());
+        assert_eq!(slots.available_permits(), 0, "the running ones keep theirs");
+        drop(held);
+        runtime.block_on(async {
+            for _ in 0..10 {
+                tokio::task::yield_now().await;
+            }
+        });
+        assert_eq!(slots.available_permits(), 1, "one slot left once they ended");
     }
 }

@@ -184,6 +184,12 @@ impl Engine {
         Engine { config, access: Arc::default() }
     }
 
+    /// An engine with `config` that shares this one's keys and access rules (a reload's
+    /// new settings; [`set_access`](Self::set_access) on either changes both).
+    pub fn with_config(&self, config: Config) -> Engine {
+        Engine { config, access: Arc::clone(&self.access) }
+    }
+
     /// Replaces the keys and access rules (from the next request on).
     pub fn set_access(&self, access: Access) {
         self.access.store(Arc::new(access));

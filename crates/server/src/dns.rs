@@ -8,6 +8,11 @@
 //! query of the batch is located while the current one is answered
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
 //!
+//! What a reload may change — the engine's settings (`[identity]`, `tsig-max-fudge`),
+//! rate limiting and the cookie secrets — is one [`Live`] value,
+//! swapped whole and loaded once per batch like the zone set; a worker takes fresh
+//! copies of the secrets and a fresh rate-limiting tally when it changed.
+//!
 //! Cookies (RFC 7873) are checked and answered by the engine with the worker's copy of
 //! the secrets ([`Cookies`]). With rate limiting on, each UDP answer is then judged by
 //! the [`Limiter`] (with the time read once per batch) unless the query showed a valid
@@ -23,7 +28,10 @@
 //! REFUSED and logged, not applied again.
 
 use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use arc_swap::ArcSwap;
 use std::time::Instant;
 
 use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
@@ -41,7 +49,7 @@ use crate::counters::queries::{Answer, QueryCounters, WorkerCounters};
 use crate::handler::AnswerStream;
 use crate::handler::{Handler, MessageStream, RequestContext, Transport};
 use crate::io::udp::reply::Replier;
-use crate::rrl::{CountersSnapshot, Limiter, Verdict, WorkerLimits};
+use crate::rrl::{Counters, CountersSnapshot, Limiter, Verdict, WorkerLimits};
 use tern_control::refusals::{refusals, refused_request, Kind, Refusal};
 use tern_control::updates::{Reply, UpdateSink, UpdateTask};
 
@@ -52,16 +60,18 @@ pub use tern_control::NoticeFrom;
 /// Answers queries from the zones in a [`ZoneDb`].
 #[derive(Debug)]
 pub struct EngineHandler {
-    engine: Engine,
+    /// What a reload may change (see the module comment).
+    live: ArcSwap<Live>,
     zones: Arc<ZoneDb>,
     /// Zone transfers out at once (`[transfer] max-outgoing`).
     outgoing: Arc<Semaphore>,
     /// Where accepted NOTIFYs go (the control plane), once it runs.
     notices: OnceLock<mpsc::Sender<NoticeFrom>>,
-    /// The cookie secrets each worker copies; `None` when cookies are off.
-    cookies: Option<Schedule>,
-    /// Response rate limiting; `None` when it is off.
-    rrl: Option<Limiter>,
+    /// What rate limiting counted, whichever limiter a reload made.
+    rrl_counters: Arc<Counters>,
+    /// Whether the process is what it will stay (after daemonizing): a limiter's
+    /// reporter thread may start.
+    reports: AtomicBool,
     /// Where accepted updates go (the control plane), once it runs.
     updates: OnceLock<Arc<dyn UpdateSink>>,
     /// The sockets UDP answers to updates leave from.
@@ -70,6 +80,18 @@ pub struct EngineHandler {
     counters: Arc<QueryCounters>,
     /// The signatures of the signed updates accepted lately, to refuse copies.
     replays: Mutex<Replays>,
+}
+
+/// What a reload may change of how queries are answered (see the module comment).
+#[derive(Debug)]
+struct Live {
+    engine: Engine,
+    /// Response rate limiting; `None` when it is off.
+    rrl: Option<Arc<Limiter>>,
+    /// The cookie secrets each worker copies; `None` when cookies are off.
+    cookies: Option<Schedule>,
+    /// Bumped when `rrl` or `cookies` change: workers then take fresh copies.
+    generation: u64,
 }
 
 /// What a worker keeps from batch to batch: the table the message writer compresses
@@ -87,12 +109,15 @@ pub struct EngineScratch {
     limits: WorkerLimits,
     /// The worker's counters, which it alone writes.
     counters: Arc<WorkerCounters>,
+    /// The [`Live::generation`] its cookies and limits were taken from.
+    generation: u64,
 }
 
 /// What one batch holds: the zone set as it was when the batch began, the contents of
 /// the zones its queries were answered from (held once for the batch, not per query),
 /// and the worker's scratch.
 pub struct EngineBatch<'s> {
+    live: arc_swap::Guard<Arc<Live>>,
     zones: arc_swap::Guard<Arc<ZoneSet>>,
     pins: Pins,
     scratch: &'s mut EngineScratch,
@@ -135,26 +160,35 @@ impl Drop for EngineBatch<'_> {
 impl EngineHandler {
     /// A worker's scratch, counting into `counters`.
     fn scratch(&self, counters: Arc<WorkerCounters>) -> EngineScratch {
+        let live = self.live.load();
         EngineScratch {
             table: CompressionTable::new(),
             ahead: Default::default(),
-            cookies: self.cookies.clone().map(Cookies::new),
+            cookies: live.cookies.clone().map(Cookies::new),
             limits: WorkerLimits::default(),
             counters,
+            generation: live.generation,
         }
     }
 
     /// A handler answering from `zones` with the engine settings of `config`.
     pub fn new(config: &Config, zones: Arc<ZoneDb>) -> EngineHandler {
         let outgoing = usize::try_from(config.transfer.max_outgoing).unwrap_or(usize::MAX);
-        let seed = u64::from_le_bytes(random_bytes::<8>());
-        EngineHandler {
+        let rrl_counters = Arc::<Counters>::default();
+        let rrl = new_limiter(config, &rrl_counters);
+        let live = Live {
             engine: Engine::new(engine_config(config)),
+            rrl,
+            cookies: config.cookies.schedule(random_bytes::<16>),
+            generation: 0,
+        };
+        EngineHandler {
+            live: ArcSwap::from_pointee(live),
             zones,
             outgoing: Arc::new(Semaphore::new(outgoing)),
             notices: OnceLock::new(),
-            cookies: config.cookies.schedule(random_bytes::<16>),
-            rrl: Limiter::new(&config.rrl, seed),
+            rrl_counters,
+            reports: AtomicBool::new(false),
             updates: OnceLock::new(),
             replier: OnceLock::new(),
             counters: Arc::default(),
@@ -168,21 +202,61 @@ impl EngineHandler {
     }
 
     /// Starts logging what rate limiting does (a thread; call once the process is
-    /// what it will stay: after daemonizing).
+    /// what it will stay: after daemonizing). Limiters a reload makes later start
+    /// theirs at once.
     pub fn start_reports(&self) {
-        if let Some(rrl) = &self.rrl {
+        self.reports.store(true, Ordering::Relaxed);
+        if let Some(rrl) = &self.live.load().rrl {
             rrl.start_reports();
         }
     }
 
-    /// The rate-limiting counters (`None` when rate limiting is off).
+    /// The rate-limiting counters (`None` when rate limiting was never on).
     pub fn rrl_counters(&self) -> Option<CountersSnapshot> {
-        self.rrl.as_ref().map(Limiter::counters)
+        let snapshot = self.rrl_counters.snapshot();
+        (snapshot != CountersSnapshot::default() || self.live.load().rrl.is_some())
+            .then_some(snapshot)
     }
 
-    /// The engine (its access rules are the control plane's to set).
-    pub fn engine(&self) -> &Engine {
-        &self.engine
+    /// Sets `[transfer] max-outgoing` from `from` to `to` (a reload; fewer slots are
+    /// taken away on `runtime` as running transfers end).
+    pub fn resize_outgoing(&self, from: usize, to: usize, runtime: &tokio::runtime::Handle) {
+        tern_control::shared::resize_slots(&self.outgoing, from, to, runtime);
+    }
+
+    /// Replaces the keys and access rules (the control plane's to set).
+    pub fn set_access(&self, access: tern_engine::Access) {
+        self.live.load().engine.set_access(access);
+    }
+
+    /// Takes what a reload changed of `old` in `new` (see the module comment): the
+    /// engine's settings always; rate limiting and the cookie secrets only when their
+    /// sections changed (a limiter's state and a generated secret are kept otherwise).
+    /// Queries see it from their next batch. The sections that changed, for the log.
+    pub fn reconfigure(&self, old: &Config, new: &Config) -> Vec<&'static str> {
+        let live = self.live.load();
+        let (rrl_changed, cookies_changed) = (old.rrl != new.rrl, old.cookies != new.cookies);
+        let rrl = match rrl_changed {
+            true => new_limiter(new, &self.rrl_counters),
+            false => live.rrl.clone(),
+        };
+        if let Some(rrl) = rrl.as_ref().filter(|_| rrl_changed) {
+            if self.reports.load(Ordering::Relaxed) {
+                rrl.start_reports();
+            }
+        }
+        let cookies = match cookies_changed {
+            true => new.cookies.schedule(random_bytes::<16>),
+            false => live.cookies.clone(),
+        };
+        let generation = live.generation + u64::from(rrl_changed || cookies_changed);
+        let mut settings = engine_config(new);
+        // The UDP workers' buffers are sized at start: the largest answer stays.
+        settings.udp_max_payload = live.engine.config().udp_max_payload;
+        let engine = live.engine.with_config(settings);
+        self.live.store(Arc::new(Live { engine, rrl, cookies, generation }));
+        let changed = [(rrl_changed, "rrl"), (cookies_changed, "cookies")];
+        changed.into_iter().filter(|(c, _)| *c).map(|(_, name)| name).collect()
     }
 
     /// Sends accepted NOTIFYs to `notices` from now on (once).
@@ -335,36 +409,34 @@ fn verdict(
     }
 }
 
-impl EngineHandler {
-    /// What is sent in place of the UDP answer `held` (its outcome) that rate limiting
-    /// held back: nothing, or a short answer; counted. Out of line: the path of a flood,
-    /// not of the answers that go.
-    #[cold]
-    #[inline(never)]
-    fn held_back(
-        &self,
-        verdict: Verdict,
-        held: &Outcome,
-        request: &Request<'_>,
-        out: &mut [u8],
-        table: &mut CompressionTable,
-        counters: &WorkerCounters,
-    ) -> Option<usize> {
-        if let Outcome::Answered { qtype, dnssec_ok, .. } = *held {
-            counters.question(qtype, dnssec_ok);
-        }
-        let transport = Transport::Udp;
-        let short = match verdict {
-            Verdict::Short(short) => self.engine.answer_short(request, short, out, table),
-            _ => Outcome::Dropped,
-        };
-        if let Outcome::Answered { len, rcode, truncated, .. } = short {
-            counters.answer(Answer { transport, rcode, len, truncated });
-            return Some(len);
-        }
-        counters.unanswered(transport);
-        None
+/// What is sent in place of the UDP answer `held` (its outcome) that rate limiting
+/// held back: nothing, or a short answer; counted. Out of line: the path of a flood,
+/// not of the answers that go.
+#[cold]
+#[inline(never)]
+fn held_back(
+    engine: &Engine,
+    verdict: Verdict,
+    held: &Outcome,
+    request: &Request<'_>,
+    out: &mut [u8],
+    table: &mut CompressionTable,
+    counters: &WorkerCounters,
+) -> Option<usize> {
+    if let Outcome::Answered { qtype, dnssec_ok, .. } = *held {
+        counters.question(qtype, dnssec_ok);
     }
+    let transport = Transport::Udp;
+    let short = match verdict {
+        Verdict::Short(short) => engine.answer_short(request, short, out, table),
+        _ => Outcome::Dropped,
+    };
+    if let Outcome::Answered { len, rcode, truncated, .. } = short {
+        counters.answer(Answer { transport, rcode, len, truncated });
+        return Some(len);
+    }
+    counters.unanswered(transport);
+    None
 }
 
 /// A zone transfer being streamed to a client, holding one of the `max-outgoing`
@@ -439,6 +511,13 @@ pub fn engine_config(config: &Config) -> tern_engine::Config {
     }
 }
 
+/// Rate limiting as `config` says (`None` when off), counting into `counters`, with a
+/// fresh random seed for its table's hash.
+fn new_limiter(config: &Config, counters: &Arc<Counters>) -> Option<Arc<Limiter>> {
+    let seed = u64::from_le_bytes(random_bytes::<8>());
+    Limiter::new(&config.rrl, seed, Arc::clone(counters)).map(Arc::new)
+}
+
 /// Random bytes from the system's generator (zeros, which still work, if it fails).
 fn random_bytes<const N: usize>() -> [u8; N] {
     let mut bytes = [0u8; N];
@@ -476,7 +555,11 @@ impl Handler for EngineHandler {
     }
 
     fn begin_batch<'s>(&self, scratch: &'s mut EngineScratch) -> EngineBatch<'s> {
-        let now = match &self.rrl {
+        let live = self.live.load();
+        if scratch.generation != live.generation {
+            retake(scratch, &live);
+        }
+        let now = match &live.rrl {
             Some(rrl) => {
                 let now = rrl.now();
                 rrl.flush(&mut scratch.limits, now);
@@ -485,6 +568,7 @@ impl Handler for EngineHandler {
             None => 0,
         };
         EngineBatch {
+            live,
             zones: self.zones.load(),
             pins: Pins::new(),
             scratch,
@@ -509,7 +593,8 @@ impl Handler for EngineHandler {
         let turn = batch.next_answer;
         batch.next_answer = (turn + 1) % RING;
         let (zones, pins, scratch) = (&batch.zones, &mut batch.pins, &mut *batch.scratch);
-        let EngineScratch { table, ahead, cookies, limits, counters } = scratch;
+        let EngineScratch { table, ahead, cookies, limits, counters, .. } = scratch;
+        let (engine, rrl) = (&batch.live.engine, batch.live.rrl.as_deref());
         let counters = &**counters;
         let request = Request {
             message: query,
@@ -521,13 +606,13 @@ impl Handler for EngineHandler {
         };
         let ahead = ahead.get_mut(turn)?;
         // Rate limiting needs the engine's report on the answer; nothing else does.
-        let limiter = self.rrl.as_ref().filter(|_| transport == tern_engine::Transport::Udp);
+        let limiter = rrl.filter(|_| transport == tern_engine::Transport::Udp);
         let mut report = Report::error(CookieSeen::None);
         let outcome = match limiter {
-            None => self.engine.answer_with(zones, pins, &request, ahead, out, table),
+            None => engine.answer_with(zones, pins, &request, ahead, out, table),
             Some(rrl) => {
                 let early = |class, tag| rrl.prefetch(&request.client, class, tag);
-                self.engine.answer_reported(
+                engine.answer_reported(
                     zones,
                     pins,
                     &request,
@@ -542,7 +627,7 @@ impl Handler for EngineHandler {
         if let Some(rrl) = limiter {
             match verdict(rrl, limits, batch.now, &outcome, &report, &request.client) {
                 Verdict::Send => {}
-                held => return self.held_back(held, &outcome, &request, out, table, counters),
+                held => return held_back(engine, held, &outcome, &request, out, table, counters),
             }
         }
         count(counters, ctx.transport, &outcome);
@@ -575,7 +660,11 @@ impl Handler for EngineHandler {
 
     /// What rate limiting tallied is handed over even when queries stop.
     fn idle(&self, scratch: &mut EngineScratch) {
-        if let Some(rrl) = &self.rrl {
+        let live = self.live.load();
+        if scratch.generation != live.generation {
+            retake(scratch, &live);
+        }
+        if let Some(rrl) = &live.rrl {
             rrl.flush(&mut scratch.limits, rrl.now());
         }
     }
@@ -595,9 +684,19 @@ impl Handler for EngineHandler {
             previous.advance(&batch.pins);
         }
         if let Some(ahead) = ring.get_mut(turn) {
-            self.engine.look_ahead(&batch.zones, &mut batch.pins, query, ahead);
+            batch.live.engine.look_ahead(&batch.zones, &mut batch.pins, query, ahead);
         }
     }
+}
+
+/// A worker's fresh copies after a reload changed rate limiting or the cookie secrets:
+/// the secrets, and an empty tally (what the old limiter had not been handed is
+/// dropped with it).
+#[cold]
+fn retake(scratch: &mut EngineScratch, live: &Live) {
+    scratch.cookies = live.cookies.clone().map(Cookies::new);
+    scratch.limits = WorkerLimits::default();
+    scratch.generation = live.generation;
 }
 
 #[cfg(test)]

@@ -8,11 +8,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
+
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 use tracing::{error, info};
 
-use crate::config::Config;
+use crate::config::{Config, TcpConfig};
 use crate::error::{Error, Result};
 use crate::handler::Handler;
 use crate::io::tcp::{self, ConnectionLimits, Shared, TcpSettings};
@@ -154,6 +156,8 @@ pub struct RunningServer {
     stopping: watch::Sender<bool>,
     alive: mpsc::Receiver<()>,
     limits: Arc<ConnectionLimits>,
+    /// What new TCP connections take (a reload may change it).
+    tcp_settings: Arc<ArcSwap<TcpSettings>>,
     stats: Arc<Stats>,
     drain_timeout: Duration,
     /// The attached XDP program, detached (dropped) once the workers are stopped.
@@ -180,6 +184,7 @@ pub fn start<H: Handler>(
         stopping,
         alive,
         limits: tcp.limits,
+        tcp_settings: tcp.settings,
         stats,
         drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
         xdp: None,
@@ -237,6 +242,7 @@ fn start_xdp<H: Handler>(
 struct TcpStarted {
     runtime: Runtime,
     limits: Arc<ConnectionLimits>,
+    settings: Arc<ArcSwap<TcpSettings>>,
 }
 
 /// Builds the TCP runtime and spawns one accept loop per listener.
@@ -256,16 +262,11 @@ fn start_tcp<H: Handler>(
         .build()
         .map_err(|source| Error::Os { doing: "starting the TCP runtime", source })?;
     let tcp = &config.tcp;
-    let settings = TcpSettings {
-        idle_timeout: tcp.idle_timeout,
-        io_timeout: tcp.io_timeout,
-        max_queries: tcp.max_queries_per_connection,
-    };
-    let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(stats) });
-    let limits = ConnectionLimits::new(
-        usize::try_from(tcp.max_connections).unwrap_or(usize::MAX),
-        usize::try_from(tcp.max_connections_per_client).unwrap_or(usize::MAX),
-    );
+    let settings = Arc::new(ArcSwap::from_pointee(tcp_settings(tcp)));
+    let shared =
+        Arc::new(Shared { handler, settings: Arc::clone(&settings), stats: Arc::clone(stats) });
+    let (max_total, max_per_client) = connection_caps(tcp);
+    let limits = ConnectionLimits::new(max_total, max_per_client);
     for listener in listeners {
         let _guard = runtime.enter();
         let listener = tokio::net::TcpListener::from_std(listener)
@@ -280,7 +281,22 @@ fn start_tcp<H: Handler>(
         );
         runtime.spawn(task);
     }
-    Ok(TcpStarted { runtime, limits })
+    Ok(TcpStarted { runtime, limits, settings })
+}
+
+/// A connection's timeouts and query cap as `[tcp]` says.
+fn tcp_settings(tcp: &TcpConfig) -> TcpSettings {
+    TcpSettings {
+        idle_timeout: tcp.idle_timeout,
+        io_timeout: tcp.io_timeout,
+        max_queries: tcp.max_queries_per_connection,
+    }
+}
+
+/// The connection caps `[tcp]` gives: in all, and per client.
+fn connection_caps(tcp: &TcpConfig) -> (usize, usize) {
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    (count(tcp.max_connections), count(tcp.max_connections_per_client))
 }
 
 /// What stopping found.
@@ -316,6 +332,15 @@ impl RunningServer {
     /// The TCP connection limits, which know the connections open.
     pub fn connection_limits(&self) -> Arc<ConnectionLimits> {
         Arc::clone(&self.limits)
+    }
+
+    /// Takes a reloaded `[tcp]`: connections accepted from now on have its timeouts
+    /// and query cap, and are admitted under its caps (`defer-accept`, a socket option
+    /// set at bind, waits for a restart).
+    pub fn reconfigure_tcp(&self, tcp: &TcpConfig) {
+        self.tcp_settings.store(Arc::new(tcp_settings(tcp)));
+        let (max_total, max_per_client) = connection_caps(tcp);
+        self.limits.set_caps(max_total, max_per_client);
     }
 
     /// TCP connections open now.

@@ -172,6 +172,7 @@ fn serve(
         config,
         main: steering_main,
         control: &control,
+        running: &running,
         notifier: notifier.clone(),
         log,
         consumed: catalogs::Consumed::default(),
@@ -194,6 +195,8 @@ struct Steering<'a> {
     /// Its own requests' way in, for work done off this thread (a zone-add's checks).
     main: std::sync::mpsc::Sender<MainRequest>,
     control: &'a Plane,
+    /// The data plane's sockets and workers (a reload changes TCP's settings).
+    running: &'a RunningServer,
     notifier: Option<Arc<systemd::Notifier>>,
     log: &'a LogHandle,
     /// Consumed catalogs' members.
@@ -341,7 +344,13 @@ impl Steering<'_> {
         info!("{what}: applying the zone set");
         let members = self.consumed.plans(&next, &[]);
         let loading = self.control.apply_with(&next, &members, false);
-        reload::log_when_done(loading, what, self.log.clone(), next.log.level, Some(reply));
+        reload::log_when_done(
+            loading,
+            (what, Vec::new()),
+            self.log.clone(),
+            next.log.level,
+            Some(reply),
+        );
         self.config = next;
     }
 
@@ -361,7 +370,13 @@ impl Steering<'_> {
         let members = self.consumed.plans(&self.config, &[]);
         let loading = self.control.apply_with(&self.config, &members, false);
         let level = self.config.log.level;
-        reload::log_when_done(loading, "catalog change", self.log.clone(), level, None);
+        reload::log_when_done(
+            loading,
+            ("catalog change", Vec::new()),
+            self.log.clone(),
+            level,
+            None,
+        );
     }
 
     /// Re-reads and applies the configuration; `reply` is told once the loads are done.
@@ -369,10 +384,10 @@ impl Steering<'_> {
         if let Some(n) = &self.notifier {
             n.reloading();
         }
-        match reload::reload(&self.config, self.control, &mut self.consumed) {
-            Ok((next, loading)) => {
+        match reload::reload(&self.config, (self.control, self.running), &mut self.consumed) {
+            Ok((next, loading, notes)) => {
                 let level = next.log.level;
-                reload::log_when_done(loading, "reload", self.log.clone(), level, reply);
+                reload::log_when_done(loading, ("reload", notes), self.log.clone(), level, reply);
                 self.config = next;
             }
             Err(e) => {

@@ -67,8 +67,20 @@ impl Plane {
     pub fn apply_with(&self, config: &Config, extra: &[Arc<ZonePlan>], reload: bool) -> Loading {
         let plans: Vec<Arc<ZonePlan>> =
             config.resolved.zones.iter().chain(extra).cloned().collect();
-        self.handler.engine().set_access(access(config, &plans));
+        self.handler.set_access(access(config, &plans));
         self.control.apply(&plans, limits(config), reload)
+    }
+
+    /// Applies what a reload changed of `old` in `new` beyond zones, keys and rules:
+    /// the data plane's live settings ([`EngineHandler::reconfigure`]) and the transfer
+    /// limits.
+    pub fn reconfigure(&self, old: &Config, new: &Config) {
+        self.handler.reconfigure(old, new);
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        let (a, b) = (&old.transfer, &new.transfer);
+        self.control.resize_incoming(count(a.max_incoming), count(b.max_incoming));
+        let runtime = self.handle();
+        self.handler.resize_outgoing(count(a.max_outgoing), count(b.max_outgoing), &runtime);
     }
 
     /// The zones' writers, for the control socket and the API.

@@ -17,6 +17,7 @@ use super::catalogs::Consumed;
 use super::plane::Plane;
 use crate::config::Config;
 use crate::error::Result;
+use crate::io::server::RunningServer;
 use crate::logging::LogHandle;
 use tern_control::Loading;
 
@@ -45,37 +46,47 @@ pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
 }
 
 /// Re-reads the configuration file of `current` (the same configuration for built-in
-/// ones), warns about changes that need a restart, and applies it. Returns the
-/// configuration now in force and the loads to wait for.
+/// ones), applies it — zones, keys and rules, and the settings the data plane takes
+/// live ([`live_changes`]) — and warns about changes that need a restart. Returns the
+/// configuration now in force, the loads to wait for, and a line per changed setting
+/// (applied, or waiting for a restart) for `ternctl reload`'s answer.
 pub fn reload(
     current: &Config,
-    control: &Plane,
+    (control, data): (&Plane, &RunningServer),
     consumed: &mut Consumed,
-) -> Result<(Config, Loading)> {
+) -> Result<(Config, Loading, Vec<String>)> {
     let next = match &current.path {
         Some(path) => Config::from_file(path).inspect_err(|e| {
             error!("configuration not reloaded, keeping the running one:\n{e}");
         })?,
         None => current.clone(),
     };
+    let mut notes = Vec::new();
+    control.reconfigure(current, &next);
+    data.reconfigure_tcp(&next.tcp);
+    for key in live_changes(current, &next) {
+        info!("`{key}` changed: applied");
+        notes.push(format!("`{key}` changed: applied"));
+    }
     for key in restart_only_changes(current, &next) {
         warn!("`{key}` changed: it takes effect at the next restart");
+        notes.push(format!("`{key}` changed: it takes effect at the next restart"));
     }
     for zone in consumed.retain(&next) {
         info!(member = %zone, "catalog member removed: its catalog is not consumed any more");
     }
     let members = consumed.plans(&next, &[]);
     let loading = control.apply_with(&next, &members, true);
-    Ok((next, loading))
+    Ok((next, loading, notes))
 }
 
 /// Waits for `loading` on a thread of its own, then logs it, applies the new log level
 /// (so the reload's outcome is logged at the level in force when it began) and gives
 /// freed memory back; the signal loop is not held up.
-/// `reply`, when given, is told the outcome too (`ternctl reload`).
+/// `reply`, when given, is told the outcome too (`ternctl reload`), after `notes`.
 pub fn log_when_done(
     mut loading: Loading,
-    what: &'static str,
+    (what, notes): (&'static str, Vec<String>),
     log: LogHandle,
     level: LevelFilter,
     reply: Option<oneshot::Sender<Reply>>,
@@ -86,7 +97,7 @@ pub fn log_when_done(
         log_report(&loading, what, started.elapsed());
         log.set_level(level);
         if let Some(reply) = reply {
-            let _ = reply.send(outcome(&loading, what));
+            let _ = reply.send(with_notes(outcome(&loading, what), &notes));
         }
         housekeeping();
     });
@@ -127,25 +138,58 @@ fn outcome(loading: &Loading, what: &str) -> Reply {
     ))
 }
 
-/// The keys whose change a reload cannot apply (sockets, workers, privileges).
-fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
+/// `reply` with `notes` before its text.
+fn with_notes(reply: Reply, notes: &[String]) -> Reply {
+    if notes.is_empty() {
+        return reply;
+    }
+    let notes = notes.join("\n");
+    match reply {
+        Reply::Done { message } => Reply::done(format!("{notes}\n{message}")),
+        Reply::Error { error } => Reply::error(format!("{notes}\n{error}")),
+        other => other,
+    }
+}
+
+/// The settings beyond zones, keys and rules that a reload applies at once
+/// ([`Plane::reconfigure`]): answering takes them from its next batch of queries.
+fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
-    let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 15] = [
-        ("server.listen", a.listen != b.listen),
-        ("server.udp-workers", a.udp_workers != b.udp_workers),
-        ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
-        ("server.udp-payload-max", a.udp_payload_max != b.udp_payload_max),
-        ("server.user", a.user != b.user || a.group != b.group),
-        ("server.pid-file", a.pid_file != b.pid_file),
+    let tcp = |t: &crate::config::TcpConfig| crate::config::TcpConfig {
+        defer_accept: false,
+        ..t.clone()
+    };
+    let checks: [(&'static str, bool); 7] = [
+        ("identity", old.identity != new.identity),
+        ("tcp", tcp(&old.tcp) != tcp(&new.tcp)),
         ("server.tsig-max-fudge", a.tsig_max_fudge != b.tsig_max_fudge),
-        ("server.backup-dir", old.backup_dir() != new.backup_dir()),
-        ("tcp", old.tcp != new.tcp),
-        ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
         ("transfer.max-incoming", old.transfer.max_incoming != new.transfer.max_incoming),
         ("transfer.max-outgoing", old.transfer.max_outgoing != new.transfer.max_outgoing),
         ("rrl", old.rrl != new.rrl),
         ("cookies", old.cookies != new.cookies),
+    ];
+    checks.into_iter().filter(|(_, differs)| *differs).map(|(key, _)| key).collect()
+}
+
+/// The keys whose change a reload cannot apply (sockets, workers, privileges, the
+/// control plane's threads and storage).
+fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
+    let (a, b) = (&old.server, &new.server);
+    let mut changed = Vec::new();
+    let checks: [(&'static str, bool); 14] = [
+        ("server.listen", a.listen != b.listen),
+        ("server.udp-payload-max", a.udp_payload_max != b.udp_payload_max),
+        ("server.udp-workers", a.udp_workers != b.udp_workers),
+        ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
+        ("server.user", a.user != b.user || a.group != b.group),
+        ("server.pid-file", a.pid_file != b.pid_file),
+        ("server.storage", a.storage != b.storage),
+        ("server.backup-dir", old.backup_dir() != new.backup_dir()),
+        ("server.control-nice", a.control_nice != b.control_nice),
+        ("tcp.defer-accept", old.tcp.defer_accept != new.tcp.defer_accept),
+        ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
+        ("control", old.control != new.control),
+        ("xdp", old.xdp != new.xdp),
         ("http", old.http != new.http),
     ];
     for (key, differs) in checks {

@@ -189,8 +189,9 @@ pub struct Limiter {
 
 impl Limiter {
     /// Rate limiting as `config` says, with a random `seed` for the table's hash (so
-    /// that nobody can aim queries at one counter); `None` when it is off.
-    pub fn new(config: &RrlConfig, seed: u64) -> Option<Limiter> {
+    /// that nobody can aim queries at one counter), counting into `counters` (kept
+    /// across reloads, so that totals never go back); `None` when it is off.
+    pub fn new(config: &RrlConfig, seed: u64, counters: Arc<Counters>) -> Option<Limiter> {
         if !config.enabled() {
             return None;
         }
@@ -218,7 +219,7 @@ impl Limiter {
             require_cookie: config.require_cookie,
             whitelist: config.whitelist.clone(),
             seeds,
-            counters: Arc::default(),
+            counters,
             reports,
             receiver: Mutex::new(Some(receiver)),
             log_interval: config.log_interval,
@@ -460,7 +461,7 @@ mod tests {
     fn limiter(text: &str) -> Limiter {
         let config =
             crate::config::Config::from_text(text, std::path::Path::new("t.toml")).unwrap();
-        Limiter::new(&config.rrl, 1).unwrap()
+        Limiter::new(&config.rrl, 1, Arc::default()).unwrap()
     }
 
     fn positive(tag: u32, cookie: CookieSeen) -> Report {

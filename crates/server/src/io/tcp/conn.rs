@@ -20,6 +20,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
@@ -83,8 +84,9 @@ pub struct TcpSettings {
 pub struct Shared<H> {
     /// The query handler.
     pub handler: Arc<H>,
-    /// Timeouts and caps.
-    pub settings: TcpSettings,
+    /// Timeouts and caps, as a reload leaves them; each connection takes those in
+    /// force when it is accepted.
+    pub settings: Arc<ArcSwap<TcpSettings>>,
     /// Counters.
     pub stats: Arc<Stats>,
 }
@@ -124,17 +126,19 @@ pub async fn serve<H: Handler>(
     _alive: mpsc::Sender<()>,
 ) {
     let local = local.or_else(|| stream.local_addr().ok()).unwrap_or(client);
+    let settings = **shared.settings.load();
     let ctx = RequestContext {
         transport: Transport::Tcp,
         client,
         local,
         max_response: MAX_MESSAGE,
-        keepalive: Some(shared.settings.idle_timeout),
+        keepalive: Some(settings.idle_timeout),
     };
     let mut conn = Connection {
         stream,
         ctx,
         shared,
+        settings,
         permit,
         frames: FrameBuffer::default(),
         started: None,
@@ -174,6 +178,8 @@ struct Connection<H> {
     stream: TcpStream,
     ctx: RequestContext,
     shared: Arc<Shared<H>>,
+    /// The settings in force when it was accepted.
+    settings: TcpSettings,
     permit: Permit,
     frames: FrameBuffer,
     /// When the partial message in `frames` began to arrive (`None`: nothing buffered).
@@ -222,7 +228,7 @@ impl<H: Handler> Connection<H> {
     /// message: the I/O timeout from its first byte, whatever arrived since, so a client
     /// trickling bytes cannot hold the connection longer.
     fn read_deadline(&mut self) -> Instant {
-        let settings = self.shared.settings;
+        let settings = self.settings;
         if self.frames.is_empty() {
             self.started = None;
             self.permit.idle();
@@ -252,7 +258,7 @@ impl<H: Handler> Connection<H> {
     /// Answers the complete queries in the buffer into `out`, until none is left, the
     /// pending answers reach [`WRITE_AT`] bytes, or the query cap is reached.
     fn answer_buffered(&mut self) -> Progress {
-        let max = self.shared.settings.max_queries;
+        let max = self.settings.max_queries;
         let handler = &*self.shared.handler;
         let before = self.answered;
         let progress = with_handler_scratch(handler, |state| {
@@ -324,7 +330,7 @@ impl<H: Handler> Connection<H> {
         });
         let mut complete = true;
         while let Some(framed) = rx.recv().await {
-            let written = timeout(self.shared.settings.io_timeout, self.stream.write_all(&framed));
+            let written = timeout(self.settings.io_timeout, self.stream.write_all(&framed));
             if !matches!(written.await, Ok(Ok(()))) {
                 complete = false;
                 break;
@@ -345,7 +351,7 @@ impl<H: Handler> Connection<H> {
         self.permit.waiting_since(self.started.map_or(now, |s| s.min(now)).into_std());
         let rest = self.out.get(from..).unwrap_or_default();
         let written = tokio::select! {
-            written = timeout(self.shared.settings.io_timeout, self.stream.write_all(rest)) => written,
+            written = timeout(self.settings.io_timeout, self.stream.write_all(rest)) => written,
             () = self.permit.evicted() => return false,
         };
         match written {
@@ -443,6 +449,7 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let stats = Arc::new(Stats::default());
         let handler = Arc::new(Counting::default());
+        let settings = Arc::new(ArcSwap::from_pointee(settings));
         let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(&stats) });
         let (took, client) = runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -42,8 +42,9 @@ struct Activity(AtomicU64);
 /// The caps, the open connections and the eviction count.
 #[derive(Debug)]
 pub struct ConnectionLimits {
-    max_total: usize,
-    max_per_client: usize,
+    /// The caps (a reload may change them: [`ConnectionLimits::set_caps`]).
+    max_total: AtomicUsize,
+    max_per_client: AtomicUsize,
     /// Origin of the microsecond times in [`Activity`].
     epoch: Instant,
     open: Mutex<Open>,
@@ -97,12 +98,19 @@ impl ConnectionLimits {
     /// Caps of `max_total` connections and `max_per_client` per client (0: none).
     pub fn new(max_total: usize, max_per_client: usize) -> Arc<ConnectionLimits> {
         Arc::new(ConnectionLimits {
-            max_total,
-            max_per_client,
+            max_total: AtomicUsize::new(max_total),
+            max_per_client: AtomicUsize::new(max_per_client),
             epoch: Instant::now(),
             open: Mutex::default(),
             evicted: AtomicU64::new(0),
         })
+    }
+
+    /// New caps (a reload): connections admitted from now on are held to them; those
+    /// open over a lower cap stay until they close or are evicted for a newcomer.
+    pub fn set_caps(&self, max_total: usize, max_per_client: usize) {
+        self.max_total.store(max_total, Relaxed);
+        self.max_per_client.store(max_per_client, Relaxed);
     }
 
     /// Takes a slot for a connection from `client`, evicting another connection when all
@@ -111,10 +119,12 @@ impl ConnectionLimits {
         let client = client_key(client);
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
         let count = open.per_client.get(&client).copied().unwrap_or(0);
-        if self.max_per_client != 0 && count >= self.max_per_client {
+        let (max_total, max_per_client) =
+            (self.max_total.load(Relaxed), self.max_per_client.load(Relaxed));
+        if max_per_client != 0 && count >= max_per_client {
             return None;
         }
-        if open.total >= self.max_total {
+        if open.total >= max_total {
             let victim = open.pick_victim()?;
             open.remove(victim)?.evict.send(()).ok();
             self.evicted.fetch_add(1, Relaxed);
