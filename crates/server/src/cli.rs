@@ -152,6 +152,12 @@ pub enum Plan {
 }
 
 impl Cli {
+    /// Whether this command line serves (a configuration, quick mode, the demo) rather
+    /// than printing or checking something and exiting.
+    pub fn serves(&self) -> bool {
+        self.check_config.is_none() && matches!(self.command, None | Some(Command::Demo { .. }))
+    }
+
     /// Turns the arguments into a plan; reads the configuration file if one is given.
     pub fn plan(self) -> Result<Plan> {
         if let Some(path) = self.check_config {

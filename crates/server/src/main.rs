@@ -12,7 +12,15 @@ use tern_server::{logging, EngineHandler, Result};
 use tern_zone::ZoneDb;
 
 fn main() -> ExitCode {
-    let plan = match Cli::parse().plan() {
+    let cli = Cli::parse();
+    // Before the configuration is read and anything else starts: SIGHUP and SIGUSR1 would
+    // end a server that has not blocked them yet (their default action).
+    if cli.serves() {
+        if let Err(e) = lifecycle::signals::SignalSet::block() {
+            return fail(&e);
+        }
+    }
+    let plan = match cli.plan() {
         Ok(plan) => plan,
         Err(e) => return fail(&e),
     };

@@ -677,3 +677,50 @@ fn a_failed_start_logs_no_zone_loads_before_its_error() {
     assert!(stderr.contains("at least 16 characters"), "{stderr}");
     assert!(!stderr.contains("zone loaded") && !stderr.contains("load failed"), "{stderr}");
 }
+
+/// SIGHUP and SIGUSR1 that come while the server still reads its configuration (an
+/// operator's reload, logrotate) do not end it: they are blocked before the file is
+/// read, and taken once it serves (issue #53; their default action is to terminate).
+#[test]
+fn signals_while_the_configuration_is_read_do_not_end_the_server() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("z.zone"),
+        "@ 300 SOA ns hostmaster 1 3600 600 86400 60\n@ 300 NS ns\nns 300 A 192.0.2.1\n",
+    )
+    .unwrap();
+    let port = free_port();
+    let mut text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n"
+    );
+    for n in 0..5000 {
+        text.push_str(&format!("[[zone]]\nname = \"z{n}.test\"\nfile = \"z.zone\"\n"));
+    }
+    let config = dir.path().join("ternd.toml");
+    std::fs::write(&config, text).unwrap();
+    let log = std::fs::File::create(dir.path().join("log")).unwrap();
+    let mut child = ternd()
+        .args(["--config", config.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let pid = child.id() as i32;
+    let until = Instant::now() + Duration::from_millis(400);
+    while Instant::now() < until {
+        for signal in [libc::SIGHUP, libc::SIGUSR1] {
+            // SAFETY (test): signalling our own child.
+            unsafe { libc::kill(pid, signal) };
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let addr = loopback(port);
+    let answered =
+        eventually(Duration::from_secs(30), || !dig_short(addr, "z4999.test", "SOA").is_empty());
+    let status = child.try_wait().unwrap();
+    let text = std::fs::read_to_string(dir.path().join("log")).unwrap_or_default();
+    assert!(status.is_none(), "ternd ended ({status:?}): {text}");
+    assert!(answered, "{text}");
+    child.kill().unwrap();
+    let _ = child.wait();
+}
