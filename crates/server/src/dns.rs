@@ -30,10 +30,9 @@
 use std::net::{IpAddr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
-
-use arc_swap::ArcSwap;
 use std::time::Instant;
 
+use arc_swap::ArcSwap;
 use tern_engine::{CookieSeen, Cookies, Engine, Lookahead, Notice, Outcome, Report, Request};
 use tern_engine::{Schedule, Transfer, UpdateRequest};
 use tern_wire::message::{CompressionTable, Flags};
