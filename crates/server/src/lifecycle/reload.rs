@@ -131,7 +131,7 @@ fn outcome(loading: &Loading, what: &str) -> Reply {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 15] = [
+    let checks: [(&'static str, bool); 14] = [
         ("server.listen", a.listen != b.listen),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
         ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
@@ -141,12 +141,11 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.tsig-max-fudge", a.tsig_max_fudge != b.tsig_max_fudge),
         ("server.backup-dir", old.backup_dir() != new.backup_dir()),
         ("tcp", old.tcp != new.tcp),
-        ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
         ("transfer.max-incoming", old.transfer.max_incoming != new.transfer.max_incoming),
         ("transfer.max-outgoing", old.transfer.max_outgoing != new.transfer.max_outgoing),
         ("rrl", old.rrl != new.rrl),
         ("cookies", old.cookies != new.cookies),
-        ("http", old.http != new.http),
+        ("http.listen", old.http.listen != new.http.listen),
     ];
     for (key, differs) in checks {
         if differs {
