@@ -8,7 +8,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use tracing::level_filters::LevelFilter;
 
 use crate::config::values::{parse_log_level, parse_zone_name};
-use crate::config::{Config, ListenAddr, LogFormat, ZoneConfig, ZoneSource};
+use crate::config::{Config, ListenAddr, LogFormat, LogOverrides, ZoneConfig, ZoneSource};
 use crate::demo;
 use crate::error::{Error, Result};
 use crate::manpage;
@@ -148,6 +148,8 @@ pub enum Plan {
         config: Box<Config>,
         /// `--daemon`.
         daemon: bool,
+        /// `--log-level`, `--log-format`, `--log-file`: applied again at each reload.
+        log: LogOverrides,
     },
 }
 
@@ -191,19 +193,16 @@ impl Cli {
             config.server.udp_workers = Some(workers);
             config.server.tcp_workers = Some(workers);
         }
-        if let Some(level) = self.log_level {
-            config.log.level = level;
-        }
-        if let Some(format) = self.log_format {
-            config.log.format = format;
-        }
-        if let Some(file) = self.log_file {
-            // Absolute: a daemon reopens it after leaving this directory.
-            let file = std::path::absolute(&file)
-                .map_err(|source| Error::File { path: file.clone(), source })?;
-            config.log.file = Some(file);
-        }
-        Ok(Plan::Run { config: Box::new(config), daemon: self.daemon })
+        // Absolute: a daemon reopens it after leaving this directory.
+        let file = self
+            .log_file
+            .map(|file| {
+                std::path::absolute(&file).map_err(|source| Error::File { path: file, source })
+            })
+            .transpose()?;
+        let log = LogOverrides { level: self.log_level, format: self.log_format, file };
+        log.apply(&mut config.log);
+        Ok(Plan::Run { config: Box::new(config), daemon: self.daemon, log })
     }
 }
 
@@ -218,7 +217,8 @@ fn manual() -> Result<String> {
 const MANUAL_SECTIONS: &str = r#".SH SIGNALS
 .TP
 \fBSIGHUP\fR
-Re\-read the configuration and the zone files that changed (as \fBternctl reload\fR); a
+Re\-read the configuration and the zone files that changed (as \fBternctl reload\fR),
+and apply \fB[log]\fR and \fB[http]\fR (but its \fBlisten\fR address); a
 configuration with errors is not applied and the server serves on as it was.
 .TP
 \fBSIGUSR1\fR

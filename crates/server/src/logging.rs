@@ -9,6 +9,11 @@
 //! journal lines by themselves when standard error is the journal (`JOURNAL_STREAM`
 //! names its device and inode), as under the packaged systemd unit.
 //!
+//! A reload applies `[log]` whole ([`LogHandle::apply`]): the level, and the format and
+//! destination (a file, syslog or standard error), swapped in one step behind the level
+//! filter — the lines layer is held by a `tracing_subscriber::reload` layer, as the
+//! level is.
+//!
 //! A log file is reopened on SIGUSR1 or `ternctl log-reopen` (after logrotate has moved
 //! it away): lines go on to the file then at the configured path. A daemon without a log
 //! file whose syslog socket (`/dev/log`) cannot be reached does not start: its lines
@@ -21,25 +26,57 @@ use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
+use tracing::info;
 
 use tracing::level_filters::LevelFilter;
 use tracing_subscriber::fmt::writer::BoxMakeWriter;
 use tracing_subscriber::fmt::MakeWriter;
-use tracing_subscriber::layer::SubscriberExt;
+use tracing_subscriber::layer::{Layered, SubscriberExt};
 use tracing_subscriber::util::SubscriberInitExt;
 use tracing_subscriber::{reload, Layer, Registry};
 
 use crate::config::{LogConfig, LogFormat};
 use crate::error::{Error, Result};
 
-/// Changes the level of the installed logger, and reopens its file.
-#[derive(Debug, Clone)]
+/// The layer that writes the lines, as the logger holds it (behind the level filter).
+type Lines = Box<dyn Layer<Filtered> + Send + Sync>;
+/// The registry behind the level filter: what [`Lines`] is a layer of.
+type Filtered = Layered<reload::Layer<LevelFilter, Registry>, Registry>;
+/// The whole logger: the lines behind the level filter.
+type Logger = Layered<reload::Layer<Lines, Filtered>, Filtered>;
+
+/// Changes the level, the format and the destination of the installed logger, and
+/// reopens its file.
+#[derive(Clone)]
 pub struct LogHandle {
     level: reload::Handle<LevelFilter, Registry>,
+    lines: reload::Handle<Lines, Filtered>,
+    output: Arc<Mutex<Output>>,
+    /// `--daemon`: without a file, lines go to syslog.
+    daemon: bool,
+}
+
+impl std::fmt::Debug for LogHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LogHandle").field("output", &self.output).finish_non_exhaustive()
+    }
+}
+
+/// The format and the file lines are written with now, as configured.
+#[derive(Debug)]
+struct Output {
+    format: LogFormat,
     file: Option<Arc<LogFile>>,
+}
+
+impl Output {
+    /// Whether `config` asks for this format and this file.
+    fn is(&self, config: &LogConfig) -> bool {
+        self.format == config.format && self.file.as_ref().map(|f| &f.path) == config.file.as_ref()
+    }
 }
 
 impl LogHandle {
@@ -50,36 +87,85 @@ impl LogHandle {
 
     /// Reopens the log file at its path (SIGUSR1, `ternctl log-reopen`): the path it now
     /// writes to, or `None` when it logs to no file. On an error it keeps the file it had.
-    pub fn reopen(&self) -> Result<Option<&Path>> {
-        let Some(file) = &self.file else { return Ok(None) };
+    pub fn reopen(&self) -> Result<Option<PathBuf>> {
+        let Some(file) = self.output().file.clone() else { return Ok(None) };
         file.reopen()?;
-        Ok(Some(&file.path))
+        Ok(Some(file.path.clone()))
+    }
+
+    /// Applies a reloaded `[log]` format and file: the line after this call is written
+    /// in the new format to the new destination (a line at the old one says where they
+    /// went). The same file is kept open, not reopened. On an error (the new file
+    /// cannot be opened, syslog cannot be reached) lines go on as before, in the format
+    /// they had. The level is [`Self::set_level`]'s.
+    pub fn apply(&self, config: &LogConfig) -> Result<()> {
+        let mut output = self.output();
+        if output.is(config) {
+            return Ok(());
+        }
+        let file = match (&output.file, &config.file) {
+            (Some(open), Some(path)) if open.path == *path => Some(Arc::clone(open)),
+            (_, path) => path.as_deref().map(LogFile::open).transpose()?.map(Arc::new),
+        };
+        let lines = layer(config.format, file.as_ref(), self.daemon)?;
+        let to = destination(file.as_deref(), self.daemon);
+        let format = config.format.name();
+        info!("[log] changed: the lines after this one go to {to}, as {format}");
+        let from = destination(output.file.as_deref(), self.daemon);
+        self.lines
+            .reload(lines)
+            .map_err(|e| Error::Config(format!("the logger cannot be changed: {e}")))?;
+        *output = Output { format: config.format, file };
+        info!("[log] changed by a reload: lines come here, as {format} (before: {from})");
+        Ok(())
+    }
+
+    fn output(&self) -> std::sync::MutexGuard<'_, Output> {
+        self.output.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Where lines go, in words: the file, syslog or standard error.
+fn destination(file: Option<&LogFile>, daemon: bool) -> String {
+    match file {
+        Some(file) => file.path.display().to_string(),
+        None if daemon => "syslog".into(),
+        None => "standard error".into(),
     }
 }
 
 /// Installs the process-wide logger described by `config`; `daemon` without a log file
 /// logs to syslog.
 pub fn init(config: &LogConfig, daemon: bool) -> Result<LogHandle> {
-    let syslog = daemon && config.file.is_none();
-    let format = match config.format {
-        LogFormat::Human if config.file.is_none() && !syslog && stderr_is_journal() => {
-            LogFormat::Journal
-        }
+    let (subscriber, handle) = logger(config, daemon)?;
+    subscriber.try_init().map_err(|e| Error::Config(format!("cannot install the logger: {e}")))?;
+    Ok(handle)
+}
+
+/// The logger `config` describes, not installed, and its handle.
+fn logger(config: &LogConfig, daemon: bool) -> Result<(Logger, LogHandle)> {
+    let file = config.file.as_deref().map(LogFile::open).transpose()?.map(Arc::new);
+    let (lines, lines_handle) = reload::Layer::new(layer(config.format, file.as_ref(), daemon)?);
+    let (filter, level) = reload::Layer::new(config.level);
+    let output = Arc::new(Mutex::new(Output { format: config.format, file }));
+    let handle = LogHandle { level, lines: lines_handle, output, daemon };
+    Ok((tracing_subscriber::registry().with(filter).with(lines), handle))
+}
+
+/// The layer writing lines in `format` to `file`, else to syslog for a `daemon`, else
+/// to standard error (as journal lines when it is the journal and `format` is human).
+fn layer(format: LogFormat, file: Option<&Arc<LogFile>>, daemon: bool) -> Result<Lines> {
+    let syslog = daemon && file.is_none();
+    let format = match format {
+        LogFormat::Human if file.is_none() && !syslog && stderr_is_journal() => LogFormat::Journal,
         format => format,
     };
-    let file = config.file.as_deref().map(LogFile::open).transpose()?.map(Arc::new);
-    let (writer, ansi) = match &file {
+    let (writer, ansi) = match file {
         Some(file) => (BoxMakeWriter::new(ToFile(Arc::clone(file))), false),
         None if syslog => (BoxMakeWriter::new(Syslog::open()?), false),
         None => (BoxMakeWriter::new(std::io::stderr), std::io::stderr().is_terminal()),
     };
-    let (filter, level) = reload::Layer::new(config.level);
-    tracing_subscriber::registry()
-        .with(filter)
-        .with(lines(format, syslog, writer, ansi))
-        .try_init()
-        .map_err(|e| Error::Config(format!("cannot install the logger: {e}")))?;
-    Ok(LogHandle { level, file })
+    Ok(lines(format, syslog, writer, ansi))
 }
 
 /// The log file: reopened at its path on request, each line written whole to the file
@@ -155,7 +241,12 @@ where
             lines.without_time().boxed()
         }
         (LogFormat::Human, false) => lines.with_writer(writer).boxed(),
-        (LogFormat::Json, _) => lines.with_writer(writer).json().flatten_event(true).boxed(),
+        // No span fields: a span opened before a reload changed the format would lack
+        // the JSON ones (the server opens no spans).
+        (LogFormat::Json, _) => {
+            let json = lines.with_writer(writer).json().flatten_event(true);
+            json.with_current_span(false).with_span_list(false).boxed()
+        }
     }
 }
 
@@ -332,32 +423,57 @@ mod tests {
         assert_eq!(text, "<4>zone not loaded zone=\"example.com.\"\n<6>two\n<6>lines\n");
     }
 
+    /// `[log]` with `format`, to `file`.
+    fn log_config(format: LogFormat, file: &Path) -> LogConfig {
+        LogConfig { level: LevelFilter::INFO, format, file: Some(file.to_path_buf()) }
+    }
+
     #[test]
     fn a_reopened_log_file_takes_the_lines_after_a_rotation() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("ternd.log");
-        let file = Arc::new(LogFile::open(&path).unwrap());
-        let handle = LogHandle {
-            level: reload::Layer::new(LevelFilter::INFO).1,
-            file: Some(Arc::clone(&file)),
-        };
-        let subscriber = Registry::default().with(lines(
-            LogFormat::Human,
-            false,
-            BoxMakeWriter::new(ToFile(Arc::clone(&file))),
-            false,
-        ));
+        let (subscriber, handle) = logger(&log_config(LogFormat::Human, &path), false).unwrap();
         tracing::subscriber::with_default(subscriber, || {
             tracing::info!("before");
             std::fs::rename(&path, dir.path().join("ternd.log.1")).unwrap();
             tracing::info!("moved away");
-            assert_eq!(handle.reopen().unwrap(), Some(path.as_path()));
+            assert_eq!(handle.reopen().unwrap(), Some(path.clone()));
             tracing::info!("after");
         });
         let old = std::fs::read_to_string(dir.path().join("ternd.log.1")).unwrap();
         let new = std::fs::read_to_string(&path).unwrap();
         assert!(old.contains("before") && old.contains("moved away") && !old.contains("after"));
         assert!(new.contains("after") && !new.contains("before"), "{new}");
+    }
+
+    #[test]
+    fn a_reload_changes_the_format_and_the_file_or_keeps_both() {
+        let dir = tempfile::tempdir().unwrap();
+        let (old, new) = (dir.path().join("old.log"), dir.path().join("new.log"));
+        let (subscriber, handle) = logger(&log_config(LogFormat::Human, &old), false).unwrap();
+        let unopenable = dir.path().join("missing/new.log");
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::info!("one");
+            let why = handle.apply(&log_config(LogFormat::Json, &unopenable)).unwrap_err();
+            assert!(why.to_string().contains("missing/new.log"), "{why}");
+            tracing::info!("two");
+            handle.apply(&log_config(LogFormat::Json, &new)).unwrap();
+            tracing::info!(zone = "example.com.", "three");
+            handle.apply(&log_config(LogFormat::Json, &new)).unwrap();
+            assert_eq!(handle.reopen().unwrap(), Some(new.clone()), "reopens the new file");
+        });
+        let old = std::fs::read_to_string(&old).unwrap();
+        assert!(old.contains(" INFO one\n") && old.contains(" INFO two\n"), "{old}");
+        assert!(old.lines().last().unwrap().contains(&format!("go to {}, as json", new.display())));
+        let new = std::fs::read_to_string(&new).unwrap();
+        let lines: Vec<serde_json::Value> =
+            new.lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+        assert_eq!(lines.len(), 2, "one line says where they came from, then the next: {new}");
+        assert!(lines[0]["message"].as_str().unwrap().contains("before: "), "{new}");
+        assert_eq!(
+            (&lines[1]["message"], &lines[1]["zone"]),
+            (&"three".into(), &"example.com.".into())
+        );
     }
 
     #[test]

@@ -46,7 +46,7 @@ fn main() -> ExitCode {
             print!("{text}");
             Ok(())
         }
-        Plan::Run { config, daemon } => run(*config, daemon),
+        Plan::Run { config, daemon, log } => run(*config, RunOptions { daemon, log }),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -59,9 +59,9 @@ fn fail(e: &dyn std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn run(config: Config, daemon: bool) -> Result<()> {
-    let log = logging::init(&config.log, daemon)?;
+fn run(config: Config, options: RunOptions) -> Result<()> {
+    let log = logging::init(&config.log, options.daemon)?;
     let zones = Arc::new(ZoneDb::new());
     let handler = Arc::new(EngineHandler::new(&config, Arc::clone(&zones)));
-    lifecycle::run(config, handler, zones, &log, RunOptions { daemon })
+    lifecycle::run(config, handler, zones, &log, options)
 }

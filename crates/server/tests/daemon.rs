@@ -706,6 +706,9 @@ fn signals_while_the_configuration_is_read_do_not_end_the_server() {
         .spawn()
         .unwrap();
     let pid = child.id() as i32;
+    // From exec to the first lines of main nothing can block a signal: let those pass
+    // (a few milliseconds), then signal while the 5,000 zones' configuration is read.
+    std::thread::sleep(Duration::from_millis(30));
     let until = Instant::now() + Duration::from_millis(400);
     while Instant::now() < until {
         for signal in [libc::SIGHUP, libc::SIGUSR1] {

@@ -4,8 +4,8 @@
 //! Off unless `listen` is given. A listen address without a host (`":9153"`, `"9153"`
 //! or the number `9153`) listens on loopback only: the metrics say much about the
 //! server, so reaching them from elsewhere is a choice to write out. The listener is
-//! bound at start, with the DNS sockets; a reload warns that a change waits for the
-//! next restart.
+//! bound at start, with the DNS sockets; a reload warns that a new `listen` waits for
+//! the next restart, and applies the other keys to the running server.
 //!
 //! The listener defends itself: connections are capped per client and in all
 //! (`max-connections-per-client`, `max-connections`), a request's headers must arrive

@@ -200,6 +200,33 @@ pub struct LogConfig {
     pub file: Option<PathBuf>,
 }
 
+/// The command line's `--log-level`, `--log-format` and `--log-file`: they win over the
+/// `[log]` keys, at start and at every reload.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LogOverrides {
+    /// `--log-level`.
+    pub level: Option<LevelFilter>,
+    /// `--log-format`.
+    pub format: Option<LogFormat>,
+    /// `--log-file`, absolute (a daemon reopens it after leaving its directory).
+    pub file: Option<PathBuf>,
+}
+
+impl LogOverrides {
+    /// Puts the overrides given into `log`.
+    pub fn apply(&self, log: &mut LogConfig) {
+        if let Some(level) = self.level {
+            log.level = level;
+        }
+        if let Some(format) = self.format {
+            log.format = format;
+        }
+        if let Some(file) = &self.file {
+            log.file = Some(file.clone());
+        }
+    }
+}
+
 /// One `[[zone]]`: a name, where its data comes from, and settings over its template's.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(try_from = "RawZone")]

@@ -156,6 +156,17 @@ pub enum LogFormat {
     Journal,
 }
 
+impl LogFormat {
+    /// The format as `[log] format` writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LogFormat::Human => "human",
+            LogFormat::Json => "json",
+            LogFormat::Journal => "journal",
+        }
+    }
+}
+
 /// Reads a log level: `error`, `warn`, `info`, `debug` or `trace`.
 pub fn log_level<'de, D: Deserializer<'de>>(deserializer: D) -> Result<LevelFilter, D::Error> {
     let text = String::deserialize(deserializer)?;

@@ -4,7 +4,8 @@
 //! [`handle`] as `ternctl`'s, so a change made here is
 //! applied by the zone's writer and journaled like any other.
 //!
-//! Off unless `[http] api-token-file` names a file holding the token. Every route is
+//! Off unless `[http] api-token-file` names a file holding the token (a reload reads it
+//! again: [`Api::set`]). Every route is
 //! behind [`auth::require_token`]: a request without the token is answered 401 before
 //! its body is read. Bodies are then read bounded in size and time ([`super::body`]), and
 //! large ones parsed on a blocking thread, so one request cannot hold up `/metrics`.
@@ -15,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use arc_swap::ArcSwap;
 use axum::body::Body;
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -35,8 +37,8 @@ use crate::ctl::listen::{handle, parse_zone, Context};
 use tern_control::commands::ZoneCommand;
 
 impl auth::Guarded for Api {
-    fn token(&self) -> &str {
-        &self.token
+    fn token(&self) -> Option<Arc<str>> {
+        self.settings.load().token.clone()
     }
 
     fn refusals(&self) -> &Refusals {
@@ -47,16 +49,41 @@ impl auth::Guarded for Api {
 /// What the API serves from.
 #[derive(Debug)]
 pub struct Api {
-    /// The bearer token.
-    pub token: String,
+    /// The token and the body timeout in force (a reload replaces them).
+    settings: ArcSwap<ApiSettings>,
     /// What the control socket's requests use.
     pub context: Arc<Context>,
     /// The served zones (RRset changes are checked against what is served).
     pub db: Arc<ZoneDb>,
-    /// How long a request's body may take to arrive (`[http] body-timeout`).
-    pub body_timeout: Duration,
     /// The refusals' log.
     pub refusals: Refusals,
+}
+
+/// What a reload changes in the API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiSettings {
+    /// The bearer token (`[http] api-token-file`); `None`: the API is off (404).
+    pub token: Option<Arc<str>>,
+    /// How long a request's body may take to arrive (`[http] body-timeout`).
+    pub body_timeout: Duration,
+}
+
+impl Api {
+    /// The API with `settings`, answering from `context` and `db`.
+    pub fn new(settings: ApiSettings, context: Arc<Context>, db: Arc<ZoneDb>) -> Api {
+        let settings = ArcSwap::from_pointee(settings);
+        Api { settings, context, db, refusals: Refusals::default() }
+    }
+
+    /// The settings in force.
+    pub fn settings(&self) -> Arc<ApiSettings> {
+        self.settings.load_full()
+    }
+
+    /// Replaces the settings (a reload): the requests that arrive after use them.
+    pub fn set(&self, settings: ApiSettings) {
+        self.settings.store(Arc::new(settings));
+    }
 }
 
 /// The largest `POST /api/v1/zones` body: room for 100,000 zones with a path each.
@@ -191,7 +218,7 @@ struct NewZone {
 /// `POST /api/v1/zones`: one zone (an object) or many (a list of them), added in one
 /// step, all or none.
 async fn add_zone(State(api): State<Arc<Api>>, headers: HeaderMap, body: Body) -> Response {
-    let body = match read_body(&headers, body, MAX_ZONES_BODY, api.body_timeout).await {
+    let body = match read_body(&headers, body, MAX_ZONES_BODY, api.settings().body_timeout).await {
         Ok(body) => body,
         Err(e) => return e.response(),
     };
@@ -300,7 +327,7 @@ async fn patch_rrsets(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let body = match read_body(&headers, body, MAX_RRSETS_BODY, api.body_timeout).await {
+    let body = match read_body(&headers, body, MAX_RRSETS_BODY, api.settings().body_timeout).await {
         Ok(body) => body,
         Err(e) => return e.response(),
     };

@@ -7,7 +7,9 @@
 //! The scheme is case-insensitive (`Bearer`, `bearer`…; RFC 9110 §11.1), followed by
 //! one or more spaces and the token. Tokens are compared in constant time, through
 //! their SHA-256 digests, so not even the length of the token is told by the timing.
-//! Refusals are logged at a bounded rate ([`super::refused`]).
+//! Refusals are logged at a bounded rate ([`super::refused`]). The token is read anew
+//! at each reload ([`Guarded::token`] gives the one in force), so rotating it needs no
+//! restart.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -63,20 +65,22 @@ pub fn check(token: &str, headers: &HeaderMap) -> Result<(), Denied> {
 /// What the token check needs of the routes' state: the token, and where refusals
 /// are logged.
 pub trait Guarded: Send + Sync + 'static {
-    /// The bearer token.
-    fn token(&self) -> &str;
+    /// The bearer token now (a reload may replace it); `None` while the routes are off.
+    fn token(&self) -> Option<Arc<str>>;
     /// The refusals' log.
     fn refusals(&self) -> &Refusals;
 }
 
 /// The middleware in front of every API route: the token first; without it, 401 (and
-/// a log line) and the body is never read.
+/// a log line) and the body is never read. While the routes have no token, 404, as
+/// for any path not served.
 pub async fn require_token<A: Guarded>(
     State(api): State<Arc<A>>,
     request: Request,
     next: Next,
 ) -> Response {
-    match check(api.token(), request.headers()) {
+    let Some(token) = api.token() else { return StatusCode::NOT_FOUND.into_response() };
+    match check(&token, request.headers()) {
         Ok(()) => next.run(request).await,
         Err(denied) => {
             let client = request.extensions().get::<ConnectInfo<SocketAddr>>().map(|c| c.0);

@@ -8,17 +8,19 @@
 //! Unlike DNS over TCP ([`crate::io::tcp::limits`]) nothing is evicted: HTTP clients are
 //! few (scrapers and scripts), and a connection that sends nothing is closed by the
 //! header timeout anyway. The counts are kept under a mutex taken when a connection
-//! opens and closes, never per request.
+//! opens and closes, never per request. A reload changes the caps ([`ConnectionLimits::set_caps`]):
+//! connections open over a lowered cap are kept, and new ones refused until below it.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 /// The caps and the connections open.
 #[derive(Debug)]
 pub struct ConnectionLimits {
-    max_total: usize,
-    max_per_client: usize,
+    max_total: AtomicUsize,
+    max_per_client: AtomicUsize,
     open: Mutex<Open>,
 }
 
@@ -69,17 +71,28 @@ fn client_key(client: IpAddr) -> IpAddr {
 impl ConnectionLimits {
     /// Caps of `max_total` connections, `max_per_client` from each client.
     pub fn new(max_total: usize, max_per_client: usize) -> Arc<ConnectionLimits> {
-        Arc::new(ConnectionLimits { max_total, max_per_client, open: Mutex::default() })
+        Arc::new(ConnectionLimits {
+            max_total: AtomicUsize::new(max_total),
+            max_per_client: AtomicUsize::new(max_per_client),
+            open: Mutex::default(),
+        })
+    }
+
+    /// Changes the caps (a reload): they hold for the connections accepted from now on.
+    pub fn set_caps(&self, max_total: usize, max_per_client: usize) {
+        self.max_total.store(max_total, Ordering::Relaxed);
+        self.max_per_client.store(max_per_client, Ordering::Relaxed);
     }
 
     /// Takes a place for a connection from `client`, or says which cap it is over.
     pub fn admit(self: &Arc<Self>, client: IpAddr) -> Result<Permit, Refusal> {
         let client = client_key(client);
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        if open.per_client.get(&client).copied().unwrap_or(0) >= self.max_per_client {
+        let per_client = self.max_per_client.load(Ordering::Relaxed);
+        if open.per_client.get(&client).copied().unwrap_or(0) >= per_client {
             return Err(Refusal::Client);
         }
-        if open.total >= self.max_total {
+        if open.total >= self.max_total.load(Ordering::Relaxed) {
             return Err(Refusal::Total);
         }
         open.total += 1;
@@ -122,7 +135,19 @@ mod tests {
         assert_eq!(limits.admit(b).unwrap_err(), Refusal::Total);
         drop(a1);
         assert_eq!(limits.open(), 2);
-        assert!(limits.admit(b).is_ok(), "a place given back is taken again");
+        let b2 = limits.admit(b).unwrap();
+        assert_eq!(
+            limits.admit(b).unwrap_err(),
+            Refusal::Client,
+            "a place given back is taken again"
+        );
+        limits.set_caps(4, 1);
+        assert_eq!(limits.admit(b).unwrap_err(), Refusal::Client, "open over a lowered cap");
+        drop(b2);
+        let other = |n: u8| IpAddr::from([192, 0, 2, n]);
+        let _c = limits.admit(other(3)).unwrap();
+        let _d = limits.admit(other(4)).unwrap_or_else(|_| panic!("a raised cap admits more"));
+        assert_eq!(limits.admit(other(5)).unwrap_err(), Refusal::Total);
     }
 
     #[test]

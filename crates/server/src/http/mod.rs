@@ -9,6 +9,11 @@
 //! are dropped, and served by [`spawn`] once the server runs, with the connection caps
 //! ([`limits`]) and timeouts of `[http]`; refusals are logged at a bounded rate
 //! ([`refused`]).
+//!
+//! A reload changes every key but `listen` while the server runs: `metrics` turns the
+//! route on and off ([`HttpState::set_metrics`]), the API's token and body timeout are
+//! replaced ([`api::Api::set`]; without a token the API answers 404), and the caps and
+//! the header timeout hold for the connections accepted after ([`HttpServer::apply`]).
 
 pub mod api;
 pub mod auth;
@@ -20,6 +25,7 @@ pub mod rrsets;
 pub mod serve;
 
 use std::net::TcpListener as StdListener;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::extract::State;
@@ -34,14 +40,23 @@ pub use serve::{HttpServer, Settings};
 /// What the routes serve from.
 #[derive(Debug, Default)]
 pub struct HttpState {
-    /// The metrics, when `metrics = true`.
+    /// The metrics, served while `metrics_on`.
     pub metrics: Option<metrics::Metrics>,
-    /// The API, when `api-token-file` is given.
+    /// Whether `/metrics` is served (`metrics = true`); a reload changes it.
+    pub metrics_on: AtomicBool,
+    /// The API, served while it has a token (`api-token-file`).
     pub api: Option<Arc<api::Api>>,
 }
 
-/// The routes: `GET /metrics` when the state has metrics, `/api/v1` when it has the
-/// API; anything else is 404.
+impl HttpState {
+    /// Serves `/metrics` or stops (404); whether that changed anything.
+    pub fn set_metrics(&self, on: bool) -> bool {
+        self.metrics_on.swap(on, Ordering::Relaxed) != on
+    }
+}
+
+/// The routes: `GET /metrics` when the state has metrics (404 while they are off),
+/// `/api/v1` when it has the API; anything else is 404.
 pub fn router(state: Arc<HttpState>) -> Router {
     let mut router = Router::new();
     if state.metrics.is_some() {
@@ -57,7 +72,8 @@ pub fn router(state: Arc<HttpState>) -> Router {
 
 /// `GET /metrics`: the Prometheus text format.
 async fn serve_metrics(State(state): State<Arc<HttpState>>) -> Response {
-    let Some(metrics) = &state.metrics else { return StatusCode::NOT_FOUND.into_response() };
+    let metrics = state.metrics.as_ref().filter(|_| state.metrics_on.load(Ordering::Relaxed));
+    let Some(metrics) = metrics else { return StatusCode::NOT_FOUND.into_response() };
     match metrics.render() {
         Ok(text) => ([(header::CONTENT_TYPE, metrics::CONTENT_TYPE)], text).into_response(),
         Err(_) => StatusCode::INTERNAL_SERVER_ERROR.into_response(),

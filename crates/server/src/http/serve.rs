@@ -10,8 +10,12 @@
 //! or from the previous answer, so a silent, slow or idle connection is closed; headers
 //! larger than [`MAX_HEAD`] are answered 431. The client's address is handed to the
 //! routes as axum's `ConnectInfo`.
+//!
+//! A reload changes the caps and the header timeout ([`HttpServer::apply`]): a
+//! connection is served with the timeout in force when it was accepted.
 
 use std::net::{SocketAddr, TcpListener as StdListener};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -72,12 +76,40 @@ impl Settings {
 pub struct HttpServer {
     runtime: Option<Runtime>,
     addr: Option<SocketAddr>,
+    limits: Arc<ConnectionLimits>,
+    header_timeout: Arc<HeaderTimeout>,
 }
 
 impl HttpServer {
     /// The address served.
     pub fn local_addr(&self) -> Option<SocketAddr> {
         self.addr
+    }
+
+    /// Applies a reload's caps and header timeout (the threads' nice value stays).
+    pub fn apply(&self, settings: &Settings) {
+        self.limits.set_caps(settings.max_connections, settings.max_per_client);
+        self.header_timeout.set(settings.header_timeout);
+    }
+}
+
+/// The header timeout of the connections accepted from now on, in nanoseconds.
+#[derive(Debug)]
+struct HeaderTimeout(AtomicU64);
+
+impl HeaderTimeout {
+    fn new(timeout: Duration) -> Arc<HeaderTimeout> {
+        let header_timeout = HeaderTimeout(AtomicU64::new(0));
+        header_timeout.set(timeout);
+        Arc::new(header_timeout)
+    }
+
+    fn set(&self, timeout: Duration) {
+        self.0.store(u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX), Ordering::Relaxed);
+    }
+
+    fn get(&self) -> Duration {
+        Duration::from_nanos(self.0.load(Ordering::Relaxed))
     }
 }
 
@@ -113,11 +145,12 @@ pub fn start(listener: StdListener, app: Router, settings: Settings) -> Result<H
     };
     let addr = listener.local_addr().ok();
     let limits = ConnectionLimits::new(settings.max_connections, settings.max_per_client);
-    runtime.spawn(accept(listener, app, limits, settings.header_timeout));
+    let header_timeout = HeaderTimeout::new(settings.header_timeout);
+    runtime.spawn(accept(listener, app, Arc::clone(&limits), Arc::clone(&header_timeout)));
     if let Some(addr) = addr {
         info!(listen = %addr, "HTTP server listening");
     }
-    Ok(HttpServer { runtime: Some(runtime), addr })
+    Ok(HttpServer { runtime: Some(runtime), addr, limits, header_timeout })
 }
 
 /// Accepts connections until the runtime stops.
@@ -125,7 +158,7 @@ async fn accept(
     listener: TcpListener,
     app: Router,
     limits: Arc<ConnectionLimits>,
-    header_timeout: Duration,
+    header_timeout: Arc<HeaderTimeout>,
 ) {
     let refusals = Refusals::default();
     loop {
@@ -139,7 +172,7 @@ async fn accept(
         };
         match limits.admit(client.ip()) {
             Ok(permit) => {
-                let app = app.clone();
+                let (app, header_timeout) = (app.clone(), header_timeout.get());
                 tokio::spawn(async move {
                     serve(stream, client, app, header_timeout).await;
                     drop(permit);
@@ -219,5 +252,21 @@ mod tests {
         let _ = quick.read_to_end(&mut answer);
         let answer = String::from_utf8_lossy(&answer);
         assert!(answer.starts_with("HTTP/1.1 200") && answer.ends_with("ok"), "{answer}");
+    }
+
+    #[test]
+    fn applied_settings_hold_for_the_connections_accepted_after() {
+        let server = server(settings(1, Duration::from_secs(10)));
+        let _held = connect(&server);
+        std::thread::sleep(Duration::from_millis(100));
+        server.apply(&settings(2, Duration::from_millis(300)));
+        let mut slow = connect(&server);
+        slow.write_all(b"GET / HTTP/1.1\r\nHost: t\r\n").unwrap();
+        let started = std::time::Instant::now();
+        let mut answer = Vec::new();
+        let _ = slow.read_to_end(&mut answer);
+        let took = started.elapsed();
+        assert!(took > Duration::from_millis(200), "admitted under the raised cap: {took:?}");
+        assert!(took < Duration::from_secs(2), "cut at the new timeout after {took:?}");
     }
 }

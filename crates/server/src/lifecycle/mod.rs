@@ -7,13 +7,15 @@
 //! are read and before workers start. Zones load on the control plane's threads
 //! ([`tern_control`]), so the main thread only takes signals and the control socket's
 //! requests to change the configuration ([`crate::ctl`]): SIGHUP (or `ternctl reload`)
-//! re-reads the configuration and hands it to the control plane; SIGTERM/SIGINT (or
+//! re-reads the configuration, hands it to the control plane and applies its log and
+//! HTTP settings ([`live`]); SIGTERM/SIGINT (or
 //! `ternctl stop`) stop accepting, drain, and exit with status 0 — within half a
 //! second even while zones are loading.
 
 pub mod added;
 pub mod catalogs;
 pub mod daemon;
+pub mod live;
 pub mod pidfile;
 pub mod plane;
 pub mod reload;
@@ -27,11 +29,12 @@ use tern_ctl::proto::Reply;
 use tern_zone::ZoneDb;
 use tracing::{error, info};
 
-use crate::config::Config;
+use crate::config::{Config, LogOverrides};
 use crate::ctl::listen::{self as ctl_listen, Context};
 use crate::ctl::MainRequest;
 use crate::dns::EngineHandler;
 use crate::error::{Error, Result};
+use crate::http::api::{Api, ApiSettings};
 use crate::http::metrics::{Metrics, Sources};
 use crate::http::HttpState;
 use crate::io::server::{self, Listeners, RunningServer};
@@ -50,10 +53,12 @@ use tern_control::Loading;
 const SIGNAL_POLL: Duration = Duration::from_millis(100);
 
 /// How to run.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct RunOptions {
     /// Detach from the terminal (`--daemon`).
     pub daemon: bool,
+    /// The command line's `[log]` overrides, applied again at each reload.
+    pub log: LogOverrides,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT: the whole life of `ternd`.
@@ -67,6 +72,7 @@ pub fn run(
     raise_open_files_limit();
     let listeners = Listeners::bind(&config)?;
     let mut readiness = if options.daemon { Some(daemon::daemonize()?) } else { None };
+    let log = (log, options.log);
     let outcome = serve(config, listeners, handler, db, log, &mut readiness);
     if let (Err(e), Some(readiness)) = (&outcome, readiness.as_mut()) {
         readiness.failed(e);
@@ -80,7 +86,7 @@ fn serve(
     mut listeners: Listeners,
     handler: Arc<EngineHandler>,
     db: Arc<ZoneDb>,
-    log: &LogHandle,
+    (log, log_overrides): (&LogHandle, LogOverrides),
     readiness: &mut Option<Readiness>,
 ) -> Result<()> {
     let started = Instant::now();
@@ -175,6 +181,8 @@ fn serve(
         running: &running,
         notifier: notifier.clone(),
         log,
+        log_overrides,
+        http: http_server.as_ref(),
         consumed: catalogs::Consumed::default(),
     };
     steering.run(&signals, &requests);
@@ -199,6 +207,10 @@ struct Steering<'a> {
     running: &'a RunningServer,
     notifier: Option<Arc<systemd::Notifier>>,
     log: &'a LogHandle,
+    /// `--log-level`, `--log-format`, `--log-file`: they win over a reloaded `[log]`.
+    log_overrides: LogOverrides,
+    /// The HTTP server, whose settings a reload changes.
+    http: Option<&'a live::Http>,
     /// Consumed catalogs' members.
     consumed: catalogs::Consumed,
 }
@@ -384,8 +396,16 @@ impl Steering<'_> {
         if let Some(n) = &self.notifier {
             n.reloading();
         }
-        match reload::reload(&self.config, (self.control, self.running), &mut self.consumed) {
+        let done = reload::reload(
+            &self.config,
+            (self.control, self.running),
+            &self.log_overrides,
+            &mut self.consumed,
+        );
+        match done {
             Ok((next, loading, notes)) => {
+                let problems = live::apply(&next, self.log, self.http);
+                let reply = live::telling(reply, problems, &self.control.handle());
                 let level = next.log.level;
                 reload::log_when_done(loading, ("reload", notes), self.log.clone(), level, reply);
                 self.config = next;
@@ -422,7 +442,8 @@ fn raise_open_files_limit() {
 }
 
 /// Serves HTTP on `listener` (when `[http] listen` gave one) on its own runtime, its
-/// threads at the control plane's nice value, from the running server's counters.
+/// threads at the control plane's nice value, from the running server's counters. The
+/// metrics and the API are there even when off, for a reload to turn them on.
 fn start_http(
     listener: Option<std::net::TcpListener>,
     api_token: Option<String>,
@@ -430,29 +451,27 @@ fn start_http(
     (running, _control, context): (&RunningServer, &Plane, Arc<Context>),
     handler: Arc<EngineHandler>,
     zones: Arc<ZoneDb>,
-) -> Result<Option<crate::http::HttpServer>> {
+) -> Result<Option<live::Http>> {
     let Some(listener) = listener else { return Ok(None) };
-    let api = api_token.map(|token| {
-        Arc::new(crate::http::api::Api {
-            token,
-            context,
-            db: Arc::clone(&zones),
-            body_timeout: config.http.body_timeout,
-            refusals: Default::default(),
-        })
+    let api =
+        ApiSettings { token: api_token.map(Arc::from), body_timeout: config.http.body_timeout };
+    let api = Arc::new(Api::new(api, context, Arc::clone(&zones)));
+    let metrics = Metrics::new(Sources {
+        stats: running.shared_stats(),
+        connections: running.connection_limits(),
+        handler,
+        zones,
     });
-    let metrics = config.http.metrics.then(|| {
-        Metrics::new(Sources {
-            stats: running.shared_stats(),
-            connections: running.connection_limits(),
-            handler,
-            zones,
-        })
+    let state = Arc::new(HttpState {
+        metrics: Some(metrics),
+        metrics_on: config.http.metrics.into(),
+        api: Some(api),
     });
     let base = crate::priority::thread_nice().unwrap_or(0);
     let nice = base + i32::try_from(config.server.control_nice).unwrap_or(0);
     let settings = crate::http::Settings::of(&config.http, Some(nice));
-    crate::http::spawn(listener, Arc::new(HttpState { metrics, api }), settings).map(Some)
+    let server = crate::http::spawn(listener, Arc::clone(&state), settings)?;
+    Ok(Some(live::Http { server, state }))
 }
 
 /// The API's token, when the HTTP server listens and has one (`[http] api-token-file`).

@@ -15,7 +15,7 @@ use tracing::{error, info, warn};
 
 use super::catalogs::Consumed;
 use super::plane::Plane;
-use crate::config::Config;
+use crate::config::{Config, LogOverrides};
 use crate::error::Result;
 use crate::io::server::RunningServer;
 use crate::logging::LogHandle;
@@ -53,14 +53,16 @@ pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
 pub fn reload(
     current: &Config,
     (control, data): (&Plane, &RunningServer),
+    overrides: &LogOverrides,
     consumed: &mut Consumed,
 ) -> Result<(Config, Loading, Vec<String>)> {
-    let next = match &current.path {
+    let mut next = match &current.path {
         Some(path) => Config::from_file(path).inspect_err(|e| {
             error!("configuration not reloaded, keeping the running one:\n{e}");
         })?,
         None => current.clone(),
     };
+    overrides.apply(&mut next.log);
     let mut notes = Vec::new();
     control.reconfigure(current, &next);
     data.reconfigure_tcp(&next.tcp);
@@ -172,11 +174,12 @@ fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 }
 
 /// The keys whose change a reload cannot apply (sockets, workers, privileges, the
-/// control plane's threads and storage).
+/// control plane's threads and storage). `[log]` and `[http]` but `listen` are applied
+/// by [`super::live`], and say so themselves.
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 14] = [
+    let checks: [(&'static str, bool); 13] = [
         ("server.listen", a.listen != b.listen),
         ("server.udp-payload-max", a.udp_payload_max != b.udp_payload_max),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
@@ -187,10 +190,9 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.backup-dir", old.backup_dir() != new.backup_dir()),
         ("server.control-nice", a.control_nice != b.control_nice),
         ("tcp.defer-accept", old.tcp.defer_accept != new.tcp.defer_accept),
-        ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
         ("control", old.control != new.control),
         ("xdp", old.xdp != new.xdp),
-        ("http", old.http != new.http),
+        ("http.listen", old.http.listen != new.http.listen),
     ];
     for (key, differs) in checks {
         if differs {
