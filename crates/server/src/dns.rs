@@ -14,7 +14,9 @@
 //! server cookie, and sent, dropped or replaced by a short answer.
 //!
 //! Each query, and each answer sent, is counted in the worker's own slot of
-//! [`QueryCounters`] (a few relaxed stores into memory no other thread writes).
+//! [`QueryCounters`] (a few relaxed stores into memory no other thread writes), and
+//! again in its zone's row there when the zone has `query-stats` on: the engine's
+//! look-ahead tells the zone's [`StatsTicket`].
 //!
 //! Refused transfers, updates and NOTIFYs are logged ([`tern_control::refusals`], rate-limited;
 //! an answer's RCODE and a byte of the query tell them, nothing more is read unless a
@@ -31,7 +33,7 @@ use tern_engine::{Schedule, Transfer, UpdateRequest};
 use tern_wire::message::{CompressionTable, Flags};
 use tern_wire::tsig::{Replays, Seen};
 use tern_wire::{Rcode, Rtype};
-use tern_zone::{Pins, ZoneDb, ZoneSet};
+use tern_zone::{Pins, StatsTicket, ZoneDb, ZoneSet};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tracing::{info, warn};
 
@@ -157,7 +159,7 @@ impl EngineHandler {
             rrl: Limiter::new(&config.rrl, seed),
             updates: OnceLock::new(),
             replier: OnceLock::new(),
-            counters: Arc::default(),
+            counters: Arc::new(QueryCounters::new(config.query_stats_rows())),
             replays: Mutex::default(),
         }
     }
@@ -336,22 +338,26 @@ fn verdict(
 }
 
 impl EngineHandler {
-    /// What is sent in place of the UDP answer `held` (its outcome) that rate limiting
-    /// held back: nothing, or a short answer; counted. Out of line: the path of a flood,
-    /// not of the answers that go.
+    /// What is sent in place of the UDP answer `held` (its outcome; its zone counts
+    /// under `zone`) that rate limiting held back: nothing, or a short answer; counted.
+    /// Out of line: the path of a flood, not of the answers that go.
     #[cold]
     #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
     fn held_back(
         &self,
         verdict: Verdict,
         held: &Outcome,
+        zone: StatsTicket,
         request: &Request<'_>,
         out: &mut [u8],
         table: &mut CompressionTable,
         counters: &WorkerCounters,
     ) -> Option<usize> {
+        let mut question = None;
         if let Outcome::Answered { qtype, dnssec_ok, .. } = *held {
             counters.question(qtype, dnssec_ok);
+            question = Some(qtype);
         }
         let transport = Transport::Udp;
         let short = match verdict {
@@ -360,8 +366,10 @@ impl EngineHandler {
         };
         if let Outcome::Answered { len, rcode, truncated, .. } = short {
             counters.answer(Answer { transport, rcode, len, truncated });
+            counters.zone(zone, question, Some(rcode));
             return Some(len);
         }
+        counters.zone(zone, question, None);
         counters.unanswered(transport);
         None
     }
@@ -401,13 +409,15 @@ impl MessageStream for TransferStream {
 }
 
 /// Counts the query and what `outcome` answered (a transfer: its question, and the
-/// query as unanswered; its messages are counted by the transfer counters).
+/// query as unanswered; its messages are counted by the transfer counters), and the
+/// same again in the row of its zone, which counts under `zone`.
 #[inline]
-fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
+fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome, zone: StatsTicket) {
     match *outcome {
         Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok } => {
             counters.question(qtype, dnssec_ok);
             counters.answer(Answer { transport, rcode, len, truncated });
+            counters.zone(zone, Some(qtype), Some(rcode));
         }
         Outcome::Transfer(ref transfer) => {
             let qtype = match transfer.kind() {
@@ -416,10 +426,12 @@ fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
             };
             counters.question(qtype, false);
             counters.unanswered(transport);
+            counters.zone(zone, Some(qtype), None);
         }
         Outcome::Notified { len, .. } => {
             let rcode = tern_wire::Rcode::NOERROR;
             counters.answer(Answer { transport, rcode, len, truncated: false });
+            counters.zone(zone, None, Some(rcode));
         }
         Outcome::Dropped | Outcome::Update(_) => counters.unanswered(transport),
     }
@@ -539,13 +551,16 @@ impl Handler for EngineHandler {
                 )
             }
         };
+        let zone = ahead.stats_ticket();
         if let Some(rrl) = limiter {
             match verdict(rrl, limits, batch.now, &outcome, &report, &request.client) {
                 Verdict::Send => {}
-                held => return self.held_back(held, &outcome, &request, out, table, counters),
+                held => {
+                    return self.held_back(held, &outcome, zone, &request, out, table, counters)
+                }
             }
         }
-        count(counters, ctx.transport, &outcome);
+        count(counters, ctx.transport, &outcome, zone);
         match outcome {
             Outcome::Answered { len, rcode, qtype, .. } if rcode != Rcode::NOERROR => {
                 if let Some(kind) = refused_kind(query, qtype) {

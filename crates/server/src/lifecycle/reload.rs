@@ -131,7 +131,7 @@ fn outcome(loading: &Loading, what: &str) -> Reply {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 14] = [
+    let checks: [(&'static str, bool); 15] = [
         ("server.listen", a.listen != b.listen),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
         ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
@@ -139,6 +139,7 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("server.user", a.user != b.user || a.group != b.group),
         ("server.pid-file", a.pid_file != b.pid_file),
         ("server.tsig-max-fudge", a.tsig_max_fudge != b.tsig_max_fudge),
+        ("server.query-stats-max-zones", a.query_stats_max_zones != b.query_stats_max_zones),
         ("tcp", old.tcp != new.tcp),
         ("log.format", old.log.format != new.log.format || old.log.file != new.log.file),
         ("transfer.max-incoming", old.transfer.max_incoming != new.transfer.max_incoming),
