@@ -7,6 +7,8 @@
 #   bench/server_instructions.sh [TERND] [N]    (default: target/perf/ternd, 2000)
 # KEEP=FILE keeps the callgrind output (callgrind_annotate FILE for where they go).
 # TCP=1 asks each query on a connection of its own (fresh-connection TCP) instead.
+# QUERY_STATS=0|1 serves the zone from a configuration file instead of the command line,
+# with `query-stats` off or on (the zone's queries counted per zone, /metrics).
 # Run bench/run.sh (or bench/udp_ab.py) once first: it makes the zone and queries.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -16,11 +18,18 @@ DATA=$HERE/out/tld-100000-z1
 QUERIES=$(ls "$DATA"/queries-*-n200000-nx0.4.txt | head -1)
 OUT=$(mktemp /tmp/tern-callgrind.XXXXXX)
 PORT=$((20000 + RANDOM % 20000))
+ARGS=(--listen 127.0.0.1:$PORT --zone tld.="$DATA/zone.txt" --workers 1)
+if [ -n "${QUERY_STATS:-}" ]; then
+    CONF=$(mktemp -d /tmp/tern-callgrind-conf.XXXXXX)
+    STATS=$([ "$QUERY_STATS" = 1 ] && echo true || echo false)
+    printf '[server]\nlisten = ["127.0.0.1:%s"]\nudp-workers = 1\ntcp-workers = 1\nstorage = "%s"\n[[zone]]\nname = "tld."\nfile = "%s"\nquery-stats = %s\n' \
+        "$PORT" "$CONF/storage" "$DATA/zone.txt" "$STATS" > "$CONF/ternd.toml"
+    ARGS=(--config "$CONF/ternd.toml")
+fi
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
-    "$BIN" --listen 127.0.0.1:$PORT --zone tld.="$DATA/zone.txt" --workers 1 \
-    >/dev/null 2>&1 &
+    "$BIN" "${ARGS[@]}" >/dev/null 2>&1 &
 VG=$!
-trap 'kill $VG 2>/dev/null || true' EXIT
+trap 'kill $VG 2>/dev/null || true; rm -rf "${CONF:-/nonexistent}"' EXIT
 for _ in $(seq 1 180); do
     sleep 1
     # dig 9.18 prints ";; no servers could be reached" on standard output.

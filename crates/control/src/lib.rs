@@ -21,7 +21,8 @@
 //!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
 //! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps),
 //!   [`backup`] (`zone-backup` and `zone-restore`).
-//! * [`plan`]: what the server tells the control plane about each zone.
+//! * [`plan`]: what the server tells the control plane about each zone;
+//!   [`query_stats`]: which zones have their queries counted.
 //! * [`clock`]: the time, passed in; [`peer`]: other servers, reached through the
 //!   server's [`peer::Network`].
 //! * [`updates`]: dynamic updates on their way from the data plane to a zone's writer
@@ -56,6 +57,7 @@ pub mod plane;
 pub mod primary;
 pub mod priority;
 pub mod progress;
+pub mod query_stats;
 pub mod refresh;
 pub mod refusals;
 pub mod registry;

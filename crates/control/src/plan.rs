@@ -119,6 +119,9 @@ pub struct ZonePlan {
     pub notify_ns: bool,
     /// The zone's part in catalog zones (RFC 9432).
     pub catalog: CatalogRole,
+    /// Count the zone's queries by rcode and type (`query-stats`; see
+    /// [`crate::query_stats`]).
+    pub query_stats: bool,
 }
 
 impl ZonePlan {
@@ -137,6 +140,7 @@ impl ZonePlan {
             zonefile_sync: ZONEFILE_SYNC,
             notify_ns: false,
             catalog: CatalogRole::None,
+            query_stats: false,
         }
     }
 }

@@ -11,11 +11,12 @@
 //! [`Control::apply`] brings the set of zones in line with a configuration: the zone set
 //! is published first (a new zone answers SERVFAIL until loaded), the access rules are
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
-//! wait on (with a timeout, so that signals are still taken).
+//! wait on (with a timeout, so that signals are still taken). The zones that ask to have
+//! their queries counted are given their rows then ([`crate::query_stats`]).
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -32,6 +33,7 @@ use crate::event::{Event, LoadOutcome, NoticeFrom, Notified};
 use crate::event::{Outcome, ZoneCommand};
 use crate::peer::{Limits, Network};
 use crate::plan::ZonePlan;
+use crate::query_stats::QueryStatsRows;
 use crate::registry::{Handle, Writers};
 use crate::shared::{CatalogSink, Shared};
 use crate::updates::UpdateSink;
@@ -89,7 +91,12 @@ pub struct Control {
     shared: Arc<Shared>,
     writers: Arc<Writers>,
     notices: mpsc::Sender<NoticeFrom>,
+    /// The rows of the per-zone query counters, handed to zones at each apply.
+    query_stats: Mutex<QueryStatsRows>,
 }
+
+/// Zones named in the log line about zones left uncounted; the rest are counted.
+const LEFT_OUT_NAMED: usize = 10;
 
 /// How the control plane is started ([`Control::start`]).
 pub struct Options {
@@ -110,6 +117,9 @@ pub struct Options {
     /// Run at the start of each of the runtime's threads (the server lowers their
     /// priority).
     pub on_thread_start: Arc<dyn Fn() + Send + Sync>,
+    /// Zones whose queries may be counted at once (`query-stats-max-zones`: the rows
+    /// the data plane's workers hold).
+    pub query_stats_rows: usize,
 }
 
 impl std::fmt::Debug for Options {
@@ -164,7 +174,8 @@ impl Control {
         let writers = Arc::new(Writers::default());
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
-        Ok(Control { runtime, shared, writers, notices })
+        let query_stats = Mutex::new(QueryStatsRows::new(options.query_stats_rows));
+        Ok(Control { runtime, shared, writers, notices, query_stats })
     }
 
     /// Where the data plane sends the NOTIFYs it accepted.
@@ -185,6 +196,7 @@ impl Control {
     pub fn apply(&self, plans: &[Arc<ZonePlan>], limits: Limits, reload: bool) -> Loading {
         self.shared.limits.store(Arc::new(limits));
         let slots = self.publish_set(plans);
+        self.count_queries(plans, &slots);
         let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
         self.writers
             .change(|writers| self.start_loads(writers, plans, slots, reload, &mut loading));
@@ -235,6 +247,27 @@ impl Control {
             .collect();
         self.shared.db.publish_set(ZoneSet::new(slots.clone()));
         slots
+    }
+
+    /// Hands the rows of the per-zone query counters to the zones that ask for them
+    /// ([`QueryStatsRows::assign`]); one line names those left out, if any.
+    fn count_queries(&self, plans: &[Arc<ZonePlan>], slots: &[Arc<ZoneSlot>]) {
+        let mut rows = self.query_stats.lock().unwrap_or_else(PoisonError::into_inner);
+        let left_out = rows.assign(plans, slots);
+        if left_out.is_empty() {
+            return;
+        }
+        let named: Vec<String> =
+            left_out.iter().take(LEFT_OUT_NAMED).map(Name::to_string).collect();
+        let more = left_out.len().saturating_sub(LEFT_OUT_NAMED);
+        let more = if more > 0 { format!(" and {more} more") } else { String::new() };
+        warn!(
+            zones = left_out.len(),
+            "query-stats: {} zones are not counted, as {} are already (query-stats-max-zones): {}{more}",
+            left_out.len(),
+            rows.counted().count(),
+            named.join(" "),
+        );
     }
 
     /// Starts a writer for `plan`.

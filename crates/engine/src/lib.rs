@@ -45,7 +45,7 @@ use tern_wire::message::{Compression, CompressionTable, Flags, MessageWriter};
 use tern_wire::name::MAX_NAME_LEN;
 use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
-use tern_zone::{ContentsGuard, NodeId, Pin, Pins, ZoneContents, ZoneSet, ZoneSlot};
+use tern_zone::{ContentsGuard, NodeId, Pin, Pins, StatsTicket, ZoneContents, ZoneSet, ZoneSlot};
 
 pub use access::{Access, Action, OwnerMatch, Owners, Prefix, Rule, UpdateLimits, ZoneAccess};
 pub use class::{Report, ResponseClass};
@@ -321,7 +321,9 @@ impl Engine {
         }
         match &query.question {
             Some(q) if !ready => ahead.located.find(zones, Some(pins), q.qname(), q.qtype),
-            _ => {}
+            Some(_) => {}
+            // Whatever the look-ahead located is not this query's zone.
+            None => ahead.located.stats = StatsTicket::NONE,
         }
         let located = ahead.located.found(Some(pins));
         self.answer_located::<REPORT>(zones, &query, &located, request, out, table, report, early)
@@ -638,10 +640,12 @@ const EDE_NOT_AUTHORITATIVE: u16 = 20;
 /// question name's suffix hashes, the zone (the parent's, for DS at a child apex we also
 /// serve, RFC 4035 §3.1.4.1) and a hold on its current contents. The index slots the
 /// lookup will read are prefetched then, so that their cache misses overlap with writing
-/// the header and question instead of stalling the lookup.
+/// the header and question instead of stalling the lookup. The zone's [`StatsTicket`]
+/// is read then too, for the server's per-zone counters.
 struct Located {
     hashes: SuffixHashes,
     held: Held,
+    stats: StatsTicket,
 }
 
 /// What keeps a located zone's contents alive while the question is answered.
@@ -673,7 +677,7 @@ enum Zone<'a> {
 
 impl Located {
     fn empty() -> Located {
-        Located { hashes: SuffixHashes::root(), held: Held::NotOurs }
+        Located { hashes: SuffixHashes::root(), held: Held::NotOurs, stats: StatsTicket::NONE }
     }
 
     /// The located zone; `pins` must be those it was located with.
@@ -699,8 +703,10 @@ impl Located {
         self.hashes.refill(qname);
         let Some(slot) = zone_of(zones, qname, qtype, &self.hashes) else {
             self.held = Held::NotOurs;
+            self.stats = StatsTicket::NONE;
             return;
         };
+        self.stats = slot.stats_ticket();
         match pins.and_then(|p| p.hold(slot)) {
             Some((pin, contents)) => {
                 self.held = Held::Pinned(pin);
@@ -775,6 +781,16 @@ impl Lookahead {
     pub fn clear(&mut self) {
         self.question = None;
         self.located.held = Held::NotOurs;
+        self.located.stats = StatsTicket::NONE;
+    }
+
+    /// The [`StatsTicket`] of the zone the last query answered with this look-ahead
+    /// ([`Engine::answer_with`], [`Engine::answer_reported`]) was located in:
+    /// [`StatsTicket::NONE`] when it is not counted, or was in no zone of ours (or had
+    /// no question).
+    #[inline]
+    pub fn stats_ticket(&self) -> StatsTicket {
+        self.located.stats
     }
 
     fn remember(&mut self, zones: &ZoneSet, pins: &Pins, qname: &Dname, qtype: Rtype) {

@@ -31,6 +31,7 @@ pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
             failed += usize::from(!check_zone(plan, &mut text));
         }
     }
+    note_query_stats(&config, &mut text);
     let zones = config.zones.len();
     let what = if skip_zones { "zones not checked" } else { "zones checked" };
     if unusable > 0 {
@@ -43,6 +44,19 @@ pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
         let _ = writeln!(text, "{}: {failed} of {zones} zones cannot be loaded", path.display());
     }
     Ok(Checked { text, ok: failed == 0 && unusable == 0 })
+}
+
+/// Notes the zones with `query-stats` beyond `query-stats-max-zones`: served, but not
+/// counted (not an error: the server starts, and logs them too).
+fn note_query_stats(config: &Config, out: &mut String) {
+    let left_out = config.query_stats_left_out();
+    let Some(first) = left_out.first() else { return };
+    let _ = writeln!(
+        out,
+        "[server] query-stats-max-zones = {}: {} more zones set query-stats and will not be counted (from {first} on)",
+        config.server.query_stats_max_zones,
+        left_out.len(),
+    );
 }
 
 /// Checks the files start-up opens besides the zones, as it opens them; how many

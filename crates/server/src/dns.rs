@@ -9,7 +9,7 @@
 //! ([`Handler::look_ahead`]), so its zone data is on the way from memory by its turn.
 //!
 //! What a reload may change — the engine's settings (`[identity]`, `tsig-max-fudge`),
-//! rate limiting and the cookie secrets — is one [`Live`] value,
+//! rate limiting and the cookie secrets — is one `Live` value,
 //! swapped whole and loaded once per batch like the zone set; a worker takes fresh
 //! copies of the secrets and a fresh rate-limiting tally when it changed.
 //!
@@ -19,7 +19,9 @@
 //! server cookie, and sent, dropped or replaced by a short answer.
 //!
 //! Each query, and each answer sent, is counted in the worker's own slot of
-//! [`QueryCounters`] (a few relaxed stores into memory no other thread writes).
+//! [`QueryCounters`] (a few relaxed stores into memory no other thread writes), and
+//! again in its zone's row there when the zone has `query-stats` on: the engine's
+//! look-ahead tells the zone's [`StatsTicket`].
 //!
 //! Refused transfers, updates and NOTIFYs are logged ([`tern_control::refusals`], rate-limited;
 //! an answer's RCODE and a byte of the query tell them, nothing more is read unless a
@@ -38,7 +40,7 @@ use tern_engine::{Schedule, Transfer, UpdateRequest};
 use tern_wire::message::{CompressionTable, Flags};
 use tern_wire::tsig::{Replays, Seen};
 use tern_wire::{Rcode, Rtype};
-use tern_zone::{Pins, ZoneDb, ZoneSet};
+use tern_zone::{Pins, StatsTicket, ZoneDb, ZoneSet};
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use tracing::{info, warn};
 
@@ -190,7 +192,7 @@ impl EngineHandler {
             reports: AtomicBool::new(false),
             updates: OnceLock::new(),
             replier: OnceLock::new(),
-            counters: Arc::default(),
+            counters: Arc::new(QueryCounters::new(config.query_stats_rows())),
             replays: Mutex::default(),
         }
     }
@@ -408,22 +410,26 @@ fn verdict(
     }
 }
 
-/// What is sent in place of the UDP answer `held` (its outcome) that rate limiting
-/// held back: nothing, or a short answer; counted. Out of line: the path of a flood,
-/// not of the answers that go.
+/// What is sent in place of the UDP answer `held` (its outcome; its zone counts under
+/// `zone`) that rate limiting held back: nothing, or a short answer; counted. Out of
+/// line: the path of a flood, not of the answers that go.
 #[cold]
 #[inline(never)]
+#[allow(clippy::too_many_arguments)]
 fn held_back(
     engine: &Engine,
     verdict: Verdict,
     held: &Outcome,
+    zone: StatsTicket,
     request: &Request<'_>,
     out: &mut [u8],
     table: &mut CompressionTable,
     counters: &WorkerCounters,
 ) -> Option<usize> {
+    let mut question = None;
     if let Outcome::Answered { qtype, dnssec_ok, .. } = *held {
         counters.question(qtype, dnssec_ok);
+        question = Some(qtype);
     }
     let transport = Transport::Udp;
     let short = match verdict {
@@ -432,8 +438,10 @@ fn held_back(
     };
     if let Outcome::Answered { len, rcode, truncated, .. } = short {
         counters.answer(Answer { transport, rcode, len, truncated });
+        counters.zone(zone, question, Some(rcode));
         return Some(len);
     }
+    counters.zone(zone, question, None);
     counters.unanswered(transport);
     None
 }
@@ -472,13 +480,15 @@ impl MessageStream for TransferStream {
 }
 
 /// Counts the query and what `outcome` answered (a transfer: its question, and the
-/// query as unanswered; its messages are counted by the transfer counters).
+/// query as unanswered; its messages are counted by the transfer counters), and the
+/// same again in the row of its zone, which counts under `zone`.
 #[inline]
-fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
+fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome, zone: StatsTicket) {
     match *outcome {
         Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok } => {
             counters.question(qtype, dnssec_ok);
             counters.answer(Answer { transport, rcode, len, truncated });
+            counters.zone(zone, Some(qtype), Some(rcode));
         }
         Outcome::Transfer(ref transfer) => {
             let qtype = match transfer.kind() {
@@ -487,10 +497,12 @@ fn count(counters: &WorkerCounters, transport: Transport, outcome: &Outcome) {
             };
             counters.question(qtype, false);
             counters.unanswered(transport);
+            counters.zone(zone, Some(qtype), None);
         }
         Outcome::Notified { len, .. } => {
             let rcode = tern_wire::Rcode::NOERROR;
             counters.answer(Answer { transport, rcode, len, truncated: false });
+            counters.zone(zone, None, Some(rcode));
         }
         Outcome::Dropped | Outcome::Update(_) => counters.unanswered(transport),
     }
@@ -623,13 +635,18 @@ impl Handler for EngineHandler {
                 )
             }
         };
+        let zone = ahead.stats_ticket();
         if let Some(rrl) = limiter {
             match verdict(rrl, limits, batch.now, &outcome, &report, &request.client) {
                 Verdict::Send => {}
-                held => return held_back(engine, held, &outcome, &request, out, table, counters),
+                held => {
+                    let held =
+                        held_back(engine, held, &outcome, zone, &request, out, table, counters);
+                    return held;
+                }
             }
         }
-        count(counters, ctx.transport, &outcome);
+        count(counters, ctx.transport, &outcome, zone);
         match outcome {
             Outcome::Answered { len, rcode, qtype, .. } if rcode != Rcode::NOERROR => {
                 if let Some(kind) = refused_kind(query, qtype) {

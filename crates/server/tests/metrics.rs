@@ -159,3 +159,195 @@ fn without_metrics_nothing_is_served() {
     let (status, _, _) = get(http, "/metrics");
     assert!(status.contains("404"), "{status}");
 }
+
+/// A small zone `origin` (no final dot): SOA, NS, `www` A, `mail` MX.
+fn small_zone(origin: &str) -> String {
+    format!(
+        "$ORIGIN {origin}.\n@ 300 SOA ns1 hostmaster 1 3600 600 86400 300\n@ 300 NS ns1\n\
+         ns1 300 A 192.0.2.1\nwww 300 A 192.0.2.2\nmail 300 MX 10 www\n"
+    )
+}
+
+/// A configuration counting at most two zones, with `zones` as `(name, query-stats)`
+/// (`None`: the key left out; `Some("template")`: from the template).
+fn stats_config(port: u16, http_port: u16, zones: &[(&str, Option<&str>)]) -> String {
+    let mut text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"storage\"\nquery-stats-max-zones = 2\n\
+         [http]\nlisten = \"127.0.0.1:{http_port}\"\n\
+         [[template]]\nid = \"counted\"\nquery-stats = true\n"
+    );
+    for (name, stats) in zones {
+        text += &format!("[[zone]]\nname = \"{name}\"\nfile = \"{name}.zone\"\n");
+        match stats {
+            Some("template") => text += "template = \"counted\"\n",
+            Some(value) => text += &format!("query-stats = {value}\n"),
+            None => {}
+        }
+    }
+    text
+}
+
+/// The per-zone series of `scrape`: `(metric, zone, label value, count)`, sorted.
+fn zone_series(scrape: &Scrape) -> Vec<(String, String, String, f64)> {
+    let mut series: Vec<_> = scrape
+        .samples
+        .iter()
+        .filter(|s| {
+            s.metric.starts_with("tern_zone_responses")
+                || s.metric.starts_with("tern_zone_query_types")
+        })
+        .map(|s| {
+            let key = if s.metric.contains("responses") { "rcode" } else { "qtype" };
+            let value = match s.value {
+                Value::Counter(v) => v,
+                _ => panic!("{s:?}"),
+            };
+            (s.metric.clone(), s.labels["zone"].to_owned(), s.labels[key].to_owned(), value)
+        })
+        .collect();
+    series.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    series
+}
+
+fn series(list: &[(&str, &str, &str, f64)]) -> Vec<(String, String, String, f64)> {
+    let mut list: Vec<_> = list
+        .iter()
+        .map(|(m, z, l, v)| (format!("tern_zone_{m}_total"), z.to_string(), l.to_string(), *v))
+        .collect();
+    list.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    list
+}
+
+/// A running `ternd` counting zones (see [`stats_config`]), its directory and its
+/// configuration file, DNS and HTTP addresses.
+struct Counting {
+    dir: tempfile::TempDir,
+    config: PathBuf,
+    dns: SocketAddr,
+    http: SocketAddr,
+    ports: (u16, u16),
+}
+
+impl Counting {
+    /// A directory with the zones a.test to e.test, and a configuration serving `zones`.
+    fn new(zones: &[(&str, Option<&str>)]) -> Counting {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["a.test", "b.test", "c.test", "d.test", "e.test"] {
+            std::fs::write(dir.path().join(format!("{name}.zone")), small_zone(name)).unwrap();
+        }
+        let ports = (free_port(), free_port());
+        let config = dir.path().join("ternd.toml");
+        let counting = Counting {
+            dir,
+            config,
+            dns: SocketAddr::from(([127, 0, 0, 1], ports.0)),
+            http: SocketAddr::from(([127, 0, 0, 1], ports.1)),
+            ports,
+        };
+        counting.write(zones);
+        counting
+    }
+
+    /// Rewrites the configuration to serve `zones`.
+    fn write(&self, zones: &[(&str, Option<&str>)]) {
+        std::fs::write(&self.config, stats_config(self.ports.0, self.ports.1, zones)).unwrap();
+    }
+
+    /// Asks `name` `qtype` over UDP: the answer.
+    fn ask(&self, id: u16, name: &str, qtype: u16) -> Vec<u8> {
+        udp_ask(self.dns, &query_for(id, name, qtype, false)).unwrap()
+    }
+
+    /// The per-zone series scraped now, and the scrape's text.
+    fn scrape(&self) -> (Vec<(String, String, String, f64)>, String) {
+        let (_, _, text) = get(self.http, "/metrics");
+        (zone_series(&parse(&text)), text)
+    }
+}
+
+/// `query-stats`: the zones that set it (themselves or by their template) are counted
+/// by rcode and type, over UDP and TCP, exactly; the others and names in no zone are
+/// not; beyond `query-stats-max-zones` a zone is not counted, which `--check-config`
+/// notes and the server logs at each reload. A zone removed frees its row, and the zone
+/// added that takes it starts from 0; a zone that stays counted keeps its counts.
+#[test]
+fn query_stats_count_per_zone_within_the_limit() {
+    let counting = Counting::new(&[
+        ("a.test", Some("true")),
+        ("b.test", Some("false")),
+        ("c.test", Some("template")),
+        ("d.test", Some("true")),
+    ]);
+    let config = counting.config.to_str().unwrap();
+    let checked = ternd().args(["--check-config", config]).output().unwrap();
+    let said = String::from_utf8_lossy(&checked.stdout);
+    assert!(checked.status.success(), "{said}");
+    let note = "1 more zones set query-stats and will not be counted (from d.test. on)";
+    assert!(said.contains(note), "{said}");
+    let log = counting.dir.path().join("ternd.log");
+    let daemon = Daemon::spawn(&["--config", config], counting.dns, &log);
+    let left_out = "query-stats: 1 zones are not counted";
+    assert!(daemon.log_text().contains(left_out), "{}", daemon.log_text());
+    counted_exactly(&counting);
+    // a.test removed, e.test added with query-stats before d.test: it takes a.test's
+    // row (the rows left go in the configuration's order), from 0; c.test keeps its
+    // row and counts; d.test is still left out.
+    counting.write(&[
+        ("b.test", Some("false")),
+        ("c.test", Some("template")),
+        ("e.test", Some("true")),
+        ("d.test", Some("true")),
+    ]);
+    daemon.signal(libc::SIGHUP);
+    let reloaded = || daemon.log_text().contains("reload done");
+    assert!(eventually(Duration::from_secs(10), reloaded), "{}", daemon.log_text());
+    assert_eq!(daemon.log_text().matches(left_out).count(), 2, "at start, and at the reload");
+    assert_eq!(counting.ask(20, "www.e.test", 1)[3] & 0x0f, 0, "NOERROR");
+    assert_eq!(counting.ask(21, "www.a.test", 1)[3] & 0x0f, 5, "REFUSED: not served");
+    counting.ask(22, "www.c.test", 1);
+    let expected = series(&[
+        ("responses", "c.test.", "NOERROR", 2.0),
+        ("query_types", "c.test.", "TXT", 1.0),
+        ("query_types", "c.test.", "A", 1.0),
+        ("responses", "e.test.", "NOERROR", 1.0),
+        ("query_types", "e.test.", "A", 1.0),
+    ]);
+    let (got, text) = counting.scrape();
+    assert_eq!(got, expected, "{text}");
+}
+
+/// Queries of several types and rcodes over UDP and TCP to the zones of
+/// [`query_stats_count_per_zone_within_the_limit`]: counted exactly, for a.test and
+/// c.test only.
+fn counted_exactly(counting: &Counting) {
+    for (id, name, qtype) in [
+        (1, "www.a.test", 1),
+        (2, "www.a.test", 1),
+        (3, "nope.a.test", 1),
+        (4, "a.test", 15),
+        (5, "www.b.test", 1),
+        (6, "www.c.test", 16),
+        (7, "www.d.test", 1),
+        (8, "www.example.org", 1),
+    ] {
+        counting.ask(id, name, qtype);
+    }
+    let mut stream = tcp_connect(counting.dns);
+    tcp_ask(&mut stream, &query_for(9, "www.a.test", 28, true)).unwrap();
+    tcp_ask(&mut stream, &query_for(10, "mail.a.test", 15, false)).unwrap();
+    let (got, text) = counting.scrape();
+    // www.example.org (and the start-up probes, up.test) are REFUSED: in no zone.
+    let refused = value(&parse(&text), "tern_responses_total", &[("rcode", "REFUSED")]);
+    assert!(refused >= 1.0, "{text}");
+    let expected = series(&[
+        ("responses", "a.test.", "NOERROR", 5.0),
+        ("responses", "a.test.", "NXDOMAIN", 1.0),
+        ("query_types", "a.test.", "A", 3.0),
+        ("query_types", "a.test.", "AAAA", 1.0),
+        ("query_types", "a.test.", "MX", 2.0),
+        ("responses", "c.test.", "NOERROR", 1.0),
+        ("query_types", "c.test.", "TXT", 1.0),
+    ]);
+    assert_eq!(got, expected, "{text}");
+}

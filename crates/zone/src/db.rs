@@ -10,6 +10,7 @@
 //! Finding the zone for a query name probes one hash per label count that some zone has
 //! (O(labels)), longest match first, reusing the name's [`SuffixHashes`].
 
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 
 use arc_swap::{ArcSwap, ArcSwapOption};
@@ -18,22 +19,40 @@ use tern_wire::{Dname, Name};
 use crate::contents::ZoneContents;
 use crate::hash::{name_hash, NameTag, SuffixHashes};
 use crate::index::NameIndex;
+use crate::stats::StatsTicket;
 
 /// A reader's hold on a zone's current contents ([`ZoneSlot::contents`]).
 pub type ContentsGuard = arc_swap::Guard<Option<Arc<ZoneContents>>>;
 
-/// One served zone: its name and its current contents (`None` until a first successful
-/// load).
+/// One served zone: its name, its current contents (`None` until a first successful
+/// load) and the row its queries are counted in ([`StatsTicket`]).
 #[derive(Debug)]
 pub struct ZoneSlot {
     origin: Name,
     contents: ArcSwapOption<ZoneContents>,
+    /// A [`StatsTicket`], packed.
+    stats: AtomicU64,
 }
 
 impl ZoneSlot {
-    /// An empty slot for `origin`.
+    /// An empty slot for `origin`, its queries not counted.
     pub fn new(origin: &Dname) -> ZoneSlot {
-        ZoneSlot { origin: origin.to_name(), contents: ArcSwapOption::empty() }
+        ZoneSlot {
+            origin: origin.to_name(),
+            contents: ArcSwapOption::empty(),
+            stats: AtomicU64::new(StatsTicket::NONE.to_raw()),
+        }
+    }
+
+    /// The row the zone's queries are counted in (one relaxed load).
+    #[inline]
+    pub fn stats_ticket(&self) -> StatsTicket {
+        StatsTicket::from_raw(self.stats.load(Relaxed))
+    }
+
+    /// Counts the zone's queries under `ticket` from now on (the control plane's).
+    pub fn set_stats_ticket(&self, ticket: StatsTicket) {
+        self.stats.store(ticket.to_raw(), Relaxed);
     }
 
     /// The zone's name.

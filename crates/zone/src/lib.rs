@@ -12,7 +12,8 @@
 //!   and [`pins`] a reader's hold on them for a batch of queries.
 //! * [`hash`] and the crate's copy-on-write name table are underneath; [`Nsec3Chain`]
 //!   holds the NSEC3 chain; [`records`] tells facts about RDATA; [`memory`] hands a
-//!   loaded zone's heap to huge pages.
+//!   loaded zone's heap to huge pages; [`stats`] the ticket a zone counts its queries
+//!   under.
 //!
 //! Only what other crates use is public: the modules above by name, the rest through
 //! the items re-exported here. Nothing here touches sockets.
@@ -46,6 +47,7 @@ pub mod parser;
 pub mod pins;
 pub mod records;
 mod report;
+pub mod stats;
 pub mod transfer;
 
 pub use builder::ZoneBuilder;
@@ -61,6 +63,7 @@ pub use nsec3::{Nsec3Chain, Nsec3Hash, Nsec3Params, Nsec3Position};
 pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf};
 pub use pins::{Pin, Pins};
 pub use report::{Issue, Report, Severity};
+pub use stats::StatsTicket;
 
 #[cfg(test)]
 mod changeset_signed_tests;

@@ -297,3 +297,39 @@ fn answers_report_their_question_type_and_do() {
         assert_eq!((seen, seen_do), (qtype, dnssec_ok));
     }
 }
+
+/// A look-ahead tells which [`tern_zone::StatsTicket`] the answer's zone counts under:
+/// its zone's, whether it was located ahead or afresh; none for a name in no zone of
+/// ours, or for a query without a question (whatever was looked ahead before).
+#[test]
+fn look_ahead_tells_the_zone_stats_ticket() {
+    use tern_zone::StatsTicket;
+    let set =
+        zones(&[("example.", EXAMPLE), ("quiet.", "@ 300 SOA ns1 h 1 2 3 4 5\n@ 300 NS ns.x.")]);
+    let ticket = StatsTicket::new(3, 1);
+    set.get(&"example.".parse::<Name>().unwrap()).unwrap().set_stats_ticket(ticket);
+    let engine = Engine::new(Config::default());
+    let (mut pins, mut ahead) = (Pins::new(), Lookahead::default());
+    let (mut out, mut table) = (vec![0u8; 65535], CompressionTable::new());
+    let counted = query("www.example.", Rtype::A, Ask::default());
+    let no_question = message(0, [0, 0, 0, 0], &[]);
+    let cases = [
+        (counted.clone(), Some(&counted), ticket),
+        (counted.clone(), None, ticket),
+        (query("www.quiet.", Rtype::A, Ask::default()), None, StatsTicket::NONE),
+        (query("other.test.", Rtype::A, Ask::default()), Some(&counted), StatsTicket::NONE),
+        (no_question.clone(), Some(&counted), StatsTicket::NONE),
+    ];
+    for (i, (message, looked, want)) in cases.iter().enumerate() {
+        if let Some(m) = looked {
+            engine.look_ahead(&set, &mut pins, m, &mut ahead);
+        }
+        let request = Request::new(message, Transport::Udp);
+        let outcome =
+            engine.answer_with(&set, &mut pins, &request, &mut ahead, &mut out, &mut table);
+        assert!(matches!(outcome, Outcome::Answered { .. }), "case {i}: {outcome:?}");
+        assert_eq!(ahead.stats_ticket(), *want, "case {i}");
+    }
+    ahead.clear();
+    assert_eq!(ahead.stats_ticket(), StatsTicket::NONE);
+}

@@ -134,6 +134,13 @@ pub struct ServerConfig {
         deserialize_with = "values::count_in::<_, 1, 65535>"
     )]
     pub tsig_max_fudge: u64,
+    /// The most zones whose queries are counted (`query-stats`) at once: each worker
+    /// holds a row of counters for each.
+    #[serde(
+        default = "default_query_stats_max_zones",
+        deserialize_with = "values::count_in::<_, 0, 100000>"
+    )]
+    pub query_stats_max_zones: u64,
 }
 
 /// `[tcp]`: connection limits and timeouts.
@@ -298,6 +305,8 @@ struct RawZone {
     #[serde(default)]
     notify_ns: Option<toml::Value>,
     #[serde(default)]
+    query_stats: Option<toml::Value>,
+    #[serde(default)]
     catalog: Option<toml::Value>,
     #[serde(default)]
     catalog_group: Option<toml::Value>,
@@ -329,6 +338,7 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("serial-policy", raw.serial_policy),
             ("zonefile-sync", raw.zonefile_sync),
             ("notify-ns", raw.notify_ns),
+            ("query-stats", raw.query_stats),
             ("catalog", raw.catalog),
             ("catalog-group", raw.catalog_group),
         ];
@@ -653,6 +663,18 @@ impl Config {
     pub fn tcp_workers(&self) -> usize {
         self.server.tcp_workers.map_or_else(cpu_count, NonZeroUsize::get)
     }
+
+    /// Rows of per-zone query counters each worker holds (`query-stats-max-zones`).
+    pub fn query_stats_rows(&self) -> usize {
+        usize::try_from(self.server.query_stats_max_zones).unwrap_or(usize::MAX)
+    }
+
+    /// The zones whose plan asks to have their queries counted (`query-stats`), beyond
+    /// the first `query-stats-max-zones`: at start, these are not counted.
+    pub fn query_stats_left_out(&self) -> Vec<&Name> {
+        let asking = self.resolved.zones.iter().filter(|plan| plan.query_stats);
+        asking.skip(self.query_stats_rows()).map(|plan| &plan.name).collect()
+    }
 }
 
 impl IdentityConfig {
@@ -838,6 +860,10 @@ fn default_control_nice() -> u64 {
     10
 }
 
+fn default_query_stats_max_zones() -> u64 {
+    1000
+}
+
 fn default_tsig_max_fudge() -> u64 {
     u64::from(tern_wire::tsig::DEFAULT_FUDGE)
 }
@@ -862,6 +888,7 @@ impl Default for ServerConfig {
             strict_start: false,
             control_nice: default_control_nice(),
             tsig_max_fudge: default_tsig_max_fudge(),
+            query_stats_max_zones: default_query_stats_max_zones(),
         }
     }
 }

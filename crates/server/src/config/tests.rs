@@ -506,3 +506,59 @@ fn zonefile_sync_takes_a_duration_or_never() {
     let bad = error(&zone("sometimes"));
     assert!(bad.contains("`sometimes` is not a duration") && bad.contains("or \"never\""), "{bad}");
 }
+
+#[test]
+fn query_stats_comes_from_the_zone_or_its_template_within_the_limit() {
+    let config = parse(
+        r#"
+        [server]
+        query-stats-max-zones = 1
+        [[template]]
+        id = "counted"
+        query-stats = true
+        [[zone]]
+        name = "a.example"
+        file = "a"
+        template = "counted"
+        [[zone]]
+        name = "b.example"
+        file = "b"
+        [[zone]]
+        name = "c.example"
+        file = "c"
+        query-stats = true
+        [[zone]]
+        name = "d.example"
+        file = "d"
+        template = "counted"
+        query-stats = false
+        "#,
+    )
+    .unwrap();
+    let counted: Vec<bool> = config.resolved.zones.iter().map(|p| p.query_stats).collect();
+    assert_eq!(counted, [true, false, true, false]);
+    assert_eq!(config.query_stats_rows(), 1);
+    let left_out: Vec<String> =
+        config.query_stats_left_out().iter().map(ToString::to_string).collect();
+    assert_eq!(left_out, ["c.example."]);
+    let defaults = parse("").unwrap();
+    assert_eq!(defaults.server.query_stats_max_zones, 1000);
+    assert!(defaults.query_stats_left_out().is_empty());
+}
+
+#[test]
+fn bad_query_stats_values_are_located() {
+    let cases = [
+        ("[server]\nquery-stats-max-zones = 100001\n", "2:25", "out of range"),
+        ("[[template]]\nid = \"t\"\nquery-stats = \"yes\"\n", "3:15", "invalid type"),
+    ];
+    for (text, at, what) in cases {
+        let message = error(text);
+        let prefix = format!("/etc/tern/ternd.toml:{at}: ");
+        assert!(message.starts_with(&prefix), "{text:?} gave {message}");
+        assert!(message.contains(what), "{text:?} gave {message}");
+    }
+    let message = error("[[zone]]\nname = \"a\"\nfile = \"a\"\nquery-stats = 1\n");
+    assert!(message.starts_with("/etc/tern/ternd.toml:1:1: "), "{message}");
+    assert!(message.contains("invalid type"), "{message}");
+}

@@ -163,6 +163,9 @@ pub struct TemplateConfig {
     /// Also NOTIFY the name servers of the zone's apex NS RRset.
     #[serde(default)]
     pub notify_ns: Option<bool>,
+    /// Count the zone's queries by rcode and type in the metrics.
+    #[serde(default)]
+    pub query_stats: Option<bool>,
     /// The produced catalog (a zone with `catalog-role = "producer"`) that lists the
     /// zone.
     #[serde(default, deserialize_with = "maybe_zone_name")]
@@ -585,6 +588,7 @@ impl Refs<'_> {
             zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
             notify_ns: own.notify_ns.or(t.notify_ns).unwrap_or(false),
             catalog,
+            query_stats: own.query_stats.or(t.query_stats).unwrap_or(false),
         })
     }
 

@@ -8,11 +8,22 @@
 //! up ([`QueryCounters::sum`]); slots are never removed, so totals never go back. An
 //! AF_XDP worker's queries are UDP to the handler; its slot says so, and its UDP counts
 //! are added up as the third transport, `xdp`.
+//!
+//! Each slot also holds the per-zone counts (`query-stats`): one [`ZoneRow`] of answers
+//! by rcode and questions by type per zone counted, as many rows as
+//! `query-stats-max-zones`, made with the slot (zeroed memory the kernel maps only once
+//! a row is written) so that counting never allocates. A zone's [`StatsTicket`] names its
+//! row; a worker's row remembers the ticket it counts for, and is wiped when it first
+//! counts under a newer one (the row was handed to another zone) while a query under an
+//! older ticket is not counted. A scrape adds up, for each zone, the workers' rows that
+//! count for its ticket ([`QueryCounters::zone_sum`]).
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use tern_wire::{Rcode, Rtype};
+use tern_zone::StatsTicket;
 
 use super::{bump, rcode_index, RCODE_SLOTS};
 use crate::handler::Transport;
@@ -134,6 +145,84 @@ pub struct WorkerCounters {
     dnssec_ok: AtomicU64,
     /// An AF_XDP worker's: its UDP counts are XDP's.
     xdp: bool,
+    /// The per-zone counts, one row per zone counted.
+    zones: Box<[ZoneRow]>,
+}
+
+/// One worker's counts of one zone (see the module comment).
+#[derive(Debug, Default)]
+pub struct ZoneRow {
+    /// The [`StatsTicket`] counted for (packed; 0, never a ticket's, when none).
+    ticket: AtomicU64,
+    /// Answers sent, by rcode.
+    rcodes: [AtomicU64; RCODE_SLOTS],
+    /// Questions answered, by type.
+    qtypes: [AtomicU64; QTYPE_SLOTS],
+}
+
+impl ZoneRow {
+    /// Whether this row counts for `ticket` now: true when it did already, or when it
+    /// counted for an older ticket (its counts are wiped first, then the ticket is
+    /// stored: a scrape that reads the new ticket reads the wiped counts); false for a
+    /// ticket older than the row's.
+    #[cold]
+    #[inline(never)]
+    fn claim(&self, ticket: StatsTicket) -> bool {
+        let held = StatsTicket::from_raw(self.ticket.load(Relaxed));
+        if held == ticket {
+            return true;
+        }
+        if held.to_raw() != 0 && !ticket.is_newer_than(held) {
+            return false;
+        }
+        for counter in self.rcodes.iter().chain(&self.qtypes) {
+            counter.store(0, Relaxed);
+        }
+        self.ticket.store(ticket.to_raw(), Release);
+        true
+    }
+
+    /// Adds this row's counts to `totals` if it counts for `ticket`.
+    fn add_to(&self, ticket: StatsTicket, totals: &mut ZoneTotals) {
+        if self.ticket.load(Acquire) != ticket.to_raw() {
+            return;
+        }
+        for (total, counter) in totals.rcodes.iter_mut().zip(&self.rcodes) {
+            *total += counter.load(Relaxed);
+        }
+        for (total, counter) in totals.qtypes.iter_mut().zip(&self.qtypes) {
+            *total += counter.load(Relaxed);
+        }
+    }
+}
+
+/// One zone's counts, all workers' added up.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ZoneTotals {
+    /// Answers sent, by rcode (see [`super::RCODE_LABELS`]).
+    pub rcodes: [u64; RCODE_SLOTS],
+    /// Questions answered, by type ([`QTYPES`], then other).
+    pub qtypes: [u64; QTYPE_SLOTS],
+}
+
+/// `rows` zeroed rows. A zeroed [`ZoneRow`] is a valid one (atomics of 0), and zeroed
+/// memory is taken from the kernel as it is (`calloc`), mapped only once written: the
+/// rows of zones never counted cost address space, not memory.
+fn zone_rows(rows: usize) -> Box<[ZoneRow]> {
+    let layout = match std::alloc::Layout::array::<ZoneRow>(rows) {
+        Ok(layout) if layout.size() > 0 => layout,
+        _ => return Box::default(),
+    };
+    // SAFETY: the layout's size is not 0; the memory is zeroed, and all-zero bytes are
+    // valid `ZoneRow`s (every field is an `AtomicU64`: 0); it comes from the global
+    // allocator with the layout of `rows` rows, which is how the box frees it.
+    unsafe {
+        let rows_at = std::alloc::alloc_zeroed(layout).cast::<ZoneRow>();
+        if rows_at.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Box::from_raw(std::ptr::slice_from_raw_parts_mut(rows_at, rows))
+    }
 }
 
 impl WorkerCounters {
@@ -154,6 +243,26 @@ impl WorkerCounters {
         }
         if dnssec_ok {
             bump(&self.dnssec_ok, 1);
+        }
+    }
+
+    /// Counts in the row of the zone with `ticket` a question of type `qtype` answered
+    /// (`None`: no question counted) and an answer with `rcode` sent (`None`: none
+    /// sent). Nothing for a ticket of no row, or older than its row's.
+    #[inline]
+    pub fn zone(&self, ticket: StatsTicket, qtype: Option<Rtype>, rcode: Option<Rcode>) {
+        if !ticket.is_some() {
+            return;
+        }
+        let Some(row) = self.zones.get(ticket.row()) else { return };
+        if row.ticket.load(Relaxed) != ticket.to_raw() && !row.claim(ticket) {
+            return;
+        }
+        if let Some(counter) = qtype.and_then(|q| row.qtypes.get(qtype_index(q))) {
+            bump(counter, 1);
+        }
+        if let Some(counter) = rcode.and_then(|r| row.rcodes.get(rcode_index(r))) {
+            bump(counter, 1);
         }
     }
 
@@ -183,14 +292,37 @@ impl WorkerCounters {
 #[derive(Debug, Default)]
 pub struct QueryCounters {
     slots: Mutex<Vec<Arc<WorkerCounters>>>,
+    /// Rows of per-zone counts in each slot.
+    zone_rows: usize,
 }
 
 impl QueryCounters {
+    /// Counters whose slots hold `zone_rows` rows of per-zone counts.
+    pub fn new(zone_rows: usize) -> QueryCounters {
+        QueryCounters { slots: Mutex::default(), zone_rows }
+    }
+
     /// A new slot for a worker (an AF_XDP one when `xdp`), counted from now on.
     pub fn register(&self, xdp: bool) -> Arc<WorkerCounters> {
-        let slot = Arc::new(WorkerCounters { xdp, ..WorkerCounters::default() });
+        let zones = zone_rows(self.zone_rows);
+        let slot = Arc::new(WorkerCounters { xdp, zones, ..WorkerCounters::default() });
         self.slots.lock().unwrap_or_else(PoisonError::into_inner).push(Arc::clone(&slot));
         slot
+    }
+
+    /// The counts of the zone with `ticket`, every slot's added up (`None` for a
+    /// ticket of no row).
+    pub fn zone_sum(&self, ticket: StatsTicket) -> Option<ZoneTotals> {
+        if !ticket.is_some() || ticket.row() >= self.zone_rows {
+            return None;
+        }
+        let mut totals = ZoneTotals::default();
+        for slot in self.slots.lock().unwrap_or_else(PoisonError::into_inner).iter() {
+            if let Some(row) = slot.zones.get(ticket.row()) {
+                row.add_to(ticket, &mut totals);
+            }
+        }
+        Some(totals)
     }
 
     /// The slots added up.
@@ -283,6 +415,47 @@ mod tests {
                 Answer { transport: Transport::Tcp, rcode: Rcode::NOERROR, len, truncated: false };
             counters.answer(answer);
         }
+    }
+
+    #[test]
+    fn zones_count_in_their_rows_and_a_new_ticket_starts_from_zero() {
+        let counters = QueryCounters::new(2);
+        let (a, b) = (counters.register(false), counters.register(true));
+        let (first, second) = (StatsTicket::new(0, 1), StatsTicket::new(1, 2));
+        a.zone(first, Some(Rtype::A), Some(Rcode::NOERROR));
+        b.zone(first, Some(Rtype(999)), Some(Rcode::NXDOMAIN));
+        a.zone(second, Some(Rtype::MX), None);
+        a.zone(StatsTicket::NONE, Some(Rtype::A), Some(Rcode::NOERROR));
+        a.zone(StatsTicket::new(2, 3), Some(Rtype::A), Some(Rcode::NOERROR)); // no row
+        let sum = counters.zone_sum(first).unwrap();
+        assert_eq!((sum.rcodes[0], sum.rcodes[3], sum.rcodes.iter().sum::<u64>()), (1, 1, 2));
+        assert_eq!((sum.qtypes[0], sum.qtypes[QTYPES.len()], sum.qtypes.iter().sum()), (1, 1, 2));
+        let sum = counters.zone_sum(second).unwrap();
+        assert_eq!((sum.qtypes[4], sum.rcodes.iter().sum::<u64>()), (1, 0));
+        assert_eq!(counters.zone_sum(StatsTicket::NONE), None);
+        assert_eq!(counters.zone_sum(StatsTicket::new(2, 3)), None);
+        // Row 0 handed to another zone: nothing of the first zone's counts passes to it,
+        // and a late query under the old ticket is not counted.
+        let third = StatsTicket::new(0, 4);
+        assert_eq!(counters.zone_sum(third).unwrap(), ZoneTotals::default());
+        a.zone(third, Some(Rtype::AAAA), Some(Rcode::REFUSED));
+        a.zone(first, Some(Rtype::A), Some(Rcode::NOERROR));
+        let sum = counters.zone_sum(third).unwrap();
+        assert_eq!((sum.qtypes.iter().sum::<u64>(), sum.qtypes[1], sum.rcodes[5]), (1, 1, 1));
+        assert_eq!(sum.rcodes.iter().sum::<u64>(), 1);
+        // Worker b still holds the first zone's counts in row 0: not the third's.
+        b.zone(third, Some(Rtype::A), None);
+        assert_eq!(counters.zone_sum(third).unwrap().qtypes.iter().sum::<u64>(), 2);
+        assert_eq!(counters.zone_sum(third).unwrap().rcodes.iter().sum::<u64>(), 1);
+    }
+
+    #[test]
+    fn without_rows_zones_count_nothing() {
+        let counters = QueryCounters::new(0);
+        let a = counters.register(false);
+        a.zone(StatsTicket::new(0, 1), Some(Rtype::A), Some(Rcode::NOERROR));
+        assert_eq!(counters.zone_sum(StatsTicket::new(0, 1)), None);
+        assert_eq!(std::mem::size_of::<ZoneRow>(), 296);
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! Nothing is kept here: every scrape reads the sources ([`Sources`]) and writes what
 //! they hold now — the workers' query counters added up, the server's socket counters,
-//! rate limiting's, the control plane's, and each loaded zone's serial.
+//! rate limiting's, the control plane's, each loaded zone's serial, and the per-zone
+//! query counts of the zones that have them (`query-stats`).
 
 use std::fmt;
 use std::sync::Arc;
@@ -14,10 +15,12 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::MetricType;
 use prometheus_client::registry::Registry;
+use tern_wire::Name;
 use tern_zone::ZoneDb;
 
 use crate::counters::control::{control, ControlCounters, Direction};
-use crate::counters::queries::{size_bound, QueryTotals, QTYPES, SIZE_BUCKETS, TRANSPORTS};
+use crate::counters::queries::{size_bound, QueryCounters, QueryTotals, ZoneTotals};
+use crate::counters::queries::{QTYPES, SIZE_BUCKETS, TRANSPORTS};
 use crate::counters::{Durations, RCODE_LABELS};
 use crate::dns::EngineHandler;
 use crate::io::tcp::ConnectionLimits;
@@ -64,10 +67,12 @@ impl Metrics {
 impl Collector for Sources {
     fn encode(&self, mut encoder: DescriptorEncoder) -> fmt::Result {
         let e = &mut encoder;
-        queries(e, &self.handler.query_counters().sum())?;
+        let query_counters = self.handler.query_counters();
+        queries(e, &query_counters.sum())?;
         sockets(e, self)?;
         rate_limiting(e, &self.handler)?;
         zones(e, &self.zones)?;
+        zone_queries(e, &self.zones, &query_counters)?;
         control_plane(e, control())
     }
 }
@@ -209,6 +214,42 @@ fn zones(e: &mut DescriptorEncoder, db: &ZoneDb) -> fmt::Result {
     family(e, ("zone_serial", "Each loaded zone's SOA serial.", MetricType::Gauge), serials)
 }
 
+/// The counts of each zone counted (`query-stats`), in canonical order of the zones;
+/// only the series that are not 0, as Knot DNS's `mod-stats` does, so that a zone
+/// adds the lines of the rcodes and types it sees, not of all it could.
+fn zone_queries(e: &mut DescriptorEncoder, db: &ZoneDb, c: &QueryCounters) -> fmt::Result {
+    let set = db.snapshot();
+    let mut counted: Vec<(&Name, ZoneTotals)> = set
+        .slots()
+        .iter()
+        .filter_map(|slot| Some((slot.origin(), c.zone_sum(slot.stats_ticket())?)))
+        .collect();
+    counted.sort_by(|a, b| a.0.cmp(b.0));
+    let by_rcode = zone_series(&counted, &RCODE_LABELS, |t| &t.rcodes, "rcode");
+    let help = "Responses sent for each zone counted (query-stats), by rcode.";
+    counters(e, "zone_responses", help, by_rcode)?;
+    let qtypes: Vec<String> =
+        QTYPES.iter().map(ToString::to_string).chain(["other".to_owned()]).collect();
+    let by_type = zone_series(&counted, &qtypes, |t| &t.qtypes, "qtype");
+    let help = "Questions answered for each zone counted (query-stats), by type.";
+    counters(e, "zone_query_types", help, by_type)
+}
+
+/// The series of `counted` zones' `values`, labelled `zone` and `key` (the value's
+/// label in `labels`), those that are not 0.
+fn zone_series<'a, L: AsRef<str>>(
+    counted: &'a [(&Name, ZoneTotals)],
+    labels: &'a [L],
+    values: fn(&ZoneTotals) -> &[u64],
+    key: &'static str,
+) -> impl Iterator<Item = (Labels, u64)> + 'a {
+    counted.iter().flat_map(move |(zone, totals)| {
+        let zone = zone.to_string();
+        let nonzero = labels.iter().zip(values(totals)).filter(|(_, &v)| v > 0);
+        nonzero.map(move |(l, &v)| (vec![("zone", zone.clone()), (key, l.as_ref().to_owned())], v))
+    })
+}
+
 /// Loads, transfers, updates and journals.
 fn control_plane(e: &mut DescriptorEncoder, c: &ControlCounters) -> fmt::Result {
     let read =
@@ -305,5 +346,59 @@ mod tests {
         ] {
             assert!(text.contains(family), "{family} missing: {text}");
         }
+    }
+
+    /// The counted zones' series, in canonical order, only those not 0; a zone's name
+    /// escaped as the text format requires (a label may hold `"` and `\`), and read
+    /// back as it was.
+    #[test]
+    fn counted_zones_have_their_series_with_names_escaped() {
+        let config = Config::built_in(Vec::new(), Vec::new()).unwrap();
+        let names = ["b.example.", "q\\\"x\\\\y.example.", "quiet.example."];
+        let slots: Vec<Arc<tern_zone::ZoneSlot>> = names
+            .iter()
+            .map(|n| Arc::new(tern_zone::ZoneSlot::new(&n.parse::<Name>().unwrap())))
+            .collect();
+        let zones = Arc::new(ZoneDb::new());
+        zones.publish_set(tern_zone::ZoneSet::new(slots.clone()));
+        let handler = Arc::new(EngineHandler::new(&config, Arc::clone(&zones)));
+        let worker = handler.query_counters().register(false);
+        for (i, slot) in slots.iter().take(2).enumerate() {
+            let ticket = tern_zone::StatsTicket::new(i as u32, i as u32 + 1);
+            slot.set_stats_ticket(ticket);
+            worker.zone(ticket, Some(tern_wire::Rtype::TXT), Some(tern_wire::Rcode::NXDOMAIN));
+        }
+        let metrics = Metrics::new(Sources {
+            stats: Arc::default(),
+            connections: ConnectionLimits::new(10, 10),
+            handler,
+            zones,
+        });
+        let text = metrics.render().unwrap();
+        let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("tern_zone_re")).collect();
+        assert_eq!(
+            lines,
+            [
+                r#"tern_zone_responses_total{zone="b.example.",rcode="NXDOMAIN"} 1"#,
+                r#"tern_zone_responses_total{zone="q\\\"x\\\\y.example.",rcode="NXDOMAIN"} 1"#,
+            ],
+            "{text}"
+        );
+        assert!(text.contains("tern_zone_query_types_total{zone=\"b.example.\",qtype=\"TXT\"} 1\n"));
+        assert!(!text.contains("quiet.example.\",rcode"), "not counted: no series");
+        // Read back as the format says (`prometheus-parse` leaves escapes as they are).
+        let quoted = lines[1].split("zone=\"").nth(1).unwrap().split("\",rcode").next().unwrap();
+        let mut read = String::new();
+        let mut chars = quoted.chars();
+        while let Some(c) = chars.next() {
+            read.push(match c {
+                '\\' => match chars.next().unwrap() {
+                    'n' => '\n',
+                    other => other,
+                },
+                c => c,
+            });
+        }
+        assert_eq!(read, names[1]);
     }
 }

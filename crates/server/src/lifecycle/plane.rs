@@ -50,6 +50,7 @@ impl Plane {
             clock: Arc::new(SystemClock),
             catalogs_listed: Some(catalogs_listed),
             on_thread_start: thread_start(config),
+            query_stats_rows: config.query_stats_rows(),
         })
         .map_err(|e| Error::Config(e.to_string()))?;
         handler.forward_notices(control.notices());

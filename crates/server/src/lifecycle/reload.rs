@@ -47,7 +47,7 @@ pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
 
 /// Re-reads the configuration file of `current` (the same configuration for built-in
 /// ones), applies it — zones, keys and rules, and the settings the data plane takes
-/// live ([`live_changes`]) — and warns about changes that need a restart. Returns the
+/// live (`live_changes`) — and warns about changes that need a restart. Returns the
 /// configuration now in force, the loads to wait for, and a line per changed setting
 /// (applied, or waiting for a restart) for `ternctl reload`'s answer.
 pub fn reload(
@@ -179,8 +179,9 @@ fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 13] = [
+    let checks: [(&'static str, bool); 14] = [
         ("server.listen", a.listen != b.listen),
+        ("server.query-stats-max-zones", a.query_stats_max_zones != b.query_stats_max_zones),
         ("server.udp-payload-max", a.udp_payload_max != b.udp_payload_max),
         ("server.udp-workers", a.udp_workers != b.udp_workers),
         ("server.tcp-workers", a.tcp_workers != b.tcp_workers),
