@@ -7,7 +7,8 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
-            dnsperf:dnsperf ldns-signzone:ldnsutils valgrind:valgrind \
+            dnsperf:dnsperf ldns-signzone:ldnsutils ldns-verify-zone:ldnsutils \
+            dnssec-verify:bind9-utils valgrind:valgrind \
             systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg logrotate:logrotate \
             ping:iputils-ping ip:iproute2 \
             promtool:prometheus; do

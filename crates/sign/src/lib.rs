@@ -1,0 +1,42 @@
+//! DNSSEC signing for Tern, as a pure library: no I/O, no clock (times are arguments),
+//! no threads but the scoped ones that sign a zone in parallel.
+//!
+//! * [`Algorithm`] (`algorithm`): the algorithms signed with — ECDSA P-256 (the
+//!   default) and P-384, Ed25519, RSA/SHA-256 and RSA/SHA-512.
+//! * [`SigningKey`] (`key`): keys generated or loaded from PKCS#8, their DNSKEY RDATA,
+//!   key tag and DS; [`dnskey`] the key tag and DS digests on their own.
+//! * [`rrsig`]: the RRSIG of one RRset; [`Validity`] (`validity`) its inception and
+//!   expiration, with jitter.
+//! * [`sign_zone`] (`zone`): a whole zone signed, with an NSEC ([`nsec`]) or NSEC3
+//!   ([`nsec3`]) chain, over the zone's names as [`names`] sees them, on several
+//!   threads (`parallel`).
+
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+mod algorithm;
+pub mod dnskey;
+mod error;
+mod key;
+pub mod names;
+pub mod nsec;
+pub mod nsec3;
+mod parallel;
+pub mod rrsig;
+mod rsa_public;
+mod validity;
+mod zone;
+
+pub use algorithm::Algorithm;
+pub use dnskey::DigestType;
+pub use error::{Error, Result};
+pub use key::{verify, KeyRole, SigningKey};
+pub use nsec3::Nsec3Config;
+pub use rsa_public::split_dnskey_form;
+pub use validity::{jitter_offset, Validity};
+pub use zone::{check_keys, sign_zone, DenialConfig, SignOptions, SignedZone};
+
+#[cfg(test)]
+mod testutil;

@@ -1,0 +1,185 @@
+//! The zone's names as the signer sees them: every owner with its RRsets (old DNSSEC
+//! records left out, to be made anew), in canonical order (RFC 4034 §6.1), each marked
+//! by what it is to the signer — the apex, authoritative, a delegation point, or below a
+//! zone cut (glue and occluded data, RFC 4035 §2.2).
+
+use tern_wire::{Dname, Name, Rtype};
+use tern_zone::{Flags, ZoneContents, APEX};
+
+use crate::error::{Error, Result};
+
+/// What an owner is to the signer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// The zone apex.
+    Apex,
+    /// Authoritative data: every RRset signed, in the denial chain.
+    Authoritative,
+    /// A delegation point (NS, not at the apex): only DS and the denial record are
+    /// signed (RFC 4035 §2.2).
+    Delegation,
+    /// Below a zone cut: glue or occluded data, neither signed nor in a chain.
+    Occluded,
+}
+
+/// One RRset: its records' RDATA and, once signed, its RRSIGs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rrset {
+    /// The type.
+    pub rtype: Rtype,
+    /// The TTL.
+    pub ttl: u32,
+    /// The records' RDATA in wire form.
+    pub rdatas: Vec<Vec<u8>>,
+    /// The RRSIG RDATA covering it.
+    pub sigs: Vec<Vec<u8>>,
+}
+
+impl Rrset {
+    /// An unsigned RRset.
+    pub fn new(rtype: Rtype, ttl: u32, rdatas: Vec<Vec<u8>>) -> Rrset {
+        Rrset { rtype, ttl, rdatas, sigs: Vec::new() }
+    }
+}
+
+/// One owner name and its RRsets, sorted by type.
+#[derive(Debug, Clone)]
+pub struct Owner {
+    /// The name.
+    pub name: Name,
+    /// What it is.
+    pub kind: Kind,
+    /// Its RRsets.
+    pub rrsets: Vec<Rrset>,
+}
+
+impl Owner {
+    /// The RRset of `rtype`, if any.
+    pub fn rrset(&self, rtype: Rtype) -> Option<&Rrset> {
+        self.rrsets.iter().find(|r| r.rtype == rtype)
+    }
+
+    /// Adds an RRset, keeping them sorted by type.
+    pub fn insert(&mut self, rrset: Rrset) {
+        let at = self.rrsets.partition_point(|r| r.rtype.0 < rrset.rtype.0);
+        self.rrsets.insert(at, rrset);
+    }
+}
+
+/// True for records the signer makes again, so they are left out of its input: RRSIG,
+/// NSEC, NSEC3, NSEC3PARAM anywhere, and the apex DNSKEY RRset (the keys given make it).
+fn remade(rtype: Rtype, at_apex: bool) -> bool {
+    matches!(rtype, Rtype::RRSIG | Rtype::NSEC | Rtype::NSEC3 | Rtype::NSEC3PARAM)
+        || (at_apex && rtype == Rtype::DNSKEY)
+}
+
+/// The zone's owners with data, in canonical order, classified; the apex first.
+pub fn collect(zone: &ZoneContents) -> Result<Vec<Owner>> {
+    let mut owners = Vec::new();
+    for id in 0..zone.node_count() as u32 {
+        let Some(node) = zone.node(id) else { continue };
+        if node.flags.intersects(Flags::PHANTOM | Flags::EMPTY) || node.is_vacant() {
+            continue;
+        }
+        let at_apex = id == APEX;
+        let mut rrsets: Vec<Rrset> = node
+            .rrsets()
+            .filter(|r| r.has_records() && !remade(r.rtype, at_apex))
+            .map(|r| Rrset::new(r.rtype, r.ttl, r.rdatas().map(<[u8]>::to_vec).collect()))
+            .collect();
+        if rrsets.is_empty() && !at_apex {
+            continue;
+        }
+        rrsets.sort_by_key(|r| r.rtype.0);
+        let kind = if at_apex { Kind::Apex } else { Kind::Authoritative };
+        owners.push(Owner { name: node.owner().to_name(), kind, rrsets });
+    }
+    owners.sort_by(|a, b| a.name.canonical_cmp(&b.name));
+    classify(zone.origin(), &mut owners)?;
+    Ok(owners)
+}
+
+/// Marks delegation points and what lies below them, walking names in canonical order
+/// (a name's descendants follow it); checks the apex is first and holds the SOA.
+fn classify(origin: &Dname, owners: &mut [Owner]) -> Result<()> {
+    match owners.first() {
+        Some(apex) if apex.name.eq_ignore_case(origin) && apex.rrset(Rtype::SOA).is_some() => {}
+        _ => return Err(Error::Zone(format!("{origin} has no SOA at its apex"))),
+    }
+    let mut cut: Option<Name> = None;
+    for owner in owners.iter_mut().skip(1) {
+        if cut.as_ref().is_some_and(|c| owner.name.is_below(c)) {
+            owner.kind = Kind::Occluded;
+            continue;
+        }
+        cut = None;
+        if owner.rrset(Rtype::NS).is_some() {
+            owner.kind = Kind::Delegation;
+            cut = Some(owner.name.clone());
+        }
+    }
+    Ok(())
+}
+
+/// The types at `owner` that its denial record lists, without RRSIG, NSEC or NSEC3
+/// (the chains add them): all of them at authoritative names, NS and DS at a delegation
+/// (RFC 4035 §2.3: only what the parent is authoritative for), none below a cut.
+pub fn denial_types(owner: &Owner) -> Vec<Rtype> {
+    let listed = |t: Rtype| match owner.kind {
+        Kind::Apex | Kind::Authoritative => true,
+        Kind::Delegation => matches!(t, Rtype::NS | Rtype::DS),
+        Kind::Occluded => false,
+    };
+    owner.rrsets.iter().map(|r| r.rtype).filter(|&t| listed(t)).collect()
+}
+
+/// True when the RRset of `rtype` at `owner` is signed (RFC 4035 §2.2): every
+/// authoritative RRset, at a delegation only DS and the denial records.
+pub fn is_signed(owner: &Owner, rtype: Rtype) -> bool {
+    match owner.kind {
+        Kind::Apex | Kind::Authoritative => true,
+        Kind::Delegation => matches!(rtype, Rtype::DS | Rtype::NSEC),
+        Kind::Occluded => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::zone;
+
+    #[test]
+    fn owners_sorted_and_classified() {
+        let z = zone(
+            "example.",
+            "@ SOA ns h 1 2 3 4 5\n@ NS ns\nns A 192.0.2.1\nZ A 192.0.2.9\n\
+             sub NS ns.sub\nns.sub A 192.0.2.2\nx.y.sub A 192.0.2.3\nsub DS 1 13 2 00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF\n\
+             a.b.ent TXT x\n@ NSEC3PARAM 1 0 0 -\n@ DNSKEY 256 3 13 AAAA\nold RRSIG A 13 2 300 20300101000000 20200101000000 1 example. AAAA\n",
+        );
+        let owners = collect(&z).unwrap();
+        let names: Vec<String> = owners.iter().map(|o| o.name.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "example.",
+                "a.b.ent.example.",
+                "ns.example.",
+                "sub.example.",
+                "ns.sub.example.",
+                "x.y.sub.example.",
+                "Z.example."
+            ]
+        );
+        let kinds: Vec<Kind> = owners.iter().map(|o| o.kind).collect();
+        use Kind::*;
+        assert_eq!(
+            kinds,
+            [Apex, Authoritative, Authoritative, Delegation, Occluded, Occluded, Authoritative]
+        );
+        let apex: Vec<Rtype> = owners[0].rrsets.iter().map(|r| r.rtype).collect();
+        assert_eq!(apex, [Rtype::NS, Rtype::SOA], "old DNSSEC records left out");
+        assert_eq!(denial_types(&owners[3]), [Rtype::NS, Rtype::DS]);
+        assert!(is_signed(&owners[3], Rtype::DS) && !is_signed(&owners[3], Rtype::NS));
+        assert!(!is_signed(&owners[4], Rtype::A));
+    }
+}

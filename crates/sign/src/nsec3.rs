@@ -1,0 +1,261 @@
+//! The NSEC3 chain (RFC 5155 §7.1): NSEC3PARAM at the apex, and one NSEC3 record per
+//! hashed name — every authoritative name, every delegation point (with opt-out, only
+//! those with a DS: RFC 5155 §6, §7.1) and every empty non-terminal above them — in hash
+//! order, each pointing at the next hash, the last back at the first.
+//!
+//! The defaults follow RFC 9276 §3.1: SHA-1 (the only hash defined), no extra iterations,
+//! an empty salt.
+
+use std::collections::HashSet;
+
+use tern_wire::rdata::{CharString, Nsec3, Nsec3param, Rdata};
+use tern_wire::{Dname, Name, Rtype};
+use tern_zone::{Nsec3Hash, Nsec3Params};
+
+use crate::error::{Error, Result};
+use crate::names::{denial_types, is_signed, Kind, Owner, Rrset};
+
+/// SHA-1, the one NSEC3 hash algorithm (RFC 5155 §11).
+const SHA1: u8 = 1;
+/// The Opt-Out flag of NSEC3 records (RFC 5155 §3.1.2.1).
+const OPT_OUT: u8 = 1;
+
+/// How the NSEC3 chain is made.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Nsec3Config {
+    /// Extra hash iterations (RFC 9276 §3.1: 0).
+    pub iterations: u16,
+    /// The salt, up to 255 bytes (RFC 9276 §3.1: empty).
+    pub salt: Vec<u8>,
+    /// Opt-out (RFC 5155 §6): delegations without DS get no NSEC3 record of their own.
+    pub opt_out: bool,
+}
+
+impl Nsec3Config {
+    fn params(&self) -> Nsec3Params {
+        Nsec3Params {
+            algorithm: SHA1,
+            flags: 0,
+            iterations: self.iterations,
+            salt: self.salt.clone(),
+        }
+    }
+
+    fn salt(&self) -> Result<CharString> {
+        CharString::new(self.salt.clone()).map_err(Error::Nsec3)
+    }
+
+    /// The NSEC3PARAM RDATA (RFC 5155 §4: flags 0).
+    pub fn nsec3param_rdata(&self) -> Result<Vec<u8>> {
+        let salt = self.salt()?;
+        let param = Nsec3param { algorithm: SHA1, flags: 0, iterations: self.iterations, salt };
+        Ok(Rdata::Nsec3param(param).to_wire_vec())
+    }
+}
+
+/// Whether `owner` has an NSEC3 record of its own.
+fn in_chain(owner: &Owner, opt_out: bool) -> bool {
+    match owner.kind {
+        Kind::Apex | Kind::Authoritative => true,
+        Kind::Delegation => !opt_out || owner.rrset(Rtype::DS).is_some(),
+        Kind::Occluded => false,
+    }
+}
+
+/// The types an NSEC3 record lists for `owner` (RFC 5155 §3.2.1): those its denial
+/// covers, and RRSIG when any of them is signed (an insecure delegation has none).
+pub fn nsec3_types(owner: &Owner) -> Vec<Rtype> {
+    let mut types = denial_types(owner);
+    if types.iter().any(|&t| is_signed(owner, t)) {
+        types.push(Rtype::RRSIG);
+    }
+    types
+}
+
+/// The names the chain hashes, with their types: the members, then the empty
+/// non-terminals above them (RFC 5155 §7.1), which list no type.
+fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<(Name, Vec<Rtype>)> {
+    let existing: HashSet<&Dname> = owners.iter().map(|o| &*o.name).collect();
+    let mut names: Vec<(Name, Vec<Rtype>)> = Vec::new();
+    let mut empty: HashSet<Name> = HashSet::new();
+    for owner in owners.iter().filter(|o| in_chain(o, opt_out)) {
+        names.push((owner.name.clone(), nsec3_types(owner)));
+        let mut above = owner.name.parent();
+        while let Some(name) = above.filter(|n| n.is_below(origin) && !existing.contains(n)) {
+            if !empty.insert(name.to_name()) {
+                break; // met on another name's way up: so were its ancestors
+            }
+            names.push((name.to_name(), Vec::new()));
+            above = name.parent();
+        }
+    }
+    names
+}
+
+/// The NSEC3 owners (hashed names below `origin`, in hash order), each with its NSEC3
+/// RRset of TTL `ttl`, for the zone's `owners` (canonical order, the apex first, the
+/// NSEC3PARAM RRset already there).
+pub fn build_chain(
+    owners: &[Owner],
+    origin: &Dname,
+    config: &Nsec3Config,
+    ttl: u32,
+) -> Result<Vec<Owner>> {
+    let params = config.params();
+    let mut hashed: Vec<(Nsec3Hash, Name, Vec<Rtype>)> =
+        hashed_names(owners, origin, config.opt_out)
+            .into_iter()
+            .map(|(name, types)| (params.hash(&name), name, types))
+            .collect();
+    hashed.sort_unstable_by_key(|a| a.0);
+    if let Some(pair) = hashed.windows(2).find(|w| w.first().map(|x| x.0) == w.get(1).map(|y| y.0))
+    {
+        let names: Vec<String> = pair.iter().map(|(_, n, _)| n.to_string()).collect();
+        return Err(Error::HashCollision(names.join(" and ")));
+    }
+    let flags = if config.opt_out { OPT_OUT } else { 0 };
+    let salt = config.salt()?;
+    let mut chain = Vec::with_capacity(hashed.len());
+    for (i, (hash, _, types)) in hashed.iter().enumerate() {
+        let next = hashed.get(i + 1).or(hashed.first()).map_or(*hash, |n| n.0);
+        let next_hashed = CharString::new(next.to_vec()).map_err(Error::Nsec3)?;
+        let nsec3 = Nsec3 {
+            algorithm: SHA1,
+            flags,
+            iterations: config.iterations,
+            salt: salt.clone(),
+            next_hashed,
+            types: types.clone(),
+        };
+        let rrset = Rrset::new(Rtype::NSEC3, ttl, vec![Rdata::Nsec3(nsec3).to_wire_vec()]);
+        chain.push(Owner {
+            name: hashed_owner(hash, origin)?,
+            kind: Kind::Authoritative,
+            rrsets: vec![rrset],
+        });
+    }
+    Ok(chain)
+}
+
+/// The owner of the NSEC3 record of `hash`: its base32hex form (RFC 4648 §7, lower
+/// case, no padding) as a label under the apex (RFC 5155 §3).
+fn hashed_owner(hash: &Nsec3Hash, origin: &Dname) -> Result<Name> {
+    const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
+    let mut wire = Vec::with_capacity(33 + origin.len());
+    wire.push(32);
+    for chunk in hash.chunks(5) {
+        let bits = chunk.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
+        for i in (0..8).rev() {
+            let index = (bits >> (i * 5)) & 31;
+            wire.push(ALPHABET.get(index as usize).copied().unwrap_or(b'0'));
+        }
+    }
+    wire.extend_from_slice(origin.as_wire());
+    Name::from_wire(&wire)
+        .map_err(|_| Error::Zone(format!("{origin} is too long for NSEC3 owner names")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::names::collect;
+    use crate::testutil::zone;
+
+    /// RFC 5155 Appendix A: the hashes of names of the example zone (salt aabbccdd,
+    /// 12 iterations).
+    #[test]
+    fn hashed_owners_of_rfc_5155_appendix_a() {
+        let config =
+            Nsec3Config { iterations: 12, salt: vec![0xaa, 0xbb, 0xcc, 0xdd], opt_out: false };
+        let origin: Name = "example.".parse().unwrap();
+        for (name, owner) in [
+            ("example.", "0p9mhaveqvm6t7vbl5lop2u3t2rp3tom.example."),
+            ("a.example.", "35mthgpgcu1qg68fab165klnsnk3dpvl.example."),
+            ("ns1.example.", "2t7b4g4vsa5smi47k61mv5bv1a22bojr.example."),
+        ] {
+            let hash = config.params().hash(&name.parse::<Name>().unwrap());
+            assert_eq!(hashed_owner(&hash, &origin).unwrap().to_string(), owner);
+        }
+    }
+
+    fn chain_text(zone_text: &str, opt_out: bool) -> Vec<String> {
+        let z = zone("example.", zone_text);
+        let mut owners = collect(&z).unwrap();
+        let config = Nsec3Config { opt_out, ..Nsec3Config::default() };
+        owners[0].insert(Rrset::new(
+            Rtype::NSEC3PARAM,
+            0,
+            vec![config.nsec3param_rdata().unwrap()],
+        ));
+        let chain = build_chain(&owners, z.origin(), &config, 300).unwrap();
+        let params = config.params();
+        let mut by_name: Vec<String> = hashed_names(&owners, z.origin(), opt_out)
+            .iter()
+            .map(|(name, _)| {
+                let owner = hashed_owner(&params.hash(name), z.origin()).unwrap();
+                let record = chain.iter().find(|o| o.name == owner).unwrap();
+                let rdata = &record.rrsets[0].rdatas[0];
+                let text = tern_wire::rdata::to_text(Rtype::NSEC3, rdata);
+                let fields: Vec<&str> = text.splitn(6, ' ').collect();
+                format!("{name} {} {}", fields[1], fields.get(5).unwrap_or(&""))
+            })
+            .collect();
+        by_name.sort();
+        by_name
+    }
+
+    const ZONE: &str = "@ SOA ns h 1 2 3 4 5\n@ NS ns\nns A 192.0.2.1\n\
+        sub NS ns.sub\nns.sub A 192.0.2.2\nsub DS 1 13 2 00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF\n\
+        a.ins NS ns.example.net.\nx.y.z TXT t\n";
+
+    #[test]
+    fn bitmaps_and_empty_non_terminals() {
+        assert_eq!(
+            chain_text(ZONE, false),
+            [
+                "a.ins.example. 0 NS",
+                "example. 0 NS SOA RRSIG NSEC3PARAM",
+                "ins.example. 0 ",
+                "ns.example. 0 A RRSIG",
+                "sub.example. 0 NS DS RRSIG",
+                "x.y.z.example. 0 TXT RRSIG",
+                "y.z.example. 0 ",
+                "z.example. 0 ",
+            ]
+        );
+    }
+
+    #[test]
+    fn opt_out_leaves_out_insecure_delegations_and_what_only_they_make() {
+        assert_eq!(
+            chain_text(ZONE, true),
+            [
+                "example. 1 NS SOA RRSIG NSEC3PARAM",
+                "ns.example. 1 A RRSIG",
+                "sub.example. 1 NS DS RRSIG",
+                "x.y.z.example. 1 TXT RRSIG",
+                "y.z.example. 1 ",
+                "z.example. 1 ",
+            ]
+        );
+    }
+
+    #[test]
+    fn the_chain_is_closed_in_hash_order() {
+        let z = zone("example.", ZONE);
+        let owners = collect(&z).unwrap();
+        let chain = build_chain(&owners, z.origin(), &Nsec3Config::default(), 300).unwrap();
+        assert_eq!(chain.len(), 8);
+        for (i, owner) in chain.iter().enumerate() {
+            let Rdata::Nsec3(n) =
+                Rdata::from_wire(Rtype::NSEC3, &owner.rrsets[0].rdatas[0]).unwrap()
+            else {
+                panic!()
+            };
+            let next = &chain[(i + 1) % chain.len()];
+            let next_hash: Nsec3Hash = n.next_hashed.as_bytes().try_into().unwrap();
+            assert_eq!(hashed_owner(&next_hash, z.origin()).unwrap(), next.name);
+            assert!(i == 0 || chain[i - 1].name.canonical_cmp(&owner.name).is_lt());
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! Whole-zone signing: a [`ZoneContents`] (unsigned, or signed before: its DNSSEC records
+//! are made anew) and keys in; the signed zone out, ready to build a snapshot from.
+//!
+//! The apex gets the keys' DNSKEY RRset, signed by the KSKs or CSKs (with CDS and
+//! CDNSKEY); every other authoritative RRset is signed by the ZSKs or CSKs — at a
+//! delegation only DS (RFC 4035 §2.2); nothing below a zone cut. Then the denial chain
+//! (NSEC, RFC 4035 §2.3, or NSEC3, RFC 5155 §7.1) with TTL min(SOA TTL, SOA MINIMUM)
+//! (RFC 9077 §3), its records signed too. RRsets are signed on the caller's number of
+//! threads; the records made do not depend on it (nor do the signatures, for the
+//! deterministic algorithms: Ed25519 and RSA).
+
+use tern_wire::{Dname, Name, Rtype};
+use tern_zone::{ZoneBuilder, ZoneContents};
+
+use crate::error::{Error, Result};
+use crate::key::SigningKey;
+use crate::names::{collect, is_signed, Kind, Owner, Rrset};
+use crate::nsec3::{build_chain, Nsec3Config};
+use crate::rrsig::{sign_rrset, RrsetRef, Scratch};
+use crate::validity::Validity;
+
+/// How the zone proves that names and types do not exist.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DenialConfig {
+    /// An NSEC chain (RFC 4034 §4).
+    #[default]
+    Nsec,
+    /// An NSEC3 chain (RFC 5155).
+    Nsec3(Nsec3Config),
+}
+
+/// What signing a zone needs besides the zone and the keys.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignOptions {
+    /// NSEC or NSEC3.
+    pub denial: DenialConfig,
+    /// Inception, expiration and jitter of every signature.
+    pub validity: Validity,
+    /// The DNSKEY RRset's TTL (default: the SOA's).
+    pub dnskey_ttl: Option<u32>,
+    /// Threads that sign (at least one: the caller's).
+    pub threads: usize,
+}
+
+impl SignOptions {
+    /// NSEC, the DNSKEY TTL of the SOA, one thread.
+    pub fn new(validity: Validity) -> SignOptions {
+        SignOptions { denial: DenialConfig::Nsec, validity, dnskey_ttl: None, threads: 1 }
+    }
+}
+
+/// A signed zone: every owner with its RRsets and their RRSIGs, and the denial chain's
+/// owners (NSEC3 owners after the others).
+#[derive(Debug, Clone)]
+pub struct SignedZone {
+    origin: Name,
+    owners: Vec<Owner>,
+    signatures: usize,
+}
+
+impl SignedZone {
+    /// The zone's origin.
+    pub fn origin(&self) -> &Name {
+        &self.origin
+    }
+
+    /// The owners: the zone's in canonical order, then the NSEC3 chain's in hash order.
+    pub fn owners(&self) -> &[Owner] {
+        &self.owners
+    }
+
+    /// How many RRSIG records were made.
+    pub fn signature_count(&self) -> usize {
+        self.signatures
+    }
+
+    /// Calls `f` for every record as (owner, type, TTL, RDATA), each RRset followed by
+    /// its RRSIGs (type RRSIG, the RRset's TTL, RFC 4034 §3).
+    pub fn for_each_record(&self, mut f: impl FnMut(&Dname, Rtype, u32, &[u8])) {
+        for owner in &self.owners {
+            for rrset in &owner.rrsets {
+                rrset.rdatas.iter().for_each(|rd| f(&owner.name, rrset.rtype, rrset.ttl, rd));
+                rrset.sigs.iter().for_each(|rd| f(&owner.name, Rtype::RRSIG, rrset.ttl, rd));
+            }
+        }
+    }
+
+    /// The zone snapshot of these records, as Tern's engine serves it.
+    pub fn to_contents(&self) -> Result<ZoneContents> {
+        let mut builder = ZoneBuilder::new(&self.origin);
+        self.for_each_record(|owner, rtype, ttl, rdata| builder.add(owner, rtype, ttl, rdata));
+        builder.finish().map(|(contents, _)| contents).map_err(|e| Error::Build(e.to_string()))
+    }
+}
+
+/// Signs `zone` with `keys` (a KSK and a ZSK, or a CSK, per algorithm; see
+/// [`check_keys`]).
+pub fn sign_zone(
+    zone: &ZoneContents,
+    keys: &[SigningKey],
+    options: &SignOptions,
+) -> Result<SignedZone> {
+    check_keys(keys)?;
+    let origin = zone.origin().clone();
+    let mut owners = collect(zone)?;
+    let (soa_ttl, negative_ttl) = soa_ttls(&owners)?;
+    let apex = owners.first_mut().ok_or_else(|| Error::Zone(format!("{origin} is empty")))?;
+    let mut dnskeys: Vec<Vec<u8>> = keys.iter().map(|k| k.dnskey().to_vec()).collect();
+    dnskeys.sort();
+    dnskeys.dedup();
+    apex.insert(Rrset::new(Rtype::DNSKEY, options.dnskey_ttl.unwrap_or(soa_ttl), dnskeys));
+    match &options.denial {
+        DenialConfig::Nsec => crate::nsec::add_chain(&mut owners, negative_ttl),
+        DenialConfig::Nsec3(config) => {
+            let param = config.nsec3param_rdata()?;
+            apex.insert(Rrset::new(Rtype::NSEC3PARAM, negative_ttl, vec![param]));
+            let chain = build_chain(&owners, &origin, config, negative_ttl)?;
+            owners.extend(chain);
+        }
+    }
+    let signatures = sign_owners(&mut owners, keys, &origin, options)?;
+    Ok(SignedZone { origin, owners, signatures })
+}
+
+/// The SOA's TTL, and the TTL of denial records: the lesser of it and the SOA MINIMUM
+/// (RFC 9077 §3, updating RFC 4034 §4 and RFC 5155 §3).
+fn soa_ttls(owners: &[Owner]) -> Result<(u32, u32)> {
+    let soa = owners.first().and_then(|apex| apex.rrset(Rtype::SOA));
+    let numbers =
+        soa.and_then(|s| Some((s.ttl, tern_zone::records::soa_numbers(s.rdatas.first()?)?)));
+    let (ttl, numbers) =
+        numbers.ok_or_else(|| Error::Zone("no well-formed SOA at the apex".into()))?;
+    Ok((ttl, ttl.min(numbers.minimum)))
+}
+
+/// Checks that `keys` can sign a zone: at least one key, and for every algorithm among
+/// them a key that signs the DNSKEY RRset and one that signs the rest (RFC 4035 §2.2:
+/// each algorithm of the DNSKEY RRset signs every RRset).
+pub fn check_keys(keys: &[SigningKey]) -> Result<()> {
+    if keys.is_empty() {
+        return Err(Error::Keys("no key"));
+    }
+    for key in keys {
+        let same = || keys.iter().filter(|k| k.algorithm() == key.algorithm());
+        if !same().any(|k| k.role().signs_keys()) {
+            return Err(Error::Keys("an algorithm without a KSK or CSK"));
+        }
+        if !same().any(|k| k.role().signs_zone()) {
+            return Err(Error::Keys("an algorithm without a ZSK or CSK"));
+        }
+    }
+    Ok(())
+}
+
+/// True for the RRsets the KSKs sign: the apex's DNSKEY, CDS and CDNSKEY (RFC 7344 §4.1).
+fn signed_by_ksk(owner: &Owner, rtype: Rtype) -> bool {
+    owner.kind == Kind::Apex && matches!(rtype, Rtype::DNSKEY | Rtype::CDS | Rtype::CDNSKEY)
+}
+
+/// Signs every RRset that is signed (see [`is_signed`]) on the options' threads; returns
+/// how many RRSIGs were made.
+fn sign_owners(
+    owners: &mut [Owner],
+    keys: &[SigningKey],
+    signer: &Dname,
+    options: &SignOptions,
+) -> Result<usize> {
+    let mut jobs: Vec<(usize, usize)> = Vec::new();
+    for (o, owner) in owners.iter().enumerate() {
+        let signed = owner.rrsets.iter().enumerate().filter(|(_, r)| is_signed(owner, r.rtype));
+        jobs.extend(signed.map(|(r, _)| (o, r)));
+    }
+    let shared: &[Owner] = owners;
+    let sigs =
+        crate::parallel::map(&jobs, options.threads, Scratch::default, |scratch, &(o, r)| {
+            let owner = shared.get(o).ok_or(Error::Zone("owner out of range".into()))?;
+            let rrset = owner.rrsets.get(r).ok_or(Error::Zone("RRset out of range".into()))?;
+            sign_one(owner, rrset, keys, signer, &options.validity, scratch)
+        })?;
+    let mut count = 0;
+    for (&(o, r), sigs) in jobs.iter().zip(sigs) {
+        count += sigs.len();
+        if let Some(rrset) = owners.get_mut(o).and_then(|owner| owner.rrsets.get_mut(r)) {
+            rrset.sigs = sigs;
+        }
+    }
+    Ok(count)
+}
+
+/// The RRSIGs of one RRset: one per key that signs it.
+fn sign_one(
+    owner: &Owner,
+    rrset: &Rrset,
+    keys: &[SigningKey],
+    signer: &Dname,
+    validity: &Validity,
+    scratch: &mut Scratch,
+) -> Result<Vec<Vec<u8>>> {
+    let by_ksk = signed_by_ksk(owner, rrset.rtype);
+    let view =
+        RrsetRef { owner: &owner.name, rtype: rrset.rtype, ttl: rrset.ttl, rdatas: &rrset.rdatas };
+    let times = (validity.inception(), validity.expiration_for(&owner.name));
+    keys.iter()
+        .filter(|k| if by_ksk { k.role().signs_keys() } else { k.role().signs_zone() })
+        .map(|key| sign_rrset(&view, key, signer, times, scratch))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests;
