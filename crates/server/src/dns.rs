@@ -578,9 +578,6 @@ impl Handler for EngineHandler {
         self.scratch(self.counters.register(true))
     }
 
-    // Inlined into the worker's loop: out of line it cost some 30 instructions a batch
-    // (a call, saved registers, the batch returned through memory).
-    #[inline(always)]
     fn begin_batch<'s>(&self, scratch: &'s mut EngineScratch) -> EngineBatch<'s> {
         self.catch_up(scratch);
         let now = match &scratch.live.rrl {
