@@ -8,7 +8,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use tracing::level_filters::LevelFilter;
 
 use crate::config::values::{parse_log_level, parse_zone_name};
-use crate::config::{Config, ListenAddr, LogFormat, LogOverrides, ZoneConfig, ZoneSource};
+use crate::config::{Config, ListenAddr, LogFormat, Overrides, ZoneConfig, ZoneSource};
 use crate::demo;
 use crate::error::{Error, Result};
 use crate::manpage;
@@ -149,7 +149,7 @@ pub enum Plan {
         /// `--daemon`.
         daemon: bool,
         /// `--log-level`, `--log-format`, `--log-file`: applied again at each reload.
-        log: LogOverrides,
+        log: Overrides,
     },
 }
 
@@ -189,10 +189,6 @@ impl Cli {
                 ))
             }
         };
-        if let Some(workers) = self.workers {
-            config.server.udp_workers = Some(workers);
-            config.server.tcp_workers = Some(workers);
-        }
         // Absolute: a daemon reopens it after leaving this directory.
         let file = self
             .log_file
@@ -200,8 +196,9 @@ impl Cli {
                 std::path::absolute(&file).map_err(|source| Error::File { path: file, source })
             })
             .transpose()?;
-        let log = LogOverrides { level: self.log_level, format: self.log_format, file };
-        log.apply(&mut config.log);
+        let (level, format, workers) = (self.log_level, self.log_format, self.workers);
+        let log = Overrides { workers, level, format, file };
+        log.apply(&mut config);
         Ok(Plan::Run { config: Box::new(config), daemon: self.daemon, log })
     }
 }

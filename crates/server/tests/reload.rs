@@ -164,3 +164,21 @@ fn tcp_caps_and_timeouts_follow_a_reload() {
     let mut later = later.unwrap();
     assert!(closed_within(&mut later, Duration::from_secs(4)), "closed after 1 s idle, not 10");
 }
+
+/// `--workers` given with `--config` wins over the file at every reload, as the `--log-*`
+/// overrides do: no "changed" warning for a setting nobody changed.
+#[test]
+fn command_line_workers_are_not_taken_for_a_change_at_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("live.test.zone"), ZONE).unwrap();
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let file = dir.path().join("ternd.toml");
+    std::fs::write(&file, config_text(port, "", "")).unwrap();
+    let args = ["--config", file.to_str().unwrap(), "--workers", "2"];
+    let daemon = Daemon::spawn(&args, addr, &dir.path().join("log"));
+    let (code, said) = reload(dir.path());
+    assert_eq!(code, 0, "{said}");
+    assert!(!said.contains("workers"), "{said}");
+    assert!(!daemon.log_text().contains("workers` changed"), "{}", daemon.log_text());
+}

@@ -207,10 +207,12 @@ pub struct LogConfig {
     pub file: Option<PathBuf>,
 }
 
-/// The command line's `--log-level`, `--log-format` and `--log-file`: they win over the
-/// `[log]` keys, at start and at every reload.
+/// The command line's `--log-level`, `--log-format`, `--log-file` and `--workers`: they
+/// win over the configuration file's keys, at start and at every reload.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct LogOverrides {
+pub struct Overrides {
+    /// `--workers`: UDP and TCP workers alike.
+    pub workers: Option<NonZeroUsize>,
     /// `--log-level`.
     pub level: Option<LevelFilter>,
     /// `--log-format`.
@@ -219,9 +221,14 @@ pub struct LogOverrides {
     pub file: Option<PathBuf>,
 }
 
-impl LogOverrides {
-    /// Puts the overrides given into `log`.
-    pub fn apply(&self, log: &mut LogConfig) {
+impl Overrides {
+    /// Puts the overrides given into `config`.
+    pub fn apply(&self, config: &mut Config) {
+        if let Some(workers) = self.workers {
+            config.server.udp_workers = Some(workers);
+            config.server.tcp_workers = Some(workers);
+        }
+        let log = &mut config.log;
         if let Some(level) = self.level {
             log.level = level;
         }

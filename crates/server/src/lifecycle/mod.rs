@@ -29,7 +29,7 @@ use tern_ctl::proto::Reply;
 use tern_zone::ZoneDb;
 use tracing::{error, info};
 
-use crate::config::{Config, LogOverrides};
+use crate::config::{Config, Overrides};
 use crate::ctl::listen::{self as ctl_listen, Context};
 use crate::ctl::MainRequest;
 use crate::dns::EngineHandler;
@@ -57,8 +57,9 @@ const SIGNAL_POLL: Duration = Duration::from_millis(100);
 pub struct RunOptions {
     /// Detach from the terminal (`--daemon`).
     pub daemon: bool,
-    /// The command line's `[log]` overrides, applied again at each reload.
-    pub log: LogOverrides,
+    /// The command line's overrides (`--log-*`, `--workers`), applied again at each
+    /// reload.
+    pub log: Overrides,
 }
 
 /// Runs the daemon until SIGTERM or SIGINT: the whole life of `ternd`.
@@ -86,7 +87,7 @@ fn serve(
     mut listeners: Listeners,
     handler: Arc<EngineHandler>,
     db: Arc<ZoneDb>,
-    (log, log_overrides): (&LogHandle, LogOverrides),
+    (log, log_overrides): (&LogHandle, Overrides),
     readiness: &mut Option<Readiness>,
 ) -> Result<()> {
     let started = Instant::now();
@@ -207,8 +208,9 @@ struct Steering<'a> {
     running: &'a RunningServer,
     notifier: Option<Arc<systemd::Notifier>>,
     log: &'a LogHandle,
-    /// `--log-level`, `--log-format`, `--log-file`: they win over a reloaded `[log]`.
-    log_overrides: LogOverrides,
+    /// `--log-level`, `--log-format`, `--log-file`, `--workers`: they win over a reloaded
+    /// configuration.
+    log_overrides: Overrides,
     /// The HTTP server, whose settings a reload changes.
     http: Option<&'a live::Http>,
     /// Consumed catalogs' members.

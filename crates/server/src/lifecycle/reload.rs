@@ -15,7 +15,7 @@ use tracing::{error, info, warn};
 
 use super::catalogs::Consumed;
 use super::plane::Plane;
-use crate::config::{Config, LogOverrides};
+use crate::config::{Config, Overrides};
 use crate::error::Result;
 use crate::io::server::RunningServer;
 use crate::logging::LogHandle;
@@ -53,7 +53,7 @@ pub fn log_report(loading: &Loading, what: &str, elapsed: Duration) {
 pub fn reload(
     current: &Config,
     (control, data): (&Plane, &RunningServer),
-    overrides: &LogOverrides,
+    overrides: &Overrides,
     consumed: &mut Consumed,
 ) -> Result<(Config, Loading, Vec<String>)> {
     let mut next = match &current.path {
@@ -62,7 +62,7 @@ pub fn reload(
         })?,
         None => current.clone(),
     };
-    overrides.apply(&mut next.log);
+    overrides.apply(&mut next);
     let mut notes = Vec::new();
     control.reconfigure(current, &next);
     data.reconfigure_tcp(&next.tcp);
