@@ -26,6 +26,31 @@ fn config_text(port: u16, server: &str, extra: &str) -> String {
     )
 }
 
+/// A server on `zone` (the text of `live.test`) with `server`'s keys and `extra`
+/// sections, started with `args` after `--config FILE`: its directory, file, address
+/// and process.
+fn serve(zone: &str, server: &str, extra: &str, args: &[&str]) -> Served {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("live.test.zone"), zone).unwrap();
+    let port = free_port();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let file = dir.path().join("ternd.toml");
+    std::fs::write(&file, config_text(port, server, extra)).unwrap();
+    let mut argv = vec!["--config", file.to_str().unwrap()];
+    argv.extend_from_slice(args);
+    let daemon = Daemon::spawn(&argv, addr, &dir.path().join("log"));
+    Served { port, addr, file, daemon, dir }
+}
+
+/// What [`serve`] started (the directory removed when dropped, after the server).
+struct Served {
+    port: u16,
+    addr: SocketAddr,
+    file: std::path::PathBuf,
+    daemon: Daemon,
+    dir: tempfile::TempDir,
+}
+
 /// The answer of `dig` with `args` at `addr` (one try), whole.
 fn dig(addr: SocketAddr, args: &[&str]) -> String {
     let out = Command::new("dig")
@@ -58,15 +83,8 @@ fn answered_of(addr: SocketAddr, count: u16) -> usize {
 
 #[test]
 fn a_reload_applies_identity_rate_limiting_and_cookies_in_the_same_process() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("live.test.zone"), ZONE).unwrap();
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let file = dir.path().join("ternd.toml");
     let before = "[identity]\nversion = \"first\"\n[cookies]\nenabled = false\n";
-    std::fs::write(&file, config_text(port, "", before)).unwrap();
-    let daemon =
-        Daemon::spawn(&["--config", file.to_str().unwrap()], addr, &dir.path().join("log"));
+    let Served { port, addr, file, daemon, dir } = serve(ZONE, "", before, &[]);
     let version = || dig(addr, &["+short", "CH", "TXT", "version.bind"]);
     assert_eq!(version().trim(), "\"first\"");
     assert!(!dig(addr, &["+cookie", "www.live.test"]).contains("COOKIE:"), "cookies are off");
@@ -104,15 +122,9 @@ fn a_reload_applies_identity_rate_limiting_and_cookies_in_the_same_process() {
 /// for a restart, and answers keep the size they had.
 #[test]
 fn udp_payload_max_waits_for_a_restart_and_says_so() {
-    let dir = tempfile::tempdir().unwrap();
     let big: String = (0..4).map(|i| format!("big TXT \"{}\"\n", "x".repeat(200 + i))).collect();
-    std::fs::write(dir.path().join("live.test.zone"), format!("{ZONE}{big}")).unwrap();
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let file = dir.path().join("ternd.toml");
-    std::fs::write(&file, config_text(port, "", "")).unwrap();
-    let _daemon =
-        Daemon::spawn(&["--config", file.to_str().unwrap()], addr, &dir.path().join("log"));
+    let Served { port, addr, file, dir, daemon: _daemon } =
+        serve(&format!("{ZONE}{big}"), "", "", &[]);
     let ask = || dig(addr, &["+ignore", "+bufsize=4096", "big.live.test", "TXT"]);
     assert!(!ask().contains(" tc"), "1232 bytes hold the answer: {}", ask());
     std::fs::write(&file, config_text(port, "udp-payload-max = 512\n", "")).unwrap();
@@ -127,14 +139,7 @@ fn udp_payload_max_waits_for_a_restart_and_says_so() {
 /// already open keep going; `defer-accept` (a socket option) waits for a restart.
 #[test]
 fn tcp_caps_and_timeouts_follow_a_reload() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("live.test.zone"), ZONE).unwrap();
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let file = dir.path().join("ternd.toml");
-    std::fs::write(&file, config_text(port, "", "")).unwrap();
-    let _daemon =
-        Daemon::spawn(&["--config", file.to_str().unwrap()], addr, &dir.path().join("log"));
+    let Served { port, addr, file, dir, daemon: _daemon } = serve(ZONE, "", "", &[]);
     let mut first = tcp_connect(addr);
     assert!(tcp_ask(&mut first, &query(1, "www.live.test")).is_some());
     let mut second = tcp_connect(addr);
@@ -169,14 +174,7 @@ fn tcp_caps_and_timeouts_follow_a_reload() {
 /// overrides do: no "changed" warning for a setting nobody changed.
 #[test]
 fn command_line_workers_are_not_taken_for_a_change_at_reload() {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("live.test.zone"), ZONE).unwrap();
-    let port = free_port();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let file = dir.path().join("ternd.toml");
-    std::fs::write(&file, config_text(port, "", "")).unwrap();
-    let args = ["--config", file.to_str().unwrap(), "--workers", "2"];
-    let daemon = Daemon::spawn(&args, addr, &dir.path().join("log"));
+    let Served { daemon, dir, .. } = serve(ZONE, "", "", &["--workers", "2"]);
     let (code, said) = reload(dir.path());
     assert_eq!(code, 0, "{said}");
     assert!(!said.contains("workers"), "{said}");

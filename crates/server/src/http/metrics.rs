@@ -297,6 +297,13 @@ mod tests {
     use crate::config::Config;
     use crate::handler::{Handler, RequestContext, Transport};
 
+    /// What `/metrics` shows of `handler`'s counters and `zones`.
+    fn scrape(handler: Arc<EngineHandler>, zones: Arc<ZoneDb>) -> String {
+        let connections = ConnectionLimits::new(10, 10);
+        let metrics = Metrics::new(Sources { stats: Arc::default(), connections, handler, zones });
+        metrics.render().unwrap()
+    }
+
     #[test]
     fn a_scrape_adds_up_the_workers_and_names_every_family() {
         let config = Config::built_in(Vec::new(), Vec::new()).unwrap();
@@ -322,13 +329,7 @@ mod tests {
         let udp = RequestContext { transport: Transport::Udp, max_response: 512, ..ctx };
         let _ = handler.handle(&mut batch, &query, &udp, &mut [0u8; 65535]);
         drop(batch);
-        let metrics = Metrics::new(Sources {
-            stats: Arc::default(),
-            connections: ConnectionLimits::new(10, 10),
-            handler,
-            zones,
-        });
-        let text = metrics.render().unwrap();
+        let text = scrape(handler, zones);
         assert!(text.contains("tern_queries_total{transport=\"tcp\"} 2\n"), "{text}");
         assert!(text.contains("tern_queries_total{transport=\"xdp\"} 1\n"), "{text}");
         assert!(text.contains("tern_queries_total{transport=\"udp\"} 0\n"), "{text}");
@@ -368,13 +369,7 @@ mod tests {
             slot.set_stats_ticket(ticket);
             worker.zone(ticket, Some(tern_wire::Rtype::TXT), Some(tern_wire::Rcode::NXDOMAIN));
         }
-        let metrics = Metrics::new(Sources {
-            stats: Arc::default(),
-            connections: ConnectionLimits::new(10, 10),
-            handler,
-            zones,
-        });
-        let text = metrics.render().unwrap();
+        let text = scrape(handler, zones);
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("tern_zone_re")).collect();
         assert_eq!(
             lines,
