@@ -126,7 +126,8 @@ ask() { in_cli kdig +timeout=2 +retry=0 "$@"; }
 
 echo "== start (auto mode)"
 TERNCTL=${TERNCTL:-$(dirname "$TERND")/ternctl}
-start auto "[control]
+start auto "query-stats = true
+[control]
 socket = \"$work/ternd.sock\"
 [http]
 listen = \"127.0.0.1:9153\""
@@ -159,7 +160,7 @@ echo "== ping untouched"
 in_cli ping -c 1 -W 2 192.0.2.1 >/dev/null || fail "no IPv4 ping"
 in_cli ping -6 -c 1 -W 2 2001:db8::1 >/dev/null || fail "no IPv6 ping"
 
-echo "== ternctl status and /metrics: the XDP path counted apart"
+echo "== ternctl status and /metrics: the XDP path counted apart, and per zone"
 if [[ -x $TERNCTL ]]; then
   status=$(in_srv "$TERNCTL" --socket "$work/ternd.sock" status) || fail "ternctl status failed"
   grep -Eq "xdp: ([4-9]|[0-9]{2,}) queries" <<<"$status" || fail "ternctl status: $status"
@@ -172,6 +173,9 @@ grep -Eq '^tern_queries_total\{transport="xdp"\} ([4-9]|[0-9]{2,})$' <<<"$metric
   fail "no XDP series in /metrics: $(grep tern_queries_total <<<"$metrics")"
 grep -q '^tern_queries_total{transport="udp"} 0$' <<<"$metrics" ||
   fail "/metrics counts XDP as UDP: $(grep tern_queries_total <<<"$metrics")"
+zone=$(sed -n 's/^tern_zone_responses_total{zone="example.test.",rcode="NOERROR"} \([0-9]*\)$/\1/p' <<<"$metrics")
+((${zone:-0} >= 6)) ||
+  fail "per-zone counters miss XDP answers (query-stats): $(grep tern_zone_ <<<"$metrics")"
 
 echo "== SIGTERM: counted on the XDP path, detached"
 stop TERM
