@@ -354,8 +354,8 @@ impl TryFrom<RawZone> for ZoneConfig {
                 table.insert(key.into(), value);
             }
         }
-        let settings = xfr::TemplateConfig::deserialize(toml::Value::Table(table))
-            .map_err(|e| format!("zone {}: {}", raw.name, e.message()))?;
+        let settings = xfr::TemplateConfig::deserialize(toml::Value::Table(table.clone()))
+            .map_err(|e| format!("zone {}: {}{}", raw.name, culprit(&table), e.message()))?;
         Ok(ZoneConfig {
             name: raw.name,
             source: raw.file,
@@ -366,6 +366,29 @@ impl TryFrom<RawZone> for ZoneConfig {
             catalog_max_members: raw.catalog_max_members,
         })
     }
+}
+
+/// The key of a zone's `settings` (as [`ZoneConfig::try_from`] gathers them) that does
+/// not read alone, as "`KEY`: " for the error message ([`key_span`] finds its line);
+/// empty when none does (the keys only clash together).
+fn culprit(settings: &toml::Table) -> String {
+    let alone = |key: &String, value: &toml::Value| {
+        let mut one = toml::Table::new();
+        one.insert("id".into(), toml::Value::String(String::new()));
+        one.insert(key.clone(), value.clone());
+        xfr::TemplateConfig::deserialize(toml::Value::Table(one)).is_err()
+    };
+    let found = settings.iter().filter(|(k, _)| *k != "id").find(|(k, v)| alone(k, v));
+    found.map_or_else(String::new, |(key, _)| format!("`{key}`: "))
+}
+
+/// Where, in a zone's table `item`, the key an error message names (as [`culprit`]
+/// writes it: "zone NAME: `KEY`: …") has its value.
+fn key_span(item: &Spanned<DeValue<'_>>, message: &str) -> Option<Range<usize>> {
+    let (_, rest) = message.split_once(": `")?;
+    let (key, _) = rest.split_once("`: ")?;
+    let table = item.get_ref().as_table()?;
+    table.iter().find(|(k, _)| k.get_ref().as_ref() == key).map(|(_, v)| v.span())
 }
 
 /// The identity answers resolved to their values (see [`IdentityConfig::resolve`]).
@@ -818,7 +841,8 @@ impl TableReader {
             match Spanned::<T>::deserialize(ValueDeserializer::from(item.clone())) {
                 Ok(read) => list.push(read),
                 Err(e) => {
-                    self.errors.push((e.span().or(Some(item.span())), e.message().to_owned()))
+                    let span = key_span(item, e.message()).or(e.span()).or(Some(item.span()));
+                    self.errors.push((span, e.message().to_owned()))
                 }
             }
         }

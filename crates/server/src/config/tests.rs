@@ -507,6 +507,19 @@ fn zonefile_sync_takes_a_duration_or_never() {
     assert!(bad.contains("`sometimes` is not a duration") && bad.contains("or \"never\""), "{bad}");
 }
 
+/// A bad value among a zone's own settings is shown at its key's line, named, not at
+/// the `[[zone]]` line.
+#[test]
+fn a_bad_zone_setting_is_shown_at_its_line() {
+    let text =
+        "[[zone]]\nname = \"a.example\"\nfile = \"a.zone\"\n\n[[zone]]\nname = \"b.example\"\n\
+                file = \"b.zone\"\nnotify = []\nzonefile-sync = \"sometimes\"\n";
+    let bad = error(text);
+    assert!(bad.contains(":9:17: zone b.example.: `zonefile-sync`: `sometimes`"), "{bad}");
+    let bad = error(&text.replace("zonefile-sync = \"sometimes\"", "ixfr-history = -3"));
+    assert!(bad.contains(":9:16: zone b.example.: `ixfr-history`: "), "{bad}");
+}
+
 #[test]
 fn query_stats_comes_from_the_zone_or_its_template_within_the_limit() {
     let config = parse(
@@ -559,6 +572,9 @@ fn bad_query_stats_values_are_located() {
         assert!(message.contains(what), "{text:?} gave {message}");
     }
     let message = error("[[zone]]\nname = \"a\"\nfile = \"a\"\nquery-stats = 1\n");
-    assert!(message.starts_with("/etc/tern/ternd.toml:1:1: "), "{message}");
+    assert!(
+        message.starts_with("/etc/tern/ternd.toml:4:15: zone a.: `query-stats`: "),
+        "{message}"
+    );
     assert!(message.contains("invalid type"), "{message}");
 }
