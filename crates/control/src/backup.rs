@@ -34,6 +34,7 @@ use crate::commit::{Change, Notify};
 use crate::error::{Error, Result};
 use crate::event::Outcome;
 use crate::plan::{Role, ZoneSource};
+use crate::primary::with_serial;
 use crate::state::SharedJournal;
 use crate::storage;
 use crate::writer::Writer;
@@ -109,7 +110,7 @@ impl Writer {
         let file_base = self.current.clone().filter(|_| self.file_base.is_none());
         let build = move |base: Option<&Arc<ZoneContents>>| match base
             .ok_or(Error::NothingServed)
-            .and_then(|b| restored(b, backup, policy, now))
+            .and_then(|b| restored(b, &backup, policy, now))
         {
             Ok(Some(change)) => {
                 let count = change.removed.len() + change.added.len();
@@ -215,27 +216,21 @@ fn read_backup(zone: &Name, path: &Path) -> Result<ZoneContents> {
 /// serial would not rise.
 fn restored(
     served: &ZoneContents,
-    backup: ZoneContents,
+    backup: &ZoneContents,
     policy: UpdatePolicy,
     now: u64,
 ) -> Result<Option<Changeset>> {
-    let diff = |to: &ZoneContents| served.diff(to).ok_or(Error::NoSoa("the backup"));
+    let mut change = served.diff(backup).ok_or(Error::NoSoa("the backup"))?;
     if serial_gt(backup.serial(), served.serial()) {
-        return diff(&backup).map(Some);
+        return Ok(Some(change));
     }
-    let same = diff(&backup)?;
-    if same.removed.is_empty() && same.added.is_empty() && soa_alike(&same) {
+    if change.removed.is_empty() && change.added.is_empty() && soa_alike(&change) {
         return Ok(None);
     }
-    let mut raised = backup;
-    let serial = policy.serial.next(served.serial(), now);
-    let soa = raised.soa_record().ok_or(Error::NoSoa("the backup"))?;
-    let mut to = soa.clone();
-    to.rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
-    raised
-        .apply_in_place(&Changeset::between(soa, to))
-        .map_err(|why| Error::Apply { what: "the backup's serial cannot be raised", why })?;
-    diff(&raised).map(Some)
+    // The SOA is not among a difference's records: raising the serial is its `soa_to`'s.
+    let to = change.soa_to.as_ref().ok_or(Error::NoSoa("the backup"))?;
+    change.soa_to = Some(with_serial(to, policy.serial.next(served.serial(), now))?);
+    Ok(Some(change))
 }
 
 /// Whether `change`'s SOAs differ in their serial alone.

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use tern_engine::UpdatePolicy;
 use tern_zone::records::{serial_gt, with_soa_serial};
-use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
+use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, RecordData, ZoneContents};
 use tracing::{error, info, warn};
 
 use crate::commit::{Change, Notify};
@@ -432,8 +432,7 @@ fn raise_above(
     let above = if serial_gt(floor, served) { floor } else { served };
     let serial = policy.serial.next(above, now);
     let from = built.zone.soa_record().ok_or(Error::NoSoa("the zone file"))?;
-    let mut to = from.clone();
-    to.rdata = with_soa_serial(&from.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
+    let to = with_serial(&from, serial)?;
     let change = Changeset::between(from, to);
     let file = built.file_holds.take().unwrap_or_else(|| built.zone.clone());
     built.zone.apply_in_place(&change).map_err(|why| Error::Apply {
@@ -464,15 +463,16 @@ fn merge(
         // Touched, not changed.
         return Ok(Built { file_holds: Some(edited), ..Built::of(current.clone()) });
     }
-    let mut soa = edited.soa_record().ok_or(Error::NoSoa("the zone file"))?;
+    let soa = edited.soa_record().ok_or(Error::NoSoa("the zone file"))?;
     let higher = serial_gt(edited.serial(), current.serial());
     let serial = match (higher, never) {
         (true, false) => edited.serial(),
         (true, true) => policy.serial.next(edited.serial(), now),
         (false, _) => policy.serial.next(current.serial(), now),
     };
-    soa.rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
-    let merged = current.rebase(&edit, soa).ok_or(Error::NoSoa("the served version"))?;
+    let merged = current
+        .rebase(&edit, with_serial(&soa, serial)?)
+        .ok_or(Error::NoSoa("the served version"))?;
     let (zone, _) = current
         .apply(&merged)
         .map_err(|why| Error::Apply { what: "the edit does not merge with the updates", why })?;
@@ -480,6 +480,13 @@ fn merge(
     let change = (limits.max_changes > 0).then_some(merged);
     let rebase = never.then(|| edited.diff(&zone).into_iter().collect());
     Ok(Built { change, file_holds: Some(edited), merged: true, rebase, ..Built::of(zone) })
+}
+
+/// `soa` (an SOA record) with `serial`: how a load, a merge or a restore raises a
+/// zone's serial.
+pub(crate) fn with_serial(soa: &RecordData, serial: u32) -> Result<RecordData, Error> {
+    let rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
+    Ok(RecordData { rdata, ..soa.clone() })
 }
 
 /// Logs the warnings of a successful load (errors refuse the zone and are in the error).
