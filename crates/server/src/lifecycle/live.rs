@@ -12,8 +12,6 @@
 
 use std::sync::Arc;
 
-use tern_ctl::proto::Reply;
-use tokio::sync::oneshot;
 use tracing::{error, info};
 
 use crate::config::{Config, HttpConfig};
@@ -83,71 +81,4 @@ fn api_settings(config: &HttpConfig, api: &Api) -> (ApiSettings, Option<String>)
         _ => {}
     }
     (ApiSettings { token, body_timeout: config.body_timeout }, problem)
-}
-
-/// `reply`, told `problems` after the reload's own outcome, on `runtime`: the reply is
-/// an error when there are any.
-pub fn telling(
-    reply: Option<oneshot::Sender<Reply>>,
-    problems: Vec<String>,
-    runtime: &tokio::runtime::Handle,
-) -> Option<oneshot::Sender<Reply>> {
-    if problems.is_empty() {
-        return reply;
-    }
-    let reply = reply?;
-    let (told, outcome) = oneshot::channel();
-    runtime.spawn(async move {
-        if let Ok(outcome) = outcome.await {
-            let _ = reply.send(with_problems(outcome, &problems));
-        }
-    });
-    Some(told)
-}
-
-/// A reload's `outcome` with `problems` after it, as an error.
-fn with_problems(outcome: Reply, problems: &[String]) -> Reply {
-    let problems = problems.join("\n");
-    match outcome {
-        Reply::Done { message } => {
-            Reply::error(format!("{message}; settings not applied:\n{problems}"))
-        }
-        Reply::Error { error } => {
-            Reply::error(format!("{error}\nsettings not applied:\n{problems}"))
-        }
-        _ => Reply::error(format!("settings not applied:\n{problems}")),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn problems_turn_a_done_reload_into_an_error_that_says_them() {
-        let problems = ["[http] api-token-file not applied: token: too short".to_owned()];
-        let Reply::Error { error } = with_problems(Reply::done("reload done"), &problems) else {
-            panic!("not an error")
-        };
-        assert_eq!(error, "reload done; settings not applied:\n[http] api-token-file not applied: token: too short");
-        let Reply::Error { error } = with_problems(Reply::error("1 failed zone"), &problems) else {
-            panic!("not an error")
-        };
-        assert!(error.starts_with("1 failed zone\nsettings not applied:\n[http]"), "{error}");
-    }
-
-    #[test]
-    fn the_reply_is_told_the_problems_after_the_outcome() {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let (reply, answer) = oneshot::channel();
-        let told = telling(Some(reply), vec!["a problem".into()], runtime.handle()).unwrap();
-        told.send(Reply::done("reload done")).unwrap();
-        let answer = runtime.block_on(answer).unwrap();
-        assert!(
-            matches!(&answer, Reply::Error { error } if error.ends_with("a problem")),
-            "{answer:?}"
-        );
-        let (reply, _answer) = oneshot::channel();
-        assert!(telling(Some(reply), Vec::new(), runtime.handle()).is_some(), "as it was");
-    }
 }

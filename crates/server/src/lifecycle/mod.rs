@@ -360,7 +360,7 @@ impl Steering<'_> {
         let loading = self.control.apply_with(&next, &members, false);
         reload::log_when_done(
             loading,
-            (what, Vec::new()),
+            (what, reload::Said::default()),
             self.log.clone(),
             next.log.level,
             Some(reply),
@@ -386,7 +386,7 @@ impl Steering<'_> {
         let level = self.config.log.level;
         reload::log_when_done(
             loading,
-            ("catalog change", Vec::new()),
+            ("catalog change", reload::Said::default()),
             self.log.clone(),
             level,
             None,
@@ -407,9 +407,9 @@ impl Steering<'_> {
         match done {
             Ok((next, loading, notes)) => {
                 let problems = live::apply(&next, self.log, self.http);
-                let reply = live::telling(reply, problems, &self.control.handle());
+                let said = reload::Said { notes, problems };
                 let level = next.log.level;
-                reload::log_when_done(loading, ("reload", notes), self.log.clone(), level, reply);
+                reload::log_when_done(loading, ("reload", said), self.log.clone(), level, reply);
                 self.config = next;
             }
             Err(e) => {

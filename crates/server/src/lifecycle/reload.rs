@@ -82,13 +82,31 @@ pub fn reload(
     Ok((next, loading, notes))
 }
 
+/// What `ternctl reload` is told beside its zones' outcome: a line per changed setting
+/// before it ([`reload`]'s), and the settings that could not be applied after it
+/// ([`super::live::apply`]'s), which make the answer an error.
+#[derive(Debug, Default)]
+pub struct Said {
+    /// Each changed setting: applied, or waiting for a restart.
+    pub notes: Vec<String>,
+    /// Each setting not applied, and why.
+    pub problems: Vec<String>,
+}
+
+impl Said {
+    /// `reply` with the notes before its text and the problems after it.
+    fn told(&self, reply: Reply) -> Reply {
+        with_problems(with_notes(reply, &self.notes), &self.problems)
+    }
+}
+
 /// Waits for `loading` on a thread of its own, then logs it, applies the new log level
 /// (so the reload's outcome is logged at the level in force when it began) and gives
 /// freed memory back; the signal loop is not held up.
-/// `reply`, when given, is told the outcome too (`ternctl reload`), after `notes`.
+/// `reply`, when given, is told the outcome too (`ternctl reload`), with what was `said`.
 pub fn log_when_done(
     mut loading: Loading,
-    (what, notes): (&'static str, Vec<String>),
+    (what, said): (&'static str, Said),
     log: LogHandle,
     level: LevelFilter,
     reply: Option<oneshot::Sender<Reply>>,
@@ -99,7 +117,7 @@ pub fn log_when_done(
         log_report(&loading, what, started.elapsed());
         log.set_level(level);
         if let Some(reply) = reply {
-            let _ = reply.send(with_notes(outcome(&loading, what), &notes));
+            let _ = reply.send(said.told(outcome(&loading, what)));
         }
         housekeeping();
     });
@@ -150,6 +168,23 @@ fn with_notes(reply: Reply, notes: &[String]) -> Reply {
         Reply::Done { message } => Reply::done(format!("{notes}\n{message}")),
         Reply::Error { error } => Reply::error(format!("{notes}\n{error}")),
         other => other,
+    }
+}
+
+/// A reload's `outcome` with `problems` after it, as an error.
+fn with_problems(outcome: Reply, problems: &[String]) -> Reply {
+    if problems.is_empty() {
+        return outcome;
+    }
+    let problems = problems.join("\n");
+    match outcome {
+        Reply::Done { message } => {
+            Reply::error(format!("{message}; settings not applied:\n{problems}"))
+        }
+        Reply::Error { error } => {
+            Reply::error(format!("{error}\nsettings not applied:\n{problems}"))
+        }
+        _ => Reply::error(format!("settings not applied:\n{problems}")),
     }
 }
 
@@ -206,6 +241,34 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn problems_turn_a_done_reload_into_an_error_that_says_them() {
+        let problems = ["[http] api-token-file not applied: token: too short".to_owned()];
+        let Reply::Error { error } = with_problems(Reply::done("reload done"), &problems) else {
+            panic!("not an error")
+        };
+        assert_eq!(error, "reload done; settings not applied:\n[http] api-token-file not applied: token: too short");
+        let Reply::Error { error } = with_problems(Reply::error("1 failed zone"), &problems) else {
+            panic!("not an error")
+        };
+        assert!(error.starts_with("1 failed zone\nsettings not applied:\n[http]"), "{error}");
+    }
+
+    #[test]
+    fn the_reply_is_told_the_problems_after_the_outcome() {
+        let said = Said { notes: Vec::new(), problems: vec!["a problem".into()] };
+        let answer = said.told(Reply::done("reload done"));
+        assert!(
+            matches!(&answer, Reply::Error { error } if error.ends_with("a problem")),
+            "{answer:?}"
+        );
+        let answer = Said::default().told(Reply::done("reload done"));
+        assert!(
+            matches!(&answer, Reply::Done { message } if message == "reload done"),
+            "as it was"
+        );
+    }
 
     #[test]
     fn the_housekeeping_after_a_reload_runs_at_the_lowest_priority() {
