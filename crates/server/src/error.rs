@@ -9,7 +9,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// Everything that can stop the daemon from starting, or a reload from applying.
+/// Everything that can stop the daemon from starting, a reload from applying, or a
+/// control request from being carried out.
 #[derive(Debug)]
 pub enum Error {
     /// The configuration cannot be used; the message is already formatted as
@@ -28,6 +29,8 @@ pub enum Error {
     Start(String),
     /// The AF_XDP data plane cannot be set up (the socket path serves on).
     Xdp(String),
+    /// A backup directory a control request names is refused (see `ctl::backup`).
+    BackupDir { dir: String, why: String },
 }
 
 /// The server crate's result type.
@@ -50,6 +53,7 @@ impl fmt::Display for Error {
             Error::Os { doing, source } => write!(f, "{doing}: {source}"),
             Error::Start(message) => write!(f, "not started: {message}"),
             Error::Xdp(message) => write!(f, "XDP cannot be used: {message}"),
+            Error::BackupDir { dir, why } => write!(f, "{dir}: {why}"),
         }
     }
 }
@@ -60,7 +64,11 @@ impl std::error::Error for Error {
             Error::Bind { source, .. } | Error::File { source, .. } | Error::Os { source, .. } => {
                 Some(source)
             }
-            Error::Config(_) | Error::Privileges(_) | Error::Start(_) | Error::Xdp(_) => None,
+            Error::Config(_)
+            | Error::Privileges(_)
+            | Error::Start(_)
+            | Error::Xdp(_)
+            | Error::BackupDir { .. } => None,
         }
     }
 }

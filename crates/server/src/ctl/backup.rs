@@ -5,27 +5,31 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use crate::error::{Error, Result};
+
 /// The directory `given` names in `base` (relative names are taken in it, absolute
 /// ones must be in it); none: a new one named by `now` (UTC, `YYYYMMDDHHMMSS`).
-pub fn resolve(base: &Path, given: Option<&str>, now: u64) -> Result<PathBuf, String> {
+pub fn resolve(base: &Path, given: Option<&str>, now: u64) -> Result<PathBuf> {
     let Some(given) = given else {
         let now = u32::try_from(now).unwrap_or(u32::MAX);
         return Ok(base.join(tern_wire::rdata::date_text(now)));
     };
     let path = Path::new(given);
     if path.components().any(|c| matches!(c, Component::ParentDir)) || given.is_empty() {
-        return Err(format!("{given}: name a directory in {} without `..`", base.display()));
+        let why = format!("name a directory in {} without `..`", base.display());
+        return Err(Error::BackupDir { dir: given.to_owned(), why });
     }
     let target = base.join(path);
     if !target.starts_with(base) {
-        return Err(format!("{given}: backups are kept in {} (backup-dir)", base.display()));
+        let why = format!("backups are kept in {} (backup-dir)", base.display());
+        return Err(Error::BackupDir { dir: given.to_owned(), why });
     }
     inside(base, &target).map(|()| target)
 }
 
 /// Whether the part of `target` that exists leads into `base`, links resolved (a
 /// `base` not made yet has nothing in it that could lead out).
-fn inside(base: &Path, target: &Path) -> Result<(), String> {
+fn inside(base: &Path, target: &Path) -> Result<()> {
     let Ok(real_base) = base.canonicalize() else { return Ok(()) };
     let mut at = target;
     while at.symlink_metadata().is_err() {
@@ -36,10 +40,11 @@ fn inside(base: &Path, target: &Path) -> Result<(), String> {
     }
     match at.canonicalize() {
         Ok(real) if real.starts_with(&real_base) => Ok(()),
-        Ok(real) => {
-            Err(format!("{}: leads to {}, outside backup-dir", at.display(), real.display()))
-        }
-        Err(e) => Err(format!("{}: {e}", at.display())),
+        Ok(real) => Err(Error::BackupDir {
+            dir: at.display().to_string(),
+            why: format!("leads to {}, outside backup-dir", real.display()),
+        }),
+        Err(source) => Err(Error::File { path: at.to_owned(), source }),
     }
 }
 
@@ -56,10 +61,13 @@ mod tests {
         let inner = base.join("a/b");
         assert_eq!(resolve(&base, inner.to_str(), 0).unwrap(), inner);
         assert_eq!(resolve(&base, None, 1_764_403_200).unwrap(), base.join("20251129080000"));
-        assert!(resolve(&base, Some("../out"), 0).unwrap_err().contains("without `..`"));
-        assert!(resolve(&base, Some("/etc"), 0).unwrap_err().contains("backup-dir"));
+        assert!(resolve(&base, Some("../out"), 0)
+            .unwrap_err()
+            .to_string()
+            .contains("without `..`"));
+        assert!(resolve(&base, Some("/etc"), 0).unwrap_err().to_string().contains("backup-dir"));
         std::os::unix::fs::symlink(dir.path(), base.join("link")).unwrap();
-        let why = resolve(&base, Some("link/x"), 0).unwrap_err();
+        let why = resolve(&base, Some("link/x"), 0).unwrap_err().to_string();
         assert!(why.contains("outside backup-dir"), "{why}");
     }
 }

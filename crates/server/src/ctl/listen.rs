@@ -251,11 +251,11 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
         }
         Request::ZoneBackup { zones, dir } => match backup_dir(context, dir.as_deref()) {
             Ok(dir) => per_zone(context, &zones, ZoneCommand::Backup(dir)).await,
-            Err(why) => Reply::error(why),
+            Err(why) => Reply::error(why.to_string()),
         },
         Request::ZoneRestore { zones, dir } => match backup_dir(context, Some(&dir)) {
             Ok(dir) => per_zone(context, &zones, ZoneCommand::Restore(dir)).await,
-            Err(why) => Reply::error(why),
+            Err(why) => Reply::error(why.to_string()),
         },
         Request::ZoneRead { zone, owner, rtype } => read(context, &zone, owner, rtype).await,
         Request::Txn { zone, step } => txn(context, &zone, step).await,
@@ -281,7 +281,7 @@ fn status(context: &Context) -> ServerStatus {
 }
 
 /// The backup directory a request names ([`super::backup::resolve`]).
-fn backup_dir(context: &Context, given: Option<&str>) -> Result<PathBuf, String> {
+fn backup_dir(context: &Context, given: Option<&str>) -> crate::error::Result<PathBuf> {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
     let now = now.map_or(0, |d| d.as_secs());
     super::backup::resolve(&context.backup_dir, given, now)
