@@ -33,40 +33,42 @@ fn dig(addr: SocketAddr, name: &str, rtype: &str) -> String {
     dig_short(addr, name, rtype)
 }
 
+/// Starts `ternd` on a free loopback port with one worker of each kind and the rest of
+/// its configuration `rest` (after `[server]`'s `listen` and worker lines), written to
+/// `dir/NAME.toml`, logging to `dir/NAME.log`: the server and its configuration file.
+fn spawn_in(dir: &Path, name: &str, rest: &str) -> (Daemon, PathBuf) {
+    let port = free_port();
+    let head =
+        format!("[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n");
+    let config = dir.join(format!("{name}.toml"));
+    std::fs::write(&config, head + rest).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let log = dir.join(format!("{name}.log"));
+    (Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &log), config)
+}
+
 /// The primary of `example.com` (the demo zone), allowing transfers from loopback.
 fn primary(dir: &Path) -> Daemon {
     std::fs::write(dir.join("example.com.zone"), tern_server::demo::ZONE_TEXT).unwrap();
-    let port = free_port();
-    let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"p-storage\"\nadded-zone-dirs = [\".\"]\n\
+    let rest = "storage = \"p-storage\"\nadded-zone-dirs = [\".\"]\n\
          [[acl]]\nid = \"lo\"\naddress = \"127.0.0.0/8\"\naction = [\"transfer\", \"notify\"]\n\
-         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = \"lo\"\n"
-    );
-    let config = dir.join("primary.toml");
-    std::fs::write(&config, text).unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.join("primary.log"))
+         [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = \"lo\"\n";
+    spawn_in(dir, "primary", rest).0
 }
 
 /// The server under test: `primary.example` from a file, `example.com` as a secondary
 /// of `upstream`; the control socket in `dir`.
 fn server(dir: &Path, upstream: SocketAddr) -> (Daemon, PathBuf, PathBuf) {
     std::fs::write(dir.join("primary.example.zone"), PRIMARY_ZONE).unwrap();
-    let port = free_port();
-    let socket = dir.join("run/ternd.sock");
-    let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
+    let rest = format!(
+        "storage = \"storage\"\nadded-zone-dirs = [\".\"]\n\
          [control]\nsocket = \"run/ternd.sock\"\n\
          [[remote]]\nid = \"up\"\naddress = \"{upstream}\"\n\
          [[zone]]\nname = \"primary.example\"\nfile = \"primary.example.zone\"\nnotify = \"up\"\nzonefile-sync = \"1h\"\n\
          [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n"
     );
-    let config = dir.join("ternd.toml");
-    std::fs::write(&config, text).unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let daemon =
-        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.join("ternd.log"));
-    (daemon, socket, config)
+    let (daemon, config) = spawn_in(dir, "ternd", &rest);
+    (daemon, dir.join("run/ternd.sock"), config)
 }
 
 #[test]
@@ -402,24 +404,18 @@ fn zone_purge_deletes_what_storage_keeps_of_zones_no_longer_served() {
 /// A primary that allows transfers from loopback (`primary.example`, updates kept in the
 /// journal for an hour) and a secondary of `upstream` (`example.com`); the control
 /// socket in `dir`.
-fn backed_up_server(dir: &Path, upstream: SocketAddr) -> (Daemon, PathBuf, Vec<String>) {
+fn backed_up_server(dir: &Path, upstream: SocketAddr) -> (Daemon, PathBuf, PathBuf) {
     std::fs::write(dir.join("primary.example.zone"), PRIMARY_ZONE).unwrap();
-    let port = free_port();
-    let text = format!(
-        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\nstorage = \"storage\"\n\
+    let rest = format!(
+        "storage = \"storage\"\n\
          [control]\nsocket = \"run/ternd.sock\"\n\
          [[acl]]\nid = \"lo\"\naddress = \"127.0.0.0/8\"\naction = [\"transfer\"]\n\
          [[remote]]\nid = \"up\"\naddress = \"{upstream}\"\n\
          [[zone]]\nname = \"primary.example\"\nfile = \"primary.example.zone\"\nacl = \"lo\"\nzonefile-sync = \"1h\"\n\
          [[zone]]\nname = \"example.com\"\nprimary = \"up\"\n"
     );
-    let config = dir.join("ternd.toml");
-    std::fs::write(&config, text).unwrap();
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let args = vec!["--config".to_owned(), config.to_str().unwrap().to_owned()];
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let daemon = Daemon::spawn(&argv, addr, &dir.join("ternd.log"));
-    (daemon, dir.join("run/ternd.sock"), args)
+    let (daemon, config) = spawn_in(dir, "ternd", &rest);
+    (daemon, dir.join("run/ternd.sock"), config)
 }
 
 /// One transaction on `primary.example`: `unset` removed, `set` added (A records).
@@ -441,15 +437,30 @@ fn edit(socket: &Path, unset: Option<&str>, set: &str) {
 fn zone_backup_and_restore_as_an_operator_uses_them() {
     let dir = tempfile::tempdir().unwrap();
     let upstream = primary(dir.path());
-    let (daemon, socket, args) = backed_up_server(dir.path(), upstream.addr);
+    let (daemon, socket, config) = backed_up_server(dir.path(), upstream.addr);
     let addr = daemon.addr;
     assert!(eventually(Duration::from_secs(20), || !dig(addr, "www.example.com", "A").is_empty()));
     edit(&socket, None, "kept");
     assert_eq!(dig_soa(addr, "primary.example").1, Some(2));
+    let backups = backs_up_every_zone(&socket, dir.path());
+    restores_a_primary(&socket, addr, &backups);
+    restores_a_secondary_only_newer(&socket, addr, dir.path(), &backups);
+    names_a_backup_it_cannot_read(&socket, addr, dir.path());
+    keeps_to_backup_dir(&socket, dir.path());
 
-    // A relative directory is taken in backup-dir (by default `backup` in storage).
-    let said = ok(&socket, &["zone-backup", "--dir", "one"]);
-    let backups = dir.path().join("storage/backup/one");
+    // Journaled before it was acknowledged: a SIGKILL loses nothing.
+    drop(daemon);
+    let argv = ["--config", config.to_str().unwrap()];
+    let daemon = Daemon::spawn(&argv, addr, &dir.path().join("ternd.2.log"));
+    assert_eq!(dig_soa(daemon.addr, "primary.example").1, Some(4));
+    assert_eq!(dig(daemon.addr, "kept.primary.example", "A"), "192.0.2.7\n");
+}
+
+/// A relative directory is taken in backup-dir (by default `backup` in storage), and a
+/// backup is never written over: the directory of the backup.
+fn backs_up_every_zone(socket: &Path, dir: &Path) -> PathBuf {
+    let said = ok(socket, &["zone-backup", "--dir", "one"]);
+    let backups = dir.join("storage/backup/one");
     assert!(said.contains("primary.example.: backed up serial 2, journal "), "{said}");
     assert!(said.contains(&format!("in {}", backups.display())), "{said}");
     assert!(said.contains("example.com.: backed up serial "), "{said}");
@@ -461,15 +472,19 @@ fn zone_backup_and_restore_as_an_operator_uses_them() {
     );
     assert!(std::fs::metadata(backups.join("primary.example.journal")).unwrap().len() > 0);
     let (code, stdout, _) =
-        ternctl(&socket, &["zone-backup", "primary.example", "--dir", backups.to_str().unwrap()]);
+        ternctl(socket, &["zone-backup", "primary.example", "--dir", backups.to_str().unwrap()]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("exists: back up into another directory"), "{stdout}");
+    backups
+}
 
-    // Changes after the backup, then the restore: the backup's data at a higher serial.
-    edit(&socket, Some("kept"), "later");
+/// Changes after the backup, then the restore: the backup's data at a higher serial,
+/// sent by IXFR; a second restore changes nothing.
+fn restores_a_primary(socket: &Path, addr: SocketAddr, backups: &Path) {
+    edit(socket, Some("kept"), "later");
     assert_eq!(dig_soa(addr, "primary.example").1, Some(3));
     let restored =
-        ok(&socket, &["zone-restore", "primary.example", "--dir", backups.to_str().unwrap()]);
+        ok(socket, &["zone-restore", "primary.example", "--dir", backups.to_str().unwrap()]);
     assert!(restored.contains("restored: serial 3 → 4, 2 records changed"), "{restored}");
     assert_eq!(dig(addr, "kept.primary.example", "A"), "192.0.2.7\n");
     assert!(dig(addr, "later.primary.example", "A").is_empty());
@@ -479,62 +494,61 @@ fn zone_backup_and_restore_as_an_operator_uses_them() {
         "{ixfr}"
     );
     let again =
-        ok(&socket, &["zone-restore", "primary.example", "--dir", backups.to_str().unwrap()]);
+        ok(socket, &["zone-restore", "primary.example", "--dir", backups.to_str().unwrap()]);
     assert!(again.contains("nothing to restore: serial 4 holds the backup's data"), "{again}");
+}
 
-    // A secondary's version is its primary's: an older one is not restored.
+/// A secondary's version is its primary's: an older one is not restored, a newer one is
+/// (a secondary whose storage was lost while its primary is away).
+fn restores_a_secondary_only_newer(socket: &Path, addr: SocketAddr, dir: &Path, backups: &Path) {
     let (code, stdout, _) =
-        ternctl(&socket, &["zone-restore", "example.com", "--dir", backups.to_str().unwrap()]);
+        ternctl(socket, &["zone-restore", "example.com", "--dir", backups.to_str().unwrap()]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("is not newer than the served"), "{stdout}");
 
-    // A newer one is (a secondary whose storage was lost while its primary is away).
     let (_, served) = dig_soa(addr, "example.com");
     let served = served.unwrap();
-    let newer = dir.path().join("storage/backup/newer");
+    let newer = dir.join("storage/backup/newer");
     std::fs::create_dir_all(&newer).unwrap();
     let text = std::fs::read_to_string(backups.join("example.com.zone")).unwrap();
     let raised = text.replacen(&format!(" {served} "), &format!(" {} ", served + 10), 2);
     assert_ne!(raised, text);
     std::fs::write(newer.join("example.com.zone"), raised).unwrap();
-    let said = ok(&socket, &["zone-restore", "example.com", "--dir", newer.to_str().unwrap()]);
+    let said = ok(socket, &["zone-restore", "example.com", "--dir", newer.to_str().unwrap()]);
     let expected = format!("restored: serial {}; refreshing from the primaries", served + 10);
     assert!(said.contains(&expected), "{said}");
     assert_eq!(dig_soa(addr, "example.com").1, Some(served + 10));
+}
 
-    // A backup that is missing or does not parse is named; the zone keeps serving.
-    let (code, stdout, _) = ternctl(&socket, &["zone-restore", "primary.example", "--dir", "none"]);
+/// A backup that is missing or does not parse is named; the zone keeps serving.
+fn names_a_backup_it_cannot_read(socket: &Path, addr: SocketAddr, dir: &Path) {
+    let (code, stdout, _) = ternctl(socket, &["zone-restore", "primary.example", "--dir", "none"]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("no backup of primary.example. there"), "{stdout}");
-    let bad = dir.path().join("storage/backup/bad");
+    let bad = dir.join("storage/backup/bad");
     std::fs::create_dir(&bad).unwrap();
     std::fs::write(bad.join("primary.example.zone"), "@ SOA ns hostmaster 1 2 3 4 5\nwww A nope\n")
         .unwrap();
     let (code, stdout, _) =
-        ternctl(&socket, &["zone-restore", "primary.example", "--dir", bad.to_str().unwrap()]);
+        ternctl(socket, &["zone-restore", "primary.example", "--dir", bad.to_str().unwrap()]);
     assert_eq!(code, 1, "{stdout}");
     assert!(stdout.contains("primary.example.zone:2"), "file:line: {stdout}");
     assert_eq!(dig_soa(addr, "primary.example").1, Some(4));
+}
 
-    // Nothing is written or read outside backup-dir; without --dir, a new directory.
+/// Nothing is written or read outside backup-dir; without --dir, a new directory.
+fn keeps_to_backup_dir(socket: &Path, dir: &Path) {
     for outside in ["/tmp", "../..", "one/../../x"] {
-        let (code, _, stderr) = ternctl(&socket, &["zone-backup", "--dir", outside]);
+        let (code, _, stderr) = ternctl(socket, &["zone-backup", "--dir", outside]);
         assert_eq!(code, 1, "{outside}: {stderr}");
         assert!(stderr.contains("backup-dir") || stderr.contains("`..`"), "{stderr}");
     }
-    let said = ok(&socket, &["zone-backup", "primary.example"]);
+    let said = ok(socket, &["zone-backup", "primary.example"]);
     let made = said.split(" in ").nth(1).unwrap().trim();
-    assert_eq!(Path::new(made).parent(), Some(&*dir.path().join("storage/backup")), "{said}");
+    assert_eq!(Path::new(made).parent(), Some(&*dir.join("storage/backup")), "{said}");
     let named = Path::new(made).file_name().unwrap().to_str().unwrap();
     assert!(named.len() == 14 && named.starts_with("20"), "{said}");
     assert!(Path::new(made).join("primary.example.zone").exists(), "{said}");
-
-    // Journaled before it was acknowledged: a SIGKILL loses nothing.
-    drop(daemon);
-    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-    let daemon = Daemon::spawn(&argv, addr, &dir.path().join("ternd.2.log"));
-    assert_eq!(dig_soa(daemon.addr, "primary.example").1, Some(4));
-    assert_eq!(dig(daemon.addr, "kept.primary.example", "A"), "192.0.2.7\n");
 }
 
 /// The records of an IXFR of `zone` from `serial`, as dig prints them.
