@@ -303,7 +303,7 @@ impl EngineHandler {
                 let replier = Arc::clone(self.replier.get()?);
                 Reply::Udp { replier, client: ctx.client, local: ctx.local }
             }
-            Transport::Tcp => {
+            Transport::Tcp | Transport::Tls | Transport::Quic => {
                 let (stream, reply) = AnswerStream::pair();
                 batch.stream = Some(Box::new(stream));
                 reply
@@ -608,7 +608,7 @@ impl Handler for EngineHandler {
     ) -> Option<usize> {
         let transport = match ctx.transport {
             Transport::Udp => tern_engine::Transport::Udp,
-            Transport::Tcp => tern_engine::Transport::Tcp,
+            Transport::Tcp | Transport::Tls | Transport::Quic => tern_engine::Transport::Tcp,
         };
         let turn = batch.next_answer;
         batch.next_answer = (turn + 1) % RING;

@@ -31,6 +31,8 @@ pub enum Error {
     Xdp(String),
     /// A backup directory a control request names is refused (see `ctl::backup`).
     BackupDir { dir: String, why: String },
+    /// The TLS certificate, key or settings cannot be used (the file and why).
+    Tls(String),
 }
 
 /// The server crate's result type.
@@ -54,6 +56,7 @@ impl fmt::Display for Error {
             Error::Start(message) => write!(f, "not started: {message}"),
             Error::Xdp(message) => write!(f, "XDP cannot be used: {message}"),
             Error::BackupDir { dir, why } => write!(f, "{dir}: {why}"),
+            Error::Tls(message) => write!(f, "TLS: {message}"),
         }
     }
 }
@@ -68,7 +71,8 @@ impl std::error::Error for Error {
             | Error::Privileges(_)
             | Error::Start(_)
             | Error::Xdp(_)
-            | Error::BackupDir { .. } => None,
+            | Error::BackupDir { .. }
+            | Error::Tls(_) => None,
         }
     }
 }

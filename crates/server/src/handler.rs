@@ -15,6 +15,23 @@ pub enum Transport {
     Udp,
     /// A TCP connection (RFC 7766): answers may use up to 65535 bytes.
     Tcp,
+    /// DNS over TLS (RFC 7858): as TCP, and answers are padded (RFC 8467).
+    Tls,
+    /// DNS over QUIC (RFC 9250): one query per stream, as TCP otherwise, padded.
+    Quic,
+}
+
+impl Transport {
+    /// True on a stream transport (TCP, TLS, QUIC): answers up to 65535 bytes, zone
+    /// transfers allowed, updates answered on the same stream.
+    pub fn is_stream(self) -> bool {
+        !matches!(self, Transport::Udp)
+    }
+
+    /// True when encrypted (TLS, QUIC).
+    pub fn is_encrypted(self) -> bool {
+        matches!(self, Transport::Tls | Transport::Quic)
+    }
 }
 
 /// What the I/O layer knows about one query.

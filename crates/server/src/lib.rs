@@ -33,6 +33,7 @@ pub use tern_control::priority;
 pub mod random;
 pub mod rrl;
 pub mod stats;
+pub mod tls;
 pub mod version;
 
 pub use config::Config;

@@ -11,6 +11,7 @@
 )]
 
 pub mod ascii;
+pub mod base64;
 pub mod bytes;
 pub mod edns;
 pub mod error;

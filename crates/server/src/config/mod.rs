@@ -12,6 +12,7 @@ pub mod defences;
 pub mod files;
 pub mod http;
 pub mod report;
+pub mod tls;
 pub mod values;
 pub mod xdp;
 pub mod xfr;
@@ -38,6 +39,7 @@ pub use http::HttpConfig;
 pub use tern_control::plan::{
     CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZonePlan, ZoneSource,
 };
+pub use tls::{TlsConfig, TlsVersion};
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xdp::{XdpConfig, XdpMode, XdpQueues};
 pub use xfr::{Resolved, TransferConfig};
@@ -68,6 +70,8 @@ pub struct Config {
     pub xdp: XdpConfig,
     /// The HTTP listener (metrics).
     pub http: HttpConfig,
+    /// DNS over TLS and the certificate of the encrypted transports.
+    pub tls: TlsConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -486,6 +490,10 @@ impl Config {
         config.take_zones(zones, &mut reader.errors);
         config.resolve_paths(&base);
         config.cookies.resolve(&base, &mut reader.errors);
+        if let Err(why) = config.tls.check(false) {
+            let table = doc.get_ref().iter().find(|(k, _)| &**k.get_ref() == "tls");
+            reader.errors.push((table.map(|(k, _)| k.span()), why));
+        }
         if reader.errors.is_empty() {
             config.resolve(&base, &mut reader.errors);
         }
@@ -682,6 +690,9 @@ impl Config {
         self.log.file.as_mut().map(anchor);
         self.control.socket.as_mut().map(anchor);
         self.http.api_token_file.as_mut().map(anchor);
+        for file in [&mut self.tls.certificate, &mut self.tls.key, &mut self.tls.client_ca] {
+            file.as_mut().map(anchor);
+        }
     }
 
     /// UDP worker count: as configured, else one per CPU.
@@ -784,7 +795,7 @@ struct TableReader {
 
 /// The top-level keys, for the unknown-key hint.
 const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `xdp`, `http`, `key`, `remote`, `acl`, `template`, `zone`";
+     `control`, `xdp`, `http`, `tls`, `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -806,6 +817,7 @@ impl TableReader {
             "control" => self.one(&mut config.control, value),
             "xdp" => self.one(&mut config.xdp, value),
             "http" => self.one(&mut config.http, value),
+            "tls" => self.one(&mut config.tls, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

@@ -382,9 +382,10 @@ fn documented_section(table: &str) -> &'static str {
 /// `docs/configuration.md` (and so in ternd.toml(5), which is made from it).
 #[test]
 fn every_key_is_documented_where_its_table_is() {
-    for table in
-        ["server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http"]
-    {
+    for table in [
+        "server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http",
+        "tls",
+    ] {
         assert!(known_keys("").contains(&table.to_owned()), "{table}");
         let section = documented_section(&format!("[{table}]"));
         for key in known_keys(&format!("[{table}]")) {
@@ -398,7 +399,7 @@ fn every_key_is_documented_where_its_table_is() {
             assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
         }
     }
-    assert_eq!(known_keys("").len(), 15, "a new table: add it above");
+    assert_eq!(known_keys("").len(), 16, "a new table: add it above");
 }
 
 #[test]
@@ -440,6 +441,7 @@ fn every_key_is_in_the_example_configuration() {
     }
     let tables: Vec<String> = [
         "server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http",
+        "tls",
     ]
     .iter()
     .map(|t| format!("[{t}]"))

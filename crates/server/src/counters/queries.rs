@@ -104,7 +104,7 @@ pub fn size_index(len: usize) -> usize {
 fn transport_index(transport: Transport) -> usize {
     match transport {
         Transport::Udp => 0,
-        Transport::Tcp => 1,
+        Transport::Tcp | Transport::Tls | Transport::Quic => 1,
     }
 }
 

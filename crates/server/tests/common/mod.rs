@@ -56,6 +56,8 @@ impl Handler for TestHandler {
                 let transport = match ctx.transport {
                     Transport::Udp => "udp",
                     Transport::Tcp => "tcp",
+                    Transport::Tls => "tls",
+                    Transport::Quic => "quic",
                 };
                 let text = format!(
                     "{transport} {} {} {}",
