@@ -16,6 +16,12 @@
 //! allowed. (Knot DNS asks instead that one rule allow every record of the message;
 //! deciding per record lets two narrow rules together allow an update touching both.)
 //!
+//! A rule may also ask for an encrypted transport and name the client by its TLS
+//! certificate (RFC 9103 §9.3.3, zone transfers over TLS): `tls` (the request came over
+//! TLS or QUIC), `cert_keys` (the client presented a certificate whose key has one of
+//! these pins) and `client_cert` (its certificate chained to the server's client CA:
+//! mutual TLS). Plain TCP and UDP requests never match such rules.
+//!
 //! The server builds an [`Access`] from its configuration and swaps it in as a whole on
 //! reload; the engine reads it only for the requests that need it (TSIG-signed messages,
 //! transfers, NOTIFY), never on the common query path.
@@ -89,6 +95,16 @@ impl std::fmt::Display for Prefix {
     }
 }
 
+/// What the TLS layer knows of the client of an encrypted connection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TlsClient {
+    /// The SHA-256 digest of the SubjectPublicKeyInfo of the certificate the client
+    /// presented (its key pin), if it presented one.
+    pub pin: Option<[u8; 32]>,
+    /// The certificate chained to the server's client CA (mutual TLS).
+    pub verified: bool,
+}
+
 /// One access rule.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Rule {
@@ -102,14 +118,51 @@ pub struct Rule {
     pub deny: bool,
     /// What an update may touch ([`Action::Update`] only; other actions ignore it).
     pub update: UpdateLimits,
+    /// Only requests over TLS or QUIC.
+    pub tls: bool,
+    /// Only clients whose certificate's key has one of these pins (empty: any).
+    pub cert_keys: Vec<[u8; 32]>,
+    /// Only clients whose certificate chained to the server's client CA.
+    pub client_cert: bool,
 }
 
 impl Rule {
-    /// True when the rule is about `action` from `client` signed with `key`.
-    fn matches(&self, action: Action, client: IpAddr, key: Option<&Dname>) -> bool {
+    /// True when the rule is about `action` from `who`.
+    fn matches(&self, action: Action, who: &Who<'_>) -> bool {
         self.actions.contains(&action)
-            && (self.addresses.is_empty() || self.addresses.iter().any(|p| p.contains(client)))
-            && (self.keys.is_empty() || key.is_some_and(|k| self.keys.iter().any(|n| **n == *k)))
+            && (self.addresses.is_empty() || self.addresses.iter().any(|p| p.contains(who.client)))
+            && (self.keys.is_empty()
+                || who.key.is_some_and(|k| self.keys.iter().any(|n| **n == *k)))
+            && self.tls_matches(who.tls)
+    }
+
+    /// The rule's TLS conditions, for a client with `tls` (`None`: not encrypted).
+    fn tls_matches(&self, tls: Option<&TlsClient>) -> bool {
+        if !self.tls && self.cert_keys.is_empty() && !self.client_cert {
+            return true;
+        }
+        let Some(tls) = tls else { return false };
+        (self.cert_keys.is_empty() || tls.pin.is_some_and(|p| self.cert_keys.contains(&p)))
+            && (!self.client_cert || tls.verified)
+    }
+}
+
+/// Who asks: the client's address, the TSIG key that signed the request (verified),
+/// and what TLS knows of it on an encrypted transport.
+#[derive(Debug, Clone, Copy)]
+pub struct Who<'a> {
+    /// The client's address.
+    pub client: IpAddr,
+    /// The verified TSIG key's name.
+    pub key: Option<&'a Dname>,
+    /// The TLS client, on TLS and QUIC.
+    pub tls: Option<&'a TlsClient>,
+}
+
+impl<'a> Who<'a> {
+    /// A client at `client` over a plain transport, signed with `key`.
+    pub fn plain(client: IpAddr, key: Option<&'a Dname>) -> Who<'a> {
+        Who { client, key, tls: None }
     }
 }
 
@@ -187,33 +240,32 @@ pub struct ZoneAccess {
 }
 
 impl ZoneAccess {
-    /// Whether `client`, having signed with `key` (verified), may do `action`.
-    pub fn allows(&self, action: Action, client: IpAddr, key: Option<&Dname>) -> bool {
-        self.rules.iter().find(|r| r.matches(action, client, key)).is_some_and(|r| !r.deny)
+    /// Whether `who` may do `action`.
+    pub fn allows(&self, action: Action, who: &Who<'_>) -> bool {
+        self.rules.iter().find(|r| r.matches(action, who)).is_some_and(|r| !r.deny)
     }
 
-    /// Whether some rule lets `client` with `key` update the zone at all: the test made
-    /// before an update is read further. Each record is then checked with
+    /// Whether some rule lets `who` update the zone at all: the test made before an
+    /// update is read further. Each record is then checked with
     /// [`allows_update`](Self::allows_update).
-    pub fn may_update(&self, client: IpAddr, key: Option<&Dname>) -> bool {
-        self.rules.iter().any(|r| !r.deny && r.matches(Action::Update, client, key))
+    pub fn may_update(&self, who: &Who<'_>) -> bool {
+        self.rules.iter().any(|r| !r.deny && r.matches(Action::Update, who))
     }
 
-    /// Whether `client` with `key` may change `rtype` at `owner` in `zone` (`None`: a
-    /// change naming no type, see [`UpdateLimits::covers`]). The first update rule
-    /// matching the client, the key and the record decides; none: denied.
+    /// Whether `who` may change `rtype` at `owner` in `zone` (`None`: a change naming
+    /// no type, see [`UpdateLimits::covers`]). The first update rule matching the
+    /// client, the key and the record decides; none: denied.
     pub fn allows_update(
         &self,
         zone: &Dname,
-        client: IpAddr,
-        key: Option<&Dname>,
+        who: &Who<'_>,
         owner: &Dname,
         rtype: Option<Rtype>,
     ) -> bool {
         self.rules
             .iter()
             .find(|r| {
-                r.matches(Action::Update, client, key) && r.update.covers(zone, key, owner, rtype)
+                r.matches(Action::Update, who) && r.update.covers(zone, who.key, owner, rtype)
             })
             .is_some_and(|r| !r.deny)
     }
@@ -229,15 +281,9 @@ pub struct Access {
 }
 
 impl Access {
-    /// Whether `client` may do `action` on `zone` with the verified `key`.
-    pub fn allows(
-        &self,
-        zone: &Dname,
-        action: Action,
-        client: IpAddr,
-        key: Option<&Dname>,
-    ) -> bool {
-        self.zones.get(zone).is_some_and(|z| z.allows(action, client, key))
+    /// Whether `who` may do `action` on `zone`.
+    pub fn allows(&self, zone: &Dname, action: Action, who: &Who<'_>) -> bool {
+        self.zones.get(zone).is_some_and(|z| z.allows(action, who))
     }
 }
 
@@ -291,12 +337,12 @@ mod tests {
             ],
         };
         let t = Action::Transfer;
-        assert!(zone.allows(t, ip("127.0.0.1"), Some(&key)));
-        assert!(!zone.allows(t, ip("127.0.0.1"), None), "key required");
-        assert!(!zone.allows(t, ip("127.0.0.2"), Some(&key)), "denied first");
-        assert!(!zone.allows(t, ip("10.0.0.1"), Some(&key)), "no rule: deny");
-        assert!(zone.allows(Action::Notify, ip("10.0.0.1"), None), "open rule");
-        assert!(!ZoneAccess::default().allows(t, ip("127.0.0.1"), None));
+        assert!(zone.allows(t, &Who::plain(ip("127.0.0.1"), Some(&key))));
+        assert!(!zone.allows(t, &Who::plain(ip("127.0.0.1"), None)), "key required");
+        assert!(!zone.allows(t, &Who::plain(ip("127.0.0.2"), Some(&key))), "denied first");
+        assert!(!zone.allows(t, &Who::plain(ip("10.0.0.1"), Some(&key))), "no rule: deny");
+        assert!(zone.allows(Action::Notify, &Who::plain(ip("10.0.0.1"), None)), "open rule");
+        assert!(!ZoneAccess::default().allows(t, &Who::plain(ip("127.0.0.1"), None)));
     }
 
     #[test]
@@ -361,14 +407,55 @@ mod tests {
         };
         let client = ip("192.0.2.1");
         let allows = |owner: &str, rtype: Rtype| {
-            access.allows_update(&zone, client, None, &n(owner), Some(rtype))
+            access.allows_update(&zone, &Who::plain(client, None), &n(owner), Some(rtype))
         };
         assert!(allows("www.example.", Rtype::TXT));
         assert!(!allows("www.example.", Rtype::A), "no rule covers A: denied");
         assert!(!allows("locked.example.", Rtype::TXT), "the deny rule comes first");
-        assert!(access.may_update(client, None));
-        assert!(access.allows(Action::Transfer, client, None), "limits are for updates only");
-        assert!(!access.allows(Action::Notify, client, None));
-        assert!(!ZoneAccess::default().may_update(client, None));
+        assert!(access.may_update(&Who::plain(client, None)));
+        assert!(
+            access.allows(Action::Transfer, &Who::plain(client, None)),
+            "limits are for updates only"
+        );
+        assert!(!access.allows(Action::Notify, &Who::plain(client, None)));
+        assert!(!ZoneAccess::default().may_update(&Who::plain(client, None)));
+    }
+}
+
+#[cfg(test)]
+mod tls_tests {
+    use super::*;
+
+    #[test]
+    fn tls_conditions_need_an_encrypted_client_that_fits() {
+        let pin = [7u8; 32];
+        let rule = |tls, cert_keys: Vec<[u8; 32]>, client_cert| ZoneAccess {
+            rules: vec![Rule {
+                actions: vec![Action::Transfer],
+                tls,
+                cert_keys,
+                client_cert,
+                ..Rule::default()
+            }],
+        };
+        let client = "192.0.2.1".parse().unwrap();
+        let plain = Who::plain(client, None);
+        let anonymous = TlsClient::default();
+        let pinned = TlsClient { pin: Some(pin), verified: false };
+        let verified = TlsClient { pin: Some([9; 32]), verified: true };
+        fn over(client: IpAddr, tls: &TlsClient) -> Who<'_> {
+            Who { client, key: None, tls: Some(tls) }
+        }
+        let t = Action::Transfer;
+        assert!(rule(false, vec![], false).allows(t, &plain), "no TLS condition");
+        assert!(!rule(true, vec![], false).allows(t, &plain), "TLS required");
+        assert!(rule(true, vec![], false).allows(t, &over(client, &anonymous)));
+        let by_pin = rule(false, vec![pin], false);
+        assert!(!by_pin.allows(t, &plain) && !by_pin.allows(t, &over(client, &anonymous)));
+        assert!(!by_pin.allows(t, &over(client, &verified)), "another key");
+        assert!(by_pin.allows(t, &over(client, &pinned)));
+        let mutual = rule(false, vec![], true);
+        assert!(!mutual.allows(t, &over(client, &pinned)), "not chained to the client CA");
+        assert!(mutual.allows(t, &over(client, &verified)));
     }
 }

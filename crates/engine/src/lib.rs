@@ -47,7 +47,9 @@ use tern_wire::{Class, Dname, Opcode, Rcode, Rtype};
 use tern_zone::hash::SuffixHashes;
 use tern_zone::{ContentsGuard, NodeId, Pin, Pins, StatsTicket, ZoneContents, ZoneSet, ZoneSlot};
 
-pub use access::{Access, Action, OwnerMatch, Owners, Prefix, Rule, UpdateLimits, ZoneAccess};
+pub use access::{
+    Access, Action, OwnerMatch, Owners, Prefix, Rule, TlsClient, UpdateLimits, Who, ZoneAccess,
+};
 pub use class::{Report, ResponseClass};
 pub use cookie::{CookieSeen, Cookies, Schedule};
 pub use notify::Notice;
@@ -111,6 +113,9 @@ pub struct Request<'a> {
     pub tcp_keepalive: Option<u16>,
     /// The client's address (access rules for transfers and NOTIFY).
     pub client: IpAddr,
+    /// On TLS and QUIC, what TLS knows of the client (access rules); `None` on plain
+    /// transports. Answers to queries with EDNS are padded when it is set (RFC 8467).
+    pub tls: Option<&'a TlsClient>,
     /// The time in seconds since the epoch, read only for TSIG and for queries with a
     /// cookie: the engine has no clock of its own.
     pub clock: fn() -> u64,
@@ -128,6 +133,7 @@ impl<'a> Request<'a> {
             transport,
             tcp_keepalive: None,
             client: IpAddr::V4(Ipv4Addr::UNSPECIFIED),
+            tls: None,
             clock: || 0,
             cookies: None,
         }
@@ -574,6 +580,12 @@ impl Engine {
                 if let Some(code) = resp.ede {
                     let _ = opt.option(OptionCode::EXTENDED_ERROR, &code.to_be_bytes());
                 }
+                if request.tls.is_some() {
+                    // RFC 8467 §4.1: responses in blocks of 468 bytes (the TSIG that
+                    // follows counted in), on encrypted transports only (RFC 7830 §5).
+                    let trailing = tsig.map_or(0, Signed::record_len);
+                    let _ = opt.pad_to_block(PADDING_BLOCK, trailing);
+                }
             }
         }
         if let Some(signed) = tsig {
@@ -585,6 +597,9 @@ impl Engine {
         Outcome::Answered { len, rcode, truncated, qtype, dnssec_ok }
     }
 }
+
+/// The block responses are padded to on encrypted transports (RFC 8467 §4.1).
+pub const PADDING_BLOCK: usize = 468;
 
 /// A short answer sent in place of a full one when rate limiting says so.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,14 +7,12 @@
 //! zone at once. A zone we do not serve is NOTAUTH, as Knot DNS answers; a sender not
 //! allowed is REFUSED; a NOTIFY of another type is NOTIMP (only SOA is defined, §3.1).
 
-use std::net::IpAddr;
-
 use tern_wire::message::{MessageReader, Section};
 use tern_wire::{Class, Dname, Name, Rcode, Rtype};
 use tern_zone::records::soa_serial;
 use tern_zone::ZoneSet;
 
-use crate::access::{Access, Action};
+use crate::access::{Access, Action, Who};
 use crate::query::Question;
 use crate::response::Response;
 
@@ -33,8 +31,7 @@ pub(crate) fn answer(
     question: &Question<'_>,
     zones: &ZoneSet,
     access: &Access,
-    client: IpAddr,
-    key: Option<&Dname>,
+    who: &Who<'_>,
     resp: &mut Response<'_>,
 ) -> Option<Notice> {
     if question.qtype != Rtype::SOA {
@@ -45,7 +42,7 @@ pub(crate) fn answer(
         resp.rcode = Rcode::NOTAUTH;
         return None;
     };
-    if !access.allows(slot.origin(), Action::Notify, client, key) {
+    if !access.allows(slot.origin(), Action::Notify, who) {
         resp.rcode = Rcode::REFUSED;
         return None;
     }

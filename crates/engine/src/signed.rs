@@ -18,7 +18,7 @@ use tern_wire::{Dname, NameBuf, Opcode, Rcode, Rtype};
 use tern_zone::records::{serial_gt, soa_serial};
 use tern_zone::{ZoneContents, ZoneSet};
 
-use crate::access::{Access, Action};
+use crate::access::{Access, Action, Who};
 use crate::query::{Query, Question};
 use crate::response::Response;
 use crate::update::{Accepted, UpdateMessage, UpdateRequest};
@@ -139,6 +139,11 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
+    /// Who asks, for the access rules.
+    fn who(&self) -> Who<'_> {
+        Who { client: self.request.client, key: self.key, tls: self.request.tls }
+    }
+
     /// A response whose sections `body` fills (signed when the request was).
     fn write(
         &self,
@@ -166,16 +171,8 @@ impl Ctx<'_> {
     fn notify(&self, q: &Question<'_>, out: &mut [u8], table: &mut CompressionTable) -> Outcome {
         let mut notice = None;
         let body = |resp: &mut Response<'_>| {
-            let client = self.request.client;
-            notice = notify::answer(
-                self.request.message,
-                q,
-                self.zones,
-                self.access,
-                client,
-                self.key,
-                resp,
-            );
+            let who = self.who();
+            notice = notify::answer(self.request.message, q, self.zones, self.access, &who, resp);
         };
         let outcome = self.write(out, table, body);
         match (outcome, notice) {
@@ -197,7 +194,7 @@ impl Ctx<'_> {
         if q.qtype == Rtype::AXFR && self.request.transport == Transport::Udp {
             return self.reply(Rcode::NOTIMP, out, table); // RFC 5936 §4.2
         }
-        if !self.access.allows(slot.origin(), Action::Transfer, self.request.client, self.key) {
+        if !self.access.allows(slot.origin(), Action::Transfer, &self.who()) {
             return self.reply(Rcode::REFUSED, out, table);
         }
         let Some(zone) = slot.contents_full() else {
@@ -289,7 +286,7 @@ impl Ctx<'_> {
             return self.reply(Rcode::NOTAUTH, out, table);
         };
         let allowed = access.zones.get(slot.origin());
-        if !allowed.is_some_and(|z| z.may_update(self.request.client, self.key)) {
+        if !allowed.is_some_and(|z| z.may_update(&self.who())) {
             return self.reply(Rcode::REFUSED, out, table);
         }
         if slot.contents().is_none() {
@@ -304,6 +301,7 @@ impl Ctx<'_> {
             message,
             access: Arc::clone(access),
             client: self.request.client,
+            tls: self.request.tls.copied(),
             transport: self.request.transport,
             key: signer.map(|(k, _)| k),
             request_mac: signer.map_or(&[], |(_, mac)| mac),

@@ -43,7 +43,7 @@ use tern_wire::{Class, Dname, Name, Opcode, Rcode, Rtype};
 use tern_zone::records::rfc2181_ttl;
 use tern_zone::{Changeset, ChangesetError, Denial, RecordData, ZoneContents};
 
-use crate::access::Access;
+use crate::access::{Access, TlsClient, Who};
 use crate::Transport;
 
 pub use edit::Edit;
@@ -202,12 +202,18 @@ pub struct Requester<'a> {
     pub client: IpAddr,
     /// The verified TSIG key's name.
     pub key: Option<&'a Dname>,
+    /// What TLS knows of the client, when the update came over TLS or QUIC.
+    pub tls: Option<&'a TlsClient>,
 }
 
 impl Requester<'_> {
+    fn who(&self) -> Who<'_> {
+        Who { client: self.client, key: self.key, tls: self.tls }
+    }
+
     /// Whether some rule lets the requester update `zone` at all (RFC 2136 §3.3).
     fn may_update(&self, zone: &Dname) -> bool {
-        self.access.zones.get(zone).is_some_and(|z| z.may_update(self.client, self.key))
+        self.access.zones.get(zone).is_some_and(|z| z.may_update(&self.who()))
     }
 
     /// Whether the requester may change `rtype` (`None`: no type) at `owner` in `zone`.
@@ -215,7 +221,7 @@ impl Requester<'_> {
         self.access
             .zones
             .get(zone)
-            .is_some_and(|z| z.allows_update(zone, self.client, self.key, owner, rtype))
+            .is_some_and(|z| z.allows_update(zone, &self.who(), owner, rtype))
     }
 }
 
@@ -365,6 +371,7 @@ pub struct UpdateRequest {
     message: UpdateMessage,
     access: Arc<Access>,
     client: IpAddr,
+    tls: Option<TlsClient>,
     transport: Transport,
     key: Option<Key>,
     request_mac: Vec<u8>,
@@ -409,6 +416,7 @@ pub(crate) struct Accepted<'a> {
     pub message: UpdateMessage,
     pub access: Arc<Access>,
     pub client: IpAddr,
+    pub tls: Option<TlsClient>,
     pub transport: Transport,
     pub key: Option<&'a Key>,
     pub request_mac: &'a [u8],
@@ -435,6 +443,7 @@ impl UpdateRequest {
             message: a.message,
             access: a.access,
             client: a.client,
+            tls: a.tls,
             transport: a.transport,
             key: a.key.cloned(),
             request_mac: a.request_mac.to_vec(),
@@ -518,8 +527,12 @@ impl UpdateRequest {
             let why = format!("the request is for {}, not {}", self.origin, zone.origin());
             return Err(UpdateRefusal::new(Rcode::SERVFAIL, why));
         }
-        let requester =
-            Requester { access: &self.access, client: self.client, key: self.key_name() };
+        let requester = Requester {
+            access: &self.access,
+            client: self.client,
+            key: self.key_name(),
+            tls: self.tls.as_ref(),
+        };
         evaluate(zone, &self.message, &requester, number)
     }
 

@@ -621,6 +621,7 @@ impl Handler for EngineHandler {
             transport,
             tcp_keepalive: ctx.keepalive_units(),
             client: ctx.client.ip(),
+            tls: ctx.tls.as_ref(),
             clock: unix_now,
             cookies: cookies.as_ref(),
         };
@@ -765,6 +766,7 @@ mod tests {
             local: "127.0.0.1:53".parse().unwrap(),
             max_response: 1232,
             keepalive: None,
+            tls: None,
         };
         let _ = handler.handle(&mut batch, &[], &ctx, &mut [0u8; 512]);
         assert_eq!(batch.next_answer, 2);

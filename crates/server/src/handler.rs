@@ -8,6 +8,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+pub use tern_engine::TlsClient;
+
 /// The transport a query arrived on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Transport {
@@ -50,6 +52,9 @@ pub struct RequestContext {
     /// On TCP, the idle timeout to advertise in an EDNS TCP keepalive option when the
     /// query carried one (RFC 7828 §3.3.2); `None` on UDP.
     pub keepalive: Option<Duration>,
+    /// On TLS and QUIC, what the handshake told of the client (its certificate's key
+    /// pin, whether it chained to the client CA); `None` on plain transports.
+    pub tls: Option<TlsClient>,
 }
 
 impl RequestContext {
@@ -188,6 +193,7 @@ mod tests {
             local: SocketAddr::from(([127, 0, 0, 1], 53)),
             max_response: 65535,
             keepalive: Some(Duration::from_millis(10_050)),
+            tls: None,
         };
         assert_eq!(ctx.keepalive_units(), Some(100));
         ctx.keepalive = Some(Duration::from_secs(100_000));

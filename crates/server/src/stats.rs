@@ -3,6 +3,8 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+use crate::handler::Transport;
+
 /// Counters since start.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -11,11 +13,9 @@ pub struct Stats {
     udp_errors: AtomicU64,
     xdp_received: AtomicU64,
     xdp_sent: AtomicU64,
-    tcp_accepted: AtomicU64,
-    tcp_refused: AtomicU64,
-    tcp_queries: AtomicU64,
-    tcp_closed_idle: AtomicU64,
-    tcp_closed_slow: AtomicU64,
+    tcp: ConnCounters,
+    tls: ConnCounters,
+    tls_handshakes: TlsCounters,
     /// Raised by each UDP worker now and then (at least every `udp::WAKE` when idle):
     /// that it still moves, for systemd's watchdog.
     heartbeat: AtomicU64,
@@ -44,6 +44,79 @@ pub struct StatsSnapshot {
     pub tcp_closed_idle: u64,
     /// TCP connections closed because the client did not take its answers in time.
     pub tcp_closed_slow: u64,
+    /// TLS connections whose handshake succeeded (and were served).
+    pub tls_accepted: u64,
+    /// TLS connections closed at once because a connection limit was reached.
+    pub tls_refused: u64,
+    /// Queries read on TLS connections.
+    pub tls_queries: u64,
+    /// TLS connections closed for being idle, or for a query not arriving in time.
+    pub tls_closed_idle: u64,
+    /// TLS connections closed because the client did not take its answers in time.
+    pub tls_closed_slow: u64,
+    /// TLS handshakes that resumed a session (tickets).
+    pub tls_resumed: u64,
+    /// TLS handshakes that did not end within `handshake-timeout`.
+    pub tls_handshake_timeouts: u64,
+    /// TLS handshakes that failed (a protocol error, no common version or ALPN, a
+    /// client certificate refused, the client closing).
+    pub tls_handshake_failures: u64,
+}
+
+/// The counters of one kind of connection (TCP, TLS), each moved once per connection
+/// event or per batch of queries.
+#[derive(Debug, Default)]
+pub(crate) struct ConnCounters {
+    accepted: AtomicU64,
+    refused: AtomicU64,
+    queries: AtomicU64,
+    closed_idle: AtomicU64,
+    closed_slow: AtomicU64,
+}
+
+impl ConnCounters {
+    pub(crate) fn add_accepted(&self) {
+        self.accepted.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_refused(&self) {
+        self.refused.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_queries(&self, count: u64) {
+        self.queries.fetch_add(count, Relaxed);
+    }
+
+    pub(crate) fn add_closed_idle(&self) {
+        self.closed_idle.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_closed_slow(&self) {
+        self.closed_slow.fetch_add(1, Relaxed);
+    }
+}
+
+/// How TLS handshakes ended, but for those that succeeded without resumption (counted
+/// by [`ConnCounters`]'s accepted).
+#[derive(Debug, Default)]
+pub(crate) struct TlsCounters {
+    resumed: AtomicU64,
+    timeouts: AtomicU64,
+    failures: AtomicU64,
+}
+
+impl TlsCounters {
+    pub(crate) fn add_resumed(&self) {
+        self.resumed.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_timeout(&self) {
+        self.timeouts.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_failure(&self) {
+        self.failures.fetch_add(1, Relaxed);
+    }
 }
 
 impl Stats {
@@ -61,24 +134,17 @@ impl Stats {
         self.udp_errors.fetch_add(1, Relaxed);
     }
 
-    pub(crate) fn add_tcp_accepted(&self) {
-        self.tcp_accepted.fetch_add(1, Relaxed);
+    /// The counters of connections over `transport` (TCP's for anything but TLS).
+    pub(crate) fn conn(&self, transport: Transport) -> &ConnCounters {
+        match transport {
+            Transport::Tls => &self.tls,
+            _ => &self.tcp,
+        }
     }
 
-    pub(crate) fn add_tcp_refused(&self) {
-        self.tcp_refused.fetch_add(1, Relaxed);
-    }
-
-    pub(crate) fn add_tcp_queries(&self, count: u64) {
-        self.tcp_queries.fetch_add(count, Relaxed);
-    }
-
-    pub(crate) fn add_tcp_closed_idle(&self) {
-        self.tcp_closed_idle.fetch_add(1, Relaxed);
-    }
-
-    pub(crate) fn add_tcp_closed_slow(&self) {
-        self.tcp_closed_slow.fetch_add(1, Relaxed);
+    /// The counters of TLS handshakes.
+    pub(crate) fn tls_handshakes(&self) -> &TlsCounters {
+        &self.tls_handshakes
     }
 
     /// A UDP worker is alive (called when it flushes its tally).
@@ -99,11 +165,19 @@ impl Stats {
             udp_errors: self.udp_errors.load(Relaxed),
             xdp_received: self.xdp_received.load(Relaxed),
             xdp_sent: self.xdp_sent.load(Relaxed),
-            tcp_accepted: self.tcp_accepted.load(Relaxed),
-            tcp_refused: self.tcp_refused.load(Relaxed),
-            tcp_queries: self.tcp_queries.load(Relaxed),
-            tcp_closed_idle: self.tcp_closed_idle.load(Relaxed),
-            tcp_closed_slow: self.tcp_closed_slow.load(Relaxed),
+            tcp_accepted: self.tcp.accepted.load(Relaxed),
+            tcp_refused: self.tcp.refused.load(Relaxed),
+            tcp_queries: self.tcp.queries.load(Relaxed),
+            tcp_closed_idle: self.tcp.closed_idle.load(Relaxed),
+            tcp_closed_slow: self.tcp.closed_slow.load(Relaxed),
+            tls_accepted: self.tls.accepted.load(Relaxed),
+            tls_refused: self.tls.refused.load(Relaxed),
+            tls_queries: self.tls.queries.load(Relaxed),
+            tls_closed_idle: self.tls.closed_idle.load(Relaxed),
+            tls_closed_slow: self.tls.closed_slow.load(Relaxed),
+            tls_resumed: self.tls_handshakes.resumed.load(Relaxed),
+            tls_handshake_timeouts: self.tls_handshakes.timeouts.load(Relaxed),
+            tls_handshake_failures: self.tls_handshakes.failures.load(Relaxed),
         }
     }
 }

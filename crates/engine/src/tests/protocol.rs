@@ -333,3 +333,40 @@ fn look_ahead_tells_the_zone_stats_ticket() {
     ahead.clear();
     assert_eq!(ahead.stats_ticket(), StatsTicket::NONE);
 }
+
+/// RFC 8467 §4.1: on an encrypted transport, responses to queries with EDNS are padded
+/// to a multiple of 468 bytes; never on plain transports, never without EDNS.
+#[test]
+fn responses_are_padded_on_encrypted_transports_only() {
+    use tern_wire::edns::OptionCode;
+    use tern_wire::message::MessageReader;
+
+    let z = example();
+    let engine = Engine::new(Config::default());
+    let tls = crate::TlsClient::default();
+    let answer = |message: &[u8], tls| {
+        let mut out = vec![0u8; 65535];
+        let mut table = CompressionTable::new();
+        let request = Request { tls, ..Request::new(message, Transport::Tcp) };
+        let Outcome::Answered { len, .. } = engine.answer(&z, &request, &mut out, &mut table)
+        else {
+            panic!("not answered")
+        };
+        out.truncate(len);
+        out
+    };
+    let padding = |response: &[u8]| {
+        let mut reader = MessageReader::new(response).unwrap();
+        reader.finish().unwrap();
+        let edns = reader.edns()?;
+        edns.option(OptionCode::PADDING).map(|o| o.data.len())
+    };
+    let with_edns = query("example.", Rtype::A, Ask::default());
+    let padded = answer(&with_edns, Some(&tls));
+    assert_eq!(padded.len(), 468, "one block");
+    assert!(padding(&padded).is_some());
+    let plain = answer(&with_edns, None);
+    assert!(plain.len() < 100 && padding(&plain).is_none(), "not padded over TCP");
+    let no_edns = query("example.", Rtype::A, Ask { edns: None, ..Ask::default() });
+    assert!(answer(&no_edns, Some(&tls)).len() < 100, "no EDNS, no padding (RFC 7830 §3)");
+}

@@ -172,7 +172,7 @@ fn run_with(
     access: &Access,
     key: Option<&Name>,
 ) -> Result<Changeset, UpdateRefusal> {
-    let requester = Requester { access, client: client(), key: key.map(|k| &**k) };
+    let requester = Requester { access, client: client(), key: key.map(|k| &**k), tls: None };
     update(zone, &m.wire(), &requester, &UpdatePolicy::default(), NOW)
 }
 
@@ -234,7 +234,7 @@ fn the_zone_section_names_one_zone_of_type_soa_and_class_in() {
 #[test]
 fn a_message_of_another_opcode_or_malformed_is_formerr() {
     let mut wire = msg().add("n", 300, Rtype::A, "192.0.2.7").wire();
-    let requester = Requester { access: &open_access(), client: client(), key: None };
+    let requester = Requester { access: &open_access(), client: client(), key: None, tls: None };
     let mut query = wire.clone();
     query[2] &= !0x78; // opcode QUERY
     let policy = UpdatePolicy::default();
@@ -615,7 +615,7 @@ fn sequences_of_updates() {
 #[test]
 fn the_serial_follows_the_policy() {
     let m = msg().add("n", 300, Rtype::A, "192.0.2.7");
-    let requester = Requester { access: &open_access(), client: client(), key: None };
+    let requester = Requester { access: &open_access(), client: client(), key: None, tls: None };
     let serial = |policy: SerialPolicy| {
         let policy = UpdatePolicy { serial: policy };
         update(&zone(), &m.wire(), &requester, &policy, NOW).unwrap().to_serial()
@@ -778,6 +778,7 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
         origin: &origin,
         message: read,
         access: Arc::clone(&access),
+        tls: None,
         client: client(),
         transport: Transport::Tcp,
         key: Some(&key),

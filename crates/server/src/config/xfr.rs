@@ -104,6 +104,17 @@ pub struct AclConfig {
     /// The types an update may touch (none: every type).
     #[serde(default, deserialize_with = "types")]
     pub update_type: Vec<Rtype>,
+    /// Only requests that came over TLS or QUIC (RFC 9103: transfers over TLS).
+    #[serde(default)]
+    pub tls: bool,
+    /// Only clients over TLS or QUIC whose certificate's key has one of these pins
+    /// (base64 SHA-256 of the SubjectPublicKeyInfo; Knot DNS's `cert-key`).
+    #[serde(default, deserialize_with = "pins")]
+    pub cert_key: Vec<crate::tls::Pin>,
+    /// Only clients over TLS or QUIC whose certificate chained to `[tls] client-ca`
+    /// (mutual TLS).
+    #[serde(default)]
+    pub client_cert: bool,
 }
 
 pub use tern_control::plan::{ZonefileSync, ZONEFILE_SYNC};
@@ -461,6 +472,9 @@ fn resolve_acls(
                 actions: a.action.clone(),
                 deny: a.deny,
                 update: update_limits(a)?,
+                tls: a.tls,
+                cert_keys: a.cert_key.iter().map(|p| p.0).collect(),
+                client_cert: a.client_cert,
             };
             Ok(AclRule { rule, owner_names: a.update_owner_name.clone() })
         });
@@ -673,8 +687,7 @@ fn notify_rule(primary: &Remote) -> Rule {
         addresses: primary.addrs.iter().map(|a| Prefix::host(a.ip())).collect(),
         keys: primary.key.iter().map(|k| k.name().to_name()).collect(),
         actions: vec![Action::Notify],
-        deny: false,
-        update: UpdateLimits::default(),
+        ..Rule::default()
     }
 }
 
@@ -751,6 +764,11 @@ fn maybe_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D:
 /// A string or a list of strings.
 pub fn string_or_list<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
     one_or_many(d)
+}
+
+fn pins<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<crate::tls::Pin>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts.iter().map(|t| crate::tls::Pin::parse(t).map_err(serde::de::Error::custom)).collect()
 }
 
 fn prefixes<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Prefix>, D::Error> {

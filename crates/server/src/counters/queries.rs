@@ -7,7 +7,8 @@
 //! scratch and registered in [`QueryCounters`]. A scrape reads every slot and adds them
 //! up ([`QueryCounters::sum`]); slots are never removed, so totals never go back. An
 //! AF_XDP worker's queries are UDP to the handler; its slot says so, and its UDP counts
-//! are added up as the third transport, `xdp`.
+//! are added up as a transport of their own, `xdp`. TLS and QUIC are counted apart from
+//! TCP, though they are served on the same threads.
 //!
 //! Each slot also holds the per-zone counts (`query-stats`): one [`ZoneRow`] of answers
 //! by rcode and questions by type per zone counted, as many rows as
@@ -99,20 +100,27 @@ pub fn size_index(len: usize) -> usize {
     bits as usize - 5
 }
 
-/// The slot of `transport` in by-transport counts.
+/// The slot of `transport` in a worker's by-transport counts (below [`WORKER_TRANSPORTS`]).
 #[inline]
 fn transport_index(transport: Transport) -> usize {
     match transport {
         Transport::Udp => 0,
-        Transport::Tcp | Transport::Tls | Transport::Quic => 1,
+        Transport::Tcp => 1,
+        Transport::Tls => 2,
+        Transport::Quic => 3,
     }
 }
+
+/// Transports a worker's slot counts apart: UDP, TCP, TLS, QUIC (a power of two).
+const WORKER_TRANSPORTS: usize = 4;
+/// Slots of a worker's size buckets of one transport (a power of two).
+const SIZE_SLOTS: usize = 16;
 
 /// Slots of each array of a worker's counters: a power of two at least as large as
 /// every count it holds, so that an index masked with `SLOTS - 1` is in bounds without
 /// a check the compiler has to keep.
 const SLOTS: usize = 32;
-const _: () = assert!(2 * 16 <= SLOTS && RCODE_SLOTS <= SLOTS && QTYPE_SLOTS <= SLOTS);
+const _: () = assert!(RCODE_SLOTS <= SLOTS && QTYPE_SLOTS <= SLOTS);
 const _: () = assert!(SIZE_BUCKETS <= 16);
 
 /// What is counted of one answer sent.
@@ -135,13 +143,13 @@ pub struct Answer {
 #[repr(align(64))]
 #[derive(Debug, Default)]
 pub struct WorkerCounters {
-    /// By size bucket, UDP's (slots 0 to 15) then TCP's (16 to 31).
-    sizes: [AtomicU64; SLOTS],
+    /// By transport (UDP, TCP, TLS, QUIC), by size bucket.
+    sizes: [[AtomicU64; SIZE_SLOTS]; WORKER_TRANSPORTS],
     rcodes: [AtomicU64; SLOTS],
     qtypes: [AtomicU64; SLOTS],
-    size_sums: [AtomicU64; 2],
-    truncated: [AtomicU64; 2],
-    unanswered: [AtomicU64; 2],
+    size_sums: [AtomicU64; WORKER_TRANSPORTS],
+    truncated: [AtomicU64; WORKER_TRANSPORTS],
+    unanswered: [AtomicU64; WORKER_TRANSPORTS],
     dnssec_ok: AtomicU64,
     /// An AF_XDP worker's: its UDP counts are XDP's.
     xdp: bool,
@@ -230,7 +238,8 @@ impl WorkerCounters {
     /// [`answer`](Self::answer) follows (dropped, a transfer, an update).
     #[inline]
     pub fn unanswered(&self, transport: Transport) {
-        if let Some(counter) = self.unanswered.get(transport_index(transport) & 1) {
+        let t = transport_index(transport) & (WORKER_TRANSPORTS - 1);
+        if let Some(counter) = self.unanswered.get(t) {
             bump(counter, 1);
         }
     }
@@ -269,12 +278,12 @@ impl WorkerCounters {
     /// Counts an answer sent (and so its query): its rcode, its size, and TC.
     #[inline]
     pub fn answer(&self, answer: Answer) {
-        let t = transport_index(answer.transport) & 1;
+        let t = transport_index(answer.transport) & (WORKER_TRANSPORTS - 1);
         if let Some(counter) = self.rcodes.get(rcode_index(answer.rcode) & (SLOTS - 1)) {
             bump(counter, 1);
         }
-        let size = (t << 4 | size_index(answer.len)) & (SLOTS - 1);
-        if let Some(counter) = self.sizes.get(size) {
+        let size = size_index(answer.len) & (SIZE_SLOTS - 1);
+        if let Some(counter) = self.sizes.get(t).and_then(|sizes| sizes.get(size)) {
             bump(counter, 1);
         }
         if let Some(sum) = self.size_sums.get(t) {
@@ -335,14 +344,15 @@ impl QueryCounters {
     }
 }
 
-/// Transports the totals count apart: UDP (the sockets), TCP, and UDP through AF_XDP.
-pub const TRANSPORTS: [&str; 3] = ["udp", "tcp", "xdp"];
+/// Transports the totals count apart: UDP (the sockets), TCP, UDP through AF_XDP, DNS
+/// over TLS and DNS over QUIC.
+pub const TRANSPORTS: [&str; 5] = ["udp", "tcp", "xdp", "tls", "quic"];
 
 /// The counters of all workers, added up.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct QueryTotals {
     /// Queries received, by transport ([`TRANSPORTS`]).
-    pub queries: [u64; 3],
+    pub queries: [u64; 5],
     /// Questions answered, by type ([`QTYPES`], then other).
     pub qtypes: [u64; QTYPE_SLOTS],
     /// Questions answered that set DO.
@@ -350,11 +360,11 @@ pub struct QueryTotals {
     /// Answers sent, by rcode (see [`super::RCODE_LABELS`]).
     pub rcodes: [u64; RCODE_SLOTS],
     /// Answers sent with TC set, by transport.
-    pub truncated: [u64; 3],
+    pub truncated: [u64; 5],
     /// Answers sent, by transport and size bucket (not cumulative).
-    pub sizes: [[u64; SIZE_BUCKETS]; 3],
+    pub sizes: [[u64; SIZE_BUCKETS]; 5],
     /// Bytes of answers sent, by transport.
-    pub size_sums: [u64; 3],
+    pub size_sums: [u64; 5],
 }
 
 impl QueryTotals {
@@ -368,11 +378,11 @@ impl QueryTotals {
         add(&mut self.qtypes, &slot.qtypes);
         self.dnssec_ok += slot.dnssec_ok.load(Relaxed);
         add(&mut self.rcodes, &slot.rcodes);
-        // The slot's transports (UDP, TCP) and where they are totalled.
+        // The slot's transports (UDP, TCP, TLS, QUIC) and where they are totalled.
         let udp = if slot.xdp { 2 } else { 0 };
-        for (t, total) in [(0, udp), (1, 1)] {
+        for (t, total) in [(0, udp), (1, 1), (2, 3), (3, 4)] {
             let load = |counters: &[AtomicU64]| counters.get(t).map_or(0, |c| c.load(Relaxed));
-            let buckets = slot.sizes.get(t << 4..(t << 4) + SIZE_BUCKETS).unwrap_or(&[]);
+            let buckets = slot.sizes.get(t).and_then(|b| b.get(..SIZE_BUCKETS)).unwrap_or(&[]);
             if let Some(sizes) = self.sizes.get_mut(total) {
                 add(sizes, buckets);
             }
@@ -498,11 +508,20 @@ mod tests {
             truncated: true,
         });
         x.unanswered(Transport::Udp);
+        // TLS and QUIC are counted apart from TCP, on a TCP thread's slot.
+        a.answer(Answer {
+            transport: Transport::Tls,
+            rcode: Rcode::NOERROR,
+            len: 468,
+            truncated: false,
+        });
+        b.unanswered(Transport::Quic);
         let sum = counters.sum();
-        assert_eq!(sum.queries, [2, 1, 2]);
+        assert_eq!(sum.queries, [2, 1, 2, 1, 1]);
         assert_eq!((sum.qtypes[1], sum.qtypes[QTYPES.len()], sum.dnssec_ok), (1, 1, 1));
-        assert_eq!((sum.rcodes[0], sum.rcodes[3], sum.truncated), (2, 1, [1, 0, 1]));
-        assert_eq!((sum.sizes[0][2], sum.sizes[0][5], sum.size_sums), (1, 1, [700, 0, 40]));
-        assert_eq!(sum.sizes[2][1], 1);
+        assert_eq!((sum.rcodes[0], sum.rcodes[3], sum.truncated), (3, 1, [1, 0, 1, 0, 0]));
+        let sums = [700, 0, 40, 468, 0];
+        assert_eq!((sum.sizes[0][2], sum.sizes[0][5], sum.size_sums), (1, 1, sums));
+        assert_eq!((sum.sizes[2][1], sum.sizes[3][4]), (1, 1));
     }
 }

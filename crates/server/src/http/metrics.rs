@@ -36,6 +36,8 @@ pub struct Sources {
     pub stats: Arc<Stats>,
     /// The TCP connections open.
     pub connections: Arc<ConnectionLimits>,
+    /// The TLS connections open, when DoT listens.
+    pub tls_connections: Option<Arc<ConnectionLimits>>,
     /// The query handler: the workers' counters and rate limiting's.
     pub handler: Arc<EngineHandler>,
     /// The served zones.
@@ -70,6 +72,7 @@ impl Collector for Sources {
         let query_counters = self.handler.query_counters();
         queries(e, &query_counters.sum())?;
         sockets(e, self)?;
+        tls(e, self)?;
         rate_limiting(e, &self.handler)?;
         zones(e, &self.zones)?;
         zone_queries(e, &self.zones, &query_counters)?;
@@ -139,7 +142,7 @@ fn histograms<L: EncodeLabelSet>(
 
 /// The data plane's counters.
 fn queries(e: &mut DescriptorEncoder, t: &QueryTotals) -> fmt::Result {
-    let by_transport = |values: [u64; 3]| {
+    let by_transport = |values: [u64; TRANSPORTS.len()]| {
         TRANSPORTS.into_iter().zip(values).map(|(t, v)| (label("transport", t), v))
     };
     counters(e, "queries", "Queries received, by transport.", by_transport(t.queries))?;
@@ -184,6 +187,37 @@ fn sockets(e: &mut DescriptorEncoder, sources: &Sources) -> fmt::Result {
     let open = sources.connections.open() as u64;
     let metric =
         e.encode_descriptor("tcp_connections", "TCP connections open.", None, MetricType::Gauge)?;
+    ConstGauge::new(open).encode(metric)
+}
+
+/// DNS over TLS: connections and handshakes (all 0 when DoT is off).
+fn tls(e: &mut DescriptorEncoder, sources: &Sources) -> fmt::Result {
+    let s = sources.stats.snapshot();
+    let help = "TLS connections whose handshake succeeded (and were served).";
+    counter(e, "tls_accepted", help, s.tls_accepted)?;
+    let help = "TLS connections closed at once: a connection limit was reached.";
+    counter(e, "tls_refused", help, s.tls_refused)?;
+    let help = "TLS handshakes that resumed a session (a ticket): no full handshake.";
+    counter(e, "tls_resumed", help, s.tls_resumed)?;
+    let help = "TLS handshakes that failed, by cause: timeout (handshake-timeout passed), \
+                error (a protocol error, no common version or ALPN, a client certificate \
+                refused, the client closing).";
+    let failed = [
+        (label("cause", "timeout"), s.tls_handshake_timeouts),
+        (label("cause", "error"), s.tls_handshake_failures),
+    ];
+    counters(e, "tls_handshakes_failed", help, failed)?;
+    let help = "TLS connections closed for taking too long, by what: idle or slow (as TCP's).";
+    let timed_out = [
+        (label("reason", "idle"), s.tls_closed_idle),
+        (label("reason", "slow"), s.tls_closed_slow),
+    ];
+    counters(e, "tls_timed_out", help, timed_out)?;
+    let evicted = sources.tls_connections.as_ref().map_or(0, |c| c.evicted());
+    counter(e, "tls_evicted", "TLS connections evicted to make room for new ones.", evicted)?;
+    let open = sources.tls_connections.as_ref().map_or(0, |c| c.open()) as u64;
+    let help = "TLS connections open (handshakes included).";
+    let metric = e.encode_descriptor("tls_connections", help, None, MetricType::Gauge)?;
     ConstGauge::new(open).encode(metric)
 }
 
@@ -300,7 +334,13 @@ mod tests {
     /// What `/metrics` shows of `handler`'s counters and `zones`.
     fn scrape(handler: Arc<EngineHandler>, zones: Arc<ZoneDb>) -> String {
         let connections = ConnectionLimits::new(10, 10);
-        let metrics = Metrics::new(Sources { stats: Arc::default(), connections, handler, zones });
+        let metrics = Metrics::new(Sources {
+            stats: Arc::default(),
+            connections,
+            tls_connections: None,
+            handler,
+            zones,
+        });
         metrics.render().unwrap()
     }
 
@@ -315,6 +355,7 @@ mod tests {
             local: "127.0.0.1:53".parse().unwrap(),
             max_response: 65535,
             keepalive: None,
+            tls: None,
         };
         // Two workers, one query each (a FORMERR: too short for a question); then an
         // AF_XDP worker's UDP query, counted as XDP's.

@@ -4,10 +4,12 @@
 //! `SO_REUSEPORT` socket per worker), [`tcp`] (RFC 7766: pipelining, out-of-order
 //! answers, idle and I/O timeouts, connection limits) and [`xdp`] (AF_XDP, off by
 //! default) each hand every query to the [`Handler`](crate::handler::Handler);
-//! [`sockopt`] holds the socket options they share.
+//! [`tls`] serves DNS over TLS through the same connection code as TCP; [`sockopt`]
+//! holds the socket options they share.
 
 pub mod server;
 pub mod sockopt;
 pub mod tcp;
+pub mod tls;
 pub mod udp;
 pub mod xdp;

@@ -14,10 +14,11 @@ use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 use tracing::{error, info};
 
-use crate::config::{Config, TcpConfig};
+use crate::config::{Config, TcpConfig, TlsConfig};
 use crate::error::{Error, Result};
-use crate::handler::Handler;
+use crate::handler::{Handler, Transport};
 use crate::io::tcp::{self, ConnectionLimits, Shared, TcpSettings};
+use crate::io::tls::{self, TlsServing, TlsSettings};
 use crate::io::udp::{self, UdpEndpoint, Worker};
 use crate::io::xdp::{self, XdpListeners};
 use crate::stats::{Stats, StatsSnapshot};
@@ -36,6 +37,16 @@ pub struct Listeners {
     xdp: Option<XdpListeners>,
     /// The HTTP listener (`[http] listen`), until taken.
     http: Option<StdListener>,
+    /// DNS over TLS: the listeners (`[tls] listen`) and what connections take.
+    tls: Option<TlsListeners>,
+}
+
+/// The DoT listeners, their addresses (ports resolved) and the TLS settings.
+#[derive(Debug)]
+struct TlsListeners {
+    listeners: Vec<StdListener>,
+    addrs: Vec<SocketAddr>,
+    settings: TlsSettings,
 }
 
 impl Listeners {
@@ -59,7 +70,13 @@ impl Listeners {
         }
         let xdp = open_xdp(config, &addrs);
         let http = config.http.listen.map(super::sockopt::tcp_listener).transpose()?;
-        Ok(Listeners { udp, tcp, addrs, xdp, http })
+        let tls = bind_tls(config)?;
+        Ok(Listeners { udp, tcp, addrs, xdp, http, tls })
+    }
+
+    /// The DoT addresses, ports resolved (empty without `[tls] listen`).
+    pub fn tls_addrs(&self) -> &[SocketAddr] {
+        self.tls.as_ref().map_or(&[], |t| t.addrs.as_slice())
     }
 
     /// Takes the HTTP listener, when `[http] listen` asked for one.
@@ -122,6 +139,38 @@ fn bind_address(
     }
 }
 
+/// Binds the DoT listeners and reads the certificate and key (before privileges are
+/// dropped, like the sockets), when `[tls] listen` asks for them.
+fn bind_tls(config: &Config) -> Result<Option<TlsListeners>> {
+    if config.tls.listen.is_empty() {
+        return Ok(None);
+    }
+    let settings = tls_settings(config)?;
+    let mut listeners = Vec::new();
+    let mut addrs = Vec::new();
+    for &addr in &config.tls.listen {
+        let listener = tcp::bind(addr, config.tcp.defer_accept)?;
+        let local = listener.local_addr().map_err(|source| Error::Bind { addr, source })?;
+        listeners.push(listener);
+        addrs.push(local);
+    }
+    Ok(Some(TlsListeners { listeners, addrs, settings }))
+}
+
+/// What new DoT connections take under `config`: the certificate and key read again.
+pub fn tls_settings(config: &Config) -> Result<TlsSettings> {
+    let client_certs = config.tables.acls.iter().any(|a| {
+        let acl = a.get_ref();
+        !acl.cert_key.is_empty() || acl.client_cert
+    });
+    let rustls = crate::tls::server_config(&config.tls, crate::tls::ALPN_DOT, client_certs)?;
+    Ok(TlsSettings {
+        config: Arc::new(rustls),
+        client_ca: config.tls.client_ca.is_some(),
+        handshake_timeout: config.tls.handshake_timeout,
+    })
+}
+
 /// Sets up the AF_XDP path when configured. A failure is logged and the socket path
 /// serves alone: XDP is an accelerator, not a requirement.
 fn open_xdp(config: &Config, addrs: &[SocketAddr]) -> Option<XdpListeners> {
@@ -162,6 +211,16 @@ pub struct RunningServer {
     drain_timeout: Duration,
     /// The attached XDP program, detached (dropped) once the workers are stopped.
     xdp: Option<xdp::Attachment>,
+    /// DoT: its addresses, connection limits and settings, when it listens.
+    tls: Option<TlsRunning>,
+}
+
+/// The DoT side of a running server.
+#[derive(Debug)]
+struct TlsRunning {
+    addrs: Vec<SocketAddr>,
+    limits: Arc<ConnectionLimits>,
+    serving: TlsServing,
 }
 
 /// Starts the UDP workers and the TCP runtime on `listeners`, answering with `handler`.
@@ -188,7 +247,11 @@ pub fn start<H: Handler>(
         stats,
         drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
         xdp: None,
+        tls: None,
     };
+    if let Some(tls) = listeners.tls {
+        server.tls = Some(start_tls(config, tls, &handler, &server, &stopping_rx, &alive_tx)?);
+    }
     let max_response = usize::try_from(config.server.udp_payload_max).unwrap_or(1232);
     for (n, endpoints) in listeners.udp.into_iter().enumerate() {
         let worker = Worker {
@@ -263,8 +326,12 @@ fn start_tcp<H: Handler>(
         .map_err(|source| Error::Os { doing: "starting the TCP runtime", source })?;
     let tcp = &config.tcp;
     let settings = Arc::new(ArcSwap::from_pointee(tcp_settings(tcp)));
-    let shared =
-        Arc::new(Shared { handler, settings: Arc::clone(&settings), stats: Arc::clone(stats) });
+    let shared = Arc::new(Shared {
+        transport: Transport::Tcp,
+        handler,
+        settings: Arc::clone(&settings),
+        stats: Arc::clone(stats),
+    });
     let (max_total, max_per_client) = connection_caps(tcp);
     let limits = ConnectionLimits::new(max_total, max_per_client);
     for listener in listeners {
@@ -282,6 +349,51 @@ fn start_tcp<H: Handler>(
         runtime.spawn(task);
     }
     Ok(TcpStarted { runtime, limits, settings })
+}
+
+/// Spawns one TLS accept loop per DoT listener on the TCP runtime, with connection
+/// settings shared with TCP (a reload of `[tcp]` applies to both) and caps of its own.
+fn start_tls<H: Handler>(
+    config: &Config,
+    tls: TlsListeners,
+    handler: &Arc<H>,
+    server: &RunningServer,
+    stopping: &watch::Receiver<bool>,
+    alive: &mpsc::Sender<()>,
+) -> Result<TlsRunning> {
+    let runtime = server.runtime.as_ref().ok_or(Error::Os {
+        doing: "starting DNS over TLS",
+        source: std::io::Error::other("no runtime"),
+    })?;
+    let shared = Arc::new(Shared {
+        transport: Transport::Tls,
+        handler: Arc::clone(handler),
+        settings: Arc::clone(&server.tcp_settings),
+        stats: Arc::clone(&server.stats),
+    });
+    let (max_total, max_per_client) = tls_caps(&config.tls);
+    let limits = ConnectionLimits::new(max_total, max_per_client);
+    let serving: TlsServing = Arc::new(ArcSwap::from_pointee(tls.settings));
+    for listener in tls.listeners {
+        let _guard = runtime.enter();
+        let listener = tokio::net::TcpListener::from_std(listener)
+            .map_err(|source| Error::Os { doing: "registering a TLS listener", source })?;
+        runtime.spawn(tls::accept_loop(
+            listener,
+            Arc::clone(&shared),
+            Arc::clone(&serving),
+            Arc::clone(&limits),
+            stopping.clone(),
+            alive.clone(),
+        ));
+    }
+    Ok(TlsRunning { addrs: tls.addrs, limits, serving })
+}
+
+/// The TLS connection caps `[tls]` gives: in all, and per client.
+fn tls_caps(tls: &TlsConfig) -> (usize, usize) {
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    (count(tls.max_connections), count(tls.max_connections_per_client))
 }
 
 /// A connection's timeouts and query cap as `[tcp]` says.
@@ -346,6 +458,32 @@ impl RunningServer {
     /// TCP connections open now.
     pub fn tcp_connections(&self) -> usize {
         self.limits.open()
+    }
+
+    /// The DoT addresses, ports resolved (empty when DoT is off).
+    pub fn tls_addrs(&self) -> &[SocketAddr] {
+        self.tls.as_ref().map_or(&[], |t| t.addrs.as_slice())
+    }
+
+    /// The TLS connection limits, when DoT listens.
+    pub fn tls_connection_limits(&self) -> Option<Arc<ConnectionLimits>> {
+        self.tls.as_ref().map(|t| Arc::clone(&t.limits))
+    }
+
+    /// TLS connections open now (handshakes included).
+    pub fn tls_connections(&self) -> usize {
+        self.tls.as_ref().map_or(0, |t| t.limits.open())
+    }
+
+    /// Takes a reloaded `[tls]`, with the certificate and key read again into
+    /// `settings`: connections accepted from now on get them, under the new caps.
+    /// Nothing changes when DoT is off (`listen` waits for a restart).
+    pub fn reconfigure_tls(&self, tls: &TlsConfig, settings: TlsSettings) {
+        if let Some(running) = &self.tls {
+            running.serving.store(Arc::new(settings));
+            let (max_total, max_per_client) = tls_caps(tls);
+            running.limits.set_caps(max_total, max_per_client);
+        }
     }
 
     /// Stops accepting, lets UDP workers answer what is queued and TCP connections

@@ -1,8 +1,9 @@
 //! What a reload changes in the running server beside its zones, keys and access rules
 //! (those are the control plane's, [`super::plane`]): the log's format and destination
-//! ([`LogHandle::apply`]), and every `[http]` key but `listen` — metrics on or off, the
+//! ([`LogHandle::apply`]), every `[http]` key but `listen` — metrics on or off, the
 //! API's token read again from its file, the body and header timeouts, the connection
-//! caps.
+//! caps — and every `[tls]` key but `listen`, with the certificate and key read again
+//! (renewed files are taken by a reload even when the configuration is unchanged).
 //!
 //! A setting that cannot be applied (a log file that cannot be opened, a token file
 //! missing, unreadable or too short) is kept as it was: the error is logged, and
@@ -17,6 +18,7 @@ use tracing::{error, info};
 use crate::config::{Config, HttpConfig};
 use crate::http::api::{read_token, Api, ApiSettings};
 use crate::http::{HttpServer, HttpState, Settings};
+use crate::io::server::{tls_settings, RunningServer};
 use crate::logging::LogHandle;
 
 /// The running HTTP server, and what its routes serve from.
@@ -30,7 +32,12 @@ pub struct Http {
 
 /// Applies `next`'s `[log]` format and file and its `[http]` keys (the HTTP server's,
 /// when it runs); what could not be applied, a line each (empty: all of it was).
-pub fn apply(next: &Config, log: &LogHandle, http: Option<&Http>) -> Vec<String> {
+pub fn apply(
+    next: &Config,
+    log: &LogHandle,
+    http: Option<&Http>,
+    data: &RunningServer,
+) -> Vec<String> {
     let mut problems = Vec::new();
     if let Err(e) = log.apply(&next.log) {
         error!("[log] format and file not applied, lines go on as before: {e}");
@@ -39,7 +46,30 @@ pub fn apply(next: &Config, log: &LogHandle, http: Option<&Http>) -> Vec<String>
     if let Some(problem) = http.and_then(|http| apply_http(&next.http, http)) {
         problems.push(problem);
     }
+    if let Some(problem) = apply_tls(next, data) {
+        problems.push(problem);
+    }
     problems
+}
+
+/// Reads the certificate and key again and hands them, with `[tls]`'s caps and
+/// handshake timeout, to DoT when it listens; why they were kept, if they were.
+fn apply_tls(next: &Config, data: &RunningServer) -> Option<String> {
+    if data.tls_addrs().is_empty() {
+        return None;
+    }
+    match tls_settings(next) {
+        Ok(settings) => {
+            data.reconfigure_tls(&next.tls, settings);
+            None
+        }
+        Err(e) => {
+            let why =
+                format!("[tls] not applied, new connections get the certificate in force: {e}");
+            error!("{why}");
+            Some(why)
+        }
+    }
 }
 
 /// Applies `[http]` but `listen` to the running server; why the token was kept, if it

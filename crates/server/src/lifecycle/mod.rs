@@ -145,6 +145,10 @@ fn serve(
         tcp_workers = config.tcp_workers(),
         "serving"
     );
+    if !running.tls_addrs().is_empty() {
+        let dot: Vec<String> = running.tls_addrs().iter().map(ToString::to_string).collect();
+        info!(listen = %dot.join(" "), "serving DNS over TLS");
+    }
     let Some(loading) = first_loads(loading, &signals, log) else {
         stop(running, control);
         drop(pid_file);
@@ -406,7 +410,7 @@ impl Steering<'_> {
         );
         match done {
             Ok((next, loading, notes)) => {
-                let problems = live::apply(&next, self.log, self.http);
+                let problems = live::apply(&next, self.log, self.http, self.running);
                 let said = reload::Said { notes, problems };
                 let level = next.log.level;
                 reload::log_when_done(loading, ("reload", said), self.log.clone(), level, reply);
@@ -461,6 +465,7 @@ fn start_http(
     let metrics = Metrics::new(Sources {
         stats: running.shared_stats(),
         connections: running.connection_limits(),
+        tls_connections: running.tls_connection_limits(),
         handler,
         zones,
     });

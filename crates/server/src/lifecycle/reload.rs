@@ -196,8 +196,11 @@ fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         defer_accept: false,
         ..t.clone()
     };
-    let checks: [(&'static str, bool); 7] = [
+    let tls =
+        |t: &crate::config::TlsConfig| crate::config::TlsConfig { listen: Vec::new(), ..t.clone() };
+    let checks: [(&'static str, bool); 8] = [
         ("identity", old.identity != new.identity),
+        ("tls", tls(&old.tls) != tls(&new.tls)),
         ("tcp", tcp(&old.tcp) != tcp(&new.tcp)),
         ("server.tsig-max-fudge", a.tsig_max_fudge != b.tsig_max_fudge),
         ("transfer.max-incoming", old.transfer.max_incoming != new.transfer.max_incoming),
@@ -214,7 +217,8 @@ fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 14] = [
+    let checks: [(&'static str, bool); 15] = [
+        ("tls.listen", old.tls.listen != new.tls.listen),
         ("server.listen", a.listen != b.listen),
         ("server.query-stats-max-zones", a.query_stats_max_zones != b.query_stats_max_zones),
         ("server.udp-payload-max", a.udp_payload_max != b.udp_payload_max),

@@ -1,5 +1,6 @@
-//! One TCP connection (RFC 7766): read length-prefixed queries, answer every complete
-//! query of a read at once, write the answers in one batch.
+//! One stream connection (RFC 7766), plain TCP or TLS (RFC 7858 §3.3: DoT follows RFC
+//! 7766 too): read length-prefixed queries, answer every complete query of a read at
+//! once, write the answers in one batch.
 //!
 //! Timeouts: with nothing buffered the connection may stay idle for the idle timeout
 //! (RFC 7766 §6.2.3, advertised per RFC 7828). Once the first byte of a query has
@@ -21,15 +22,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio::time::{timeout, timeout_at, Instant};
 
 use super::framing::FrameBuffer;
 use super::limits::Permit;
-use crate::handler::{Handler, MessageStream, RequestContext, Transport};
-use crate::stats::Stats;
+use crate::handler::{Handler, MessageStream, RequestContext, TlsClient, Transport};
+use crate::stats::{ConnCounters, Stats};
 
 /// The largest DNS message on TCP.
 const MAX_MESSAGE: usize = 65535;
@@ -67,6 +68,49 @@ fn with_handler_scratch<H: Handler, R>(handler: &H, f: impl FnOnce(&mut H::Scrat
     })
 }
 
+/// The bytes of a connection: a TCP socket, or TLS over one.
+pub trait ByteStream: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// Writes what the socket takes at once, without waiting; the bytes written (0 when
+    /// it takes none, or when that cannot be known without waiting).
+    fn write_now(&mut self, _buf: &[u8]) -> usize {
+        0
+    }
+
+    /// Reads what the kernel already holds, without waiting (the server is stopping);
+    /// the bytes read.
+    fn read_now(&mut self, _buf: &mut [u8]) -> usize {
+        0
+    }
+
+    /// The address the connection was accepted on.
+    fn local_addr(&self) -> Option<SocketAddr>;
+}
+
+impl ByteStream for TcpStream {
+    fn write_now(&mut self, buf: &[u8]) -> usize {
+        // Not ready, or an error, which the waiting write then reports.
+        self.try_write(buf).unwrap_or(0)
+    }
+
+    fn read_now(&mut self, buf: &mut [u8]) -> usize {
+        // A direct non-blocking read: tokio's `try_read` would trust its readiness
+        // cache and miss bytes that arrived since the last poll.
+        (&*socket2::SockRef::from(&*self)).read(buf).unwrap_or(0)
+    }
+
+    fn local_addr(&self) -> Option<SocketAddr> {
+        TcpStream::local_addr(self).ok()
+    }
+}
+
+/// TLS: records are written whole by the waiting write (and its flush), and bytes the
+/// kernel holds may not make a whole record, so neither shortcut is taken.
+impl ByteStream for tokio_rustls::server::TlsStream<TcpStream> {
+    fn local_addr(&self) -> Option<SocketAddr> {
+        self.get_ref().0.local_addr().ok()
+    }
+}
+
 /// Settings shared by all connections.
 #[derive(Debug, Clone, Copy)]
 pub struct TcpSettings {
@@ -82,6 +126,8 @@ pub struct TcpSettings {
 /// What a connection shares with the server.
 #[derive(Debug)]
 pub struct Shared<H> {
+    /// TCP or TLS: what the handler is told and which counters move.
+    pub transport: Transport,
     /// The query handler.
     pub handler: Arc<H>,
     /// Timeouts and caps, as a reload leaves them; each connection takes those in
@@ -89,6 +135,13 @@ pub struct Shared<H> {
     pub settings: Arc<ArcSwap<TcpSettings>>,
     /// Counters.
     pub stats: Arc<Stats>,
+}
+
+impl<H> Shared<H> {
+    /// The counters of this kind of connection.
+    pub(crate) fn counters(&self) -> &ConnCounters {
+        self.stats.conn(self.transport)
+    }
 }
 
 /// How far answering the buffered queries went.
@@ -115,24 +168,25 @@ enum Stop {
 }
 
 /// Serves one accepted connection from `client` until it ends (`local` is the address
-/// it was accepted on, when the listener knows it); `permit` and `_alive` are released
-/// when it does.
-pub async fn serve<H: Handler>(
-    stream: TcpStream,
-    (client, local): (SocketAddr, Option<SocketAddr>),
+/// it was accepted on, when the listener knows it; `tls` what the handshake told of a
+/// TLS client); `permit` and `_alive` are released when it does.
+pub async fn serve<H: Handler, S: ByteStream>(
+    stream: S,
+    (client, local, tls): (SocketAddr, Option<SocketAddr>, Option<TlsClient>),
     shared: Arc<Shared<H>>,
     mut stopping: watch::Receiver<bool>,
     permit: Permit,
     _alive: mpsc::Sender<()>,
 ) {
-    let local = local.or_else(|| stream.local_addr().ok()).unwrap_or(client);
+    let local = local.or_else(|| ByteStream::local_addr(&stream)).unwrap_or(client);
     let settings = **shared.settings.load();
     let ctx = RequestContext {
-        transport: Transport::Tcp,
+        transport: shared.transport,
         client,
         local,
         max_response: MAX_MESSAGE,
         keepalive: Some(settings.idle_timeout),
+        tls,
     };
     let mut conn = Connection {
         stream,
@@ -174,8 +228,8 @@ pub async fn serve<H: Handler>(
     }
 }
 
-struct Connection<H> {
-    stream: TcpStream,
+struct Connection<H, S> {
+    stream: S,
     ctx: RequestContext,
     shared: Arc<Shared<H>>,
     /// The settings in force when it was accepted.
@@ -190,7 +244,7 @@ struct Connection<H> {
     stream_out: Option<Box<dyn MessageStream>>,
 }
 
-impl<H: Handler> Connection<H> {
+impl<H: Handler, S: ByteStream> Connection<H, S> {
     /// Reads once; `None` when bytes arrived, else why to stop. Called only when no
     /// complete message is buffered.
     async fn read(&mut self, stopping: &mut watch::Receiver<bool>) -> Option<Stop> {
@@ -214,7 +268,7 @@ impl<H: Handler> Connection<H> {
                 }
                 Ok(_) => Some(Stop::Close),
                 Err(_elapsed) => {
-                    self.shared.stats.add_tcp_closed_idle();
+                    self.shared.counters().add_closed_idle();
                     Some(Stop::Close)
                 }
             },
@@ -246,11 +300,9 @@ impl<H: Handler> Connection<H> {
             if self.frames.has_message() {
                 return;
             }
-            // A direct non-blocking read: tokio's `try_read` would trust its readiness
-            // cache and miss bytes that arrived since the last poll.
-            match (&*socket2::SockRef::from(&self.stream)).read(self.frames.spare()) {
-                Ok(n) if n > 0 => self.frames.filled(n),
-                _ => return,
+            match self.stream.read_now(self.frames.spare()) {
+                0 => return,
+                n => self.frames.filled(n),
             }
         }
     }
@@ -285,7 +337,7 @@ impl<H: Handler> Connection<H> {
                 }
             })
         });
-        self.shared.stats.add_tcp_queries(self.answered - before);
+        self.shared.counters().add_queries(self.answered - before);
         progress
     }
 
@@ -295,8 +347,7 @@ impl<H: Handler> Connection<H> {
         if self.out.is_empty() {
             return true;
         }
-        // Not ready, or an error, which `write_all` then reports.
-        let written = self.stream.try_write(&self.out).unwrap_or(0);
+        let written = self.stream.write_now(&self.out);
         let done = written >= self.out.len() || self.write_rest(written).await;
         self.out.clear();
         done
@@ -330,7 +381,8 @@ impl<H: Handler> Connection<H> {
         });
         let mut complete = true;
         while let Some(framed) = rx.recv().await {
-            let written = timeout(self.settings.io_timeout, self.stream.write_all(&framed));
+            let written =
+                timeout(self.settings.io_timeout, write_flushed(&mut self.stream, &framed));
             if !matches!(written.await, Ok(Ok(()))) {
                 complete = false;
                 break;
@@ -351,7 +403,7 @@ impl<H: Handler> Connection<H> {
         self.permit.waiting_since(self.started.map_or(now, |s| s.min(now)).into_std());
         let rest = self.out.get(from..).unwrap_or_default();
         let written = tokio::select! {
-            written = timeout(self.settings.io_timeout, self.stream.write_all(rest)) => written,
+            written = timeout(self.settings.io_timeout, write_flushed(&mut self.stream, rest)) => written,
             () = self.permit.evicted() => return false,
         };
         match written {
@@ -361,11 +413,17 @@ impl<H: Handler> Connection<H> {
             }
             Ok(Err(_)) => false,
             Err(_elapsed) => {
-                self.shared.stats.add_tcp_closed_slow();
+                self.shared.counters().add_closed_slow();
                 false
             }
         }
     }
+}
+
+/// Writes `bytes` and flushes: TLS may hold the end of a record back until then.
+async fn write_flushed<S: ByteStream>(stream: &mut S, bytes: &[u8]) -> std::io::Result<()> {
+    stream.write_all(bytes).await?;
+    stream.flush().await
 }
 
 #[cfg(test)]
@@ -450,7 +508,12 @@ mod tests {
         let stats = Arc::new(Stats::default());
         let handler = Arc::new(Counting::default());
         let settings = Arc::new(ArcSwap::from_pointee(settings));
-        let shared = Arc::new(Shared { handler, settings, stats: Arc::clone(&stats) });
+        let shared = Arc::new(Shared {
+            transport: Transport::Tcp,
+            handler,
+            settings,
+            stats: Arc::clone(&stats),
+        });
         let (took, client) = runtime.block_on(async {
             let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
             let addr = listener.local_addr().unwrap();
@@ -461,7 +524,8 @@ mod tests {
             let (_stop, stopping) = watch::channel(false);
             let (alive, _alive) = mpsc::channel(1);
             let started = std::time::Instant::now();
-            let task = tokio::spawn(serve(stream, (from, None), shared, stopping, permit, alive));
+            let task =
+                tokio::spawn(serve(stream, (from, None, None), shared, stopping, permit, alive));
             tokio::task::yield_now().await;
             during();
             task.await.unwrap();

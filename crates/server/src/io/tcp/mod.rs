@@ -93,14 +93,14 @@ pub async fn accept_loop<H: Handler>(
             }
         };
         let Some(permit) = limits.admit(client.ip()) else {
-            shared.stats.add_tcp_refused();
+            shared.counters().add_refused();
             drop(stream);
             continue;
         };
-        shared.stats.add_tcp_accepted();
+        shared.counters().add_accepted();
         let task = conn::serve(
             stream,
-            (client, local),
+            (client, local, None),
             Arc::clone(&shared),
             stopping.clone(),
             permit,

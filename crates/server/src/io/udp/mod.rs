@@ -146,6 +146,7 @@ impl<H: Handler> Worker<H> {
                 local,
                 max_response: self.max_response,
                 keepalive: None,
+                tls: None,
             };
             let Some((query, out)) = batch.slot(i) else {
                 self.handler.skip(&mut state);

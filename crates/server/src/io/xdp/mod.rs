@@ -414,6 +414,7 @@ impl<H: Handler> Worker<H> {
             local: query.local,
             max_response: limit,
             keepalive: None,
+            tls: None,
         };
         let message = frame.get(query.payload())?;
         let room = out.get_mut(header_len..header_len + limit)?;
