@@ -331,9 +331,16 @@ impl EngineHandler {
         &self,
         batch: &mut EngineBatch<'_>,
         mut transfer: Box<Transfer>,
-        peer: SocketAddr,
+        ctx: &RequestContext,
         out: &mut [u8],
     ) -> Option<usize> {
+        let peer = ctx.client;
+        let transport = match ctx.transport {
+            Transport::Tls => "tls",
+            Transport::Quic => "quic",
+            Transport::Tcp => "tcp",
+            Transport::Udp => "udp",
+        };
         match Arc::clone(&self.outgoing).try_acquire_owned() {
             Ok(permit) => {
                 let table = CompressionTable::new();
@@ -342,6 +349,7 @@ impl EngineHandler {
                     transfer,
                     table,
                     peer,
+                    transport,
                     started,
                     _permit: permit,
                 }));
@@ -465,6 +473,8 @@ struct TransferStream {
     transfer: Box<Transfer>,
     table: CompressionTable,
     peer: SocketAddr,
+    /// `tcp`, `tls` or `quic`, for the log.
+    transport: &'static str,
     started: Instant,
     _permit: OwnedSemaphorePermit,
 }
@@ -484,10 +494,10 @@ impl MessageStream for TransferStream {
         let kind = t.kind().name();
         if complete {
             control().transfer_done(Direction::Out, stats.bytes, elapsed);
-            info!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out done");
+            info!(zone = %t.origin(), peer = %self.peer, transport = self.transport, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out done");
         } else {
             control().transfer_failed(Direction::Out);
-            warn!(zone = %t.origin(), peer = %self.peer, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out cut short: the client did not take it");
+            warn!(zone = %t.origin(), peer = %self.peer, transport = self.transport, kind, from, serial = t.serial(), records = stats.records, bytes = stats.bytes, messages = stats.messages, elapsed_ms, "transfer out cut short: the client did not take it");
         }
     }
 }
@@ -670,7 +680,7 @@ impl Handler for EngineHandler {
                 self.forward(*notice, ctx.client);
                 Some(len)
             }
-            Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx.client, out),
+            Outcome::Transfer(transfer) => self.start_transfer(batch, transfer, ctx, out),
             Outcome::Update(update) => match self.replayed(&update, ctx.client.ip(), out) {
                 Some(len) => Some(len),
                 None => self.queue_update(batch, update, ctx),

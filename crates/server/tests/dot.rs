@@ -364,16 +364,27 @@ fn transfers_can_require_tls_and_the_secondarys_key() {
     assert!(!axfr_over_tcp(&served), "nor anyone over plain TCP");
 }
 
+/// Mutual TLS: a certificate the client CA signed satisfies `client-cert`; beside it, a
+/// self-signed certificate is still taken for its key by a `cert-key` rule.
 #[test]
 fn mutual_tls_allows_certificates_the_client_ca_signed() {
-    let acl = "client-ca = \"ca.pem\"\n[[acl]]\nid = \"mtls\"\naction = \"transfer\"\nclient-cert = true\n";
-    let served = serve_with(acl, "acl = \"mtls\"\n");
+    let dir = tempfile::tempdir().unwrap();
+    let others = Pki::new(dir.path());
+    let pinned = others.issue("pinned", "pinned.dot.test", false);
+    let acl = format!(
+        "client-ca = \"ca.pem\"\n[[acl]]\nid = \"mtls\"\naction = \"transfer\"\nclient-cert = true\n\
+         [[acl]]\nid = \"pin\"\naction = \"transfer\"\ncert-key = \"{pinned}\"\n"
+    );
+    let served = serve_with(&acl, "acl = [\"mtls\", \"pin\"]\n");
+    for file in ["pinned.pem", "pinned.key"] {
+        std::fs::copy(others.path(file), served.pki.path(file)).unwrap();
+    }
     served.pki.issue("secondary", "secondary.dot.test", true);
     served.pki.issue("stranger", "stranger.dot.test", false);
-    assert!(axfr_over_tls(&served, Some("secondary")));
+    assert!(axfr_over_tls(&served, Some("secondary")), "signed by the client CA");
+    assert!(axfr_over_tls(&served, Some("pinned")), "self-signed, named by its pin");
     assert!(!axfr_over_tls(&served, None), "no certificate: refused");
-    // A certificate no known CA signed fails the handshake itself.
-    assert!(!axfr_over_tls(&served, Some("stranger")));
+    assert!(!axfr_over_tls(&served, Some("stranger")), "neither signed nor pinned: refused");
     assert!(kdig(&served, &["+short", "www.dot.test"]).contains("192.0.2.1"), "queries still");
     assert!(!axfr_over_tcp(&served));
 }

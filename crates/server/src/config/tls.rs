@@ -39,9 +39,9 @@ pub struct TlsConfig {
     /// The oldest TLS version accepted: `1.3` (the default) or `1.2`.
     #[serde(default, deserialize_with = "version")]
     pub min_version: TlsVersion,
-    /// CA certificates, PEM: with it, a client's certificate must chain to one of them
-    /// (mutual TLS; clients without a certificate are still served). Access rules with
-    /// `client-cert = true` then allow only such clients.
+    /// CA certificates, PEM, for mutual TLS: access rules with `client-cert = true`
+    /// allow only clients whose certificate chained to one of them (clients without a
+    /// certificate, or with another, are still served, and named by their key's pin).
     #[serde(default)]
     pub client_ca: Option<PathBuf>,
     /// A handshake must complete within this time of the connection's start.

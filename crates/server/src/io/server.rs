@@ -163,10 +163,11 @@ pub fn tls_settings(config: &Config) -> Result<TlsSettings> {
         let acl = a.get_ref();
         !acl.cert_key.is_empty() || acl.client_cert
     });
-    let rustls = crate::tls::server_config(&config.tls, crate::tls::ALPN_DOT, client_certs)?;
+    let (rustls, client_ca) =
+        crate::tls::server_config(&config.tls, crate::tls::ALPN_DOT, client_certs)?;
     Ok(TlsSettings {
         config: Arc::new(rustls),
-        client_ca: config.tls.client_ca.is_some(),
+        client_ca,
         handshake_timeout: config.tls.handshake_timeout,
     })
 }

@@ -30,7 +30,7 @@ use super::tcp::conn;
 use super::tcp::limits::Permit;
 use super::tcp::{ConnectionLimits, Shared};
 use crate::handler::{Handler, TlsClient};
-use crate::tls::Pin;
+use crate::tls::{ClientCa, Pin};
 
 /// Pause after a failed `accept` (out of file descriptors), so the loop does not spin.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
@@ -40,9 +40,9 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 pub struct TlsSettings {
     /// The rustls configuration (certificate, versions, ALPN, tickets).
     pub config: Arc<ServerConfig>,
-    /// Whether client certificates are checked against a CA (`[tls] client-ca`): a
-    /// client that presented one is then verified.
-    pub client_ca: bool,
+    /// The client CA (`[tls] client-ca`), which client certificates are checked
+    /// against after the handshake.
+    pub client_ca: Option<ClientCa>,
     /// How long a handshake may take.
     pub handshake_timeout: Duration,
 }
@@ -117,16 +117,16 @@ async fn handshake_then_serve<H: Handler>(
     if session.handshake_kind() == Some(HandshakeKind::Resumed) {
         handshakes.add_resumed();
     }
-    let identity = identity(&tls, settings.client_ca);
+    let identity = identity(&tls, settings.client_ca.as_ref());
     permit.active();
     conn::serve(tls, (client, local, Some(identity)), shared, stopping, permit, alive).await;
 }
 
 /// What the handshake told of the client: the pin of the certificate it presented, and
-/// whether that certificate was checked against the client CA (rustls refuses the
-/// handshake when one does not chain to it, so any certificate then is verified).
-fn identity(tls: &TlsStream<TcpStream>, client_ca: bool) -> TlsClient {
-    let certificate = tls.get_ref().1.peer_certificates().and_then(|chain| chain.first());
-    let pin = certificate.and_then(|c| Pin::of_certificate(c)).map(|p| p.0);
-    TlsClient { pin, verified: client_ca && pin.is_some() }
+/// whether that certificate chained to the client CA.
+fn identity(tls: &TlsStream<TcpStream>, client_ca: Option<&ClientCa>) -> TlsClient {
+    let chain = tls.get_ref().1.peer_certificates().unwrap_or_default();
+    let pin = chain.first().and_then(|c| Pin::of_certificate(c)).map(|p| p.0);
+    let verified = client_ca.is_some_and(|ca| ca.verifies(chain));
+    TlsClient { pin, verified }
 }

@@ -1,7 +1,8 @@
-//! Asking clients for a certificate without a CA to check it against: the certificate is
-//! taken for its key alone, which access rules name by its [`Pin`]. The handshake
-//! still proves the client holds that key (its CertificateVerify signature is checked
-//! here), so a pin authenticates the client as RFC 9103 §9.3.3 needs.
+//! Asking clients for a certificate: any certificate holding a key is taken, for that
+//! key, which access rules name by its [`Pin`]; whether it also chained to the client CA
+//! is asked after the handshake ([`super::ClientCa::verifies`]). The handshake still
+//! proves the client holds the key (its CertificateVerify signature is checked here),
+//! so a pin authenticates the client as RFC 9103 §9.3.3 needs.
 
 use rustls::client::danger::HandshakeSignatureValid;
 use rustls::crypto::WebPkiSupportedAlgorithms;
@@ -12,6 +13,10 @@ use rustls::{CertificateError, DigitallySignedStruct, DistinguishedName, Signatu
 use super::Pin;
 
 /// Accepts any client certificate that holds a key; see the module comment.
+///
+/// No CA names are sent as hints: a client (GnuTLS's, for one) then holds back a
+/// certificate the names do not cover, and a self-signed one named by its pin would
+/// never come.
 #[derive(Debug)]
 pub struct AnyKey {
     algorithms: WebPkiSupportedAlgorithms,

@@ -62,15 +62,21 @@ pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 /// The rustls server configuration `[tls]` describes, offering `alpn`. Checks that the
-/// key belongs to the certificate. With `client_certs`, clients are asked for a
-/// certificate (optional for them): verified against `client-ca` when it is set, else
-/// taken for its key alone, whose [`Pin`] access rules compare.
-pub fn server_config(tls: &TlsConfig, alpn: &[u8], client_certs: bool) -> Result<ServerConfig> {
-    let (Some(cert), Some(key)) = (&tls.certificate, &tls.key) else {
+/// key belongs to the certificate. With `client_certs` or a `client-ca`, clients are
+/// asked for a certificate (optional for them) and any that holds a key is taken: its
+/// [`Pin`] is what `cert-key` rules compare, and [`ClientCa::verifies`] says after the
+/// handshake whether it chained to the client CA, for `client-cert` rules. A
+/// self-signed certificate named by its pin is so accepted beside CA-signed ones.
+pub fn server_config(
+    tls: &TlsConfig,
+    alpn: &[u8],
+    client_certs: bool,
+) -> Result<(ServerConfig, Option<ClientCa>)> {
+    let (Some(cert), Some(key_file)) = (&tls.certificate, &tls.key) else {
         return Err(Error::Tls("[tls]: `certificate` and `key` are needed".into()));
     };
     let chain = read_certificates(cert)?;
-    let key = read_key(key)?;
+    let key = read_key(key_file)?;
     let versions: &[&rustls::SupportedProtocolVersion] = match tls.min_version {
         TlsVersion::V12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
         TlsVersion::V13 => &[&rustls::version::TLS13],
@@ -79,37 +85,49 @@ pub fn server_config(tls: &TlsConfig, alpn: &[u8], client_certs: bool) -> Result
     let builder = ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(versions)
         .map_err(fail)?;
-    let builder = match (&tls.client_ca, client_certs) {
-        (Some(ca), _) => builder.with_client_cert_verifier(ca_verifier(ca)?),
-        (None, true) => builder.with_client_cert_verifier(Arc::new(clients::AnyKey::new())),
+    let ca = tls.client_ca.as_deref().map(ClientCa::read).transpose()?;
+    let builder = match (&ca, client_certs) {
         (None, false) => builder.with_no_client_auth(),
+        _ => builder.with_client_cert_verifier(Arc::new(clients::AnyKey::new())),
     };
-    let mut config = builder.with_single_cert(chain, key).map_err(|e| {
-        Error::Tls(format!(
-            "{} and {}: {e}",
-            cert.display(),
-            tls.key.as_deref().unwrap_or(cert).display()
-        ))
-    })?;
+    let mut config = builder
+        .with_single_cert(chain, key)
+        .map_err(|e| Error::Tls(format!("{} and {}: {e}", cert.display(), key_file.display())))?;
     config.alpn_protocols = vec![alpn.to_vec()];
     if tls.session_tickets {
         config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(fail)?;
         config.send_tls13_tickets = 2;
     }
-    Ok(config)
+    Ok((config, ca))
 }
 
-/// Verifies client certificates against the CA certificates in `path`; clients
-/// without one are still served (DoT clients have none).
-fn ca_verifier(path: &Path) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>> {
-    let mut roots = RootCertStore::empty();
-    for cert in read_certificates(path)? {
-        roots.add(cert).map_err(|e| Error::Tls(format!("{}: {e}", path.display())))?;
+/// The client CA (`[tls] client-ca`): checks client certificates after the handshake.
+#[derive(Debug, Clone)]
+pub struct ClientCa {
+    verifier: Arc<dyn rustls::server::danger::ClientCertVerifier>,
+}
+
+impl ClientCa {
+    /// Reads the CA certificates in `path`.
+    fn read(path: &Path) -> Result<ClientCa> {
+        let mut roots = RootCertStore::empty();
+        for cert in read_certificates(path)? {
+            roots.add(cert).map_err(|e| Error::Tls(format!("{}: {e}", path.display())))?;
+        }
+        let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
+            .allow_unauthenticated()
+            .build()
+            .map_err(|e| Error::Tls(format!("{}: {e}", path.display())))?;
+        Ok(ClientCa { verifier })
     }
-    WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider())
-        .allow_unauthenticated()
-        .build()
-        .map_err(|e| Error::Tls(format!("{}: {e}", path.display())))
+
+    /// Whether the client's `chain` (its own certificate first) chains to the CA and is
+    /// valid now, for a client.
+    pub fn verifies(&self, chain: &[CertificateDer<'_>]) -> bool {
+        let Some((end, intermediates)) = chain.split_first() else { return false };
+        let now = rustls_pki_types::UnixTime::now();
+        self.verifier.verify_client_cert(end, intermediates, now).is_ok()
+    }
 }
 
 mod clients;
