@@ -23,6 +23,9 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
   * backup: `ternctl zone-backup`, a change, then `zone-restore` on a Tern primary: a
     Knot DNS secondary takes the restore by NOTIFY and IXFR (serial raised) and equals
     Tern's copy.
+  * xot-out: zone transfers over TLS (RFC 9103) from a Tern primary to BIND (mutual TLS)
+    and NSD (a pinned client key) secondaries, by NOTIFY and IXFR; plain TCP refused, a
+    secondary expecting another name or without a certificate gets nothing (see xot.py).
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -53,6 +56,7 @@ import catalogs  # noqa: E402
 import fake  # noqa: E402
 import servers  # noqa: E402
 import updates  # noqa: E402
+import xot  # noqa: E402
 from checks import (  # noqa: E402
     KEYRING, Failure, axfr, check, log_of, rcode, same_zone, soa_serial, wait_serial,
 )
@@ -526,6 +530,7 @@ SCENARIOS = {
     "catalogs": catalogs.catalogs,
     "via": via,
     "backup": backup,
+    "xot-out": xot.xot_out,
 }
 
 

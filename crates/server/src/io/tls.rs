@@ -118,6 +118,12 @@ async fn handshake_then_serve<H: Handler>(
         handshakes.add_resumed();
     }
     let identity = identity(&tls, settings.client_ca.as_ref());
+    if tracing::enabled!(tracing::Level::DEBUG) {
+        let pin = identity.pin.map(|p| Pin(p).to_string());
+        let resumed = session.handshake_kind() == Some(HandshakeKind::Resumed);
+        let version = session.protocol_version().map(|v| format!("{v:?}"));
+        tracing::debug!(%client, pin, verified = identity.verified, resumed, version, "TLS client");
+    }
     permit.active();
     conn::serve(tls, (client, local, Some(identity)), shared, stopping, permit, alive).await;
 }
