@@ -310,6 +310,67 @@ fn a_reload_takes_a_new_certificate_and_keeps_established_connections() {
     assert_eq!(presented(&still), renewed);
 }
 
+/// The metrics, in the Prometheus text format.
+fn scrape(http: SocketAddr) -> String {
+    let mut stream = tcp_connect(http);
+    stream.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
+}
+
+/// The value of the metric line that starts with `series`.
+fn metric(text: &str, series: &str) -> f64 {
+    let line = text.lines().find(|l| l.starts_with(series)).unwrap_or_else(|| panic!("{series}"));
+    line.rsplit(' ').next().unwrap().parse().unwrap()
+}
+
+/// A returning client resumes its session with a ticket (no full handshake); the
+/// metrics count TLS queries apart from TCP's, the handshakes resumed and the
+/// certificate's end.
+#[test]
+fn sessions_resume_and_the_metrics_count_tls_apart() {
+    let http = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let served = serve(&format!("[http]\nlisten = \"{http}\"\n"));
+    let client = tls_client(&served.pki, None);
+    let mut first = tls_connect(served.dot, Arc::clone(&client));
+    assert_eq!(first.conn.handshake_kind(), Some(rustls::HandshakeKind::Full));
+    // The tickets come after the handshake: an answer read takes them in.
+    assert!(tls_ask(&mut first, &query(1, "www.dot.test")).is_some());
+    let mut again = tls_connect(served.dot, client);
+    assert_eq!(again.conn.handshake_kind(), Some(rustls::HandshakeKind::Resumed));
+    assert!(tls_ask(&mut again, &query(2, "www.dot.test")).is_some());
+    let text = scrape(http);
+    assert_eq!(metric(&text, "tern_queries_total{transport=\"tls\"}"), 2.0, "{text}");
+    assert_eq!(metric(&text, "tern_queries_total{transport=\"tcp\"}"), 0.0);
+    assert_eq!(metric(&text, "tern_tls_accepted_total"), 2.0);
+    assert_eq!(metric(&text, "tern_tls_resumed_total"), 1.0);
+    assert_eq!(metric(&text, "tern_tls_connections"), 2.0);
+    let expiry = metric(&text, "tern_tls_certificate_expiry_timestamp_seconds");
+    let cert = certificate_file(&served.pki.path("server.pem"));
+    assert_eq!(Some(expiry as i64), tern_server::tls::not_after(&cert));
+    assert!(expiry > 1.9e9, "rcgen's default end is 4096: {expiry}");
+}
+
+/// An expired certificate is served (opportunistic clients still connect) with an error
+/// in the log at start, and at each reload.
+#[test]
+fn an_expired_certificate_is_an_error_in_the_log() {
+    let served = serve("");
+    let key = KeyPair::generate().unwrap();
+    let mut params = CertificateParams::new(vec![HOST.to_owned()]).unwrap();
+    params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+    params.not_after = rcgen::date_time_ymd(2021, 1, 1);
+    let cert = params.signed_by(&key, &served.pki.ca, &served.pki.ca_key).unwrap();
+    std::fs::write(served.pki.path("server.pem"), cert.pem()).unwrap();
+    std::fs::write(served.pki.path("server.key"), key.serialize_pem()).unwrap();
+    assert!(ternctl_reload(&served).status.success());
+    let log = served._daemon.log_text();
+    assert!(log.contains("TLS certificate expired"), "{log}");
+    let strict = kdig(&served, &["+short", "www.dot.test"]);
+    assert!(!strict.contains("192.0.2.1"), "a client that checks refuses it: {strict}");
+}
+
 fn ternctl_reload(served: &Served) -> std::process::Output {
     let socket = served.file.with_file_name("ternd.sock");
     ternctl().args(["--socket", socket.to_str().unwrap(), "reload"]).output().unwrap()

@@ -38,6 +38,8 @@ pub struct Sources {
     pub connections: Arc<ConnectionLimits>,
     /// The TLS connections open, when DoT listens.
     pub tls_connections: Option<Arc<ConnectionLimits>>,
+    /// The DoT settings in force (the certificate's end), when DoT listens.
+    pub tls_serving: Option<crate::io::tls::TlsServing>,
     /// The query handler: the workers' counters and rate limiting's.
     pub handler: Arc<EngineHandler>,
     /// The served zones.
@@ -218,7 +220,15 @@ fn tls(e: &mut DescriptorEncoder, sources: &Sources) -> fmt::Result {
     let open = sources.tls_connections.as_ref().map_or(0, |c| c.open()) as u64;
     let help = "TLS connections open (handshakes included).";
     let metric = e.encode_descriptor("tls_connections", help, None, MetricType::Gauge)?;
-    ConstGauge::new(open).encode(metric)
+    ConstGauge::new(open).encode(metric)?;
+    let Some(expires) = sources.tls_serving.as_ref().and_then(|s| s.load().expires) else {
+        return Ok(());
+    };
+    let help = "When the DoT certificate in force stops being valid (its notAfter), in \
+                seconds since the epoch.";
+    let name = "tls_certificate_expiry_timestamp_seconds";
+    let metric = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
+    ConstGauge::new(expires).encode(metric)
 }
 
 /// Rate limiting's and cookies' counters (zero when rate limiting is off).
@@ -338,6 +348,7 @@ mod tests {
             stats: Arc::default(),
             connections,
             tls_connections: None,
+            tls_serving: None,
             handler,
             zones,
         });

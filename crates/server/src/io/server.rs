@@ -163,12 +163,12 @@ pub fn tls_settings(config: &Config) -> Result<TlsSettings> {
         let acl = a.get_ref();
         !acl.cert_key.is_empty() || acl.client_cert
     });
-    let (rustls, client_ca) =
-        crate::tls::server_config(&config.tls, crate::tls::ALPN_DOT, client_certs)?;
+    let served = crate::tls::server_config(&config.tls, crate::tls::ALPN_DOT, client_certs)?;
     Ok(TlsSettings {
-        config: Arc::new(rustls),
-        client_ca,
+        config: Arc::new(served.config),
+        client_ca: served.client_ca,
         handshake_timeout: config.tls.handshake_timeout,
+        expires: served.expires,
     })
 }
 
@@ -469,6 +469,11 @@ impl RunningServer {
     /// The TLS connection limits, when DoT listens.
     pub fn tls_connection_limits(&self) -> Option<Arc<ConnectionLimits>> {
         self.tls.as_ref().map(|t| Arc::clone(&t.limits))
+    }
+
+    /// The DoT settings in force, shared (the metrics read the certificate's end).
+    pub fn tls_serving(&self) -> Option<TlsServing> {
+        self.tls.as_ref().map(|t| Arc::clone(&t.serving))
     }
 
     /// TLS connections open now (handshakes included).

@@ -45,6 +45,8 @@ pub struct TlsSettings {
     pub client_ca: Option<ClientCa>,
     /// How long a handshake may take.
     pub handshake_timeout: Duration,
+    /// When the certificate stops being valid (seconds since the epoch), if readable.
+    pub expires: Option<i64>,
 }
 
 /// The TLS settings in force, shared by the accept loops and the reload.

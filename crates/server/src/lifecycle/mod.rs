@@ -466,6 +466,7 @@ fn start_http(
         stats: running.shared_stats(),
         connections: running.connection_limits(),
         tls_connections: running.tls_connection_limits(),
+        tls_serving: running.tls_serving(),
         handler,
         zones,
     });

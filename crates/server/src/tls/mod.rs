@@ -16,7 +16,7 @@ use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
 use crate::config::{TlsConfig, TlsVersion};
 use crate::error::{Error, Result};
-pub use pin::Pin;
+pub use pin::{not_after, Pin};
 
 /// ALPN of DNS over TLS (RFC 7858 §3.2, registered by RFC 9461 as "dot").
 pub const ALPN_DOT: &[u8] = b"dot";
@@ -67,15 +67,13 @@ pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 /// [`Pin`] is what `cert-key` rules compare, and [`ClientCa::verifies`] says after the
 /// handshake whether it chained to the client CA, for `client-cert` rules. A
 /// self-signed certificate named by its pin is so accepted beside CA-signed ones.
-pub fn server_config(
-    tls: &TlsConfig,
-    alpn: &[u8],
-    client_certs: bool,
-) -> Result<(ServerConfig, Option<ClientCa>)> {
+pub fn server_config(tls: &TlsConfig, alpn: &[u8], client_certs: bool) -> Result<Served> {
     let (Some(cert), Some(key_file)) = (&tls.certificate, &tls.key) else {
         return Err(Error::Tls("[tls]: `certificate` and `key` are needed".into()));
     };
     let chain = read_certificates(cert)?;
+    let expires = chain.first().and_then(|c| not_after(c));
+    warn_of_expiry(cert, expires);
     let key = read_key(key_file)?;
     let versions: &[&rustls::SupportedProtocolVersion] = match tls.min_version {
         TlsVersion::V12 => &[&rustls::version::TLS13, &rustls::version::TLS12],
@@ -98,7 +96,36 @@ pub fn server_config(
         config.ticketer = rustls::crypto::aws_lc_rs::Ticketer::new().map_err(fail)?;
         config.send_tls13_tickets = 2;
     }
-    Ok((config, ca))
+    Ok(Served { config, client_ca: ca, expires })
+}
+
+/// What [`server_config`] made.
+#[derive(Debug)]
+pub struct Served {
+    /// The rustls configuration.
+    pub config: ServerConfig,
+    /// The client CA, with `client-ca`.
+    pub client_ca: Option<ClientCa>,
+    /// When the certificate stops being valid (seconds since the epoch), if readable.
+    pub expires: Option<i64>,
+}
+
+/// Days before a certificate's end from which every start and reload warns of it.
+const EXPIRY_WARNING_DAYS: i64 = 14;
+
+/// Logs an error when the certificate in `path` has expired (clients that check it
+/// refuse the server; opportunistic ones still connect), a warning when it expires
+/// within [`EXPIRY_WARNING_DAYS`].
+fn warn_of_expiry(path: &Path, expires: Option<i64>) {
+    let Some(expires) = expires else { return };
+    let now = i64::try_from(tern_control::clock::unix_now()).unwrap_or(i64::MAX);
+    let days = (expires - now).div_euclid(86_400);
+    let file = path.display();
+    if expires <= now {
+        tracing::error!(certificate = %file, expired_days_ago = -days, "TLS certificate expired: clients that check it refuse the server; renew it and reload");
+    } else if days < EXPIRY_WARNING_DAYS {
+        tracing::warn!(certificate = %file, days_left = days, "TLS certificate expires soon: renew it and reload");
+    }
 }
 
 /// The client CA (`[tls] client-ca`): checks client certificates after the handshake.

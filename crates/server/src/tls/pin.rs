@@ -68,30 +68,85 @@ fn element(der: &[u8]) -> Option<(u8, &[u8], &[u8])> {
     Some((tag, der.get(..header + len)?, contents))
 }
 
-/// The SubjectPublicKeyInfo of a DER X.509 certificate: the seventh element of the
-/// TBSCertificate when it starts with the explicit `[0]` version, else the sixth.
-fn spki(cert: &[u8]) -> Option<&[u8]> {
-    const SEQUENCE: u8 = 0x30;
+const SEQUENCE: u8 = 0x30;
+
+/// The element at `index` of a DER X.509 certificate's TBSCertificate, counted after
+/// the explicit `[0]` version when there is one (0: serialNumber, 1: signature,
+/// 2: issuer, 3: validity, 4: subject, 5: subjectPublicKeyInfo); its tag, whole encoding
+/// and contents.
+fn tbs_element(cert: &[u8], index: usize) -> Option<(u8, &[u8], &[u8])> {
     const VERSION: u8 = 0xa0;
     let (tag, _, certificate) = element(cert)?;
     let (tbs_tag, _, mut tbs) = element(certificate)?;
     if tag != SEQUENCE || tbs_tag != SEQUENCE {
         return None;
     }
-    let mut index = 0;
-    loop {
-        let (tag, whole, _) = element(tbs)?;
-        if index == 0 && tag == VERSION {
-            tbs = tbs.get(whole.len()..)?;
-            continue;
-        }
-        // serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo
-        if index == 5 {
-            return (tag == SEQUENCE).then_some(whole);
-        }
-        index += 1;
+    if let Some((VERSION, whole, _)) = element(tbs) {
         tbs = tbs.get(whole.len()..)?;
     }
+    for _ in 0..index {
+        let (_, whole, _) = element(tbs)?;
+        tbs = tbs.get(whole.len()..)?;
+    }
+    element(tbs)
+}
+
+/// The SubjectPublicKeyInfo of a DER X.509 certificate.
+fn spki(cert: &[u8]) -> Option<&[u8]> {
+    let (tag, whole, _) = tbs_element(cert, 5)?;
+    (tag == SEQUENCE).then_some(whole)
+}
+
+/// When the DER X.509 certificate `cert` stops being valid (its notAfter), in seconds
+/// since the epoch.
+pub fn not_after(cert: &[u8]) -> Option<i64> {
+    let (tag, _, validity) = tbs_element(cert, 3)?;
+    if tag != SEQUENCE {
+        return None;
+    }
+    let (_, not_before, _) = element(validity)?;
+    let (tag, _, time) = element(validity.get(not_before.len()..)?)?;
+    seconds(tag, time)
+}
+
+/// A UTCTime (`YYMMDDHHMMSSZ`, years 1950–2049) or GeneralizedTime (`YYYYMMDDHHMMSSZ`)
+/// in seconds since the epoch (RFC 5280 §4.1.2.5).
+fn seconds(tag: u8, text: &[u8]) -> Option<i64> {
+    const UTC_TIME: u8 = 0x17;
+    const GENERALIZED_TIME: u8 = 0x18;
+    let digits = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = std::str::from_utf8(text.get(range)?).ok()?;
+        part.bytes().all(|b| b.is_ascii_digit()).then(|| part.parse().ok())?
+    };
+    let (year, rest) = match (tag, text.len()) {
+        (UTC_TIME, 13) => {
+            let yy = digits(0..2)?;
+            (if yy < 50 { 2000 + yy } else { 1900 + yy }, 2)
+        }
+        (GENERALIZED_TIME, 15) => (digits(0..4)?, 4),
+        _ => return None,
+    };
+    if text.last() != Some(&b'Z') {
+        return None;
+    }
+    let field = |n: usize| digits(rest + 2 * n..rest + 2 * n + 2);
+    let (month, day) = (field(0)?, field(1)?);
+    let (hour, minute, second) = (field(2)?, field(3)?, field(4)?);
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
+        return None;
+    }
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+}
+
+/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d`.
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let year_of_era = y - era * 400;
+    let month = (m + 9) % 12;
+    let day_of_year = (153 * month + 2) / 5 + d - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 #[cfg(test)]
@@ -114,6 +169,18 @@ mod tests {
         let pin = Pin::of_certificate(&der(CERT)).unwrap();
         assert_eq!(pin.to_string(), CERT_PIN.trim());
         assert_eq!(Pin::parse(CERT_PIN).unwrap(), pin);
+    }
+
+    #[test]
+    fn the_end_of_validity_is_the_date_openssl_prints() {
+        // `openssl x509 -enddate -noout`, in seconds: `date -d ... +%s`.
+        let expected: i64 = include_str!("testdata/cert.enddate").trim().parse().unwrap();
+        assert_eq!(not_after(&der(CERT)), Some(expected));
+        assert_eq!(seconds(0x17, b"491231235959Z"), Some(2_524_607_999));
+        assert_eq!(seconds(0x17, b"700101000000Z"), Some(0));
+        assert_eq!(seconds(0x18, b"20380119031408Z"), Some(2_147_483_648));
+        assert_eq!(seconds(0x17, b"701301000000Z"), None, "month 13");
+        assert_eq!(seconds(0x17, b"7001010000Z"), None);
     }
 
     #[test]
