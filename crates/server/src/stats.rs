@@ -3,8 +3,6 @@
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-use crate::handler::Transport;
-
 /// Counters since start.
 #[derive(Debug, Default)]
 pub struct Stats {
@@ -134,12 +132,14 @@ impl Stats {
         self.udp_errors.fetch_add(1, Relaxed);
     }
 
-    /// The counters of connections over `transport` (TCP's for anything but TLS).
-    pub(crate) fn conn(&self, transport: Transport) -> &ConnCounters {
-        match transport {
-            Transport::Tls => &self.tls,
-            _ => &self.tcp,
-        }
+    /// The counters of TCP connections.
+    pub(crate) fn tcp(&self) -> &ConnCounters {
+        &self.tcp
+    }
+
+    /// The counters of TLS connections.
+    pub(crate) fn tls(&self) -> &ConnCounters {
+        &self.tls
     }
 
     /// The counters of TLS handshakes.

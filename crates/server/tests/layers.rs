@@ -11,7 +11,8 @@ use std::path::{Path, PathBuf};
 
 /// The server crate, lowest layer first.
 const SERVER: &[&[&str]] = &[
-    &["error", "random", "stats", "handler", "manpage", "version", "check_zone", "priority"],
+    &["error", "random", "handler", "manpage", "version", "check_zone", "priority"],
+    &["stats", "tls"],
     &["config", "privileges", "counters"],
     &["logging", "demo", "check_config", "rrl", "io"],
     &["dns", "client", "cli", "ctl"],

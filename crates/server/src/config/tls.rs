@@ -19,6 +19,7 @@ use serde::de::{self, Deserializer};
 use serde::Deserialize;
 
 use super::values;
+pub use crate::tls::TlsVersion;
 
 /// The DoT port (RFC 7858 §3.1).
 pub const DOT_PORT: u16 = 853;
@@ -83,6 +84,18 @@ impl Default for TlsConfig {
 }
 
 impl TlsConfig {
+    /// What the TLS layer needs to build its configuration: `None` without a
+    /// certificate and key.
+    pub fn server_tls(&self) -> Option<crate::tls::ServerTls<'_>> {
+        Some(crate::tls::ServerTls {
+            certificate: self.certificate.as_deref()?,
+            key: self.key.as_deref()?,
+            min_version: self.min_version,
+            client_ca: self.client_ca.as_deref(),
+            session_tickets: self.session_tickets,
+        })
+    }
+
     /// What is missing for the listeners asked for: a certificate and key are needed
     /// once any encrypted transport listens (`quic` says whether DoQ does).
     pub fn check(&self, quic: bool) -> Result<(), String> {
@@ -94,16 +107,6 @@ impl TlsConfig {
             _ => Err("[tls]: encrypted transports need `certificate` and `key` (PEM files)".into()),
         }
     }
-}
-
-/// The oldest TLS version accepted.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum TlsVersion {
-    /// TLS 1.2 (RFC 5246) and 1.3.
-    V12,
-    /// TLS 1.3 (RFC 8446) only.
-    #[default]
-    V13,
 }
 
 fn version<'de, D: Deserializer<'de>>(d: D) -> Result<TlsVersion, D::Error> {

@@ -163,7 +163,10 @@ pub fn tls_settings(config: &Config) -> Result<TlsSettings> {
         let acl = a.get_ref();
         !acl.cert_key.is_empty() || acl.client_cert
     });
-    let served = crate::tls::server_config(&config.tls, crate::tls::ALPN_DOT, client_certs)?;
+    let Some(files) = config.tls.server_tls() else {
+        return Err(Error::Tls("[tls]: `certificate` and `key` are needed".into()));
+    };
+    let served = crate::tls::server_config(&files, crate::tls::ALPN_DOT, client_certs)?;
     Ok(TlsSettings {
         config: Arc::new(served.config),
         client_ca: served.client_ca,

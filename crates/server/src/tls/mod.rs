@@ -14,7 +14,6 @@ use rustls::RootCertStore;
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::{CertificateDer, PrivateKeyDer};
 
-use crate::config::{TlsConfig, TlsVersion};
 use crate::error::{Error, Result};
 pub use pin::{not_after, Pin};
 
@@ -22,6 +21,31 @@ pub use pin::{not_after, Pin};
 pub const ALPN_DOT: &[u8] = b"dot";
 /// ALPN of DNS over QUIC (RFC 9250 §4.1.1).
 pub const ALPN_DOQ: &[u8] = b"doq";
+
+/// The oldest TLS version accepted (`[tls] min-version`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TlsVersion {
+    /// TLS 1.2 (RFC 5246) and 1.3.
+    V12,
+    /// TLS 1.3 (RFC 8446) only.
+    #[default]
+    V13,
+}
+
+/// What a server's TLS configuration is made of (`[tls]`'s files and settings).
+#[derive(Debug, Clone, Copy)]
+pub struct ServerTls<'a> {
+    /// The certificate chain, PEM.
+    pub certificate: &'a Path,
+    /// Its private key, PEM.
+    pub key: &'a Path,
+    /// The oldest version accepted.
+    pub min_version: TlsVersion,
+    /// CA certificates for client certificates, PEM.
+    pub client_ca: Option<&'a Path>,
+    /// Offer TLS 1.3 session tickets.
+    pub session_tickets: bool,
+}
 
 /// The certificate chain in the PEM file `path`, its first certificate the server's.
 pub fn read_certificates(path: &Path) -> Result<Vec<CertificateDer<'static>>> {
@@ -61,16 +85,14 @@ pub fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::aws_lc_rs::default_provider())
 }
 
-/// The rustls server configuration `[tls]` describes, offering `alpn`. Checks that the
+/// The rustls server configuration `tls` describes (`[tls]`'s), offering `alpn`. Checks that the
 /// key belongs to the certificate. With `client_certs` or a `client-ca`, clients are
 /// asked for a certificate (optional for them) and any that holds a key is taken: its
 /// [`Pin`] is what `cert-key` rules compare, and [`ClientCa::verifies`] says after the
 /// handshake whether it chained to the client CA, for `client-cert` rules. A
 /// self-signed certificate named by its pin is so accepted beside CA-signed ones.
-pub fn server_config(tls: &TlsConfig, alpn: &[u8], client_certs: bool) -> Result<Served> {
-    let (Some(cert), Some(key_file)) = (&tls.certificate, &tls.key) else {
-        return Err(Error::Tls("[tls]: `certificate` and `key` are needed".into()));
-    };
+pub fn server_config(tls: &ServerTls<'_>, alpn: &[u8], client_certs: bool) -> Result<Served> {
+    let (cert, key_file) = (tls.certificate, tls.key);
     let chain = read_certificates(cert)?;
     let expires = chain.first().and_then(|c| not_after(c));
     warn_of_expiry(cert, expires);
@@ -83,7 +105,7 @@ pub fn server_config(tls: &TlsConfig, alpn: &[u8], client_certs: bool) -> Result
     let builder = ServerConfig::builder_with_provider(provider())
         .with_protocol_versions(versions)
         .map_err(fail)?;
-    let ca = tls.client_ca.as_deref().map(ClientCa::read).transpose()?;
+    let ca = tls.client_ca.map(ClientCa::read).transpose()?;
     let builder = match (&ca, client_certs) {
         (None, false) => builder.with_no_client_auth(),
         _ => builder.with_client_cert_verifier(Arc::new(clients::AnyKey::new())),

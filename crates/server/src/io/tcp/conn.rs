@@ -140,7 +140,10 @@ pub struct Shared<H> {
 impl<H> Shared<H> {
     /// The counters of this kind of connection.
     pub(crate) fn counters(&self) -> &ConnCounters {
-        self.stats.conn(self.transport)
+        match self.transport {
+            Transport::Tls => self.stats.tls(),
+            _ => self.stats.tcp(),
+        }
     }
 }
 
