@@ -28,10 +28,12 @@ use tern_wire::tsig::{Algorithm, Key};
 use tern_wire::{Name, Rtype};
 use tern_zone::HistoryLimits;
 
-use super::values::{self, ListenAddr};
+use super::values;
 use super::{
     CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZoneConfig, ZonePlan, ZoneSource,
 };
+use crate::client::tls::{Check, RemoteTls};
+use crate::tls::Pin;
 
 /// `[[key]]`: a TSIG key (RFC 8945), named as BIND and Knot DNS name theirs.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -59,9 +61,9 @@ pub struct RemoteConfig {
     /// The name zones use to refer to it.
     pub id: String,
     /// Its addresses, tried in order: `IP`, `IP:PORT` or `[IPv6]:PORT` (port 53 by
-    /// default).
-    #[serde(deserialize_with = "one_or_many")]
-    pub address: Vec<ListenAddr>,
+    /// default, 853 with `tls`).
+    #[serde(deserialize_with = "remote_addresses")]
+    pub address: Vec<RemoteAddr>,
     /// The key to sign with (and to expect) when talking to it.
     #[serde(default)]
     pub key: Option<String>,
@@ -70,6 +72,87 @@ pub struct RemoteConfig {
     /// addresses of its family.
     #[serde(default, deserialize_with = "via")]
     pub via: Vec<std::net::IpAddr>,
+    /// Transfers from it over TLS (RFC 9103): `true` (its certificate checked as
+    /// `tls-hostname` and `cert-key` say), `"opportunistic"` (not checked), or `false`.
+    #[serde(default, deserialize_with = "tls_mode")]
+    pub tls: TlsMode,
+    /// The name its certificate must be valid for.
+    #[serde(default)]
+    pub tls_hostname: Option<String>,
+    /// CA certificates (PEM) that certificate must chain to; none: the system's.
+    #[serde(default)]
+    pub tls_ca: Option<PathBuf>,
+    /// Pins (base64 SHA-256 of the SubjectPublicKeyInfo) one of which its key must
+    /// match.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub cert_key: Vec<String>,
+    /// The certificate chain (PEM) Tern presents to it (mutual TLS).
+    #[serde(default)]
+    pub tls_client_certificate: Option<PathBuf>,
+    /// The key of `tls-client-certificate` (PEM).
+    #[serde(default)]
+    pub tls_client_key: Option<PathBuf>,
+}
+
+/// A remote's address as written: an IP and, when written, a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteAddr {
+    /// The IP address.
+    pub ip: std::net::IpAddr,
+    /// The port, if written.
+    pub port: Option<u16>,
+}
+
+impl RemoteAddr {
+    /// Parses `IP`, `IP:PORT` or `[IPv6]:PORT`.
+    pub fn parse(text: &str) -> Result<RemoteAddr, String> {
+        if let Ok(addr) = text.parse::<std::net::SocketAddr>() {
+            return Ok(RemoteAddr { ip: addr.ip(), port: Some(addr.port()) });
+        }
+        text.parse().map(|ip| RemoteAddr { ip, port: None }).map_err(|_| {
+            format!("`{text}` is not an address (expected `192.0.2.1`, `192.0.2.1:53` or `[2001:db8::1]:53`)")
+        })
+    }
+
+    /// With `default` as its port when none is written.
+    pub fn or_port(self, default: u16) -> std::net::SocketAddr {
+        std::net::SocketAddr::new(self.ip, self.port.unwrap_or(default))
+    }
+}
+
+/// A remote's `address`: one or a list (each error said, not lost in the list's).
+fn remote_addresses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RemoteAddr>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts.iter().map(|text| RemoteAddr::parse(text).map_err(de::Error::custom)).collect()
+}
+
+/// A remote's `tls`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TlsMode {
+    /// `false`: UDP and TCP.
+    #[default]
+    Off,
+    /// `true`: TLS, the primary authenticated (RFC 9103 §9.3.2).
+    Strict,
+    /// `"opportunistic"`: TLS, the primary not authenticated (RFC 9103 §9.3.1).
+    Opportunistic,
+}
+
+fn tls_mode<'de, D: Deserializer<'de>>(d: D) -> Result<TlsMode, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Mode {
+        Flag(bool),
+        Word(String),
+    }
+    match Mode::deserialize(d)? {
+        Mode::Flag(true) => Ok(TlsMode::Strict),
+        Mode::Flag(false) => Ok(TlsMode::Off),
+        Mode::Word(word) if word == "opportunistic" => Ok(TlsMode::Opportunistic),
+        Mode::Word(word) => {
+            Err(de::Error::custom(format!("`{word}`: expected true, false or \"opportunistic\"")))
+        }
+    }
 }
 
 /// `[[acl]]`: one access rule.
@@ -295,7 +378,7 @@ pub fn resolve(
 ) -> Result<Resolved, Vec<Problem>> {
     let mut problems = Vec::new();
     let keys = resolve_keys(tables, base, &mut problems);
-    let remotes = resolve_remotes(tables, &keys, &mut problems);
+    let remotes = resolve_remotes(tables, &keys, base, &mut problems);
     let acls = resolve_acls(tables, &keys, &mut problems);
     let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
     let mut plans = Vec::new();
@@ -386,16 +469,26 @@ fn find_key(keys: &HashMap<Name, Key>, name: &str) -> Result<Key, String> {
 fn resolve_remotes(
     tables: &Tables,
     keys: &HashMap<Name, Key>,
+    base: &Path,
     problems: &mut Vec<Problem>,
 ) -> HashMap<String, Remote> {
     let mut remotes = HashMap::new();
     for r in unique(&tables.remotes, |r| &r.id, "remote", problems).into_values() {
         let key = r.key.as_deref().map(|name| find_key(keys, name)).transpose();
-        match key.and_then(|key| one_per_family(&r.via).map(|()| key)) {
-            Ok(key) => {
-                let addrs = r.address.iter().map(|a| a.0).collect();
+        let checked = key.and_then(|key| one_per_family(&r.via).map(|()| key));
+        let resolved = checked.and_then(|key| {
+            let tls =
+                remote_tls(r, base)?.map(|tls| crate::client::tls::prepare(&tls)).transpose()?;
+            Ok((key, tls))
+        });
+        match resolved {
+            Ok((key, tls)) => {
+                let port =
+                    if tls.is_some() { crate::config::tls::DOT_PORT } else { values::DNS_PORT };
+                let addrs = r.address.iter().map(|a| a.or_port(port)).collect();
                 let via = r.via.clone();
-                remotes.insert(r.id.clone(), Remote { id: r.id.clone(), addrs, key, via });
+                let remote = Remote { id: r.id.clone(), addrs, key, via, tls };
+                remotes.insert(r.id.clone(), remote);
             }
             Err(why) => {
                 let span = span_of(&tables.remotes, |x| x.id == r.id);
@@ -404,6 +497,59 @@ fn resolve_remotes(
         }
     }
     remotes
+}
+
+/// A remote's TLS settings, checked (see [`RemoteConfig`]) and with file names
+/// relative to `base`; `None` without `tls`.
+pub fn remote_tls(r: &RemoteConfig, base: &Path) -> Result<Option<RemoteTls>, String> {
+    let checks = r.tls_hostname.is_some() || r.tls_ca.is_some() || !r.cert_key.is_empty();
+    let client = match (&r.tls_client_certificate, &r.tls_client_key) {
+        (Some(cert), Some(key)) => Some((base.join(cert), base.join(key))),
+        (None, None) => None,
+        _ => return Err("`tls-client-certificate` and `tls-client-key` go together".into()),
+    };
+    let check = match r.tls {
+        TlsMode::Off if checks || client.is_some() => {
+            return Err("`tls-hostname`, `tls-ca`, `cert-key` and `tls-client-*` are for \
+                        transfers over TLS: add `tls = true`"
+                .into())
+        }
+        TlsMode::Off => return Ok(None),
+        TlsMode::Opportunistic if checks => {
+            return Err("opportunistic TLS checks no certificate: drop `tls-hostname`, \
+                        `tls-ca` and `cert-key`, or write `tls = true`"
+                .into())
+        }
+        TlsMode::Opportunistic => Check::Opportunistic,
+        TlsMode::Strict => strict_check(r, base)?,
+    };
+    Ok(Some(RemoteTls { check, client }))
+}
+
+/// How `tls = true` checks the primary: by `tls-hostname` (with `tls-ca`), by
+/// `cert-key`, or both.
+fn strict_check(r: &RemoteConfig, base: &Path) -> Result<Check, String> {
+    if r.tls_hostname.is_none() && r.cert_key.is_empty() {
+        return Err("`tls = true` needs a way to authenticate the primary: \
+                    `tls-hostname = \"ns1.example\"` (the name its certificate must be valid \
+                    for, issued by a CA of `tls-ca` or of the system) and/or \
+                    `cert-key = [\"<base64 SHA-256 of its key>\"]`; or \
+                    `tls = \"opportunistic\"` to encrypt without checking"
+            .into());
+    }
+    if r.tls_ca.is_some() && r.tls_hostname.is_none() {
+        return Err("`tls-ca` checks the certificate for `tls-hostname`: give it".into());
+    }
+    let hostname = r
+        .tls_hostname
+        .as_deref()
+        .map(|name| {
+            rustls::pki_types::ServerName::try_from(name.trim_end_matches('.').to_owned())
+                .map_err(|_| format!("tls-hostname `{name}` is not a host name"))
+        })
+        .transpose()?;
+    let pins = r.cert_key.iter().map(|pin| Pin::parse(pin)).collect::<Result<Vec<_>, _>>()?;
+    Ok(Check::Strict { hostname, ca: r.tls_ca.as_ref().map(|ca| base.join(ca)), pins })
 }
 
 /// A remote's `via`: at most one address of each family, none unspecified.

@@ -5,6 +5,7 @@
 //! connections (see [`Acceptor`]); a file that cannot be read keeps the last good one.
 
 pub mod pin;
+pub mod pinned;
 
 use std::path::Path;
 use std::sync::Arc;

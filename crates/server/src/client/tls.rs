@@ -1,0 +1,311 @@
+//! Zone transfers over TLS as a secondary (RFC 9103, "XoT"): the TLS settings of a
+//! `[[remote]]` with `tls`, made once when the configuration is read ([`prepare`]),
+//! and the TLS stream that SOA queries, transfers and forwarded updates to it go over
+//! ([`connect`]).
+//!
+//! Only TLS 1.3 is offered (RFC 9103 §7.2), with ALPN "dot", which the primary must
+//! select (§7.1). The primary is authenticated as the remote says (§9.3): by its
+//! certificate's name, chained to `tls-ca` or to the system's CAs (strict TLS); by the
+//! pin of its key (`cert-key`); by both; or not at all (opportunistic TLS, §9.3.1).
+//! With `tls-client-certificate`, Tern presents a certificate of its own (mutual TLS,
+//! §9.3.3). One client configuration serves every connection to the remote, so a
+//! transfer resumes the TLS session of the SOA query before it.
+//!
+//! The stream reads the socket once per read at most, so the deadline of a transfer
+//! (`max-time-in`, `idle-timeout-in`) binds a primary that trickles TLS records as it
+//! binds one that trickles TCP bytes.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rustls::client::danger::ServerCertVerifier;
+use rustls::client::WebPkiServerVerifier;
+use rustls::pki_types::ServerName;
+use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
+
+use super::stream::{is_timeout, Connection};
+use super::ClientError;
+use crate::tls::pinned::{self, Expected, PinnedServer};
+use crate::tls::{Pin, ALPN_DOT};
+
+/// How a remote's certificate is checked, as its `[[remote]]` says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Check {
+    /// Not at all: encrypted only (`tls = "opportunistic"`).
+    Opportunistic,
+    /// By name and/or key pin (`tls = true`); at least one of them is given.
+    Strict {
+        /// The name its certificate must be valid for (`tls-hostname`).
+        hostname: Option<ServerName<'static>>,
+        /// The CA certificates that name's certificate must chain to (`tls-ca`);
+        /// `None`: the system's.
+        ca: Option<PathBuf>,
+        /// Pins one of which its key must match (`cert-key`).
+        pins: Vec<Pin>,
+    },
+}
+
+/// A `[[remote]]`'s TLS settings, checked, file names complete.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteTls {
+    /// How the remote's certificate is checked.
+    pub check: Check,
+    /// Tern's own certificate chain and key (mutual TLS), PEM files.
+    pub client: Option<(PathBuf, PathBuf)>,
+}
+
+/// What [`prepare`] makes for a remote: the control plane carries it in a
+/// [`tern_control::peer::Tls`] and hands it back to [`connect`].
+#[derive(Debug)]
+struct Client {
+    config: Arc<ClientConfig>,
+    /// The name checked (`tls-hostname`), also sent as SNI; `None`: the remote's
+    /// address stands for it (no SNI).
+    hostname: Option<ServerName<'static>>,
+}
+
+/// Reads the files `remote` names and builds its client configuration.
+pub fn prepare(remote: &RemoteTls) -> Result<tern_control::peer::Tls, String> {
+    let (verifier, auth) = verifier(&remote.check)?;
+    let hostname = match &remote.check {
+        Check::Strict { hostname, .. } => hostname.clone(),
+        Check::Opportunistic => None,
+    };
+    let fail = |e: rustls::Error| e.to_string();
+    let builder = ClientConfig::builder_with_provider(crate::tls::provider())
+        .with_protocol_versions(&[&rustls::version::TLS13])
+        .map_err(fail)?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier);
+    let mut config = match &remote.client {
+        Some((cert, key)) => {
+            let chain = crate::tls::read_certificates(cert).map_err(|e| e.to_string())?;
+            let key_der = crate::tls::read_key(key).map_err(|e| e.to_string())?;
+            builder
+                .with_client_auth_cert(chain, key_der)
+                .map_err(|e| format!("{} and {}: {e}", cert.display(), key.display()))?
+        }
+        None => builder.with_no_client_auth(),
+    };
+    config.alpn_protocols = vec![ALPN_DOT.to_vec()];
+    let client = Client { config: Arc::new(config), hostname };
+    Ok(tern_control::peer::Tls { auth: auth.into(), settings: Arc::new(client) })
+}
+
+/// The verifier `check` asks for, and the check in words.
+fn verifier(check: &Check) -> Result<(Arc<dyn ServerCertVerifier>, String), String> {
+    let Check::Strict { hostname, ca, pins } = check else {
+        let any = Arc::new(PinnedServer::new(Expected::Any, None));
+        return Ok((any, "opportunistic".into()));
+    };
+    let chain = match hostname {
+        Some(_) => Some(chain_verifier(ca.as_deref())?),
+        None => None,
+    };
+    let auth = match (hostname, pins.is_empty()) {
+        (Some(name), true) => format!("name {}", name.to_str()),
+        (Some(name), false) => format!("name {} and key pin", name.to_str()),
+        (None, _) => "key pin".to_owned(),
+    };
+    let verifier: Arc<dyn ServerCertVerifier> = match chain {
+        Some(chain) if pins.is_empty() => chain,
+        chain => Arc::new(PinnedServer::new(Expected::Pins(pins.clone()), chain)),
+    };
+    Ok((verifier, auth))
+}
+
+/// Checks a certificate's chain to the CAs in `ca` (else the system's) and its name.
+fn chain_verifier(ca: Option<&std::path::Path>) -> Result<Arc<dyn ServerCertVerifier>, String> {
+    let mut roots = RootCertStore::empty();
+    match ca {
+        Some(path) => {
+            for cert in crate::tls::read_certificates(path).map_err(|e| e.to_string())? {
+                roots.add(cert).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+        }
+        None => {
+            let found = rustls_native_certs::load_native_certs();
+            roots.add_parsable_certificates(found.certs);
+            if roots.is_empty() {
+                return Err("no CA certificates found on this system (/etc/ssl/certs): \
+                            give `tls-ca`"
+                    .into());
+            }
+        }
+    }
+    let verifier =
+        WebPkiServerVerifier::builder_with_provider(Arc::new(roots), crate::tls::provider())
+            .build()
+            .map_err(|e| e.to_string())?;
+    Ok(verifier)
+}
+
+/// A TLS connection to a primary; reads as the module comment says.
+#[derive(Debug)]
+pub struct TlsStream {
+    tls: ClientConnection,
+    tcp: TcpStream,
+    /// The name checked, or the address: what errors name.
+    name: ServerName<'static>,
+}
+
+/// Starts TLS on `tcp` to `addr` as `tls` says; the handshake must end by `deadline`,
+/// and the primary must have selected ALPN "dot".
+pub fn connect(
+    tcp: TcpStream,
+    addr: SocketAddr,
+    tls: &tern_control::peer::Tls,
+    deadline: Instant,
+) -> Result<TlsStream, ClientError> {
+    let client = tls.settings.downcast_ref::<Client>().ok_or_else(|| {
+        ClientError::Tls("the remote's TLS settings were not made by this server".into())
+    })?;
+    let name = client.hostname.clone().unwrap_or_else(|| ServerName::IpAddress(addr.ip().into()));
+    let connection = ClientConnection::new(Arc::clone(&client.config), name.clone())
+        .map_err(|e| ClientError::Tls(e.to_string()))?;
+    let mut stream = TlsStream { tls: connection, tcp, name };
+    stream.handshake(deadline)?;
+    if stream.tls.alpn_protocol() != Some(ALPN_DOT) {
+        return Err(ClientError::Tls(
+            "ALPN refused: the primary did not select \"dot\" (RFC 9103 §7.1)".into(),
+        ));
+    }
+    Ok(stream)
+}
+
+impl TlsStream {
+    /// Runs the handshake, each read waiting at most until `deadline`.
+    fn handshake(&mut self, deadline: Instant) -> Result<(), ClientError> {
+        let started = Instant::now();
+        while self.tls.is_handshaking() {
+            self.flush_tls()?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(handshake_timeout(deadline - started));
+            }
+            self.tcp.set_read_timeout(Some(left))?;
+            match self.tls.read_tls(&mut self.tcp) {
+                Ok(0) => {
+                    return Err(ClientError::Tls(
+                        "the primary closed the connection during the handshake".into(),
+                    ))
+                }
+                Ok(_) => {}
+                Err(e) if is_timeout(&e) => return Err(handshake_timeout(deadline - started)),
+                Err(e) => return Err(e.into()),
+            }
+            if let Err(e) = self.tls.process_new_packets() {
+                let _ = self.flush_tls(); // the alert saying why, if the primary listens
+                return Err(ClientError::Tls(describe(&e, &self.name)));
+            }
+        }
+        Ok(self.flush_tls()?)
+    }
+
+    /// Writes out what TLS has to send.
+    fn flush_tls(&mut self) -> std::io::Result<()> {
+        while self.tls.wants_write() {
+            if self.tls.write_tls(&mut self.tcp)? == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Read for TlsStream {
+    /// Plaintext when there is some; else one read of the socket, then plaintext if
+    /// that brought a whole record, else `Interrupted` so that the caller looks at its
+    /// deadline before reading again.
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let mut socket_read = false;
+        loop {
+            match self.tls.reader().read(buf) {
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                other => return other,
+            }
+            if socket_read {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            socket_read = true;
+            self.tls.read_tls(&mut self.tcp)?;
+            let processed = self.tls.process_new_packets();
+            self.flush_tls()?;
+            if let Err(e) = processed {
+                let why = format!("TLS: {}", describe(&e, &self.name));
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
+            }
+        }
+    }
+}
+
+impl Write for TlsStream {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.tls.writer().write(buf)?;
+        self.flush_tls()?;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.tls.writer().flush()?;
+        self.flush_tls()
+    }
+}
+
+impl Connection for TlsStream {
+    fn set_read_timeout(&mut self, wait: Duration) -> std::io::Result<()> {
+        self.tcp.set_read_timeout(Some(wait))
+    }
+}
+
+impl Drop for TlsStream {
+    /// Says goodbye (close_notify) when it can do so at once.
+    fn drop(&mut self) {
+        self.tls.send_close_notify();
+        let _ = self.tcp.set_nonblocking(true).and_then(|()| self.flush_tls());
+    }
+}
+
+fn handshake_timeout(limit: Duration) -> ClientError {
+    ClientError::Tls(format!(
+        "no TLS handshake within `[transfer] timeout` ({} ms)",
+        limit.as_millis()
+    ))
+}
+
+/// A handshake failure in words: what failed, and for which name.
+pub fn describe(error: &rustls::Error, name: &ServerName<'_>) -> String {
+    if let Some(mismatch) = pinned::pin_mismatch(error) {
+        return mismatch.to_string();
+    }
+    let name = name.to_str();
+    match error {
+        rustls::Error::InvalidCertificate(
+            CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. },
+        ) => format!("certificate for {name} not valid for that name ({error})"),
+        rustls::Error::InvalidCertificate(CertificateError::UnknownIssuer) => format!(
+            "certificate for {name} not issued by a CA of `tls-ca` (or of the system without it)"
+        ),
+        rustls::Error::InvalidCertificate(_) => format!("certificate for {name}: {error}"),
+        rustls::Error::AlertReceived(AlertDescription::NoApplicationProtocol) => {
+            "ALPN refused: the primary does not speak \"dot\" (RFC 9103 §7.1)".into()
+        }
+        rustls::Error::AlertReceived(AlertDescription::CertificateRequired) => {
+            "the primary requires a client certificate (`tls-client-certificate`)".into()
+        }
+        rustls::Error::AlertReceived(AlertDescription::ProtocolVersion) => {
+            "the primary does not speak TLS 1.3 (RFC 9103 §7.2 requires it)".into()
+        }
+        rustls::Error::AlertReceived(alert) => {
+            format!("the primary refused the handshake ({alert:?})")
+        }
+        other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+#[path = "tls_tests.rs"]
+mod tests;
