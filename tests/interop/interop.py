@@ -23,6 +23,10 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
   * backup: `ternctl zone-backup`, a change, then `zone-restore` on a Tern primary: a
     Knot DNS secondary takes the restore by NOTIFY and IXFR (serial raised) and equals
     Tern's copy.
+  * xot-in: zone transfers over TLS (RFC 9103): BIND 9.18 serving over TLS only, Tern
+    secondaries checking it by key pin, by name and CA, opportunistically, and with a
+    client certificate (mutual TLS); a change by NOTIFY and IXFR over TLS; a wrong pin,
+    a wrong name and a missing client certificate refused (see xot.py).
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -53,6 +57,7 @@ import catalogs  # noqa: E402
 import fake  # noqa: E402
 import servers  # noqa: E402
 import updates  # noqa: E402
+import xot  # noqa: E402
 from checks import (  # noqa: E402
     KEYRING, Failure, axfr, check, log_of, rcode, same_zone, soa_serial, wait_serial,
 )
@@ -526,6 +531,7 @@ SCENARIOS = {
     "catalogs": catalogs.catalogs,
     "via": via,
     "backup": backup,
+    "xot-in": xot.xot_in,
 }
 
 

@@ -18,13 +18,18 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rustls::client::danger::ServerCertVerifier;
-use rustls::client::WebPkiServerVerifier;
+use rustls::client::{ResolvesClientCert, WebPkiServerVerifier};
 use rustls::pki_types::ServerName;
-use rustls::{AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore};
+use rustls::sign::CertifiedKey;
+use rustls::{
+    AlertDescription, CertificateError, ClientConfig, ClientConnection, RootCertStore,
+    SignatureScheme,
+};
 
 use super::stream::{is_timeout, Connection};
 use super::ClientError;
@@ -62,6 +67,8 @@ pub struct RemoteTls {
 #[derive(Debug)]
 struct Client {
     config: Arc<ClientConfig>,
+    /// Whether `config` presents a client certificate.
+    presents: bool,
     /// The name checked (`tls-hostname`), also sent as SNI; `None`: the remote's
     /// address stands for it (no SNI).
     hostname: Option<ServerName<'static>>,
@@ -91,7 +98,7 @@ pub fn prepare(remote: &RemoteTls) -> Result<tern_control::peer::Tls, String> {
         None => builder.with_no_client_auth(),
     };
     config.alpn_protocols = vec![ALPN_DOT.to_vec()];
-    let client = Client { config: Arc::new(config), hostname };
+    let client = Client { config: Arc::new(config), presents: remote.client.is_some(), hostname };
     Ok(tern_control::peer::Tls { auth: auth.into(), settings: Arc::new(client) })
 }
 
@@ -150,6 +157,29 @@ pub struct TlsStream {
     tcp: TcpStream,
     /// The name checked, or the address: what errors name.
     name: ServerName<'static>,
+    /// Without a client certificate: whether the primary asked for one.
+    asked: Option<Arc<NoCertificate>>,
+    /// Whether the primary has sent any data.
+    answered: bool,
+}
+
+/// Tern has no client certificate to give, and notes whether the primary asked for
+/// one: a primary that requires one may close the connection after the handshake
+/// without saying why (BIND does), and the error then says what is missing.
+#[derive(Debug, Default)]
+struct NoCertificate {
+    asked: AtomicBool,
+}
+
+impl ResolvesClientCert for NoCertificate {
+    fn resolve(&self, _: &[&[u8]], _: &[SignatureScheme]) -> Option<Arc<CertifiedKey>> {
+        self.asked.store(true, Ordering::Relaxed);
+        None
+    }
+
+    fn has_certs(&self) -> bool {
+        false
+    }
 }
 
 /// Starts TLS on `tcp` to `addr` as `tls` says; the handshake must end by `deadline`,
@@ -164,9 +194,20 @@ pub fn connect(
         ClientError::Tls("the remote's TLS settings were not made by this server".into())
     })?;
     let name = client.hostname.clone().unwrap_or_else(|| ServerName::IpAddress(addr.ip().into()));
-    let connection = ClientConnection::new(Arc::clone(&client.config), name.clone())
-        .map_err(|e| ClientError::Tls(e.to_string()))?;
-    let mut stream = TlsStream { tls: connection, tcp, name };
+    let (config, asked) = match client.presents {
+        true => (Arc::clone(&client.config), None),
+        false => {
+            // Its own resolver, to know what this connection was asked; the TLS
+            // session store stays shared.
+            let asked = Arc::new(NoCertificate::default());
+            let mut config = ClientConfig::clone(&client.config);
+            config.client_auth_cert_resolver = Arc::clone(&asked) as Arc<dyn ResolvesClientCert>;
+            (Arc::new(config), Some(asked))
+        }
+    };
+    let connection =
+        ClientConnection::new(config, name.clone()).map_err(|e| ClientError::Tls(e.to_string()))?;
+    let mut stream = TlsStream { tls: connection, tcp, name, asked, answered: false };
     stream.handshake(deadline)?;
     if stream.tls.alpn_protocol() != Some(ALPN_DOT) {
         return Err(ClientError::Tls(
@@ -225,7 +266,12 @@ impl Read for TlsStream {
         loop {
             match self.tls.reader().read(buf) {
                 Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                other => return other,
+                Ok(n) if n > 0 => {
+                    self.answered = true;
+                    return Ok(n);
+                }
+                Ok(_) => return self.closed(std::io::ErrorKind::UnexpectedEof.into()),
+                Err(e) => return self.closed(e),
             }
             if socket_read {
                 return Err(std::io::ErrorKind::Interrupted.into());
@@ -239,6 +285,20 @@ impl Read for TlsStream {
                 return Err(std::io::Error::new(std::io::ErrorKind::InvalidData, why));
             }
         }
+    }
+}
+
+impl TlsStream {
+    /// The primary closed the connection (`e`): said as what it likely means when it
+    /// had asked for the client certificate Tern does not have, and answered nothing.
+    fn closed(&self, e: std::io::Error) -> std::io::Result<usize> {
+        let asked = self.asked.as_ref().is_some_and(|a| a.asked.load(Ordering::Relaxed));
+        if asked && !self.answered && e.kind() == std::io::ErrorKind::UnexpectedEof {
+            let why = "TLS: the primary asked for a client certificate and closed the connection: \
+                       it requires one (`tls-client-certificate`)";
+            return Err(std::io::Error::new(std::io::ErrorKind::ConnectionAborted, why));
+        }
+        Err(e)
     }
 }
 
@@ -296,6 +356,11 @@ pub fn describe(error: &rustls::Error, name: &ServerName<'_>) -> String {
         rustls::Error::AlertReceived(AlertDescription::CertificateRequired) => {
             "the primary requires a client certificate (`tls-client-certificate`)".into()
         }
+        rustls::Error::AlertReceived(
+            AlertDescription::BadCertificate
+            | AlertDescription::UnknownCA
+            | AlertDescription::CertificateUnknown,
+        ) => format!("the primary refused Tern's client certificate ({error})"),
         rustls::Error::AlertReceived(AlertDescription::ProtocolVersion) => {
             "the primary does not speak TLS 1.3 (RFC 9103 §7.2 requires it)".into()
         }

@@ -26,26 +26,42 @@ fn pin(file: &str) -> Pin {
     Pin::parse(&std::fs::read_to_string(testdata(file)).unwrap()).unwrap()
 }
 
-/// The primary's TLS: ns1.example's certificate, ALPN `alpn`, client certificates
-/// required when `mutual`.
+/// How a primary asks for client certificates.
+#[derive(Clone, Copy, PartialEq)]
+enum Mutual {
+    No,
+    /// Required by TLS (an alert without one).
+    Required,
+    /// Asked for, not required by TLS (see [`Primary::start_dropping`]).
+    Dropped,
+}
+
+/// The primary's TLS: ns1.example's certificate, ALPN `alpn`, client certificates as
+/// `mutual` says.
 fn server_config(alpn: &[&[u8]], mutual: bool) -> Arc<ServerConfig> {
+    server_config_asking(alpn, if mutual { Mutual::Required } else { Mutual::No })
+}
+
+fn server_config_asking(alpn: &[&[u8]], mutual: Mutual) -> Arc<ServerConfig> {
     let chain = crate::tls::read_certificates(&testdata("ns1.pem")).unwrap();
     let key = crate::tls::read_key(&testdata("ns1.key")).unwrap();
     let builder = ServerConfig::builder_with_provider(crate::tls::provider())
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap();
-    let builder = if mutual {
+    let builder = if mutual == Mutual::No {
+        builder.with_no_client_auth()
+    } else {
         let mut roots = RootCertStore::empty();
         for ca in crate::tls::read_certificates(&testdata("ca.pem")).unwrap() {
             roots.add(ca).unwrap();
         }
         let verifier =
-            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::tls::provider())
-                .build()
-                .unwrap();
+            WebPkiClientVerifier::builder_with_provider(Arc::new(roots), crate::tls::provider());
+        let verifier = match mutual {
+            Mutual::Dropped => verifier.allow_unauthenticated().build().unwrap(),
+            _ => verifier.build().unwrap(),
+        };
         builder.with_client_cert_verifier(verifier)
-    } else {
-        builder.with_no_client_auth()
     };
     let mut config = builder.with_single_cert(chain, key).unwrap();
     config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
@@ -60,6 +76,12 @@ struct Primary {
 
 impl Primary {
     fn start(config: Arc<ServerConfig>) -> Primary {
+        Primary::start_dropping(config, false)
+    }
+
+    /// With `drop_anonymous`, a client without a certificate is dropped after its
+    /// request, without a word (as BIND does).
+    fn start_dropping(config: Arc<ServerConfig>, drop_anonymous: bool) -> Primary {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let addr = listener.local_addr().unwrap();
         let thread = std::thread::spawn(move || {
@@ -67,6 +89,9 @@ impl Primary {
             tcp.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
             let mut tls = StreamOwned::new(ServerConnection::new(config).unwrap(), tcp);
             let Some(request) = read_framed(&mut tls) else { return };
+            if drop_anonymous && tls.conn.peer_certificates().is_none() {
+                return;
+            }
             for answer in answers(&request) {
                 let mut framed = u16::try_from(answer.len()).unwrap().to_be_bytes().to_vec();
                 framed.extend_from_slice(&answer);
@@ -250,6 +275,19 @@ fn mutual_tls_presents_the_client_certificate() {
     let primary = Primary::start(server_config(&[ALPN_DOT], true));
     let error = ask(primary.addr, &strict(None, None, vec![pin("ns1.pin")])).unwrap_err();
     assert!(error.to_string().contains("requires a client certificate"), "{error}");
+}
+
+#[test]
+fn a_primary_that_drops_a_client_without_certificate_is_understood() {
+    let config = server_config_asking(&[ALPN_DOT], Mutual::Dropped);
+    let primary = Primary::start_dropping(config, true);
+    let error = ask(primary.addr, &strict(None, None, vec![pin("ns1.pin")])).unwrap_err();
+    assert!(error.to_string().contains("asked for a client certificate"), "{error}");
+    let config = server_config_asking(&[ALPN_DOT], Mutual::Dropped);
+    let primary = Primary::start_dropping(config, true);
+    let mut remote = strict(None, None, vec![pin("ns1.pin")]);
+    remote.client = Some((testdata("client.pem"), testdata("client.key")));
+    assert_eq!(ask(primary.addr, &remote).unwrap(), 7, "with a certificate: served");
 }
 
 #[test]
