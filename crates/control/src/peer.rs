@@ -3,13 +3,12 @@
 //! timeouts on every step) and run on the control plane's blocking threads; the server
 //! makes them over its sockets ([`Network`]), tests over an in-memory primary.
 //!
-//! A remote reached over TLS (RFC 9103) carries a [`Tls`]: the server's client settings
-//! for it, prepared when the configuration is read and opaque here, so that this crate
-//! knows no TLS library.
+//! A remote reached over TLS (RFC 9103) carries a [`Tls`]: the server's settings for
+//! it, opaque here, so that this crate knows no TLS library.
 
 use std::any::Any;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tern_wire::tsig::Key;
@@ -143,15 +142,27 @@ pub struct Peer<'k> {
     pub tls: Option<&'k Tls>,
 }
 
-/// How a remote is reached over TLS, as the server prepared it from the configuration
-/// (certificates read, the remote's authentication decided); see the module comment.
+/// How a remote is reached over TLS, as the server's configuration says; see the
+/// module comment.
 #[derive(Clone)]
 pub struct Tls {
     /// What authenticates the remote, in words (for logs): `key pin`, `name
     /// ns1.example`, `opportunistic`.
     pub auth: Arc<str>,
-    /// The server's client settings; only the [`Network`] that made them reads them.
+    /// The settings as the server's configuration gives them; only the [`Network`]
+    /// reads them.
     pub settings: Arc<dyn Any + Send + Sync>,
+    /// What the [`Network`] made of `settings` at its first connection (its TLS
+    /// library's configuration, with the files it names read), kept for the next ones,
+    /// which then resume its TLS sessions. A new configuration starts afresh.
+    pub prepared: Arc<OnceLock<Arc<dyn Any + Send + Sync>>>,
+}
+
+impl Tls {
+    /// `settings`, not prepared yet.
+    pub fn new(auth: Arc<str>, settings: Arc<dyn Any + Send + Sync>) -> Tls {
+        Tls { auth, settings, prepared: Arc::new(OnceLock::new()) }
+    }
 }
 
 impl std::fmt::Debug for Tls {

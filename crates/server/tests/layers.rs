@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const SERVER: &[&[&str]] = &[
     &["error", "random", "stats", "handler", "manpage", "version", "check_zone", "priority"],
     &["config", "privileges", "counters"],
+    &["tls"],
     &["logging", "demo", "check_config", "rrl", "io"],
     &["dns", "client", "cli", "ctl"],
     &["http"],
@@ -21,7 +22,8 @@ const SERVER: &[&[&str]] = &[
 
 /// The control plane, lowest layer first.
 const CONTROL: &[&[&str]] = &[
-    &["clock", "peer", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
+    &["peer"],
+    &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
     &["error", "updates", "query_stats"],
     &["event"],
     &["state", "shared", "registry", "notify"],

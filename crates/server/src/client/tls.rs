@@ -1,6 +1,7 @@
-//! Zone transfers over TLS as a secondary (RFC 9103, "XoT"): the TLS settings of a
-//! `[[remote]]` with `tls`, made once when the configuration is read ([`prepare`]),
-//! and the TLS stream that SOA queries, transfers and forwarded updates to it go over
+//! Zone transfers over TLS as a secondary (RFC 9103, "XoT"): the TLS client
+//! configuration of a `[[remote]]` with `tls` (made from its settings,
+//! [`crate::config::xot`], at its first connection and kept until a reload), and the
+//! TLS stream that SOA queries, transfers and forwarded updates to it go over
 //! ([`connect`]).
 //!
 //! Only TLS 1.3 is offered (RFC 9103 §7.2), with ALPN "dot", which the primary must
@@ -17,7 +18,6 @@
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream};
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -33,37 +33,12 @@ use rustls::{
 
 use super::stream::{is_timeout, Connection};
 use super::ClientError;
+use crate::config::xot::{Check, RemoteTls};
 use crate::tls::pinned::{self, Expected, PinnedServer};
 use crate::tls::{Pin, ALPN_DOT};
 
-/// How a remote's certificate is checked, as its `[[remote]]` says.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Check {
-    /// Not at all: encrypted only (`tls = "opportunistic"`).
-    Opportunistic,
-    /// By name and/or key pin (`tls = true`); at least one of them is given.
-    Strict {
-        /// The name its certificate must be valid for (`tls-hostname`).
-        hostname: Option<ServerName<'static>>,
-        /// The CA certificates that name's certificate must chain to (`tls-ca`);
-        /// `None`: the system's.
-        ca: Option<PathBuf>,
-        /// Pins one of which its key must match (`cert-key`).
-        pins: Vec<Pin>,
-    },
-}
-
-/// A `[[remote]]`'s TLS settings, checked, file names complete.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RemoteTls {
-    /// How the remote's certificate is checked.
-    pub check: Check,
-    /// Tern's own certificate chain and key (mutual TLS), PEM files.
-    pub client: Option<(PathBuf, PathBuf)>,
-}
-
-/// What [`prepare`] makes for a remote: the control plane carries it in a
-/// [`tern_control::peer::Tls`] and hands it back to [`connect`].
+/// What [`prepare`] makes of a remote's settings, kept in its
+/// [`tern_control::peer::Tls`] for the connections that follow.
 #[derive(Debug)]
 struct Client {
     config: Arc<ClientConfig>,
@@ -74,12 +49,32 @@ struct Client {
     hostname: Option<ServerName<'static>>,
 }
 
+/// The client configuration of `tls`: made at its first connection, then kept.
+fn client(tls: &tern_control::peer::Tls) -> Result<Arc<Client>, ClientError> {
+    let prepared = match tls.prepared.get() {
+        Some(prepared) => Arc::clone(prepared),
+        None => {
+            let remote = tls.settings.downcast_ref::<RemoteTls>().ok_or_else(|| {
+                ClientError::Tls("the remote's TLS settings are not the configuration's".into())
+            })?;
+            let made = Arc::new(prepare(remote).map_err(ClientError::Tls)?);
+            Arc::clone(tls.prepared.get_or_init(|| made))
+        }
+    };
+    prepared
+        .downcast::<Client>()
+        .map_err(|_| ClientError::Tls("TLS settings of another kind".into()))
+}
+
 /// Reads the files `remote` names and builds its client configuration.
-pub fn prepare(remote: &RemoteTls) -> Result<tern_control::peer::Tls, String> {
-    let (verifier, auth) = verifier(&remote.check)?;
+fn prepare(remote: &RemoteTls) -> Result<Client, String> {
+    let verifier = verifier(&remote.check)?;
     let hostname = match &remote.check {
-        Check::Strict { hostname, .. } => hostname.clone(),
-        Check::Opportunistic => None,
+        Check::Strict { hostname: Some(name), .. } => Some(
+            ServerName::try_from(name.clone())
+                .map_err(|_| format!("tls-hostname `{name}` is not a host name"))?,
+        ),
+        _ => None,
     };
     let fail = |e: rustls::Error| e.to_string();
     let builder = ClientConfig::builder_with_provider(crate::tls::provider())
@@ -98,30 +93,25 @@ pub fn prepare(remote: &RemoteTls) -> Result<tern_control::peer::Tls, String> {
         None => builder.with_no_client_auth(),
     };
     config.alpn_protocols = vec![ALPN_DOT.to_vec()];
-    let client = Client { config: Arc::new(config), presents: remote.client.is_some(), hostname };
-    Ok(tern_control::peer::Tls { auth: auth.into(), settings: Arc::new(client) })
+    Ok(Client { config: Arc::new(config), presents: remote.client.is_some(), hostname })
 }
 
-/// The verifier `check` asks for, and the check in words.
-fn verifier(check: &Check) -> Result<(Arc<dyn ServerCertVerifier>, String), String> {
+/// The verifier `check` asks for.
+fn verifier(check: &Check) -> Result<Arc<dyn ServerCertVerifier>, String> {
     let Check::Strict { hostname, ca, pins } = check else {
-        let any = Arc::new(PinnedServer::new(Expected::Any, None));
-        return Ok((any, "opportunistic".into()));
+        return Ok(Arc::new(PinnedServer::new(Expected::Any, None)));
     };
     let chain = match hostname {
         Some(_) => Some(chain_verifier(ca.as_deref())?),
         None => None,
     };
-    let auth = match (hostname, pins.is_empty()) {
-        (Some(name), true) => format!("name {}", name.to_str()),
-        (Some(name), false) => format!("name {} and key pin", name.to_str()),
-        (None, _) => "key pin".to_owned(),
-    };
-    let verifier: Arc<dyn ServerCertVerifier> = match chain {
+    Ok(match chain {
         Some(chain) if pins.is_empty() => chain,
-        chain => Arc::new(PinnedServer::new(Expected::Pins(pins.clone()), chain)),
-    };
-    Ok((verifier, auth))
+        chain => {
+            let pins = pins.iter().map(|digest| Pin(*digest)).collect();
+            Arc::new(PinnedServer::new(Expected::Pins(pins), chain))
+        }
+    })
 }
 
 /// Checks a certificate's chain to the CAs in `ca` (else the system's) and its name.
@@ -190,9 +180,7 @@ pub fn connect(
     tls: &tern_control::peer::Tls,
     deadline: Instant,
 ) -> Result<TlsStream, ClientError> {
-    let client = tls.settings.downcast_ref::<Client>().ok_or_else(|| {
-        ClientError::Tls("the remote's TLS settings were not made by this server".into())
-    })?;
+    let client = client(tls)?;
     let name = client.hostname.clone().unwrap_or_else(|| ServerName::IpAddress(addr.ip().into()));
     let (config, asked) = match client.presents {
         true => (Arc::clone(&client.config), None),

@@ -177,13 +177,13 @@ fn message(id: u16, qtype: Rtype, records: &[&str]) -> Vec<u8> {
 }
 
 fn strict(hostname: Option<&str>, ca: Option<&str>, pins: Vec<Pin>) -> RemoteTls {
-    let hostname = hostname.map(|h| ServerName::try_from(h.to_owned()).unwrap());
+    let (hostname, pins) = (hostname.map(str::to_owned), pins.iter().map(|p| p.0).collect());
     RemoteTls { check: Check::Strict { hostname, ca: ca.map(testdata), pins }, client: None }
 }
 
 /// The serial the primary at `addr` serves, asked over TLS as `remote` says.
 fn ask(addr: SocketAddr, remote: &RemoteTls) -> Result<u32, ClientError> {
-    let tls = prepare(remote).unwrap();
+    let tls = remote.clone().into_tls();
     let peer = Peer { addr, key: None, source: None, tls: Some(&tls) };
     soa_serial(peer, &"example.".parse::<Name>().unwrap(), Duration::from_secs(3))
 }
@@ -257,7 +257,7 @@ fn alpn_dot_is_required() {
 #[test]
 fn a_primary_that_never_answers_the_handshake_times_out() {
     let primary = Primary::silent();
-    let tls = prepare(&strict(None, None, vec![pin("ns1.pin")])).unwrap();
+    let tls = strict(None, None, vec![pin("ns1.pin")]).into_tls();
     let peer = Peer { addr: primary.addr, key: None, source: None, tls: Some(&tls) };
     let started = Instant::now();
     let error = soa_serial(peer, &"example.".parse::<Name>().unwrap(), Duration::from_millis(300))
@@ -293,7 +293,7 @@ fn a_primary_that_drops_a_client_without_certificate_is_understood() {
 #[test]
 fn a_zone_is_transferred_over_tls() {
     let primary = Primary::start(dot());
-    let tls = prepare(&strict(None, None, vec![pin("ns1.pin")])).unwrap();
+    let tls = strict(None, None, vec![pin("ns1.pin")]).into_tls();
     let peer = Peer { addr: primary.addr, key: None, source: None, tls: Some(&tls) };
     let limits = Limits {
         timeout: Duration::from_secs(3),
@@ -306,10 +306,29 @@ fn a_zone_is_transferred_over_tls() {
 }
 
 #[test]
-fn files_that_cannot_be_read_are_said() {
+fn files_that_cannot_be_used_are_said() {
     let mut remote = strict(Some("ns1.example"), Some("missing-ca.pem"), vec![]);
     assert!(prepare(&remote).unwrap_err().contains("missing-ca.pem"));
     remote = strict(None, None, vec![pin("ns1.pin")]);
     remote.client = Some((testdata("client.pem"), testdata("ns1.key")));
     assert!(prepare(&remote).is_err(), "a key that is not the certificate's");
+    // Said by the connection that needed them.
+    let primary = Primary::start(dot());
+    let error =
+        ask(primary.addr, &strict(Some("ns1.example"), Some("ns1.key"), vec![])).unwrap_err();
+    assert!(error.to_string().contains("ns1.key: no certificate in it"), "{error}");
+}
+
+#[test]
+fn the_configuration_is_made_once_and_kept() {
+    let primary = Primary::start(dot());
+    let tls = strict(None, None, vec![pin("ns1.pin")]).into_tls();
+    let peer = Peer { addr: primary.addr, key: None, source: None, tls: Some(&tls) };
+    assert!(tls.prepared.get().is_none());
+    soa_serial(peer, &"example.".parse::<Name>().unwrap(), Duration::from_secs(3)).unwrap();
+    let first = Arc::clone(tls.prepared.get().expect("kept"));
+    let primary = Primary::start(dot());
+    let peer = Peer { addr: primary.addr, ..peer };
+    soa_serial(peer, &"example.".parse::<Name>().unwrap(), Duration::from_secs(3)).unwrap();
+    assert!(Arc::ptr_eq(&first, tls.prepared.get().unwrap()), "the same configuration");
 }

@@ -29,11 +29,10 @@ use tern_wire::{Name, Rtype};
 use tern_zone::HistoryLimits;
 
 use super::values;
+use super::xot::{self, TlsMode};
 use super::{
     CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZoneConfig, ZonePlan, ZoneSource,
 };
-use crate::client::tls::{Check, RemoteTls};
-use crate::tls::Pin;
 
 /// `[[key]]`: a TSIG key (RFC 8945), named as BIND and Knot DNS name theirs.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -74,7 +73,7 @@ pub struct RemoteConfig {
     pub via: Vec<std::net::IpAddr>,
     /// Transfers from it over TLS (RFC 9103): `true` (its certificate checked as
     /// `tls-hostname` and `cert-key` say), `"opportunistic"` (not checked), or `false`.
-    #[serde(default, deserialize_with = "tls_mode")]
+    #[serde(default, deserialize_with = "xot::tls_mode")]
     pub tls: TlsMode,
     /// The name its certificate must be valid for.
     #[serde(default)]
@@ -124,35 +123,6 @@ impl RemoteAddr {
 fn remote_addresses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RemoteAddr>, D::Error> {
     let texts: Vec<String> = one_or_many(d)?;
     texts.iter().map(|text| RemoteAddr::parse(text).map_err(de::Error::custom)).collect()
-}
-
-/// A remote's `tls`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum TlsMode {
-    /// `false`: UDP and TCP.
-    #[default]
-    Off,
-    /// `true`: TLS, the primary authenticated (RFC 9103 §9.3.2).
-    Strict,
-    /// `"opportunistic"`: TLS, the primary not authenticated (RFC 9103 §9.3.1).
-    Opportunistic,
-}
-
-fn tls_mode<'de, D: Deserializer<'de>>(d: D) -> Result<TlsMode, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Mode {
-        Flag(bool),
-        Word(String),
-    }
-    match Mode::deserialize(d)? {
-        Mode::Flag(true) => Ok(TlsMode::Strict),
-        Mode::Flag(false) => Ok(TlsMode::Off),
-        Mode::Word(word) if word == "opportunistic" => Ok(TlsMode::Opportunistic),
-        Mode::Word(word) => {
-            Err(de::Error::custom(format!("`{word}`: expected true, false or \"opportunistic\"")))
-        }
-    }
 }
 
 /// `[[acl]]`: one access rule.
@@ -476,15 +446,11 @@ fn resolve_remotes(
     for r in unique(&tables.remotes, |r| &r.id, "remote", problems).into_values() {
         let key = r.key.as_deref().map(|name| find_key(keys, name)).transpose();
         let checked = key.and_then(|key| one_per_family(&r.via).map(|()| key));
-        let resolved = checked.and_then(|key| {
-            let tls =
-                remote_tls(r, base)?.map(|tls| crate::client::tls::prepare(&tls)).transpose()?;
-            Ok((key, tls))
-        });
+        let resolved = checked
+            .and_then(|key| Ok((key, xot::remote_tls(r, base)?.map(xot::RemoteTls::into_tls))));
         match resolved {
             Ok((key, tls)) => {
-                let port =
-                    if tls.is_some() { crate::config::tls::DOT_PORT } else { values::DNS_PORT };
+                let port = if tls.is_some() { super::tls::DOT_PORT } else { values::DNS_PORT };
                 let addrs = r.address.iter().map(|a| a.or_port(port)).collect();
                 let via = r.via.clone();
                 let remote = Remote { id: r.id.clone(), addrs, key, via, tls };
@@ -497,59 +463,6 @@ fn resolve_remotes(
         }
     }
     remotes
-}
-
-/// A remote's TLS settings, checked (see [`RemoteConfig`]) and with file names
-/// relative to `base`; `None` without `tls`.
-pub fn remote_tls(r: &RemoteConfig, base: &Path) -> Result<Option<RemoteTls>, String> {
-    let checks = r.tls_hostname.is_some() || r.tls_ca.is_some() || !r.cert_key.is_empty();
-    let client = match (&r.tls_client_certificate, &r.tls_client_key) {
-        (Some(cert), Some(key)) => Some((base.join(cert), base.join(key))),
-        (None, None) => None,
-        _ => return Err("`tls-client-certificate` and `tls-client-key` go together".into()),
-    };
-    let check = match r.tls {
-        TlsMode::Off if checks || client.is_some() => {
-            return Err("`tls-hostname`, `tls-ca`, `cert-key` and `tls-client-*` are for \
-                        transfers over TLS: add `tls = true`"
-                .into())
-        }
-        TlsMode::Off => return Ok(None),
-        TlsMode::Opportunistic if checks => {
-            return Err("opportunistic TLS checks no certificate: drop `tls-hostname`, \
-                        `tls-ca` and `cert-key`, or write `tls = true`"
-                .into())
-        }
-        TlsMode::Opportunistic => Check::Opportunistic,
-        TlsMode::Strict => strict_check(r, base)?,
-    };
-    Ok(Some(RemoteTls { check, client }))
-}
-
-/// How `tls = true` checks the primary: by `tls-hostname` (with `tls-ca`), by
-/// `cert-key`, or both.
-fn strict_check(r: &RemoteConfig, base: &Path) -> Result<Check, String> {
-    if r.tls_hostname.is_none() && r.cert_key.is_empty() {
-        return Err("`tls = true` needs a way to authenticate the primary: \
-                    `tls-hostname = \"ns1.example\"` (the name its certificate must be valid \
-                    for, issued by a CA of `tls-ca` or of the system) and/or \
-                    `cert-key = [\"<base64 SHA-256 of its key>\"]`; or \
-                    `tls = \"opportunistic\"` to encrypt without checking"
-            .into());
-    }
-    if r.tls_ca.is_some() && r.tls_hostname.is_none() {
-        return Err("`tls-ca` checks the certificate for `tls-hostname`: give it".into());
-    }
-    let hostname = r
-        .tls_hostname
-        .as_deref()
-        .map(|name| {
-            rustls::pki_types::ServerName::try_from(name.trim_end_matches('.').to_owned())
-                .map_err(|_| format!("tls-hostname `{name}` is not a host name"))
-        })
-        .transpose()?;
-    let pins = r.cert_key.iter().map(|pin| Pin::parse(pin)).collect::<Result<Vec<_>, _>>()?;
-    Ok(Check::Strict { hostname, ca: r.tls_ca.as_ref().map(|ca| base.join(ca)), pins })
 }
 
 /// A remote's `via`: at most one address of each family, none unspecified.
