@@ -10,7 +10,8 @@ signed by it, a client certificate signed by it, and a stranger's key for a wron
 Tern secondaries, one per way of checking the primary (each a `[[remote]]` with `tls`):
   * pin: `cert-key` — transferred; an update on BIND, its NOTIFY (over UDP) and an IXFR
     over TLS bring the change; an update sent to Tern is forwarded to BIND over TLS;
-  * name: `tls-hostname` + `tls-ca` — transferred, and the change too;
+  * name: `tls-hostname` + `tls-ca`, and TSIG inside TLS — transferred, and the change
+    too;
   * opportunistic: `tls = "opportunistic"` — transferred;
   * mutual: `cert-key` + `tls-client-certificate` on the mutual port — transferred;
   * wrong pin, wrong name, no client certificate on the mutual port: refused, nothing
@@ -85,13 +86,15 @@ def zone_text(serial):
     return "\n".join(lines) + "\n"
 
 
-def bind_tls(port, work, pki, tls_port, mutual_port, notify_ports):
+def bind_tls(port, work, pki, tls_port, mutual_port, notify_ports, signed_port):
     """BIND as the primary of `ZONE`: queries and updates on `port`, DNS over TLS on
-    `tls_port` and (client certificate required) `mutual_port`, transfers over TLS only."""
+    `tls_port` and (client certificate required) `mutual_port`, transfers over TLS only;
+    NOTIFY to `notify_ports`, signed with the run's key to `signed_port`."""
     zone_file = os.path.join(work, "xot.example.zone")
     with open(zone_file, "w") as f:
         f.write(zone_text(1))
-    also = "".join(f"127.0.0.1 port {p}; " for p in notify_ports)
+    key = lambda p: f' key "{servers.KEY}"' if p == signed_port else ""  # noqa: E731
+    also = "".join(f"127.0.0.1 port {p}{key(p)}; " for p in notify_ports)
     conf = servers.bind_head(port, work) + f"""  listen-on port {tls_port} tls open {{ 127.0.0.1; }};
   listen-on port {mutual_port} tls mutual {{ 127.0.0.1; }};
   allow-transfer transport tls {{ any; }};
@@ -120,6 +123,9 @@ storage = "{work}/data"
 level = "debug"
 [transfer]
 timeout = "3s"
+[[key]]
+name = "{servers.KEY}"
+secret = "{servers.SECRET}"
 [[template]]
 id = "default"
 retry-min = "1s"
@@ -151,7 +157,7 @@ def xot_in(run):
     client = f'tls-client-certificate = "{pki["client_cert"]}"\ntls-client-key = "{pki["client_key"]}"\n'
     good = {
         "pin": at(tls_port) + f'cert-key = "{pki["pin"]}"\n',
-        "name": at(tls_port) + 'tls-hostname = "ns1.example"\n' + ca,
+        "name": at(tls_port) + 'tls-hostname = "ns1.example"\n' + ca + f'key = "{servers.KEY}"\n',
         "opportunistic": f'address = "127.0.0.1:{tls_port}"\ntls = "opportunistic"\n',
         "mutual": at(mutual_port) + f'cert-key = "{pki["pin"]}"\n' + client,
     }
@@ -165,8 +171,8 @@ def xot_in(run):
     }
     ports = {name: peers.free_port() for name in [*good, *bad]}
     notified = [ports[name] for name in good]
-    primary = run.start("bind", lambda p, w: bind_tls(p, w, pki, tls_port, mutual_port, notified),
-                        name="bind-xot-primary")
+    primary = run.start("bind", lambda p, w: bind_tls(p, w, pki, tls_port, mutual_port, notified,
+                                                       ports["name"]), name="bind-xot-primary")
     wait_serial(primary.port, ZONE, 1, who="bind")
     terns = {}
     for name, remote in [*good.items(), *((n, r) for n, (r, _) in bad.items())]:
@@ -183,7 +189,10 @@ def xot_in(run):
         port = mutual_port if name == "mutual" else tls_port
         check(f'peer=127.0.0.1:{port} kind="AXFR" transport="tls"' in log,
               f"{name}: no AXFR over TLS from port {port} in Tern's log:\n{log[-2000:]}")
-    print(f"    pin, name + CA, opportunistic, mutual TLS: AXFR over TLS from BIND (plain AXFR refused); dig sees it")
+    check(f"AXFR started: TSIG {servers.KEY.rstrip('.')}" in log_of(primary),
+          "BIND did not see the name secondary's TSIG inside TLS")
+    print("    pin, name + CA (+ TSIG), opportunistic, mutual TLS: AXFR over TLS from BIND"
+          " (plain AXFR refused); dig sees it")
     change_reaches(primary, ports, terns, tls_port)
     refused(bad, ports, terns)
 
