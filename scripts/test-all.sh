@@ -10,7 +10,7 @@ for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils
             dnsperf:dnsperf ldns-signzone:ldnsutils ldns-verify-zone:ldnsutils \
             dnssec-verify:bind9-utils valgrind:valgrind \
             systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg logrotate:logrotate \
-            ping:iputils-ping ip:iproute2 \
+            ping:iputils-ping ip:iproute2 openssl:openssl \
             promtool:prometheus; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done

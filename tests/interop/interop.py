@@ -25,7 +25,11 @@ Scenarios (each reports pass or fail; exit status 1 when any failed):
     Tern's copy.
   * xot-out: zone transfers over TLS (RFC 9103) from a Tern primary to BIND (mutual TLS)
     and NSD (a pinned client key) secondaries, by NOTIFY and IXFR; plain TCP refused, a
-    secondary expecting another name or without a certificate gets nothing (see xot.py).
+    secondary expecting another name or without a certificate gets nothing (see xot_out.py).
+  * xot-in: zone transfers over TLS (RFC 9103): BIND 9.18 serving over TLS only, Tern
+    secondaries checking it by key pin, by name and CA, opportunistically, and with a
+    client certificate (mutual TLS); a change by NOTIFY and IXFR over TLS; a wrong pin,
+    a wrong name and a missing client certificate refused (see xot_in.py).
 
   interop.py [--tern PATH] [--only NAME[,NAME]] [--keep]
 """
@@ -56,7 +60,8 @@ import catalogs  # noqa: E402
 import fake  # noqa: E402
 import servers  # noqa: E402
 import updates  # noqa: E402
-import xot  # noqa: E402
+import xot_in  # noqa: E402
+import xot_out  # noqa: E402
 from checks import (  # noqa: E402
     KEYRING, Failure, axfr, check, log_of, rcode, same_zone, soa_serial, wait_serial,
 )
@@ -530,7 +535,8 @@ SCENARIOS = {
     "catalogs": catalogs.catalogs,
     "via": via,
     "backup": backup,
-    "xot-out": xot.xot_out,
+    "xot-out": xot_out.xot_out,
+    "xot-in": xot_in.xot_in,
 }
 
 

@@ -114,6 +114,7 @@ fn primary_zone(dir: &Path, network: Arc<dyn Network>) -> Zone {
         addrs: vec!["127.0.0.1:9".parse().unwrap()],
         key: None,
         via: vec![],
+        tls: None,
     };
     plan.notify = vec![target];
     Zone::new(Arc::new(plan), &dir.join("storage"), network, Arc::new(SystemClock))

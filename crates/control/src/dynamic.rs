@@ -230,7 +230,8 @@ impl Writer {
                 let message = request.bytes().to_vec();
                 let peers = primaries.iter().flat_map(|p| p.addrs.iter().map(move |&a| (a, p)));
                 let answer = peers.map(|(addr, primary)| {
-                    let peer = Peer { addr, key: None, source: primary.source_for(addr) };
+                    // As received: its own TSIG, not the remote's key.
+                    let peer = Peer { key: None, ..primary.peer(addr) };
                     network.forward(peer, &message, timeout).map_err(|e| (addr, e))
                 });
                 let mut last = None;

@@ -127,6 +127,8 @@ pub enum Fetched {
 pub struct TransferLog {
     pub(crate) peer: SocketAddr,
     pub(crate) kind: &'static str,
+    /// `tcp`, or `tls` (RFC 9103).
+    pub(crate) transport: &'static str,
     pub(crate) from: Option<u32>,
     pub(crate) messages: u64,
     pub(crate) records: u64,

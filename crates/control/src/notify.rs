@@ -43,7 +43,7 @@ pub fn send(
         network: Arc::clone(network),
     };
     for remote in &plan.notify {
-        for &addr in &remote.addrs {
+        for addr in remote.addrs.iter().map(|&a| remote.notify_addr(a)) {
             told.push(addr);
             let target = target(remote.id.clone(), remote.key.clone(), remote.source_for(addr));
             tasks.push(tokio::spawn(target.tell(addr, soa.clone(), timeout)));
@@ -85,7 +85,8 @@ impl Target {
             let (zone2, soa2, key2, network) =
                 (zone.clone(), soa.clone(), key.clone(), Arc::clone(&network));
             let sent = tokio::task::spawn_blocking(move || {
-                network.notify(Peer { addr, key: key2.as_ref(), source }, &zone2, &soa2, timeout)
+                let peer = Peer { addr, key: key2.as_ref(), source, tls: None };
+                network.notify(peer, &zone2, &soa2, timeout)
             })
             .await;
             match sent {

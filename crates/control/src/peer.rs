@@ -2,8 +2,13 @@
 //! transfers in, NOTIFY out, and updates forwarded to a primary. The calls block (with
 //! timeouts on every step) and run on the control plane's blocking threads; the server
 //! makes them over its sockets ([`Network`]), tests over an in-memory primary.
+//!
+//! A remote reached over TLS (RFC 9103) carries a [`Tls`]: the server's settings for
+//! it, opaque here, so that this crate knows no TLS library.
 
+use std::any::Any;
 use std::net::SocketAddr;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use tern_wire::tsig::Key;
@@ -15,7 +20,7 @@ use tern_zone::RecordData;
 /// blocks, within the timeouts and limits it is given.
 pub trait Network: Send + Sync + std::fmt::Debug + 'static {
     /// The serial `peer` serves for `zone` (an SOA query over UDP, retried within
-    /// `timeout`).
+    /// `timeout`; over TLS when `peer` has it).
     fn soa_serial(
         &self,
         peer: Peer<'_>,
@@ -46,7 +51,7 @@ pub trait Network: Send + Sync + std::fmt::Debug + 'static {
     /// zone, to NOTIFY).
     fn addresses(&self, host: &Name) -> std::io::Result<Vec<std::net::IpAddr>>;
 
-    /// `message` (an UPDATE, as received) sent to `peer` over TCP; its answer.
+    /// `message` (an UPDATE, as received) sent to `peer` over TCP (or TLS); its answer.
     fn forward(
         &self,
         peer: Peer<'_>,
@@ -72,6 +77,8 @@ pub enum ClientError {
     TooLong(Duration),
     /// The primary sent nothing for `idle-timeout-in`.
     Idle(Duration),
+    /// The TLS connection failed: the handshake, the remote's certificate, ALPN.
+    Tls(String),
 }
 
 impl std::fmt::Display for ClientError {
@@ -94,6 +101,7 @@ impl std::fmt::Display for ClientError {
                 "the primary sent nothing for `[transfer] idle-timeout-in` ({}): cut off",
                 seconds(*limit)
             ),
+            ClientError::Tls(why) => write!(f, "TLS: {why}"),
         }
     }
 }
@@ -129,6 +137,38 @@ pub struct Peer<'k> {
     pub key: Option<&'k Key>,
     /// The local address to send from (the remote's `via`); `None`: the kernel chooses.
     pub source: Option<std::net::IpAddr>,
+    /// Reach it over TLS: SOA queries, transfers and forwarded updates (NOTIFY stays
+    /// on UDP: RFC 9103 changes only transfers); `None`: UDP and TCP.
+    pub tls: Option<&'k Tls>,
+}
+
+/// How a remote is reached over TLS, as the server's configuration says; see the
+/// module comment.
+#[derive(Clone)]
+pub struct Tls {
+    /// What authenticates the remote, in words (for logs): `key pin`, `name
+    /// ns1.example`, `opportunistic`.
+    pub auth: Arc<str>,
+    /// The settings as the server's configuration gives them; only the [`Network`]
+    /// reads them.
+    pub settings: Arc<dyn Any + Send + Sync>,
+    /// What the [`Network`] made of `settings` at its first connection (its TLS
+    /// library's configuration, with the files it names read), kept for the next ones,
+    /// which then resume its TLS sessions. A new configuration starts afresh.
+    pub prepared: Arc<OnceLock<Arc<dyn Any + Send + Sync>>>,
+}
+
+impl Tls {
+    /// `settings`, not prepared yet.
+    pub fn new(auth: Arc<str>, settings: Arc<dyn Any + Send + Sync>) -> Tls {
+        Tls { auth, settings, prepared: Arc::new(OnceLock::new()) }
+    }
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tls({})", self.auth)
+    }
 }
 
 /// How long to wait, and how much to take.

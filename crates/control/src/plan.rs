@@ -35,12 +35,35 @@ pub struct Remote {
     /// The local addresses to send from (`via`): the first of an address's family is
     /// used for it; none of its family, the kernel chooses.
     pub via: Vec<std::net::IpAddr>,
+    /// Reached over TLS (RFC 9103): `addrs` are then its TLS addresses (port 853
+    /// unless written), used for SOA queries, transfers and forwarded updates.
+    pub tls: Option<crate::peer::Tls>,
 }
 
 impl Remote {
     /// The local address to send to `addr` from, when `via` has one of its family.
     pub fn source_for(&self, addr: SocketAddr) -> Option<std::net::IpAddr> {
         self.via.iter().copied().find(|via| via.is_ipv4() == addr.is_ipv4())
+    }
+
+    /// `addr` (one of `addrs`) as a peer: its key, `via` and TLS.
+    pub fn peer(&self, addr: SocketAddr) -> crate::peer::Peer<'_> {
+        crate::peer::Peer {
+            addr,
+            key: self.key.as_ref(),
+            source: self.source_for(addr),
+            tls: self.tls.as_ref(),
+        }
+    }
+
+    /// Where NOTIFY to `addr` (one of `addrs`) goes: `addr` itself, or for a remote
+    /// reached over TLS, port 53 of its IP, since NOTIFY stays on UDP (RFC 9103
+    /// changes only transfers) and `addrs` name TLS ports.
+    pub fn notify_addr(&self, addr: SocketAddr) -> SocketAddr {
+        match self.tls {
+            Some(_) => SocketAddr::new(addr.ip(), 53),
+            None => addr,
+        }
     }
 }
 

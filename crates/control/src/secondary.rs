@@ -160,7 +160,7 @@ impl Writer {
             Err(why) => return self.refresh_failed(&why),
         };
         let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
-        info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
+        info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, transport = log.transport, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
         control().transfer_done(Direction::In, log.bytes, log.elapsed);
         self.succeeded();
         if incremental {
@@ -338,8 +338,7 @@ impl Job {
         let mut failed = Vec::new();
         for remote in &self.primaries {
             for &addr in &remote.addrs {
-                let peer = Peer { addr, key: remote.key.as_ref(), source: remote.source_for(addr) };
-                match self.from(peer) {
+                match self.from(remote.peer(addr)) {
                     Ok(fetched) => return Ok(fetched),
                     Err(error) => {
                         failed.push(PrimaryFailed { remote: remote.id.clone(), addr, error })
@@ -387,6 +386,7 @@ impl Job {
         let mut log = TransferLog {
             peer: peer.addr,
             kind: "AXFR",
+            transport: if peer.tls.is_some() { "tls" } else { "tcp" },
             from,
             messages: got.messages,
             records: got.records,

@@ -71,7 +71,8 @@ pub fn secondary(
     use crate::plan::{Remote, Role, ZonePlan, ZoneSource};
     let name: tern_wire::Name = name.parse().unwrap();
     let copy = tern_journal::files::ZoneFiles::new(storage, &name).zone_copy();
-    let remote = Remote { id: "p".into(), addrs: vec![primary], key: None, via: Vec::new() };
+    let remote =
+        Remote { id: "p".into(), addrs: vec![primary], key: None, via: Vec::new(), tls: None };
     std::sync::Arc::new(ZonePlan::new(name, ZoneSource::File(copy), Role::Secondary(vec![remote])))
 }
 

@@ -22,7 +22,8 @@ const SERVER: &[&[&str]] = &[
 
 /// The control plane, lowest layer first.
 const CONTROL: &[&[&str]] = &[
-    &["clock", "peer", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
+    &["peer"],
+    &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
     &["error", "updates", "query_stats"],
     &["event"],
     &["state", "shared", "registry", "notify"],

@@ -16,6 +16,7 @@ pub mod tls;
 pub mod values;
 pub mod xdp;
 pub mod xfr;
+pub mod xot;
 
 use std::collections::HashSet;
 use std::num::NonZeroUsize;

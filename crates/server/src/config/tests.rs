@@ -580,3 +580,68 @@ fn bad_query_stats_values_are_located() {
     );
     assert!(message.contains("invalid type"), "{message}");
 }
+
+/// `[[remote]]` over TLS (RFC 9103): the settings each way of checking the primary
+/// takes, and what is said when they do not fit together.
+#[test]
+fn a_remote_over_tls() {
+    let testdata = concat!(env!("CARGO_MANIFEST_DIR"), "/src/tls/testdata");
+    let pin = std::fs::read_to_string(format!("{testdata}/ns1.pin")).unwrap();
+    let remote = |settings: &str| {
+        format!(
+            "[[remote]]\nid = \"p\"\naddress = [\"192.0.2.1\", \"192.0.2.2:8853\"]\n{settings}\n\
+             [[zone]]\nname = \"s.example\"\nprimary = \"p\"\nnotify = \"p\"\n"
+        )
+    };
+    let config = parse(&remote(&format!("tls = true\ncert-key = \"{}\"", pin.trim()))).unwrap();
+    let Role::Secondary(primaries) = &config.resolved.zones[0].role else { panic!() };
+    let p = &primaries[0];
+    assert_eq!(p.addrs[0].port(), 853, "no port written: DoT's");
+    assert_eq!(p.addrs[1].port(), 8853);
+    assert_eq!(&*p.tls.as_ref().unwrap().auth, "key pin");
+    assert_eq!(p.notify_addr(p.addrs[1]).port(), 53, "NOTIFY stays on UDP port 53");
+    let by_name =
+        format!("tls = true\ntls-hostname = \"ns1.example\"\ntls-ca = \"{testdata}/ca.pem\"");
+    let config = parse(&remote(&by_name)).unwrap();
+    let Role::Secondary(primaries) = &config.resolved.zones[0].role else { panic!() };
+    assert_eq!(&*primaries[0].tls.as_ref().unwrap().auth, "name ns1.example");
+    let config = parse(&remote("tls = \"opportunistic\"")).unwrap();
+    let Role::Secondary(primaries) = &config.resolved.zones[0].role else { panic!() };
+    assert_eq!(&*primaries[0].tls.as_ref().unwrap().auth, "opportunistic");
+    let config = parse(&remote("tls = false")).unwrap();
+    let Role::Secondary(primaries) = &config.resolved.zones[0].role else { panic!() };
+    assert!(primaries[0].tls.is_none());
+    assert_eq!(primaries[0].addrs[0].port(), 53);
+
+    let cases = [
+        ("tls = true", "needs a way to authenticate the primary: `tls-hostname"),
+        ("tls-hostname = \"ns1.example\"", "add `tls = true`"),
+        ("cert-key = \"AAAA\"", "add `tls = true`"),
+        ("tls = \"opportunistic\"\ncert-key = \"AAAA\"", "opportunistic TLS checks no certificate"),
+        ("tls = true\ncert-key = \"AAAA\"", "`AAAA` is not a key pin"),
+        (
+            "tls = true\ntls-ca = \"ca.pem\"\ncert-key = \"AAAA\"",
+            "`tls-ca` checks the certificate for `tls-hostname`",
+        ),
+        (
+            "tls = true\ntls-hostname = \"not a name\"",
+            "tls-hostname `not a name` is not a host name",
+        ),
+        (
+            "tls = true\ntls-hostname = \"ns1.example\"\ntls-ca = \"/nonexistent/ca.pem\"",
+            "/nonexistent/ca.pem",
+        ),
+        (
+            "tls = \"opportunistic\"\ntls-client-certificate = \"c.pem\"",
+            "`tls-client-certificate` and `tls-client-key` go together",
+        ),
+        ("tls = \"yes\"", "expected true, false or \"opportunistic\""),
+    ];
+    for (settings, what) in cases {
+        let message = error(&remote(settings));
+        assert!(message.contains(what), "{settings:?} gave {message}");
+        assert!(message.contains("remote p") || message.contains(":4:"), "{message}");
+    }
+    let bad = error("[[remote]]\nid = \"p\"\naddress = \"ns1.example\"\n");
+    assert!(bad.contains("`ns1.example` is not an address"), "{bad}");
+}

@@ -28,7 +28,8 @@ use tern_wire::tsig::{Algorithm, Key};
 use tern_wire::{Name, Rtype};
 use tern_zone::HistoryLimits;
 
-use super::values::{self, ListenAddr};
+use super::values;
+use super::xot::{self, TlsMode};
 use super::{
     CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZoneConfig, ZonePlan, ZoneSource,
 };
@@ -59,9 +60,9 @@ pub struct RemoteConfig {
     /// The name zones use to refer to it.
     pub id: String,
     /// Its addresses, tried in order: `IP`, `IP:PORT` or `[IPv6]:PORT` (port 53 by
-    /// default).
-    #[serde(deserialize_with = "one_or_many")]
-    pub address: Vec<ListenAddr>,
+    /// default, 853 with `tls`).
+    #[serde(deserialize_with = "remote_addresses")]
+    pub address: Vec<RemoteAddr>,
     /// The key to sign with (and to expect) when talking to it.
     #[serde(default)]
     pub key: Option<String>,
@@ -70,6 +71,58 @@ pub struct RemoteConfig {
     /// addresses of its family.
     #[serde(default, deserialize_with = "via")]
     pub via: Vec<std::net::IpAddr>,
+    /// Transfers from it over TLS (RFC 9103): `true` (its certificate checked as
+    /// `tls-hostname` and `cert-key` say), `"opportunistic"` (not checked), or `false`.
+    #[serde(default, deserialize_with = "xot::tls_mode")]
+    pub tls: TlsMode,
+    /// The name its certificate must be valid for.
+    #[serde(default)]
+    pub tls_hostname: Option<String>,
+    /// CA certificates (PEM) that certificate must chain to; none: the system's.
+    #[serde(default)]
+    pub tls_ca: Option<PathBuf>,
+    /// Pins (base64 SHA-256 of the SubjectPublicKeyInfo) one of which its key must
+    /// match.
+    #[serde(default, deserialize_with = "one_or_many")]
+    pub cert_key: Vec<String>,
+    /// The certificate chain (PEM) Tern presents to it (mutual TLS).
+    #[serde(default)]
+    pub tls_client_certificate: Option<PathBuf>,
+    /// The key of `tls-client-certificate` (PEM).
+    #[serde(default)]
+    pub tls_client_key: Option<PathBuf>,
+}
+
+/// A remote's address as written: an IP and, when written, a port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RemoteAddr {
+    /// The IP address.
+    pub ip: std::net::IpAddr,
+    /// The port, if written.
+    pub port: Option<u16>,
+}
+
+impl RemoteAddr {
+    /// Parses `IP`, `IP:PORT` or `[IPv6]:PORT`.
+    pub fn parse(text: &str) -> Result<RemoteAddr, String> {
+        if let Ok(addr) = text.parse::<std::net::SocketAddr>() {
+            return Ok(RemoteAddr { ip: addr.ip(), port: Some(addr.port()) });
+        }
+        text.parse().map(|ip| RemoteAddr { ip, port: None }).map_err(|_| {
+            format!("`{text}` is not an address (expected `192.0.2.1`, `192.0.2.1:53` or `[2001:db8::1]:53`)")
+        })
+    }
+
+    /// With `default` as its port when none is written.
+    pub fn or_port(self, default: u16) -> std::net::SocketAddr {
+        std::net::SocketAddr::new(self.ip, self.port.unwrap_or(default))
+    }
+}
+
+/// A remote's `address`: one or a list (each error said, not lost in the list's).
+fn remote_addresses<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<RemoteAddr>, D::Error> {
+    let texts: Vec<String> = one_or_many(d)?;
+    texts.iter().map(|text| RemoteAddr::parse(text).map_err(de::Error::custom)).collect()
 }
 
 /// `[[acl]]`: one access rule.
@@ -306,7 +359,7 @@ pub fn resolve(
 ) -> Result<Resolved, Vec<Problem>> {
     let mut problems = Vec::new();
     let keys = resolve_keys(tables, base, &mut problems);
-    let remotes = resolve_remotes(tables, &keys, &mut problems);
+    let remotes = resolve_remotes(tables, &keys, base, &mut problems);
     let acls = resolve_acls(tables, &keys, &mut problems);
     let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
     let mut plans = Vec::new();
@@ -397,16 +450,22 @@ fn find_key(keys: &HashMap<Name, Key>, name: &str) -> Result<Key, String> {
 fn resolve_remotes(
     tables: &Tables,
     keys: &HashMap<Name, Key>,
+    base: &Path,
     problems: &mut Vec<Problem>,
 ) -> HashMap<String, Remote> {
     let mut remotes = HashMap::new();
     for r in unique(&tables.remotes, |r| &r.id, "remote", problems).into_values() {
         let key = r.key.as_deref().map(|name| find_key(keys, name)).transpose();
-        match key.and_then(|key| one_per_family(&r.via).map(|()| key)) {
-            Ok(key) => {
-                let addrs = r.address.iter().map(|a| a.0).collect();
+        let checked = key.and_then(|key| one_per_family(&r.via).map(|()| key));
+        let resolved = checked
+            .and_then(|key| Ok((key, xot::remote_tls(r, base)?.map(xot::RemoteTls::into_tls))));
+        match resolved {
+            Ok((key, tls)) => {
+                let port = if tls.is_some() { super::tls::DOT_PORT } else { values::DNS_PORT };
+                let addrs = r.address.iter().map(|a| a.or_port(port)).collect();
                 let via = r.via.clone();
-                remotes.insert(r.id.clone(), Remote { id: r.id.clone(), addrs, key, via });
+                let remote = Remote { id: r.id.clone(), addrs, key, via, tls };
+                remotes.insert(r.id.clone(), remote);
             }
             Err(why) => {
                 let span = span_of(&tables.remotes, |x| x.id == r.id);

@@ -2,9 +2,10 @@
 //! files, the rustls configuration built from `[tls]`, and key pins ([`pin`]).
 //!
 //! The configuration is rebuilt from the files by every reload and swapped in for new
-//! connections (see [`Acceptor`]); a file that cannot be read keeps the last good one.
+//! connections (see `crate::io::tls`); a file that cannot be read keeps the last good one.
 
 pub mod pin;
+pub mod pinned;
 
 use std::path::Path;
 use std::sync::Arc;
