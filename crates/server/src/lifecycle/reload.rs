@@ -214,7 +214,7 @@ fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 14] = [
+    let checks: [(&'static str, bool); 15] = [
         ("server.listen", a.listen != b.listen),
         ("server.query-stats-max-zones", a.query_stats_max_zones != b.query_stats_max_zones),
         ("server.udp-payload-max", a.udp_payload_max != b.udp_payload_max),
@@ -229,6 +229,7 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("control", old.control != new.control),
         ("xdp", old.xdp != new.xdp),
         ("http.listen", old.http.listen != new.http.listen),
+        ("quic", old.quic != new.quic),
     ];
     for (key, differs) in checks {
         if differs {
