@@ -42,10 +42,7 @@ pub struct QuicConfig {
     pub max_connections_per_client: u64,
     /// Streams (queries) a client may have open at once on one connection: the QUIC
     /// `initial_max_streams_bidi` the server grants (RFC 9000 §4.6).
-    #[serde(
-        default = "default_max_streams",
-        deserialize_with = "values::count_in::<_, 1, 65535>"
-    )]
+    #[serde(default = "default_max_streams", deserialize_with = "values::count_in::<_, 1, 65535>")]
     pub max_streams_per_connection: u64,
     /// A connection without a query in progress for this long is closed (also QUIC's
     /// `max_idle_timeout`, RFC 9000 §10.1).
@@ -53,7 +50,10 @@ pub struct QuicConfig {
     pub idle_timeout: Duration,
     /// Handshakes in progress above which a new client must first prove its address
     /// with a Retry packet (RFC 9000 §8.1); 0: always.
-    #[serde(default = "default_retry_above", deserialize_with = "values::count_in::<_, 0, 1000000>")]
+    #[serde(
+        default = "default_retry_above",
+        deserialize_with = "values::count_in::<_, 0, 1000000>"
+    )]
     pub retry_above: u64,
 }
 

@@ -1,6 +1,7 @@
 //! Putting the data plane together: bind every socket (before privileges are dropped;
 //! the HTTP listener's too), set up the AF_XDP path when configured, start the UDP and
-//! XDP worker threads and the TCP runtime, and stop them again with a drain.
+//! XDP worker threads and the TCP runtime (which also serves DNS over QUIC), and stop
+//! them again with a drain.
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +18,7 @@ use tracing::{error, info};
 use crate::config::{Config, TcpConfig};
 use crate::error::{Error, Result};
 use crate::handler::Handler;
+use crate::io::quic::{self, QuicSettings};
 use crate::io::tcp::{self, ConnectionLimits, Shared, TcpSettings};
 use crate::io::udp::{self, UdpEndpoint, Worker};
 use crate::io::xdp::{self, XdpListeners};
@@ -36,6 +38,8 @@ pub struct Listeners {
     xdp: Option<XdpListeners>,
     /// The HTTP listener (`[http] listen`), until taken.
     http: Option<StdListener>,
+    /// The DNS over QUIC sockets (`[quic] listen`).
+    quic: Vec<std::net::UdpSocket>,
 }
 
 impl Listeners {
@@ -59,7 +63,9 @@ impl Listeners {
         }
         let xdp = open_xdp(config, &addrs);
         let http = config.http.listen.map(super::sockopt::tcp_listener).transpose()?;
-        Ok(Listeners { udp, tcp, addrs, xdp, http })
+        let quic =
+            config.quic.listen.iter().map(|addr| quic::bind(*addr)).collect::<Result<_>>()?;
+        Ok(Listeners { udp, tcp, addrs, xdp, http, quic })
     }
 
     /// Takes the HTTP listener, when `[http] listen` asked for one.
@@ -162,6 +168,8 @@ pub struct RunningServer {
     drain_timeout: Duration,
     /// The attached XDP program, detached (dropped) once the workers are stopped.
     xdp: Option<xdp::Attachment>,
+    /// The DNS over QUIC addresses, ports resolved, and its connections.
+    quic: QuicStarted,
 }
 
 /// Starts the UDP workers and the TCP runtime on `listeners`, answering with `handler`.
@@ -176,6 +184,12 @@ pub fn start<H: Handler>(
     let (alive_tx, alive) = mpsc::channel(1);
     let tcp =
         start_tcp(config, listeners.tcp, Arc::clone(&handler), &stats, &stopping_rx, &alive_tx)?;
+    let quic = start_quic(
+        config,
+        listeners.quic,
+        (&tcp.runtime, Arc::clone(&handler), &stats),
+        (&stopping_rx, &alive_tx),
+    )?;
     let mut server = RunningServer {
         addrs: listeners.addrs,
         stop,
@@ -188,6 +202,7 @@ pub fn start<H: Handler>(
         stats,
         drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
         xdp: None,
+        quic,
     };
     let max_response = usize::try_from(config.server.udp_payload_max).unwrap_or(1232);
     for (n, endpoints) in listeners.udp.into_iter().enumerate() {
@@ -284,6 +299,55 @@ fn start_tcp<H: Handler>(
     Ok(TcpStarted { runtime, limits, settings })
 }
 
+/// The DNS over QUIC side once started.
+#[derive(Debug)]
+struct QuicStarted {
+    addrs: Vec<SocketAddr>,
+    limits: Arc<ConnectionLimits>,
+}
+
+/// Starts a quinn endpoint on each DoQ socket, on the TCP runtime, each with its accept
+/// loop; the TLS material is read here (the caps and settings are `[quic]`'s).
+fn start_quic<H: Handler>(
+    config: &Config,
+    sockets: Vec<std::net::UdpSocket>,
+    (runtime, handler, stats): (&Runtime, Arc<H>, &Arc<Stats>),
+    (stopping, alive): (&watch::Receiver<bool>, &mpsc::Sender<()>),
+) -> Result<QuicStarted> {
+    let quic = &config.quic;
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let limits =
+        ConnectionLimits::new(count(quic.max_connections), count(quic.max_connections_per_client));
+    let mut addrs = Vec::new();
+    if sockets.is_empty() {
+        return Ok(QuicStarted { addrs, limits });
+    }
+    let server_config = quic::server_config(config)?;
+    let shared = Arc::new(quic::Shared {
+        handler,
+        settings: QuicSettings::of(config),
+        stats: Arc::clone(stats),
+        limits: Arc::clone(&limits),
+        handshakes: Arc::default(),
+    });
+    let _guard = runtime.enter();
+    for socket in sockets {
+        let endpoint = quic::endpoint(socket, server_config.clone())?;
+        addrs.push(
+            endpoint
+                .local_addr()
+                .map_err(|source| Error::Os { doing: "reading a QUIC address", source })?,
+        );
+        runtime.spawn(quic::accept_loop(
+            endpoint,
+            Arc::clone(&shared),
+            stopping.clone(),
+            alive.clone(),
+        ));
+    }
+    Ok(QuicStarted { addrs, limits })
+}
+
 /// A connection's timeouts and query cap as `[tcp]` says.
 fn tcp_settings(tcp: &TcpConfig) -> TcpSettings {
     TcpSettings {
@@ -312,6 +376,16 @@ impl RunningServer {
     /// The addresses served, ports resolved.
     pub fn local_addrs(&self) -> &[SocketAddr] {
         &self.addrs
+    }
+
+    /// The DNS over QUIC addresses, ports resolved (none without `[quic] listen`).
+    pub fn quic_addrs(&self) -> &[SocketAddr] {
+        &self.quic.addrs
+    }
+
+    /// DNS over QUIC connections open now (handshakes included).
+    pub fn quic_connections(&self) -> usize {
+        self.quic.limits.open()
     }
 
     /// Whether the AF_XDP data plane is attached and its workers run.
