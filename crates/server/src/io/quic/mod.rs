@@ -22,11 +22,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use quinn::crypto::rustls::QuicServerConfig;
+use quinn::rustls::server::{NoServerSessionStorage, ServerSessionMemoryCache};
 use quinn::{Endpoint, EndpointConfig, IdleTimeout, Incoming, TransportConfig, VarInt};
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::Config;
+use crate::config::{Config, TlsConfig};
 use crate::error::{Error, Result};
 use crate::handler::Handler;
 use crate::io::tcp::ConnectionLimits;
@@ -54,6 +55,8 @@ const STREAM_WINDOW: u32 = stream::MAX_FRAME as u32;
 /// together: room for thousands of queries at once, and a bound on what a connection
 /// makes the server buffer however many streams it opens.
 const CONNECTION_WINDOW: u32 = 256 * 1024;
+/// Sessions kept for resumption and 0-RTT (a few hundred bytes each).
+pub const SESSIONS: usize = 8192;
 /// Connection attempts quinn keeps waiting for the accept loop.
 const MAX_INCOMING: usize = 4096;
 
@@ -111,12 +114,23 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::UdpSocket> {
     Ok(socket.into())
 }
 
-/// The quinn server configuration: `[tls]`'s certificate with ALPN `doq`, 0-RTT
-/// accepted (RFC 9001 §4.6.1: `max_early_data_size` 0xffffffff), and the transport
-/// limits of `[quic]`.
+/// The quinn server configuration: `[tls]`'s certificate with ALPN `doq`, the
+/// transport limits of `[quic]`, and, with `[tls] session-tickets`, resumption with
+/// 0-RTT accepted (RFC 9001 §4.6.1: `max_early_data_size` 0xffffffff).
+///
+/// rustls accepts early data only with tickets that name a session kept by the server
+/// (each one usable once for 0-RTT), not with the self-contained tickets DoT uses: DoQ
+/// keeps [`SESSIONS`] sessions in memory.
 pub fn server_config(config: &Config) -> Result<quinn::ServerConfig> {
-    let mut crypto = tls::server_config(&config.tls, tls::ALPN_DOQ, false)?;
-    crypto.max_early_data_size = u32::MAX;
+    let stateless = TlsConfig { session_tickets: false, ..config.tls.clone() };
+    let mut crypto = tls::server_config(&stateless, tls::ALPN_DOQ, false)?;
+    if config.tls.session_tickets {
+        crypto.session_storage = ServerSessionMemoryCache::new(SESSIONS);
+        crypto.max_early_data_size = u32::MAX;
+    } else {
+        crypto.session_storage = Arc::new(NoServerSessionStorage {});
+        crypto.send_tls13_tickets = 0;
+    }
     let crypto = QuicServerConfig::try_from(crypto)
         .map_err(|e| Error::Tls(format!("[tls] cannot be used for DNS over QUIC: {e}")))?;
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
