@@ -3,7 +3,8 @@
 //! streams, zone transfers on the query's stream (allowed by an ACL, refused without),
 //! protocol errors, the stream cap, slow queries, 0-RTT (plain queries answered, an
 //! UPDATE held until the handshake, and never applied when the handshake does not
-//! complete, as for a replay), and dnspython over DoQ as an independent client.
+//! complete, as for a replay), Retry and the per-client cap, the close on stop, and
+//! dnspython over DoQ as an independent client.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -488,4 +489,51 @@ fn dnspython_queries_and_transfers_over_quic() {
     );
     assert!(out.status.success(), "{said}");
     assert!(said.contains("query ok") && said.contains("axfr ok"), "{said}");
+}
+
+/// `retry-above = 0`: every new client must first prove its address with a Retry
+/// packet (RFC 9000 §8.1); quinn's client follows it and is served. A client over
+/// `max-connections-per-client` is refused without a handshake.
+#[test]
+fn retry_and_the_per_client_cap() {
+    let server = server("retry-above = 0\nmax-connections-per-client = 1", "2s");
+    runtime().block_on(async {
+        let endpoint = client(&server.cert);
+        let conn = connect(&endpoint, server.quic).await;
+        let messages = exchange(&conn, &question(0, "www.example.com", 1)).await.unwrap();
+        assert_eq!(answer(&messages[0]).1, ["A 192.0.2.80"]);
+        let second = endpoint.connect(server.quic, "localhost").unwrap();
+        let refused = tokio::time::timeout(Duration::from_secs(5), second).await.unwrap();
+        assert!(
+            matches!(&refused, Err(quinn::ConnectionError::ConnectionClosed(c))
+                if u64::from(c.error_code) == 0x2),
+            "{refused:?}"
+        );
+        drop(conn);
+    });
+    assert_eq!(server.metric("tern_quic_retries_total"), 2, "both attempts were asked");
+    assert_eq!(server.metric("tern_quic_refused_total"), 1);
+    assert_eq!(server.metric("tern_quic_handshakes_total"), 1);
+}
+
+/// On SIGTERM, an open connection is closed with DOQ_NO_ERROR (0), and ternd stops
+/// cleanly.
+#[test]
+fn stopping_closes_connections_with_no_error() {
+    let mut server = server("", "2s");
+    runtime().block_on(async {
+        let endpoint = client(&server.cert);
+        let conn = connect(&endpoint, server.quic).await;
+        let _ = exchange(&conn, &question(0, "www.example.com", 1)).await.unwrap();
+        server.daemon.signal(libc::SIGTERM);
+        let closed = tokio::time::timeout(Duration::from_secs(5), conn.closed()).await.unwrap();
+        match closed {
+            quinn::ConnectionError::ApplicationClosed(close) => {
+                assert_eq!(close.error_code, VarInt::from_u32(0));
+            }
+            other => panic!("closed otherwise: {other}"),
+        }
+    });
+    let status = server.daemon.wait(Duration::from_secs(5)).expect("ternd did not stop");
+    assert!(status.success(), "{status:?}");
 }
