@@ -4,7 +4,7 @@
 //! protocol errors, the stream cap, slow queries, 0-RTT (plain queries answered, an
 //! UPDATE held until the handshake, and never applied when the handshake does not
 //! complete, as for a replay), Retry and the per-client cap, the close on stop, and
-//! dnspython over DoQ as an independent client.
+//! two independent clients: dnspython over DoQ (aioquic) and `kdig +quic` (Knot DNS).
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
 
@@ -536,4 +536,33 @@ fn stopping_closes_connections_with_no_error() {
     });
     let status = server.daemon.wait(Duration::from_secs(5)).expect("ternd did not stop");
     assert!(status.success(), "{status:?}");
+}
+
+/// `kdig +quic` (Knot DNS's client, libngtcp2 and GnuTLS), another independent client:
+/// a query with the certificate verified for `localhost` (and refused for another
+/// name), and an AXFR of the whole zone.
+#[test]
+fn kdig_queries_and_transfers_over_quic() {
+    let server = server("", "2s");
+    let kdig = |args: &[&str]| {
+        let out = Command::new("kdig")
+            .arg(format!("+tls-ca={}", server.cert_path.display()))
+            .args(args)
+            .args(["+quic", "+timeout=3", "+retry=0", "-p", &server.quic.port().to_string()])
+            .arg(format!("@{}", server.quic.ip()))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr)
+    };
+    let said = kdig(&["+tls-hostname=localhost", "www.example.com", "A"]);
+    assert!(said.contains(";; QUIC session (QUICv1)"), "{said}");
+    assert!(said.contains("status: NOERROR") && said.contains("192.0.2.80"), "{said}");
+    let said = kdig(&["+tls-hostname=wrong.example", "www.example.com", "A"]);
+    assert!(!said.contains("192.0.2.80"), "{said}");
+    let said = kdig(&["+tls-hostname=localhost", "example.com", "AXFR"]);
+    assert!(
+        said.contains(&format!("{} records)", HOSTS + 5)),
+        "{}",
+        &said[said.len().saturating_sub(300)..]
+    );
 }
