@@ -43,6 +43,11 @@ struct Server {
 
 /// Starts `ternd` with DoQ; `quic_extra` goes in `[quic]`, `io_timeout` in `[tcp]`.
 fn server(quic_extra: &str, io_timeout: &str) -> Server {
+    server_with(None, quic_extra, io_timeout)
+}
+
+/// [`server`], with the `ternd` binary `binary` instead of this build's.
+fn server_with(binary: Option<&Path>, quic_extra: &str, io_timeout: &str) -> Server {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
     let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
@@ -69,7 +74,19 @@ fn server(quic_extra: &str, io_timeout: &str) -> Server {
     std::fs::write(path.join("ternd.toml"), config).unwrap();
     let conf = path.join("ternd.toml");
     let dns = SocketAddr::from(([127, 0, 0, 1], port));
-    let daemon = Daemon::spawn(&["--config", conf.to_str().unwrap()], dns, &path.join("log"));
+    let args = ["--config", conf.to_str().unwrap()];
+    let daemon = match binary {
+        None => Daemon::spawn(&args, dns, &path.join("log")),
+        Some(binary) => {
+            let log = std::fs::File::create(path.join("log")).unwrap();
+            let child = Command::new(binary).args(args).stderr(log).spawn().unwrap();
+            let daemon = Daemon { child, addr: dns, log: path.join("log") };
+            let loaded =
+                eventually(Duration::from_secs(20), || daemon.log_text().contains("load done"));
+            assert!(loaded, "{}", daemon.log_text());
+            daemon
+        }
+    };
     Server {
         quic: SocketAddr::from(([127, 0, 0, 1], quic_port)),
         http: SocketAddr::from(([127, 0, 0, 1], http_port)),
@@ -564,5 +581,63 @@ fn kdig_queries_and_transfers_over_quic() {
         said.contains(&format!("{} records)", HOSTS + 5)),
         "{}",
         &said[said.len().saturating_sub(300)..]
+    );
+}
+
+/// Server CPU time (user and system, all threads) of the process `pid`.
+fn cpu_of(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of stat(5), 12 and 13 after the name.
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // SAFETY (test): sysconf has no preconditions.
+    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) }).unwrap();
+    Duration::from_micros(ticks * 1_000_000 / hz)
+}
+
+/// Not a check, a measurement (`cargo test -p ternd --test doq -- --ignored
+/// --nocapture cpu_per_query`, with `TERND=target/release/ternd` for the release
+/// binary): the server's CPU time per query over one persistent connection, TCP with
+/// 100 queries pipelined at once, DoQ with 100 streams at once.
+#[test]
+#[ignore]
+fn cpu_per_query_over_quic_and_tcp() {
+    let binary = std::env::var_os("TERND").map(PathBuf::from);
+    let server = server_with(binary.as_deref(), "", "2s");
+    let pid = server.daemon.child.id();
+    const QUERIES: usize = 50_000;
+    const AT_ONCE: usize = 100;
+    let tcp_addr = server.daemon.addr;
+    let before = cpu_of(pid);
+    let mut stream = tcp_connect(tcp_addr);
+    let batch: Vec<u8> =
+        (0..AT_ONCE).flat_map(|_| framed(&question(0, "www.example.com", 1))).collect();
+    for _ in 0..QUERIES / AT_ONCE {
+        std::io::Write::write_all(&mut stream, &batch).unwrap();
+        for _ in 0..AT_ONCE {
+            tcp_read(&mut stream).unwrap();
+        }
+    }
+    let tcp = cpu_of(pid) - before;
+    let before = cpu_of(pid);
+    runtime().block_on(async {
+        let endpoint = client(&server.cert);
+        let conn = connect(&endpoint, server.quic).await;
+        let query = question(0, "www.example.com", 1);
+        for _ in 0..QUERIES / AT_ONCE {
+            let asks = (0..AT_ONCE).map(|_| {
+                let (conn, query) = (conn.clone(), query.clone());
+                async move { exchange(&conn, &query).await.unwrap() }
+            });
+            futures_join(asks.collect()).await;
+        }
+    });
+    let quic = cpu_of(pid) - before;
+    let per = |d: Duration| d.as_secs_f64() * 1e6 / QUERIES as f64;
+    println!(
+        "server CPU per query: TCP {:.2} µs, DoQ {:.2} µs, DoQ/TCP {:.2}",
+        per(tcp),
+        per(quic),
+        per(quic) / per(tcp)
     );
 }

@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 const SERVER: &[&[&str]] = &[
     &["error", "random", "stats", "handler", "manpage", "version", "check_zone", "priority"],
     &["config", "privileges", "counters"],
+    &["tls"],
     &["logging", "demo", "check_config", "rrl", "io"],
     &["dns", "client", "cli", "ctl"],
     &["http"],

@@ -5,8 +5,8 @@
 //! `[tls] handshake-timeout`; a query must arrive in full within `[tcp] io-timeout` of
 //! its stream's start. QUIC connections are capped on their own (`max-connections`,
 //! `max-connections-per-client`), each may carry `max-streams-per-connection` queries at
-//! once, and one without a query for `idle-timeout` is closed. Past `retry-above`
-//! handshakes in progress, a new client must prove its address with a Retry packet
+//! once, and one without a query for `idle-timeout` is closed. Once `retry-above`
+//! handshakes are in progress, a new client must prove its address with a Retry packet
 //! (RFC 9000 §8.1) before the server spends a handshake on it.
 
 use std::net::{IpAddr, SocketAddr};
@@ -48,7 +48,7 @@ pub struct QuicConfig {
     /// `max_idle_timeout`, RFC 9000 §10.1).
     #[serde(default = "default_idle_timeout", deserialize_with = "values::duration")]
     pub idle_timeout: Duration,
-    /// Handshakes in progress above which a new client must first prove its address
+    /// Handshakes in progress from which on a new client must first prove its address
     /// with a Retry packet (RFC 9000 §8.1); 0: always.
     #[serde(
         default = "default_retry_above",
