@@ -75,11 +75,10 @@ pub async fn serve<H: Handler>(mut send: SendStream, mut recv: RecvStream, link:
         return;
     }
     match answer(&*link.shared.handler, &query, &link.ctx) {
-        Reply::Answer(framed) => {
-            if matches!(timeout(io_timeout, send.write_chunk(framed)).await, Ok(Ok(()))) {
-                let _ = send.finish();
-            }
-        }
+        Reply::Answer(framed) => match timeout(io_timeout, send.write_chunk(framed)).await {
+            Ok(Ok(())) => drop(send.finish()),
+            _ => drop(send.reset(DOQ_REQUEST_CANCELLED)),
+        },
         Reply::Stream(messages) => {
             let mut sink = StreamSink { send: &mut send, timeout: io_timeout };
             match send_framed(messages, &mut sink).await {
