@@ -42,6 +42,14 @@ if ((${#need_apt[@]})); then
   $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 [[ -z $dnspython_from_pip ]] || python3 -m pip install -q dnspython
+# dnspython speaks DNS over QUIC through aioquic (the DoQ interop test, tests/doq/).
+# Debian 12 has no python3-aioquic: a Debian python3 goes without, and that test says so.
+if ! python3 -c 'import aioquic' 2>/dev/null; then
+  case "$(command -v python3)" in
+    /usr/bin/python3) echo "no aioquic for Debian's python3: the dnspython DoQ test will fail" ;;
+    *) python3 -m pip install -q aioquic ;;
+  esac
+fi
 cargo nextest --version >/dev/null 2>&1 || cargo install cargo-nextest --locked
 
 echo "== format and lints"

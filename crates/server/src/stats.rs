@@ -14,6 +14,8 @@ pub struct Stats {
     tcp: ConnCounters,
     tls: ConnCounters,
     tls_handshakes: TlsCounters,
+    /// DNS over QUIC.
+    pub(crate) quic: QuicStats,
     /// Raised by each UDP worker now and then (at least every `udp::WAKE` when idle):
     /// that it still moves, for systemd's watchdog.
     heartbeat: AtomicU64,
@@ -59,6 +61,8 @@ pub struct StatsSnapshot {
     /// TLS handshakes that failed (a protocol error, no common version or ALPN, a
     /// client certificate refused, the client closing).
     pub tls_handshake_failures: u64,
+    /// DNS over QUIC.
+    pub quic: QuicSnapshot,
 }
 
 /// The counters of one kind of connection (TCP, TLS), each moved once per connection
@@ -178,6 +182,7 @@ impl Stats {
             tls_resumed: self.tls_handshakes.resumed.load(Relaxed),
             tls_handshake_timeouts: self.tls_handshakes.timeouts.load(Relaxed),
             tls_handshake_failures: self.tls_handshakes.failures.load(Relaxed),
+            quic: self.quic.snapshot(),
         }
     }
 }
@@ -218,6 +223,135 @@ impl Tally {
                 DataPath::Xdp => stats.add_xdp(self.received, self.sent),
             }
             *self = Tally::new(self.path);
+        }
+    }
+}
+
+/// Why a QUIC handshake failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum HandshakeFailure {
+    /// Not complete within `[tls] handshake-timeout` (or QUIC's idle timeout).
+    Timeout,
+    /// A TLS alert: no common ALPN, version or cipher suite, a bad certificate…
+    Tls,
+    /// Anything else: the client went away, or broke the QUIC protocol.
+    Other,
+}
+
+/// The DNS over QUIC counters: connection events and per stream, relaxed atomics.
+#[derive(Debug, Default)]
+pub struct QuicStats {
+    accepted: AtomicU64,
+    handshakes: AtomicU64,
+    refused: AtomicU64,
+    retries: AtomicU64,
+    evicted: AtomicU64,
+    failed: [AtomicU64; 3],
+    streams: AtomicU64,
+    streams_reset: AtomicU64,
+    protocol_errors: AtomicU64,
+    early_held: AtomicU64,
+    early_dropped: AtomicU64,
+    open: AtomicU64,
+}
+
+/// A copy of the DNS over QUIC counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct QuicSnapshot {
+    /// Connections whose handshake was started.
+    pub accepted: u64,
+    /// Handshakes completed.
+    pub handshakes: u64,
+    /// Connections refused at a connection cap.
+    pub refused: u64,
+    /// Retry packets sent (address validation, RFC 9000 §8.1).
+    pub retries: u64,
+    /// Connections closed to make room for new ones.
+    pub evicted: u64,
+    /// Handshakes failed: timed out, a TLS alert, anything else.
+    pub failed: [u64; 3],
+    /// Streams (queries) accepted.
+    pub streams: u64,
+    /// Streams reset because their query did not arrive in time.
+    pub streams_reset: u64,
+    /// Connections closed with `DOQ_PROTOCOL_ERROR`.
+    pub protocol_errors: u64,
+    /// Transactions other than plain queries that came in 0-RTT and waited for the
+    /// handshake (RFC 9250 §4.5).
+    pub early_held: u64,
+    /// Of those, the ones never processed: the handshake did not complete (a replay).
+    pub early_dropped: u64,
+    /// Connections open now.
+    pub open: u64,
+}
+
+impl QuicStats {
+    pub(crate) fn add_accepted(&self) {
+        self.accepted.fetch_add(1, Relaxed);
+        self.open.fetch_add(1, Relaxed);
+    }
+
+    /// An accepted connection ended.
+    pub(crate) fn closed(&self) {
+        self.open.fetch_sub(1, Relaxed);
+    }
+
+    pub(crate) fn add_handshake(&self) {
+        self.handshakes.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_refused(&self) {
+        self.refused.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_retry(&self) {
+        self.retries.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_evicted(&self) {
+        self.evicted.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_failed(&self, why: HandshakeFailure) {
+        if let Some(count) = self.failed.get(why as usize) {
+            count.fetch_add(1, Relaxed);
+        }
+    }
+
+    pub(crate) fn add_stream(&self) {
+        self.streams.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_stream_reset(&self) {
+        self.streams_reset.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_protocol_error(&self) {
+        self.protocol_errors.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_early_held(&self) {
+        self.early_held.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn add_early_dropped(&self) {
+        self.early_dropped.fetch_add(1, Relaxed);
+    }
+
+    pub(crate) fn snapshot(&self) -> QuicSnapshot {
+        QuicSnapshot {
+            accepted: self.accepted.load(Relaxed),
+            handshakes: self.handshakes.load(Relaxed),
+            refused: self.refused.load(Relaxed),
+            retries: self.retries.load(Relaxed),
+            evicted: self.evicted.load(Relaxed),
+            failed: self.failed.each_ref().map(|c| c.load(Relaxed)),
+            streams: self.streams.load(Relaxed),
+            streams_reset: self.streams_reset.load(Relaxed),
+            protocol_errors: self.protocol_errors.load(Relaxed),
+            early_held: self.early_held.load(Relaxed),
+            early_dropped: self.early_dropped.load(Relaxed),
+            open: self.open.load(Relaxed),
         }
     }
 }

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::*;
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
+use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair, PublicKeyData};
 
 const ZONE: &str = "$ORIGIN dot.test.\n$TTL 300\n@ SOA ns hostmaster 1 3600 600 86400 60\n\
     @ NS ns\nns A 192.0.2.53\nwww A 192.0.2.1\n";
@@ -26,8 +26,7 @@ const HOST: &str = "ns.dot.test";
 /// A CA, a server certificate it signed, and the files they are in.
 struct Pki {
     dir: PathBuf,
-    ca: rcgen::Certificate,
-    ca_key: KeyPair,
+    ca: CertifiedIssuer<'static, KeyPair>,
 }
 
 impl Pki {
@@ -36,9 +35,9 @@ impl Pki {
         let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
         params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
         params.distinguished_name.push(rcgen::DnType::CommonName, "Tern test CA");
-        let ca = params.self_signed(&ca_key).unwrap();
+        let ca = CertifiedIssuer::self_signed(params, ca_key).unwrap();
         std::fs::write(dir.join("ca.pem"), ca.pem()).unwrap();
-        let pki = Pki { dir: dir.to_owned(), ca, ca_key };
+        let pki = Pki { dir: dir.to_owned(), ca };
         pki.issue("server", HOST, true);
         pki
     }
@@ -49,12 +48,12 @@ impl Pki {
         let key = KeyPair::generate().unwrap();
         let params = CertificateParams::new(vec![name.to_owned()]).unwrap();
         let cert = match by_ca {
-            true => params.signed_by(&key, &self.ca, &self.ca_key).unwrap(),
+            true => params.signed_by(&key, &self.ca).unwrap(),
             false => params.self_signed(&key).unwrap(),
         };
         std::fs::write(self.dir.join(format!("{file}.pem")), cert.pem()).unwrap();
         std::fs::write(self.dir.join(format!("{file}.key")), key.serialize_pem()).unwrap();
-        pin(&key.public_key_der())
+        pin(&key.subject_public_key_info())
     }
 
     fn path(&self, file: &str) -> String {
@@ -131,7 +130,7 @@ fn kdig_and_dig_are_answered_over_tls_with_padding() {
     assert!(answer.contains("PADDING") && answer.contains("Received 468 B"), "{answer}");
     // The pin kdig checks is the server key's (RFC 7858 §4.2), computed by kdig.
     let key = std::fs::read_to_string(served.pki.path("server.key")).unwrap();
-    let spki = KeyPair::from_pem(&key).unwrap().public_key_der();
+    let spki = KeyPair::from_pem(&key).unwrap().subject_public_key_info();
     let pinned = Command::new("kdig")
         .args(["+retry=0", "+timeout=3", "-p", &served.dot.port().to_string(), "@127.0.0.1"])
         .arg(format!("+tls-pin={}", pin(&spki)))
@@ -361,7 +360,7 @@ fn an_expired_certificate_is_an_error_in_the_log() {
     let mut params = CertificateParams::new(vec![HOST.to_owned()]).unwrap();
     params.not_before = rcgen::date_time_ymd(2020, 1, 1);
     params.not_after = rcgen::date_time_ymd(2021, 1, 1);
-    let cert = params.signed_by(&key, &served.pki.ca, &served.pki.ca_key).unwrap();
+    let cert = params.signed_by(&key, &served.pki.ca).unwrap();
     std::fs::write(served.pki.path("server.pem"), cert.pem()).unwrap();
     std::fs::write(served.pki.path("server.key"), key.serialize_pem()).unwrap();
     assert!(ternctl_reload(&served).status.success());

@@ -11,6 +11,7 @@ pub mod control;
 pub mod defences;
 pub mod files;
 pub mod http;
+pub mod quic;
 pub mod report;
 pub mod tls;
 pub mod values;
@@ -37,6 +38,7 @@ use crate::error::{Error, Result};
 pub use control::ControlConfig;
 pub use defences::{CookieConfig, RrlConfig};
 pub use http::HttpConfig;
+pub use quic::QuicConfig;
 pub use tern_control::plan::{
     CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZonePlan, ZoneSource,
 };
@@ -73,6 +75,8 @@ pub struct Config {
     pub http: HttpConfig,
     /// DNS over TLS and the certificate of the encrypted transports.
     pub tls: TlsConfig,
+    /// DNS over QUIC.
+    pub quic: QuicConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
@@ -491,8 +495,9 @@ impl Config {
         config.take_zones(zones, &mut reader.errors);
         config.resolve_paths(&base);
         config.cookies.resolve(&base, &mut reader.errors);
-        if let Err(why) = config.tls.check(false) {
-            let table = doc.get_ref().iter().find(|(k, _)| &**k.get_ref() == "tls");
+        if let Err(why) = config.tls.check(!config.quic.listen.is_empty()) {
+            let table = |name: &str| doc.get_ref().iter().find(|(k, _)| &**k.get_ref() == name);
+            let table = table("tls").or_else(|| table("quic"));
             reader.errors.push((table.map(|(k, _)| k.span()), why));
         }
         if reader.errors.is_empty() {
@@ -796,7 +801,7 @@ struct TableReader {
 
 /// The top-level keys, for the unknown-key hint.
 const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `xdp`, `http`, `tls`, `key`, `remote`, `acl`, `template`, `zone`";
+     `control`, `xdp`, `http`, `tls`, `quic`, `key`, `remote`, `acl`, `template`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -819,6 +824,7 @@ impl TableReader {
             "xdp" => self.one(&mut config.xdp, value),
             "http" => self.one(&mut config.http, value),
             "tls" => self.one(&mut config.tls, value),
+            "quic" => self.one(&mut config.quic, value),
             "key" => self.list(&mut config.tables.keys, value),
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),

@@ -384,7 +384,7 @@ fn documented_section(table: &str) -> &'static str {
 fn every_key_is_documented_where_its_table_is() {
     for table in [
         "server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http",
-        "tls",
+        "tls", "quic",
     ] {
         assert!(known_keys("").contains(&table.to_owned()), "{table}");
         let section = documented_section(&format!("[{table}]"));
@@ -399,7 +399,7 @@ fn every_key_is_documented_where_its_table_is() {
             assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
         }
     }
-    assert_eq!(known_keys("").len(), 16, "a new table: add it above");
+    assert_eq!(known_keys("").len(), 17, "a new table: add it above");
 }
 
 #[test]
@@ -441,7 +441,7 @@ fn every_key_is_in_the_example_configuration() {
     }
     let tables: Vec<String> = [
         "server", "tcp", "identity", "log", "transfer", "rrl", "cookies", "control", "xdp", "http",
-        "tls",
+        "tls", "quic",
     ]
     .iter()
     .map(|t| format!("[{t}]"))
@@ -644,4 +644,20 @@ fn a_remote_over_tls() {
     }
     let bad = error("[[remote]]\nid = \"p\"\naddress = \"ns1.example\"\n");
     assert!(bad.contains("`ns1.example` is not an address"), "{bad}");
+}
+
+/// DoQ presents `[tls]`'s certificate: `[quic] listen` without one is an error that
+/// points at the table, with or without a `[tls]` table.
+#[test]
+fn quic_needs_the_tls_certificate() {
+    let message = error("[server]\nlisten = [\"127.0.0.1:53\"]\n[quic]\nlisten = \"127.0.0.1\"\n");
+    assert!(message.contains("ternd.toml:3:"), "{message}");
+    assert!(message.contains("need `certificate` and `key`"), "{message}");
+    let message = error("[tls]\nmin-version = \"1.3\"\n[quic]\nlisten = \"127.0.0.1\"\n");
+    assert!(message.contains("ternd.toml:1:"), "{message}");
+    let config = parse(
+        "[tls]\ncertificate = \"/c.pem\"\nkey = \"/k.pem\"\n[quic]\nlisten = \"127.0.0.1\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.quic.listen, ["127.0.0.1:853".parse().unwrap()]);
 }

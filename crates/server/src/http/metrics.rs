@@ -24,7 +24,7 @@ use crate::counters::queries::{QTYPES, SIZE_BUCKETS, TRANSPORTS};
 use crate::counters::{Durations, RCODE_LABELS};
 use crate::dns::EngineHandler;
 use crate::io::tcp::ConnectionLimits;
-use crate::stats::Stats;
+use crate::stats::{QuicSnapshot, Stats};
 
 /// The `Content-Type` of the answer.
 pub const CONTENT_TYPE: &str = prometheus_client::encoding::prometheus_text::CONTENT_TYPE;
@@ -75,6 +75,7 @@ impl Collector for Sources {
         queries(e, &query_counters.sum())?;
         sockets(e, self)?;
         tls(e, self)?;
+        quic(e, &self.stats.snapshot().quic)?;
         rate_limiting(e, &self.handler)?;
         zones(e, &self.zones)?;
         zone_queries(e, &self.zones, &query_counters)?;
@@ -201,12 +202,12 @@ fn tls(e: &mut DescriptorEncoder, sources: &Sources) -> fmt::Result {
     counter(e, "tls_refused", help, s.tls_refused)?;
     let help = "TLS handshakes that resumed a session (a ticket): no full handshake.";
     counter(e, "tls_resumed", help, s.tls_resumed)?;
-    let help = "TLS handshakes that failed, by cause: timeout (handshake-timeout passed), \
+    let help = "TLS handshakes that failed, by reason: timeout (handshake-timeout passed), \
                 error (a protocol error, no common version or ALPN, a client certificate \
                 refused, the client closing).";
     let failed = [
-        (label("cause", "timeout"), s.tls_handshake_timeouts),
-        (label("cause", "error"), s.tls_handshake_failures),
+        (label("reason", "timeout"), s.tls_handshake_timeouts),
+        (label("reason", "error"), s.tls_handshake_failures),
     ];
     counters(e, "tls_handshakes_failed", help, failed)?;
     let help = "TLS connections closed for taking too long, by what: idle or slow (as TCP's).";
@@ -229,6 +230,56 @@ fn tls(e: &mut DescriptorEncoder, sources: &Sources) -> fmt::Result {
     let name = "tls_certificate_expiry_timestamp_seconds";
     let metric = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
     ConstGauge::new(expires).encode(metric)
+}
+
+/// The DNS over QUIC counters and the connections open.
+fn quic(e: &mut DescriptorEncoder, q: &QuicSnapshot) -> fmt::Result {
+    let plain = [
+        ("quic_accepted", "QUIC connections accepted (their handshake started).", q.accepted),
+        ("quic_handshakes", "QUIC handshakes completed.", q.handshakes),
+        ("quic_refused", "QUIC connections refused at a connection limit.", q.refused),
+        (
+            "quic_retries",
+            "QUIC Retry packets sent: clients asked to prove their address.",
+            q.retries,
+        ),
+        ("quic_evicted", "QUIC connections closed to make room for new ones.", q.evicted),
+        ("quic_streams", "QUIC streams (queries) accepted.", q.streams),
+        (
+            "quic_streams_reset",
+            "QUIC streams reset: their query did not arrive in time.",
+            q.streams_reset,
+        ),
+        (
+            "quic_protocol_errors",
+            "QUIC connections closed for breaking DNS over QUIC.",
+            q.protocol_errors,
+        ),
+        (
+            "quic_early_held",
+            "Transactions other than queries received in 0-RTT, held until the handshake.",
+            q.early_held,
+        ),
+        (
+            "quic_early_dropped",
+            "Of those, the ones dropped: the handshake never completed.",
+            q.early_dropped,
+        ),
+    ];
+    for (name, help, value) in plain {
+        counter(e, name, help, value)?;
+    }
+    let [timeout, tls, other] = q.failed;
+    let help = "QUIC handshakes failed, by reason: timeout, tls (an alert), other.";
+    let failed = [("timeout", timeout), ("tls", tls), ("other", other)];
+    counters(e, "quic_handshakes_failed", help, failed.map(|(r, v)| (label("reason", r), v)))?;
+    let metric = e.encode_descriptor(
+        "quic_connections",
+        "QUIC connections open, handshakes included.",
+        None,
+        MetricType::Gauge,
+    )?;
+    ConstGauge::new(q.open).encode(metric)
 }
 
 /// Rate limiting's and cookies' counters (zero when rate limiting is off).

@@ -1,6 +1,7 @@
 //! Putting the data plane together: bind every socket (before privileges are dropped;
 //! the HTTP listener's too), set up the AF_XDP path when configured, start the UDP and
-//! XDP worker threads and the TCP runtime, and stop them again with a drain.
+//! XDP worker threads and the TCP runtime (which also serves DNS over TLS and over
+//! QUIC), and stop them again with a drain.
 
 use std::net::{SocketAddr, TcpListener as StdListener};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,6 +18,7 @@ use tracing::{error, info};
 use crate::config::{Config, TcpConfig, TlsConfig};
 use crate::error::{Error, Result};
 use crate::handler::{Handler, Transport};
+use crate::io::quic::{self, QuicSettings};
 use crate::io::tcp::{self, ConnectionLimits, Shared, TcpSettings};
 use crate::io::tls::{self, TlsServing, TlsSettings};
 use crate::io::udp::{self, UdpEndpoint, Worker};
@@ -39,6 +41,8 @@ pub struct Listeners {
     http: Option<StdListener>,
     /// DNS over TLS: the listeners (`[tls] listen`) and what connections take.
     tls: Option<TlsListeners>,
+    /// The DNS over QUIC sockets (`[quic] listen`).
+    quic: Vec<std::net::UdpSocket>,
 }
 
 /// The DoT listeners, their addresses (ports resolved) and the TLS settings.
@@ -71,7 +75,9 @@ impl Listeners {
         let xdp = open_xdp(config, &addrs);
         let http = config.http.listen.map(super::sockopt::tcp_listener).transpose()?;
         let tls = bind_tls(config)?;
-        Ok(Listeners { udp, tcp, addrs, xdp, http, tls })
+        let quic =
+            config.quic.listen.iter().map(|addr| quic::bind(*addr)).collect::<Result<_>>()?;
+        Ok(Listeners { udp, tcp, addrs, xdp, http, tls, quic })
     }
 
     /// The DoT addresses, ports resolved (empty without `[tls] listen`).
@@ -217,6 +223,8 @@ pub struct RunningServer {
     xdp: Option<xdp::Attachment>,
     /// DoT: its addresses, connection limits and settings, when it listens.
     tls: Option<TlsRunning>,
+    /// The DNS over QUIC addresses, ports resolved, and its connections.
+    quic: QuicStarted,
 }
 
 /// The DoT side of a running server.
@@ -239,6 +247,12 @@ pub fn start<H: Handler>(
     let (alive_tx, alive) = mpsc::channel(1);
     let tcp =
         start_tcp(config, listeners.tcp, Arc::clone(&handler), &stats, &stopping_rx, &alive_tx)?;
+    let quic = start_quic(
+        config,
+        listeners.quic,
+        (&tcp.runtime, Arc::clone(&handler), &stats),
+        (&stopping_rx, &alive_tx),
+    )?;
     let mut server = RunningServer {
         addrs: listeners.addrs,
         stop,
@@ -252,6 +266,7 @@ pub fn start<H: Handler>(
         drain_timeout: config.tcp.io_timeout + Duration::from_secs(1),
         xdp: None,
         tls: None,
+        quic,
     };
     if let Some(tls) = listeners.tls {
         server.tls = Some(start_tls(config, tls, &handler, &server, &stopping_rx, &alive_tx)?);
@@ -400,6 +415,55 @@ fn tls_caps(tls: &TlsConfig) -> (usize, usize) {
     (count(tls.max_connections), count(tls.max_connections_per_client))
 }
 
+/// The DNS over QUIC side once started.
+#[derive(Debug)]
+struct QuicStarted {
+    addrs: Vec<SocketAddr>,
+    limits: Arc<ConnectionLimits>,
+}
+
+/// Starts a quinn endpoint on each DoQ socket, on the TCP runtime, each with its accept
+/// loop; the TLS material is read here (the caps and settings are `[quic]`'s).
+fn start_quic<H: Handler>(
+    config: &Config,
+    sockets: Vec<std::net::UdpSocket>,
+    (runtime, handler, stats): (&Runtime, Arc<H>, &Arc<Stats>),
+    (stopping, alive): (&watch::Receiver<bool>, &mpsc::Sender<()>),
+) -> Result<QuicStarted> {
+    let quic = &config.quic;
+    let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let limits =
+        ConnectionLimits::new(count(quic.max_connections), count(quic.max_connections_per_client));
+    let mut addrs = Vec::new();
+    if sockets.is_empty() {
+        return Ok(QuicStarted { addrs, limits });
+    }
+    let server_config = quic::server_config(config)?;
+    let shared = Arc::new(quic::Shared {
+        handler,
+        settings: QuicSettings::of(config),
+        stats: Arc::clone(stats),
+        limits: Arc::clone(&limits),
+        handshakes: Arc::default(),
+    });
+    let _guard = runtime.enter();
+    for socket in sockets {
+        let endpoint = quic::endpoint(socket, server_config.clone())?;
+        addrs.push(
+            endpoint
+                .local_addr()
+                .map_err(|source| Error::Os { doing: "reading a QUIC address", source })?,
+        );
+        runtime.spawn(quic::accept_loop(
+            endpoint,
+            Arc::clone(&shared),
+            stopping.clone(),
+            alive.clone(),
+        ));
+    }
+    Ok(QuicStarted { addrs, limits })
+}
+
 /// A connection's timeouts and query cap as `[tcp]` says.
 fn tcp_settings(tcp: &TcpConfig) -> TcpSettings {
     TcpSettings {
@@ -493,6 +557,16 @@ impl RunningServer {
             let (max_total, max_per_client) = tls_caps(tls);
             running.limits.set_caps(max_total, max_per_client);
         }
+    }
+
+    /// The DNS over QUIC addresses, ports resolved (none without `[quic] listen`).
+    pub fn quic_addrs(&self) -> &[SocketAddr] {
+        &self.quic.addrs
+    }
+
+    /// DNS over QUIC connections open now (handshakes included).
+    pub fn quic_connections(&self) -> usize {
+        self.quic.limits.open()
     }
 
     /// Stops accepting, lets UDP workers answer what is queued and TCP connections

@@ -1,7 +1,7 @@
 //! DNS over TLS (RFC 7858): the accept loop of the TLS listeners. Each accepted
 //! connection is admitted under the TLS connection caps, its handshake bounded by
 //! `handshake-timeout`, and then served exactly as a TCP connection is
-//! ([`super::tcp::conn`]) with [`Transport::Tls`].
+//! ([`super::tcp::conn`]) with [`Transport::Tls`](crate::handler::Transport::Tls).
 //!
 //! Handshakes cost far more CPU than queries, so a client's handshakes are bounded the
 //! way its connections are: while it shakes hands, a connection holds one of the

@@ -217,7 +217,7 @@ fn live_changes(old: &Config, new: &Config) -> Vec<&'static str> {
 fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
     let (a, b) = (&old.server, &new.server);
     let mut changed = Vec::new();
-    let checks: [(&'static str, bool); 15] = [
+    let checks: [(&'static str, bool); 16] = [
         ("tls.listen", old.tls.listen != new.tls.listen),
         ("server.listen", a.listen != b.listen),
         ("server.query-stats-max-zones", a.query_stats_max_zones != b.query_stats_max_zones),
@@ -233,6 +233,7 @@ fn restart_only_changes(old: &Config, new: &Config) -> Vec<&'static str> {
         ("control", old.control != new.control),
         ("xdp", old.xdp != new.xdp),
         ("http.listen", old.http.listen != new.http.listen),
+        ("quic", old.quic != new.quic),
     ];
     for (key, differs) in checks {
         if differs {

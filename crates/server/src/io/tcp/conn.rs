@@ -14,7 +14,6 @@
 //! when all slots are taken the registry evicts an idle or the slowest connection
 //! ([`super::limits`]), which then closes at once.
 
-use std::any::Any;
 use std::cell::RefCell;
 use std::io::Read;
 use std::net::SocketAddr;
@@ -30,42 +29,18 @@ use tokio::time::{timeout, timeout_at, Instant};
 use super::framing::FrameBuffer;
 use super::limits::Permit;
 use crate::handler::{Handler, MessageStream, RequestContext, TlsClient, Transport};
+use crate::io::streams::{send_framed, with_handler_scratch, TimedWriter, MAX_MESSAGE};
 use crate::stats::{ConnCounters, Stats};
 
-/// The largest DNS message on TCP.
-const MAX_MESSAGE: usize = 65535;
 /// Answers are written once this many bytes are pending, before more queries are
 /// answered, so a client pipelining small queries with large answers cannot make the
 /// server hold more than about this much per connection.
 const WRITE_AT: usize = 256 * 1024;
-/// Batches of a stream produced ahead of the one being written.
-const STREAM_AHEAD: usize = 4;
-/// Bytes of a stream's messages handed over and written at once.
-const STREAM_WRITE: usize = 256 * 1024;
 
 thread_local! {
     /// Per-thread answer buffer: the handler writes here, the answer is then copied
     /// behind its length prefix. One per runtime thread instead of one per connection.
     static SCRATCH: RefCell<Box<[u8]>> = RefCell::new(vec![0; MAX_MESSAGE].into_boxed_slice());
-
-    /// Per-thread handler scratch (see [`with_handler_scratch`]).
-    static HANDLER_SCRATCH: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
-}
-
-/// Runs `f` with this thread's scratch for `handler`'s type, made on first use: every
-/// read of every connection on the thread lends it to its batch, instead of making and
-/// wiping one (7 KiB for the engine) per read, and no connection keeps one of its own.
-fn with_handler_scratch<H: Handler, R>(handler: &H, f: impl FnOnce(&mut H::Scratch) -> R) -> R {
-    HANDLER_SCRATCH.with(|cell| {
-        let mut kept = cell.borrow_mut();
-        if !kept.as_ref().is_some_and(|k| k.is::<H::Scratch>()) {
-            *kept = Some(Box::new(handler.new_scratch()));
-        }
-        match kept.as_mut().and_then(|k| k.downcast_mut::<H::Scratch>()) {
-            Some(scratch) => f(scratch),
-            None => f(&mut handler.new_scratch()), // not reached: it was just made
-        }
-    })
 }
 
 /// The bytes of a connection: a TCP socket, or TLS over one.
@@ -360,43 +335,9 @@ impl<H: Handler, S: ByteStream> Connection<H, S> {
     /// messages ahead, each written within the I/O timeout. False when the client did
     /// not take them, so the connection is closed.
     async fn send_stream(&mut self, messages: Box<dyn MessageStream>) -> bool {
-        let (tx, mut rx) = mpsc::channel::<Vec<u8>>(STREAM_AHEAD);
-        let producer = tokio::task::spawn_blocking(move || {
-            let mut messages = messages;
-            let mut buf = vec![0u8; MAX_MESSAGE];
-            let mut framed = Vec::with_capacity(STREAM_WRITE);
-            while let Some(len) = messages.next_message(&mut buf) {
-                let (Some(body), Ok(prefix)) = (buf.get(..len), u16::try_from(len)) else { break };
-                framed.extend_from_slice(&prefix.to_be_bytes());
-                framed.extend_from_slice(body);
-                // Messages go in batches: one hand-over and one write per batch.
-                if framed.len() >= STREAM_WRITE {
-                    let batch = std::mem::replace(&mut framed, Vec::with_capacity(STREAM_WRITE));
-                    if tx.blocking_send(batch).is_err() {
-                        return messages;
-                    }
-                }
-            }
-            if !framed.is_empty() {
-                let _ = tx.blocking_send(framed);
-            }
-            messages
-        });
-        let mut complete = true;
-        while let Some(framed) = rx.recv().await {
-            let written =
-                timeout(self.settings.io_timeout, write_flushed(&mut self.stream, &framed));
-            if !matches!(written.await, Ok(Ok(()))) {
-                complete = false;
-                break;
-            }
-        }
-        drop(rx);
-        match producer.await {
-            Ok(messages) => messages.finished(complete),
-            Err(_) => complete = false,
-        }
-        complete
+        let io_timeout = self.settings.io_timeout;
+        send_framed(messages, &mut TimedWriter { stream: &mut self.stream, timeout: io_timeout })
+            .await
     }
 
     /// Writes `out` from `from` on, for a client that did not take the batch at once:
@@ -432,70 +373,24 @@ async fn write_flushed<S: ByteStream>(stream: &mut S, bytes: &[u8]) -> std::io::
 #[cfg(test)]
 mod tests {
     use std::io::Write;
-    use std::sync::atomic::{AtomicUsize, Ordering};
 
     use super::*;
     use crate::io::tcp::ConnectionLimits;
 
-    /// Numbers the scratches it makes; a batch is the scratch it was lent.
-    #[derive(Default)]
-    struct Counting(AtomicUsize);
+    /// Answers nothing.
+    struct Silent;
 
-    impl Handler for Counting {
-        type Scratch = usize;
-        type Batch<'s> = &'s mut usize;
-
-        fn new_scratch(&self) -> usize {
-            self.0.fetch_add(1, Ordering::Relaxed) + 1
-        }
-
-        fn begin_batch<'s>(&self, scratch: &'s mut usize) -> &'s mut usize {
-            scratch
-        }
-
-        fn handle(
-            &self,
-            _: &mut &mut usize,
-            _: &[u8],
-            _: &RequestContext,
-            _: &mut [u8],
-        ) -> Option<usize> {
-            None
-        }
-    }
-
-    /// Another handler type on the same thread, with a scratch of another type.
-    struct Other;
-
-    impl Handler for Other {
-        type Scratch = String;
+    impl Handler for Silent {
+        type Scratch = ();
         type Batch<'s> = ();
 
-        fn new_scratch(&self) -> String {
-            String::from("other")
-        }
+        fn new_scratch(&self) {}
 
-        fn begin_batch(&self, _: &mut String) {}
+        fn begin_batch(&self, _: &mut ()) {}
 
         fn handle(&self, _: &mut (), _: &[u8], _: &RequestContext, _: &mut [u8]) -> Option<usize> {
             None
         }
-    }
-
-    #[test]
-    fn a_thread_makes_one_scratch_and_lends_it_to_every_read() {
-        let handler = Counting::default();
-        let first = with_handler_scratch(&handler, |s| *s);
-        let again = with_handler_scratch(&handler, |s| *handler.begin_batch(s));
-        assert_eq!((first, again), (1, 1), "the same scratch, made once");
-        assert_eq!(handler.0.load(Ordering::Relaxed), 1);
-        // Another thread makes its own.
-        std::thread::scope(|t| {
-            t.spawn(|| assert_eq!(with_handler_scratch(&handler, |s| *s), 2));
-        });
-        // A handler of another type replaces it with a scratch of its own type.
-        assert_eq!(with_handler_scratch(&Other, |s| s.clone()), "other");
-        assert_eq!(with_handler_scratch(&handler, |s| *s), 3);
     }
 
     /// Serves one connection from a client running `client` on a thread, with `settings`
@@ -509,7 +404,7 @@ mod tests {
     ) -> (Duration, Arc<Stats>, T) {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let stats = Arc::new(Stats::default());
-        let handler = Arc::new(Counting::default());
+        let handler = Arc::new(Silent);
         let settings = Arc::new(ArcSwap::from_pointee(settings));
         let shared = Arc::new(Shared {
             transport: Transport::Tcp,

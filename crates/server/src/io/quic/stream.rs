@@ -1,0 +1,222 @@
+//! One DoQ stream: one query in, its answer (or every message of a transfer) out, on the
+//! same client-initiated bidirectional stream (RFC 9250 §4.2).
+//!
+//! The query is its two-byte length and the message, and the client ends its side of
+//! the stream after it (STREAM FIN). It must arrive in full within the I/O timeout of the
+//! stream's start, however its bytes trickle in, or the stream is reset. A message ID
+//! other than 0 (§4.2.1), bytes past the message, or a FIN before its end are protocol
+//! errors that close the connection (§4.3.3). What arrived in 0-RTT and is not a plain
+//! query waits for the handshake ([`super::early`]).
+//!
+//! The handler answers into a per-thread buffer behind room for the length prefix; the
+//! framed answer is then copied once into the `Bytes` that quinn sends from (quinn copies
+//! what it is given to write anyway; quinn allocates per stream in any case).
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use bytes::{Bytes, BytesMut};
+use quinn::{RecvStream, SendStream};
+use tokio::time::timeout;
+
+use super::{early, Link, DOQ_REQUEST_CANCELLED};
+use crate::handler::{Handler, MessageStream, RequestContext};
+use crate::io::streams::{send_framed, with_handler_scratch, BatchSink, MAX_MESSAGE};
+use crate::stats::QuicStats;
+
+/// The most bytes a stream's query may take: a length prefix and a 65535-byte message.
+pub const MAX_FRAME: usize = 2 + MAX_MESSAGE;
+
+thread_local! {
+    /// Per-thread answer buffer: the length prefix, then the handler's answer.
+    static ANSWER: RefCell<Box<[u8]>> = RefCell::new(vec![0; MAX_FRAME].into_boxed_slice());
+}
+
+/// Why a query could not be read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unread {
+    /// The client reset the stream or the connection went away.
+    Gone,
+    /// The stream's bytes are not one length-prefixed message followed by its FIN.
+    Malformed,
+}
+
+/// What the handler made of a query.
+enum Reply {
+    /// One answer, framed.
+    Answer(Bytes),
+    /// A stream of messages (a zone transfer, an update's late answer).
+    Stream(Box<dyn MessageStream>),
+    /// Nothing to send: the query is dropped.
+    Nothing,
+}
+
+/// Serves one stream of the connection `link`.
+pub async fn serve<H: Handler>(mut send: SendStream, mut recv: RecvStream, link: Arc<Link<H>>) {
+    let stats = &link.shared.stats.quic;
+    stats.add_stream();
+    let io_timeout = link.shared.settings.io_timeout;
+    let query = match timeout(io_timeout, read_query(&mut recv)).await {
+        Ok(Ok(query)) => query,
+        Ok(Err(Unread::Gone)) => return,
+        Ok(Err(Unread::Malformed)) => return link.protocol_error(),
+        Err(_elapsed) => {
+            stats.add_stream_reset();
+            let _ = recv.stop(DOQ_REQUEST_CANCELLED);
+            let _ = send.reset(DOQ_REQUEST_CANCELLED);
+            return;
+        }
+    };
+    // RFC 9250 §4.2.1: the ID is 0, since the stream says which answer is whose.
+    if query.get(..2) != Some(&[0, 0]) {
+        return link.protocol_error();
+    }
+    if recv.is_0rtt() && !early::replayable(&query) && !link.confirmed(stats).await {
+        return;
+    }
+    match answer(&*link.shared.handler, &query, &link.ctx) {
+        Reply::Answer(framed) => match timeout(io_timeout, send.write_chunk(framed)).await {
+            Ok(Ok(())) => drop(send.finish()),
+            _ => drop(send.reset(DOQ_REQUEST_CANCELLED)),
+        },
+        Reply::Stream(messages) => {
+            let mut sink = StreamSink { send: &mut send, timeout: io_timeout };
+            match send_framed(messages, &mut sink).await {
+                true => drop(send.finish()),
+                false => drop(send.reset(DOQ_REQUEST_CANCELLED)),
+            }
+        }
+        Reply::Nothing => drop(send.reset(DOQ_REQUEST_CANCELLED)),
+    }
+}
+
+/// Reads the stream to its end: the query, without its length prefix. Usually all of
+/// it comes in one chunk, which is returned as it is; else the chunks are joined.
+async fn read_query(recv: &mut RecvStream) -> Result<Bytes, Unread> {
+    let mut first: Option<Bytes> = None;
+    let mut joined = BytesMut::new();
+    while let Some(chunk) = recv.read_chunk(MAX_FRAME, true).await.map_err(|_| Unread::Gone)? {
+        match first.take() {
+            None if joined.is_empty() => first = Some(chunk.bytes),
+            earlier => {
+                joined.extend_from_slice(&earlier.unwrap_or_default());
+                joined.extend_from_slice(&chunk.bytes);
+            }
+        }
+        let received = first.as_ref().map_or(joined.len(), Bytes::len);
+        if received > MAX_FRAME || excess(first.as_deref().unwrap_or(&joined)) {
+            return Err(Unread::Malformed);
+        }
+    }
+    let frame = first.unwrap_or_else(|| joined.freeze());
+    let len = message_len(&frame).ok_or(Unread::Malformed)?;
+    match frame.len() == 2 + len {
+        true => Ok(frame.slice(2..)),
+        false => Err(Unread::Malformed),
+    }
+}
+
+/// The length the prefix of `frame` announces, once it has arrived.
+fn message_len(frame: &[u8]) -> Option<usize> {
+    let &[hi, lo, ..] = frame else { return None };
+    Some(usize::from(u16::from_be_bytes([hi, lo])))
+}
+
+/// Whether more bytes have arrived than the prefix announced: a second query.
+fn excess(frame: &[u8]) -> bool {
+    message_len(frame).is_some_and(|len| frame.len() > 2 + len)
+}
+
+/// Answers `query` with this thread's handler scratch and answer buffer.
+fn answer<H: Handler>(handler: &H, query: &[u8], ctx: &RequestContext) -> Reply {
+    with_handler_scratch(handler, |state| {
+        let mut batch = handler.begin_batch(state);
+        ANSWER.with_borrow_mut(|out| {
+            let Some(body) = out.get_mut(2..) else { return Reply::Nothing };
+            match handler.handle(&mut batch, query, ctx, body) {
+                Some(len) => framed(out, len).map_or(Reply::Nothing, Reply::Answer),
+                None => handler.take_stream(&mut batch).map_or(Reply::Nothing, Reply::Stream),
+            }
+        })
+    })
+}
+
+/// The answer of `len` bytes in `out` (after two bytes of room) behind its length.
+fn framed(out: &mut [u8], len: usize) -> Option<Bytes> {
+    let prefix = u16::try_from(len).ok()?.to_be_bytes();
+    out.get_mut(..2)?.copy_from_slice(&prefix);
+    Some(Bytes::copy_from_slice(out.get(..2 + len)?))
+}
+
+/// A QUIC stream written with a timeout per batch.
+struct StreamSink<'a> {
+    send: &'a mut SendStream,
+    timeout: std::time::Duration,
+}
+
+impl BatchSink for StreamSink<'_> {
+    async fn write_batch(&mut self, batch: Vec<u8>) -> bool {
+        let written = timeout(self.timeout, self.send.write_chunk(Bytes::from(batch)));
+        matches!(written.await, Ok(Ok(())))
+    }
+}
+
+/// Counts a transaction held until the handshake, and, if it is dropped before the
+/// handshake completes (a replay, or a client that gave up), that it was never served.
+#[derive(Debug)]
+pub struct Held<'a> {
+    stats: &'a QuicStats,
+    served: bool,
+}
+
+impl<'a> Held<'a> {
+    /// Counts the transaction held.
+    pub fn new(stats: &'a QuicStats) -> Held<'a> {
+        stats.add_early_held();
+        Held { stats, served: false }
+    }
+
+    /// The handshake completed: it is served.
+    pub fn release(mut self) {
+        self.served = true;
+    }
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if !self.served {
+            self.stats.add_early_dropped();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_of_a_query() {
+        assert_eq!(message_len(&[0]), None);
+        assert_eq!(message_len(&[1, 2, 9]), Some(0x102));
+        assert!(!excess(&[0, 2, 7, 7]));
+        assert!(excess(&[0, 2, 7, 7, 0]), "a byte of a second query");
+        assert!(!excess(&[0, 3, 7, 7]), "still arriving");
+    }
+
+    #[test]
+    fn answers_go_behind_their_length() {
+        let mut out = [0u8; 8];
+        out[2..5].copy_from_slice(b"abc");
+        assert_eq!(&framed(&mut out, 3).unwrap()[..], b"\x00\x03abc");
+        assert!(framed(&mut out, 7).is_none(), "longer than the buffer");
+    }
+
+    #[test]
+    fn a_held_transaction_not_served_is_counted_dropped() {
+        let stats = QuicStats::default();
+        Held::new(&stats).release();
+        drop(Held::new(&stats));
+        let snapshot = stats.snapshot();
+        assert_eq!((snapshot.early_held, snapshot.early_dropped), (2, 1));
+    }
+}
