@@ -281,9 +281,27 @@ fn unfinished_handshakes_from_one_address_never_block_another() {
     drop(served);
 }
 
+/// kdig over QUIC at `addr`, pinning the server's key to `pin`: whether it answered.
+fn kdig_quic_pinned(addr: SocketAddr, pin: &str) -> bool {
+    let out = Command::new("kdig")
+        .args(["+retry=0", "+timeout=3", "-p", &addr.port().to_string(), "@127.0.0.1"])
+        .arg(format!("+tls-pin={pin}"))
+        .args(["+quic", "+short", "www.dot.test"])
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&out.stdout).contains("192.0.2.1")
+}
+
 #[test]
 fn a_reload_takes_a_new_certificate_and_keeps_established_connections() {
-    let served = serve("");
+    let quic = SocketAddr::from(([127, 0, 0, 1], free_port()));
+    let served = serve(&format!("[quic]\nlisten = \"{quic}\"\n"));
+    let spki = |pki: &Pki| {
+        let key = std::fs::read_to_string(pki.path("server.key")).unwrap();
+        pin(&KeyPair::from_pem(&key).unwrap().subject_public_key_info())
+    };
+    let old_pin = spki(&served.pki);
+    assert!(kdig_quic_pinned(quic, &old_pin), "DoQ with the first certificate");
     let client = tls_client(&served.pki, None);
     let mut before = tls_connect(served.dot, Arc::clone(&client));
     assert_eq!(presented(&before), certificate_file(&served.pki.path("server.pem")));
@@ -297,6 +315,9 @@ fn a_reload_takes_a_new_certificate_and_keeps_established_connections() {
     assert_eq!(presented(&after), renewed, "new connections get the new certificate");
     let answer = tls_ask(&mut before, &query(7, "www.dot.test")).expect("still served");
     assert_eq!(id_of(&answer), 7);
+    // DoQ presents the new certificate too.
+    let new_pin = spki(&served.pki);
+    assert!(kdig_quic_pinned(quic, &new_pin) && !kdig_quic_pinned(quic, &old_pin));
     // A key that does not belong to the certificate: the reload says so, exits 1, and
     // the certificate in force stays.
     let other = KeyPair::generate().unwrap();

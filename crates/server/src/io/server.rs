@@ -15,7 +15,7 @@ use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, watch};
 use tracing::{error, info};
 
-use crate::config::{Config, TcpConfig, TlsConfig};
+use crate::config::{Config, QuicConfig, TcpConfig, TlsConfig};
 use crate::error::{Error, Result};
 use crate::handler::{Handler, Transport};
 use crate::io::quic::{self, QuicSettings};
@@ -420,6 +420,10 @@ fn tls_caps(tls: &TlsConfig) -> (usize, usize) {
 struct QuicStarted {
     addrs: Vec<SocketAddr>,
     limits: Arc<ConnectionLimits>,
+    /// The endpoints (handles), to give a reload's certificate to.
+    endpoints: Vec<quinn::Endpoint>,
+    /// `[quic]` as started (a reload's waits for a restart).
+    config: QuicConfig,
 }
 
 /// Starts a quinn endpoint on each DoQ socket, on the TCP runtime, each with its accept
@@ -434,11 +438,11 @@ fn start_quic<H: Handler>(
     let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
     let limits =
         ConnectionLimits::new(count(quic.max_connections), count(quic.max_connections_per_client));
-    let mut addrs = Vec::new();
+    let (mut addrs, mut endpoints) = (Vec::new(), Vec::new());
     if sockets.is_empty() {
-        return Ok(QuicStarted { addrs, limits });
+        return Ok(QuicStarted { addrs, limits, endpoints, config: quic.clone() });
     }
-    let server_config = quic::server_config(config)?;
+    let server_config = quic::server_config(&config.tls, &config.quic)?;
     let shared = Arc::new(quic::Shared {
         handler,
         settings: QuicSettings::of(config),
@@ -449,6 +453,7 @@ fn start_quic<H: Handler>(
     let _guard = runtime.enter();
     for socket in sockets {
         let endpoint = quic::endpoint(socket, server_config.clone())?;
+        endpoints.push(endpoint.clone());
         addrs.push(
             endpoint
                 .local_addr()
@@ -461,7 +466,7 @@ fn start_quic<H: Handler>(
             alive.clone(),
         ));
     }
-    Ok(QuicStarted { addrs, limits })
+    Ok(QuicStarted { addrs, limits, endpoints, config: quic.clone() })
 }
 
 /// A connection's timeouts and query cap as `[tcp]` says.
@@ -562,6 +567,20 @@ impl RunningServer {
     /// The DNS over QUIC addresses, ports resolved (none without `[quic] listen`).
     pub fn quic_addrs(&self) -> &[SocketAddr] {
         &self.quic.addrs
+    }
+
+    /// Reads a reloaded `[tls]`'s certificate and key again for DNS over QUIC, with
+    /// `[quic]` as started: new connections get them, established ones keep theirs.
+    /// Nothing changes when DoQ is off, or when they cannot be used (the error says why).
+    pub fn reconfigure_quic(&self, tls: &TlsConfig) -> Result<()> {
+        if self.quic.endpoints.is_empty() {
+            return Ok(());
+        }
+        let server = quic::server_config(tls, &self.quic.config)?;
+        for endpoint in &self.quic.endpoints {
+            endpoint.set_server_config(Some(server.clone()));
+        }
+        Ok(())
     }
 
     /// DNS over QUIC connections open now (handshakes included).

@@ -49,7 +49,25 @@ pub fn apply(
     if let Some(problem) = apply_tls(next, data) {
         problems.push(problem);
     }
+    if let Some(problem) = apply_quic(next, data) {
+        problems.push(problem);
+    }
     problems
+}
+
+/// Reads the certificate and key again for DoQ when it listens (its other settings
+/// wait for a restart); why they were kept, if they were.
+fn apply_quic(next: &Config, data: &RunningServer) -> Option<String> {
+    match data.reconfigure_quic(&next.tls) {
+        Ok(()) => None,
+        Err(e) => {
+            let why = format!(
+                "[tls] not applied to DoQ, new connections get the certificate in force: {e}"
+            );
+            error!("{why}");
+            Some(why)
+        }
+    }
 }
 
 /// Reads the certificate and key again and hands them, with `[tls]`'s caps and

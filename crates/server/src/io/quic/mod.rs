@@ -27,7 +27,7 @@ use quinn::{Endpoint, EndpointConfig, IdleTimeout, Incoming, TransportConfig, Va
 use socket2::{Domain, Protocol, Socket, Type};
 use tokio::sync::{mpsc, watch};
 
-use crate::config::Config;
+use crate::config::{Config, QuicConfig, TlsConfig};
 use crate::error::{Error, Result};
 use crate::handler::Handler;
 use crate::io::tcp::ConnectionLimits;
@@ -121,13 +121,13 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::UdpSocket> {
 /// rustls accepts early data only with tickets that name a session kept by the server
 /// (each one usable once for 0-RTT), not with the self-contained tickets DoT uses: DoQ
 /// keeps [`SESSIONS`] sessions in memory.
-pub fn server_config(config: &Config) -> Result<quinn::ServerConfig> {
-    let Some(files) = config.tls.server_tls() else {
+pub fn server_config(tls: &TlsConfig, quic: &QuicConfig) -> Result<quinn::ServerConfig> {
+    let Some(files) = tls.server_tls() else {
         return Err(Error::Tls("[tls]: `certificate` and `key` are needed for DoQ".into()));
     };
     let stateless = tls::ServerTls { session_tickets: false, ..files };
     let mut crypto = tls::server_config(&stateless, tls::ALPN_DOQ, false)?.config;
-    if config.tls.session_tickets {
+    if tls.session_tickets {
         crypto.session_storage = ServerSessionMemoryCache::new(SESSIONS);
         crypto.max_early_data_size = u32::MAX;
     } else {
@@ -137,15 +137,14 @@ pub fn server_config(config: &Config) -> Result<quinn::ServerConfig> {
     let crypto = QuicServerConfig::try_from(crypto)
         .map_err(|e| Error::Tls(format!("[tls] cannot be used for DNS over QUIC: {e}")))?;
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
-    server.transport_config(Arc::new(transport(config)?));
+    server.transport_config(Arc::new(transport(quic)?));
     server.max_incoming(MAX_INCOMING);
     Ok(server)
 }
 
 /// Streams and windows (RFC 9000 §4), no unidirectional streams (RFC 9250 §4.2), the
 /// idle timeout.
-fn transport(config: &Config) -> Result<TransportConfig> {
-    let quic = &config.quic;
+fn transport(quic: &QuicConfig) -> Result<TransportConfig> {
     let idle = IdleTimeout::try_from(quic.idle_timeout).map_err(|_| {
         Error::Config(format!("[quic] idle-timeout {:?} is too long", quic.idle_timeout))
     })?;
