@@ -9,10 +9,9 @@
 //! handshakes are in progress, a new client must prove its address with a Retry packet
 //! (RFC 9000 §8.1) before the server spends a handshake on it.
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::SocketAddr;
 use std::time::Duration;
 
-use serde::de::{self, Deserializer};
 use serde::Deserialize;
 
 use super::values;
@@ -25,7 +24,7 @@ pub const DOQ_PORT: u16 = 853;
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct QuicConfig {
     /// UDP addresses to serve DNS over QUIC on; none (the default): no DoQ.
-    #[serde(default, deserialize_with = "listen")]
+    #[serde(default, deserialize_with = "super::tls::listen")]
     pub listen: Vec<SocketAddr>,
     /// QUIC connections open at once, all clients together (handshakes included).
     #[serde(
@@ -68,24 +67,6 @@ impl Default for QuicConfig {
             retry_above: default_retry_above(),
         }
     }
-}
-
-/// Reads DoQ listen addresses: `IP:PORT`, `[IPv6]:PORT` or an IP (port 853).
-fn listen<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<SocketAddr>, D::Error> {
-    let texts = super::xfr::string_or_list(d)?;
-    texts
-        .iter()
-        .map(|text| {
-            text.parse::<SocketAddr>()
-                .or_else(|_| text.parse::<IpAddr>().map(|ip| SocketAddr::new(ip, DOQ_PORT)))
-                .map_err(|_| {
-                    de::Error::custom(format!(
-                        "`{text}` is not a listen address (expected `127.0.0.1:853`, \
-                         `[::1]:853` or an IP)"
-                    ))
-                })
-        })
-        .collect()
 }
 
 fn default_max_connections() -> u64 {

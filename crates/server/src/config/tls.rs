@@ -117,8 +117,9 @@ fn version<'de, D: Deserializer<'de>>(d: D) -> Result<TlsVersion, D::Error> {
     }
 }
 
-/// Reads DoT listen addresses: `IP:PORT`, `[IPv6]:PORT` or an IP (port 853).
-fn listen<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<SocketAddr>, D::Error> {
+/// Reads DoT and DoQ listen addresses: `IP:PORT`, `[IPv6]:PORT` or an IP (port 853:
+/// RFC 7858 §3.1, RFC 9250 §4.1.1).
+pub(super) fn listen<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<SocketAddr>, D::Error> {
     let texts = super::xfr::string_or_list(d)?;
     texts
         .iter()
