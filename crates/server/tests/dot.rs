@@ -504,3 +504,50 @@ fn unusable_certificates_are_reported_clearly() {
 fn text_of(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout)
 }
+
+/// Tern to Tern over TLS: a secondary that checks the primary's key and presents its own
+/// certificate, and a primary that allows transfers to that certificate's key alone.
+#[test]
+fn a_tern_secondary_fetches_over_mutual_tls_from_a_tern_primary() {
+    let dir = tempfile::tempdir().unwrap();
+    let clients = Pki::new(dir.path());
+    let client_pin = clients.issue("secondary", "secondary.dot.test", false);
+    let acl =
+        format!("[[acl]]\nid = \"xot\"\naction = \"transfer\"\ncert-key = \"{client_pin}\"\n");
+    let primary = serve_with(&acl, "acl = \"xot\"\n");
+    let key = std::fs::read_to_string(primary.pki.path("server.key")).unwrap();
+    let server_pin = pin(&KeyPair::from_pem(&key).unwrap().subject_public_key_info());
+    let secondary = |client_cert: bool| {
+        let port = free_port();
+        let cert = match client_cert {
+            true => format!(
+                "tls-client-certificate = \"{}\"\ntls-client-key = \"{}\"\n",
+                clients.path("secondary.pem"),
+                clients.path("secondary.key")
+            ),
+            false => String::new(),
+        };
+        let text = format!(
+            "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+             storage = \"storage-{port}\"\n[[remote]]\nid = \"p\"\naddress = \"{}\"\n\
+             tls = true\ncert-key = \"{server_pin}\"\n{cert}\
+             [[zone]]\nname = \"dot.test\"\nprimary = \"p\"\n",
+            primary.dot
+        );
+        let file = dir.path().join(format!("secondary-{port}.toml"));
+        std::fs::write(&file, text).unwrap();
+        let addr = SocketAddr::from(([127, 0, 0, 1], port));
+        let log = dir.path().join(format!("secondary-{port}.log"));
+        (Daemon::spawn(&["--config", file.to_str().unwrap()], addr, &log), addr)
+    };
+    let (with_cert, addr) = secondary(true);
+    let served = eventually(Duration::from_secs(10), || {
+        dig_short(addr, "www.dot.test", "A").contains("192.0.2.1")
+    });
+    assert!(served, "{}", with_cert.log_text());
+    assert!(with_cert.log_text().contains("transport=\"tls\""), "{}", with_cert.log_text());
+    let (without, addr) = secondary(false);
+    std::thread::sleep(Duration::from_secs(1));
+    assert!(!dig_short(addr, "www.dot.test", "A").contains("192.0.2.1"), "no certificate");
+    assert!(without.log_text().contains("REFUSED"), "{}", without.log_text());
+}
