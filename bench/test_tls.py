@@ -64,6 +64,22 @@ class RatioTest(unittest.TestCase):
                       lines[2])
 
 
+class PacedShortfallTest(unittest.TestCase):
+    def test_a_round_whose_client_fell_behind_is_left_out_and_named(self):
+        rows = [rec("tern", "dot", 0, rate=200_000.0, cpu_us=4.0)]
+        for rnd, dot_rate in enumerate([79_990.0, 43_330.0, 80_000.0]):
+            rows += [rec("tern", "dot-paced", rnd, rate=dot_rate, offered=80_000, cpu_us=6.0),
+                     rec("tern", "tcp-paced", rnd, rate=80_000.0, offered=80_000, cpu_us=6.5)]
+        kept, notes = tls.paced_shortfalls(rows)
+        self.assertEqual(sorted({r["round"] for r in kept if r["mode"] == "tcp-paced"}), [0, 2])
+        self.assertIn(rows[0], kept)  # unpaced modes are kept whatever their round
+        self.assertEqual(notes, ["* Paced rounds left out: 2 (dot-paced reached 43,330 q/s)"])
+
+    def test_nothing_left_out_when_every_round_kept_its_rate(self):
+        rows = [rec("tern", "tcp-paced", 0, rate=79_000.0, offered=80_000, cpu_us=1.0)]
+        self.assertEqual(tls.paced_shortfalls(rows), (rows, []))
+
+
 class FreshTargetsTest(unittest.TestCase):
     def test_capacity_is_compared_and_the_measured_rate_shown_apart(self):
         rows = []

@@ -28,7 +28,7 @@ per round) and ratios are taken round by round within the run.
   handshake) to the last record, and the server's CPU.
 
 Medians are printed as Markdown tables for docs/benchmarks.md; raw records go to
-`WORK/tls-results-STAMP.json`. Knot DNS 3.2 has no DoT server (its DoQ runs only over
+`WORK/tls-results-STAMP.json` (`--report` prints a saved run's tables again). Knot DNS 3.2 has no DoT server (its DoQ runs only over
 XDP), so it is not in these runs.
 """
 
@@ -73,6 +73,11 @@ def parse_args(argv=None):
     p.add_argument("--edns", action="store_true",
                    help="persistent: also `dot-edns`, DoT with EDNS (Tern pads its answers)")
     p.add_argument("--concurrency", type=int, default=8, help="fresh: connections in flight")
+    p.add_argument("--suite", choices=("aes128", "aes256"),
+                   help="fresh: the client offers this TLS 1.3 cipher suite alone (servers "
+                   "follow the client's order: TLS_AES_256_GCM_SHA384 first by default)")
+    p.add_argument("--report", metavar="JSON",
+                   help="print the tables of a saved run (WORK/tls-results-*.json) and exit")
     bench.add_common_args(p)
     args = p.parse_args(argv)
     args.only = [x.strip() for x in args.only.split(",") if x.strip()]
@@ -102,11 +107,11 @@ def children_cpu():
     return usage.ru_utime + usage.ru_stime
 
 
-def fresh_tool(tool, port, queries, seconds, concurrency, resume=False):
-    """Runs tls_fresh or tcp-fresh on CLIENT_CPU; returns (completed, rate, failed
-    percent, resumed count or None)."""
+def fresh_tool(tool, port, queries, seconds, concurrency, extra=()):
+    """Runs tls_fresh or tcp-fresh (with `extra` options) on CLIENT_CPU; returns
+    (completed, rate, failed percent, resumed count or None)."""
     argv = [tool, "-p", str(port), "-f", queries, "-l", str(seconds), "-c", str(concurrency)]
-    argv += ["-r"] if resume else []
+    argv += list(extra)
     out = subprocess.run(bench.pinned(bench.CLIENT_CPU, argv), capture_output=True,
                          text=True, timeout=seconds + 60).stdout
     fields = dict(word.split("=", 1) for word in out.split() if "=" in word)
@@ -130,8 +135,9 @@ def run_mode(mode, server, tls_port, data, args, tools):
     if mode == "tcp-new":
         return fresh_tool(tools["tcp-fresh"], server.port, data.queries_tcp, args.duration,
                           args.concurrency)
+    extra = (["-r"] if mode == "tls-resume" else []) + (["-t", args.suite] if args.suite else [])
     return fresh_tool(tools["tls_fresh"], tls_port, data.queries_tcp, args.duration,
-                      args.concurrency, resume=mode == "tls-resume")
+                      args.concurrency, extra)
 
 
 def measure(mode, server, tls_port, data, args, tools):
@@ -141,6 +147,8 @@ def measure(mode, server, tls_port, data, args, tools):
     client = children_cpu() - client_before
     usage = bench.per_query_usage(before, server.usage(), answered)
     usage["capacity"] = 1e6 / usage["cpu_us"] if usage["cpu_us"] else None
+    if mode in PACED_MODES:
+        usage["offered"] = args.paced
     return {"mode": mode, "rate": rate, "answered": answered, "lost": lost,
             "resumed_pct": 100.0 * resumed / answered if resumed is not None and answered else None,
             "client_us": 1e6 * client / answered if answered else None, **usage}
@@ -241,8 +249,25 @@ def fmt(value, spec):
     return "–" if value is None else format(value, spec)
 
 
+def paced_shortfalls(records):
+    """`records` without the paced rounds in which a paced mode fell short of its rate
+    (below 95%: the client could not keep up, so the two modes ran at different loads),
+    and a note naming them."""
+    offered = max((r.get("offered") or r["rate"] for r in records if r["mode"] in PACED_MODES),
+                  default=None)
+    short = {r["round"]: r for r in records
+             if r["mode"] in PACED_MODES and r["rate"] < 0.95 * (r.get("offered") or offered)}
+    if not short:
+        return records, []
+    kept = [r for r in records if not (r["mode"] in PACED_MODES and r["round"] in short)]
+    notes = ", ".join(f"{rnd + 1} ({r['mode']} reached {r['rate']:,.0f} q/s)"
+                      for rnd, r in sorted(short.items()))
+    return kept, [f"* Paced rounds left out: {notes}"]
+
+
 def query_tables(records, kinds):
     """Markdown for the persistent and fresh parts."""
+    records, notes = paced_shortfalls(records)
     lines = []
     persistent = [m for m in (*PERSISTENT_MODES, "dot-edns", *PACED_MODES)
                   if any(r["mode"] == m for r in records)]
@@ -255,7 +280,7 @@ def query_tables(records, kinds):
                 if any(r["server"] == kind and r["mode"] == mode for r in records):
                     lines.append(_row(records, kind, mode, ["rate", "cpu_us", "user_us",
                                                             "client_us", "per_switch", "lost"]))
-        lines += [""] + persistent_targets(records, kinds) + [""]
+        lines += [""] + persistent_targets(records, kinds) + notes + [""]
     if fresh:
         lines += ["| server | mode | connections/s | server CPU µs/connection (user) | client CPU µs/connection | capacity/s | resumed | failed |",
                   "|---|---|---:|---:|---:|---:|---:|---:|"]
@@ -453,6 +478,11 @@ def prepare_tools(args):
 
 def main():
     args = parse_args()
+    if args.report:
+        with open(args.report) as f:
+            saved = json.load(f)
+        print("\n".join(render(saved["meta"], saved["records"])))
+        return
     os.sched_setaffinity(0, {bench.CLIENT_CPU})
     os.makedirs(args.work, exist_ok=True)
     tools = prepare_tools(args)
@@ -466,10 +496,10 @@ def main():
     records = run_queries(args, kinds, tools, cert)
     if "axfr" in args.only:
         records += run_axfr(args, kinds, tools, cert)
-    report(args, kinds, tools, records, started)
+    report(args, tools, records, started)
 
 
-def report(args, kinds, tools, records, started):
+def report(args, tools, records, started):
     meta = {"command": " ".join(["python3 bench/tls.py"] + sys.argv[1:]),
             "started": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(started)),
             "minutes": round((time.time() - started) / 60, 1), "ternd": tools["ternd"],
@@ -477,12 +507,19 @@ def report(args, kinds, tools, records, started):
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime(started))
     with open(os.path.join(args.work, f"tls-results-{stamp}.json"), "w") as f:
         json.dump({"meta": meta, "records": records}, f, indent=1)
+    print("\n" + "\n".join(render(meta, records)))
+
+
+def render(meta, records):
+    """The Markdown report of a run: its command and date, then the tables."""
+    kinds = [k for k in peers.TLS_KINDS if any(r["server"] == k for r in records)]
+    rounds = len({r["round"] for r in records})
     lines = [f"`{meta['command']}`, {meta['started']}, {meta['minutes']} min, tree at "
-             f"`{meta['tree']}`; medians of {args.rounds} rounds", ""]
+             f"`{meta['tree']}`; medians of {rounds} rounds", ""]
     lines += query_tables(records, kinds)
     if any(r["mode"].startswith("axfr") for r in records):
         lines += axfr_table(records, kinds)
-    print("\n" + "\n".join(lines))
+    return lines
 
 
 if __name__ == "__main__":
