@@ -93,13 +93,20 @@ def prepare(size, work):
     """The cached Dataset for `size` delegations, made if missing."""
     zone, queries = prepare_unsigned(size, work)
     signed = os.path.join(os.path.dirname(zone), "zone.nsec3-optout.signed")
-    queries_tcp = queries.replace(".txt", f".tcp{TCP_QUERY_COUNT}.bin")
-    if not os.path.exists(queries_tcp):
-        _tcp_queries(queries, queries_tcp, TCP_QUERY_COUNT)
+    queries_tcp = tcp_queries(queries)
     if not os.path.exists(signed):
         print(f"signing {zone} (NSEC3 opt-out; cached afterwards)", flush=True)
         _sign(zone, signed, ORIGIN)
     return Dataset(size, ORIGIN, zone, signed, queries, queries_tcp)
+
+
+def tcp_queries(queries):
+    """The path of the first queries of the dnsperf file `queries` in TCP framing (for
+    tcp-fresh and tls_fresh), made if missing."""
+    queries_tcp = queries.replace(".txt", f".tcp{TCP_QUERY_COUNT}.bin")
+    if not os.path.exists(queries_tcp):
+        _tcp_queries(queries, queries_tcp, TCP_QUERY_COUNT)
+    return queries_tcp
 
 
 def prepare_unsigned(size, work):

@@ -5,7 +5,11 @@ each started on 127.0.0.1:PORT with the same set of zones, optionally pinned to 
 in their own work directory and process group. A started server can be probed until it
 answers (load time), measured (CPU time and PSS over its whole process tree) and stopped.
 
-Used by `bench/bench.py` (peer benchmark) and `tests/conformance/runner.py`.
+With `tls` (a `Tls`), Tern, NSD and BIND also serve DNS over TLS (RFC 7858) on
+127.0.0.1:`tls.port` with one certificate (Knot DNS 3.2 has no DoT).
+
+Used by `bench/bench.py` (peer benchmark), `bench/tls.py` (encrypted transports) and
+`tests/conformance/runner.py`.
 """
 
 import json
@@ -20,6 +24,7 @@ import time
 from dataclasses import dataclass
 
 KINDS = ("tern", "knot", "nsd", "nsd-minimal", "bind", "floor")
+TLS_KINDS = ("tern", "nsd", "bind")  # the kinds that serve DNS over TLS
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -29,6 +34,16 @@ class Zone:
 
     origin: str
     path: str
+
+
+@dataclass(frozen=True)
+class Tls:
+    """A DNS over TLS listener on 127.0.0.1:`port` with a certificate chain and its
+    private key (PEM files)."""
+
+    port: int
+    certificate: str
+    key: str
 
 
 def ephemeral_range():
@@ -131,12 +146,18 @@ def nsd_server(port, work, extra=""):
 """
 
 
-def _nsd(zones, port, work, minimal=False):
+def _nsd(zones, port, work, minimal=False, tls=None):
     zone_lines = "".join(f'zone:\n  name: "{z.origin}"\n  zonefile: "{z.path}"\n' for z in zones)
     extra = f"""  zonefiles-write: 0
   verbosity: 1
   tcp-count: 1000
   minimal-responses: {"yes" if minimal else "no"}
+"""
+    if tls:  # NSD serves TLS on the interfaces whose port is `tls-port`
+        extra += f"""  ip-address: 127.0.0.1@{tls.port}
+  tls-port: {tls.port}
+  tls-service-pem: "{tls.certificate}"
+  tls-service-key: "{tls.key}"
 """
     conf = nsd_server(port, work, extra) + zone_lines
     path = os.path.join(work, "nsd.conf")
@@ -144,14 +165,17 @@ def _nsd(zones, port, work, minimal=False):
     return ["nsd", "-d", "-c", path]
 
 
-def _bind(zones, port, work):
+def _bind(zones, port, work, tls=None):
     zone_lines = "".join(
         f'zone "{z.origin}" {{ type primary; file "{z.path}"; notify no; }};\n' for z in zones
     )
-    conf = f"""options {{
+    tls_block = (f'tls bench-tls {{ cert-file "{tls.certificate}"; key-file "{tls.key}"; }};\n'
+                 if tls else "")
+    tls_listen = f"  listen-on port {tls.port} tls bench-tls {{ 127.0.0.1; }};\n" if tls else ""
+    conf = f"""{tls_block}options {{
   directory "{work}";
   listen-on port {port} {{ 127.0.0.1; }};
-  listen-on-v6 {{ none; }};
+{tls_listen}  listen-on-v6 {{ none; }};
   recursion no;
   dnssec-validation no;
   pid-file "{work}/named.pid";
@@ -165,14 +189,15 @@ controls {{ }};
     return ["named", "-g", "-n", "1", "-U", "1", "-c", path]
 
 
-def _tern(zones, port, tern_bin, work):
-    if len(zones) <= 100:
+def _tern(zones, port, tern_bin, work, tls=None):
+    if len(zones) <= 100 and not tls:
         argv = [tern_bin, "--listen", f"127.0.0.1:{port}", "--workers", "1"]
         for z in zones:
             argv += ["--zone", f"{z.origin.rstrip('.') or '.'}={z.path}"]
         return argv
-    # Many zones: a configuration file (the command line would be too long). Per-zone
-    # load lines off, as Knot DNS's `notice` level has them.
+    # Many zones, or DNS over TLS: a configuration file (the command line would be too
+    # long; it has no TLS options). Per-zone load lines off, as Knot DNS's `notice` level
+    # has them.
     zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nfile = "{z.path}"\n' for z in zones)
     conf = f"""[server]
 listen = ["127.0.0.1:{port}"]
@@ -180,10 +205,18 @@ udp-workers = 1
 tcp-workers = 1
 [log]
 level = "warn"
-{zone_lines}"""
+{tern_tls_table(tls)}{zone_lines}"""
     path = os.path.join(work, "ternd.toml")
     _write(path, conf)
     return [tern_bin, "--config", path]
+
+
+def tern_tls_table(tls):
+    """Tern's `[tls]` table for `tls`, or nothing."""
+    if not tls:
+        return ""
+    return (f'[tls]\nlisten = ["127.0.0.1:{tls.port}"]\ncertificate = "{tls.certificate}"\n'
+            f'key = "{tls.key}"\n')
 
 
 def _write(path, text):
@@ -191,18 +224,21 @@ def _write(path, text):
         f.write(text)
 
 
-def command(kind, zones, port, work, tern_bin=None, floor_bin=None):
-    """The argv that serves `zones` on 127.0.0.1:`port` with server `kind`."""
+def command(kind, zones, port, work, tern_bin=None, floor_bin=None, tls=None):
+    """The argv that serves `zones` on 127.0.0.1:`port` with server `kind`, and DNS over
+    TLS as `tls` says (a `Tls`; only for `TLS_KINDS`)."""
+    if tls and kind not in TLS_KINDS:
+        raise ValueError(f"{kind} does not serve DNS over TLS here")
     if kind == "knot":
         return _knot(zones, port, work)
     if kind == "nsd":
-        return _nsd(zones, port, work)
+        return _nsd(zones, port, work, tls=tls)
     if kind == "nsd-minimal":  # NSD without optional authority/additional records
         return _nsd(zones, port, work, minimal=True)
     if kind == "bind":
-        return _bind(zones, port, work)
+        return _bind(zones, port, work, tls=tls)
     if kind == "tern":
-        return _tern(zones, port, tern_bin, work)
+        return _tern(zones, port, tern_bin, work, tls=tls)
     if kind == "floor":
         return [floor_bin, str(port)]
     raise ValueError(f"unknown server kind {kind!r}")
@@ -401,10 +437,11 @@ def _soa_ready(sock, port, origin, floor):
     return bool(flags & 0x8000) and authoritative and (flags & 0x000F) == 0
 
 
-def start(kind, zones, port, work, cpu=None, tern_bin=None, floor_bin=None):
-    """Starts server `kind` serving `zones` on 127.0.0.1:`port`; returns a Server."""
+def start(kind, zones, port, work, cpu=None, tern_bin=None, floor_bin=None, tls=None):
+    """Starts server `kind` serving `zones` on 127.0.0.1:`port` (and DNS over TLS as
+    `tls` says); returns a Server."""
     os.makedirs(work, exist_ok=True)
-    argv = command(kind, zones, port, work, tern_bin, floor_bin)
+    argv = command(kind, zones, port, work, tern_bin, floor_bin, tls)
     return Server(kind, zones, port, work, argv, cpu)
 
 

@@ -114,15 +114,17 @@ def wait_serial(port, serial=None, timeout=600, every=0.005):
     raise RuntimeError(f"port {port}: serial {serial} not served within {timeout}s")
 
 
-def axfr_count(port, expected):
+def axfr_count(port, expected, tls=None, hostname=None):
     """Reads an AXFR (TSIG-signed request) until `expected` answer records have come;
-    returns (seconds, bytes, client CPU seconds)."""
+    returns (seconds, bytes, client CPU seconds). With `tls` (an `ssl.SSLContext`) the
+    transfer is over TLS (RFC 9103) to a server certified for `hostname`, its handshake
+    timed with it."""
     query = dns.message.make_query(ORIGIN, "AXFR")
     query.use_tsig(KEYRING, keyname=servers.KEY)
     wire = query.to_wire()
     cpu0 = time.process_time()
     started = time.monotonic()
-    with socket.create_connection(("127.0.0.1", port)) as sock:
+    with _connect(port, tls, hostname) as sock:
         sock.sendall(struct.pack("!H", len(wire)) + wire)
         buf = bytearray(65535 + 2)
         view = memoryview(buf)
@@ -134,6 +136,11 @@ def axfr_count(port, expected):
             records += struct.unpack("!H", body[6:8])[0]
             total += length
     return time.monotonic() - started, total, time.process_time() - cpu0
+
+
+def _connect(port, tls, hostname):
+    sock = socket.create_connection(("127.0.0.1", port))
+    return tls.wrap_socket(sock, server_hostname=hostname) if tls else sock
 
 
 def _recv_exact(sock, view, n):
