@@ -126,6 +126,9 @@ fn kdig_and_dig_are_answered_over_tls_with_padding() {
     let answer = kdig(&served, &["www.dot.test", "A"]);
     assert!(answer.contains("www.dot.test.") && answer.contains("192.0.2.1"), "{answer}");
     assert!(answer.contains("TLS1.3"), "TLS 1.3 by default: {answer}");
+    // The server's choice of suite, whatever the client's order (GnuTLS lists AES-256
+    // first): AES-128-GCM, whose key schedule is SHA-256.
+    assert!(answer.contains("(AES-128-GCM)"), "{answer}");
     // RFC 8467 §4.1: the response padded to a block of 468 bytes.
     assert!(answer.contains("PADDING") && answer.contains("Received 468 B"), "{answer}");
     // The pin kdig checks is the server key's (RFC 7858 §4.2), computed by kdig.
@@ -355,6 +358,9 @@ fn sessions_resume_and_the_metrics_count_tls_apart() {
     let client = tls_client(&served.pki, None);
     let mut first = tls_connect(served.dot, Arc::clone(&client));
     assert_eq!(first.conn.handshake_kind(), Some(rustls::HandshakeKind::Full));
+    // rustls lists TLS_AES_256_GCM_SHA384 first; the server picks AES-128.
+    let suite = first.conn.negotiated_cipher_suite().unwrap().suite();
+    assert_eq!(suite, rustls::CipherSuite::TLS13_AES_128_GCM_SHA256);
     // The tickets come after the handshake: an answer read takes them in.
     assert!(tls_ask(&mut first, &query(1, "www.dot.test")).is_some());
     let mut again = tls_connect(served.dot, client);
