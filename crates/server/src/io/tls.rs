@@ -28,12 +28,9 @@ use tokio_rustls::TlsAcceptor;
 
 use super::tcp::conn;
 use super::tcp::limits::Permit;
-use super::tcp::{ConnectionLimits, Shared};
+use super::tcp::{ConnectionLimits, Shared, ACCEPT_BACKOFF};
 use crate::handler::{Handler, TlsClient};
 use crate::tls::{ClientCa, Pin};
-
-/// Pause after a failed `accept` (out of file descriptors), so the loop does not spin.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// What new TLS connections take, swapped whole by a reload.
 #[derive(Debug)]

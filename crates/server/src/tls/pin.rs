@@ -135,18 +135,7 @@ fn seconds(tag: u8, text: &[u8]) -> Option<i64> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
         return None;
     }
-    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
-}
-
-/// Days from 1970-01-01 to the proleptic Gregorian date `y-m-d`.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let year_of_era = y - era * 400;
-    let month = (m + 9) % 12;
-    let day_of_year = (153 * month + 2) / 5 + d - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
+    Some(tern_wire::rdata::days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 #[cfg(test)]

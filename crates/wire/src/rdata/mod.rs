@@ -37,6 +37,7 @@ mod nsec3;
 mod services;
 mod svcb;
 mod time;
+pub use time::days_from_civil;
 mod typed;
 mod zone_sync;
 

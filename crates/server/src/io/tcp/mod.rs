@@ -34,7 +34,7 @@ const BACKLOG: i32 = 1024;
 /// it in retransmissions), and the idle timeout applies from then.
 pub const DEFER_ACCEPT_SECS: i32 = 1;
 /// Pause after a failed `accept` (out of file descriptors), so the loop does not spin.
-const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
+pub(crate) const ACCEPT_BACKOFF: Duration = Duration::from_millis(10);
 
 /// Binds a TCP listener to `addr` (`SO_REUSEADDR`, IPv6-only on IPv6 addresses) with
 /// options that accepted connections inherit, so none needs a system call of its own:
