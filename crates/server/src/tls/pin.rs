@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use tern_wire::rdata::days_from_civil;
+
 /// A SHA-256 digest of a SubjectPublicKeyInfo.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Pin(pub [u8; 32]);
@@ -135,7 +137,7 @@ fn seconds(tag: u8, text: &[u8]) -> Option<i64> {
     if !(1..=12).contains(&month) || !(1..=31).contains(&day) || hour > 23 || minute > 59 {
         return None;
     }
-    Some(tern_wire::rdata::days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
+    Some(days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second)
 }
 
 #[cfg(test)]
