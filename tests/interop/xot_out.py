@@ -19,6 +19,9 @@ import subprocess
 import time
 
 import dns.exception
+import dns.flags
+import dns.message
+import dns.opcode
 import dns.query
 import dns.xfr
 
@@ -174,6 +177,31 @@ def kdig_axfr(work, dot_port):
     return sorted(records)
 
 
+def notify(port):
+    """A TSIG-signed NOTIFY for the zone to `port`, as a primary sends it."""
+    message = dns.message.make_query(ZONE, "SOA")
+    message.set_opcode(dns.opcode.NOTIFY)
+    message.flags |= dns.flags.AA
+    message.use_tsig(KEYRING, keyname=KEY)
+    try:
+        dns.query.udp(message, "127.0.0.1", port=port, timeout=2)
+    except dns.exception.DNSException:
+        pass
+
+
+def wait_first_copy(kind, server):
+    """Waits for `server`'s first copy. NSD 4.6.1's first transfer over TLS after its start
+    sometimes leaves out its client certificate (Tern refuses it, as it must) and its next
+    try is ~30 s away: after 5 s, a NOTIFY makes it try again at once."""
+    try:
+        wait_serial(server.port, ZONE, 1, timeout=5, who=kind)
+    except Failure:
+        if not kind.startswith("nsd"):
+            raise
+        notify(server.port)
+        wait_serial(server.port, ZONE, 1, timeout=30, who=kind)
+
+
 def plain_tcp_refused(port):
     try:
         list(dns.query.xfr("127.0.0.1", ZONE, port=port, keyring=KEYRING, keyname=KEY, lifetime=5))
@@ -208,7 +236,7 @@ def xot_out(run):
     reference = kdig_axfr(work, dot_port)
     check(len(reference) > 400, f"kdig over TLS got {len(reference)} records from Tern")
     for kind, server in secondaries.items():
-        wait_serial(server.port, ZONE, 1, who=kind)
+        wait_first_copy(kind, server)
         check(axfr(server.port, ZONE) == reference, f"{kind}'s copy differs from Tern's")
     log = log_of(primary)
     for kind, server in secondaries.items():
