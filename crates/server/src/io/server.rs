@@ -489,6 +489,10 @@ fn connection_caps(tcp: &TcpConfig) -> (usize, usize) {
 pub struct ShutdownReport {
     /// TCP connections still open when the drain timeout passed (closed hard).
     pub tcp_cut: usize,
+    /// DNS over TLS connections still open then (handshakes included).
+    pub tls_cut: usize,
+    /// DNS over QUIC connections still open then (handshakes included).
+    pub quic_cut: usize,
     /// The final counters.
     pub stats: StatsSnapshot,
 }
@@ -602,7 +606,7 @@ impl RunningServer {
         }
         // Detached now: from here on the kernel answers what comes in (nothing listens).
         self.xdp = None;
-        let mut tcp_cut = 0;
+        let (mut tcp_cut, mut tls_cut, mut quic_cut) = (0, 0, 0);
         if let Some(runtime) = self.runtime.take() {
             let alive = &mut self.alive;
             let drained = runtime.block_on(async {
@@ -610,10 +614,12 @@ impl RunningServer {
             });
             if !drained {
                 tcp_cut = self.limits.open();
+                tls_cut = self.tls_connections();
+                quic_cut = self.quic_connections();
             }
             runtime.shutdown_timeout(Duration::from_millis(100));
         }
-        ShutdownReport { tcp_cut, stats: self.stats.snapshot() }
+        ShutdownReport { tcp_cut, tls_cut, quic_cut, stats: self.stats.snapshot() }
     }
 }
 

@@ -577,8 +577,12 @@ fn stop(running: RunningServer, control: Plane) {
     info!("stopping: no new connections, answering what has arrived");
     control.shutdown();
     let report = running.shutdown();
-    if report.tcp_cut > 0 {
-        error!(connections = report.tcp_cut, "TCP connections cut at the end of the drain");
+    for (transport, cut) in
+        [("tcp", report.tcp_cut), ("tls", report.tls_cut), ("quic", report.quic_cut)]
+    {
+        if cut > 0 {
+            error!(transport, connections = cut, "connections cut at the end of the drain");
+        }
     }
     let stats = report.stats;
     info!(
