@@ -227,6 +227,9 @@ impl Writer {
         if matches!(self.plan.role, Role::Secondary(_)) {
             return Err(Error::Secondary);
         }
+        if self.is_scripted() {
+            return Err(Error::Scripted);
+        }
         if self.current.is_none() {
             return Err(Error::NothingServed);
         }

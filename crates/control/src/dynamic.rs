@@ -108,6 +108,11 @@ impl Writer {
             tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
             return;
         }
+        if self.is_scripted() {
+            warn!(zone = %self.plan.name, updates = tasks.len(), "updates refused: the zone is built by its script (change the script)");
+            tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
+            return;
+        }
         match &self.plan.role {
             Role::Primary => self.commit_updates(tasks).await,
             Role::Secondary(_) => self.forward(tasks).await,

@@ -48,6 +48,20 @@ pub enum Error {
         /// What is wrong with it.
         why: String,
     },
+    /// The zone is built by a script: its data changes with the script only.
+    #[error("the zone is built by its script: change the script, then reload")]
+    Scripted,
+    /// A zone's script (`[[zone]] script`) failed, broke a bound, or emitted a record
+    /// that does not read.
+    #[error("{}{}: {why}", file.display(), line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Script {
+        /// The script.
+        file: std::path::PathBuf,
+        /// Its line, when known.
+        line: Option<usize>,
+        /// What went wrong.
+        why: String,
+    },
     /// A record type that does not read.
     #[error("{0}: not a record type")]
     Type(String),

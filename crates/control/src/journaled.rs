@@ -231,11 +231,15 @@ impl Writer {
     }
 
     /// Where the zone's journal is, when it has one (not for embedded zones and
-    /// produced catalogs, nor without a storage directory).
+    /// produced catalogs and scripted zones, which are made anew at every start, nor
+    /// without a storage directory).
     pub fn journal_path(&self) -> Option<std::path::PathBuf> {
         let storage = self.shared.storage.as_ref()?;
         use crate::plan::ZoneSource;
-        if matches!(self.plan.source, ZoneSource::Embedded(_) | ZoneSource::Catalog(_)) {
+        if matches!(
+            self.plan.source,
+            ZoneSource::Embedded(_) | ZoneSource::Catalog(_) | ZoneSource::Script(_)
+        ) {
             return None;
         }
         Some(path(storage, &self.plan.name))

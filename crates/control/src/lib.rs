@@ -62,6 +62,7 @@ pub mod refresh;
 pub mod refusals;
 pub mod registry;
 pub mod run;
+pub mod script;
 pub mod secondary;
 pub mod shared;
 pub mod state;

@@ -21,6 +21,26 @@ pub enum ZoneSource {
     Embedded(&'static str),
     /// A catalog zone written by this server, of these members (RFC 9432).
     Catalog(Arc<[CatalogMember]>),
+    /// A zone built by a Lua script ([`crate::script`]).
+    Script(Arc<Script>),
+}
+
+/// A zone's script and its bounds ([`crate::script`] runs it).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Script {
+    /// The Lua file.
+    pub path: PathBuf,
+    /// Bytes Lua may allocate (and the records emitted may take).
+    pub max_memory: usize,
+    /// Lua instructions a run may execute.
+    pub max_instructions: u64,
+}
+
+impl Script {
+    /// `path` with the default bounds: 256 MiB, a billion instructions (a few seconds).
+    pub fn new(path: PathBuf) -> Script {
+        Script { path, max_memory: 256 << 20, max_instructions: 1_000_000_000 }
+    }
 }
 
 /// A remote with its key resolved.

@@ -293,7 +293,10 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
     if let ZoneSource::Catalog(members) = source {
         return produced(name, members, base.old.as_deref(), (base.limits, base.now));
     }
-    let loaded = load(name, source)?;
+    let loaded = load(name, source, base.now)?;
+    if let ZoneSource::Script(_) = source {
+        return scripted(base.old.as_deref(), loaded, (base.limits, base.policy, base.now));
+    }
     let Base { old, file, journaled, floor, limits, policy, now, never } = base;
     match (old, file) {
         (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now), never),
@@ -334,24 +337,47 @@ fn produced(
     reloaded(old, make(next)?, limits)
 }
 
-/// The zone file, loaded and its warnings logged.
-fn load(name: &tern_wire::Name, source: &ZoneSource) -> Result<ZoneContents, Error> {
+/// A scripted zone's new version: the script's serial when it rose; else, when the
+/// records changed, the served serial raised by the serial policy (a script need not
+/// count serials); else the served version's serial, nothing changed.
+fn scripted(
+    old: Option<&ZoneContents>,
+    mut new: ZoneContents,
+    (limits, policy, now): (HistoryLimits, UpdatePolicy, u64),
+) -> Result<Built, Error> {
+    let Some(old) = old else { return Ok(Built::of(new)) };
+    if !serial_gt(new.serial(), old.serial()) {
+        let changed = old.diff(&new).is_some_and(|c| !c.removed.is_empty() || !c.added.is_empty());
+        let serial = if changed { policy.serial.next(old.serial(), now) } else { old.serial() };
+        let from = new.soa_record().ok_or(Error::NoSoa("the script's zone"))?;
+        let raise = Changeset::between(from.clone(), with_serial(&from, serial)?);
+        new.apply_in_place(&raise)
+            .map_err(|why| Error::Apply { what: "the script's serial cannot be set", why })?;
+    }
+    reloaded(old, new, limits)
+}
+
+/// The zone file (or script), loaded and its warnings logged.
+fn load(name: &tern_wire::Name, source: &ZoneSource, now: u64) -> Result<ZoneContents, Error> {
     let mut progress = LoadProgress::start(name);
     let options = Options::default();
     let loaded = match source {
         ZoneSource::File(path) => {
             tern_zone::load_file(path, name, &options, &mut |p| progress.update(p.records))
+                .map_err(Error::Load)
         }
         ZoneSource::Embedded(text) => {
             tern_zone::load_bytes(text.as_bytes(), Path::new("<built-in>"), name, &options)
+                .map_err(Error::Load)
         }
+        ZoneSource::Script(script) => crate::script::run(script, name, now),
         ZoneSource::Catalog(_) => return Err(Error::NoFile),
     };
     let loaded = match loaded {
         Ok(loaded) => loaded,
         Err(e) => {
             progress.fail(&e);
-            return Err(Error::Load(e));
+            return Err(e);
         }
     };
     progress.finish(loaded.contents.record_count() as u64, loaded.contents.serial());

@@ -61,6 +61,10 @@ pub fn version(source: &ZoneSource) -> Option<SourceVersion> {
             let meta = std::fs::metadata(path).ok()?;
             Some(SourceVersion::File { len: meta.len(), modified: meta.modified().ok() })
         }
+        ZoneSource::Script(script) => {
+            let meta = std::fs::metadata(&script.path).ok()?;
+            Some(SourceVersion::File { len: meta.len(), modified: meta.modified().ok() })
+        }
         ZoneSource::Embedded(_) => Some(SourceVersion::Embedded),
         ZoneSource::Catalog(members) => {
             use std::hash::{Hash, Hasher};

@@ -137,6 +137,12 @@ impl Writer {
         self.shared.now()
     }
 
+    /// True for a zone built by a script: its data changes with the script only, so
+    /// updates and transactions are refused.
+    pub fn is_scripted(&self) -> bool {
+        matches!(self.plan.source, crate::plan::ZoneSource::Script(_))
+    }
+
     /// Sends NOTIFY for the current version to the plan's targets, replacing any still
     /// being sent for an older one.
     pub fn notify_secondaries(&mut self) {

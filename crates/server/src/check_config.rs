@@ -102,10 +102,23 @@ fn log_file_usable(file: &Path) -> Result<(), String> {
     }
 }
 
+/// Runs a scripted zone's script; false when it does not give a zone.
+fn check_script(plan: &ZonePlan, script: &tern_control::script::Script, out: &mut String) -> bool {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH);
+    match tern_control::script::run(script, &plan.name, now.map_or(0, |d| d.as_secs())) {
+        Ok(_) => true,
+        Err(e) => {
+            let _ = writeln!(out, "zone {}: {e}", plan.name);
+            false
+        }
+    }
+}
+
 /// Loads one zone's file; false when it cannot be served from it.
 fn check_zone(plan: &ZonePlan, out: &mut String) -> bool {
     let path = match &plan.source {
         ZoneSource::File(path) => path,
+        ZoneSource::Script(script) => return check_script(plan, script, out),
         ZoneSource::Embedded(_) | ZoneSource::Catalog(_) => return true,
     };
     let secondary = matches!(plan.role, Role::Secondary(_));

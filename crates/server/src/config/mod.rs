@@ -295,6 +295,12 @@ struct RawZone {
     #[serde(default, deserialize_with = "zone_file")]
     file: Option<ZoneSource>,
     #[serde(default)]
+    script: Option<PathBuf>,
+    #[serde(default, deserialize_with = "xfr::maybe_size")]
+    script_max_memory: Option<u64>,
+    #[serde(default)]
+    script_max_instructions: Option<u64>,
+    #[serde(default)]
     template: Option<String>,
     #[serde(default)]
     primary: Option<toml::Value>,
@@ -339,6 +345,7 @@ impl TryFrom<RawZone> for ZoneConfig {
 
     /// The settings are read as a template's are (same keys, same checks).
     fn try_from(raw: RawZone) -> std::result::Result<Self, String> {
+        let source = zone_source(&raw)?;
         let mut table = toml::Table::new();
         table.insert("id".into(), toml::Value::String(String::new()));
         let keys = [
@@ -367,7 +374,7 @@ impl TryFrom<RawZone> for ZoneConfig {
             .map_err(|e| format!("zone {}: {}{}", raw.name, culprit(&table), e.message()))?;
         Ok(ZoneConfig {
             name: raw.name,
-            source: raw.file,
+            source,
             template: raw.template,
             settings,
             catalog_role: raw.catalog_role,
@@ -375,6 +382,33 @@ impl TryFrom<RawZone> for ZoneConfig {
             catalog_max_members: raw.catalog_max_members,
         })
     }
+}
+
+/// A zone's `file` or `script` (not both), with the script's bounds.
+fn zone_source(raw: &RawZone) -> std::result::Result<Option<ZoneSource>, String> {
+    let name = &raw.name;
+    let Some(path) = &raw.script else {
+        if raw.script_max_memory.is_some() || raw.script_max_instructions.is_some() {
+            return Err(format!(
+                "zone {name}: `script-max-memory` and `script-max-instructions` need `script`"
+            ));
+        }
+        return Ok(raw.file.clone());
+    };
+    if raw.file.is_some() {
+        return Err(format!("zone {name}: `file` and `script` both given: a zone has one source"));
+    }
+    if path.as_os_str().is_empty() {
+        return Err(format!("zone {name}: the script path is empty"));
+    }
+    let mut script = tern_control::script::Script::new(path.clone());
+    if let Some(bytes) = raw.script_max_memory {
+        script.max_memory = usize::try_from(bytes).unwrap_or(usize::MAX).max(1 << 20);
+    }
+    if let Some(count) = raw.script_max_instructions {
+        script.max_instructions = count;
+    }
+    Ok(Some(ZoneSource::Script(Arc::new(script))))
 }
 
 /// The key of a zone's `settings` (as [`ZoneConfig::try_from`] gathers them) that does
@@ -531,9 +565,7 @@ impl Config {
                 errors.push((Some(span), format!("zone {} is listed twice", zone.name)));
                 continue;
             }
-            if let Some(ZoneSource::File(file)) = &mut zone.source {
-                *file = base.join(&*file);
-            }
+            anchor_source(&mut zone.source, &base);
             zones.push((span, zone));
         }
         let producers = self.resolved.zones.iter().filter(|p| p.catalog == CatalogRole::Producer);
@@ -678,9 +710,7 @@ impl Config {
             }
         };
         for zone in &mut self.zones {
-            if let Some(ZoneSource::File(file)) = &mut zone.source {
-                anchor(file);
-            }
+            anchor_source(&mut zone.source, base);
         }
         for key in &mut self.tables.keys {
             key.get_mut().secret_file.as_mut().map(anchor);
@@ -744,6 +774,18 @@ pub fn cpu_count() -> usize {
 fn workers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<NonZeroUsize>, D::Error> {
     let count = values::count_in::<D, 1, 1024>(d)?;
     Ok(usize::try_from(count).ok().and_then(NonZeroUsize::new))
+}
+
+/// A zone's relative file or script path, made relative to `base` (the configuration
+/// file's directory).
+fn anchor_source(source: &mut Option<ZoneSource>, base: &Path) {
+    match source {
+        Some(ZoneSource::File(file)) if file.is_relative() => *file = base.join(&*file),
+        Some(ZoneSource::Script(script)) if script.path.is_relative() => {
+            Arc::make_mut(script).path = base.join(&script.path);
+        }
+        _ => {}
+    }
 }
 
 fn zone_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ZoneSource>, D::Error> {

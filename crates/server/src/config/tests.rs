@@ -661,3 +661,26 @@ fn quic_needs_the_tls_certificate() {
     .unwrap();
     assert_eq!(config.quic.listen, ["127.0.0.1:853".parse().unwrap()]);
 }
+
+#[test]
+fn a_zone_has_a_file_or_a_script_with_its_bounds() {
+    let zone = |extra: &str| format!("[[zone]]\nname = \"s.example\"\n{extra}");
+    let config = parse(&zone(
+        "script = \"s.lua\"\nscript-max-memory = \"32M\"\nscript-max-instructions = 5000\n",
+    ))
+    .unwrap();
+    let ZoneSource::Script(script) = &config.resolved.zones[0].source else {
+        panic!("not a script zone: {:?}", config.resolved.zones[0].source)
+    };
+    assert_eq!(script.path, Path::new("/etc/tern/s.lua"), "relative to the configuration");
+    assert_eq!((script.max_memory, script.max_instructions), (32 << 20, 5000));
+    let both = error(&zone("file = \"s.zone\"\nscript = \"s.lua\"\n"));
+    assert!(both.contains(":1:") && both.contains("`file` and `script` both given"), "{both}");
+    let bounds = error(&zone("file = \"s.zone\"\nscript-max-instructions = 10\n"));
+    assert!(bounds.contains("need `script`"), "{bounds}");
+    let secondary = error(&format!(
+        "[[remote]]\nid = \"p\"\naddress = \"192.0.2.1\"\n{}",
+        zone("script = \"s.lua\"\nprimary = \"p\"\n")
+    ));
+    assert!(secondary.contains("`script` is for primary zones"), "{secondary}");
+}

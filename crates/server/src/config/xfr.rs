@@ -640,6 +640,12 @@ impl Refs<'_> {
         let catalog = catalog_role(zone, own, t, &primaries)?;
         let source = match (&zone.source, primaries.is_empty()) {
             _ if catalog == CatalogRole::Producer => ZoneSource::Catalog(Arc::from(Vec::new())),
+            (Some(ZoneSource::Script(_)), false) => {
+                return Err(
+                    "a secondary's data comes from its primaries: `script` is for primary zones"
+                        .into(),
+                )
+            }
             (Some(source), _) => source.clone(),
             (None, false) => ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy()),
             (None, true) => {
@@ -922,7 +928,7 @@ fn size<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     }
 }
 
-fn maybe_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+pub(crate) fn maybe_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     size(d).map(Some)
 }
 
