@@ -22,7 +22,7 @@ mod state;
 pub use config::{Policy, Scheme};
 pub use plan::{advance, apply, Action, Outcome, Plan};
 pub use rules::plan;
-pub use state::{key_sets, Cds, DsState, KeyInfo, KeySets};
+pub use state::{key_sets, Cds, DsState, KeyInfo, KeySets, CDNSKEY_DELETE, CDS_DELETE};
 
 #[cfg(test)]
 mod tests;

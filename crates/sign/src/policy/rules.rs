@@ -305,5 +305,4 @@ impl Planner<'_> {
     }
 }
 
-#[path = "replace.rs"]
 mod replace;

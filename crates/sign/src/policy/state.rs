@@ -118,6 +118,12 @@ fn between(from: Option<u64>, until: Option<u64>, now: u64) -> bool {
     from.is_some_and(|t| t <= now) && until.is_none_or(|t| t > now)
 }
 
+/// The RDATA of the CDS delete form, `0 0 0 00` (RFC 8078 §4).
+pub const CDS_DELETE: [u8; 5] = [0, 0, 0, 0, 0];
+
+/// The RDATA of the CDNSKEY delete form, `0 3 0 AA==` (RFC 8078 §4).
+pub const CDNSKEY_DELETE: [u8; 5] = [0, 0, 3, 0, 0];
+
 /// The CDS and CDNSKEY RRsets a zone publishes (RFC 7344 §4; RFC 8078 §4).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Cds {
@@ -125,7 +131,7 @@ pub enum Cds {
     Absent,
     /// The DS the parent should have: one CDS (SHA-256) and one CDNSKEY per key id.
     Keys(Vec<u32>),
-    /// The delete form (`CDS 0 0 0 00`, `CDNSKEY 0 3 0 AA==`): remove the DS.
+    /// The delete form ([`CDS_DELETE`], [`CDNSKEY_DELETE`]): remove the DS.
     Delete,
 }
 

@@ -358,6 +358,9 @@ fn turning_signing_off_waits_for_the_ds_to_be_gone() {
     let off = sim.now;
     sim.policy.signed = false;
     assert_eq!(key_sets(&sim.policy, &sim.keys, off).cds, Cds::Delete, "RFC 8078 §4");
+    let text = |rtype, rdata: &[u8]| tern_wire::rdata::to_text(rtype, rdata);
+    assert_eq!(text(tern_wire::Rtype::CDS, &CDS_DELETE), "0 0 0 00");
+    assert_eq!(text(tern_wire::Rtype::CDNSKEY, &CDNSKEY_DELETE), "0 3 0 AA==");
     sim.run(off + 30 * DAY);
     sim.check_validation();
     let gone = off + sim.lag;
