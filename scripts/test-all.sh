@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 need_apt=()
 for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils \
             dnsperf:dnsperf ldns-signzone:ldnsutils ldns-verify-zone:ldnsutils \
-            dnssec-verify:bind9-utils valgrind:valgrind \
+            dnssec-verify:bind9-utils dnssec-keygen:bind9-utils valgrind:valgrind \
             systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg logrotate:logrotate \
             ping:iputils-ping ip:iproute2 openssl:openssl \
             promtool:prometheus; do

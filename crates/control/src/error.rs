@@ -156,6 +156,21 @@ pub enum Error {
     /// A blocking task panicked or was cancelled.
     #[error("{0}")]
     Task(#[from] tokio::task::JoinError),
+    /// A key store's file that is missing, unreadable, foreign, corrupt or readable by
+    /// others, or a key file from outside (BIND's) that does not read: which file, the
+    /// line when it is about one, and why.
+    #[error("{}: {why}", at_line(file, *line))]
+    KeyStore {
+        /// The file.
+        file: std::path::PathBuf,
+        /// Its line (from 1), when the fault is on one.
+        line: Option<usize>,
+        /// What is wrong.
+        why: String,
+    },
+    /// A key that could not be made, loaded or used (the signer's error).
+    #[error("{0}")]
+    Sign(#[from] tern_sign::Error),
     /// An operating system call failed.
     #[error("{doing}: {source}")]
     Os {
@@ -175,6 +190,13 @@ pub struct PrimaryFailed {
     pub addr: std::net::SocketAddr,
     /// Why.
     pub error: Error,
+}
+
+fn at_line(file: &std::path::Path, line: Option<usize>) -> String {
+    match line {
+        Some(line) => format!("{}:{line}", file.display()),
+        None => file.display().to_string(),
+    }
 }
 
 fn display_all(failed: &[PrimaryFailed]) -> String {

@@ -20,7 +20,8 @@
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
 //!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
 //! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps),
-//!   [`backup`] (`zone-backup` and `zone-restore`).
+//!   [`backup`] (`zone-backup` and `zone-restore`), [`keystore`] (a zone's DNSSEC keys
+//!   and their state, BIND key import, DNSKEY and DS export).
 //! * [`plan`]: what the server tells the control plane about each zone;
 //!   [`query_stats`]: which zones have their queries counted.
 //! * [`clock`]: the time, passed in; [`peer`]: other servers, reached through the
@@ -50,6 +51,7 @@ pub mod error;
 pub mod event;
 pub mod inbox;
 pub mod journaled;
+pub mod keystore;
 pub mod notify;
 pub mod peer;
 pub mod plan;

@@ -31,6 +31,8 @@ pub enum Error {
     HashCollision(String),
     /// The signed records did not make a zone (the zone crate's error, as text).
     Build(String),
+    /// A key and signing policy that cannot work.
+    Policy(&'static str),
 }
 
 impl fmt::Display for Error {
@@ -49,6 +51,7 @@ impl fmt::Display for Error {
                 write!(f, "NSEC3 hash collision at {name}: choose another salt")
             }
             Error::Build(what) => write!(f, "signed zone refused: {what}"),
+            Error::Policy(what) => write!(f, "unusable key and signing policy: {what}"),
         }
     }
 }

@@ -10,6 +10,8 @@
 //! * [`sign_zone`] (`zone`): a whole zone signed, with an NSEC ([`nsec`]) or NSEC3
 //!   ([`nsec3`]) chain, over the zone's names as [`names`] sees them, on several
 //!   threads (`parallel`).
+//! * [`policy`]: the key and signing policy engine — rollovers planned on a clock
+//!   passed in (RFC 6781, RFC 7583), and the keys that sign at each moment.
 
 #![cfg_attr(
     test,
@@ -24,6 +26,7 @@ pub mod names;
 pub mod nsec;
 pub mod nsec3;
 mod parallel;
+pub mod policy;
 pub mod rrsig;
 mod rsa_public;
 mod validity;
