@@ -31,6 +31,9 @@ pub enum Error {
     HashCollision(String),
     /// The signed records did not make a zone (the zone crate's error, as text).
     Build(String),
+    /// A change the signer cannot take: DNSSEC records in an unsigned change, or one that
+    /// does not apply to the zone it is made against (the zone crate's error, as text).
+    Change(String),
 }
 
 impl fmt::Display for Error {
@@ -49,6 +52,7 @@ impl fmt::Display for Error {
                 write!(f, "NSEC3 hash collision at {name}: choose another salt")
             }
             Error::Build(what) => write!(f, "signed zone refused: {what}"),
+            Error::Change(what) => write!(f, "change cannot be signed: {what}"),
         }
     }
 }
