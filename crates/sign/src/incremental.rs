@@ -33,7 +33,7 @@
 mod nsec;
 mod nsec3;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
