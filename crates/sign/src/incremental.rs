@@ -171,14 +171,17 @@ fn owners_of(change: &Changeset) -> BTreeSet<Name> {
 
 /// `change` and the removal of every signature and NSEC record at the names it touches
 /// (`touched`): applied, it leaves those names as the unsigned zone has them, so that a
-/// name the change empties disappears, with the empty non-terminals only it made.
+/// name the change empties disappears, with the empty non-terminals only it made. The
+/// apex keeps its NSEC record: the zone crate takes an apex without one for an unsigned
+/// zone, and would redo its whole adjust pass.
 fn stripped(base: &ZoneContents, change: &Changeset, touched: &BTreeSet<Name>) -> Changeset {
     let mut out = change.clone();
     let mut delta = Delta::default();
     for name in touched {
-        let Some(node) = base.find(name).and_then(|id| base.node(id)) else { continue };
+        let Some(id) = base.find(name) else { continue };
+        let Some(node) = base.node(id) else { continue };
         for rrset in node.rrsets() {
-            if rrset.rtype == Rtype::NSEC {
+            if rrset.rtype == Rtype::NSEC && id != tern_zone::APEX {
                 delta.remove_rrset(node.owner(), &rrset);
             } else {
                 delta.remove_sigs(node.owner(), &rrset);
