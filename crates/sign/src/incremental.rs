@@ -27,6 +27,14 @@
 //! denial record: it is made by signing the whole new zone and taking the difference
 //! ([`ZoneContents::diff`]), every signature made anew.
 //!
+//! Cost: in proportion to the change (the zone crate's copy-on-write apply, an ordered
+//! lookup or a hash lookup per name reached, the signatures made), with two exceptions
+//! where names below a name must be found and the change does not list them all: a zone
+//! cut added or removed above names the change leaves alone, and, with NSEC3 opt-out, an
+//! empty non-terminal that may have lost its last secure name below. An NSEC zone walks
+//! its canonical order over the subtree; an NSEC3 zone, which keeps none, scans its node
+//! table (`view::descendants`).
+//!
 //! Not checked: NSEC3 hash collisions between a new name and the zone's (`sign_zone`
 //! refuses them; here one would go unnoticed, at SHA-1's odds).
 
@@ -281,6 +289,54 @@ fn same_records(stored: &tern_zone::Rrset<'_>, rrset: &Rrset) -> bool {
     old.sort_unstable();
     new.sort_unstable();
     stored.ttl == rrset.ttl && old == new
+}
+
+/// A served denial chain as incremental signing reads it: by owner name (NSEC) or by
+/// hash (NSEC3).
+trait Served {
+    /// What orders the chain.
+    type Key: Ord + Clone;
+    /// True when `key` has a record in the served chain.
+    fn holds(&self, key: &Self::Key) -> bool;
+    /// The next key of the served record of `key`.
+    fn next_of(&self, key: &Self::Key) -> Result<Self::Key>;
+    /// The served chain's last key before `key` (going round).
+    fn cover_of(&self, key: &Self::Key) -> Result<Self::Key>;
+}
+
+/// The new chain seen from the served one: its keys but those that `left`, and those
+/// that `joined` (both sorted).
+struct Ring<'a, S: Served> {
+    served: S,
+    joined: &'a [S::Key],
+    left: &'a [S::Key],
+}
+
+impl<S: Served> Ring<'_, S> {
+    /// The first key from `key` on (itself included) that did not leave the chain,
+    /// stepping with `step`.
+    fn staying(&self, mut key: S::Key, step: impl Fn(&S::Key) -> Result<S::Key>) -> Result<S::Key> {
+        for _ in 0..=self.left.len() {
+            if self.left.binary_search(&key).is_err() {
+                break;
+            }
+            key = step(&key)?;
+        }
+        Ok(key)
+    }
+
+    /// The new chain's key after `key`, a member of it.
+    fn after(&self, key: &S::Key) -> Result<S::Key> {
+        let from = if self.served.holds(key) { key.clone() } else { self.served.cover_of(key)? };
+        let next = self.staying(self.served.next_of(&from)?, |k| self.served.next_of(k))?;
+        Ok(first_between(self.joined, key, &next).cloned().unwrap_or(next))
+    }
+
+    /// The new chain's key before `key`.
+    fn before(&self, key: &S::Key) -> Result<S::Key> {
+        let before = self.staying(self.served.cover_of(key)?, |k| self.served.cover_of(k))?;
+        Ok(last_between(self.joined, &before, key).cloned().unwrap_or(before))
+    }
 }
 
 /// True when `x` lies strictly after `from` and strictly before `to` going round a

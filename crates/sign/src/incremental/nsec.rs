@@ -10,7 +10,7 @@ use tern_wire::rdata::{Nsec, Rdata};
 use tern_wire::{Dname, Name, Rtype};
 use tern_zone::ZoneContents;
 
-use super::{broken, first_between, last_between};
+use super::{broken, Ring, Served};
 use crate::delta::Delta;
 use crate::error::Result;
 use crate::key::SigningKey;
@@ -41,7 +41,7 @@ pub(super) fn change(
             redo.insert(name.clone());
         }
     }
-    let ring = Ring { base, joined: &joined, left: &left };
+    let ring = Ring { served: Nsecs(base), joined: &joined, left: &left };
     for name in joined.iter().chain(&left) {
         redo.insert(ring.before(name)?);
     }
@@ -68,7 +68,7 @@ fn nsec_at<'z>(zone: &'z ZoneContents, name: &Dname) -> Option<(&'z Dname, tern_
 fn record(
     base: &ZoneContents,
     after: &ZoneContents,
-    ring: &Ring<'_>,
+    ring: &Ring<'_, Nsecs<'_>>,
     (name, ttl): (&Name, u32),
     keys: &[SigningKey],
     delta: &mut Delta,
@@ -90,19 +90,19 @@ fn record(
     Ok(())
 }
 
-/// The new chain seen from the served one: its members but those that `left`, and those
-/// that `joined` (both sorted).
-struct Ring<'a> {
-    base: &'a ZoneContents,
-    joined: &'a [Name],
-    left: &'a [Name],
-}
+/// The served NSEC chain.
+struct Nsecs<'z>(&'z ZoneContents);
 
-impl Ring<'_> {
-    /// The next name of the served chain's NSEC record at `name`.
-    fn next_of(&self, name: &Dname) -> Result<Name> {
+impl Served for Nsecs<'_> {
+    type Key = Name;
+
+    fn holds(&self, name: &Name) -> bool {
+        nsec_at(self.0, name).is_some()
+    }
+
+    fn next_of(&self, name: &Name) -> Result<Name> {
         let (_, nsec) =
-            nsec_at(self.base, name).ok_or_else(|| broken(format!("no NSEC at {name}")))?;
+            nsec_at(self.0, name).ok_or_else(|| broken(format!("no NSEC at {name}")))?;
         let rdata = nsec.rdatas().next().unwrap_or_default();
         match Rdata::from_wire(Rtype::NSEC, rdata) {
             Ok(Rdata::Nsec(Nsec { next, .. })) => Ok(next),
@@ -110,41 +110,10 @@ impl Ring<'_> {
         }
     }
 
-    /// The served chain's last member before `name` (going round).
-    fn cover_of(&self, name: &Dname) -> Result<Name> {
-        let id = self.base.predecessor(name).and_then(|id| self.base.nsec_node_at_or_before(id));
-        let node = id.and_then(|id| self.base.node(id));
+    fn cover_of(&self, name: &Name) -> Result<Name> {
+        let zone = self.0;
+        let id = zone.predecessor(name).and_then(|id| zone.nsec_node_at_or_before(id));
+        let node = id.and_then(|id| zone.node(id));
         node.map(|n| n.owner().to_name()).ok_or_else(|| broken(format!("nothing covers {name}")))
-    }
-
-    fn has_left(&self, name: &Name) -> bool {
-        self.left.binary_search(name).is_ok()
-    }
-
-    /// The new chain's member after `name`, a member.
-    fn after(&self, name: &Name) -> Result<Name> {
-        let mut next = match nsec_at(self.base, name) {
-            Some(_) => self.next_of(name)?,
-            None => self.next_of(&self.cover_of(name)?)?,
-        };
-        for _ in 0..=self.left.len() {
-            if !self.has_left(&next) {
-                break;
-            }
-            next = self.next_of(&next)?;
-        }
-        Ok(first_between(self.joined, name, &next).cloned().unwrap_or(next))
-    }
-
-    /// The new chain's member before `name`.
-    fn before(&self, name: &Name) -> Result<Name> {
-        let mut before = self.cover_of(name)?;
-        for _ in 0..=self.left.len() {
-            if !self.has_left(&before) {
-                break;
-            }
-            before = self.cover_of(&before)?;
-        }
-        Ok(last_between(self.joined, &before, name).cloned().unwrap_or(before))
     }
 }

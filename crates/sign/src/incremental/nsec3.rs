@@ -16,7 +16,7 @@ use tern_wire::rdata::{Nsec3, Rdata};
 use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{decode_hash_label, Nsec3Chain, Nsec3Hash, Nsec3Position, ZoneContents};
 
-use super::{broken, first_between, last_between};
+use super::{broken, Ring, Served};
 use crate::delta::Delta;
 use crate::error::Result;
 use crate::key::SigningKey;
@@ -64,20 +64,20 @@ pub(super) fn change(
     let left = sorted(|h| h.was && !h.is);
     let mut redo: BTreeMap<Nsec3Hash, Option<Vec<Rtype>>> =
         hashed.iter().filter(|h| h.is).map(|h| (h.hash, Some(h.types.clone()))).collect();
-    let ring = Ring { chain, joined: &joined, left: &left };
+    let ring = Ring { served: Nsec3s(chain), joined: &joined, left: &left };
     for hash in joined.iter().chain(&left) {
         redo.entry(ring.before(hash)?).or_insert(None);
     }
     let origin = base.origin();
     for hash in &left {
-        if let Some(nsec3) = ring.record(hash) {
+        if let Some(nsec3) = ring.served.record(hash) {
             delta.remove_rrset(&hashed_owner(hash, origin)?, &nsec3);
         }
     }
     for (hash, types) in redo {
         let types = match types {
             Some(types) => types,
-            None => ring.types_of(&hash)?,
+            None => ring.served.types_of(&hash)?,
         };
         record(&ring, (origin, &hash), types, (config, ttl), keys, delta)?;
     }
@@ -87,7 +87,7 @@ pub(super) fn change(
 /// Makes the NSEC3 record of `hash` listing `types`, unless the served chain holds it
 /// already (with a signature).
 fn record(
-    ring: &Ring<'_>,
+    ring: &Ring<'_, Nsec3s<'_>>,
     (origin, hash): (&Dname, &Nsec3Hash),
     types: Vec<Rtype>,
     (config, ttl): (&Nsec3Config, u32),
@@ -96,7 +96,7 @@ fn record(
 ) -> Result<()> {
     let rdata = nsec3_rdata(config, &ring.after(hash)?, types)?;
     let owner = hashed_owner(hash, origin)?;
-    if let Some(old) = ring.record(hash) {
+    if let Some(old) = ring.served.record(hash) {
         if old.ttl == ttl && old.sig_count > 0 && old.rdatas().eq([rdata.as_slice()]) {
             return Ok(());
         }
@@ -189,18 +189,13 @@ fn empty_in_chain(
     }
 }
 
-/// The new chain seen from the served one: its hashes but those that `left`, and those
-/// that `joined` (both sorted).
-struct Ring<'a> {
-    chain: &'a Nsec3Chain,
-    joined: &'a [Nsec3Hash],
-    left: &'a [Nsec3Hash],
-}
+/// The served NSEC3 chain.
+struct Nsec3s<'a>(&'a Nsec3Chain);
 
-impl<'a> Ring<'a> {
+impl<'a> Nsec3s<'a> {
     /// The served NSEC3 RRset of `hash`.
     fn record(&self, hash: &Nsec3Hash) -> Option<tern_zone::Rrset<'a>> {
-        let node = self.chain.node(self.chain.find_exact(hash)?)?;
+        let node = self.0.node(self.0.find_exact(hash)?)?;
         node.rrset(Rtype::NSEC3).filter(|r| r.has_records())
     }
 
@@ -214,54 +209,34 @@ impl<'a> Ring<'a> {
         }
     }
 
-    /// The next hash of the served record of `hash`.
+    /// The types the served record of `hash` lists.
+    fn types_of(&self, hash: &Nsec3Hash) -> Result<Vec<Rtype>> {
+        Ok(self.fields(hash)?.types)
+    }
+}
+
+impl Served for Nsec3s<'_> {
+    type Key = Nsec3Hash;
+
+    fn holds(&self, hash: &Nsec3Hash) -> bool {
+        self.record(hash).is_some()
+    }
+
     fn next_of(&self, hash: &Nsec3Hash) -> Result<Nsec3Hash> {
         let fields = self.fields(hash)?;
         fields.next_hashed.as_bytes().try_into().map_err(|_| broken("a next hash not of SHA-1"))
     }
 
-    /// The types the served record of `hash` lists.
-    fn types_of(&self, hash: &Nsec3Hash) -> Result<Vec<Rtype>> {
-        Ok(self.fields(hash)?.types)
-    }
-
-    /// The served chain's last hash before `hash` (going round).
     fn cover_of(&self, hash: &Nsec3Hash) -> Result<Nsec3Hash> {
-        let id = match self.chain.find(&just_below(hash)) {
+        let id = match self.0.find(&just_below(hash)) {
             Some(Nsec3Position::Match(id) | Nsec3Position::Covered(id)) => Some(id),
             None => None,
         };
-        let label = id
-            .and_then(|id| self.chain.node(id))
-            .and_then(|n| n.owner().first_label().and_then(decode_hash_label));
-        label.ok_or_else(|| broken("an empty NSEC3 chain"))
-    }
-
-    /// The new chain's hash after `hash`, a member.
-    fn after(&self, hash: &Nsec3Hash) -> Result<Nsec3Hash> {
-        let mut next = match self.record(hash) {
-            Some(_) => self.next_of(hash)?,
-            None => self.next_of(&self.cover_of(hash)?)?,
-        };
-        for _ in 0..=self.left.len() {
-            if self.left.binary_search(&next).is_err() {
-                break;
-            }
-            next = self.next_of(&next)?;
-        }
-        Ok(first_between(self.joined, hash, &next).copied().unwrap_or(next))
-    }
-
-    /// The new chain's hash before `hash`.
-    fn before(&self, hash: &Nsec3Hash) -> Result<Nsec3Hash> {
-        let mut before = self.cover_of(hash)?;
-        for _ in 0..=self.left.len() {
-            if self.left.binary_search(&before).is_err() {
-                break;
-            }
-            before = self.cover_of(&before)?;
-        }
-        Ok(last_between(self.joined, &before, hash).copied().unwrap_or(before))
+        let owner = id.and_then(|id| self.0.node(id)).map(|n| n.owner());
+        owner
+            .and_then(|o| o.first_label())
+            .and_then(decode_hash_label)
+            .ok_or_else(|| broken("an empty NSEC3 chain"))
     }
 }
 
