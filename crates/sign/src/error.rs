@@ -33,6 +33,9 @@ pub enum Error {
     Build(String),
     /// A key and signing policy that cannot work.
     Policy(&'static str),
+    /// A change the signer cannot take: DNSSEC records in an unsigned change, or one that
+    /// does not apply to the zone it is made against (the zone crate's error, as text).
+    Change(String),
 }
 
 impl fmt::Display for Error {
@@ -52,6 +55,7 @@ impl fmt::Display for Error {
             }
             Error::Build(what) => write!(f, "signed zone refused: {what}"),
             Error::Policy(what) => write!(f, "unusable key and signing policy: {what}"),
+            Error::Change(what) => write!(f, "change cannot be signed: {what}"),
         }
     }
 }

@@ -12,6 +12,10 @@
 //!   threads (`parallel`).
 //! * [`policy`]: the key and signing policy engine — rollovers planned on a clock
 //!   passed in (RFC 6781, RFC 7583), and the keys that sign at each moment.
+//! * [`sign_change`] (`incremental`): a change to a signed zone signed, touching only
+//!   the RRsets it changes and the denial records around them; [`refresh`] (`refresh`)
+//!   the signatures that expire or whose keys change, a slice at a time. Both read the
+//!   zone through `view` and build their records in a `delta`.
 
 #![cfg_attr(
     test,
@@ -19,24 +23,30 @@
 )]
 
 mod algorithm;
+mod delta;
 pub mod dnskey;
 mod error;
+mod incremental;
 mod key;
 pub mod names;
 pub mod nsec;
 pub mod nsec3;
 mod parallel;
 pub mod policy;
+mod refresh;
 pub mod rrsig;
 mod rsa_public;
 mod validity;
+mod view;
 mod zone;
 
 pub use algorithm::Algorithm;
 pub use dnskey::DigestType;
 pub use error::{Error, Result};
+pub use incremental::sign_change;
 pub use key::{verify, KeyRole, SigningKey};
 pub use nsec3::Nsec3Config;
+pub use refresh::{refresh, RefreshCursor, RefreshOptions, Refreshed};
 pub use rsa_public::split_dnskey_form;
 pub use validity::{jitter_offset, Validity};
 pub use zone::{check_keys, sign_zone, DenialConfig, SignOptions, SignedZone};

@@ -136,11 +136,35 @@ pub fn denial_types(owner: &Owner) -> Vec<Rtype> {
 /// True when the RRset of `rtype` at `owner` is signed (RFC 4035 §2.2): every
 /// authoritative RRset, at a delegation only DS and the denial records.
 pub fn is_signed(owner: &Owner, rtype: Rtype) -> bool {
-    match owner.kind {
-        Kind::Apex | Kind::Authoritative => true,
-        Kind::Delegation => matches!(rtype, Rtype::DS | Rtype::NSEC),
-        Kind::Occluded => false,
+    owner.kind.signs(rtype)
+}
+
+impl Kind {
+    /// True when an RRset of `rtype` at an owner of this kind is signed (see
+    /// [`is_signed`]).
+    pub fn signs(self, rtype: Rtype) -> bool {
+        match self {
+            Kind::Apex | Kind::Authoritative => true,
+            Kind::Delegation => matches!(rtype, Rtype::DS | Rtype::NSEC),
+            Kind::Occluded => false,
+        }
     }
+}
+
+/// The RRsets of a zone's node as the signer reads them: every one with records but the
+/// denial records and signatures (RRSIG, NSEC, NSEC3), sorted by type. Unlike
+/// [`collect`], the apex keeps its DNSKEY and NSEC3PARAM RRsets: the node is taken to
+/// hold what the signed zone holds.
+pub fn node_rrsets(node: &tern_zone::Node) -> Vec<Rrset> {
+    let mut rrsets: Vec<Rrset> = node
+        .rrsets()
+        .filter(|r| {
+            r.has_records() && !matches!(r.rtype, Rtype::RRSIG | Rtype::NSEC | Rtype::NSEC3)
+        })
+        .map(|r| Rrset::new(r.rtype, r.ttl, r.rdatas().map(<[u8]>::to_vec).collect()))
+        .collect();
+    rrsets.sort_by_key(|r| r.rtype.0);
+    rrsets
 }
 
 #[cfg(test)]

@@ -3,12 +3,12 @@
 //! last back at the apex, with the types present at its owner plus RRSIG and NSEC.
 
 use tern_wire::rdata::{Nsec, Rdata};
-use tern_wire::Rtype;
+use tern_wire::{Name, Rtype};
 
 use crate::names::{denial_types, Kind, Owner, Rrset};
 
 /// True for owners in the NSEC chain: all but those below a zone cut.
-fn in_chain(owner: &Owner) -> bool {
+pub fn in_chain(owner: &Owner) -> bool {
     owner.kind != Kind::Occluded
 }
 
@@ -29,9 +29,14 @@ pub fn add_chain(owners: &mut [Owner], ttl: u32) {
         let next = members.get(at + 1).or(members.first()).copied().unwrap_or(i);
         let Some(next) = owners.get(next).map(|o| o.name.clone()) else { continue };
         let Some(owner) = owners.get_mut(i) else { continue };
-        let rdata = Rdata::Nsec(Nsec { next, types: nsec_types(owner) }).to_wire_vec();
+        let rdata = nsec_rdata(next, owner);
         owner.insert(Rrset::new(Rtype::NSEC, ttl, vec![rdata]));
     }
+}
+
+/// The RDATA of `owner`'s NSEC record, `next` the next owner in the chain.
+pub fn nsec_rdata(next: Name, owner: &Owner) -> Vec<u8> {
+    Rdata::Nsec(Nsec { next, types: nsec_types(owner) }).to_wire_vec()
 }
 
 #[cfg(test)]

@@ -32,7 +32,8 @@ pub struct Nsec3Config {
 }
 
 impl Nsec3Config {
-    fn params(&self) -> Nsec3Params {
+    /// The hashing parameters of the chain.
+    pub fn params(&self) -> Nsec3Params {
         Nsec3Params {
             algorithm: SHA1,
             flags: 0,
@@ -54,7 +55,7 @@ impl Nsec3Config {
 }
 
 /// Whether `owner` has an NSEC3 record of its own.
-fn in_chain(owner: &Owner, opt_out: bool) -> bool {
+pub fn in_chain(owner: &Owner, opt_out: bool) -> bool {
     match owner.kind {
         Kind::Apex | Kind::Authoritative => true,
         Kind::Delegation => !opt_out || owner.rrset(Rtype::DS).is_some(),
@@ -113,21 +114,10 @@ pub fn build_chain(
         let names: Vec<String> = pair.iter().map(|(_, n, _)| n.to_string()).collect();
         return Err(Error::HashCollision(names.join(" and ")));
     }
-    let flags = if config.opt_out { OPT_OUT } else { 0 };
-    let salt = config.salt()?;
     let mut chain = Vec::with_capacity(hashed.len());
     for (i, (hash, _, types)) in hashed.iter().enumerate() {
         let next = hashed.get(i + 1).or(hashed.first()).map_or(*hash, |n| n.0);
-        let next_hashed = CharString::new(next.to_vec()).map_err(Error::Nsec3)?;
-        let nsec3 = Nsec3 {
-            algorithm: SHA1,
-            flags,
-            iterations: config.iterations,
-            salt: salt.clone(),
-            next_hashed,
-            types: types.clone(),
-        };
-        let rrset = Rrset::new(Rtype::NSEC3, ttl, vec![Rdata::Nsec3(nsec3).to_wire_vec()]);
+        let rrset = Rrset::new(Rtype::NSEC3, ttl, vec![nsec3_rdata(config, &next, types.clone())?]);
         chain.push(Owner {
             name: hashed_owner(hash, origin)?,
             kind: Kind::Authoritative,
@@ -137,9 +127,23 @@ pub fn build_chain(
     Ok(chain)
 }
 
+/// The RDATA of an NSEC3 record (RFC 5155 §3.2) of the chain `config` makes: `next` the
+/// next hash in the chain, `types` those of the hashed name.
+pub fn nsec3_rdata(config: &Nsec3Config, next: &Nsec3Hash, types: Vec<Rtype>) -> Result<Vec<u8>> {
+    let nsec3 = Nsec3 {
+        algorithm: SHA1,
+        flags: if config.opt_out { OPT_OUT } else { 0 },
+        iterations: config.iterations,
+        salt: config.salt()?,
+        next_hashed: CharString::new(next.to_vec()).map_err(Error::Nsec3)?,
+        types,
+    };
+    Ok(Rdata::Nsec3(nsec3).to_wire_vec())
+}
+
 /// The owner of the NSEC3 record of `hash`: its base32hex form (RFC 4648 §7, lower
 /// case, no padding) as a label under the apex (RFC 5155 §3).
-fn hashed_owner(hash: &Nsec3Hash, origin: &Dname) -> Result<Name> {
+pub fn hashed_owner(hash: &Nsec3Hash, origin: &Dname) -> Result<Name> {
     const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
     let mut wire = Vec::with_capacity(33 + origin.len());
     wire.push(32);

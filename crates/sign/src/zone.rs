@@ -40,12 +40,37 @@ pub struct SignOptions {
     pub dnskey_ttl: Option<u32>,
     /// Threads that sign (at least one: the caller's).
     pub threads: usize,
+    /// DNSKEY RDATA published in the DNSKEY RRset beside the signing keys' without
+    /// signing anything: keys published ahead of their use or kept while they retire
+    /// (RFC 6781 §4.1.1, RFC 7583 §3.2).
+    pub published: Vec<Vec<u8>>,
 }
 
 impl SignOptions {
-    /// NSEC, the DNSKEY TTL of the SOA, one thread.
+    /// NSEC, the DNSKEY TTL of the SOA, one thread, no key published without signing.
     pub fn new(validity: Validity) -> SignOptions {
-        SignOptions { denial: DenialConfig::Nsec, validity, dnskey_ttl: None, threads: 1 }
+        SignOptions {
+            denial: DenialConfig::Nsec,
+            validity,
+            dnskey_ttl: None,
+            threads: 1,
+            published: Vec::new(),
+        }
+    }
+
+    /// The apex DNSKEY RRset's RDATA: the keys' and the published ones, sorted, each
+    /// once. A published RDATA that is not a DNSKEY's is refused.
+    pub fn dnskeys(&self, keys: &[SigningKey]) -> Result<Vec<Vec<u8>>> {
+        for rdata in &self.published {
+            if tern_wire::rdata::Rdata::from_wire(Rtype::DNSKEY, rdata).is_err() {
+                return Err(Error::Keys("a published DNSKEY RDATA is malformed"));
+            }
+        }
+        let mut dnskeys: Vec<Vec<u8>> = keys.iter().map(|k| k.dnskey().to_vec()).collect();
+        dnskeys.extend(self.published.iter().cloned());
+        dnskeys.sort();
+        dnskeys.dedup();
+        Ok(dnskeys)
     }
 }
 
@@ -105,9 +130,7 @@ pub fn sign_zone(
     let mut owners = collect(zone)?;
     let (soa_ttl, negative_ttl) = soa_ttls(&owners)?;
     let apex = owners.first_mut().ok_or_else(|| Error::Zone(format!("{origin} is empty")))?;
-    let mut dnskeys: Vec<Vec<u8>> = keys.iter().map(|k| k.dnskey().to_vec()).collect();
-    dnskeys.sort();
-    dnskeys.dedup();
+    let dnskeys = options.dnskeys(keys)?;
     apex.insert(Rrset::new(Rtype::DNSKEY, options.dnskey_ttl.unwrap_or(soa_ttl), dnskeys));
     match &options.denial {
         DenialConfig::Nsec => crate::nsec::add_chain(&mut owners, negative_ttl),
@@ -126,8 +149,12 @@ pub fn sign_zone(
 /// (RFC 9077 §3, updating RFC 4034 §4 and RFC 5155 §3).
 fn soa_ttls(owners: &[Owner]) -> Result<(u32, u32)> {
     let soa = owners.first().and_then(|apex| apex.rrset(Rtype::SOA));
-    let numbers =
-        soa.and_then(|s| Some((s.ttl, tern_zone::records::soa_numbers(s.rdatas.first()?)?)));
+    soa_ttls_of(soa.and_then(|s| Some((s.ttl, s.rdatas.first()?.as_slice()))))
+}
+
+/// [`soa_ttls`] of an SOA given as (TTL, RDATA).
+pub(crate) fn soa_ttls_of(soa: Option<(u32, &[u8])>) -> Result<(u32, u32)> {
+    let numbers = soa.and_then(|(ttl, rdata)| Some((ttl, tern_zone::records::soa_numbers(rdata)?)));
     let (ttl, numbers) =
         numbers.ok_or_else(|| Error::Zone("no well-formed SOA at the apex".into()))?;
     Ok((ttl, ttl.min(numbers.minimum)))
@@ -154,7 +181,23 @@ pub fn check_keys(keys: &[SigningKey]) -> Result<()> {
 
 /// True for the RRsets the KSKs sign: the apex's DNSKEY, CDS and CDNSKEY (RFC 7344 §4.1).
 fn signed_by_ksk(owner: &Owner, rtype: Rtype) -> bool {
-    owner.kind == Kind::Apex && matches!(rtype, Rtype::DNSKEY | Rtype::CDS | Rtype::CDNSKEY)
+    signed_by_ksk_at(owner.kind, rtype)
+}
+
+/// [`signed_by_ksk`] for an owner of `kind`.
+pub(crate) fn signed_by_ksk_at(kind: Kind, rtype: Rtype) -> bool {
+    kind == Kind::Apex && matches!(rtype, Rtype::DNSKEY | Rtype::CDS | Rtype::CDNSKEY)
+}
+
+/// The keys that sign the RRset of `rtype` at an owner of `kind` (none when it is not
+/// signed, see [`is_signed`]), as indices into `keys`.
+pub(crate) fn signing_keys(keys: &[SigningKey], kind: Kind, rtype: Rtype) -> Vec<usize> {
+    if !kind.signs(rtype) {
+        return Vec::new();
+    }
+    let by_ksk = signed_by_ksk_at(kind, rtype);
+    let signs = |k: &SigningKey| if by_ksk { k.role().signs_keys() } else { k.role().signs_zone() };
+    (0..keys.len()).filter(|&i| keys.get(i).is_some_and(signs)).collect()
 }
 
 /// Signs every RRset that is signed (see [`is_signed`]) on the options' threads; returns

@@ -18,11 +18,11 @@ use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tern_sign::{
-    sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, SignOptions, SignedZone, SigningKey,
-    Validity,
+    refresh, sign_change, sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, RefreshCursor,
+    RefreshOptions, SignOptions, SignedZone, SigningKey, Validity,
 };
-use tern_wire::{Name, Rtype};
-use tern_zone::{load_bytes, Options, ZoneContents};
+use tern_wire::{Dname, Name, Rtype};
+use tern_zone::{load_bytes, Changeset, Options, RecordData, ZoneContents};
 
 const ORIGIN: &str = "secure.example.";
 
@@ -54,11 +54,19 @@ fn validity() -> Validity {
 
 fn write_zone(signed: &SignedZone, path: &Path) {
     let mut text = String::new();
-    signed.for_each_record(|owner, rtype, ttl, rdata| {
-        let data = tern_wire::rdata::to_text(rtype, rdata);
-        text.push_str(&format!("{owner} {ttl} IN {rtype} {data}\n"));
-    });
+    signed.for_each_record(|owner, rtype, ttl, rdata| line(&mut text, owner, rtype, ttl, rdata));
     std::fs::write(path, text).unwrap();
+}
+
+fn write_contents(zone: &ZoneContents, path: &Path) {
+    let mut text = String::new();
+    zone.for_each_record(|owner, rtype, ttl, rdata| line(&mut text, owner, rtype, ttl, rdata));
+    std::fs::write(path, text).unwrap();
+}
+
+fn line(text: &mut String, owner: &Dname, rtype: Rtype, ttl: u32, rdata: &[u8]) {
+    let data = tern_wire::rdata::to_text(rtype, rdata);
+    text.push_str(&format!("{owner} {ttl} IN {rtype} {data}\n"));
 }
 
 /// Runs a validator; a missing one fails with the package that has it.
@@ -189,4 +197,79 @@ fn a_forged_signature_is_refused_by_both() {
     assert!(!ok && out.contains("www.secure.example."), "ldns-verify-zone accepted it:\n{out}");
     let (ok, out) = run("dnssec-verify", "bind9-utils", &["-z", "-o", ORIGIN, file]);
     assert!(!ok, "dnssec-verify accepted it:\n{out}");
+}
+
+/// The change from `zone` to its next serial that removes and adds `removed` and
+/// `added` (`owner TYPE RDATA`, owners relative to the origin, TTL 3600).
+fn change(zone: &ZoneContents, removed: &[&str], added: &[&str]) -> Changeset {
+    let origin: Name = ORIGIN.parse().unwrap();
+    let record = |text: &&str| {
+        let fields: Vec<&str> = text.splitn(3, ' ').collect();
+        let owner = Name::parse_text(fields[0].as_bytes(), Some(&origin)).unwrap();
+        let rtype = Rtype::from_mnemonic(fields[1].as_bytes()).unwrap();
+        let rdata = tern_wire::rdata::parse_str(rtype, fields[2], Some(&origin)).unwrap();
+        RecordData { owner, rtype, ttl: 3600, rdata }
+    };
+    let from = zone.soa_record().unwrap();
+    let rdata = tern_zone::records::with_soa_serial(&from.rdata, zone.serial() + 1).unwrap();
+    let mut change = Changeset::between(from.clone(), RecordData { rdata, ..from });
+    change.removed = removed.iter().map(record).collect();
+    change.added = added.iter().map(record).collect();
+    change
+}
+
+const DS: &str = "31589 13 2 D16F955378FF6FEC27611EAC56BA77A36C8045615842E3D572BE55678C9A1546";
+
+/// A chain of changes signed incrementally — names added and removed, a secure
+/// delegation with glue, a cut removed (its glue becomes authoritative), an insecure
+/// delegation alone below a new empty non-terminal, a wildcard, an empty non-terminal
+/// emptied, DS and CDS added — then a ZSK rolled by refresh: both validators accept the
+/// zone after the changes and after the refresh, with NSEC, NSEC3 and opt-out.
+#[test]
+fn incremental_changes_and_refresh_validate() {
+    let ds = format!("d1 DS {DS}");
+    let ds2 = format!("insecure2 DS {DS}");
+    let cds = format!("@ CDS {DS}");
+    let steps: [(&[&str], Vec<&str>); 5] = [
+        (&["www AAAA 2001:db8::80"], vec!["new1 A 192.0.2.201"]),
+        (&["mail A 192.0.2.25"], vec!["d1 NS ns.d1", "ns.d1 A 192.0.2.202", &ds]),
+        (&["insecure NS ns1.insecure", "insecure NS ns.example.net."], vec!["x.y.deep TXT deep"]),
+        (&[], vec!["i1.ent9 NS ns.example.net.", "*.wc TXT wild"]),
+        (&["a.b.ent A 192.0.2.7"], vec![&ds2, &cds]),
+    ];
+    let ksk = SigningKey::generate(Algorithm::EcdsaP256Sha256, KeyRole::Ksk).unwrap();
+    let zsk = SigningKey::generate(Algorithm::EcdsaP256Sha256, KeyRole::Zsk).unwrap();
+    let copy = |k: &SigningKey| {
+        SigningKey::from_pkcs8(k.algorithm(), k.role(), &k.to_pkcs8().unwrap()).unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for (name, denial) in denials() {
+        let keys = [copy(&ksk), copy(&zsk)];
+        let options = SignOptions { denial, ..SignOptions::new(validity()) };
+        let mut zone = sign_zone(&unsigned_zone(), &keys, &options).unwrap().to_contents().unwrap();
+        for (removed, added) in &steps {
+            let signed =
+                sign_change(&zone, &change(&zone, removed, added), &keys, &options).unwrap();
+            zone = zone.apply(&signed).unwrap().0;
+        }
+        let path = dir.path().join(format!("{name}-changed.zone"));
+        write_contents(&zone, &path);
+        validate(&path, false, &format!("{name} after changes"));
+        let rolled =
+            [copy(&ksk), SigningKey::generate(Algorithm::EcdsaP256Sha256, KeyRole::Zsk).unwrap()];
+        let options = SignOptions { published: vec![zsk.dnskey().to_vec()], ..options };
+        let slice = RefreshOptions {
+            threshold: 0,
+            serial: zone.serial() + 1,
+            start: RefreshCursor::default(),
+            max_names: usize::MAX,
+            max_signatures: usize::MAX,
+        };
+        let out = refresh(&zone, &rolled, &options, &slice).unwrap();
+        assert_eq!(out.next, None);
+        zone = zone.apply(&out.change).unwrap().0;
+        let path = dir.path().join(format!("{name}-rolled.zone"));
+        write_contents(&zone, &path);
+        validate(&path, false, &format!("{name} after a ZSK roll"));
+    }
 }

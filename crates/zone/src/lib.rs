@@ -59,7 +59,7 @@ pub use history::{History, HistoryLimits};
 pub use load::{load_bytes, load_file, Loaded, Progress};
 pub use negative_soa::NegativeSoa;
 pub use node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS, REFS_UNCOUNTED};
-pub use nsec3::{Nsec3Chain, Nsec3Hash, Nsec3Params, Nsec3Position};
+pub use nsec3::{decode_hash_label, Nsec3Chain, Nsec3Hash, Nsec3Params, Nsec3Position};
 pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf};
 pub use pins::{Pin, Pins};
 pub use report::{Issue, Report, Severity};
