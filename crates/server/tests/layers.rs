@@ -25,7 +25,7 @@ const CONTROL: &[&[&str]] = &[
     &["peer"],
     &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
     &["error", "updates", "query_stats"],
-    &["event", "script"],
+    &["event", "script", "keystore"],
     &["state", "shared", "registry", "notify"],
     &["writer"],
     &["journaled", "catalog"],
