@@ -1,5 +1,5 @@
-//! One DoQ connection: its handshake, its streams (one task each, [`super::stream`]),
-//! and how it ends.
+//! One DoQ connection: its handshake, its streams ([`super::stream`]: served in the
+//! connection's task, or in a task of their own when they must wait), and how it ends.
 //!
 //! The connection is taken at once in 0.5-RTT mode, so that queries a returning client
 //! sends in 0-RTT are answered with the server's first flight; what must not be served
@@ -46,6 +46,11 @@ impl<H> Link<H> {
             self.shared.stats.quic.add_protocol_error();
             self.conn.close(DOQ_PROTOCOL_ERROR, b"");
         }
+    }
+
+    /// Whether the handshake is complete.
+    pub fn is_confirmed(&self) -> bool {
+        *self.confirmed.borrow()
     }
 
     /// Waits until the handshake is complete (RFC 9001 §4.1.1): true then, false when
@@ -166,9 +171,15 @@ impl<H: Handler> Connection<H> {
         }
     }
 
+    /// Serves a new stream here if it can be without waiting, else in a task of its own.
     fn open_stream(&mut self, send: SendStream, recv: RecvStream) {
-        self.permit.active();
-        self.streams.spawn(stream::serve(send, recv, Arc::clone(&self.link)));
+        match stream::serve_now(send, recv, &self.link) {
+            Some(rest) => {
+                self.permit.active();
+                self.streams.spawn(rest);
+            }
+            None => self.stream_ended(),
+        }
     }
 
     fn stream_ended(&mut self) {

@@ -5,8 +5,9 @@
 //! Retry when many handshakes are in progress and the client's address is not
 //! validated yet, a refusal at the connection caps (shared with nothing else: the TCP
 //! and TLS clients keep theirs). An admitted connection is served by [`conn`], each of
-//! its streams, one query each, by [`stream`]; [`early`] says what may be answered from
-//! 0-RTT data. Zone transfers and updates are answered on the query's stream, as on TCP.
+//! its streams, one query each, by [`stream`]; [`query`] says what a query must be,
+//! [`early`] what may be answered from 0-RTT data. Zone transfers and updates are
+//! answered on the query's stream, as on TCP.
 //!
 //! On stop, each endpoint stops taking connections, each connection answers the
 //! streams it has and closes with `DOQ_NO_ERROR`, and the endpoint waits until the
@@ -15,6 +16,7 @@
 pub mod admission;
 pub mod conn;
 pub mod early;
+pub mod query;
 pub mod stream;
 
 use std::net::SocketAddr;
