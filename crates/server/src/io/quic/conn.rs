@@ -9,8 +9,11 @@
 //! `DOQ_EXCESSIVE_LOAD` when it is evicted to make room for another, and on stop once
 //! the streams it had have been answered (RFC 9250 §4.3, §5.5).
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use quinn::{Connecting, ConnectionError, RecvStream, SendStream, ZeroRttAccepted};
@@ -25,6 +28,9 @@ use crate::handler::{Handler, RequestContext, TlsClient, Transport};
 use crate::io::streams::MAX_MESSAGE;
 use crate::io::tcp::limits::Permit;
 use crate::stats::{HandshakeFailure, QuicStats};
+
+/// Streams taken one after the other before the connection waits on its other events.
+const ACCEPT_BURST: usize = 64;
 
 /// What every stream of a connection shares.
 #[derive(Debug)]
@@ -143,7 +149,10 @@ impl<H: Handler> Connection<H> {
             let conn = &self.link.conn;
             tokio::select! {
                 accepted = conn.accept_bi() => match accepted {
-                    Ok((send, recv)) => self.open_stream(send, recv),
+                    Ok((send, recv)) => {
+                        self.open_stream(send, recv);
+                        self.open_ready_streams();
+                    }
                     Err(e) => return self.handshake_failed(classify(&e)),
                 },
                 _ = &mut established, if self.handshake.is_some() => {
@@ -167,6 +176,22 @@ impl<H: Handler> Connection<H> {
                     return self.link.conn.close(DOQ_EXCESSIVE_LOAD, b"");
                 }
                 _ = stopping.changed() => return self.drain(settings.io_timeout).await,
+            }
+        }
+    }
+
+    /// Takes the streams already opened (up to [`ACCEPT_BURST`]) one after the other: a
+    /// packet often opens many, and going back to wait on every event of the connection
+    /// between them would cost more than serving them.
+    fn open_ready_streams(&mut self) {
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..ACCEPT_BURST {
+            // Cancel-safe: when it is pending, no stream was taken.
+            let polled = pin!(self.link.conn.accept_bi()).poll(&mut cx);
+            match polled {
+                Poll::Ready(Ok((send, recv))) => self.open_stream(send, recv),
+                // An error is seen again by the loop's own accept.
+                _ => return,
             }
         }
     }

@@ -145,7 +145,7 @@ pub fn server_config(tls: &TlsConfig, quic: &QuicConfig) -> Result<quinn::Server
 }
 
 /// Streams and windows (RFC 9000 §4), no unidirectional streams (RFC 9250 §4.2), the
-/// idle timeout.
+/// idle timeout, streams sent in order.
 fn transport(quic: &QuicConfig) -> Result<TransportConfig> {
     let idle = IdleTimeout::try_from(quic.idle_timeout).map_err(|_| {
         Error::Config(format!("[quic] idle-timeout {:?} is too long", quic.idle_timeout))
@@ -157,7 +157,10 @@ fn transport(quic: &QuicConfig) -> Result<TransportConfig> {
         .max_concurrent_uni_streams(VarInt::from_u32(0))
         .max_idle_timeout(Some(idle))
         .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
-        .receive_window(VarInt::from_u32(CONNECTION_WINDOW));
+        .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
+        // Answers go out in the order they were written: sharing packets out between
+        // streams (for long parallel transfers) costs a heap of streams per packet.
+        .send_fairness(false);
     Ok(transport)
 }
 
