@@ -193,14 +193,13 @@ def report(records, modes):
         med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
         print(f"| {mode} | {med('qps'):,.0f} | {med('cpu_us'):.2f} "
               f"({med('user_us'):.2f}, {med('sys_us'):.2f}) |")
-    if {"doq", "dot"} <= set(modes):
+    for dot in [m for m in modes if m != "doq" and "doq" in modes]:
         ratios = []
         for n in sorted({r["round"] for r in records}):
             by = {r["mode"]: r["cpu_us"] for r in records if r["round"] == n}
-            ratios.append(by["doq"] / by["dot"])
-        print(f"\nDoQ/DoT CPU per query: median {statistics.median(ratios):.2f} "
+            ratios.append(by["doq"] / by[dot])
+        print(f"\nDoQ/{dot} CPU per query: median {statistics.median(ratios):.2f} "
               f"(rounds {min(ratios):.2f}–{max(ratios):.2f})")
-
 
 if __name__ == "__main__":
     main()

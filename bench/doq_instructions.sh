@@ -28,14 +28,22 @@ openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$D
 printf '[server]\nlisten = ["127.0.0.1:%s"]\nstorage = "%s"\nudp-workers = 1\ntcp-workers = 1\n[log]\nlevel = "error"\n[tls]\nlisten = ["127.0.0.1:%s"]\ncertificate = "%s"\nkey = "%s"\n[quic]\nlisten = ["127.0.0.1:%s"]\n[[zone]]\nname = "tld."\nfile = "%s"\n' \
     "$PORT" "$DIR/storage" "$((PORT + 1))" "$DIR/server.pem" "$DIR/server.key" "$((PORT + 2))" \
     "$DATA/zone.txt" > "$DIR/ternd.toml"
+cleanup() {
+    kill "${VG:-0}" 2>/dev/null || true
+    rm -rf "$DIR"
+}
+trap cleanup EXIT
+# Answers once the zone is loaded (up to 3 minutes under valgrind).
+zone_answers() {
+    local soa
+    soa=$(dig +short +time=1 +tries=1 -p "$PORT" @127.0.0.1 tld. SOA 2>/dev/null || true)
+    [ -n "$soa" ] && [ "${soa#;}" = "$soa" ]
+}
 valgrind --tool=callgrind --instr-atstart=no --callgrind-out-file="$OUT" \
     "$BIN" --config "$DIR/ternd.toml" >/dev/null 2>&1 &
 VG=$!
-trap 'kill $VG 2>/dev/null || true; rm -rf "$DIR"' EXIT
-for _ in $(seq 1 180); do
-    sleep 1
-    [ -n "$(dig +short +time=1 +tries=1 -p $PORT @127.0.0.1 tld. SOA 2>/dev/null | grep -v '^;')" ] && break
-done
+WAITED=0
+until zone_answers || [ $WAITED -ge 180 ]; do sleep 1; WAITED=$((WAITED + 1)); done
 AT=$([ "$MODE" = doq ] && echo $((PORT + 2)) || echo $((PORT + 1)))
 ARGS=(-m "$MODE" -p "$AT" -f "$QUERIES" --ca "$DIR/server.pem" -c "${CONNECTIONS:-4}" -q "${IN_FLIGHT:-100}")
 "$CLIENT" "${ARGS[@]}" --count 2000 -l 60 >/dev/null  # warm: the first handshakes, buffers
@@ -43,11 +51,11 @@ ARGS=(-m "$MODE" -p "$AT" -f "$QUERIES" --ca "$DIR/server.pem" -c "${CONNECTIONS
 callgrind_control -i on $VG >/dev/null 2>&1
 RESULT=$("$CLIENT" "${ARGS[@]}" --count "$COUNT" -l 600)
 callgrind_control -i off $VG >/dev/null 2>&1
-kill -TERM $VG
-wait $VG || true
-N=$(echo "$RESULT" | sed -n 's/.*completed=\([0-9]*\).*/\1/p')
-TOTAL=$(sed -n 's/^totals: //p' "$OUT")
-echo "$BIN $MODE: $RESULT"
-echo "$TOTAL instructions for $N queries, $((TOTAL / N)) per query"
-[ -n "${KEEP:-}" ] && cp "$OUT" "$KEEP"
+kill -TERM $VG && wait $VG || true
+N=${RESULT#*completed=}
+N=${N%% *}
+TOTAL=$(awk '$1 == "totals:" { print $2 }' "$OUT")
+printf '%s %s: %s\n%s instructions for %s queries, %s per query\n' \
+    "$BIN" "$MODE" "$RESULT" "$TOTAL" "$N" "$((TOTAL / N))"
+if [ -n "${KEEP:-}" ]; then cp "$OUT" "$KEEP"; fi
 rm -f "$OUT"

@@ -261,13 +261,7 @@ fn a_nonzero_message_id_closes_the_connection() {
         let endpoint = client(&server.cert);
         let conn = connect(&endpoint, server.quic).await;
         let _ = exchange(&conn, &question(7, "www.example.com", 1)).await;
-        let closed = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await.unwrap();
-        match closed {
-            quinn::ConnectionError::ApplicationClosed(close) => {
-                assert_eq!(close.error_code, VarInt::from_u32(2));
-            }
-            other => panic!("closed otherwise: {other}"),
-        }
+        closed_with_protocol_error(&conn).await;
     });
     assert_eq!(server.metric("tern_quic_protocol_errors_total"), 1);
 }
@@ -289,15 +283,20 @@ fn a_keepalive_option_closes_the_connection() {
         let messages = exchange(&conn, &with_option(3)).await.unwrap();
         assert_eq!(answer(&messages[0]).1, ["A 192.0.2.80"], "NSID asked: answered");
         let _ = exchange(&conn, &with_option(11)).await;
-        let closed = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await.unwrap();
-        match closed {
-            quinn::ConnectionError::ApplicationClosed(close) => {
-                assert_eq!(close.error_code, VarInt::from_u32(2));
-            }
-            other => panic!("closed otherwise: {other}"),
-        }
+        closed_with_protocol_error(&conn).await;
     });
     assert_eq!(server.metric("tern_quic_protocol_errors_total"), 1);
+}
+
+/// Waits (up to 2 s) for the server to close `conn` with DOQ_PROTOCOL_ERROR (2).
+async fn closed_with_protocol_error(conn: &Connection) {
+    let closed = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await.unwrap();
+    match closed {
+        quinn::ConnectionError::ApplicationClosed(close) => {
+            assert_eq!(close.error_code, VarInt::from_u32(2));
+        }
+        other => panic!("closed otherwise: {other}"),
+    }
 }
 
 /// With `max-streams-per-connection = 2`, a third stream cannot be opened while two
