@@ -1,7 +1,7 @@
 //! DNS over QUIC (RFC 9250) through the real `ternd` binary, with a quinn client and a
 //! self-signed certificate made here: queries on one stream each and on parallel
 //! streams, zone transfers on the query's stream (allowed by an ACL, refused without),
-//! protocol errors, the stream cap, slow queries, 0-RTT (plain queries answered, an
+//! protocol errors (a message ID, a keepalive option), the stream cap, slow queries, 0-RTT (plain queries answered, an
 //! UPDATE held until the handshake, and never applied when the handshake does not
 //! complete, as for a replay), Retry and the per-client cap, the close on stop, and
 //! two independent clients: dnspython over DoQ (aioquic) and `kdig +quic` (Knot DNS).
@@ -261,15 +261,42 @@ fn a_nonzero_message_id_closes_the_connection() {
         let endpoint = client(&server.cert);
         let conn = connect(&endpoint, server.quic).await;
         let _ = exchange(&conn, &question(7, "www.example.com", 1)).await;
-        let closed = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await.unwrap();
-        match closed {
-            quinn::ConnectionError::ApplicationClosed(close) => {
-                assert_eq!(close.error_code, VarInt::from_u32(2));
-            }
-            other => panic!("closed otherwise: {other}"),
-        }
+        closed_with_protocol_error(&conn).await;
     });
     assert_eq!(server.metric("tern_quic_protocol_errors_total"), 1);
+}
+
+/// RFC 9250 §5.5.2: a query carrying an edns-tcp-keepalive option closes the connection
+/// with DOQ_PROTOCOL_ERROR (2); the same query with another option (NSID) is answered.
+#[test]
+fn a_keepalive_option_closes_the_connection() {
+    let server = server("", "2s");
+    let with_option = |code: u8| {
+        let mut q = question(0, "www.example.com", 1);
+        q[11] = 1; // ARCOUNT: the OPT record
+        q.extend_from_slice(&[0, 0, 41, 0x04, 0xd0, 0, 0, 0, 0, 0, 4, 0, code, 0, 0]);
+        q
+    };
+    runtime().block_on(async {
+        let endpoint = client(&server.cert);
+        let conn = connect(&endpoint, server.quic).await;
+        let messages = exchange(&conn, &with_option(3)).await.unwrap();
+        assert_eq!(answer(&messages[0]).1, ["A 192.0.2.80"], "NSID asked: answered");
+        let _ = exchange(&conn, &with_option(11)).await;
+        closed_with_protocol_error(&conn).await;
+    });
+    assert_eq!(server.metric("tern_quic_protocol_errors_total"), 1);
+}
+
+/// Waits (up to 2 s) for the server to close `conn` with DOQ_PROTOCOL_ERROR (2).
+async fn closed_with_protocol_error(conn: &Connection) {
+    let closed = tokio::time::timeout(Duration::from_secs(2), conn.closed()).await.unwrap();
+    match closed {
+        quinn::ConnectionError::ApplicationClosed(close) => {
+            assert_eq!(close.error_code, VarInt::from_u32(2));
+        }
+        other => panic!("closed otherwise: {other}"),
+    }
 }
 
 /// With `max-streams-per-connection = 2`, a third stream cannot be opened while two

@@ -1,5 +1,5 @@
-//! One DoQ connection: its handshake, its streams (one task each, [`super::stream`]),
-//! and how it ends.
+//! One DoQ connection: its handshake, its streams ([`super::stream`]: served in the
+//! connection's task, or in a task of their own when they must wait), and how it ends.
 //!
 //! The connection is taken at once in 0.5-RTT mode, so that queries a returning client
 //! sends in 0-RTT are answered with the server's first flight; what must not be served
@@ -9,8 +9,11 @@
 //! `DOQ_EXCESSIVE_LOAD` when it is evicted to make room for another, and on stop once
 //! the streams it had have been answered (RFC 9250 §4.3, §5.5).
 
+use std::future::Future;
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use quinn::{Connecting, ConnectionError, RecvStream, SendStream, ZeroRttAccepted};
@@ -25,6 +28,9 @@ use crate::handler::{Handler, RequestContext, TlsClient, Transport};
 use crate::io::streams::MAX_MESSAGE;
 use crate::io::tcp::limits::Permit;
 use crate::stats::{HandshakeFailure, QuicStats};
+
+/// Streams taken one after the other before the connection waits on its other events.
+const ACCEPT_BURST: usize = 64;
 
 /// What every stream of a connection shares.
 #[derive(Debug)]
@@ -46,6 +52,11 @@ impl<H> Link<H> {
             self.shared.stats.quic.add_protocol_error();
             self.conn.close(DOQ_PROTOCOL_ERROR, b"");
         }
+    }
+
+    /// Whether the handshake is complete.
+    pub fn is_confirmed(&self) -> bool {
+        *self.confirmed.borrow()
     }
 
     /// Waits until the handshake is complete (RFC 9001 §4.1.1): true then, false when
@@ -138,7 +149,10 @@ impl<H: Handler> Connection<H> {
             let conn = &self.link.conn;
             tokio::select! {
                 accepted = conn.accept_bi() => match accepted {
-                    Ok((send, recv)) => self.open_stream(send, recv),
+                    Ok((send, recv)) => {
+                        self.open_stream(send, recv);
+                        self.open_ready_streams();
+                    }
                     Err(e) => return self.handshake_failed(classify(&e)),
                 },
                 _ = &mut established, if self.handshake.is_some() => {
@@ -166,9 +180,31 @@ impl<H: Handler> Connection<H> {
         }
     }
 
+    /// Takes the streams already opened (up to [`ACCEPT_BURST`]) one after the other: a
+    /// packet often opens many, and going back to wait on every event of the connection
+    /// between them would cost more than serving them.
+    fn open_ready_streams(&mut self) {
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..ACCEPT_BURST {
+            // Cancel-safe: when it is pending, no stream was taken.
+            let polled = pin!(self.link.conn.accept_bi()).poll(&mut cx);
+            match polled {
+                Poll::Ready(Ok((send, recv))) => self.open_stream(send, recv),
+                // An error is seen again by the loop's own accept.
+                _ => return,
+            }
+        }
+    }
+
+    /// Serves a new stream here if it can be without waiting, else in a task of its own.
     fn open_stream(&mut self, send: SendStream, recv: RecvStream) {
-        self.permit.active();
-        self.streams.spawn(stream::serve(send, recv, Arc::clone(&self.link)));
+        match stream::serve_now(send, recv, &self.link) {
+            Some(rest) => {
+                self.permit.active();
+                self.streams.spawn(rest);
+            }
+            None => self.stream_ended(),
+        }
     }
 
     fn stream_ended(&mut self) {

@@ -20,8 +20,16 @@ pub fn replayable(message: &[u8]) -> bool {
     matches!(qtype(message), Some(t) if t != Rtype::AXFR && t != Rtype::IXFR)
 }
 
-/// The type of the question: its name is skipped label by label (a pointer ends it).
+/// The type of the question.
 fn qtype(message: &[u8]) -> Option<Rtype> {
+    let at = question_end(message)? - 4;
+    let &[hi, lo] = message.get(at..at + 2)? else { return None };
+    Some(Rtype(u16::from_be_bytes([hi, lo])))
+}
+
+/// Where the first question of `message` ends: its name is skipped label by label (a
+/// pointer ends it), then its type and class.
+pub fn question_end(message: &[u8]) -> Option<usize> {
     let mut at = 12;
     loop {
         let len = *message.get(at)?;
@@ -32,8 +40,7 @@ fn qtype(message: &[u8]) -> Option<Rtype> {
             _ => return None,
         }
     }
-    let &[hi, lo] = message.get(at..at + 2)? else { return None };
-    Some(Rtype(u16::from_be_bytes([hi, lo])))
+    (at + 4 <= message.len()).then_some(at + 4)
 }
 
 #[cfg(test)]

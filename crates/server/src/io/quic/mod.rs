@@ -5,8 +5,9 @@
 //! Retry when many handshakes are in progress and the client's address is not
 //! validated yet, a refusal at the connection caps (shared with nothing else: the TCP
 //! and TLS clients keep theirs). An admitted connection is served by [`conn`], each of
-//! its streams, one query each, by [`stream`]; [`early`] says what may be answered from
-//! 0-RTT data. Zone transfers and updates are answered on the query's stream, as on TCP.
+//! its streams, one query each, by [`stream`]; [`query`] says what a query must be,
+//! [`early`] what may be answered from 0-RTT data. Zone transfers and updates are
+//! answered on the query's stream, as on TCP.
 //!
 //! On stop, each endpoint stops taking connections, each connection answers the
 //! streams it has and closes with `DOQ_NO_ERROR`, and the endpoint waits until the
@@ -15,6 +16,7 @@
 pub mod admission;
 pub mod conn;
 pub mod early;
+pub mod query;
 pub mod stream;
 
 use std::net::SocketAddr;
@@ -143,7 +145,7 @@ pub fn server_config(tls: &TlsConfig, quic: &QuicConfig) -> Result<quinn::Server
 }
 
 /// Streams and windows (RFC 9000 §4), no unidirectional streams (RFC 9250 §4.2), the
-/// idle timeout.
+/// idle timeout, streams sent in order.
 fn transport(quic: &QuicConfig) -> Result<TransportConfig> {
     let idle = IdleTimeout::try_from(quic.idle_timeout).map_err(|_| {
         Error::Config(format!("[quic] idle-timeout {:?} is too long", quic.idle_timeout))
@@ -155,7 +157,10 @@ fn transport(quic: &QuicConfig) -> Result<TransportConfig> {
         .max_concurrent_uni_streams(VarInt::from_u32(0))
         .max_idle_timeout(Some(idle))
         .stream_receive_window(VarInt::from_u32(STREAM_WINDOW))
-        .receive_window(VarInt::from_u32(CONNECTION_WINDOW));
+        .receive_window(VarInt::from_u32(CONNECTION_WINDOW))
+        // Answers go out in the order they were written: sharing packets out between
+        // streams (for long parallel transfers) costs a heap of streams per packet.
+        .send_fairness(false);
     Ok(transport)
 }
 

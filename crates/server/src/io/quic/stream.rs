@@ -4,21 +4,31 @@
 //! The query is its two-byte length and the message, and the client ends its side of
 //! the stream after it (STREAM FIN). It must arrive in full within the I/O timeout of the
 //! stream's start, however its bytes trickle in, or the stream is reset. A message ID
-//! other than 0 (§4.2.1), bytes past the message, or a FIN before its end are protocol
-//! errors that close the connection (§4.3.3). What arrived in 0-RTT and is not a plain
-//! query waits for the handshake ([`super::early`]).
+//! other than 0 (§4.2.1), an edns-tcp-keepalive option (§5.5.2), bytes past the message,
+//! or a FIN before its end are protocol errors that close the connection (§4.3.3). What
+//! arrived in 0-RTT and is not a plain query waits for the handshake ([`super::early`]).
+//!
+//! A stream is first served where it is accepted, in the connection's task, without
+//! waiting ([`serve_now`]): usually the query came whole with the stream's first frame
+//! and its answer fits the stream's window, so most streams are answered there, and the
+//! answers of the streams a packet opened leave together. Only a stream that must wait
+//! (a query still arriving, the handshake, a full window, a transfer) becomes a task of
+//! its own ([`Rest`]).
 //!
 //! The handler answers into a per-thread buffer behind room for the length prefix; the
-//! framed answer is then copied once into the `Bytes` that quinn sends from (quinn copies
-//! what it is given to write anyway; quinn allocates per stream in any case).
+//! framed answer is then copied once into the `Bytes` that quinn sends from.
 
 use std::cell::RefCell;
+use std::future::Future;
+use std::pin::pin;
 use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
 
 use bytes::{Bytes, BytesMut};
 use quinn::{RecvStream, SendStream};
 use tokio::time::timeout;
 
+use super::query::acceptable;
 use super::{early, Link, DOQ_REQUEST_CANCELLED};
 use crate::handler::{Handler, MessageStream, RequestContext};
 use crate::io::streams::{send_framed, with_handler_scratch, BatchSink, MAX_MESSAGE};
@@ -51,12 +61,59 @@ enum Reply {
     Nothing,
 }
 
-/// Serves one stream of the connection `link`.
-pub async fn serve<H: Handler>(mut send: SendStream, mut recv: RecvStream, link: Arc<Link<H>>) {
+/// What is left to do of a stream that could not be served at once: a task's work.
+pub type Rest = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// Serves a stream of the connection `link` as far as it can without waiting; what is
+/// left, if anything, is returned to be run as a task.
+pub fn serve_now<H: Handler>(
+    send: SendStream,
+    mut recv: RecvStream,
+    link: &Arc<Link<H>>,
+) -> Option<Rest> {
     let stats = &link.shared.stats.quic;
     stats.add_stream();
+    let mut reading = Reading::default();
+    let query = match read_now(&mut recv, &mut reading) {
+        None => return Some(Box::pin(serve(send, recv, reading, Arc::clone(link)))),
+        Some(Ok(query)) => query,
+        Some(Err(Unread::Gone)) => return None,
+        Some(Err(Unread::Malformed)) => {
+            link.protocol_error();
+            return None;
+        }
+    };
+    if !acceptable(&query) {
+        link.protocol_error();
+        return None;
+    }
+    if recv.is_0rtt() && !early::replayable(&query) && !link.is_confirmed() {
+        let link = Arc::clone(link);
+        return Some(Box::pin(async move {
+            if link.confirmed(&link.shared.stats.quic).await {
+                respond(send, query, &link).await;
+            }
+        }));
+    }
+    match answer(&*link.shared.handler, &query, &link.ctx) {
+        Reply::Answer(framed) => write_now(send, framed, link),
+        reply => {
+            let link = Arc::clone(link);
+            Some(Box::pin(async move { send_reply(send, reply, &link).await }))
+        }
+    }
+}
+
+/// Serves a stream whose query is still arriving (`reading` holds what has).
+async fn serve<H: Handler>(
+    mut send: SendStream,
+    mut recv: RecvStream,
+    mut reading: Reading,
+    link: Arc<Link<H>>,
+) {
+    let stats = &link.shared.stats.quic;
     let io_timeout = link.shared.settings.io_timeout;
-    let query = match timeout(io_timeout, read_query(&mut recv)).await {
+    let query = match timeout(io_timeout, read_query(&mut recv, &mut reading)).await {
         Ok(Ok(query)) => query,
         Ok(Err(Unread::Gone)) => return,
         Ok(Err(Unread::Malformed)) => return link.protocol_error(),
@@ -67,14 +124,25 @@ pub async fn serve<H: Handler>(mut send: SendStream, mut recv: RecvStream, link:
             return;
         }
     };
-    // RFC 9250 §4.2.1: the ID is 0, since the stream says which answer is whose.
-    if query.get(..2) != Some(&[0, 0]) {
+    if !acceptable(&query) {
         return link.protocol_error();
     }
     if recv.is_0rtt() && !early::replayable(&query) && !link.confirmed(stats).await {
         return;
     }
-    match answer(&*link.shared.handler, &query, &link.ctx) {
+    respond(send, query, &link).await;
+}
+
+/// Answers `query` on `send`, waiting as needed.
+async fn respond<H: Handler>(send: SendStream, query: Bytes, link: &Link<H>) {
+    let reply = answer(&*link.shared.handler, &query, &link.ctx);
+    send_reply(send, reply, link).await;
+}
+
+/// Sends what the handler made of a query, waiting as needed.
+async fn send_reply<H: Handler>(mut send: SendStream, reply: Reply, link: &Link<H>) {
+    let io_timeout = link.shared.settings.io_timeout;
+    match reply {
         Reply::Answer(framed) => match timeout(io_timeout, send.write_chunk(framed)).await {
             Ok(Ok(())) => drop(send.finish()),
             _ => drop(send.reset(DOQ_REQUEST_CANCELLED)),
@@ -90,29 +158,87 @@ pub async fn serve<H: Handler>(mut send: SendStream, mut recv: RecvStream, link:
     }
 }
 
-/// Reads the stream to its end: the query, without its length prefix. Usually all of
-/// it comes in one chunk, which is returned as it is; else the chunks are joined.
-async fn read_query(recv: &mut RecvStream) -> Result<Bytes, Unread> {
-    let mut first: Option<Bytes> = None;
-    let mut joined = BytesMut::new();
-    while let Some(chunk) = recv.read_chunk(MAX_FRAME, true).await.map_err(|_| Unread::Gone)? {
-        match first.take() {
-            None if joined.is_empty() => first = Some(chunk.bytes),
-            earlier => {
-                joined.extend_from_slice(&earlier.unwrap_or_default());
-                joined.extend_from_slice(&chunk.bytes);
-            }
-        }
-        let received = first.as_ref().map_or(joined.len(), Bytes::len);
-        if received > MAX_FRAME || excess(first.as_deref().unwrap_or(&joined)) {
-            return Err(Unread::Malformed);
+/// Writes `framed` and ends the stream if the stream's window takes it at once; else
+/// returns the rest of the work.
+fn write_now<H: Handler>(mut send: SendStream, framed: Bytes, link: &Arc<Link<H>>) -> Option<Rest> {
+    let mut chunks = [framed];
+    let mut cx = Context::from_waker(Waker::noop());
+    // Cancel-safe: when it is pending, nothing was written.
+    let written = pin!(send.write_chunks(&mut chunks)).poll(&mut cx);
+    match written {
+        Poll::Ready(Ok(_)) if chunks[0].is_empty() => drop(send.finish()),
+        Poll::Ready(Err(_)) => drop(send.reset(DOQ_REQUEST_CANCELLED)),
+        // Pending, or written in part: the rest waits for room.
+        _ => {
+            let [rest] = chunks;
+            let link = Arc::clone(link);
+            return Some(Box::pin(
+                async move { send_reply(send, Reply::Answer(rest), &link).await },
+            ));
         }
     }
-    let frame = first.unwrap_or_else(|| joined.freeze());
-    let len = message_len(&frame).ok_or(Unread::Malformed)?;
-    match frame.len() == 2 + len {
-        true => Ok(frame.slice(2..)),
-        false => Err(Unread::Malformed),
+    None
+}
+
+/// What has arrived of a query: usually one chunk, kept as it is; else the chunks joined.
+#[derive(Debug, Default)]
+pub struct Reading {
+    first: Option<Bytes>,
+    joined: BytesMut,
+}
+
+impl Reading {
+    /// Takes the stream's next chunk (`None`: its end). Returns the query, without its
+    /// length prefix, once the stream has ended, or that it is malformed.
+    fn take(&mut self, chunk: Option<Bytes>) -> Option<Result<Bytes, Unread>> {
+        let Some(chunk) = chunk else { return Some(self.finish()) };
+        match self.first.take() {
+            None if self.joined.is_empty() => self.first = Some(chunk),
+            earlier => {
+                self.joined.extend_from_slice(&earlier.unwrap_or_default());
+                self.joined.extend_from_slice(&chunk);
+            }
+        }
+        let frame = self.first.as_deref().unwrap_or(&self.joined);
+        (frame.len() > MAX_FRAME || excess(frame)).then_some(Err(Unread::Malformed))
+    }
+
+    /// The query, once the stream has ended.
+    fn finish(&mut self) -> Result<Bytes, Unread> {
+        let frame = self.first.take().unwrap_or_else(|| std::mem::take(&mut self.joined).freeze());
+        let len = message_len(&frame).ok_or(Unread::Malformed)?;
+        match frame.len() == 2 + len {
+            true => Ok(frame.slice(2..)),
+            false => Err(Unread::Malformed),
+        }
+    }
+}
+
+/// Reads what has arrived of the stream without waiting: the query once the stream has
+/// ended (or why not), `None` while more is to come.
+fn read_now(recv: &mut RecvStream, reading: &mut Reading) -> Option<Result<Bytes, Unread>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    loop {
+        // Cancel-safe: when it is pending, nothing was read.
+        let polled = pin!(recv.read_chunk(MAX_FRAME, true)).poll(&mut cx);
+        let chunk = match polled {
+            Poll::Pending => return None,
+            Poll::Ready(Err(_)) => return Some(Err(Unread::Gone)),
+            Poll::Ready(Ok(chunk)) => chunk.map(|c| c.bytes),
+        };
+        if let Some(done) = reading.take(chunk) {
+            return Some(done);
+        }
+    }
+}
+
+/// Reads the stream to its end: the query, without its length prefix.
+async fn read_query(recv: &mut RecvStream, reading: &mut Reading) -> Result<Bytes, Unread> {
+    loop {
+        let chunk = recv.read_chunk(MAX_FRAME, true).await.map_err(|_| Unread::Gone)?;
+        if let Some(done) = reading.take(chunk.map(|c| c.bytes)) {
+            return done;
+        }
     }
 }
 
