@@ -39,18 +39,17 @@ impl Served {
 
     /// `ternctl zone-reload lua.test`: its exit success and its output.
     fn reload(&self) -> (bool, String) {
-        let out = ternctl()
-            .arg("--socket")
-            .arg(self.dir.path().join("ternd.sock"))
-            .args(["zone-reload", "lua.test"])
-            .output()
-            .unwrap();
-        let text = format!(
-            "{}{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-        (out.status.success(), text)
+        self.ctl("zone-reload")
+    }
+
+    /// `ternctl COMMAND lua.test`: its exit success and its output (stdout, stderr).
+    fn ctl(&self, command: &str) -> (bool, String) {
+        let socket = self.dir.path().join("ternd.sock");
+        let out = ternctl().arg("--socket").arg(socket).args([command, "lua.test"]).output();
+        let out = out.unwrap();
+        let (stdout, stderr) = (out.stdout.as_slice(), out.stderr.as_slice());
+        let text = String::from_utf8_lossy(stdout) + String::from_utf8_lossy(stderr);
+        (out.status.success(), text.into_owned())
     }
 }
 
@@ -149,14 +148,8 @@ fn updates_to_a_script_zone_are_refused() {
     assert_eq!(buf[3] & 0x0f, 5, "REFUSED");
     assert!(served.daemon.log_text().contains("built by its script"));
     assert_eq!(dig_short(served.addr, "new.lua.test", "A").trim(), "");
-    let out = ternctl()
-        .arg("--socket")
-        .arg(served.dir.path().join("ternd.sock"))
-        .args(["zone-begin", "lua.test"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("built by its script"));
+    let (ok, text) = served.ctl("zone-begin");
+    assert!(!ok && text.contains("built by its script"), "{text}");
 }
 
 #[test]
