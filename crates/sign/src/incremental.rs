@@ -72,13 +72,13 @@ pub fn sign_change(
     options: &SignOptions,
 ) -> Result<Changeset> {
     check_keys(keys)?;
-    let change = unsigned_part(base.origin(), change)?;
+    let change = unsigned_part(base.origin(), change, options.cds.is_some())?;
     if !same_denial(base, &options.denial) {
         return resign_whole(base, &change, keys, options);
     }
     let mut touched = owners_of(&change);
     let mut after = apply(base, &stripped(base, &change, &touched))?;
-    let dnskeys = dnskey_change(&after, keys, options)?;
+    let dnskeys = key_rrsets_change(&after, keys, options)?;
     if !dnskeys.is_empty() {
         after = apply(&after, &dnskeys)?;
         touched.insert(base.origin().clone());
@@ -109,9 +109,9 @@ pub fn sign_change(
     Ok(signed)
 }
 
-/// `change` without the apex DNSKEY records (the signer's); refused when it holds
-/// records that signing makes.
-fn unsigned_part(origin: &Dname, change: &Changeset) -> Result<Changeset> {
+/// `change` without the apex DNSKEY records (the signer's; CDS and CDNSKEY too when
+/// `cds`, the signer making them); refused when it holds records that signing makes.
+fn unsigned_part(origin: &Dname, change: &Changeset, cds: bool) -> Result<Changeset> {
     let all = change.all_removed().chain(change.all_added());
     if let Some(r) = all.into_iter().find(|r| made_by_signing(r.rtype)) {
         return Err(Error::Change(format!(
@@ -119,7 +119,10 @@ fn unsigned_part(origin: &Dname, change: &Changeset) -> Result<Changeset> {
             r.owner, r.rtype
         )));
     }
-    let keep = |r: &&RecordData| !(r.rtype == Rtype::DNSKEY && r.owner.eq_ignore_case(origin));
+    let signers = |rtype: Rtype| {
+        rtype == Rtype::DNSKEY || (cds && matches!(rtype, Rtype::CDS | Rtype::CDNSKEY))
+    };
+    let keep = |r: &&RecordData| !(signers(r.rtype) && r.owner.eq_ignore_case(origin));
     Ok(Changeset {
         soa_from: change.soa_from.clone(),
         soa_to: change.soa_to.clone(),
@@ -200,28 +203,41 @@ fn stripped(base: &ZoneContents, change: &Changeset, touched: &BTreeSet<Name>) -
     out
 }
 
-/// The change that brings the apex DNSKEY RRset of `zone` to the keys' and the
-/// published ones, with the options' TTL (else the SOA's); empty when it is so.
-pub(crate) fn dnskey_change(
+/// The change that brings the apex RRsets the signer makes from the keys (DNSKEY, and
+/// CDS and CDNSKEY when the options give them: [`SignOptions::key_rrsets`]) of `zone` to
+/// what the keys and options say, with the options' DNSKEY TTL (else the SOA's); empty
+/// when they are so.
+pub(crate) fn key_rrsets_change(
     zone: &ZoneContents,
     keys: &[SigningKey],
     options: &SignOptions,
 ) -> Result<Changeset> {
-    let wanted = options.dnskeys(keys)?;
     let soa = zone.soa_record().ok_or_else(|| Error::Zone("no SOA at the apex".into()))?;
     let ttl = options.dnskey_ttl.unwrap_or(soa.ttl);
+    let mut out = Changeset::default();
+    for (rtype, wanted) in options.key_rrsets(zone.origin(), keys)? {
+        rrset_change(zone, (rtype, ttl), &wanted, &mut out);
+    }
+    Ok(out)
+}
+
+/// Adds to `out` what brings the apex RRset of `rtype` to `wanted` with `ttl`.
+fn rrset_change(
+    zone: &ZoneContents,
+    (rtype, ttl): (Rtype, u32),
+    wanted: &[Vec<u8>],
+    out: &mut Changeset,
+) {
     let origin = zone.origin();
-    let current = zone.apex().and_then(|apex| apex.rrset(Rtype::DNSKEY));
+    let current = zone.apex().and_then(|apex| apex.rrset(rtype));
     let (old_ttl, old): (u32, Vec<Vec<u8>>) =
         current.map(|r| (r.ttl, r.rdatas().map(<[u8]>::to_vec).collect())).unwrap_or_default();
-    let mut out = Changeset::default();
-    let record = |rd: &Vec<u8>, ttl| crate::delta::record(origin, Rtype::DNSKEY, ttl, rd);
-    let same_ttl = old.is_empty() || old_ttl == ttl;
+    let record = |rd: &Vec<u8>, ttl| crate::delta::record(origin, rtype, ttl, rd);
+    let same_ttl = old.is_empty() || wanted.is_empty() || old_ttl == ttl;
     let gone = old.iter().filter(|rd| !same_ttl || !wanted.contains(rd));
     out.removed.extend(gone.map(|rd| record(rd, old_ttl)));
     let new = wanted.iter().filter(|rd| !same_ttl || !old.contains(rd));
     out.added.extend(new.map(|rd| record(rd, ttl)));
-    Ok(out)
 }
 
 /// The names a change reaches (see the module docs), in canonical order.

@@ -49,7 +49,7 @@ pub use nsec3::Nsec3Config;
 pub use refresh::{refresh, RefreshCursor, RefreshOptions, Refreshed};
 pub use rsa_public::split_dnskey_form;
 pub use validity::{jitter_offset, Validity};
-pub use zone::{check_keys, sign_zone, DenialConfig, SignOptions, SignedZone};
+pub use zone::{check_keys, sign_zone, CdsRecords, DenialConfig, SignOptions, SignedZone};
 
 #[cfg(test)]
 mod testutil;

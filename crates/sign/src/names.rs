@@ -64,6 +64,17 @@ impl Owner {
         let at = self.rrsets.partition_point(|r| r.rtype.0 < rrset.rtype.0);
         self.rrsets.insert(at, rrset);
     }
+
+    /// Puts `rrset` in place of the RRset of its type (added when there is none).
+    pub fn replace(&mut self, rrset: Rrset) {
+        self.remove(rrset.rtype);
+        self.insert(rrset);
+    }
+
+    /// Takes out the RRset of `rtype`, if any.
+    pub fn remove(&mut self, rtype: Rtype) {
+        self.rrsets.retain(|r| r.rtype != rtype);
+    }
 }
 
 /// True for records the signer makes again, so they are left out of its input: RRSIG,

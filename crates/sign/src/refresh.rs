@@ -18,7 +18,7 @@ use tern_zone::{Changeset, ZoneContents};
 
 use crate::delta::{record, Delta};
 use crate::error::{Error, Result};
-use crate::incremental::{dnskey_change, same_denial, sign_change};
+use crate::incremental::{key_rrsets_change, same_denial, sign_change};
 use crate::key::SigningKey;
 use crate::names::{Kind, Rrset};
 use crate::view::place_of;
@@ -71,9 +71,13 @@ pub fn refresh(
     if !same_denial(base, &options.denial) {
         return Err(Error::Zone("the zone is not signed with the denial of the options".into()));
     }
-    let dnskeys_change = !dnskey_change(base, keys, options)?.is_empty();
+    // The apex RRsets the keys make and that change are signed with the change.
+    let key_change = key_rrsets_change(base, keys, options)?;
+    let changed: Vec<Rtype> =
+        key_change.all_removed().chain(key_change.all_added()).map(|r| r.rtype).collect();
+    let dnskeys_change = !changed.is_empty();
     let skip = |kind: Kind, rtype: Rtype| {
-        kind == Kind::Apex && (rtype == Rtype::SOA || (dnskeys_change && rtype == Rtype::DNSKEY))
+        kind == Kind::Apex && (rtype == Rtype::SOA || changed.contains(&rtype))
     };
     let mut delta = Delta::default();
     let next = visit(base, slice, |owner, kind, rrset| {

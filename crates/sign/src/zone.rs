@@ -12,6 +12,7 @@
 use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{ZoneBuilder, ZoneContents};
 
+use crate::dnskey::DigestType;
 use crate::error::{Error, Result};
 use crate::key::SigningKey;
 use crate::names::{collect, is_signed, Kind, Owner, Rrset};
@@ -44,6 +45,27 @@ pub struct SignOptions {
     /// signing anything: keys published ahead of their use or kept while they retire
     /// (RFC 6781 §4.1.1, RFC 7583 §3.2).
     pub published: Vec<Vec<u8>>,
+    /// DNSKEY RDATA of signing keys left out of the DNSKEY RRset: an algorithm
+    /// rollover's new keys sign every RRset before their DNSKEYs are published (RFC 6781
+    /// §4.1.4, the conservative order), and the old ones keep signing after theirs are
+    /// withdrawn.
+    pub withheld: Vec<Vec<u8>>,
+    /// The CDS and CDNSKEY RRsets (RFC 7344 §4, RFC 8078 §4), made by the signer when
+    /// given (what the zone holds of them is replaced); `None`: the zone's own, signed
+    /// as they are.
+    pub cds: Option<CdsRecords>,
+}
+
+/// The CDS and CDNSKEY RRsets the signer publishes at the apex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CdsRecords {
+    /// None.
+    Absent,
+    /// For each of these DNSKEY RDATA, a CDS (SHA-256, RFC 7344 §4: the digest the
+    /// parent's DS should carry) and a CDNSKEY.
+    Keys(Vec<Vec<u8>>),
+    /// The delete form, `0 0 0 00` and `0 3 0 AA==`: remove the DS (RFC 8078 §4).
+    Delete,
 }
 
 impl SignOptions {
@@ -55,6 +77,8 @@ impl SignOptions {
             dnskey_ttl: None,
             threads: 1,
             published: Vec::new(),
+            withheld: Vec::new(),
+            cds: None,
         }
     }
 
@@ -68,9 +92,39 @@ impl SignOptions {
         }
         let mut dnskeys: Vec<Vec<u8>> = keys.iter().map(|k| k.dnskey().to_vec()).collect();
         dnskeys.extend(self.published.iter().cloned());
+        dnskeys.retain(|rdata| !self.withheld.contains(rdata));
         dnskeys.sort();
         dnskeys.dedup();
         Ok(dnskeys)
+    }
+
+    /// The apex RRsets the signer makes from the keys, as (type, RDATA): DNSKEY, and
+    /// CDS and CDNSKEY when [`cds`](Self::cds) is given (empty: none).
+    pub fn key_rrsets(
+        &self,
+        origin: &Dname,
+        keys: &[SigningKey],
+    ) -> Result<Vec<(Rtype, Vec<Vec<u8>>)>> {
+        let mut rrsets = vec![(Rtype::DNSKEY, self.dnskeys(keys)?)];
+        let (cds, cdnskey) = match &self.cds {
+            None => return Ok(rrsets),
+            Some(CdsRecords::Absent) => (Vec::new(), Vec::new()),
+            Some(CdsRecords::Delete) => (
+                vec![crate::policy::CDS_DELETE.to_vec()],
+                vec![crate::policy::CDNSKEY_DELETE.to_vec()],
+            ),
+            Some(CdsRecords::Keys(dnskeys)) => {
+                let digest = |k: &Vec<u8>| crate::dnskey::ds_rdata(origin, k, DigestType::Sha256);
+                let mut cds = dnskeys.iter().map(digest).collect::<Result<Vec<_>>>()?;
+                let mut cdnskey = dnskeys.clone();
+                cds.sort();
+                cdnskey.sort();
+                (cds, cdnskey)
+            }
+        };
+        rrsets.push((Rtype::CDS, cds));
+        rrsets.push((Rtype::CDNSKEY, cdnskey));
+        Ok(rrsets)
     }
 }
 
@@ -130,8 +184,13 @@ pub fn sign_zone(
     let mut owners = collect(zone)?;
     let (soa_ttl, negative_ttl) = soa_ttls(&owners)?;
     let apex = owners.first_mut().ok_or_else(|| Error::Zone(format!("{origin} is empty")))?;
-    let dnskeys = options.dnskeys(keys)?;
-    apex.insert(Rrset::new(Rtype::DNSKEY, options.dnskey_ttl.unwrap_or(soa_ttl), dnskeys));
+    let key_ttl = options.dnskey_ttl.unwrap_or(soa_ttl);
+    for (rtype, rdatas) in options.key_rrsets(&origin, keys)? {
+        match rdatas.is_empty() {
+            true => apex.remove(rtype),
+            false => apex.replace(Rrset::new(rtype, key_ttl, rdatas)),
+        }
+    }
     match &options.denial {
         DenialConfig::Nsec => crate::nsec::add_chain(&mut owners, negative_ttl),
         DenialConfig::Nsec3(config) => {

@@ -18,8 +18,8 @@ use std::process::Command;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tern_sign::{
-    refresh, sign_change, sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, RefreshCursor,
-    RefreshOptions, SignOptions, SignedZone, SigningKey, Validity,
+    refresh, sign_change, sign_zone, Algorithm, CdsRecords, DenialConfig, KeyRole, Nsec3Config,
+    RefreshCursor, RefreshOptions, SignOptions, SignedZone, SigningKey, Validity,
 };
 use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{load_bytes, Changeset, Options, RecordData, ZoneContents};
@@ -271,5 +271,16 @@ fn incremental_changes_and_refresh_validate() {
         let path = dir.path().join(format!("{name}-rolled.zone"));
         write_contents(&zone, &path);
         validate(&path, false, &format!("{name} after a ZSK roll"));
+        // The signer's CDS and CDNSKEY (RFC 7344) for the KSK, by a change.
+        let options =
+            SignOptions { cds: Some(CdsRecords::Keys(vec![ksk.dnskey().to_vec()])), ..options };
+        let signed =
+            sign_change(&zone, &change(&zone, &[], &["cds-next A 192.0.2.9"]), &rolled, &options)
+                .unwrap();
+        assert!(signed.added.iter().any(|r| r.rtype == Rtype::CDNSKEY));
+        zone = zone.apply(&signed).unwrap().0;
+        let path = dir.path().join(format!("{name}-cds.zone"));
+        write_contents(&zone, &path);
+        validate(&path, false, &format!("{name} with the signer's CDS and CDNSKEY"));
     }
 }

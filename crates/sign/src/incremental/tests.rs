@@ -15,7 +15,7 @@ use crate::key::{verify, KeyRole, SigningKey};
 use crate::nsec3::Nsec3Config;
 use crate::rrsig::{signed_data, RrsetRef, Scratch};
 use crate::validity::Validity;
-use crate::zone::{sign_zone, DenialConfig, SignOptions};
+use crate::zone::{sign_zone, CdsRecords, DenialConfig, SignOptions};
 
 use super::sign_change;
 
@@ -525,4 +525,91 @@ fn a_change_of_denial_signs_the_whole_zone() {
     let whole =
         sign_zone(&build(&new), &signed.keys, &signed.options).unwrap().to_contents().unwrap();
     assert_eq!(records, records_of(&whole));
+}
+
+/// CDS and CDNSKEY follow the options (RFC 7344 §4, RFC 8078 §4): the keys' (a CDS of
+/// SHA-256 each), the delete form, none; signed by the key-signing keys, as whole
+/// signing makes them; the zone's own left out of an unsigned change.
+#[test]
+fn cds_and_cdnskey_follow_the_options() {
+    for denial in denials() {
+        let mut signed = start(denial.clone());
+        let ksk = signed.keys.iter().find(|k| k.role() == KeyRole::Ksk).unwrap();
+        let (ksk_dnskey, ksk_ds) =
+            (ksk.dnskey().to_vec(), ksk.ds(&name("example."), crate::DigestType::Sha256).unwrap());
+        signed.options.cds = Some(CdsRecords::Keys(vec![ksk_dnskey.clone()]));
+        let change =
+            signed.step(signed.data.clone(), signed.soa, &format!("{denial:?}: CDS of the KSK"));
+        let added = |rtype| {
+            change
+                .added
+                .iter()
+                .filter(|r| r.rtype == rtype)
+                .map(|r| r.rdata.clone())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            added(Rtype::CDS),
+            std::slice::from_ref(&ksk_ds),
+            "the DS the parent should have"
+        );
+        assert_eq!(added(Rtype::CDNSKEY), std::slice::from_ref(&ksk_dnskey));
+        assert!(covered(&change.added).contains(&Rtype::CDS), "signed");
+        signed.options.cds = Some(CdsRecords::Delete);
+        let change = signed.step(signed.data.clone(), signed.soa, &format!("{denial:?}: delete"));
+        assert_eq!(of_type(&change.added, Rtype::CDS), 1);
+        let apex = signed.zone.apex().unwrap();
+        let cds: Vec<Vec<u8>> =
+            apex.rrset(Rtype::CDS).unwrap().rdatas().map(<[u8]>::to_vec).collect();
+        assert_eq!(cds, [crate::policy::CDS_DELETE.to_vec()]);
+        signed.options.cds = Some(CdsRecords::Absent);
+        let change = signed.step(signed.data.clone(), signed.soa, &format!("{denial:?}: none"));
+        assert_eq!(
+            (of_type(&change.removed, Rtype::CDS), of_type(&change.removed, Rtype::CDNSKEY)),
+            (1, 1)
+        );
+        let apex = signed.zone.apex().unwrap();
+        assert!(apex.rrset(Rtype::CDS).is_none() && apex.rrset(Rtype::CDNSKEY).is_none());
+    }
+    // The signer's CDS replaces what an unsigned change brings.
+    let mut signed = start(DenialConfig::Nsec);
+    signed.options.cds = Some(CdsRecords::Absent);
+    let mut data = signed.data.clone();
+    data.insert(rec("example.", Rtype::CDS, 300, "0 0 0 00"));
+    signed.step(data, signed.soa, "a CDS in the data, left out");
+    assert!(signed.zone.apex().unwrap().rrset(Rtype::CDS).is_none());
+}
+
+/// A withheld key (an algorithm rollover's new key, RFC 6781 §4.1.4) signs every RRset
+/// while its DNSKEY stays out of the DNSKEY RRset (whole signing here; adding a key's
+/// signatures to a signed zone is `refresh`'s work); published, its DNSKEY comes in by
+/// a change.
+#[test]
+fn a_withheld_key_signs_without_its_dnskey() {
+    let old = start(DenialConfig::Nsec);
+    let mut keys = keys(Algorithm::Ed25519, false);
+    let new = SigningKey::generate(Algorithm::EcdsaP256Sha256, KeyRole::Csk).unwrap();
+    let new_dnskey = new.dnskey().to_vec();
+    keys.push(new);
+    let mut options = old.options.clone();
+    options.withheld = vec![new_dnskey.clone()];
+    let mut signed = Signed::new(old.data.clone(), keys, options);
+    let mut rrsets = 0;
+    for id in 0..signed.zone.node_count() as u32 {
+        let Some(node) = signed.zone.node(id) else { continue };
+        for rrset in node.rrsets().filter(|r| r.rtype != Rtype::RRSIG && r.sig_count > 0) {
+            let ecdsa = Algorithm::EcdsaP256Sha256.number();
+            let by_new = rrset.sigs().filter(|sig| sig.get(2) == Some(&ecdsa)).count();
+            assert_eq!(by_new, 1, "{} {} signed by the new algorithm", node.owner(), rrset.rtype);
+            rrsets += 1;
+        }
+    }
+    assert!(rrsets > 5);
+    let dnskey = signed.zone.apex().unwrap().rrset(Rtype::DNSKEY).unwrap();
+    assert!(!dnskey.rdatas().any(|rd| rd == new_dnskey.as_slice()), "withheld");
+    assert_eq!(dnskey.count, 2);
+    signed.options.withheld.clear();
+    let change = signed.step(signed.data.clone(), signed.soa, "published");
+    assert_eq!(of_type(&change.added, Rtype::DNSKEY), 1, "its DNSKEY comes in");
+    assert_eq!(signed.zone.apex().unwrap().rrset(Rtype::DNSKEY).unwrap().count, 3);
 }
