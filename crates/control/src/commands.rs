@@ -100,6 +100,9 @@ impl Writer {
             LoadOutcome::Loaded { serial, records } => {
                 Ok(format!("loaded serial {serial}, {records} records"))
             }
+            LoadOutcome::Unchanged { .. } if self.is_scripted() => {
+                Ok("the script did not change".into())
+            }
             LoadOutcome::Unchanged { .. } => Ok("the zone file did not change".into()),
             LoadOutcome::Waiting => Ok("waiting for a transfer".into()),
             LoadOutcome::Failed(why) => Err(Error::LoadFailed(why)),

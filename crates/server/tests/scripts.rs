@@ -108,6 +108,8 @@ fn a_script_zone_is_served_and_follows_its_script() {
     let host = |l: &str| l.strip_prefix('h')?.split('.').next()?.parse::<u32>().ok();
     let added = ixfr.lines().filter(|l| l.contains("\tA\t")).filter_map(host);
     assert_eq!(added.filter(|&n| n > 500).count(), 100, "h501 to h600 come by IXFR: {ixfr}");
+    let (ok, text) = served.reload();
+    assert!(ok && text.contains("the script did not change"), "{text}");
     // Its own higher serial is taken as it is.
     edit(&served, &script("100", 600));
     assert!(served.reload().0);
