@@ -39,6 +39,9 @@ struct Server {
     http: SocketAddr,
     cert: Vec<u8>,
     cert_path: PathBuf,
+    /// A client certificate and key (DER) whose pin `other.example`'s transfer rule
+    /// names (`cert-key`).
+    client_cert: (Vec<u8>, Vec<u8>),
 }
 
 /// Starts `ternd` with DoQ; `quic_extra` goes in `[quic]`, `io_timeout` in `[tcp]`.
@@ -51,6 +54,13 @@ fn server_with(binary: Option<&Path>, quic_extra: &str, io_timeout: &str) -> Ser
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path();
     let made = rcgen::generate_simple_self_signed(vec!["localhost".to_owned()]).unwrap();
+    let client = rcgen::generate_simple_self_signed(vec!["secondary".to_owned()]).unwrap();
+    // The SubjectPublicKeyInfo, from its PEM form ("PUBLIC KEY").
+    let pem = client.signing_key.public_key_pem();
+    let body: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+    let spki = tern_wire::base64::decode(&body).unwrap();
+    let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &spki);
+    let client_pin = tern_wire::base64::encode(digest.as_ref());
     std::fs::write(path.join("cert.pem"), made.cert.pem()).unwrap();
     std::fs::write(path.join("key.pem"), made.signing_key.serialize_pem()).unwrap();
     let mut zone = ZONE_HEAD.to_owned();
@@ -68,8 +78,9 @@ fn server_with(binary: Option<&Path>, quic_extra: &str, io_timeout: &str) -> Ser
          [http]\nlisten = \"127.0.0.1:{http_port}\"\n\
          [[acl]]\nid = \"t\"\naddress = \"127.0.0.1\"\naction = \"transfer\"\n\
          [[acl]]\nid = \"u\"\naddress = \"127.0.0.1\"\naction = \"update\"\n\
+         [[acl]]\nid = \"pin\"\naction = \"transfer\"\ncert-key = \"{client_pin}\"\n\
          [[zone]]\nname = \"example.com\"\nfile = \"example.com.zone\"\nacl = [\"t\", \"u\"]\n\
-         [[zone]]\nname = \"other.example\"\nfile = \"other.example.zone\"\n"
+         [[zone]]\nname = \"other.example\"\nfile = \"other.example.zone\"\nacl = [\"pin\"]\n"
     );
     std::fs::write(path.join("ternd.toml"), config).unwrap();
     let conf = path.join("ternd.toml");
@@ -92,6 +103,7 @@ fn server_with(binary: Option<&Path>, quic_extra: &str, io_timeout: &str) -> Ser
         http: SocketAddr::from(([127, 0, 0, 1], http_port)),
         cert: made.cert.der().to_vec(),
         cert_path: path.join("cert.pem"),
+        client_cert: (client.cert.der().to_vec(), client.signing_key.serialize_der()),
         daemon,
         _dir: dir,
     }
@@ -115,14 +127,26 @@ impl Server {
 /// A client endpoint trusting `cert`, offering ALPN `doq` and 0-RTT; a second
 /// connection from the same endpoint resumes the first one's session.
 fn client(cert: &[u8]) -> Endpoint {
+    client_with(cert, None)
+}
+
+/// [`client`], presenting `identity` (a certificate and its key, DER) when given.
+fn client_with(cert: &[u8], identity: Option<&(Vec<u8>, Vec<u8>)>) -> Endpoint {
+    use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
     let mut roots = rustls::RootCertStore::empty();
-    roots.add(rustls::pki_types::CertificateDer::from(cert.to_vec())).unwrap();
+    roots.add(CertificateDer::from(cert.to_vec())).unwrap();
     let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+    let builder = rustls::ClientConfig::builder_with_provider(provider)
         .with_protocol_versions(&[&rustls::version::TLS13])
         .unwrap()
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let mut tls = match identity {
+        None => builder.with_no_client_auth(),
+        Some((chain, key)) => {
+            let key = PrivateKeyDer::from(PrivatePkcs8KeyDer::from(key.clone()));
+            builder.with_client_auth_cert(vec![CertificateDer::from(chain.clone())], key).unwrap()
+        }
+    };
     tls.alpn_protocols = vec![b"doq".to_vec()];
     tls.enable_early_data = true;
     let crypto = QuicClientConfig::try_from(Arc::new(tls)).unwrap();
@@ -249,6 +273,25 @@ fn a_transfer_over_quic_needs_the_acl() {
         assert_eq!(refused.len(), 1);
         assert_ne!(answer(&refused[0]).0, Rcode::NOERROR);
         assert!(answer(&refused[0]).1.is_empty());
+    });
+}
+
+/// A transfer rule naming a client certificate's pin (`cert-key`) matches over QUIC as
+/// over TLS: the client presenting it gets the zone; without it, refused.
+#[test]
+fn a_transfer_over_quic_with_a_pinned_client_certificate() {
+    let server = server("", "2s");
+    runtime().block_on(async {
+        let with = client_with(&server.cert, Some(&server.client_cert));
+        let conn = connect(&with, server.quic).await;
+        let messages = exchange(&conn, &question(0, "other.example", 252)).await.unwrap();
+        let records: Vec<String> = messages.iter().flat_map(|m| answer(m).1).collect();
+        assert_eq!(answer(&messages[0]).0, Rcode::NOERROR);
+        assert!(records.len() >= 3 && records.first().unwrap().starts_with("SOA "), "{records:?}");
+        let without = client(&server.cert);
+        let conn = connect(&without, server.quic).await;
+        let refused = exchange(&conn, &question(0, "other.example", 252)).await.unwrap();
+        assert_ne!(answer(&refused[0]).0, Rcode::NOERROR);
     });
 }
 

@@ -165,10 +165,7 @@ fn bind_tls(config: &Config) -> Result<Option<TlsListeners>> {
 
 /// What new DoT connections take under `config`: the certificate and key read again.
 pub fn tls_settings(config: &Config) -> Result<TlsSettings> {
-    let client_certs = config.tables.acls.iter().any(|a| {
-        let acl = a.get_ref();
-        !acl.cert_key.is_empty() || acl.client_cert
-    });
+    let client_certs = wants_client_certs(config);
     let Some(files) = config.tls.server_tls() else {
         return Err(Error::Tls("[tls]: `certificate` and `key` are needed".into()));
     };
@@ -178,6 +175,15 @@ pub fn tls_settings(config: &Config) -> Result<TlsSettings> {
         client_ca: served.client_ca,
         handshake_timeout: config.tls.handshake_timeout,
         expires: served.expires,
+    })
+}
+
+/// Whether an `[[acl]]` rule names client certificates (`cert-key`, `client-cert`), so
+/// that DoT and DoQ ask clients for theirs.
+fn wants_client_certs(config: &Config) -> bool {
+    config.tables.acls.iter().any(|a| {
+        let acl = a.get_ref();
+        !acl.cert_key.is_empty() || acl.client_cert
     })
 }
 
@@ -424,6 +430,8 @@ struct QuicStarted {
     endpoints: Vec<quinn::Endpoint>,
     /// `[quic]` as started (a reload's waits for a restart).
     config: QuicConfig,
+    /// The client CA the connections check certificates against (a reload's taken).
+    client_ca: Arc<arc_swap::ArcSwapOption<crate::tls::ClientCa>>,
 }
 
 /// Starts a quinn endpoint on each DoQ socket, on the TCP runtime, each with its accept
@@ -436,19 +444,23 @@ fn start_quic<H: Handler>(
 ) -> Result<QuicStarted> {
     let quic = &config.quic;
     let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+    let client_ca = Arc::new(arc_swap::ArcSwapOption::empty());
     let limits =
         ConnectionLimits::new(count(quic.max_connections), count(quic.max_connections_per_client));
     let (mut addrs, mut endpoints) = (Vec::new(), Vec::new());
     if sockets.is_empty() {
-        return Ok(QuicStarted { addrs, limits, endpoints, config: quic.clone() });
+        return Ok(QuicStarted { addrs, limits, endpoints, config: quic.clone(), client_ca });
     }
-    let server_config = quic::server_config(&config.tls, &config.quic)?;
+    let (server_config, ca) =
+        quic::server_config(&config.tls, &config.quic, wants_client_certs(config))?;
+    client_ca.store(ca.map(Arc::new));
     let shared = Arc::new(quic::Shared {
         handler,
         settings: QuicSettings::of(config),
         stats: Arc::clone(stats),
         limits: Arc::clone(&limits),
         handshakes: Arc::default(),
+        client_ca: Arc::clone(&client_ca),
     });
     let _guard = runtime.enter();
     for socket in sockets {
@@ -466,7 +478,7 @@ fn start_quic<H: Handler>(
             alive.clone(),
         ));
     }
-    Ok(QuicStarted { addrs, limits, endpoints, config: quic.clone() })
+    Ok(QuicStarted { addrs, limits, endpoints, config: quic.clone(), client_ca })
 }
 
 /// A connection's timeouts and query cap as `[tcp]` says.
@@ -576,11 +588,13 @@ impl RunningServer {
     /// Reads a reloaded `[tls]`'s certificate and key again for DNS over QUIC, with
     /// `[quic]` as started: new connections get them, established ones keep theirs.
     /// Nothing changes when DoQ is off, or when they cannot be used (the error says why).
-    pub fn reconfigure_quic(&self, tls: &TlsConfig) -> Result<()> {
+    pub fn reconfigure_quic(&self, config: &Config) -> Result<()> {
         if self.quic.endpoints.is_empty() {
             return Ok(());
         }
-        let server = quic::server_config(tls, &self.quic.config)?;
+        let (server, ca) =
+            quic::server_config(&config.tls, &self.quic.config, wants_client_certs(config))?;
+        self.quic.client_ca.store(ca.map(Arc::new));
         for endpoint in &self.quic.endpoints {
             endpoint.set_server_config(Some(server.clone()));
         }

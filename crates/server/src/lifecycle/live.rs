@@ -58,7 +58,7 @@ pub fn apply(
 /// Reads the certificate and key again for DoQ when it listens (its other settings
 /// wait for a restart); why they were kept, if they were.
 fn apply_quic(next: &Config, data: &RunningServer) -> Option<String> {
-    match data.reconfigure_quic(&next.tls) {
+    match data.reconfigure_quic(next) {
         Ok(()) => None,
         Err(e) => {
             let why = format!(

@@ -28,6 +28,8 @@ use crate::handler::{Handler, RequestContext, TlsClient, Transport};
 use crate::io::streams::MAX_MESSAGE;
 use crate::io::tcp::limits::Permit;
 use crate::stats::{HandshakeFailure, QuicStats};
+use crate::tls::{ClientCa, Pin};
+use rustls_pki_types::CertificateDer;
 
 /// Streams taken one after the other before the connection waits on its other events.
 const ACCEPT_BURST: usize = 64;
@@ -39,8 +41,10 @@ pub struct Link<H> {
     pub shared: Arc<Shared<H>>,
     /// The connection.
     pub conn: quinn::Connection,
-    /// What the handler is told about each query.
-    pub ctx: RequestContext,
+    /// What the handler is told about each query before the handshake completes.
+    ctx: RequestContext,
+    /// And from then on: with the pin of the client's certificate, if it presented one.
+    ctx_confirmed: std::sync::OnceLock<RequestContext>,
     /// Turns true when the handshake is complete.
     confirmed: watch::Receiver<bool>,
 }
@@ -57,6 +61,12 @@ impl<H> Link<H> {
     /// Whether the handshake is complete.
     pub fn is_confirmed(&self) -> bool {
         *self.confirmed.borrow()
+    }
+
+    /// What the handler is told about a query: once the handshake is complete, with the
+    /// client's certificate (`cert-key` and `client-cert` rules match it).
+    pub fn ctx(&self) -> &RequestContext {
+        self.ctx_confirmed.get().unwrap_or(&self.ctx)
     }
 
     /// Waits until the handshake is complete (RFC 9001 §4.1.1): true then, false when
@@ -99,12 +109,13 @@ pub async fn serve<H: Handler>(
         local: SocketAddr::new(conn.local_ip().unwrap_or(local.ip()), local.port()),
         max_response: MAX_MESSAGE,
         keepalive: None,
-        // Encrypted: answers are padded (RFC 8467) and `tls = true` rules match. No
-        // client certificate is asked for on QUIC, so no pin.
+        // Encrypted: answers are padded (RFC 8467) and `tls = true` rules match. The
+        // client's certificate is known once the handshake completes (`ctx_confirmed`).
         tls: Some(TlsClient::default()),
     };
     let (confirm, confirmed) = watch::channel(false);
-    let link = Arc::new(Link { shared, conn, ctx, confirmed });
+    let ctx_confirmed = std::sync::OnceLock::new();
+    let link = Arc::new(Link { shared, conn, ctx, ctx_confirmed, confirmed });
     let mut connection = Connection {
         link,
         confirm,
@@ -219,6 +230,9 @@ impl<H: Handler> Connection<H> {
     fn handshake_done(&mut self) {
         self.handshake = None;
         self.link.shared.stats.quic.add_handshake();
+        let identity = identity(&self.link.conn, self.link.shared.client_ca.load().as_deref());
+        let ctx = RequestContext { tls: Some(identity), ..self.link.ctx };
+        let _ = self.link.ctx_confirmed.set(ctx);
         let _ = self.confirm.send(true);
         self.stream_ended();
     }
@@ -252,4 +266,17 @@ fn classify(e: &ConnectionError) -> HandshakeFailure {
         }
         _ => HandshakeFailure::Other,
     }
+}
+
+/// What the handshake told of the client: the pin of the certificate it presented (if
+/// it presented one), and whether that certificate chains to the client CA.
+fn identity(conn: &quinn::Connection, client_ca: Option<&ClientCa>) -> TlsClient {
+    let chain = conn
+        .peer_identity()
+        .and_then(|any| any.downcast::<Vec<CertificateDer<'static>>>().ok())
+        .map(|chain| *chain)
+        .unwrap_or_default();
+    let pin = chain.first().and_then(|c| Pin::of_certificate(c)).map(|p| p.0);
+    let verified = client_ca.is_some_and(|ca| ca.verifies(&chain));
+    TlsClient { pin, verified }
 }

@@ -34,7 +34,7 @@ use crate::error::{Error, Result};
 use crate::handler::Handler;
 use crate::io::tcp::ConnectionLimits;
 use crate::stats::{HandshakeFailure, Stats};
-use crate::tls;
+use crate::tls::{self, ClientCa};
 use admission::{client_ip, verdict, Handshakes, Verdict};
 pub use conn::Link;
 
@@ -101,6 +101,9 @@ pub struct Shared<H> {
     pub limits: Arc<ConnectionLimits>,
     /// Handshakes in progress.
     pub handshakes: Arc<Handshakes>,
+    /// The client CA (`[tls] client-ca`) client certificates are checked against (a
+    /// reload may change it).
+    pub client_ca: Arc<arc_swap::ArcSwapOption<ClientCa>>,
 }
 
 /// Binds a UDP socket for DoQ to `addr` (IPv6-only on IPv6 addresses).
@@ -123,12 +126,17 @@ pub fn bind(addr: SocketAddr) -> Result<std::net::UdpSocket> {
 /// rustls accepts early data only with tickets that name a session kept by the server
 /// (each one usable once for 0-RTT), not with the self-contained tickets DoT uses: DoQ
 /// keeps [`SESSIONS`] sessions in memory.
-pub fn server_config(tls: &TlsConfig, quic: &QuicConfig) -> Result<quinn::ServerConfig> {
+pub fn server_config(
+    tls: &TlsConfig,
+    quic: &QuicConfig,
+    client_certs: bool,
+) -> Result<(quinn::ServerConfig, Option<ClientCa>)> {
     let Some(files) = tls.server_tls() else {
         return Err(Error::Tls("[tls]: `certificate` and `key` are needed for DoQ".into()));
     };
     let stateless = tls::ServerTls { session_tickets: false, ..files };
-    let mut crypto = tls::server_config(&stateless, tls::ALPN_DOQ, false)?.config;
+    let served = tls::server_config(&stateless, tls::ALPN_DOQ, client_certs)?;
+    let (mut crypto, client_ca) = (served.config, served.client_ca);
     if tls.session_tickets {
         crypto.session_storage = ServerSessionMemoryCache::new(SESSIONS);
         crypto.max_early_data_size = u32::MAX;
@@ -141,7 +149,7 @@ pub fn server_config(tls: &TlsConfig, quic: &QuicConfig) -> Result<quinn::Server
     let mut server = quinn::ServerConfig::with_crypto(Arc::new(crypto));
     server.transport_config(Arc::new(transport(quic)?));
     server.max_incoming(MAX_INCOMING);
-    Ok(server)
+    Ok((server, client_ca))
 }
 
 /// Streams and windows (RFC 9000 §4), no unidirectional streams (RFC 9250 §4.2), the

@@ -87,7 +87,9 @@ pub fn serve_now<H: Handler>(
         link.protocol_error();
         return None;
     }
-    if recv.is_0rtt() && !early::replayable(&query) && !link.is_confirmed() {
+    // Anything but a plain query waits for the handshake: replayed 0-RTT data is never
+    // processed, and the client's certificate is known by then.
+    if !early::replayable(&query) && !link.is_confirmed() {
         let link = Arc::clone(link);
         return Some(Box::pin(async move {
             if link.confirmed(&link.shared.stats.quic).await {
@@ -95,7 +97,7 @@ pub fn serve_now<H: Handler>(
             }
         }));
     }
-    match answer(&*link.shared.handler, &query, &link.ctx) {
+    match answer(&*link.shared.handler, &query, link.ctx()) {
         Reply::Answer(framed) => write_now(send, framed, link),
         reply => {
             let link = Arc::clone(link);
@@ -127,7 +129,7 @@ async fn serve<H: Handler>(
     if !acceptable(&query) {
         return link.protocol_error();
     }
-    if recv.is_0rtt() && !early::replayable(&query) && !link.confirmed(stats).await {
+    if !early::replayable(&query) && !link.confirmed(stats).await {
         return;
     }
     respond(send, query, &link).await;
@@ -135,7 +137,7 @@ async fn serve<H: Handler>(
 
 /// Answers `query` on `send`, waiting as needed.
 async fn respond<H: Handler>(send: SendStream, query: Bytes, link: &Link<H>) {
-    let reply = answer(&*link.shared.handler, &query, &link.ctx);
+    let reply = answer(&*link.shared.handler, &query, link.ctx());
     send_reply(send, reply, link).await;
 }
 
