@@ -62,6 +62,8 @@ fn server_with(binary: Option<&Path>, quic_extra: &str, io_timeout: &str) -> Ser
     let digest = aws_lc_rs::digest::digest(&aws_lc_rs::digest::SHA256, &spki);
     let client_pin = tern_wire::base64::encode(digest.as_ref());
     std::fs::write(path.join("cert.pem"), made.cert.pem()).unwrap();
+    std::fs::write(path.join("client.pem"), client.cert.pem()).unwrap();
+    std::fs::write(path.join("client.key"), client.signing_key.serialize_pem()).unwrap();
     std::fs::write(path.join("key.pem"), made.signing_key.serialize_pem()).unwrap();
     let mut zone = ZONE_HEAD.to_owned();
     for i in 0..HOSTS {
@@ -652,6 +654,14 @@ fn kdig_queries_and_transfers_over_quic() {
         "{}",
         &said[said.len().saturating_sub(300)..]
     );
+    // `other.example` goes only to the client whose certificate's key is pinned.
+    let dir = server.cert_path.parent().unwrap();
+    let certfile = format!("+tls-certfile={}", dir.join("client.pem").display());
+    let keyfile = format!("+tls-keyfile={}", dir.join("client.key").display());
+    let said = kdig(&["+tls-hostname=localhost", &certfile, &keyfile, "other.example", "AXFR"]);
+    assert!(said.contains("other.example.") && said.contains("records)"), "{said}");
+    let said = kdig(&["+tls-hostname=localhost", "other.example", "AXFR"]);
+    assert!(!said.contains("records)"), "{said}");
 }
 
 /// Server CPU time (user and system, all threads) of the process `pid`.
