@@ -158,6 +158,16 @@ fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
         toml::from_str(text).map_err(|e| format!("not a zone table: {}", e.message()))?;
     let name = table_name(&table)?;
     fill_in_stem(&mut table, &name);
+    // A script runs what it names, and a failing one quotes it: only the configuration
+    // file, the operator's, may name one.
+    if ["script", "script-max-memory", "script-max-instructions"]
+        .iter()
+        .any(|k| table.contains_key(*k))
+    {
+        return Err(format!(
+            "zone {name}: `script` is for zones of the configuration file, not zones added at run time"
+        ));
+    }
     ZoneConfig::deserialize(toml::Value::Table(table.clone()))
         .map_err(|e| format!("zone {name}: {}", e.message()))?;
     match table.get("file") {
@@ -312,5 +322,19 @@ mod tests {
         assert!(why.contains(FILE) && why.contains("nope"), "{why}");
         assert!(!dir.path().join(FILE).exists());
         assert!(add(&config, &["file = \"x\"".into()]).unwrap_err().contains("no `name`"));
+    }
+
+    /// A zone added at run time may not name a script: it would run a file the API
+    /// client chose, and a failing script's error quotes the file (`/etc/shadow`).
+    #[test]
+    fn a_zone_added_at_run_time_names_no_script() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path());
+        for extra in ["script = \"/etc/shadow\"", "script-max-memory = \"1M\""] {
+            let table = format!("name = \"s.example\"\n{extra}");
+            let why = add(&config, &[table]).unwrap_err();
+            assert!(why.contains("not zones added at run time"), "{why}");
+        }
+        assert!(!dir.path().join(FILE).exists());
     }
 }
