@@ -684,3 +684,22 @@ fn a_zone_has_a_file_or_a_script_with_its_bounds() {
     ));
     assert!(secondary.contains("`script` is for primary zones"), "{secondary}");
 }
+
+/// Every setting the example shows commented out in `[[template]]` reads as written
+/// once uncommented (the documented `"1d"` once did not).
+#[test]
+fn the_example_templates_commented_values_read() {
+    let example = include_str!("../../../../docs/ternd.example.toml");
+    let section = example.split("[[template]]").nth(1).unwrap().split("[[zone]]").next().unwrap();
+    let mut checked = 0;
+    for line in section.lines().filter_map(|l| l.strip_prefix("# ")) {
+        let setting = line.split(" #").next().unwrap().trim();
+        if !setting.contains(" = ") {
+            continue;
+        }
+        let text = format!("[[template]]\nid = \"t\"\n{setting}\n");
+        assert!(parse(&text).is_ok(), "{setting}: {:?}", parse(&text).err());
+        checked += 1;
+    }
+    assert!(checked >= 10, "{checked} settings read");
+}

@@ -53,7 +53,7 @@ pub fn zone_name<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Name, D::
     parse_zone_name(&text).map_err(de::Error::custom)
 }
 
-/// Parses a duration written as a number and a unit: `500ms`, `10s`, `2m`, `1h`.
+/// Parses a duration written as a number and a unit: `500ms`, `10s`, `2m`, `1h`, `1d`.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let split = text.find(|c: char| !c.is_ascii_digit()).unwrap_or(text.len());
     let (digits, unit) = text.split_at(split);
@@ -63,13 +63,16 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
         "s" => value.checked_mul(1000),
         "m" => value.checked_mul(60_000),
         "h" => value.checked_mul(3_600_000),
+        "d" => value.checked_mul(86_400_000),
         _ => None,
     };
     millis.map(Duration::from_millis).ok_or_else(|| duration_hint(text))
 }
 
 fn duration_hint(text: &str) -> String {
-    format!("`{text}` is not a duration (expected a number and a unit: `500ms`, `10s`, `2m`, `1h`)")
+    format!(
+        "`{text}` is not a duration (expected a number and a unit: `500ms`, `10s`, `2m`, `1h`, `1d`)"
+    )
 }
 
 /// Reads a duration (see [`parse_duration`]).
@@ -205,7 +208,9 @@ mod tests {
         assert_eq!(parse_duration("10s"), Ok(Duration::from_secs(10)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
-        for bad in ["", "10", "s", "1.5s", "-1s", "10 parsecs", "99999999999999999999h"] {
+        // The unit the documented defaults use (`refresh-max = "1d"`).
+        assert_eq!(parse_duration("1d"), Ok(Duration::from_secs(86_400)));
+        for bad in ["", "10", "s", "1.5s", "-1s", "10 parsecs", "99999999999999999999h", "1w"] {
             assert!(parse_duration(bad).is_err(), "{bad}");
         }
     }
