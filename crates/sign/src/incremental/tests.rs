@@ -213,21 +213,8 @@ fn random_name(rng: &mut Rng, delegation: bool) -> String {
 
 /// One random edit of `data`.
 fn mutate(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
-    let pick = |data: &BTreeSet<Rec>, rng: &mut Rng| {
-        let all: Vec<Rec> = data.iter().filter(|r| !apex_records().contains(r)).cloned().collect();
-        (!all.is_empty()).then(|| all[rng.below(all.len())].clone())
-    };
     match rng.below(9) {
-        0 | 1 => {
-            let owner = random_name(rng, false);
-            let n = rng.below(250);
-            let r = if rng.below(2) == 0 {
-                rec(&owner, Rtype::A, 300, &format!("192.0.2.{n}"))
-            } else {
-                rec(&owner, Rtype::TXT, 300, &format!("t{n}"))
-            };
-            data.insert(r);
-        }
+        0 | 1 => add_data(data, rng),
         2 => {
             if let Some(r) = pick(data, rng) {
                 data.remove(&r);
@@ -238,45 +225,9 @@ fn mutate(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
                 data.retain(|x| x.0 != r.0);
             }
         }
-        4 => {
-            let owner = random_name(rng, true);
-            if rng.below(2) == 0 {
-                data.insert(rec(&owner, Rtype::NS, 3600, "ns.example.net."));
-            } else {
-                data.insert(rec(&owner, Rtype::NS, 3600, &format!("ns.{owner}")));
-                data.insert(rec(&format!("ns.{owner}"), Rtype::A, 3600, "192.0.2.7"));
-            }
-        }
-        5 => {
-            let cuts: Vec<Name> =
-                data.iter().filter(|r| r.1 == Rtype::NS).map(|r| r.0.clone()).collect();
-            if let Some(cut) = (!cuts.is_empty()).then(|| cuts[rng.below(cuts.len())].clone()) {
-                let ds = rec(
-                    &cut.to_string(),
-                    Rtype::DS,
-                    3600,
-                    &format!("{} 13 2 {}", rng.below(60000), "AB".repeat(32)),
-                );
-                let had: Vec<Rec> =
-                    data.iter().filter(|r| r.0 == cut && r.1 == Rtype::DS).cloned().collect();
-                if had.is_empty() {
-                    data.insert(ds);
-                } else {
-                    had.iter().for_each(|r| _ = data.remove(r));
-                }
-            }
-        }
-        6 => {
-            if let Some(r) = pick(data, rng) {
-                let ttl = if r.2 == 300 { 600 } else { 300 };
-                let set: Vec<Rec> =
-                    data.iter().filter(|x| x.0 == r.0 && x.1 == r.1).cloned().collect();
-                for x in set {
-                    data.remove(&x);
-                    data.insert((x.0, x.1, ttl, x.3));
-                }
-            }
-        }
+        4 => add_delegation(data, rng),
+        5 => toggle_ds(data, rng),
+        6 => flip_ttl(data, rng),
         7 => {
             let cds = rec("example.", Rtype::CDS, 3600, &format!("1 13 2 {}", "CD".repeat(32)));
             if !data.remove(&cds) {
@@ -289,7 +240,67 @@ fn mutate(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
         }
     }
     data.extend(apex_records());
-    // One TTL per RRset (the first record's), each RDATA once.
+    one_ttl_per_rrset(data);
+}
+
+/// A record of `data` that is not the apex's, at random.
+fn pick(data: &BTreeSet<Rec>, rng: &mut Rng) -> Option<Rec> {
+    let all: Vec<Rec> = data.iter().filter(|r| !apex_records().contains(r)).cloned().collect();
+    (!all.is_empty()).then(|| all[rng.below(all.len())].clone())
+}
+
+/// An A or TXT record at a random name.
+fn add_data(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
+    let owner = random_name(rng, false);
+    let n = rng.below(250);
+    let r = if rng.below(2) == 0 {
+        rec(&owner, Rtype::A, 300, &format!("192.0.2.{n}"))
+    } else {
+        rec(&owner, Rtype::TXT, 300, &format!("t{n}"))
+    };
+    data.insert(r);
+}
+
+/// A delegation, out of zone or with its glue.
+fn add_delegation(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
+    let owner = random_name(rng, true);
+    if rng.below(2) == 0 {
+        data.insert(rec(&owner, Rtype::NS, 3600, "ns.example.net."));
+    } else {
+        data.insert(rec(&owner, Rtype::NS, 3600, &format!("ns.{owner}")));
+        data.insert(rec(&format!("ns.{owner}"), Rtype::A, 3600, "192.0.2.7"));
+    }
+}
+
+/// A DS added at a random delegation that has none, or its DS removed.
+fn toggle_ds(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
+    let cuts: Vec<Name> = data.iter().filter(|r| r.1 == Rtype::NS).map(|r| r.0.clone()).collect();
+    let Some(cut) = (!cuts.is_empty()).then(|| cuts[rng.below(cuts.len())].clone()) else {
+        return;
+    };
+    let digest = format!("{} 13 2 {}", rng.below(60000), "AB".repeat(32));
+    let ds = rec(&cut.to_string(), Rtype::DS, 3600, &digest);
+    let had: Vec<Rec> = data.iter().filter(|r| r.0 == cut && r.1 == Rtype::DS).cloned().collect();
+    if had.is_empty() {
+        data.insert(ds);
+    } else {
+        had.iter().for_each(|r| _ = data.remove(r));
+    }
+}
+
+/// A random RRset's TTL changed between 300 and 600.
+fn flip_ttl(data: &mut BTreeSet<Rec>, rng: &mut Rng) {
+    let Some(r) = pick(data, rng) else { return };
+    let ttl = if r.2 == 300 { 600 } else { 300 };
+    let set: Vec<Rec> = data.iter().filter(|x| x.0 == r.0 && x.1 == r.1).cloned().collect();
+    for x in set {
+        data.remove(&x);
+        data.insert((x.0, x.1, ttl, x.3));
+    }
+}
+
+/// One TTL per RRset (the first record's), each RDATA once.
+fn one_ttl_per_rrset(data: &mut BTreeSet<Rec>) {
     let mut ttls: std::collections::BTreeMap<(Name, Rtype), u32> = Default::default();
     let all = std::mem::take(data);
     for (owner, rtype, ttl, rdata) in all {
