@@ -131,7 +131,5 @@ async fn handshake_then_serve<H: Handler>(
 /// whether that certificate chained to the client CA.
 fn identity(tls: &TlsStream<TcpStream>, client_ca: Option<&ClientCa>) -> TlsClient {
     let chain = tls.get_ref().1.peer_certificates().unwrap_or_default();
-    let pin = chain.first().and_then(|c| Pin::of_certificate(c)).map(|p| p.0);
-    let verified = client_ca.is_some_and(|ca| ca.verifies(chain));
-    TlsClient { pin, verified }
+    crate::tls::client_identity(chain, client_ca)
 }

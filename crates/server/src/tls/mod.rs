@@ -168,6 +168,18 @@ fn warn_of_expiry(path: &Path, expires: Option<i64>) {
     }
 }
 
+/// What a handshake told of the client, from the certificate chain it presented (empty:
+/// none): the pin of its certificate's key, and whether the chain leads to `client_ca`.
+/// DoT and DoQ alike.
+pub fn client_identity(
+    chain: &[CertificateDer<'_>],
+    client_ca: Option<&ClientCa>,
+) -> crate::handler::TlsClient {
+    let pin = chain.first().and_then(|c| Pin::of_certificate(c)).map(|p| p.0);
+    let verified = client_ca.is_some_and(|ca| ca.verifies(chain));
+    crate::handler::TlsClient { pin, verified }
+}
+
 /// The client CA (`[tls] client-ca`): checks client certificates after the handshake.
 #[derive(Debug, Clone)]
 pub struct ClientCa {

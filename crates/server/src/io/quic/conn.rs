@@ -28,7 +28,7 @@ use crate::handler::{Handler, RequestContext, TlsClient, Transport};
 use crate::io::streams::MAX_MESSAGE;
 use crate::io::tcp::limits::Permit;
 use crate::stats::{HandshakeFailure, QuicStats};
-use crate::tls::{ClientCa, Pin};
+use crate::tls::ClientCa;
 use rustls_pki_types::CertificateDer;
 
 /// Streams taken one after the other before the connection waits on its other events.
@@ -276,7 +276,5 @@ fn identity(conn: &quinn::Connection, client_ca: Option<&ClientCa>) -> TlsClient
         .and_then(|any| any.downcast::<Vec<CertificateDer<'static>>>().ok())
         .map(|chain| *chain)
         .unwrap_or_default();
-    let pin = chain.first().and_then(|c| Pin::of_certificate(c)).map(|p| p.0);
-    let verified = client_ca.is_some_and(|ca| ca.verifies(&chain));
-    TlsClient { pin, verified }
+    crate::tls::client_identity(&chain, client_ca)
 }
