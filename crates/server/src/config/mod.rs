@@ -13,6 +13,7 @@ pub mod files;
 pub mod http;
 pub mod quic;
 pub mod report;
+pub mod signing;
 pub mod tls;
 pub mod values;
 pub mod xdp;
