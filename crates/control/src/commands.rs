@@ -92,6 +92,9 @@ impl Writer {
             (ZoneOp::Flush, _) => self.flush_now().await,
             (ZoneOp::Freeze, _) => self.freeze().await,
             (ZoneOp::Thaw, _) => self.thaw().await,
+            (ZoneOp::Keys, _) => self.list_keys(),
+            (ZoneOp::Sign, _) => self.sign_now().await,
+            (ZoneOp::KskSubmitted, _) => self.ksk_submitted().await,
         }
     }
 

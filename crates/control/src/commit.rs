@@ -4,9 +4,9 @@
 //! 1. checks that the served version is still the writer's (nothing else publishes a
 //!    zone, so a failure is a bug: refused before anything is written);
 //! 2. on a blocking thread: builds the change (the caller's work, such as judging a
-//!    batch of updates), applies it copy-on-write, keeps it in the IXFR history,
-//!    signs it (`sign`: a step of its own, a no-op until online signing), and
-//!    appends it to the journal and syncs (`fdatasync`);
+//!    batch of updates); signs it when the zone is signed by this server
+//!    ([`crate::signer::sign`]); applies it copy-on-write, keeps it in the IXFR
+//!    history, and appends it to the journal and syncs (`fdatasync`);
 //! 3. publishes the new version with one pointer swap that checks it replaces the
 //!    version it started from;
 //! 4. sends NOTIFY to the secondaries, when asked.
@@ -28,6 +28,7 @@ use tracing::error;
 
 use crate::error::{Error, Result};
 use crate::journaled;
+use crate::signer::SignKit;
 use crate::state::SharedJournal;
 use crate::writer::Writer;
 
@@ -37,6 +38,9 @@ pub enum Change {
     /// Changesets to apply in order to the served version (a transaction, a PATCH, a
     /// reload's difference, an edit merged with updates).
     Apply(Vec<Changeset>),
+    /// Changesets the signer made (a signature refresh, new keys: [`crate::signer`]),
+    /// applied in order as they are: the sign step leaves them alone.
+    Signed(Vec<Changeset>),
     /// A version built from the served one, and the changes that lead there: an UPDATE
     /// batch (each update judged against the version the one before it left), an IXFR
     /// (applied as it was checked).
@@ -109,13 +113,18 @@ impl Writer {
         let (journal, name, limits) =
             (self.journal.clone(), self.plan.name.to_string(), self.plan.history);
         let ours = self.slot_holds_ours();
+        let kit = match self.sign_kit() {
+            Ok(kit) => kit,
+            Err(why) => return (Err(why), build(None).1),
+        };
         let done = tokio::task::spawn_blocking(move || {
             let (change, extra) = build(base.as_ref());
             let made = match change {
                 None => Ok(None),
                 Some(_) if !ours => Err(Error::Raced),
                 Some(change) => {
-                    prepare(base.as_ref(), change, limits, journal.as_ref(), &name).map(Some)
+                    let kit = kit.as_deref();
+                    prepare(base.as_ref(), change, limits, journal.as_ref(), &name, kit).map(Some)
                 }
             };
             drop(base); // freed here, off the writer, when it is the last reference
@@ -171,9 +180,13 @@ pub fn prepare(
     limits: HistoryLimits,
     journal: Option<&SharedJournal>,
     zone_name: &str,
+    kit: Option<&SignKit>,
 ) -> Result<ZoneContents> {
-    let mut made = make(base, change, limits)?;
-    sign(&mut made)?;
+    let change = match kit {
+        Some(kit) => crate::signer::sign(base, change, kit)?,
+        None => change,
+    };
+    let made = make(base, change, limits)?;
     match (journal, made.replace) {
         (Some(journal), Some(changes)) => journaled::replace(journal, zone_name, &changes)?,
         (Some(journal), None) if !made.journal.is_empty() => {
@@ -188,7 +201,7 @@ pub fn prepare(
 fn make(base: Option<&Arc<ZoneContents>>, change: Change, limits: HistoryLimits) -> Result<Made> {
     let base_history = || base.map(|b| b.history().clone()).unwrap_or_default();
     match change {
-        Change::Apply(changes) => {
+        Change::Apply(changes) | Change::Signed(changes) => {
             let base = base.ok_or(Error::NothingServed)?;
             let mut zone = ZoneContents::clone(base);
             for change in &changes {
@@ -217,13 +230,6 @@ fn make(base: Option<&Arc<ZoneContents>>, change: Change, limits: HistoryLimits)
 /// `history` with `changes` after it, within `limits`.
 fn pushed(history: History, changes: &[Arc<Changeset>], limits: HistoryLimits) -> History {
     changes.iter().fold(history, |h, c| h.push(Arc::clone(c), limits))
-}
-
-/// Signs a change before it is journaled: RRSIGs and NSEC/NSEC3 records for what it
-/// touches. A no-op until online signing (a signed zone's changes are refused before
-/// they get here).
-fn sign(_made: &mut Made) -> Result<()> {
-    Ok(())
 }
 
 #[cfg(test)]

@@ -278,7 +278,11 @@ impl Writer {
         }
         let (serial, file) = (zone.serial(), path.clone());
         let written = tokio::task::spawn_blocking(move || {
-            storage::write_zone(&file, &zone, "written by ternd after dynamic updates")
+            storage::write_zone(
+                &file,
+                &zone,
+                "written by ternd with what the file lacked (dynamic updates, signatures)",
+            )
         })
         .await;
         match written {
@@ -354,7 +358,7 @@ pub fn compute(
         // The last one raises the serial with its own change (the apex rewritten once).
         let change = match n + 1 == count {
             true => request.changes(zone, &policy, now),
-            false => request.changes_unnumbered(zone),
+            false => request.changes_unnumbered(zone, &policy),
         };
         let applied = change.and_then(|change| match change.is_empty() {
             true => Ok(false),

@@ -156,6 +156,9 @@ pub enum Error {
     /// A blocking task panicked or was cancelled.
     #[error("{0}")]
     Task(#[from] tokio::task::JoinError),
+    /// The zone is not signed by this server (no `dnssec-policy`).
+    #[error("the zone is not signed by this server (no `dnssec-policy`)")]
+    NotSigned,
     /// A key store's file that is missing, unreadable, foreign, corrupt or readable by
     /// others, or a key file from outside (BIND's) that does not read: which file, the
     /// line when it is about one, and why.

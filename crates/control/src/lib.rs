@@ -67,6 +67,8 @@ pub mod run;
 pub mod script;
 pub mod secondary;
 pub mod shared;
+pub mod signed_zone;
+pub mod signer;
 pub mod state;
 pub mod storage;
 pub mod updates;

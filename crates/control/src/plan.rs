@@ -165,6 +165,8 @@ pub struct ZonePlan {
     /// Count the zone's queries by rcode and type (`query-stats`; see
     /// [`crate::query_stats`]).
     pub query_stats: bool,
+    /// Signed by this server with this policy (`dnssec-policy`; see [`crate::signer`]).
+    pub signing: Option<Arc<crate::signer::SigningPlan>>,
 }
 
 impl ZonePlan {
@@ -184,6 +186,7 @@ impl ZonePlan {
             notify_ns: false,
             catalog: CatalogRole::None,
             query_stats: false,
+            signing: None,
         }
     }
 }

@@ -199,7 +199,9 @@ impl Writer {
             true => Notify::Yes,
             false => Notify::No,
         };
-        let (records, serial) = (zone.record_count() as u64, zone.serial());
+        // A signed zone's file gets the signed version (as Knot DNS writes it): kept
+        // here to compare with what the commit publishes.
+        let unsigned = self.signer.as_ref().map(|_| zone.clone());
         let change = self.change_of(zone, change, &journaled);
         let change = match rebase {
             Some(journal) => Change::Rebased { change: Box::new(change), journal },
@@ -211,6 +213,12 @@ impl Writer {
         };
         self.source = version;
         self.file_base = file_holds.map(Arc::new);
+        if let Some(unsigned) = unsigned.filter(|u| !same_version(u, &zone)) {
+            // Signing changed what the file holds: written at once, so that a restart
+            // finds the signed version and the journal leads from it.
+            self.file_base.get_or_insert(Arc::new(unsigned));
+            self.flush_at = Some(self.now());
+        }
         if self.file_base.is_some() {
             // The journal alone has what the file lacks: it stays until the file is written.
             self.schedule_flush();
@@ -219,7 +227,7 @@ impl Writer {
         } else {
             self.compact_if_due(&zone);
         }
-        LoadOutcome::Loaded { serial, records }
+        LoadOutcome::Loaded { serial: zone.serial(), records: zone.record_count() as u64 }
     }
 
     /// What a load changes: the difference from the served version when the serial
@@ -284,6 +292,12 @@ impl Writer {
             }
         });
     }
+}
+
+/// True when `a` and `b` are the same version to the eye of a zone file: serial and
+/// records.
+fn same_version(a: &ZoneContents, b: &ZoneContents) -> bool {
+    a.serial() == b.serial() && a.record_count() == b.record_count()
 }
 
 /// Loads the file and compares it with the served version (on a blocking thread): a

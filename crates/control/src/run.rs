@@ -103,10 +103,7 @@ impl Writer {
         }
         // While a refresh is under way its outcome wakes the writer, not the timer.
         let schedule = if self.refreshing.is_some() { expiry } else { self.schedule.next_wake() };
-        match (schedule, self.flush_at) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        [schedule, self.flush_at, self.sign_wake()].into_iter().flatten().min()
     }
 
     /// Refreshes what `zone-status` shows (never waiting for the journal's lock).
@@ -145,6 +142,9 @@ impl Writer {
         if self.schedule.next_wake().is_some_and(|at| at <= self.now()) {
             self.on_refresh_time();
         }
+        if self.sign_wake().is_some_and(|at| at <= self.now()) {
+            Box::pin(self.sign_due()).await;
+        }
     }
 
     /// Takes the plan and loads (primary) or starts (secondary). A zone that became a
@@ -161,6 +161,11 @@ impl Writer {
             return LoadOutcome::Unchanged { records };
         }
         let started = std::time::Instant::now();
+        if let Err(why) = Box::pin(self.open_signer()).await {
+            self.last_error = Some((self.now(), format!("not signed: {why}")));
+            control().load(LoadResult::Failed, started.elapsed());
+            return LoadOutcome::Failed(format!("not signed: {why}"));
+        }
         let outcome = match self.plan.role {
             Role::Primary => {
                 self.schedule = Schedule::default();

@@ -69,6 +69,8 @@ pub struct Writer {
     /// The writer's own inbox, where its refreshes hand back their outcome (set when it
     /// runs).
     pub inbox: Option<Arc<WriterInbox>>,
+    /// The zone's signer, when this server signs it ([`crate::signer`]).
+    pub signer: Option<Box<crate::signer::Signer>>,
 }
 
 impl Writer {
@@ -96,6 +98,7 @@ impl Writer {
             refreshing: None,
             notices: None,
             inbox: None,
+            signer: None,
         }
     }
 

@@ -62,6 +62,12 @@ enum Command {
     ZoneFreeze { zones: Vec<String> },
     /// End a freeze: a primary re-reads its zone file.
     ZoneThaw { zones: Vec<String> },
+    /// A zone signed here: its DNSSEC keys, their state and timings (as `keymgr list`).
+    ZoneKeys { zones: Vec<String> },
+    /// A zone signed here: take the key policy's steps due and make every signature again.
+    ZoneSign { zones: Vec<String> },
+    /// A zone signed here: the DS the key policy waits for is at (or gone from) the parent.
+    ZoneKskSubmitted { zones: Vec<String> },
     /// Print the zone's records (optionally of one owner, and one type).
     ZoneRead { zone: String, owner: Option<String>, rtype: Option<String> },
     /// Open a transaction on the zone.
@@ -246,6 +252,9 @@ fn request(command: Command) -> Result<Action, String> {
         Command::ZoneFlush { zones } => zone_op(ZoneOp::Flush, zones),
         Command::ZoneFreeze { zones } => zone_op(ZoneOp::Freeze, zones),
         Command::ZoneThaw { zones } => zone_op(ZoneOp::Thaw, zones),
+        Command::ZoneKeys { zones } => zone_op(ZoneOp::Keys, zones),
+        Command::ZoneSign { zones } => zone_op(ZoneOp::Sign, zones),
+        Command::ZoneKskSubmitted { zones } => zone_op(ZoneOp::KskSubmitted, zones),
         Command::ZoneRead { zone, owner, rtype } => {
             Ok(Action::Ask(Request::ZoneRead { zone, owner, rtype }))
         }

@@ -120,6 +120,14 @@ pub enum ZoneOp {
     Freeze,
     /// Ends a freeze: a primary re-reads its zone file, a secondary refreshes if due.
     Thaw,
+    /// A zone signed here: its DNSSEC keys, their state and timings.
+    Keys,
+    /// A zone signed here: takes the key policy's steps due, and makes every signature
+    /// again now.
+    Sign,
+    /// A zone signed here: the DS the key policy waits for has appeared at (or gone from)
+    /// the parent, as the operator checked.
+    KskSubmitted,
 }
 
 impl ZoneOp {
@@ -133,6 +141,9 @@ impl ZoneOp {
             ZoneOp::Flush => "zone-flush",
             ZoneOp::Freeze => "zone-freeze",
             ZoneOp::Thaw => "zone-thaw",
+            ZoneOp::Keys => "zone-keys",
+            ZoneOp::Sign => "zone-sign",
+            ZoneOp::KskSubmitted => "zone-ksk-submitted",
         }
     }
 }

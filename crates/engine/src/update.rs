@@ -54,6 +54,9 @@ pub use serial::SerialPolicy;
 pub struct UpdatePolicy {
     /// How the serial rises when an update leaves the SOA alone.
     pub serial: SerialPolicy,
+    /// The zone is signed by this server (online signing): updates to it are taken,
+    /// and signed as they are committed. Otherwise a signed zone refuses them.
+    pub signed_here: bool,
 }
 
 impl UpdatePolicy {
@@ -244,7 +247,7 @@ pub fn update(
     if !requester.may_update(zone.origin()) {
         return Err(not_allowed(requester));
     }
-    evaluate(zone, &read, requester, Some((policy, now)))
+    evaluate(zone, &read, requester, (Some(now), policy))
 }
 
 /// REFUSED: no rule lets the requester update the zone.
@@ -261,9 +264,9 @@ fn evaluate(
     zone: &ZoneContents,
     read: &UpdateMessage,
     requester: &Requester<'_>,
-    number: Option<(&UpdatePolicy, u64)>,
+    (number, policy): (Option<u64>, &UpdatePolicy),
 ) -> Result<Changeset, UpdateRefusal> {
-    if is_signed(zone) {
+    if !policy.signed_here && is_signed(zone) {
         return Err(UpdateRefusal::new(
             Rcode::REFUSED,
             "the zone is signed, and updates to signed zones need online signing",
@@ -278,7 +281,7 @@ fn evaluate(
     for entry in &read.updates {
         work.apply(entry);
     }
-    work.changeset(number)
+    work.changeset(number.map(|now| (policy, now)))
 }
 
 /// A zone is signed when its apex has a DNSKEY RRset, or it has an NSEC or NSEC3 chain.
@@ -506,7 +509,7 @@ impl UpdateRequest {
         policy: &UpdatePolicy,
         now: u64,
     ) -> Result<Changeset, UpdateRefusal> {
-        self.evaluate(zone, Some((policy, now)))
+        self.evaluate(zone, (Some(now), policy))
     }
 
     /// [`changes`](Self::changes) for a primary that raises the serial once for a batch
@@ -514,14 +517,18 @@ impl UpdateRequest {
     /// not once an update): a change that leaves the SOA alone has no SOA (its
     /// `soa_from` and `soa_to` are `None`); one whose update replaced the SOA goes from
     /// the zone's SOA to the update's, as with `changes`.
-    pub fn changes_unnumbered(&self, zone: &ZoneContents) -> Result<Changeset, UpdateRefusal> {
-        self.evaluate(zone, None)
+    pub fn changes_unnumbered(
+        &self,
+        zone: &ZoneContents,
+        policy: &UpdatePolicy,
+    ) -> Result<Changeset, UpdateRefusal> {
+        self.evaluate(zone, (None, policy))
     }
 
     fn evaluate(
         &self,
         zone: &ZoneContents,
-        number: Option<(&UpdatePolicy, u64)>,
+        number: (Option<u64>, &UpdatePolicy),
     ) -> Result<Changeset, UpdateRefusal> {
         if !zone.origin().eq_ignore_case(&self.origin) {
             let why = format!("the request is for {}, not {}", self.origin, zone.origin());

@@ -90,7 +90,7 @@ fn commit_batch(
         compute(current, tasks, UpdatePolicy::default(), tern_control::clock::unix_now());
     let change = Change::Built { zone: computed.zone.unwrap(), changes: computed.changes };
     let limits = HistoryLimits::default();
-    let zone = prepare(Some(current), change, limits, Some(journal), name).unwrap();
+    let zone = prepare(Some(current), change, limits, Some(journal), name, None).unwrap();
     (zone, computed.judged)
 }
 

@@ -56,7 +56,7 @@ impl Edit {
         policy: &UpdatePolicy,
         now: u64,
     ) -> Result<Changeset, UpdateRefusal> {
-        if is_signed(zone) {
+        if !policy.signed_here && is_signed(zone) {
             return Err(UpdateRefusal::new(
                 tern_wire::Rcode::REFUSED,
                 "the zone is signed, and changes to signed zones need online signing",

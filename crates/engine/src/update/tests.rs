@@ -617,7 +617,7 @@ fn the_serial_follows_the_policy() {
     let m = msg().add("n", 300, Rtype::A, "192.0.2.7");
     let requester = Requester { access: &open_access(), client: client(), key: None, tls: None };
     let serial = |policy: SerialPolicy| {
-        let policy = UpdatePolicy { serial: policy };
+        let policy = UpdatePolicy { serial: policy, ..UpdatePolicy::default() };
         update(&zone(), &m.wire(), &requester, &policy, NOW).unwrap().to_serial()
     };
     assert_eq!(serial(SerialPolicy::Increment), Some(11));
@@ -801,7 +801,7 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
     );
     let changes = request.changes(&zone(), &UpdatePolicy::default(), NOW).unwrap();
     assert_eq!(changes.to_serial(), Some(11));
-    let unnumbered = request.changes_unnumbered(&zone()).unwrap();
+    let unnumbered = request.changes_unnumbered(&zone(), &UpdatePolicy::default()).unwrap();
     assert_eq!((unnumbered.soa_from, unnumbered.soa_to), (None, None), "the batch numbers it");
     assert_eq!((unnumbered.added, unnumbered.removed), (changes.added, changes.removed));
     let other = crate::tests::zones(&[("other.", ZONE)]).slots()[0].contents_full().unwrap();

@@ -131,6 +131,10 @@ pub struct ServerConfig {
     /// `storage/backup`); a directory named elsewhere is refused.
     #[serde(default)]
     pub backup_dir: Option<PathBuf>,
+    /// Where the DNSSEC keys of zones signed here are kept, a directory per zone
+    /// (default: `storage/keys`).
+    #[serde(default)]
+    pub key_dir: Option<PathBuf>,
     /// Refuse to start when any zone fails to load (by default only when all do).
     #[serde(default)]
     pub strict_start: bool,
@@ -334,6 +338,8 @@ struct RawZone {
     #[serde(default)]
     catalog_group: Option<toml::Value>,
     #[serde(default)]
+    dnssec_policy: Option<toml::Value>,
+    #[serde(default)]
     catalog_role: Option<xfr::CatalogKind>,
     #[serde(default, deserialize_with = "xfr::string_or_list")]
     catalog_template: Vec<String>,
@@ -365,6 +371,7 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("query-stats", raw.query_stats),
             ("catalog", raw.catalog),
             ("catalog-group", raw.catalog_group),
+            ("dnssec-policy", raw.dnssec_policy),
         ];
         for (key, value) in keys {
             if let Some(value) = value {
@@ -485,6 +492,17 @@ impl Config {
         self.server.backup_dir.clone().unwrap_or_else(|| self.server.storage.join("backup"))
     }
 
+    /// The directory of signed zones' keys (`key-dir`, else `keys` in the storage
+    /// directory).
+    pub fn key_dir(&self) -> PathBuf {
+        key_dir(&self.server)
+    }
+
+    /// What every `[[policy]]`'s plan shares (the key directory, signing threads).
+    pub fn signing_defaults(&self) -> signing::Defaults {
+        signing::Defaults::new(self.key_dir())
+    }
+
     /// The file of zones added at run time (`ternctl zone-add`), in the storage
     /// directory; `None` for built-in configurations.
     pub fn added_zones_path(&self) -> Option<PathBuf> {
@@ -576,7 +594,8 @@ impl Config {
             .collect();
         if errors.is_empty() {
             let all: Vec<_> = zones.iter().cloned().chain(producers).collect();
-            match xfr::resolve(&self.tables, &all, &base, &self.server.storage) {
+            let signing = self.signing_defaults();
+            match xfr::resolve(&self.tables, &all, &base, (&self.server.storage, &signing)) {
                 Ok(resolved) => {
                     let plans = resolved.zones.get(..zones.len()).unwrap_or_default();
                     if plans.iter().any(|p| matches!(p.catalog, CatalogRole::Member { .. })) {
@@ -689,7 +708,8 @@ impl Config {
             .enumerate()
             .map(|(i, z)| (self.zone_spans.get(i).cloned().unwrap_or(0..0), z.clone()))
             .collect();
-        match xfr::resolve(&self.tables, &zones, base, &self.server.storage) {
+        let signing = self.signing_defaults();
+        match xfr::resolve(&self.tables, &zones, base, (&self.server.storage, &signing)) {
             Ok(resolved) => {
                 let mut users = files::FileUsers::new();
                 for ((span, _), plan) in zones.iter().zip(&resolved.zones) {
@@ -724,6 +744,7 @@ impl Config {
         };
         self.server.added_zone_dirs.iter_mut().for_each(anchor);
         self.server.backup_dir.as_mut().map(anchor);
+        self.server.key_dir.as_mut().map(anchor);
         self.log.file.as_mut().map(anchor);
         self.control.socket.as_mut().map(anchor);
         self.http.api_token_file.as_mut().map(anchor);
@@ -832,6 +853,11 @@ fn read_added(
     }));
 }
 
+/// `key-dir`, else `storage/keys`.
+fn key_dir(server: &ServerConfig) -> PathBuf {
+    server.key_dir.clone().unwrap_or_else(|| server.storage.join("keys"))
+}
+
 fn default_storage() -> PathBuf {
     PathBuf::from("/var/lib/tern")
 }
@@ -844,7 +870,7 @@ struct TableReader {
 
 /// The top-level keys, for the unknown-key hint.
 const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `xdp`, `http`, `tls`, `quic`, `key`, `remote`, `acl`, `template`, `zone`";
+     `control`, `xdp`, `http`, `tls`, `quic`, `key`, `remote`, `acl`, `template`, `policy`, `zone`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -872,6 +898,7 @@ impl TableReader {
             "remote" => self.list(&mut config.tables.remotes, value),
             "acl" => self.list(&mut config.tables.acls, value),
             "template" => self.list(&mut config.tables.templates, value),
+            "policy" => self.list(&mut config.tables.policies, value),
             "zone" => self.list(zones, value),
             other => self.errors.push((
                 Some(key.span()),
@@ -978,6 +1005,7 @@ impl Default for ServerConfig {
             storage: default_storage(),
             added_zone_dirs: Vec::new(),
             backup_dir: None,
+            key_dir: None,
             strict_start: false,
             control_nice: default_control_nice(),
             tsig_max_fudge: default_tsig_max_fudge(),

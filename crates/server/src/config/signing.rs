@@ -5,9 +5,13 @@
 //! [`tern_sign::policy::Policy`] and [`tern_sign::DenialConfig`]; the defaults are
 //! the policy engine's.
 
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
+use tern_control::signer::SigningPlan;
 use tern_sign::policy::{Policy, Scheme};
 use tern_sign::{Algorithm, DenialConfig, Nsec3Config};
 
@@ -165,6 +169,56 @@ impl PolicyConfig {
             Some(other) => Err(format!("`denial`: `{other}` (expected `nsec` or `nsec3`)")),
         }
     }
+}
+
+/// What every policy's plan shares: where keys are kept, and the threads that sign a
+/// whole zone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Defaults {
+    /// The key directory.
+    pub key_dir: PathBuf,
+    /// Threads that sign a whole zone.
+    pub threads: usize,
+}
+
+impl Defaults {
+    /// Keys in `key_dir`; a whole zone signed on every core.
+    pub fn new(key_dir: PathBuf) -> Defaults {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        Defaults { key_dir, threads }
+    }
+}
+
+/// Every `[[policy]]` resolved, by id; each one that cannot work, or is declared twice,
+/// is a problem at its table.
+pub fn resolve_policies(
+    list: &[toml::Spanned<PolicyConfig>],
+    defaults: &Defaults,
+    problems: &mut Vec<super::xfr::Problem>,
+) -> HashMap<String, Arc<SigningPlan>> {
+    let mut map = HashMap::new();
+    for spanned in list {
+        let config = spanned.get_ref();
+        let resolved = match config.resolve() {
+            Ok(resolved) => resolved,
+            Err(why) => {
+                problems.push((spanned.span(), format!("policy `{}`: {why}", config.id)));
+                continue;
+            }
+        };
+        let plan = SigningPlan {
+            id: config.id.clone(),
+            policy: resolved.keys,
+            denial: resolved.denial,
+            salt_length: resolved.salt_length,
+            key_dir: defaults.key_dir.clone(),
+            threads: defaults.threads,
+        };
+        if map.insert(config.id.clone(), Arc::new(plan)).is_some() {
+            problems.push((spanned.span(), format!("policy `{}` is declared twice", config.id)));
+        }
+    }
+    map
 }
 
 #[cfg(test)]

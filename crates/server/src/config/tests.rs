@@ -392,14 +392,14 @@ fn every_key_is_documented_where_its_table_is() {
             assert!(section.contains(&format!("`{key}`")), "[{table}] {key} is not documented");
         }
     }
-    for table in ["key", "remote", "acl", "template", "zone"] {
+    for table in ["key", "remote", "acl", "template", "zone", "policy"] {
         assert!(known_keys("").contains(&table.to_owned()), "{table}");
         let section = documented_section(&format!("[[{table}]]"));
         for key in known_keys(&format!("[[{table}]]")) {
             assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
         }
     }
-    assert_eq!(known_keys("").len(), 17, "a new table: add it above");
+    assert_eq!(known_keys("").len(), 18, "a new table: add it above");
 }
 
 #[test]
@@ -445,7 +445,9 @@ fn every_key_is_in_the_example_configuration() {
     ]
     .iter()
     .map(|t| format!("[{t}]"))
-    .chain(["key", "remote", "acl", "template", "zone"].iter().map(|t| format!("[[{t}]]")))
+    .chain(
+        ["key", "remote", "acl", "template", "zone", "policy"].iter().map(|t| format!("[[{t}]]")),
+    )
     .collect();
     let mut missing = Vec::new();
     for table in &tables {
@@ -690,16 +692,21 @@ fn a_zone_has_a_file_or_a_script_with_its_bounds() {
 #[test]
 fn the_example_templates_commented_values_read() {
     let example = include_str!("../../../../docs/ternd.example.toml");
-    let section = example.split("[[template]]").nth(1).unwrap().split("[[zone]]").next().unwrap();
-    let mut checked = 0;
-    for line in section.lines().filter_map(|l| l.strip_prefix("# ")) {
-        let setting = line.split(" #").next().unwrap().trim();
-        if !setting.contains(" = ") {
-            continue;
+    let after = |table: &str| example.split(table).nth(1).unwrap();
+    let template = after("[[template]]").split("# Online DNSSEC").next().unwrap();
+    let policy = after("# [[policy]]").split("[[zone]]").next().unwrap();
+    for (table, section, least) in [("template", template, 10), ("policy", policy, 19)] {
+        let mut checked = 0;
+        for line in section.lines().filter_map(|l| l.strip_prefix("# ")) {
+            let setting = line.split(" #").next().unwrap().trim();
+            if !setting.contains(" = ") || setting.starts_with("id =") {
+                continue;
+            }
+            let nsec3 = if setting.starts_with("nsec3-") { "denial = \"nsec3\"\n" } else { "" };
+            let text = format!("[[{table}]]\nid = \"t\"\n{nsec3}{setting}\n");
+            assert!(parse(&text).is_ok(), "{setting}: {:?}", parse(&text).err());
+            checked += 1;
         }
-        let text = format!("[[template]]\nid = \"t\"\n{setting}\n");
-        assert!(parse(&text).is_ok(), "{setting}: {:?}", parse(&text).err());
-        checked += 1;
+        assert!(checked >= least, "{table}: {checked} settings read");
     }
-    assert!(checked >= 10, "{checked} settings read");
 }

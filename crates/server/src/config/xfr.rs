@@ -237,6 +237,9 @@ pub struct TemplateConfig {
     /// The zone's `group` property in that catalog.
     #[serde(default)]
     pub catalog_group: Option<String>,
+    /// The `[[policy]]` this server signs the zone with (online signing).
+    #[serde(default)]
+    pub dnssec_policy: Option<String>,
 }
 
 fn maybe_zone_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Name>, D::Error> {
@@ -336,6 +339,8 @@ pub struct Tables {
     pub acls: Vec<toml::Spanned<AclConfig>>,
     /// `[[template]]`.
     pub templates: Vec<toml::Spanned<TemplateConfig>>,
+    /// `[[policy]]`.
+    pub policies: Vec<toml::Spanned<super::signing::PolicyConfig>>,
 }
 
 /// A reference error: where, and what.
@@ -355,16 +360,18 @@ pub fn resolve(
     tables: &Tables,
     zones: &[(std::ops::Range<usize>, ZoneConfig)],
     base: &Path,
-    storage: &Path,
+    (storage, signing): (&Path, &super::signing::Defaults),
 ) -> Result<Resolved, Vec<Problem>> {
     let mut problems = Vec::new();
     let keys = resolve_keys(tables, base, &mut problems);
     let remotes = resolve_remotes(tables, &keys, base, &mut problems);
     let acls = resolve_acls(tables, &keys, &mut problems);
     let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
+    let policies = super::signing::resolve_policies(&tables.policies, signing, &mut problems);
     let mut plans = Vec::new();
     for (span, zone) in zones {
-        let refs = Refs { remotes: &remotes, acls: &acls, templates: &templates };
+        let refs =
+            Refs { remotes: &remotes, acls: &acls, templates: &templates, policies: &policies };
         match refs.plan(zone, storage) {
             Ok(plan) => plans.push((span, plan)),
             Err(why) => problems.push((span.clone(), format!("zone {}: {why}", zone.name))),
@@ -609,6 +616,7 @@ struct Refs<'a> {
     remotes: &'a HashMap<String, Remote>,
     acls: &'a HashMap<String, AclRule>,
     templates: &'a HashMap<String, &'a TemplateConfig>,
+    policies: &'a HashMap<String, Arc<tern_control::signer::SigningPlan>>,
 }
 
 impl Refs<'_> {
@@ -653,6 +661,8 @@ impl Refs<'_> {
             }
         };
         let role = if primaries.is_empty() { Role::Primary } else { Role::Secondary(primaries) };
+        let zonefile_sync = own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC);
+        let signing = self.signing(own, t, (&role, &catalog, zonefile_sync))?;
         Ok(ZonePlan {
             name: zone.name.clone(),
             source,
@@ -663,12 +673,38 @@ impl Refs<'_> {
             timers: timers(own, t),
             update: UpdatePolicy {
                 serial: own.serial_policy.or(t.serial_policy).unwrap_or_default(),
+                signed_here: signing.is_some(),
             },
-            zonefile_sync: own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC),
+            zonefile_sync,
             notify_ns: own.notify_ns.or(t.notify_ns).unwrap_or(false),
             catalog,
             query_stats: own.query_stats.or(t.query_stats).unwrap_or(false),
+            signing,
         })
+    }
+
+    /// The zone's signing plan (`dnssec-policy`): only a primary zone is signed here,
+    /// whose file can take the signed version.
+    fn signing(
+        &self,
+        own: &TemplateConfig,
+        t: &TemplateConfig,
+        (role, catalog, sync): (&Role, &CatalogRole, ZonefileSync),
+    ) -> Result<Option<Arc<tern_control::signer::SigningPlan>>, String> {
+        let Some(id) = own.dnssec_policy.as_ref().or(t.dnssec_policy.as_ref()) else {
+            return Ok(None);
+        };
+        let plan = self.policies.get(id).ok_or_else(|| format!("policy `{id}` is not declared"))?;
+        if matches!(role, Role::Secondary(_)) {
+            return Err("`dnssec-policy`: a secondary zone is not signed here yet (signing an unsigned primary's zone is not supported)".into());
+        }
+        if matches!(catalog, CatalogRole::Producer | CatalogRole::Consumer { .. }) {
+            return Err("`dnssec-policy`: catalog zones are not signed".into());
+        }
+        if sync == ZonefileSync::Never {
+            return Err("`dnssec-policy` needs the zone file written (`zonefile-sync` other than `never`): it holds the signed zone".into());
+        }
+        Ok(Some(Arc::clone(plan)))
     }
 
     fn remotes_named(&self, ids: &[String], what: &str) -> Result<Vec<Remote>, String> {

@@ -274,6 +274,9 @@ async fn zone_op(
         "flush" => ZoneOp::Flush,
         "freeze" => ZoneOp::Freeze,
         "thaw" => ZoneOp::Thaw,
+        "keys" => ZoneOp::Keys,
+        "sign" => ZoneOp::Sign,
+        "ksk-submitted" => ZoneOp::KskSubmitted,
         other => return error(StatusCode::NOT_FOUND, format!("no action `{other}`")),
     };
     ask(&api, Request::Zone { op, zones: vec![zone] }).await

@@ -220,7 +220,8 @@ fn member_config(config: &Config, catalog: &ZonePlan, listed: &Listed) -> Option
 /// The members' plans, all at once; when that fails, one by one (to log each problem).
 fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> Vec<Arc<ZonePlan>> {
     let base = config.path.as_ref().and_then(|p| p.parent()).map(PathBuf::from).unwrap_or_default();
-    let storage = &config.server.storage;
+    let signing = config.signing_defaults();
+    let storage = (config.server.storage.as_path(), &signing);
     if let Ok(resolved) = xfr::resolve(&config.tables, zones, &base, storage) {
         return resolved.zones;
     }

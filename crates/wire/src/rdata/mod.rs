@@ -37,7 +37,7 @@ mod nsec3;
 mod services;
 mod svcb;
 mod time;
-pub use time::days_from_civil;
+pub use time::{days_from_civil, sig_time_text};
 mod typed;
 mod zone_sync;
 

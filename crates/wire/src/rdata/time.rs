@@ -103,6 +103,14 @@ fn digit_pairs(chars: [u8; 8]) -> Option<[i64; 4]> {
 }
 
 /// Appends `YYYYMMDDHHmmSS` for a 32-bit time.
+/// `secs` (seconds since the epoch, as RRSIG times are) as `YYYYMMDDHHmmSS` UTC, the
+/// form of RFC 4034 §3.2.
+pub fn sig_time_text(secs: u32) -> String {
+    let mut out = String::new();
+    write_sig_time(secs, &mut out);
+    out
+}
+
 pub(crate) fn write_sig_time(secs: u32, out: &mut String) {
     let secs = i64::from(secs);
     let (year, month, day) = civil_from_days(secs / 86_400);

@@ -1,0 +1,205 @@
+//! A writer's part in online signing ([`crate::signer`]): its signer opened when its
+//! plan names a policy (and dropped when it no longer does), the kit each commit signs
+//! with, and the signing timer — the policy's steps due (keys made, published, retired)
+//! and the signatures refreshed, each slice committed as a change the signer made.
+
+use std::sync::Arc;
+
+use tern_sign::{refresh, RefreshCursor, RefreshOptions};
+use tracing::{error, info, warn};
+
+use crate::commit::{Change, Notify};
+use crate::error::{Error, Result};
+use crate::signer::{SignKit, Signer};
+use crate::writer::Writer;
+
+/// Names a refresh slice visits, and signatures it makes, at most.
+const SLICE_NAMES: usize = 20_000;
+const SLICE_SIGNATURES: usize = 2_000;
+
+/// Slices of one refresh pass at most (a zone of 20 million names): the pass goes on at
+/// the next wake-up.
+const MAX_SLICES: usize = 1_000;
+
+impl Writer {
+    /// Opens the signer the plan asks for, or drops the one it no longer asks for; the
+    /// key store's errors (an unreadable key file, a corrupt state) come back, and the
+    /// zone keeps what it serves.
+    pub(crate) async fn open_signer(&mut self) -> Result<()> {
+        let Some(plan) = self.plan.signing.clone() else {
+            self.signer = None;
+            return Ok(());
+        };
+        if self.signer.as_ref().is_some_and(|s| s.plan() == &plan) {
+            return Ok(());
+        }
+        let (zone, now) = (self.plan.name.clone(), self.now());
+        let opened = tokio::task::spawn_blocking(move || Signer::open(plan, &zone, now)).await?;
+        let signer = opened.inspect_err(|why| {
+            error!(zone = %self.plan.name, "not signed: the key store cannot be used: {why}");
+        })?;
+        info!(zone = %self.plan.name, policy = %signer.plan().id, keys = signer.store().keys().len(), "signing with policy");
+        self.signer = Some(Box::new(signer));
+        Ok(())
+    }
+
+    /// The kit a commit signs with; `None` for a zone this server does not sign.
+    pub(crate) fn sign_kit(&mut self) -> Result<Option<Arc<SignKit>>> {
+        let (serial, now) = (self.plan.update.serial, self.now());
+        let current = self.current.clone();
+        let Some(signer) = self.signer.as_mut() else { return Ok(None) };
+        signer.kit(current.as_deref(), serial, now).map(Some)
+    }
+
+    /// When the signer next has work: a policy step or a refresh pass.
+    pub(crate) fn sign_wake(&self) -> Option<u64> {
+        let signer = self.signer.as_ref().filter(|_| self.current.is_some())?;
+        Some(signer.keys_due.map_or(signer.refresh_due, |k| k.min(signer.refresh_due)))
+    }
+
+    /// The signing timer: the policy's steps due, then a refresh pass over the zone.
+    pub(crate) async fn sign_due(&mut self) {
+        let now = self.now();
+        if let Err(why) = self.advance_keys(now).await {
+            error!(zone = %self.plan.name, "key policy step failed (the zone keeps its keys): {why}");
+            self.last_error = Some((now, format!("key policy: {why}")));
+        }
+        let refresh = self.signer.as_ref().map_or(0, |s| s.plan().policy.signature_refresh);
+        if let Err(why) = self.refresh_signatures(now.saturating_add(refresh)).await {
+            error!(zone = %self.plan.name, "signature refresh failed (the last signed version stays served): {why}");
+            self.last_error = Some((now, format!("signature refresh: {why}")));
+        }
+        if let Some(signer) = self.signer.as_mut() {
+            signer.refresh_due = now + refresh_interval(signer.plan().policy.signature_refresh);
+        }
+    }
+
+    /// Takes the policy's steps due at `now` (on a blocking thread: key files are written).
+    async fn advance_keys(&mut self, now: u64) -> Result<()> {
+        let Some(mut signer) = self.signer.take() else { return Ok(()) };
+        let done = tokio::task::spawn_blocking(move || {
+            let outcome = signer.advance(now);
+            (signer, outcome)
+        })
+        .await?;
+        let (signer, outcome) = done;
+        self.signer = Some(signer);
+        let outcome = outcome?;
+        for action in &outcome.actions {
+            info!(zone = %self.plan.name, "key policy: {action:?}");
+        }
+        for (id, present) in &outcome.awaiting {
+            let want = if *present { "appear" } else { "go" };
+            warn!(zone = %self.plan.name, key = id, "waiting for the key's DS to {want} at the parent (`ternctl zone-ksk-submitted` once it has)");
+        }
+        Ok(())
+    }
+
+    /// `zone-keys`: the keys, one line each — id, tag, algorithm, role, then the times
+    /// of their steps (UTC) and the DS's state.
+    pub(crate) fn list_keys(&self) -> Result<String> {
+        let signer = self.signer.as_ref().ok_or(Error::NotSigned)?;
+        let mut text = String::new();
+        for key in signer.store().keys() {
+            let mut line = format!(
+                "key {} tag {} {} {:?} created {}",
+                key.id,
+                key.tag,
+                key.algorithm.mnemonic(),
+                key.role,
+                time(key.created)
+            );
+            let steps = [
+                ("published", key.published),
+                ("ready", key.ready),
+                ("active", key.active),
+                ("retired", key.retired),
+                ("removed", key.removed),
+            ];
+            for (step, at) in steps {
+                if let Some(at) = at {
+                    line.push_str(&format!(" {step} {}", time(at)));
+                }
+            }
+            line.push_str(&format!(" ds {:?}\n", key.ds));
+            text.push_str(&line);
+        }
+        Ok(text.trim_end().to_owned())
+    }
+
+    /// `zone-sign`: the policy's steps due, then every signature made again.
+    pub(crate) async fn sign_now(&mut self) -> Result<String> {
+        let now = self.now();
+        let validity =
+            self.signer.as_ref().ok_or(Error::NotSigned)?.plan().policy.signature_validity;
+        self.advance_keys(now).await?;
+        // Later than every expiration, within RFC 1982's half of the serial space.
+        let made = self.refresh_signatures(now + validity + 86_400).await?;
+        Ok(format!("{made} signatures made"))
+    }
+
+    /// `zone-ksk-submitted`: every DS the policy waits for is recorded as seen (or gone),
+    /// and the policy's steps that follow are taken.
+    pub(crate) async fn ksk_submitted(&mut self) -> Result<String> {
+        let now = self.now();
+        let signer = self.signer.as_mut().ok_or(Error::NotSigned)?;
+        let awaiting = std::mem::take(&mut signer.awaiting);
+        if awaiting.is_empty() {
+            return Ok("no key waits for its DS".into());
+        }
+        for (id, present) in &awaiting {
+            signer.store_mut().observe_ds(*id, *present, now)?;
+        }
+        self.sign_due().await;
+        Ok(format!("{} DS change(s) recorded", awaiting.len()))
+    }
+
+    /// A refresh pass: slices of [`tern_sign::refresh`] until the zone's end, each one
+    /// that changes something committed (its serial raised) and sent to secondaries.
+    /// Signatures expiring before `until` (seconds since the epoch) are made again.
+    pub(crate) async fn refresh_signatures(&mut self, until: u64) -> Result<usize> {
+        let mut start = RefreshCursor::default();
+        let mut made = 0;
+        for _ in 0..MAX_SLICES {
+            let Some(kit) = self.sign_kit()? else { return Ok(made) };
+            let Some(base) = self.current.clone() else { return Ok(made) };
+            let slice = RefreshOptions {
+                threshold: until as u32,
+                serial: kit.next_serial(base.serial()),
+                start,
+                max_names: SLICE_NAMES,
+                max_signatures: SLICE_SIGNATURES,
+            };
+            let refreshed = tokio::task::spawn_blocking(move || {
+                refresh(&base, kit.keys(), kit.options(), &slice)
+            })
+            .await??;
+            if refreshed.signatures > 0 || !refreshed.change.added.is_empty() {
+                made += refreshed.signatures;
+                let file_base = self.current.clone().filter(|_| self.file_base.is_none());
+                self.commit(Change::Signed(vec![refreshed.change]), Notify::Yes).await?;
+                self.zone_file_lags(file_base);
+            }
+            match refreshed.next {
+                Some(next) => start = next,
+                None => break,
+            }
+        }
+        if made > 0 {
+            info!(zone = %self.plan.name, signatures = made, "signatures refreshed");
+        }
+        Ok(made)
+    }
+}
+
+/// `at` (seconds since the epoch) as `YYYYMMDDHHmmSS` UTC, as `keymgr` and BIND's key
+/// files show times.
+fn time(at: u64) -> String {
+    tern_wire::rdata::sig_time_text(u32::try_from(at).unwrap_or(u32::MAX))
+}
+
+/// How often signatures are looked at: a tenth of the refresh window, between a second
+/// and an hour (a policy of seconds, as tests run, looks every second).
+fn refresh_interval(signature_refresh: u64) -> u64 {
+    (signature_refresh / 10).clamp(1, 3600)
+}

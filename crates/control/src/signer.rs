@@ -1,0 +1,346 @@
+//! Online signing (issue #51): a zone whose plan names a signing policy is served
+//! signed by this server. The [`Signer`] holds the zone's key store and policy; what
+//! signs at a moment — the keys and the options — is a [`SignKit`], handed to the
+//! commit function, whose `sign` step ([`sign`]) turns every unsigned change into the
+//! signed change before it is journaled and published (so the journal and IXFR out
+//! carry signed changes):
+//!
+//! * changesets (a transaction, a PATCH, an UPDATE batch, a reload's difference) are
+//!   signed one by one with [`tern_sign::sign_change`], each against the version the one
+//!   before it left — only the RRsets they touch and the denial records around them;
+//! * a whole version replacing a served one (a reload whose serial did not rise) is
+//!   turned into its difference from the served version, signed the same way;
+//! * a zone's first version is kept as it is when it is already signed with the
+//!   policy's keys and denial (the zone file written by this server, the journal
+//!   replayed onto it); otherwise it is signed whole ([`tern_sign::sign_zone`]) with its
+//!   serial raised, so that secondaries holding the unsigned version take the signed
+//!   one, and the journal (which led to unsigned versions) starts afresh.
+//!
+//! Records the signer makes (RRSIG, NSEC, NSEC3, NSEC3PARAM, DNSKEY, and CDS/CDNSKEY)
+//! are taken out of an unsigned change first: a zone file edited by hand may hold the
+//! signed zone, and its difference then names them.
+//!
+//! The policy's steps (keys made, published, retired, RFC 7583) and signature refresh
+//! run on the writer's timer ([`Writer::sign_due`]); each refresh slice is committed
+//! as a change the signer made ([`Change::Signed`]), which the sign step leaves alone.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tern_engine::SerialPolicy;
+use tern_sign::policy::{key_sets, Cds, Outcome, Policy};
+use tern_sign::{CdsRecords, DenialConfig, Nsec3Config, SignOptions, SigningKey, Validity};
+use tern_wire::Rtype;
+use tern_zone::{Changeset, Denial, History, ZoneContents};
+
+use crate::commit::Change;
+use crate::error::{Error, Result};
+use crate::keystore::KeyStore;
+
+/// A zone's signing settings, resolved from its `[[policy]]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SigningPlan {
+    /// The policy's id, for logs.
+    pub id: String,
+    /// Keys and timings.
+    pub policy: Policy,
+    /// NSEC, or NSEC3 (its salt drawn by the signer when `salt_length` is not zero).
+    pub denial: DenialConfig,
+    /// The NSEC3 salt's length in bytes.
+    pub salt_length: u8,
+    /// The key directory (each zone has a directory in it).
+    pub key_dir: PathBuf,
+    /// Threads that sign a whole zone.
+    pub threads: usize,
+}
+
+/// Signatures are made valid from this long before now: a resolver whose clock is
+/// behind, or this server's clock stepping back, does not see them "not yet valid".
+const INCEPTION_BACK: u64 = 3600;
+
+/// A kit is made again when it is this old at most (its validity window moves with the
+/// clock).
+const KIT_AGE: u64 = 3600;
+
+/// What signs at a moment: the keys and the options (validity, denial, the DNSKEY RRset
+/// and CDS/CDNSKEY as the policy's key sets say).
+#[derive(Debug)]
+pub struct SignKit {
+    keys: Vec<SigningKey>,
+    options: SignOptions,
+    serial: SerialPolicy,
+    now: u64,
+}
+
+/// A signed zone's signer (see the module comment).
+#[derive(Debug)]
+pub struct Signer {
+    plan: Arc<SigningPlan>,
+    store: KeyStore,
+    kit: Option<Arc<SignKit>>,
+    /// When the policy's next step falls due.
+    pub keys_due: Option<u64>,
+    /// When signatures are next looked at.
+    pub refresh_due: u64,
+    /// The keys whose DS the parent is awaited for (id, present).
+    pub awaiting: Vec<(u32, bool)>,
+}
+
+impl Signer {
+    /// Opens the zone's key store and takes the policy's steps due at `now` (the first
+    /// keys made); on a blocking thread, since it may write key files.
+    pub fn open(plan: Arc<SigningPlan>, zone: &tern_wire::Dname, now: u64) -> Result<Signer> {
+        let store = KeyStore::open(&plan.key_dir, zone)?;
+        let mut signer =
+            Signer { plan, store, kit: None, keys_due: None, refresh_due: now, awaiting: vec![] };
+        signer.advance(now)?;
+        Ok(signer)
+    }
+
+    /// The plan it signs by.
+    pub fn plan(&self) -> &Arc<SigningPlan> {
+        &self.plan
+    }
+
+    /// The key store.
+    pub fn store(&self) -> &KeyStore {
+        &self.store
+    }
+
+    /// The key store, to change (a DS seen at the parent).
+    pub fn store_mut(&mut self) -> &mut KeyStore {
+        self.kit = None;
+        &mut self.store
+    }
+
+    /// Takes the policy's steps due at `now`; what was done.
+    pub fn advance(&mut self, now: u64) -> Result<Outcome> {
+        let outcome = self.store.advance(&self.plan.policy, now)?;
+        if outcome.changed() {
+            self.kit = None;
+        }
+        self.keys_due = outcome.next;
+        self.awaiting.clone_from(&outcome.awaiting);
+        Ok(outcome)
+    }
+
+    /// The kit to sign with at `now` for `zone` (its NSEC3 salt kept), made again when
+    /// the keys changed or it is an hour old.
+    pub fn kit(
+        &mut self,
+        zone: Option<&ZoneContents>,
+        serial: SerialPolicy,
+        now: u64,
+    ) -> Result<Arc<SignKit>> {
+        // Signatures are valid from the kit's time: it is made again well before that
+        // matters (a tenth of the refresh window, an hour at most).
+        let max_age = (self.plan.policy.signature_refresh / 10).clamp(1, KIT_AGE);
+        if let Some(kit) = &self.kit {
+            let fresh = now.saturating_sub(kit.now) < max_age && kit.serial == serial;
+            if fresh && self.same_salt(kit, zone) {
+                return Ok(Arc::clone(kit));
+            }
+        }
+        let kit = Arc::new(self.make_kit(zone, serial, now)?);
+        self.kit = Some(Arc::clone(&kit));
+        Ok(kit)
+    }
+
+    fn make_kit(
+        &self,
+        zone: Option<&ZoneContents>,
+        serial: SerialPolicy,
+        now: u64,
+    ) -> Result<SignKit> {
+        let policy = &self.plan.policy;
+        let sets = key_sets(policy, self.store.keys(), now);
+        let dnskey_of = |id: &u32| self.store.signing_key(*id).map(|k| k.dnskey().to_vec());
+        let mut signing: Vec<u32> = sets.sign_keys.iter().chain(&sets.sign_zone).copied().collect();
+        signing.sort_unstable();
+        signing.dedup();
+        let mut keys = Vec::with_capacity(signing.len());
+        for id in &signing {
+            let key =
+                self.store.signing_key(*id).ok_or(Error::NotTaken("a key the state names"))?;
+            keys.push(SigningKey::from_pkcs8(key.algorithm(), key.role(), &key.to_pkcs8()?)?);
+        }
+        let validity = validity(policy, now, self.store.zone())?;
+        let mut options = SignOptions::new(validity);
+        options.denial = self.denial(zone);
+        options.dnskey_ttl = Some(policy.dnskey_ttl);
+        options.threads = self.plan.threads.max(1);
+        options.published =
+            sets.dnskey.iter().filter(|id| !signing.contains(id)).filter_map(dnskey_of).collect();
+        options.withheld =
+            signing.iter().filter(|id| !sets.dnskey.contains(id)).filter_map(dnskey_of).collect();
+        options.cds = Some(match &sets.cds {
+            Cds::Absent => CdsRecords::Absent,
+            Cds::Delete => CdsRecords::Delete,
+            Cds::Keys(ids) => CdsRecords::Keys(ids.iter().filter_map(dnskey_of).collect()),
+        });
+        Ok(SignKit { keys, options, serial, now })
+    }
+
+    /// False when `zone` has an NSEC3 chain with a salt of the policy's length that is
+    /// not the kit's (the kit was made before the zone was loaded).
+    fn same_salt(&self, kit: &SignKit, zone: Option<&ZoneContents>) -> bool {
+        let (DenialConfig::Nsec3(config), Some(chain)) =
+            (&kit.options.denial, zone.and_then(ZoneContents::nsec3))
+        else {
+            return true;
+        };
+        let salt = &chain.params.salt;
+        salt == &config.salt || salt.len() != usize::from(self.plan.salt_length)
+    }
+
+    /// The policy's denial; an NSEC3 salt of the policy's length is the served zone's
+    /// when it has one (a new salt would change every NSEC3 record), else drawn anew.
+    fn denial(&self, zone: Option<&ZoneContents>) -> DenialConfig {
+        let DenialConfig::Nsec3(config) = &self.plan.denial else { return DenialConfig::Nsec };
+        let length = usize::from(self.plan.salt_length);
+        let served = zone.and_then(|z| z.nsec3()).map(|chain| chain.params.salt.clone());
+        let salt = match served {
+            Some(salt) if salt.len() == length => salt,
+            _ => random_salt(length),
+        };
+        DenialConfig::Nsec3(Nsec3Config { salt, ..config.clone() })
+    }
+}
+
+impl SignKit {
+    /// The keys that sign.
+    pub fn keys(&self) -> &[SigningKey] {
+        &self.keys
+    }
+
+    /// The signing options.
+    pub fn options(&self) -> &SignOptions {
+        &self.options
+    }
+
+    /// True when `zone` is signed as this kit signs: its denial, and every key of the
+    /// kit in its DNSKEY RRset (or withheld).
+    pub fn signed(&self, zone: &ZoneContents) -> bool {
+        let denial = match &self.options.denial {
+            DenialConfig::Nsec => Denial::Nsec,
+            DenialConfig::Nsec3(_) => Denial::Nsec3,
+        };
+        if zone.denial() != denial {
+            return false;
+        }
+        let Some(apex) = zone.apex() else { return false };
+        let Some(dnskeys) = apex.rrset(Rtype::DNSKEY) else { return false };
+        let held: Vec<&[u8]> = dnskeys.rdatas().collect();
+        self.keys.iter().all(|k| {
+            held.contains(&k.dnskey()) || self.options.withheld.iter().any(|w| w == k.dnskey())
+        })
+    }
+
+    /// The serial after `serial`, by the zone's update policy.
+    pub fn next_serial(&self, serial: u32) -> u32 {
+        self.serial.next(serial, self.now)
+    }
+}
+
+/// Signatures valid from an hour ago for the policy's validity, expirations spread over
+/// a tenth of the refresh window (seeded by the zone's name: the same at every start).
+fn validity(policy: &Policy, now: u64, zone: &tern_wire::Name) -> Result<Validity> {
+    let inception = now.saturating_sub(INCEPTION_BACK) as u32;
+    let expiration = now.saturating_add(policy.signature_validity) as u32;
+    let window = u32::try_from(policy.signature_refresh / 10).unwrap_or(u32::MAX);
+    let seed = zone
+        .as_wire()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3));
+    Ok(Validity::new(inception, expiration)?.with_jitter(window, seed)?)
+}
+
+fn random_salt(length: usize) -> Vec<u8> {
+    let mut salt = vec![0; length];
+    let _ = aws_lc_rs::rand::fill(&mut salt);
+    salt
+}
+
+/// True for the types the signer makes: an unsigned change does not carry them.
+fn made_by_signer(rtype: Rtype) -> bool {
+    matches!(
+        rtype,
+        Rtype::RRSIG
+            | Rtype::NSEC
+            | Rtype::NSEC3
+            | Rtype::NSEC3PARAM
+            | Rtype::DNSKEY
+            | Rtype::CDS
+            | Rtype::CDNSKEY
+    )
+}
+
+/// `change` without the records the signer makes.
+fn unsigned(mut change: Changeset) -> Changeset {
+    change.removed.retain(|r| !made_by_signer(r.rtype));
+    change.added.retain(|r| !made_by_signer(r.rtype));
+    change
+}
+
+/// The commit function's sign step (see the module comment): `change`, unsigned, made
+/// into the signed change of `base` by `kit`.
+pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, kit: &SignKit) -> Result<Change> {
+    match change {
+        Change::Signed(_) => Ok(change),
+        Change::Apply(changes) => chain(base.ok_or(Error::NothingServed)?, changes, kit),
+        Change::Built { changes, .. } => {
+            let changes = changes.into_iter().map(Arc::unwrap_or_clone).collect();
+            chain(base.ok_or(Error::NothingServed)?, changes, kit)
+        }
+        Change::Whole { zone, history, journal } => match base {
+            Some(base) => replace(base, &zone, kit),
+            // Signed as the kit signs: this server's own signed zone file, with the
+            // journal replayed onto it.
+            None if kit.signed(&zone) => Ok(Change::Whole { zone, history, journal }),
+            None => first(&zone, kit),
+        },
+        Change::Rebased { .. } => Err(Error::NotTaken(
+            "a signed zone with `zonefile-sync = \"never\"` (its journal would lead from the unsigned file)",
+        )),
+    }
+}
+
+/// Each change signed against the version the one before it left.
+fn chain(base: &Arc<ZoneContents>, changes: Vec<Changeset>, kit: &SignKit) -> Result<Change> {
+    let mut zone = ZoneContents::clone(base);
+    let mut signed = Vec::with_capacity(changes.len());
+    for change in changes {
+        let change = tern_sign::sign_change(&zone, &unsigned(change), &kit.keys, &kit.options)?;
+        zone.apply_in_place(&change)
+            .map_err(|why| Error::Apply { what: "the signed change does not apply", why })?;
+        signed.push(Arc::new(change));
+    }
+    Ok(Change::Built { zone, changes: signed })
+}
+
+/// A whole version in place of the served one, as its difference (the serial raised
+/// when the version did not raise it).
+fn replace(base: &Arc<ZoneContents>, zone: &ZoneContents, kit: &SignKit) -> Result<Change> {
+    let mut change = unsigned(base.diff(zone).ok_or(Error::NoSoa("the new version"))?);
+    if change.removed.is_empty() && change.added.is_empty() {
+        return Ok(Change::Built { zone: ZoneContents::clone(base), changes: Vec::new() });
+    }
+    if !tern_zone::records::serial_gt(zone.serial(), base.serial()) {
+        let soa = base.soa_record().ok_or(Error::NoSoa("the served version"))?;
+        change.soa_to = Some(crate::primary::with_serial(&soa, kit.next_serial(base.serial()))?);
+    }
+    chain(base, vec![change], kit)
+}
+
+/// A zone's first version, not signed as the kit signs: signed whole with its serial
+/// raised and no history (the journal, which led to unsigned versions, starts afresh).
+fn first(zone: &ZoneContents, kit: &SignKit) -> Result<Change> {
+    let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
+    let raised = crate::primary::with_serial(&soa, kit.next_serial(zone.serial()))?;
+    let mut zone = ZoneContents::clone(zone);
+    zone.apply_in_place(&Changeset::between(soa, raised))
+        .map_err(|why| Error::Apply { what: "the raised serial does not apply", why })?;
+    let signed = tern_sign::sign_zone(&zone, &kit.keys, &kit.options)?.to_contents()?;
+    let whole = Change::Whole { zone: signed, history: History::default(), journal: vec![] };
+    Ok(Change::Rebased { change: Box::new(whole), journal: vec![] })
+}

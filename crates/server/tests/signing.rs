@@ -1,0 +1,253 @@
+//! Online signing (`[[policy]]`, `dnssec-policy`; issue #51) as an operator runs it: an
+//! unsigned zone file served signed, checked after every change by two independent
+//! validators (`ldns-verify-zone`, BIND's `dnssec-verify`) on what AXFR gives; an UPDATE
+//! signed as it is committed and served by IXFR; a reload of an edited file; `ternctl
+//! zone-keys` and `zone-sign`; a restart after SIGKILL that serves the same signatures
+//! (nothing signed again); configuration errors.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+mod common;
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use common::*;
+
+const ZONE: &str = "signed.test";
+
+fn zone_text(serial: u32, extra: &str) -> String {
+    format!(
+        "$ORIGIN signed.test.\n$TTL 300\n\
+         @ IN SOA ns hostmaster {serial} 3600 600 86400 60\n\
+         @ NS ns\nns A 192.0.2.53\nwww A 192.0.2.1\nwww AAAA 2001:db8::1\n\
+         *.wild TXT \"wildcard\"\nalias CNAME www\nsub NS ns.sub\nns.sub A 192.0.2.54\n\
+         a.b.c TXT \"empty non-terminals above\"\n{extra}"
+    )
+}
+
+struct Signed {
+    addr: SocketAddr,
+    daemon: Option<Daemon>,
+    dir: tempfile::TempDir,
+    config: PathBuf,
+}
+
+impl Signed {
+    fn start(policy: &str) -> Signed {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("signed.test.zone"), zone_text(10, "")).unwrap();
+        let port = free_port();
+        let text = format!(
+            "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+             storage = \"storage\"\n[control]\nsocket = \"ternd.sock\"\n\
+             [[acl]]\nid = \"anyone\"\naddress = \"127.0.0.0/8\"\naction = [\"update\", \"transfer\"]\n\
+             [[policy]]\nid = \"p\"\n{policy}\n\
+             [[zone]]\nname = \"{ZONE}\"\nfile = \"signed.test.zone\"\nacl = [\"anyone\"]\n\
+             dnssec-policy = \"p\"\n"
+        );
+        let config = dir.path().join("ternd.toml");
+        std::fs::write(&config, text).unwrap();
+        let mut signed = Signed { addr: ([127, 0, 0, 1], port).into(), daemon: None, dir, config };
+        signed.spawn();
+        signed
+    }
+
+    fn spawn(&mut self) {
+        let log = self.dir.path().join("log");
+        let args = ["--config", self.config.to_str().unwrap()];
+        self.daemon = Some(Daemon::spawn(&args, self.addr, &log));
+    }
+
+    fn log(&self) -> String {
+        self.daemon.as_ref().map(Daemon::log_text).unwrap_or_default()
+    }
+
+    fn dig(&self, args: &[&str]) -> String {
+        let out = Command::new("dig")
+            .args(["+tries=1", "+time=3", "-p", &self.addr.port().to_string(), "@127.0.0.1"])
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The zone as AXFR gives it, written to a file for the validators.
+    fn axfr_file(&self, name: &str) -> PathBuf {
+        let text = self.dig(&["+nocmd", "+nostats", "+nocomments", ZONE, "AXFR"]);
+        let mut records: Vec<&str> = text.lines().filter(|l| !l.starts_with(';')).collect();
+        records.retain(|l| !l.trim().is_empty());
+        records.dedup(); // the SOA closes the transfer
+        let path = self.dir.path().join(name);
+        std::fs::write(&path, records.join("\n") + "\n").unwrap();
+        path
+    }
+
+    fn serial(&self) -> Option<u32> {
+        dig_soa(self.addr, ZONE).1
+    }
+}
+
+/// Runs a validator; a missing one fails with the package that has it.
+fn run(program: &str, package: &str, args: &[&str]) -> (bool, String) {
+    let output = Command::new(program).args(args).output().unwrap_or_else(|e| {
+        panic!("cannot run {program} ({e}): install the Debian package {package} (scripts/test-all.sh does)")
+    });
+    let text = String::from_utf8_lossy(&output.stdout).into_owned()
+        + &String::from_utf8_lossy(&output.stderr);
+    (output.status.success(), text)
+}
+
+/// Both validators on a zone file (`csk`: every key has the SEP flag, `dnssec-verify -z`).
+fn validate(path: &Path, csk: bool, what: &str) {
+    let file = path.to_str().unwrap();
+    let (ok, out) = run("ldns-verify-zone", "ldnsutils", &[file]);
+    assert!(
+        ok && out.contains("Zone is verified and complete"),
+        "ldns-verify-zone, {what}:\n{out}"
+    );
+    let mut args = vec!["-o", ZONE, file];
+    if csk {
+        args.insert(0, "-z");
+    }
+    let (ok, out) = run("dnssec-verify", "bind9-utils", &args);
+    assert!(ok && out.contains("Zone fully signed"), "dnssec-verify, {what}:\n{out}");
+}
+
+fn count(text: &str, rtype: &str) -> usize {
+    text.lines().filter(|l| l.split_whitespace().nth(3) == Some(rtype)).count()
+}
+
+#[test]
+fn a_zone_is_signed_and_every_change_is_signed_on_commit() {
+    let mut served = Signed::start("");
+    assert_eq!(served.serial(), Some(11), "signed whole: the serial raised once");
+    validate(&served.axfr_file("first.zone"), false, "the first signing");
+    let dnskeys = served.dig(&["+short", ZONE, "DNSKEY"]);
+    assert_eq!(dnskeys.lines().count(), 2, "a KSK and a ZSK: {dnskeys}");
+    // The zone file now holds the signed zone, written at once.
+    let written = || std::fs::read_to_string(served.dir.path().join("signed.test.zone")).unwrap();
+    assert!(eventually(Duration::from_secs(10), || written().contains("RRSIG")), "{}", written());
+
+    // An UPDATE: signed as it is committed, served at once, and by IXFR.
+    let socket = udp_client();
+    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let update = update_adding(7, "signed.test.", "new.signed.test.", "192.0.2.99");
+    socket.send_to(&update, served.addr).unwrap();
+    let mut buf = [0u8; 512];
+    let (n, _) = socket.recv_from(&mut buf).unwrap();
+    assert_eq!(buf[..n][3] & 0x0f, 0, "NOERROR: {}", served.log());
+    assert_eq!(served.serial(), Some(12));
+    let answer = served.dig(&["+dnssec", "+noall", "+answer", "new.signed.test", "A"]);
+    assert_eq!((count(&answer, "A"), count(&answer, "RRSIG")), (1, 1), "{answer}");
+    validate(&served.axfr_file("updated.zone"), false, "after an UPDATE");
+    let ixfr = served.dig(&["+nocmd", "+nostats", "+nocomments", ZONE, "IXFR=11"]);
+    assert!(count(&ixfr, "NSEC") >= 2 && count(&ixfr, "RRSIG") >= 2, "signed IXFR: {ixfr}");
+
+    // An edit of the (signed) zone file with its serial left alone: the signer leaves
+    // the old signatures out, signs the new data and raises the serial.
+    let path = served.dir.path().join("signed.test.zone");
+    let edited = written() + "added.signed.test. 300 IN TXT \"by hand\"\n";
+    std::thread::sleep(Duration::from_millis(20));
+    std::fs::write(&path, edited).unwrap();
+    let socket_path = served.dir.path().join("ternd.sock");
+    let out = ternctl().arg("--socket").arg(&socket_path).args(["zone-reload", ZONE]).output();
+    let out = out.unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(served.serial(), Some(13));
+    validate(&served.axfr_file("edited.zone"), false, "after a reload of an edited file");
+
+    // ternctl: the keys listed; every signature made again at once.
+    let ctl = |command: &str| {
+        let out = ternctl().arg("--socket").arg(&socket_path).args([command, ZONE]).output();
+        let out = out.unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let (ok, keys) = ctl("zone-keys");
+    assert!(ok && keys.lines().count() == 2, "{keys}");
+    assert!(keys.contains("Ksk") && keys.contains("Zsk") && keys.contains("active"), "{keys}");
+    let before = served.dig(&["+short", ZONE, "RRSIG"]);
+    let (ok, text) = ctl("zone-sign");
+    assert!(ok && text.contains("signatures made"), "{text}");
+    assert_eq!(served.serial(), Some(14), "signed again: the serial rises");
+    assert_ne!(served.dig(&["+short", ZONE, "RRSIG"]), before, "new signatures");
+    validate(&served.axfr_file("resigned.zone"), false, "after zone-sign");
+
+    // SIGKILL, then start again: the same signatures are served (nothing signed again).
+    let apex = |s: &Signed| s.dig(&["+short", ZONE, "RRSIG"]);
+    let before = apex(&served);
+    assert!(!before.is_empty());
+    served.daemon.as_ref().unwrap().signal(libc::SIGKILL);
+    served.daemon.as_mut().unwrap().wait(Duration::from_secs(10)).unwrap();
+    served.spawn();
+    assert_eq!(served.serial(), Some(14), "{}", served.log());
+    assert_eq!(apex(&served), before, "the same signatures after a restart");
+    validate(&served.axfr_file("restarted.zone"), false, "after a restart");
+}
+
+#[test]
+fn an_nsec3_opt_out_csk_zone_validates_after_updates() {
+    let served = Signed::start("scheme = \"csk\"\ndenial = \"nsec3\"\nnsec3-opt-out = true\n");
+    validate(&served.axfr_file("first.zone"), true, "NSEC3 opt-out");
+    let param = served.dig(&["+short", ZONE, "NSEC3PARAM"]);
+    assert_eq!(param.trim(), "1 0 0 -", "RFC 9276 defaults: {param}");
+    let socket = udp_client();
+    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    for (i, name) in ["n1.signed.test.", "deep.er.n2.signed.test."].iter().enumerate() {
+        let update = update_adding(10 + i as u16, "signed.test.", name, "192.0.2.77");
+        socket.send_to(&update, served.addr).unwrap();
+        let mut buf = [0u8; 512];
+        let (n, _) = socket.recv_from(&mut buf).unwrap();
+        assert_eq!(buf[..n][3] & 0x0f, 0, "NOERROR: {}", served.log());
+    }
+    validate(&served.axfr_file("updated.zone"), true, "NSEC3 opt-out after UPDATEs");
+    // A name that does not exist: NXDOMAIN with NSEC3 proofs.
+    let nx = served.dig(&["+dnssec", "+noall", "+authority", "nope.signed.test", "A"]);
+    assert!(count(&nx, "NSEC3") >= 2, "{nx}");
+}
+
+#[test]
+fn policy_errors_are_configuration_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let check = |text: &str| {
+        let file = dir.path().join("ternd.toml");
+        std::fs::write(&file, text).unwrap();
+        std::fs::write(dir.path().join("z.zone"), zone_text(1, "")).unwrap();
+        let out = ternd().args(["--check-config", file.to_str().unwrap()]).output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        (out.status.success(), text)
+    };
+    let zone = "[[zone]]\nname = \"signed.test\"\nfile = \"z.zone\"\n";
+    let (ok, text) = check(&format!("{zone}dnssec-policy = \"nope\"\n"));
+    assert!(!ok && text.contains("policy `nope` is not declared"), "{text}");
+    let (ok, text) = check(&format!(
+        "[[policy]]\nid = \"p\"\nalgorithm = \"dsa\"\n{zone}dnssec-policy = \"p\"\n"
+    ));
+    assert!(!ok && text.contains("`algorithm`") && text.contains(":1:"), "{text}");
+    let never = "zonefile-sync = \"never\"\ndnssec-policy = \"p\"\n";
+    let (ok, text) = check(&format!("[[policy]]\nid = \"p\"\n{zone}{never}"));
+    assert!(!ok && text.contains("zonefile-sync"), "{text}");
+    let (ok, text) = check(&format!("[[policy]]\nid = \"p\"\n{zone}dnssec-policy = \"p\"\n"));
+    assert!(ok, "{text}");
+}
+
+/// Signatures valid 20 s and refreshed 12 s before they expire: the server makes them
+/// again on its own (the serial rises with no change), and the zone stays valid.
+#[test]
+fn signatures_are_refreshed_before_they_expire() {
+    let served = Signed::start("signature-validity = \"20s\"\nsignature-refresh = \"12s\"\n");
+    assert_eq!(served.serial(), Some(11));
+    let first = served.dig(&["+short", ZONE, "RRSIG"]);
+    // Expirations are spread over a tenth of the refresh window: names come due apart.
+    let apex = || served.dig(&["+short", ZONE, "RRSIG"]);
+    let refreshed = eventually(Duration::from_secs(20), || apex() != first);
+    assert!(refreshed, "no refresh: {}", served.log());
+    assert!(served.serial().is_some_and(|s| s > 11), "the serial rises with the refresh");
+    assert!(served.log().contains("signatures refreshed"), "{}", served.log());
+    validate(&served.axfr_file("refreshed.zone"), false, "after a refresh");
+}
