@@ -42,6 +42,7 @@
 
 pub mod backup;
 pub mod catalog;
+pub mod change;
 pub mod clock;
 pub mod commands;
 pub mod commit;

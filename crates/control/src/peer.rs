@@ -58,6 +58,19 @@ pub trait Network: Send + Sync + std::fmt::Debug + 'static {
         message: &[u8],
         timeout: Duration,
     ) -> Result<Vec<u8>, ClientError>;
+
+    /// The RDATA of the `rtype` RRset of `owner` that `peer` answers (empty for NXDOMAIN
+    /// and NODATA): the parent's DS, for a KSK rollover. Not every network has it.
+    fn rrset(
+        &self,
+        peer: Peer<'_>,
+        owner: &Dname,
+        rtype: tern_wire::Rtype,
+        timeout: Duration,
+    ) -> Result<Vec<Vec<u8>>, ClientError> {
+        let _ = (peer, owner, rtype, timeout);
+        Err(ClientError::Broken("this network cannot query".into()))
+    }
 }
 
 /// Why talking to a remote failed.

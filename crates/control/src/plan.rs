@@ -166,7 +166,7 @@ pub struct ZonePlan {
     /// [`crate::query_stats`]).
     pub query_stats: bool,
     /// Signed by this server with this policy (`dnssec-policy`; see [`crate::signer`]).
-    pub signing: Option<Arc<crate::signer::SigningPlan>>,
+    pub signing: Option<Arc<SigningPlan>>,
 }
 
 impl ZonePlan {
@@ -188,6 +188,39 @@ impl ZonePlan {
             query_stats: false,
             signing: None,
         }
+    }
+}
+
+/// A zone's signing settings, resolved from its `[[policy]]`.
+#[derive(Debug, Clone)]
+pub struct SigningPlan {
+    /// The policy's id, for logs.
+    pub id: String,
+    /// Keys and timings.
+    pub policy: tern_sign::policy::Policy,
+    /// NSEC, or NSEC3 (its salt drawn by the signer when `salt_length` is not zero).
+    pub denial: tern_sign::DenialConfig,
+    /// The NSEC3 salt's length in bytes.
+    pub salt_length: u8,
+    /// The key directory (each zone has a directory in it).
+    pub key_dir: PathBuf,
+    /// Threads that sign a whole zone.
+    pub threads: usize,
+    /// The parent's servers, asked for the zone's DS before a KSK or CSK rollover goes
+    /// on (`ksk-submission`); none: the operator says so (`ternctl zone-ksk-submitted`).
+    pub parents: Vec<Remote>,
+}
+
+impl PartialEq for SigningPlan {
+    fn eq(&self, other: &SigningPlan) -> bool {
+        let remote = |r: &Remote| (r.id.clone(), r.addrs.clone());
+        self.id == other.id
+            && self.policy == other.policy
+            && self.denial == other.denial
+            && self.salt_length == other.salt_length
+            && self.key_dir == other.key_dir
+            && self.threads == other.threads
+            && self.parents.iter().map(remote).eq(other.parents.iter().map(remote))
     }
 }
 

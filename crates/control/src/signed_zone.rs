@@ -64,6 +64,15 @@ impl Writer {
             error!(zone = %self.plan.name, "key policy step failed (the zone keeps its keys): {why}");
             self.last_error = Some((now, format!("key policy: {why}")));
         }
+        match self.check_parent(now).await {
+            Ok(0) => {}
+            Ok(_) => {
+                if let Err(why) = self.advance_keys(now).await {
+                    error!(zone = %self.plan.name, "key policy step failed: {why}");
+                }
+            }
+            Err(why) => warn!(zone = %self.plan.name, "the parent's DS not checked: {why}"),
+        }
         let refresh = self.signer.as_ref().map_or(0, |s| s.plan().policy.signature_refresh);
         if let Err(why) = self.refresh_signatures(now.saturating_add(refresh)).await {
             error!(zone = %self.plan.name, "signature refresh failed (the last signed version stays served): {why}");
@@ -152,6 +161,49 @@ impl Writer {
         }
         self.sign_due().await;
         Ok(format!("{} DS change(s) recorded", awaiting.len()))
+    }
+
+    /// Asks every server of the parent (the policy's `ksk-submission`) for the zone's DS;
+    /// each key the policy waits for whose DS (SHA-256 or SHA-384) is at all of them —
+    /// or, when it should go, at none — is recorded so. The number recorded; a server
+    /// that does not answer decides nothing (asked again at the next wake-up).
+    async fn check_parent(&mut self, now: u64) -> Result<usize> {
+        let Some(signer) = self.signer.as_ref() else { return Ok(0) };
+        if signer.awaiting.is_empty() || signer.plan().parents.is_empty() {
+            return Ok(0);
+        }
+        let zone = self.plan.name.clone();
+        let mut expected = Vec::new();
+        for (id, present) in &signer.awaiting {
+            let Some(key) = signer.store().signing_key(*id) else { continue };
+            let digests = [tern_sign::DigestType::Sha256, tern_sign::DigestType::Sha384];
+            let ds: Vec<Vec<u8>> = digests.iter().filter_map(|d| key.ds(&zone, *d).ok()).collect();
+            expected.push((*id, *present, ds));
+        }
+        let parents = signer.plan().parents.clone();
+        let network = std::sync::Arc::clone(&self.shared.network);
+        let timeout = self.shared.limits.load().timeout;
+        let owner = zone.clone();
+        let answers = tokio::task::spawn_blocking(move || {
+            let peers = parents.iter().flat_map(|r| r.addrs.iter().map(move |a| r.peer(*a)));
+            peers
+                .map(|peer| network.rrset(peer, &owner, tern_wire::Rtype::DS, timeout))
+                .collect::<std::result::Result<Vec<_>, _>>()
+        })
+        .await?
+        .map_err(|e| Error::RefreshFailed(format!("a parent's server: {e}")))?;
+        let signer = self.signer.as_mut().ok_or(Error::NotSigned)?;
+        let mut recorded = 0;
+        for (id, present, ds) in expected {
+            let held = |set: &Vec<Vec<u8>>| set.iter().any(|rdata| ds.contains(rdata));
+            if answers.iter().all(|set| held(set) == present) {
+                signer.store_mut().observe_ds(id, present, now)?;
+                let state = if present { "at" } else { "gone from" };
+                info!(zone = %zone, key = id, "the key's DS is {state} every server of the parent");
+                recorded += 1;
+            }
+        }
+        Ok(recorded)
     }
 
     /// A refresh pass: slices of [`tern_sign::refresh`] until the zone's end, each one

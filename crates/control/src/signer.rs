@@ -24,7 +24,6 @@
 //! run on the writer's timer ([`Writer::sign_due`]); each refresh slice is committed
 //! as a change the signer made ([`Change::Signed`]), which the sign step leaves alone.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use tern_engine::SerialPolicy;
@@ -33,26 +32,10 @@ use tern_sign::{CdsRecords, DenialConfig, Nsec3Config, SignOptions, SigningKey, 
 use tern_wire::Rtype;
 use tern_zone::{Changeset, Denial, History, ZoneContents};
 
-use crate::commit::Change;
+use crate::change::Change;
 use crate::error::{Error, Result};
 use crate::keystore::KeyStore;
-
-/// A zone's signing settings, resolved from its `[[policy]]`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SigningPlan {
-    /// The policy's id, for logs.
-    pub id: String,
-    /// Keys and timings.
-    pub policy: Policy,
-    /// NSEC, or NSEC3 (its salt drawn by the signer when `salt_length` is not zero).
-    pub denial: DenialConfig,
-    /// The NSEC3 salt's length in bytes.
-    pub salt_length: u8,
-    /// The key directory (each zone has a directory in it).
-    pub key_dir: PathBuf,
-    /// Threads that sign a whole zone.
-    pub threads: usize,
-}
+pub use crate::plan::SigningPlan;
 
 /// Signatures are made valid from this long before now: a resolver whose clock is
 /// behind, or this server's clock stepping back, does not see them "not yet valid".
@@ -327,7 +310,7 @@ fn replace(base: &Arc<ZoneContents>, zone: &ZoneContents, kit: &SignKit) -> Resu
     }
     if !tern_zone::records::serial_gt(zone.serial(), base.serial()) {
         let soa = base.soa_record().ok_or(Error::NoSoa("the served version"))?;
-        change.soa_to = Some(crate::primary::with_serial(&soa, kit.next_serial(base.serial()))?);
+        change.soa_to = Some(with_serial(&soa, kit.next_serial(base.serial()))?);
     }
     chain(base, vec![change], kit)
 }
@@ -336,11 +319,18 @@ fn replace(base: &Arc<ZoneContents>, zone: &ZoneContents, kit: &SignKit) -> Resu
 /// raised and no history (the journal, which led to unsigned versions, starts afresh).
 fn first(zone: &ZoneContents, kit: &SignKit) -> Result<Change> {
     let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
-    let raised = crate::primary::with_serial(&soa, kit.next_serial(zone.serial()))?;
+    let raised = with_serial(&soa, kit.next_serial(zone.serial()))?;
     let mut zone = ZoneContents::clone(zone);
     zone.apply_in_place(&Changeset::between(soa, raised))
         .map_err(|why| Error::Apply { what: "the raised serial does not apply", why })?;
     let signed = tern_sign::sign_zone(&zone, &kit.keys, &kit.options)?.to_contents()?;
     let whole = Change::Whole { zone: signed, history: History::default(), journal: vec![] };
     Ok(Change::Rebased { change: Box::new(whole), journal: vec![] })
+}
+
+/// `soa` with `serial`.
+fn with_serial(soa: &tern_zone::RecordData, serial: u32) -> Result<tern_zone::RecordData> {
+    let rdata = tern_zone::records::with_soa_serial(&soa.rdata, serial)
+        .ok_or(Error::NoSoa("a malformed SOA"))?;
+    Ok(tern_zone::RecordData { rdata, ..soa.clone() })
 }

@@ -24,14 +24,15 @@ const SERVER: &[&[&str]] = &[
 const CONTROL: &[&[&str]] = &[
     &["peer"],
     &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
+    &["change"],
     &["error", "updates", "query_stats"],
     &["event", "script", "keystore"],
-    &["state", "shared", "registry", "notify"],
+    &["state", "shared", "registry", "notify", "signer"],
     &["writer"],
     &["journaled", "catalog"],
     &["commit"],
     &["primary", "secondary"],
-    &["refresh", "dynamic", "commands", "backup"],
+    &["refresh", "dynamic", "commands", "backup", "signed_zone"],
     &["run"],
     &["plane"],
 ];

@@ -251,3 +251,58 @@ fn signatures_are_refreshed_before_they_expire() {
     assert!(served.log().contains("signatures refreshed"), "{}", served.log());
     validate(&served.axfr_file("refreshed.zone"), false, "after a refresh");
 }
+
+/// `ternctl ARGS` against a server's socket: success and output.
+fn ternctl_at(dir: &Path, args: &[&str]) -> (bool, String) {
+    let out = ternctl().arg("--socket").arg(dir.join("ternd.sock")).args(args).output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// A CSK with second-long timings: its CDS appears; once the test puts the DS in the
+/// parent zone (served by the same server, `ksk-submission` naming it), the server finds
+/// it there and records it seen.
+#[test]
+fn the_parents_ds_is_found_by_asking_its_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let parent = "$ORIGIN test.\n$TTL 60\n@ SOA ns hostmaster 1 3600 600 86400 1\n@ NS ns\n\
+                  ns A 192.0.2.53\nsigned NS ns\n";
+    std::fs::write(dir.path().join("test.zone"), parent).unwrap();
+    std::fs::write(dir.path().join("signed.test.zone"), zone_text(1, "")).unwrap();
+    let quick = ["dnskey-ttl", "zone-max-ttl", "propagation-delay", "publish-safety"]
+        .iter()
+        .chain(&["retire-safety", "parent-ds-ttl", "parent-propagation-delay"])
+        .map(|k| format!("{k} = \"1s\"\n"))
+        .collect::<String>();
+    let text = format!(
+        "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"storage\"\n[control]\nsocket = \"ternd.sock\"\n\
+         [[remote]]\nid = \"parent\"\naddress = \"127.0.0.1:{port}\"\n\
+         [[policy]]\nid = \"p\"\nscheme = \"csk\"\nsignature-validity = \"60s\"\n\
+         signature-refresh = \"20s\"\nksk-submission = \"parent\"\n{quick}\
+         [[zone]]\nname = \"test\"\nfile = \"test.zone\"\n\
+         [[zone]]\nname = \"{ZONE}\"\nfile = \"signed.test.zone\"\ndnssec-policy = \"p\"\n"
+    );
+    let config = dir.path().join("ternd.toml");
+    std::fs::write(&config, text).unwrap();
+    let addr = SocketAddr::from(([127, 0, 0, 1], port));
+    let daemon =
+        Daemon::spawn(&["--config", config.to_str().unwrap()], addr, &dir.path().join("log"));
+    let keys = || ternctl_at(dir.path(), &["zone-keys", ZONE]).1;
+    let cds = || dig_short(addr, ZONE, "CDS");
+    assert!(eventually(Duration::from_secs(20), || !cds().trim().is_empty()), "{}", keys());
+    assert!(keys().contains("Submitted"), "{}", keys());
+    // The parent gets the DS the CDS asks for (the same RDATA), by a transaction.
+    let ds = cds().lines().next().unwrap().to_owned();
+    let mut set = vec!["zone-set", "test", "signed", "60", "DS"];
+    set.extend(ds.split_whitespace());
+    for step in [vec!["zone-begin", "test"], set, vec!["zone-commit", "test"]] {
+        let (ok, text) = ternctl_at(dir.path(), &step);
+        assert!(ok, "{step:?}: {text}");
+    }
+    let seen = eventually(Duration::from_secs(20), || keys().contains("Seen"));
+    assert!(seen, "{}\n{}", keys(), daemon.log_text());
+    assert!(daemon.log_text().contains("every server of the parent"), "{}", daemon.log_text());
+}

@@ -62,6 +62,16 @@ impl tern_control::peer::Network for Sockets {
         forward(peer, message, timeout)
     }
 
+    fn rrset(
+        &self,
+        peer: Peer<'_>,
+        owner: &Dname,
+        rtype: Rtype,
+        timeout: Duration,
+    ) -> Result<Vec<Vec<u8>>> {
+        rrset(peer, owner, rtype, timeout)
+    }
+
     fn addresses(&self, host: &tern_wire::Name) -> std::io::Result<Vec<std::net::IpAddr>> {
         let host = host.to_string();
         let addrs = std::net::ToSocketAddrs::to_socket_addrs(&(host.trim_end_matches('.'), 53))?;
@@ -215,6 +225,37 @@ pub fn soa_serial(peer: Peer<'_>, zone: &Dname, timeout: Duration) -> Result<u32
         }
     }
     Err(ClientError::Broken(format!("no SOA of {zone} in the answer")))
+}
+
+/// The RDATA of `owner`'s `rtype` RRset in `peer`'s answer (over UDP, or TLS when
+/// `peer` has it): empty for NXDOMAIN or NODATA; another rcode is an error.
+pub fn rrset(
+    peer: Peer<'_>,
+    owner: &Dname,
+    rtype: Rtype,
+    timeout: Duration,
+) -> Result<Vec<Vec<u8>>> {
+    let (message, mac) = request(Opcode::QUERY, owner, rtype, None, peer.key)?;
+    let answer = match peer.tls {
+        Some(_) => tls_exchange(peer, &message, mac.as_ref(), timeout),
+        None => udp_exchange(peer, &message, mac.as_ref(), timeout),
+    };
+    let answer = match answer {
+        Err(ClientError::Rcode(Rcode::NXDOMAIN)) => return Ok(Vec::new()),
+        other => other?,
+    };
+    let mut reader = MessageReader::new(&answer).map_err(|e| ClientError::Broken(e.to_string()))?;
+    let mut scratch = vec![0u8; 65535];
+    let mut rdatas = Vec::new();
+    while let Ok(Some(record)) = reader.record(&mut scratch) {
+        if record.section == Section::Answer
+            && record.rtype == rtype
+            && record.owner.eq_ignore_case(owner)
+        {
+            rdatas.push(record.rdata.to_vec());
+        }
+    }
+    Ok(rdatas)
 }
 
 /// Sends a NOTIFY for `zone` with its current SOA (RFC 1996 §3.7) and waits for the

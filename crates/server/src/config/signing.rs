@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde::Deserialize;
+use tern_control::plan::Remote;
 use tern_control::signer::SigningPlan;
 use tern_sign::policy::{Policy, Scheme};
 use tern_sign::{Algorithm, DenialConfig, Nsec3Config};
@@ -81,6 +82,10 @@ pub struct PolicyConfig {
     /// NSEC3 opt-out (RFC 5155 §6).
     #[serde(default)]
     pub nsec3_opt_out: Option<bool>,
+    /// `[[remote]]` ids of the parent's servers, asked for the zone's DS before a KSK
+    /// or CSK rollover goes on.
+    #[serde(default, deserialize_with = "super::xfr::maybe_list")]
+    pub ksk_submission: Option<Vec<String>>,
 }
 
 fn maybe_duration<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
@@ -193,13 +198,22 @@ impl Defaults {
 /// is a problem at its table.
 pub fn resolve_policies(
     list: &[toml::Spanned<PolicyConfig>],
-    defaults: &Defaults,
+    (defaults, remotes): (&Defaults, &HashMap<String, Remote>),
     problems: &mut Vec<super::xfr::Problem>,
 ) -> HashMap<String, Arc<SigningPlan>> {
     let mut map = HashMap::new();
     for spanned in list {
         let config = spanned.get_ref();
-        let resolved = match config.resolve() {
+        let parents = config.ksk_submission.iter().flatten().map(|id| {
+            remotes
+                .get(id)
+                .cloned()
+                .ok_or_else(|| format!("`ksk-submission`: `{id}` is not a [[remote]] id"))
+        });
+        let resolved = parents
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|parents| config.resolve().map(|resolved| (resolved, parents)));
+        let (resolved, parents) = match resolved {
             Ok(resolved) => resolved,
             Err(why) => {
                 problems.push((spanned.span(), format!("policy `{}`: {why}", config.id)));
@@ -213,6 +227,7 @@ pub fn resolve_policies(
             salt_length: resolved.salt_length,
             key_dir: defaults.key_dir.clone(),
             threads: defaults.threads,
+            parents,
         };
         if map.insert(config.id.clone(), Arc::new(plan)).is_some() {
             problems.push((spanned.span(), format!("policy `{}` is declared twice", config.id)));

@@ -695,7 +695,7 @@ fn the_example_templates_commented_values_read() {
     let after = |table: &str| example.split(table).nth(1).unwrap();
     let template = after("[[template]]").split("# Online DNSSEC").next().unwrap();
     let policy = after("# [[policy]]").split("[[zone]]").next().unwrap();
-    for (table, section, least) in [("template", template, 10), ("policy", policy, 19)] {
+    for (table, section, least) in [("template", template, 10), ("policy", policy, 20)] {
         let mut checked = 0;
         for line in section.lines().filter_map(|l| l.strip_prefix("# ")) {
             let setting = line.split(" #").next().unwrap().trim();

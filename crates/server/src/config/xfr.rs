@@ -367,7 +367,8 @@ pub fn resolve(
     let remotes = resolve_remotes(tables, &keys, base, &mut problems);
     let acls = resolve_acls(tables, &keys, &mut problems);
     let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
-    let policies = super::signing::resolve_policies(&tables.policies, signing, &mut problems);
+    let policies =
+        super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
     let mut plans = Vec::new();
     for (span, zone) in zones {
         let refs =
@@ -858,7 +859,7 @@ fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<V
     })
 }
 
-fn maybe_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
+pub(super) fn maybe_list<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<String>>, D::Error> {
     one_or_many(d).map(Some)
 }
 

@@ -1,0 +1,59 @@
+//! What a change to a zone is, as its source hands it to the commit function
+//! ([`crate::commit`]): changesets, a version built from the served one, a whole new
+//! version, or one after which the journal is replaced — and whether secondaries are
+//! told.
+
+use std::sync::Arc;
+
+use tern_zone::{Changeset, History, ZoneContents};
+
+/// A change to a zone, as its source has it.
+#[derive(Debug)]
+pub enum Change {
+    /// Changesets to apply in order to the served version (a transaction, a PATCH, a
+    /// reload's difference, an edit merged with updates).
+    Apply(Vec<Changeset>),
+    /// Changesets the signer made (a signature refresh, new keys: [`crate::signer`]),
+    /// applied in order as they are: the sign step leaves them alone.
+    Signed(Vec<Changeset>),
+    /// A version built from the served one, and the changes that lead there: an UPDATE
+    /// batch (each update judged against the version the one before it left), an IXFR
+    /// (applied as it was checked).
+    Built {
+        /// The new version.
+        zone: ZoneContents,
+        /// What leads there, in order.
+        changes: Vec<Arc<Changeset>>,
+    },
+    /// A whole new version with the history it starts with: an AXFR, a reload whose
+    /// serial did not rise (or that only touched the file), the first load of a zone
+    /// (its history from the journal). `journal`: changes to append before it is
+    /// published (the serial raised after a damaged journal).
+    Whole {
+        /// The new version.
+        zone: ZoneContents,
+        /// Its IXFR history.
+        history: History,
+        /// Changes the journal does not hold yet.
+        journal: Vec<Arc<Changeset>>,
+    },
+    /// Another change, after which the journal holds `journal` alone (replaced, not
+    /// appended to): with `zonefile-sync = "never"`, an edit of the zone file merged
+    /// with updates the file lacks, whose journal must lead from the edited file (its
+    /// new serial) to the merged version.
+    Rebased {
+        /// The change that makes the version.
+        change: Box<Change>,
+        /// What the journal holds once it is committed.
+        journal: Vec<Changeset>,
+    },
+}
+
+/// Whether a commit tells the secondaries (RFC 1996).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Notify {
+    /// Send NOTIFY once published.
+    Yes,
+    /// Do not (a zone's first load: its secondaries are told by their own timers).
+    No,
+}
