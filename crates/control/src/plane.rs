@@ -218,6 +218,7 @@ impl Control {
             if !kept {
                 let _ = handle.inbox.send(Event::Stop);
                 crate::counters::control::control().forget_journal(&name.to_string());
+                crate::counters::control::control().forget_signatures(&name.to_string());
                 info!(zone = %name, "zone removed");
             }
             kept

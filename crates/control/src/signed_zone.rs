@@ -9,6 +9,7 @@ use tern_sign::{refresh, RefreshCursor, RefreshOptions};
 use tracing::{error, info, warn};
 
 use crate::commit::{Change, Notify};
+use crate::counters::control::control;
 use crate::error::{Error, Result};
 use crate::signer::{SignKit, Signer};
 use crate::writer::Writer;
@@ -80,6 +81,20 @@ impl Writer {
         }
         if let Some(signer) = self.signer.as_mut() {
             signer.refresh_due = now + refresh_interval(signer.plan().policy.signature_refresh);
+        }
+        self.warn_expiry(now);
+    }
+
+    /// Says, in the log and `zone-status`, when signatures are about to expire because
+    /// refreshes keep failing: from half the refresh window before the first expires.
+    fn warn_expiry(&mut self, now: u64) {
+        let Some(signer) = self.signer.as_ref() else { return };
+        let (until, refresh) = (signer.valid_until, signer.plan().policy.signature_refresh);
+        if until.is_some_and(|until| until.saturating_sub(now) < refresh / 2) {
+            let left = until.unwrap_or(now).saturating_sub(now);
+            let why = format!("signatures expire in {left} s and are not being refreshed");
+            error!(zone = %self.plan.name, "{why}: the zone turns bogus for validating resolvers when they do");
+            self.last_error = Some((now, why));
         }
     }
 
@@ -234,13 +249,31 @@ impl Writer {
             }
             match refreshed.next {
                 Some(next) => start = next,
-                None => break,
+                None => {
+                    self.passed(until);
+                    break;
+                }
             }
         }
         if made > 0 {
             info!(zone = %self.plan.name, signatures = made, "signatures refreshed");
         }
         Ok(made)
+    }
+}
+
+impl Writer {
+    /// A refresh pass reached the zone's end: no signature expires before `until`, nor
+    /// before what the signatures it made have at the earliest (a kit a tenth of the
+    /// refresh window old, expirations spread over another tenth).
+    fn passed(&mut self, until: u64) {
+        let now = self.now();
+        let Some(signer) = self.signer.as_mut() else { return };
+        let policy = &signer.plan().policy;
+        let made = now + policy.signature_validity - 2 * (policy.signature_refresh / 10);
+        let until = until.min(made);
+        signer.valid_until = Some(until);
+        control().signatures_valid_until(&self.plan.name.to_string(), until);
     }
 }
 

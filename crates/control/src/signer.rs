@@ -67,6 +67,9 @@ pub struct Signer {
     pub refresh_due: u64,
     /// The keys whose DS the parent is awaited for (id, present).
     pub awaiting: Vec<(u32, bool)>,
+    /// No signature expires before this (seconds since the epoch), as the last refresh
+    /// pass over the whole zone left it.
+    pub valid_until: Option<u64>,
 }
 
 impl Signer {
@@ -74,8 +77,15 @@ impl Signer {
     /// keys made); on a blocking thread, since it may write key files.
     pub fn open(plan: Arc<SigningPlan>, zone: &tern_wire::Dname, now: u64) -> Result<Signer> {
         let store = KeyStore::open(&plan.key_dir, zone)?;
-        let mut signer =
-            Signer { plan, store, kit: None, keys_due: None, refresh_due: now, awaiting: vec![] };
+        let mut signer = Signer {
+            plan,
+            store,
+            kit: None,
+            keys_due: None,
+            refresh_due: now,
+            awaiting: vec![],
+            valid_until: None,
+        };
         signer.advance(now)?;
         Ok(signer)
     }

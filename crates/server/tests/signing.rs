@@ -37,12 +37,17 @@ struct Signed {
 
 impl Signed {
     fn start(policy: &str) -> Signed {
+        Signed::start_with(policy, "")
+    }
+
+    /// With `top` (tables such as `[http]`) before the zone's.
+    fn start_with(policy: &str, top: &str) -> Signed {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("signed.test.zone"), zone_text(10, "")).unwrap();
         let port = free_port();
         let text = format!(
             "[server]\nlisten = [\"127.0.0.1:{port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
-             storage = \"storage\"\n[control]\nsocket = \"ternd.sock\"\n\
+             storage = \"storage\"\n[control]\nsocket = \"ternd.sock\"\n{top}\n\
              [[acl]]\nid = \"anyone\"\naddress = \"127.0.0.0/8\"\naction = [\"update\", \"transfer\"]\n\
              [[policy]]\nid = \"p\"\n{policy}\n\
              [[zone]]\nname = \"{ZONE}\"\nfile = \"signed.test.zone\"\nacl = [\"anyone\"]\n\
@@ -240,7 +245,9 @@ fn policy_errors_are_configuration_errors() {
 /// again on its own (the serial rises with no change), and the zone stays valid.
 #[test]
 fn signatures_are_refreshed_before_they_expire() {
-    let served = Signed::start("signature-validity = \"20s\"\nsignature-refresh = \"12s\"\n");
+    let http = free_port();
+    let policy = "signature-validity = \"20s\"\nsignature-refresh = \"12s\"\n";
+    let served = Signed::start_with(policy, &format!("[http]\nlisten = \"127.0.0.1:{http}\"\n"));
     assert_eq!(served.serial(), Some(11));
     let first = served.dig(&["+short", ZONE, "RRSIG"]);
     // Expirations are spread over a tenth of the refresh window: names come due apart.
@@ -250,6 +257,22 @@ fn signatures_are_refreshed_before_they_expire() {
     assert!(served.serial().is_some_and(|s| s > 11), "the serial rises with the refresh");
     assert!(served.log().contains("signatures refreshed"), "{}", served.log());
     validate(&served.axfr_file("refreshed.zone"), false, "after a refresh");
+    // The metric says how long the signatures stay valid at the least: about 8 s on.
+    let metrics = http_get(http, "/metrics");
+    let line = metrics.lines().find(|l| l.starts_with("tern_zone_signatures_valid_until_seconds{"));
+    let until: u64 = line.and_then(|l| l.rsplit(' ').next()?.parse().ok()).unwrap_or(0);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    assert!(until > now && until <= now + 20, "{until} vs {now}: {metrics}");
+}
+
+/// The body of an HTTP GET of `path` on loopback `port`.
+fn http_get(port: u16, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(stream, "GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text
 }
 
 /// `ternctl ARGS` against a server's socket: success and output.

@@ -75,6 +75,7 @@ pub struct ControlCounters {
     pub updates: [AtomicU64; RCODE_SLOTS],
     /// Each zone's journal size in bytes, by zone name.
     journals: Mutex<BTreeMap<String, u64>>,
+    signed: Mutex<BTreeMap<String, u64>>,
 }
 
 static CONTROL: ControlCounters = ControlCounters {
@@ -84,6 +85,7 @@ static CONTROL: ControlCounters = ControlCounters {
     transfers_out: Transfers::new(),
     updates: [const { AtomicU64::new(0) }; RCODE_SLOTS],
     journals: Mutex::new(BTreeMap::new()),
+    signed: Mutex::new(BTreeMap::new()),
 };
 
 /// The process's control-plane counters.
@@ -147,6 +149,23 @@ impl ControlCounters {
     /// Forgets `zone`'s journal (the zone is no longer served).
     pub fn forget_journal(&self, zone: &str) {
         self.journals.lock().unwrap_or_else(PoisonError::into_inner).remove(zone);
+    }
+
+    /// Sets when the first of `zone`'s signatures expires, at the earliest (seconds since
+    /// the epoch): a zone signed here, after a refresh pass over all of it.
+    pub fn signatures_valid_until(&self, zone: &str, at: u64) {
+        self.signed.lock().unwrap_or_else(PoisonError::into_inner).insert(zone.to_owned(), at);
+    }
+
+    /// Forgets `zone`'s signatures (no longer served, or no longer signed here).
+    pub fn forget_signatures(&self, zone: &str) {
+        self.signed.lock().unwrap_or_else(PoisonError::into_inner).remove(zone);
+    }
+
+    /// Every zone signed here, with when its first signature expires at the earliest.
+    pub fn signatures(&self) -> Vec<(String, u64)> {
+        let signed = self.signed.lock().unwrap_or_else(PoisonError::into_inner);
+        signed.iter().map(|(zone, at)| (zone.clone(), *at)).collect()
     }
 
     /// Every journal's size, by zone name.

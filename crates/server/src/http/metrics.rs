@@ -383,7 +383,10 @@ fn control_plane(e: &mut DescriptorEncoder, c: &ControlCounters) -> fmt::Result 
     let updates = RCODE_LABELS.iter().zip(&c.updates).map(|(r, v)| (label("rcode", r), read(v)));
     counters(e, "updates", "Dynamic updates answered, by rcode.", updates)?;
     let journals = c.journals().into_iter().map(|(zone, size)| (label("zone", zone), size));
-    family(e, ("journal_bytes", "Each zone's journal size.", MetricType::Gauge), journals)
+    family(e, ("journal_bytes", "Each zone's journal size.", MetricType::Gauge), journals)?;
+    let signed = c.signatures().into_iter().map(|(zone, at)| (label("zone", zone), at));
+    let help = "Each zone signed here: when its first signature expires, at the earliest (seconds since the epoch).";
+    family(e, ("zone_signatures_valid_until_seconds", help, MetricType::Gauge), signed)
 }
 
 #[cfg(test)]
