@@ -230,6 +230,9 @@ impl Writer {
         for _ in 0..MAX_SLICES {
             let Some(kit) = self.sign_kit()? else { return Ok(made) };
             let Some(base) = self.current.clone() else { return Ok(made) };
+            if kit.unsigned() {
+                return self.unsign(&base, &kit).await.map(|()| made);
+            }
             let slice = RefreshOptions {
                 threshold: until as u32,
                 serial: kit.next_serial(base.serial()),
@@ -263,6 +266,21 @@ impl Writer {
 }
 
 impl Writer {
+    /// With no key left (the policy unsigns the zone), the signer's records go, in one
+    /// change; nothing again once they have.
+    async fn unsign(&mut self, base: &tern_zone::ZoneContents, kit: &SignKit) -> Result<()> {
+        if !crate::signer::holds_signing(base) {
+            return Ok(());
+        }
+        let change = crate::signer::unsign(base, kit)?;
+        let file_base = self.current.clone().filter(|_| self.file_base.is_none());
+        self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
+        self.zone_file_lags(file_base);
+        control().forget_signatures(&self.plan.name.to_string());
+        info!(zone = %self.plan.name, "unsigned: the keys and the signatures are gone");
+        Ok(())
+    }
+
     /// A refresh pass reached the zone's end: no signature expires before `until`, nor
     /// before what the signatures it made have at the earliest (a kit a tenth of the
     /// refresh window old, expirations spread over another tenth).

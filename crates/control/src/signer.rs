@@ -229,6 +229,12 @@ impl SignKit {
         })
     }
 
+    /// True when nothing signs and no DNSKEY is published: the zone is served unsigned
+    /// (a policy with `signing = false` at its end).
+    pub fn unsigned(&self) -> bool {
+        self.keys.is_empty() && self.options.published.is_empty()
+    }
+
     /// The serial after `serial`, by the zone's update policy.
     pub fn next_serial(&self, serial: u32) -> u32 {
         self.serial.next(serial, self.now)
@@ -278,6 +284,9 @@ fn unsigned(mut change: Changeset) -> Changeset {
 /// The commit function's sign step (see the module comment): `change`, unsigned, made
 /// into the signed change of `base` by `kit`.
 pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, kit: &SignKit) -> Result<Change> {
+    if kit.unsigned() {
+        return Ok(change); // nothing signs: `unsign` took the signatures out
+    }
     match change {
         Change::Signed(_) => Ok(change),
         Change::Apply(changes) => chain(base.ok_or(Error::NothingServed)?, changes, kit),
@@ -323,6 +332,27 @@ fn replace(base: &Arc<ZoneContents>, zone: &ZoneContents, kit: &SignKit) -> Resu
         change.soa_to = Some(with_serial(&soa, kit.next_serial(base.serial()))?);
     }
     chain(base, vec![change], kit)
+}
+
+/// True when `zone` holds records the signer makes (an apex DNSKEY, a denial chain).
+pub fn holds_signing(zone: &ZoneContents) -> bool {
+    let dnskey = zone.apex().and_then(|apex| apex.rrset(Rtype::DNSKEY)).is_some();
+    dnskey || zone.denial() != Denial::Unsigned
+}
+
+/// The change that takes out of `zone` every record the signer makes, its serial raised
+/// to the kit's next: the end of unsigning (RFC 8078 §4: the parent's DS is gone).
+pub fn unsign(zone: &ZoneContents, kit: &SignKit) -> Result<Changeset> {
+    let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
+    let raised = with_serial(&soa, kit.next_serial(zone.serial()))?;
+    let mut change = Changeset::between(soa, raised);
+    zone.for_each_record(|owner, rtype, ttl, rdata| {
+        if made_by_signer(rtype) {
+            let (owner, rdata) = (owner.to_name(), rdata.to_vec());
+            change.removed.push(tern_zone::RecordData { owner, rtype, ttl, rdata });
+        }
+    });
+    Ok(change)
 }
 
 /// A zone's first version, not signed as the kit signs: signed whole with its serial

@@ -329,3 +329,41 @@ fn the_parents_ds_is_found_by_asking_its_servers() {
     assert!(seen, "{}\n{}", keys(), daemon.log_text());
     assert!(daemon.log_text().contains("every server of the parent"), "{}", daemon.log_text());
 }
+
+/// Second-long timings, a DS at the parent, then `signing = false` and a reload: the
+/// CDS takes its delete form (RFC 8078 §4); once the operator says the parent's DS is
+/// gone, the keys and every signature go.
+#[test]
+fn a_zone_is_unsigned_by_its_policy() {
+    let quick = ["dnskey-ttl", "zone-max-ttl", "propagation-delay", "publish-safety"]
+        .iter()
+        .chain(&["retire-safety", "parent-ds-ttl", "parent-propagation-delay"])
+        .map(|k| format!("{k} = \"1s\"\n"))
+        .collect::<String>();
+    let signed = format!("scheme = \"csk\"\n{quick}");
+    let served = Signed::start(&signed);
+    assert!(!served.dig(&["+short", ZONE, "DNSKEY"]).trim().is_empty());
+    // The parent gets the DS (the operator says so): the zone is secure.
+    let keys = || ternctl_at(served.dir.path(), &["zone-keys", ZONE]).1;
+    assert!(eventually(Duration::from_secs(15), || keys().contains("Submitted")), "{}", keys());
+    assert!(ternctl_at(served.dir.path(), &["zone-ksk-submitted", ZONE]).0);
+    assert!(keys().contains("Seen"), "{}", keys());
+    let text = std::fs::read_to_string(&served.config).unwrap();
+    let text = text.replace("scheme = \"csk\"\n", "scheme = \"csk\"\nsigning = false\n");
+    std::fs::write(&served.config, text).unwrap();
+    let (ok, out) = ternctl_at(served.dir.path(), &["reload"]);
+    assert!(ok, "{out}");
+    let cds = || served.dig(&["+short", ZONE, "CDS"]);
+    let deleting = eventually(Duration::from_secs(15), || cds().trim() == "0 0 0 00");
+    assert!(deleting, "{}\n{}\n{}", cds(), keys(), served.log());
+    let gone = eventually(Duration::from_secs(30), || {
+        let _ = ternctl_at(served.dir.path(), &["zone-ksk-submitted", ZONE]);
+        served.dig(&["+short", ZONE, "DNSKEY"]).trim().is_empty()
+    });
+    assert!(gone, "{}\n{}", keys(), served.log());
+    let axfr = served.dig(&["+nocmd", "+nostats", "+nocomments", ZONE, "AXFR"]);
+    for rtype in ["RRSIG", "NSEC", "NSEC3", "DNSKEY", "CDS", "CDNSKEY"] {
+        assert_eq!(count(&axfr, rtype), 0, "{rtype} left: {axfr}");
+    }
+    assert!(served.log().contains("unsigned"), "{}", served.log());
+}
