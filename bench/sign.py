@@ -225,9 +225,10 @@ def run_knot(zone, args, cpus):
     server = peers.Server("knot", [], port, work, pinned, None)
     try:
         served = wait_signed(server, zone.origin, port, args.timeout)
+        cpu = server.cpu_seconds()
         time.sleep(0.5)
         start, end = log_times(served["log"], server.started)
-        return {"time_s": served["seconds"], "sign_start_s": start, "sign_end_s": end,
+        return {"time_s": served["seconds"], "cpu_s": cpu, "sign_start_s": start, "sign_end_s": end,
                 "pss_kib": server.pss_kb(), "peak_rss_kib": peak_rss_kib(server.proc.pid),
                 "load": load}
     finally:
@@ -283,6 +284,7 @@ def summary(results, threads):
     for zone in dict.fromkeys(z for z, _, _ in results):
         tern_time, knot_time = med(zone, "tern", "time_s"), med(zone, "knot", "time_s")
         tern_pss, knot_pss = med(zone, "tern", "pss_kib"), med(zone, "knot", "pss_kib")
+        tern_cpu, knot_cpu = med(zone, "tern", "cpu_s"), med(zone, "knot", "cpu_s")
         sigs, cpu = med(zone, "tern", "signatures"), med(zone, "tern", "sign_cpu_s")
         sign_s, raw = med(zone, "tern", "sign_s"), med(zone, "tern", "raw_sig_cpu_s")
         per_cpu = sigs / cpu if sigs and cpu else None
@@ -290,6 +292,7 @@ def summary(results, threads):
         rows.append({
             "zone": zone, "tern_s": tern_time, "knot_s": knot_time,
             "time_ratio": ratio(tern_time, knot_time),
+            "tern_cpu_s": tern_cpu, "knot_cpu_s": knot_cpu, "cpu_ratio": ratio(tern_cpu, knot_cpu),
             "tern_pss_mib": kib_mib(tern_pss), "knot_pss_mib": kib_mib(knot_pss),
             "pss_ratio": ratio(tern_pss, knot_pss),
             "tern_peak_mib": kib_mib(med(zone, "tern", "peak_rss_kib")),
@@ -320,13 +323,16 @@ def fmt(value, spec):
 
 
 def print_table(rows):
-    print("\n| zone | Tern s | Knot DNS s | time ratio | Tern PSS MiB | Knot DNS PSS MiB "
+    print("\n| zone | Tern s | Knot DNS s | time ratio | CPU s Tern / Knot DNS | CPU ratio "
+          "| Tern PSS MiB | Knot DNS PSS MiB "
           "| PSS ratio | peak RSS MiB Tern / Knot | Knot signing s | signatures "
           "| Tern sig/s per CPU s | per core (wall) | aws-lc-rs alone | share CPU / wall |")
-    print("|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
+    print("|---|---:|---:|---:|---|---:|---:|---:|---:|---|---:|---:|---:|---:|---:|---|")
     for r in rows:
         print(f"| {r['zone']} | {fmt(r['tern_s'], '.2f')} | {fmt(r['knot_s'], '.2f')} "
-              f"| {fmt(r['time_ratio'], '.2f')} | {fmt(r['tern_pss_mib'], '.0f')} "
+              f"| {fmt(r['time_ratio'], '.2f')} "
+              f"| {fmt(r['tern_cpu_s'], '.1f')} / {fmt(r['knot_cpu_s'], '.1f')} "
+              f"| {fmt(r['cpu_ratio'], '.2f')} | {fmt(r['tern_pss_mib'], '.0f')} "
               f"| {fmt(r['knot_pss_mib'], '.0f')} | {fmt(r['pss_ratio'], '.2f')} "
               f"| {fmt(r['tern_peak_mib'], '.0f')} / {fmt(r['knot_peak_mib'], '.0f')} "
               f"| {fmt(r['knot_sign_s'], '.1f')} | {fmt(r['signatures'], ',.0f')} "

@@ -79,16 +79,17 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(sign.log_times(lines[:1], 10.0), (0.5, None))
 
     def test_summary_gives_medians_and_ratios(self):
-        tern = {"time_s": 10.0, "pss_kib": 1024 * 400, "peak_rss_kib": 1024 * 900,
+        tern = {"time_s": 10.0, "cpu_s": 15.0, "pss_kib": 1024 * 400, "peak_rss_kib": 1024 * 900,
                 "signatures": 800_000, "sign_cpu_s": 20.0, "sign_s": 10.0,
                 "raw_sig_cpu_s": 50_000}
-        knot = {"time_s": 40.0, "pss_kib": 1024 * 1000, "peak_rss_kib": 1024 * 1200,
+        knot = {"time_s": 40.0, "cpu_s": 50.0, "pss_kib": 1024 * 1000, "peak_rss_kib": 1024 * 1200,
                 "sign_start_s": 2.0, "sign_end_s": 30.0}
-        slower = dict(knot, time_s=60.0, sign_end_s=40.0)
+        slower = dict(knot, time_s=60.0, cpu_s=70.0, sign_end_s=40.0)
         [row] = sign.summary([("deleg", "tern", tern), ("deleg", "knot", knot),
                               ("deleg", "knot", slower)], threads=2)
         self.assertEqual(row["knot_s"], 50.0)
         self.assertAlmostEqual(row["time_ratio"], 0.2)
+        self.assertAlmostEqual(row["cpu_ratio"], 0.25)
         self.assertAlmostEqual(row["pss_ratio"], 0.4)
         self.assertEqual(row["knot_sign_s"], 33.0)
         self.assertEqual(row["sig_per_cpu_s"], 40_000)

@@ -1,7 +1,8 @@
 //! A zone file signed whole, as a server signing it would: the file loaded with Tern's
 //! parser into a snapshot, `sign_zone` with one CSK (ECDSA P-256) on N threads, and the
 //! snapshot to serve built from the result (`SignedZone::to_contents`). Prints one JSON
-//! line: each step's wall time, the signing's CPU time, the signatures made, the peak
+//! line: each step's wall time, the signing's CPU time and the whole run's until the
+//! snapshot is built, the signatures made, the peak
 //! resident set (VmHWM), the resident set after each step, and the proportional set
 //! size once only the snapshot to serve is kept and the server's housekeeping after a
 //! load has run (`tern_zone::memory::after_load`: freed heap returned, huge pages); then
@@ -99,7 +100,9 @@ fn sample(zone: &SignedZone, key: &SigningKey, count: usize) -> Vec<Vec<u8>> {
                 ttl: rrset.ttl,
                 rdatas: &rrset.rdatas,
             };
-            data.push(signed_data(&view, key, zone.origin(), times, &mut scratch).unwrap().to_vec());
+            data.push(
+                signed_data(&view, key, zone.origin(), times, &mut scratch).unwrap().to_vec(),
+            );
             if data.len() == count {
                 return data;
             }
@@ -143,7 +146,7 @@ fn main() {
     let contents = signed.to_contents().unwrap();
     let build_s = build_start.elapsed().as_secs_f64();
     let rss_built = status_kib("VmRSS:");
-    let total_s = started.elapsed().as_secs_f64();
+    let (total_s, cpu_s) = (started.elapsed().as_secs_f64(), cpu_seconds());
     let data = sample(&signed, &keys[0], args.raw);
     let signatures = signed.signature_count();
     drop((signed, loaded));
@@ -152,7 +155,7 @@ fn main() {
     let (raw_wall, raw_cpu) = if data.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data) };
     println!(
         "{{\"load_s\": {load_s:.3}, \"sign_s\": {sign_s:.3}, \"sign_cpu_s\": {sign_cpu_s:.2}, \
-         \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"signatures\": {signatures}, \
+         \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"cpu_s\": {cpu_s:.2}, \"signatures\": {signatures}, \
          \"records\": {}, \"pss_kib\": {pss}, \"peak_rss_kib\": {peak}, \
          \"rss_loaded_kib\": {rss_loaded}, \"rss_signed_kib\": {rss_signed}, \
          \"rss_built_kib\": {rss_built}, \
