@@ -105,9 +105,19 @@ pub fn collect(zone: &ZoneContents) -> Result<Vec<Owner>> {
         let kind = if at_apex { Kind::Apex } else { Kind::Authoritative };
         owners.push(Owner { name: node.owner().to_name(), kind, rrsets });
     }
-    owners.sort_by(|a, b| a.name.canonical_cmp(&b.name));
+    let mut owners = canonical_order(owners);
     classify(zone.origin(), &mut owners)?;
     Ok(owners)
+}
+
+/// `owners` (each name once) sorted in canonical order (RFC 4034 §6.1): by their lookup
+/// keys, whose byte order is canonical name order, so that each of the sort's
+/// comparisons is one `memcmp` rather than a walk over both names' labels.
+fn canonical_order(owners: Vec<Owner>) -> Vec<Owner> {
+    let mut keyed: Vec<(Box<[u8]>, Owner)> =
+        owners.into_iter().map(|o| (o.name.lookup_key().as_bytes().into(), o)).collect();
+    keyed.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+    keyed.into_iter().map(|(_, owner)| owner).collect()
 }
 
 /// Marks delegation points and what lies below them, walking names in canonical order
@@ -117,19 +127,26 @@ fn classify(origin: &Dname, owners: &mut [Owner]) -> Result<()> {
         Some(apex) if apex.name.eq_ignore_case(origin) && apex.rrset(Rtype::SOA).is_some() => {}
         _ => return Err(Error::Zone(format!("{origin} has no SOA at its apex"))),
     }
-    let mut cut: Option<Name> = None;
-    for owner in owners.iter_mut().skip(1) {
-        if cut.as_ref().is_some_and(|c| owner.name.is_below(c)) {
+    let mut cut: Option<usize> = None;
+    for i in 1..owners.len() {
+        let below_cut = cut.is_some_and(|c| is_below(owners, i, c));
+        let Some(owner) = owners.get_mut(i) else { break };
+        if below_cut {
             owner.kind = Kind::Occluded;
-            continue;
-        }
-        cut = None;
-        if owner.rrset(Rtype::NS).is_some() {
+        } else if owner.rrset(Rtype::NS).is_some() {
             owner.kind = Kind::Delegation;
-            cut = Some(owner.name.clone());
+            cut = Some(i);
+        } else {
+            cut = None;
         }
     }
     Ok(())
+}
+
+/// True when owner `i` is below owner `cut` (a cut found by index, so that no name is
+/// copied).
+fn is_below(owners: &[Owner], i: usize, cut: usize) -> bool {
+    matches!((owners.get(i), owners.get(cut)), (Some(o), Some(c)) if o.name.is_below(&c.name))
 }
 
 /// The types at `owner` that its denial record lists, without RRSIG, NSEC or NSEC3

@@ -74,17 +74,21 @@ pub fn nsec3_types(owner: &Owner) -> Vec<Rtype> {
 }
 
 /// The names the chain hashes, with their types: the members, then the empty
-/// non-terminals above them (RFC 5155 §7.1), which list no type.
+/// non-terminals above them (RFC 5155 §7.1), which list no type. The set of the zone's
+/// names is made only when a member lies deeper than a child of the apex (in a TLD,
+/// none does).
 fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<(Name, Vec<Rtype>)> {
-    let existing: HashSet<&Dname> = owners.iter().map(|o| &*o.name).collect();
+    let mut existing: Option<HashSet<&Dname>> = None;
     let mut names: Vec<(Name, Vec<Rtype>)> = Vec::new();
     let mut empty: HashSet<Name> = HashSet::new();
     for owner in owners.iter().filter(|o| in_chain(o, opt_out)) {
         names.push((owner.name.clone(), nsec3_types(owner)));
         let mut above = owner.name.parent();
-        while let Some(name) = above.filter(|n| n.is_below(origin) && !existing.contains(n)) {
-            if !empty.insert(name.to_name()) {
-                break; // met on another name's way up: so were its ancestors
+        while let Some(name) = above.filter(|n| n.is_below(origin)) {
+            let existing =
+                existing.get_or_insert_with(|| owners.iter().map(|o| &*o.name).collect());
+            if existing.contains(name) || !empty.insert(name.to_name()) {
+                break; // a name of the zone, or met on another name's way up: so were its ancestors
             }
             names.push((name.to_name(), Vec::new()));
             above = name.parent();

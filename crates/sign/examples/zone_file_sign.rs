@@ -1,0 +1,165 @@
+//! A zone file signed whole, as a server signing it would: the file loaded with Tern's
+//! parser into a snapshot, `sign_zone` with one CSK (ECDSA P-256) on N threads, and the
+//! snapshot to serve built from the result (`SignedZone::to_contents`). Prints one JSON
+//! line: each step's wall time, the signing's CPU time and the whole run's until the
+//! snapshot is built, the signatures made, the peak
+//! resident set (VmHWM), the resident set after each step, and the proportional set
+//! size once only the snapshot to serve is kept and the server's housekeeping after a
+//! load has run (`tern_zone::memory::after_load`: freed heap returned, huge pages); then
+//! what aws-lc-rs alone signs per second on this thread, on the signed data of the
+//! zone's first RRsets (`--raw COUNT`, 0: not measured; they are held while the PSS is
+//! read, about 100 bytes each).
+//!
+//! `bench/sign.py` runs it beside Knot DNS; figures in docs/benchmarks.md, "DNSSEC
+//! signing".
+//!
+//! ```text
+//! cargo build --profile perf -p tern-sign --example zone_file_sign
+//! target/perf/examples/zone_file_sign FILE ORIGIN nsec|nsec3-optout THREADS [--raw COUNT]
+//! ```
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
+use std::path::Path;
+use std::time::Instant;
+
+use aws_lc_rs::rand::SystemRandom;
+use aws_lc_rs::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use tern_sign::rrsig::{signed_data, RrsetRef, Scratch};
+use tern_sign::{
+    sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, SignOptions, SignedZone, SigningKey,
+    Validity,
+};
+use tern_wire::Name;
+use tern_zone::parser::Options;
+
+/// The command line.
+struct Args {
+    file: String,
+    origin: Name,
+    denial: DenialConfig,
+    threads: usize,
+    raw: usize,
+}
+
+fn parse_args() -> Args {
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    let usage = "FILE ORIGIN nsec|nsec3-optout THREADS [--raw COUNT]";
+    assert!(argv.len() == 4 || argv.len() == 6, "usage: {usage}");
+    let denial = match argv[2].as_str() {
+        "nsec" => DenialConfig::Nsec,
+        "nsec3-optout" => {
+            DenialConfig::Nsec3(Nsec3Config { iterations: 0, salt: Vec::new(), opt_out: true })
+        }
+        other => panic!("{other}: nsec or nsec3-optout"),
+    };
+    let raw = if argv.len() == 6 && argv[4] == "--raw" { argv[5].parse().unwrap() } else { 0 };
+    Args {
+        file: argv[0].clone(),
+        origin: argv[1].parse().unwrap(),
+        denial,
+        threads: argv[3].parse().unwrap(),
+        raw,
+    }
+}
+
+/// A field of /proc/self/status (`VmHWM`, `VmRSS`), in KiB.
+fn status_kib(field: &str) -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// The process's proportional set size, in KiB.
+fn pss_kib() -> u64 {
+    let rollup = std::fs::read_to_string("/proc/self/smaps_rollup").unwrap();
+    let line = rollup.lines().find(|l| l.starts_with("Pss:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// User + system CPU seconds of the whole process so far (every thread, ended or not).
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    ticks as f64 / 100.0
+}
+
+/// The signed data (RFC 4034 §3.1.8.1) of the first `count` signed RRsets of `zone`, for
+/// aws-lc-rs to sign alone.
+fn sample(zone: &SignedZone, key: &SigningKey, count: usize) -> Vec<Vec<u8>> {
+    let validity = Validity::new(1_800_000_000, 1_800_000_000 + 30 * 86400).unwrap();
+    let times = (validity.inception(), validity.expiration());
+    let mut scratch = Scratch::default();
+    let mut data = Vec::new();
+    for owner in zone.owners() {
+        for rrset in owner.rrsets.iter().filter(|r| !r.sigs.is_empty()) {
+            let view = RrsetRef {
+                owner: &owner.name,
+                rtype: rrset.rtype,
+                ttl: rrset.ttl,
+                rdatas: &rrset.rdatas,
+            };
+            data.push(
+                signed_data(&view, key, zone.origin(), times, &mut scratch).unwrap().to_vec(),
+            );
+            if data.len() == count {
+                return data;
+            }
+        }
+    }
+    data
+}
+
+/// Signatures per second of aws-lc-rs alone on this thread, signing each of `data`
+/// with the key's private key: (per second of wall time, per second of CPU time).
+fn raw_rate(key: &SigningKey, data: &[Vec<u8>]) -> (f64, f64) {
+    let pkcs8 = key.to_pkcs8().unwrap();
+    let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8).unwrap();
+    let rng = SystemRandom::new();
+    let (start, cpu) = (Instant::now(), cpu_seconds());
+    for d in data {
+        std::hint::black_box(pair.sign(&rng, d).unwrap());
+    }
+    let count = data.len() as f64;
+    (count / start.elapsed().as_secs_f64(), count / (cpu_seconds() - cpu).max(0.01))
+}
+
+fn main() {
+    let args = parse_args();
+    let started = Instant::now();
+    let loaded =
+        tern_zone::load_file(Path::new(&args.file), &args.origin, &Options::default(), &mut |_| {})
+            .unwrap();
+    let load_s = started.elapsed().as_secs_f64();
+    let rss_loaded = status_kib("VmRSS:");
+    let key = SigningKey::generate(Algorithm::EcdsaP256Sha256, KeyRole::Csk).unwrap();
+    let validity = Validity::new(1_800_000_000, 1_800_000_000 + 30 * 86400).unwrap();
+    let options =
+        SignOptions { denial: args.denial, threads: args.threads, ..SignOptions::new(validity) };
+    let keys = [key];
+    let (sign_start, sign_cpu) = (Instant::now(), cpu_seconds());
+    let signed = sign_zone(&loaded.contents, &keys, &options).unwrap();
+    let (sign_s, sign_cpu_s) = (sign_start.elapsed().as_secs_f64(), cpu_seconds() - sign_cpu);
+    let rss_signed = status_kib("VmRSS:");
+    let build_start = Instant::now();
+    let contents = signed.to_contents().unwrap();
+    let build_s = build_start.elapsed().as_secs_f64();
+    let rss_built = status_kib("VmRSS:");
+    let (total_s, cpu_s) = (started.elapsed().as_secs_f64(), cpu_seconds());
+    let data = sample(&signed, &keys[0], args.raw);
+    let signatures = signed.signature_count();
+    drop((signed, loaded));
+    tern_zone::memory::after_load(); // the server's housekeeping after a load
+    let (pss, peak) = (pss_kib(), status_kib("VmHWM:"));
+    let (raw_wall, raw_cpu) = if data.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data) };
+    println!(
+        "{{\"load_s\": {load_s:.3}, \"sign_s\": {sign_s:.3}, \"sign_cpu_s\": {sign_cpu_s:.2}, \
+         \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"cpu_s\": {cpu_s:.2}, \"signatures\": {signatures}, \
+         \"records\": {}, \"pss_kib\": {pss}, \"peak_rss_kib\": {peak}, \
+         \"rss_loaded_kib\": {rss_loaded}, \"rss_signed_kib\": {rss_signed}, \
+         \"rss_built_kib\": {rss_built}, \
+         \"raw_sig_s\": {raw_wall:.0}, \"raw_sig_cpu_s\": {raw_cpu:.0}}}",
+        contents.record_count()
+    );
+}
