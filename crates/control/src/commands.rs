@@ -99,6 +99,8 @@ impl Writer {
     }
 
     async fn reload_file(&mut self) -> Outcome {
+        // A key store that could not be used is tried again (its files fixed).
+        Box::pin(self.open_signer()).await?;
         match self.load_primary().await {
             LoadOutcome::Loaded { serial, records } => {
                 Ok(format!("loaded serial {serial}, {records} records"))

@@ -29,7 +29,7 @@ use tracing::error;
 pub use crate::change::{Change, Notify};
 use crate::error::{Error, Result};
 use crate::journaled;
-use crate::signer::SignKit;
+use crate::signer::Signing;
 use crate::state::SharedJournal;
 use crate::writer::Writer;
 
@@ -63,18 +63,16 @@ impl Writer {
         let (journal, name, limits) =
             (self.journal.clone(), self.plan.name.to_string(), self.plan.history);
         let ours = self.slot_holds_ours();
-        let kit = match self.sign_kit() {
-            Ok(kit) => kit,
-            Err(why) => return (Err(why), build(None).1),
-        };
+        let signing = self.signing();
         let done = tokio::task::spawn_blocking(move || {
             let (change, extra) = build(base.as_ref());
             let made = match change {
                 None => Ok(None),
                 Some(_) if !ours => Err(Error::Raced),
                 Some(change) => {
-                    let kit = kit.as_deref();
-                    prepare(base.as_ref(), change, limits, journal.as_ref(), &name, kit).map(Some)
+                    let signing = &signing;
+                    prepare(base.as_ref(), change, limits, journal.as_ref(), &name, signing)
+                        .map(Some)
                 }
             };
             drop(base); // freed here, off the writer, when it is the last reference
@@ -130,12 +128,9 @@ pub fn prepare(
     limits: HistoryLimits,
     journal: Option<&SharedJournal>,
     zone_name: &str,
-    kit: Option<&SignKit>,
+    signing: &Signing,
 ) -> Result<ZoneContents> {
-    let change = match kit {
-        Some(kit) => crate::signer::sign(base, change, kit)?,
-        None => change,
-    };
+    let change = crate::signer::sign(base, change, signing)?;
     let made = make(base, change, limits)?;
     match (journal, made.replace) {
         (Some(journal), Some(changes)) => journaled::replace(journal, zone_name, &changes)?,

@@ -156,6 +156,10 @@ pub enum Error {
     /// A blocking task panicked or was cancelled.
     #[error("{0}")]
     Task(#[from] tokio::task::JoinError),
+    /// A change to a zone signed here that cannot be signed now (its key store cannot be
+    /// used): refused, the served version kept.
+    #[error("not signed, so not taken: {0}")]
+    Unsignable(String),
     /// The zone is not signed by this server (no `dnssec-policy`).
     #[error("the zone is not signed by this server (no `dnssec-policy`)")]
     NotSigned,

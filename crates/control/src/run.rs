@@ -161,11 +161,9 @@ impl Writer {
             return LoadOutcome::Unchanged { records };
         }
         let started = std::time::Instant::now();
-        if let Err(why) = Box::pin(self.open_signer()).await {
-            self.last_error = Some((self.now(), format!("not signed: {why}")));
-            control().load(LoadResult::Failed, started.elapsed());
-            return LoadOutcome::Failed(format!("not signed: {why}"));
-        }
+        // A key store that cannot be used leaves the zone as it is served (or, at the
+        // start, as its file has it, signed): changes are refused until it can.
+        let unsigned = Box::pin(self.open_signer()).await.err();
         let outcome = match self.plan.role {
             Role::Primary => {
                 self.schedule = Schedule::default();
@@ -173,6 +171,9 @@ impl Writer {
             }
             Role::Secondary(_) => self.start_secondary().await,
         };
+        if let Some(why) = unsigned {
+            self.last_error = Some((self.now(), format!("not signed: {why}")));
+        }
         let result = match outcome {
             LoadOutcome::Loaded { .. } => Some(LoadResult::Loaded),
             LoadOutcome::Unchanged { .. } => Some(LoadResult::Unchanged),

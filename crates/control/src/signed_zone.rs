@@ -11,7 +11,7 @@ use tracing::{error, info, warn};
 use crate::commit::{Change, Notify};
 use crate::counters::control::control;
 use crate::error::{Error, Result};
-use crate::signer::{SignKit, Signer};
+use crate::signer::{SignKit, Signer, Signing};
 use crate::writer::Writer;
 
 /// Names a refresh slice visits, and signatures it makes, at most.
@@ -34,22 +34,42 @@ impl Writer {
         if self.signer.as_ref().is_some_and(|s| s.plan() == &plan) {
             return Ok(());
         }
+        self.signer = None;
         let (zone, now) = (self.plan.name.clone(), self.now());
         let opened = tokio::task::spawn_blocking(move || Signer::open(plan, &zone, now)).await?;
         let signer = opened.inspect_err(|why| {
-            error!(zone = %self.plan.name, "not signed: the key store cannot be used: {why}");
+            error!(zone = %self.plan.name, "the key store cannot be used: the zone stays as it is served, and changes are refused until it can: {why}");
         })?;
         info!(zone = %self.plan.name, policy = %signer.plan().id, keys = signer.store().keys().len(), "signing with policy");
         self.signer = Some(Box::new(signer));
         Ok(())
     }
 
-    /// The kit a commit signs with; `None` for a zone this server does not sign.
-    pub(crate) fn sign_kit(&mut self) -> Result<Option<Arc<SignKit>>> {
+    /// How a commit signs: not at all (a zone this server does not sign), with a kit, or
+    /// not, for a zone whose signer could not be opened (then only a first version the
+    /// file has signed is taken).
+    pub(crate) fn signing(&mut self) -> Signing {
         let (serial, now) = (self.plan.update.serial, self.now());
         let current = self.current.clone();
-        let Some(signer) = self.signer.as_mut() else { return Ok(None) };
-        signer.kit(current.as_deref(), serial, now).map(Some)
+        match self.signer.as_mut() {
+            Some(signer) => match signer.kit(current.as_deref(), serial, now) {
+                Ok(kit) => Signing::With(kit),
+                Err(why) => Signing::Unavailable(why.to_string()),
+            },
+            None if self.plan.signing.is_some() => {
+                Signing::Unavailable("the key store cannot be used (see the log)".into())
+            }
+            None => Signing::Off,
+        }
+    }
+
+    /// The kit a refresh signs with; `None` for a zone this server does not sign.
+    pub(crate) fn sign_kit(&mut self) -> Result<Option<Arc<SignKit>>> {
+        match self.signing() {
+            Signing::Off => Ok(None),
+            Signing::With(kit) => Ok(Some(kit)),
+            Signing::Unavailable(why) => Err(Error::Unsignable(why)),
+        }
     }
 
     /// When the signer next has work: a policy step or a refresh pass.

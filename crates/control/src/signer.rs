@@ -55,6 +55,19 @@ pub struct SignKit {
     now: u64,
 }
 
+/// How a commit signs (see [`sign`]).
+#[derive(Debug, Clone)]
+pub enum Signing {
+    /// Not: the zone is not signed by this server.
+    Off,
+    /// With this kit.
+    With(Arc<SignKit>),
+    /// Not, though the zone should be (its key store cannot be used, why): a change is
+    /// refused, but for a first version that is signed already (the zone file this
+    /// server wrote), served as it is.
+    Unavailable(String),
+}
+
 /// A signed zone's signer (see the module comment).
 #[derive(Debug)]
 pub struct Signer {
@@ -283,7 +296,12 @@ fn unsigned(mut change: Changeset) -> Changeset {
 
 /// The commit function's sign step (see the module comment): `change`, unsigned, made
 /// into the signed change of `base` by `kit`.
-pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, kit: &SignKit) -> Result<Change> {
+pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, signing: &Signing) -> Result<Change> {
+    let kit = match signing {
+        Signing::Off => return Ok(change),
+        Signing::With(kit) => kit,
+        Signing::Unavailable(why) => return unavailable(base, change, why),
+    };
     if kit.unsigned() {
         return Ok(change); // nothing signs: `unsign` took the signatures out
     }
@@ -304,6 +322,16 @@ pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, kit: &SignKit) -> 
         Change::Rebased { .. } => Err(Error::NotTaken(
             "a signed zone with `zonefile-sync = \"never\"` (its journal would lead from the unsigned file)",
         )),
+    }
+}
+
+/// Without a kit: only a first version already signed is taken, as it is.
+fn unavailable(base: Option<&Arc<ZoneContents>>, change: Change, why: &str) -> Result<Change> {
+    match change {
+        Change::Whole { zone, history, journal } if base.is_none() && holds_signing(&zone) => {
+            Ok(Change::Whole { zone, history, journal })
+        }
+        _ => Err(Error::Unsignable(why.to_owned())),
     }
 }
 

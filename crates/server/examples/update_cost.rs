@@ -90,7 +90,15 @@ fn commit_batch(
         compute(current, tasks, UpdatePolicy::default(), tern_control::clock::unix_now());
     let change = Change::Built { zone: computed.zone.unwrap(), changes: computed.changes };
     let limits = HistoryLimits::default();
-    let zone = prepare(Some(current), change, limits, Some(journal), name, None).unwrap();
+    let zone = prepare(
+        Some(current),
+        change,
+        limits,
+        Some(journal),
+        name,
+        &tern_control::signer::Signing::Off,
+    )
+    .unwrap();
     (zone, computed.judged)
 }
 

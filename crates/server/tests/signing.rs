@@ -367,3 +367,43 @@ fn a_zone_is_unsigned_by_its_policy() {
     }
     assert!(served.log().contains("unsigned"), "{}", served.log());
 }
+
+/// A key file that others may read is refused: after a restart the zone is served as its
+/// file has it (signed), `zone-status` says why, and an UPDATE is not taken (SERVFAIL)
+/// until the file is fixed and the zone reloaded.
+#[test]
+fn an_unusable_key_store_keeps_the_signed_zone_and_refuses_changes() {
+    let mut served = Signed::start("");
+    assert_eq!(served.serial(), Some(11));
+    let written = served.dir.path().join("signed.test.zone");
+    assert!(eventually(Duration::from_secs(10), || {
+        std::fs::read_to_string(&written).unwrap().contains("RRSIG")
+    }));
+    let key = served.dir.path().join("storage/keys/signed.test./key1.pkcs8");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    served.daemon.as_ref().unwrap().signal(libc::SIGKILL);
+    served.daemon.as_mut().unwrap().wait(Duration::from_secs(10)).unwrap();
+    served.spawn();
+    assert_eq!(served.serial(), Some(11), "served as the file has it: {}", served.log());
+    validate(&served.axfr_file("kept.zone"), false, "served without its key store");
+    let (_, status) = ternctl_at(served.dir.path(), &["zone-status", ZONE]);
+    assert!(status.contains("key1.pkcs8"), "{status}");
+    let update = |id: u16| {
+        let socket = udp_client();
+        socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let message = update_adding(id, "signed.test.", "new.signed.test.", "192.0.2.99");
+        socket.send_to(&message, served.addr).unwrap();
+        let mut buf = [0u8; 512];
+        let (n, _) = socket.recv_from(&mut buf).unwrap();
+        buf[..n][3] & 0x0f
+    };
+    assert_eq!(update(1), 2, "SERVFAIL: {}", served.log());
+    assert_eq!(served.serial(), Some(11));
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let (ok, text) = ternctl_at(served.dir.path(), &["zone-reload", ZONE]);
+    assert!(ok, "{text}");
+    assert_eq!(update(2), 0, "NOERROR once the key store is usable: {}", served.log());
+    assert_eq!(served.serial(), Some(12));
+    validate(&served.axfr_file("fixed.zone"), false, "after the key store came back");
+}
