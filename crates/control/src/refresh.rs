@@ -152,7 +152,7 @@ impl Writer {
             network: Arc::clone(&self.shared.network),
             zone: self.plan.name.clone(),
             primaries: primaries.clone(),
-            current: if full { None } else { self.current.clone() },
+            current: if full { None } else { self.refresh_base() },
             limits: **self.shared.limits.load(),
         };
         let catalog = matches!(self.plan.catalog, CatalogRole::Consumer { .. });

@@ -134,9 +134,18 @@ impl Writer {
         }
     }
 
+    /// What a refresh starts from: the served version, or a signing secondary's version
+    /// from its primary (its serials are the primary's, not ours).
+    pub(crate) fn refresh_base(&self) -> Option<Arc<ZoneContents>> {
+        match self.plan.signing {
+            Some(_) => self.upstream.clone(),
+            None => self.current.clone(),
+        }
+    }
+
     /// The primary has what we have: the timers start again.
     fn confirmed(&mut self, serial: u32) {
-        let ours = self.current.as_ref().map(|z| z.serial());
+        let ours = self.refresh_base().map(|z| z.serial());
         if self.schedule.expired && ours == Some(serial) && self.serve_again() {
             info!(zone = %self.plan.name, serial, "zone served again: the primary confirmed our serial");
         }
@@ -147,18 +156,32 @@ impl Writer {
     /// Commits a new version ([`crate::commit`]: journaled when incremental, published,
     /// our own secondaries told), then keeps it on disk.
     async fn take(&mut self, zone: ZoneContents, changes: Vec<Changeset>, log: TransferLog) {
-        let incremental = !changes.is_empty();
+        let mut incremental = !changes.is_empty();
         let serial = zone.serial();
         let (records, elapsed_ms) =
             (zone.record_count(), u64::try_from(log.elapsed.as_millis()).unwrap_or(u64::MAX));
-        let change = match incremental {
-            true => Change::Built { zone, changes: changes.into_iter().map(Arc::new).collect() },
-            false => Change::Whole { zone, history: History::default(), journal: Vec::new() },
+        // A signing secondary keeps the primary's version, and commits the difference
+        // from what it serves (signed by the commit's sign step, under its own serial).
+        let upstream = self.plan.signing.as_ref().map(|_| Arc::new(zone.clone()));
+        let change = match (incremental, &upstream) {
+            (_, Some(_)) => {
+                incremental = self.current.is_some();
+                Change::Whole { zone, history: History::default(), journal: Vec::new() }
+            }
+            (true, None) => {
+                Change::Built { zone, changes: changes.into_iter().map(Arc::new).collect() }
+            }
+            (false, None) => {
+                Change::Whole { zone, history: History::default(), journal: Vec::new() }
+            }
         };
         let zone = match self.commit(change, Notify::Yes).await {
             Ok(zone) => zone,
             Err(why) => return self.refresh_failed(&why),
         };
+        if upstream.is_some() {
+            self.upstream = upstream;
+        }
         let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
         info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, transport = log.transport, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");
         control().transfer_done(Direction::In, log.bytes, log.elapsed);

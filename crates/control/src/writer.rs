@@ -71,6 +71,10 @@ pub struct Writer {
     pub inbox: Option<Arc<WriterInbox>>,
     /// The zone's signer, when this server signs it ([`crate::signer`]).
     pub signer: Option<Box<crate::signer::Signer>>,
+    /// A signing secondary's version from its primary, unsigned, as last transferred:
+    /// what its refreshes compare serials with and ask IXFR from (`None` after a
+    /// start: the next refresh transfers it whole).
+    pub upstream: Option<Arc<ZoneContents>>,
 }
 
 impl Writer {
@@ -99,6 +103,7 @@ impl Writer {
             notices: None,
             inbox: None,
             signer: None,
+            upstream: None,
         }
     }
 

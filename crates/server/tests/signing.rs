@@ -407,3 +407,66 @@ fn an_unusable_key_store_keeps_the_signed_zone_and_refuses_changes() {
     assert_eq!(served.serial(), Some(12));
     validate(&served.axfr_file("fixed.zone"), false, "after the key store came back");
 }
+
+/// A signing secondary: an unsigned primary (another ternd) and a secondary with a
+/// policy. The secondary serves the zone signed; an UPDATE at the primary reaches it by
+/// NOTIFY and IXFR and is served signed, under the secondary's own serial.
+#[test]
+fn a_signing_secondary_signs_what_its_primary_sends() {
+    let dir = tempfile::tempdir().unwrap();
+    let (p_port, s_port) = (free_port(), free_port());
+    std::fs::write(dir.path().join("signed.test.zone"), zone_text(100, "")).unwrap();
+    let primary = format!(
+        "[server]\nlisten = [\"127.0.0.1:{p_port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"p\"\n\
+         [[remote]]\nid = \"s\"\naddress = \"127.0.0.1:{s_port}\"\n\
+         [[acl]]\nid = \"a\"\naddress = \"127.0.0.0/8\"\naction = [\"update\", \"transfer\"]\n\
+         [[zone]]\nname = \"{ZONE}\"\nfile = \"signed.test.zone\"\nacl = [\"a\"]\nnotify = [\"s\"]\n"
+    );
+    let secondary = format!(
+        "[server]\nlisten = [\"127.0.0.1:{s_port}\"]\nudp-workers = 1\ntcp-workers = 1\n\
+         storage = \"s\"\n\
+         [[remote]]\nid = \"p\"\naddress = \"127.0.0.1:{p_port}\"\n\
+         [[acl]]\nid = \"a\"\naddress = \"127.0.0.0/8\"\naction = \"transfer\"\n\
+         [[policy]]\nid = \"pol\"\ndenial = \"nsec3\"\n\
+         [[zone]]\nname = \"{ZONE}\"\nprimary = \"p\"\nacl = [\"a\"]\ndnssec-policy = \"pol\"\n"
+    );
+    std::fs::write(dir.path().join("p.toml"), primary).unwrap();
+    std::fs::write(dir.path().join("s.toml"), secondary).unwrap();
+    let spawn = |name: &str, port: u16| {
+        let config = dir.path().join(format!("{name}.toml"));
+        let log = dir.path().join(format!("{name}.log"));
+        Daemon::spawn(&["--config", config.to_str().unwrap()], ([127, 0, 0, 1], port).into(), &log)
+    };
+    let _p = spawn("p", p_port);
+    let s = spawn("s", s_port);
+    let s_addr = SocketAddr::from(([127, 0, 0, 1], s_port));
+    let signed = || dig_short(s_addr, ZONE, "NSEC3PARAM");
+    assert!(
+        eventually(Duration::from_secs(15), || !signed().trim().is_empty()),
+        "{}",
+        s.log_text()
+    );
+    let serial = dig_soa(s_addr, ZONE).1.unwrap();
+    assert!(serial > 100, "its own serial, above the primary's: {serial}");
+    let served = Signed {
+        addr: s_addr,
+        daemon: None,
+        dir: tempfile::tempdir().unwrap(),
+        config: PathBuf::new(),
+    };
+    validate(&served.axfr_file("secondary.zone"), false, "a signing secondary");
+    // An UPDATE at the primary: NOTIFY, IXFR, signed at the secondary.
+    let socket = udp_client();
+    socket.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let update = update_adding(3, "signed.test.", "late.signed.test.", "192.0.2.42");
+    socket.send_to(&update, SocketAddr::from(([127, 0, 0, 1], p_port))).unwrap();
+    let mut buf = [0u8; 512];
+    let (n, _) = socket.recv_from(&mut buf).unwrap();
+    assert_eq!(buf[..n][3] & 0x0f, 0);
+    let arrived = || served.dig(&["+dnssec", "+noall", "+answer", "late.signed.test", "A"]);
+    let seen = eventually(Duration::from_secs(15), || count(&arrived(), "RRSIG") == 1);
+    assert!(seen, "{}\n{}", arrived(), s.log_text());
+    assert!(dig_soa(s_addr, ZONE).1.unwrap() > serial);
+    validate(&served.axfr_file("secondary-updated.zone"), false, "after an IXFR");
+}

@@ -684,8 +684,8 @@ impl Refs<'_> {
         })
     }
 
-    /// The zone's signing plan (`dnssec-policy`): only a primary zone is signed here,
-    /// whose file can take the signed version.
+    /// The zone's signing plan (`dnssec-policy`): a primary zone whose file can take the
+    /// signed version, or a secondary (a signing secondary: unsigned in, signed out).
     fn signing(
         &self,
         own: &TemplateConfig,
@@ -696,13 +696,10 @@ impl Refs<'_> {
             return Ok(None);
         };
         let plan = self.policies.get(id).ok_or_else(|| format!("policy `{id}` is not declared"))?;
-        if matches!(role, Role::Secondary(_)) {
-            return Err("`dnssec-policy`: a secondary zone is not signed here yet (signing an unsigned primary's zone is not supported)".into());
-        }
         if matches!(catalog, CatalogRole::Producer | CatalogRole::Consumer { .. }) {
             return Err("`dnssec-policy`: catalog zones are not signed".into());
         }
-        if sync == ZonefileSync::Never {
+        if matches!(role, Role::Primary) && sync == ZonefileSync::Never {
             return Err("`dnssec-policy` needs the zone file written (`zonefile-sync` other than `never`): it holds the signed zone".into());
         }
         Ok(Some(Arc::clone(plan)))
