@@ -1,0 +1,580 @@
+"""Online signing (issue #51) proven against validating resolvers, secondaries and
+rollovers: the `signing` scenario of `interop.py`.
+
+One Tern serves a parent zone, `example.`, and its children, every one signed by Tern
+under its own `[[policy]]` with timings of seconds; each child's DS is put into the
+parent by a dynamic UPDATE (RFC 2136) when the child's CDS (RFC 7344) asks for it, and
+`ternctl zone-ksk-submitted` then tells the child (the server does not query the parent
+yet). unbound and Knot Resolver, caches on, with the parent's key as their only trust
+anchor, resolve through Tern.
+
+1. Every answer kind (positive, NXDOMAIN, NODATA, wildcard, CNAME, DNAME, DS, the DS of
+   an unsigned delegation, NSEC3 opt-out and the insecure zone below it) is asked of
+   both resolvers: secure (AD), never SERVFAIL.
+2. Knot DNS, NSD and BIND take two signed zones (NSEC, NSEC3 opt-out) by AXFR, then an
+   UPDATE to Tern by NOTIFY and IXFR; each one's copy passes `dnssec-verify` and
+   `ldns-verify-zone`.
+3. A ZSK, a KSK, a CSK and an algorithm rollover (the policy's algorithm changed, then
+   `ternctl reload`) run to their end in four children at once while both resolvers ask
+   every answer kind of every child in a loop: no bogus answer. Each key's step times
+   (`ternctl zone-keys`) are compared with RFC 7583's intervals.
+4. Knot DNS signs the same unsigned zone (`knot.example.`, its DS in the parent too):
+   both resolvers give the same answers as for Tern's copy, all secure. unbound asks
+   Knot DNS; kresd, whose forwarding sends a question's whole chain to one server, asks
+   Tern, which serves Knot DNS's signed zone as its secondary.
+"""
+
+import calendar
+import os
+import re
+import subprocess
+import time
+
+import dns.message
+import dns.query
+import dns.rcode
+import dns.rdata
+import dns.rdataclass
+import dns.rdatatype
+import dns.update
+
+import resolvers
+import servers
+from checks import KEYRING, check, log_of, soa_serial, wait_serial
+from servers import peers
+
+PARENT = "example."
+TTL = 3  # every record's TTL in the children (zone-max-ttl) and the SOA minimum
+# Seconds-long timings (`[[policy]]` keys): RFC 7583's intervals from them are below.
+TIMINGS = {
+    "dnskey-ttl": 2, "zone-max-ttl": TTL, "propagation-delay": 1, "publish-safety": 1,
+    "retire-safety": 1, "parent-ds-ttl": 2, "parent-propagation-delay": 1,
+    "signature-validity": 30, "signature-refresh": 24,
+}
+DSGN = TIMINGS["signature-validity"] - TIMINGS["signature-refresh"]
+IPUB = TIMINGS["propagation-delay"] + TIMINGS["dnskey-ttl"] + TIMINGS["publish-safety"]
+IRET = DSGN + TIMINGS["propagation-delay"] + TTL + TIMINGS["retire-safety"]
+IPUB_PARENT = TIMINGS["parent-propagation-delay"] + TIMINGS["parent-ds-ttl"] + TIMINGS["publish-safety"]
+IRET_DNSKEY = TIMINGS["propagation-delay"] + TIMINGS["dnskey-ttl"] + TIMINGS["retire-safety"]
+LIFETIME = 14
+# The children: a policy each (its keys beyond TIMINGS). `roll` names what rolls.
+CHILDREN = {
+    "nsec.example.": {"scheme": "ksk-zsk", "signature-validity": 600, "signature-refresh": 300},
+    "optout.example.": {"scheme": "csk", "denial": "nsec3", "nsec3-opt-out": True,
+                        "signature-validity": 600, "signature-refresh": 300},
+    "zsk.example.": {"scheme": "ksk-zsk", "zsk-lifetime": LIFETIME, "roll": "Zsk"},
+    "ksk.example.": {"scheme": "ksk-zsk", "ksk-lifetime": LIFETIME, "roll": "Ksk"},
+    "csk.example.": {"scheme": "csk", "csk-lifetime": LIFETIME, "roll": "Csk"},
+    "alg.example.": {"scheme": "ksk-zsk", "algorithm": "ecdsap256sha256", "roll": "algorithm"},
+}
+NEW_ALGORITHM = "ed25519"
+INSECURE = "insecure.optout.example."  # an unsigned zone below an opt-out delegation
+KNOT_ZONE = "knot.example."  # signed by Knot DNS
+ROLL_BUDGET = 120  # seconds for the four rollovers to end
+
+
+def child_text(origin, serial=1):
+    """A child's unsigned zone: one name of each answer kind."""
+    return f"""$ORIGIN {origin}
+$TTL {TTL}
+@ SOA ns hostmaster {serial} 3600 600 86400 {TTL}
+@ NS ns
+ns A 127.0.0.1
+www A 192.0.2.1
+www AAAA 2001:db8::1
+*.wild TXT "wildcard"
+alias CNAME www
+d DNAME t
+x.t A 192.0.2.7
+sub NS ns.sub
+ns.sub A 192.0.2.54
+""" + (f"insecure NS ns.insecure\nns.insecure A 127.0.0.1\n" if origin == "optout.example." else "")
+
+
+def parent_text():
+    lines = [f"$ORIGIN {PARENT}", "$TTL 2", "@ SOA ns hostmaster 1 3600 600 86400 2",
+             "@ NS ns", "ns A 127.0.0.1"]
+    for child in [*CHILDREN, KNOT_ZONE]:
+        label = child[: -len(PARENT) - 1]
+        lines += [f"{label} NS ns.{label}", f"ns.{label} A 127.0.0.1"]
+    return "\n".join(lines) + "\n"
+
+
+def policy_text(pid, settings):
+    """A `[[policy]]` table: TIMINGS, then `settings` (seconds written as "Ns")."""
+    merged = dict(TIMINGS, **{k: v for k, v in settings.items() if k != "roll"})
+    lines = [f'[[policy]]\nid = "{pid}"\n']
+    for key, value in merged.items():
+        if isinstance(value, bool):
+            lines.append(f"{key} = {str(value).lower()}\n")
+        elif isinstance(value, int) and key not in ("nsec3-iterations", "nsec3-salt-length"):
+            lines.append(f'{key} = "{value}s"\n')
+        else:
+            lines.append(f'{key} = "{value}"\n')
+    return "".join(lines)
+
+
+def queries(zone):
+    """What is asked about a child: (name, type, rcode wanted, whether AD is required)."""
+    optout = zone == "optout.example."
+    kinds = [
+        (f"www.{zone}", "A", "NOERROR", True),  # positive
+        (f"nope.{zone}", "A", "NXDOMAIN", not optout),  # NXDOMAIN (opt-out may be insecure)
+        (f"www.{zone}", "TXT", "NOERROR", True),  # NODATA
+        (f"a.wild.{zone}", "TXT", "NOERROR", not optout),  # wildcard
+        (f"alias.{zone}", "A", "NOERROR", True),  # CNAME
+        (f"x.d.{zone}", "A", "NOERROR", True),  # DNAME
+        (zone, "DS", "NOERROR", True),  # DS, signed by the parent
+        (zone, "DNSKEY", "NOERROR", True),
+        (f"sub.{zone}", "DS", "NOERROR", not optout),  # no DS at an unsigned delegation
+    ]
+    if optout:
+        kinds.append((f"www.{INSECURE}", "A", "NOERROR", False))  # insecure, by opt-out
+    return kinds
+
+
+class Signing:
+    """The scenario's servers and what it learned on the way."""
+
+    def __init__(self, run):
+        self.run = run
+        self.work = run.work("signing-zones")
+        self.socket = os.path.join(self.work, "ternd.sock")
+        self.ternctl_bin = os.path.join(os.path.dirname(run.tern_bin), "ternctl")
+        self.tern = None
+        self.knot = None
+        self.secondaries = {}
+        self.parent_ds = {}  # child -> the DS rdata texts put into the parent
+        self.ds_log = {}  # child -> when its DS was changed at the parent (epoch seconds)
+        self.stats = {"queries": 0, "bad": []}
+
+    def ctl(self, *args, ok=True):
+        out = subprocess.run([self.ternctl_bin, "--socket", self.socket, *args],
+                             capture_output=True, text=True, timeout=30)
+        if ok:
+            check(out.returncode == 0, f"ternctl {' '.join(args)}: {out.stdout}{out.stderr}")
+        return out.stdout + out.stderr
+
+    def write(self, name, text):
+        path = os.path.join(self.work, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def config_extra(self, algorithm):
+        """The policies, the update ACL and the control socket."""
+        text = f'[control]\nsocket = "{self.socket}"\n'
+        text += '[[acl]]\nid = "update"\naddress = "127.0.0.0/8"\naction = "update"\n'
+        text += policy_text("parent", {"scheme": "csk"})
+        for zone, settings in CHILDREN.items():
+            if settings.get("roll") == "algorithm":
+                settings = dict(settings, algorithm=algorithm)
+            text += policy_text(zone.split(".")[0], settings)
+        return text
+
+    def start_tern(self, secondary_ports, knot_port):
+        zones = [{"origin": PARENT, "file": self.write("parent.zone", parent_text()),
+                  "acls": ["update"], "settings": 'dnssec-policy = "parent"\n'}]
+        notify = [("127.0.0.1", p) for p in secondary_ports]
+        for zone in CHILDREN:
+            zones.append({"origin": zone, "file": self.write(zone + "zone", child_text(zone)),
+                          "acls": ["update"], "settings": f'dnssec-policy = "{zone.split(".")[0]}"\n',
+                          "notify": notify if zone in ("nsec.example.", "optout.example.") else []})
+        zones.append({"origin": INSECURE, "file": self.write(INSECURE + "zone", child_text(INSECURE))})
+        zones.append({"origin": KNOT_ZONE, "primary": ("127.0.0.1", knot_port)})  # Knot DNS's, as it is
+        self.zones = zones
+        self.tern = self.run.tern(zones, extra=self.config_extra("ecdsap256sha256"), name="tern-signer")
+        for z in zones:
+            wait_serial_any(self.tern.port, z["origin"], who="tern")
+
+    # -- the parent's DS, as the children's CDS asks ------------------------------------
+
+    def cds(self, zone):
+        answer = dns.query.udp(dns.message.make_query(zone, "CDS"), "127.0.0.1", port=self.tern.port,
+                               timeout=2)
+        return sorted(rd.to_text() for rrset in answer.answer for rd in rrset
+                      if rrset.rdtype == dns.rdatatype.CDS)
+
+    def set_parent_ds(self, zone, texts, port=None):
+        """Replaces `zone`'s DS RRset in the parent by an UPDATE (TTL parent-ds-ttl)."""
+        update = dns.update.UpdateMessage(PARENT)
+        rdatas = [dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.DS, t) for t in texts]
+        update.replace(zone, TIMINGS["parent-ds-ttl"], *rdatas)
+        answer = dns.query.tcp(update, "127.0.0.1", port=self.tern.port, timeout=5)
+        check(answer.rcode() == dns.rcode.NOERROR,
+              f"UPDATE of {zone}'s DS: {dns.rcode.to_text(answer.rcode())}\n{self.tern.log_tail()}")
+        self.parent_ds[zone] = texts
+        self.ds_log.setdefault(zone, []).append(int(time.time()))
+
+    def sync_ds(self, zone):
+        """When `zone`'s CDS differs from the DS in the parent, the parent takes it and the
+        child is told (`zone-ksk-submitted`). True when something changed."""
+        wanted = [t for t in self.cds(zone) if not t.startswith("0 0 0")]
+        if not wanted or wanted == self.parent_ds.get(zone):
+            return False
+        self.set_parent_ds(zone, wanted)
+        said = self.ctl("zone-ksk-submitted", zone)
+        print(f"      {stamp()} {zone} DS at the parent := {[t.split()[0] for t in wanted]} ({said.strip()})")
+        return True
+
+    def initial_ds(self):
+        """Each child's first DS, as soon as its CDS appears (after RFC 7583's wait for
+        a newly signed zone)."""
+        deadline = time.monotonic() + 30
+        pending = set(CHILDREN)
+        while pending and time.monotonic() < deadline:
+            for zone in sorted(pending):
+                if self.sync_ds(zone):
+                    pending.discard(zone)
+            time.sleep(0.2)
+        check(not pending, f"no CDS from {sorted(pending)} within 30 s:\n{self.tern.log_tail()}")
+
+    # -- resolvers ----------------------------------------------------------------------
+
+    def sweep(self, zones, resolver_set):
+        """Asks every kind of every zone of both resolvers once; notes what was wrong."""
+        for zone in zones:
+            for name, rtype, want, secure in queries(zone):
+                for kind, server in resolver_set.items():
+                    rcode, ad, records = resolvers.ask(server.port, name, rtype)
+                    self.stats["queries"] += 1
+                    bad = rcode != want or (secure and not ad)
+                    if name.startswith("www.insecure"):
+                        bad = rcode != "NOERROR" or ad or not records
+                    if bad:
+                        self.stats["bad"].append(f"{stamp()} {kind} {name} {rtype}: {rcode} ad={ad} {records}")
+
+
+def stamp():
+    return time.strftime("%H:%M:%S", time.gmtime())
+
+
+def wait_serial_any(port, zone, timeout=30.0, who=""):
+    deadline = time.monotonic() + timeout
+    while soa_serial(port, zone) is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    check(soa_serial(port, zone) is not None, f"{who} does not serve {zone}")
+
+
+def axfr_file(port, zone, path):
+    """Writes the zone as `port` gives it by AXFR (TSIG) to `path`, for the validators
+    (the text as it came: base64 is not to be lowercased). A connection reset is tried
+    again, twice at most (BIND resets one now and then right after taking an IXFR)."""
+    for attempt in range(3):
+        try:
+            lines = [rrset.to_text() for message in dns.query.xfr(
+                "127.0.0.1", zone, port=port, keyring=KEYRING, keyname=servers.KEY, relativize=False,
+                lifetime=30) for rrset in message.answer]
+            break
+        except ConnectionError:
+            check(attempt < 2, f"AXFR of {zone} from port {port}: connection reset three times")
+            time.sleep(0.5)
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def validators(path, zone, csk):
+    """Runs ldns-verify-zone and dnssec-verify on a zone file; fails with their output."""
+    out = subprocess.run(["ldns-verify-zone", path], capture_output=True, text=True, timeout=60)
+    check(out.returncode == 0 and "Zone is verified and complete" in out.stdout + out.stderr,
+          f"ldns-verify-zone {path}:\n{out.stdout}{out.stderr}")
+    args = ["dnssec-verify", *(["-z"] if csk else []), "-o", zone, path]
+    out = subprocess.run(args, capture_output=True, text=True, timeout=60)
+    check(out.returncode == 0 and "Zone fully signed" in out.stdout + out.stderr,
+          f"dnssec-verify {path}:\n{out.stdout}{out.stderr}")
+
+
+def signing(run):
+    """The `signing` scenario (see the module docs)."""
+    state = Signing(run)
+    ports = {kind: peers.free_port() for kind in ("knot", "nsd", "bind")}
+    state.knot = start_knot_signer(state)
+    state.start_tern(ports.values(), state.knot.port)
+    answer_kinds(state)
+    secondaries(state, ports)
+    rollovers(state)
+    knot_signs(state)
+    check(not state.stats["bad"], "bogus or wrong answers:\n" + "\n".join(state.stats["bad"][:30]))
+
+
+def answer_kinds(state):
+    """Part 1: the DS of every child into the parent, the resolvers started with the
+    parent's key as anchor, every answer kind asked."""
+    state.initial_ds()
+    knot_ds(state)
+    dnskeys = dns.query.udp(dns.message.make_query(PARENT, "DNSKEY"), "127.0.0.1",
+                            port=state.tern.port, timeout=2)
+    anchor = [f"{PARENT} DNSKEY {rd}" for rrset in dnskeys.answer for rd in rrset
+              if rrset.rdtype == dns.rdatatype.DNSKEY and rd.flags & 1]
+    check(len(anchor) == 1, f"the parent's DNSKEY RRset: {dnskeys}")
+    # Every zone is a stub of its own: a resolver that learned a child's NS (127.0.0.1,
+    # port 53) would otherwise ask there. unbound asks Knot DNS for its zone; kresd asks
+    # the forwarder of a question for the whole chain above it too, so it asks Tern,
+    # which serves Knot DNS's signed zone as a secondary, as Knot DNS signed it.
+    tern_zones = [(z["origin"], state.tern.port) for z in state.zones]
+    stubs = [z for z in tern_zones if z[0] != KNOT_ZONE] + [(KNOT_ZONE, state.knot.port)]
+    state.resolvers = resolvers.start(state.run, anchor[0], stubs, tern_zones, (f"www.{PARENT}", "A"))
+    before = state.stats["queries"]
+    state.sweep(["nsec.example.", "optout.example."], state.resolvers)
+    check(not state.stats["bad"], "answers not secure:\n" + "\n".join(state.stats["bad"][:30]))
+    print(f"    {state.stats['queries'] - before} answers from unbound and kresd: every kind secure"
+          " (NSEC and NSEC3 opt-out), the zone below the opt-out delegation insecure")
+
+
+def start_knot_signer(state):
+    """Part 4's Knot DNS, signing `knot.example.` (the children's unsigned zone) itself,
+    and serving it to Tern (a secondary of it)."""
+    path = state.write("knot.example.zone", child_text(KNOT_ZONE))
+
+    def argv(port, work):
+        conf = servers.knot_base(port, work) + f"""acl:
+  - id: transfer
+    address: 127.0.0.0/8
+    key: {servers.KEY}
+    action: transfer
+policy:
+  - id: auto
+    algorithm: ecdsap256sha256
+    cds-cdnskey-publish: always
+    dnskey-ttl: 2
+    zone-max-ttl: {TTL}
+zone:
+  - domain: {KNOT_ZONE}
+    file: {path}
+    storage: {work}
+    dnssec-signing: on
+    dnssec-policy: auto
+    acl: [transfer]
+"""
+        with open(os.path.join(work, "knot.conf"), "w") as f:
+            f.write(conf)
+        return ["knotd", "-c", os.path.join(work, "knot.conf")]
+
+    knot = state.run.start("knot", argv, name="knot-signer")
+    wait_serial_any(knot.port, KNOT_ZONE, who="Knot DNS")
+    return knot
+
+
+def knot_ds(state):
+    """Knot DNS's DS (from its CDS) into the parent; Tern, its secondary, has its zone."""
+    knot = state.knot
+    deadline, cds = time.monotonic() + 20, []
+    while not cds and time.monotonic() < deadline:
+        try:
+            answer = dns.query.udp(dns.message.make_query(KNOT_ZONE, "CDS"), "127.0.0.1",
+                                   port=knot.port, timeout=1)
+            cds = sorted(rd.to_text() for rrset in answer.answer for rd in rrset
+                         if rrset.rdtype == dns.rdatatype.CDS)
+        except Exception:  # noqa: BLE001 (not up yet)
+            pass
+        time.sleep(0.2)
+    check(cds, f"Knot DNS publishes no CDS for {KNOT_ZONE}:\n{knot.log_tail()}")
+    state.set_parent_ds(KNOT_ZONE, cds)
+    wait_serial(state.tern.port, KNOT_ZONE, soa_serial(knot.port, KNOT_ZONE), who="tern, Knot DNS's secondary")
+
+
+def secondaries(state, ports):
+    """Part 2: Knot DNS, NSD and BIND secondaries of the NSEC and the NSEC3 opt-out
+    zone: first transfer, an UPDATE to Tern, IXFR; each copy verified twice."""
+    zones = ["nsec.example.", "optout.example."]
+    plan = [{"origin": z, "primary": ("127.0.0.1", state.tern.port)} for z in zones]
+    builders = {"knot": servers.knot, "nsd": servers.nsd, "bind": servers.bind}
+    for kind, port in ports.items():
+        argv_for = lambda p, w, b=builders[kind]: b(p, w, plan)  # noqa: E731
+        state.secondaries[kind] = state.run.start(kind, argv_for, port=port, name=f"{kind}-secondary")
+    for zone in zones:
+        for kind, server in state.secondaries.items():
+            wait_serial(server.port, zone, soa_serial(state.tern.port, zone), who=kind)
+    for zone in zones:
+        update = dns.update.UpdateMessage(zone)
+        update.add(f"added.{zone}", TTL, "A", "192.0.2.99")
+        answer = dns.query.tcp(update, "127.0.0.1", port=state.tern.port, timeout=5)
+        check(answer.rcode() == dns.rcode.NOERROR, f"UPDATE {zone}: {answer}")
+    for zone in zones:
+        serial = soa_serial(state.tern.port, zone)
+        for kind, server in state.secondaries.items():
+            wait_serial(server.port, zone, serial, timeout=20, who=kind)
+            path = os.path.join(state.work, f"{kind}-{zone}axfr")
+            axfr_file(server.port, zone, path)
+            validators(path, zone, csk=zone == "optout.example.")
+    ixfrs = log_of(state.tern).count('kind="IXFR"')
+    check(ixfrs >= 6, f"{ixfrs} IXFRs out in Tern's log, want one per secondary and zone")
+    print(f"    Knot DNS, NSD, BIND: AXFR, then the UPDATEs by IXFR ({ixfrs} IXFRs out); each copy"
+          " passes ldns-verify-zone and dnssec-verify (NSEC, NSEC3 opt-out)")
+
+
+# -- part 3: rollovers ------------------------------------------------------------------
+
+KEY_LINE = re.compile(r"key (\d+) tag (\d+) (\S+) (\w+) created (\d+)(.*) ds (.*)$")
+
+
+def parse_keys(text):
+    """`ternctl zone-keys` as {id: {"tag", "alg", "role", step: epoch seconds, "ds"}}."""
+    keys = {}
+    for line in text.splitlines():
+        m = KEY_LINE.search(line)
+        if not m:
+            continue
+        key = {"tag": m[2], "alg": m[3], "role": m[4], "ds": m[7], "created": epoch(m[5])}
+        steps = m[6].split()
+        for step, at in zip(steps[::2], steps[1::2]):
+            key[step] = epoch(at)
+        ds = re.search(r"at: (\d+)", m[7])
+        key["ds_at"] = int(ds[1]) if ds else None
+        keys[int(m[1])] = key
+    return keys
+
+
+def epoch(text):
+    return calendar.timegm(time.strptime(text, "%Y%m%d%H%M%S"))
+
+
+class Tracker:
+    """Each rolling child's keys as `zone-keys` lists them, polled: every key's last
+    listing, the DS states it went through, and when it stopped being listed."""
+
+    def __init__(self, state, zones):
+        self.state = state
+        self.seen = {z: {} for z in zones}
+        self.gone = {z: {} for z in zones}
+        self.ds_states = {z: {} for z in zones}
+        self.first = {}
+        self.poll()
+        self.first = {z: dict(keys) for z, keys in self.seen.items()}
+
+    def ds_changes(self, zone, origin):
+        """When the test changed `zone`'s DS at the parent, in seconds from `origin`."""
+        return [at - origin for at in self.state.ds_log.get(zone, [])]
+
+    def poll(self):
+        for zone, seen in self.seen.items():
+            keys = parse_keys(self.state.ctl("zone-keys", zone))
+            for kid, key in keys.items():
+                seen[kid] = key
+                name = key["ds"].split()[0]
+                self.ds_states[zone].setdefault(kid, {}).setdefault(name, key["ds_at"])
+            for kid in seen:
+                if kid not in keys:
+                    self.gone[zone].setdefault(kid, int(time.time()))
+
+    def done(self, zone, roll):
+        """True when the rollover `roll` of `zone` has run to its end: the first key
+        of its role (or every first key, for an algorithm) no longer listed."""
+        first = self.first[zone]
+        if roll == "algorithm":
+            return all(k in self.gone[zone] for k in first)
+        return any(k in self.gone[zone] for k, v in first.items() if v["role"] == roll)
+
+
+def rollovers(state):
+    """Part 3 (see the module docs)."""
+    rolling = {z: s["roll"] for z, s in CHILDREN.items() if "roll" in s}
+    tracker = Tracker(state, rolling)
+    # The algorithm rollover starts now: the policy's algorithm changed, then reload.
+    config = os.path.join(state.tern.work, "ternd.toml")
+    with open(config) as f:
+        text = f.read()
+    with open(config, "w") as f:
+        f.write(text.replace(state.config_extra("ecdsap256sha256"), state.config_extra(NEW_ALGORITHM)))
+    state.ctl("reload")
+    started, bad_before, asked_before = time.monotonic(), len(state.stats["bad"]), state.stats["queries"]
+    print(f"    {stamp()} rollovers under way (ZSK, KSK, CSK every {LIFETIME} s; algorithm"
+          f" ecdsap256sha256 → {NEW_ALGORITHM}); both resolvers asking all the time")
+    sweeps = 0
+    while time.monotonic() - started < ROLL_BUDGET:
+        for zone in rolling:
+            state.sync_ds(zone)
+        tracker.poll()
+        state.sweep(["nsec.example.", "optout.example.", *rolling], state.resolvers)
+        sweeps += 1
+        if all(tracker.done(z, r) for z, r in rolling.items()):
+            break
+        time.sleep(0.2)
+    elapsed = time.monotonic() - started
+    unfinished = [z for z, r in rolling.items() if not tracker.done(z, r)]
+    early = report_timings(tracker, rolling)
+    bad = state.stats["bad"][bad_before:]
+    print(f"    {sweeps} sweeps, {state.stats['queries'] - asked_before} answers in {elapsed:.0f} s,"
+          f" {len(bad)} bogus or wrong")
+    check(not unfinished, f"rollovers not ended within {ROLL_BUDGET} s: {unfinished}\n"
+          + "\n".join(f"{z}: {tracker.seen[z]}" for z in unfinished))
+    check(not bad, "answers during the rollovers:\n" + "\n".join(bad[:30]))
+    check(not early, "steps earlier than RFC 7583 allows:\n" + "\n".join(early))
+
+
+def report_timings(tracker, rolling):
+    """Prints each key's step times (seconds from the zone's first key) and returns the
+    steps taken earlier than RFC 7583's intervals allow (see `early_steps`)."""
+    early = []
+    for zone, roll in rolling.items():
+        keys = tracker.seen[zone]
+        origin = min(k["created"] for k in keys.values())
+        print(f"    {zone} ({roll}; Ipub {IPUB}, Iret {IRET}, IpubP {IPUB_PARENT}, Dsgn+Dprp+TTLsig"
+              f" {SIGNATURE_INTERVAL} s); parent DS changes at {tracker.ds_changes(zone, origin)}:")
+        for kid, key in sorted(keys.items()):
+            steps = {s: key[s] - origin for s in ("published", "ready", "active", "retired") if s in key}
+            gone = tracker.gone[zone].get(kid)
+            ds = {name: (at - origin if at else None) for name, at in tracker.ds_states[zone][kid].items()}
+            print(f"      key {kid} {key['alg']} {key['role']}: {steps}"
+                  + (f" gone {gone - origin}" if gone else "") + f" ds {ds}")
+        early += [f"{zone}: {e}" for e in early_steps(tracker, zone, roll)]
+    return early
+
+
+SIGNATURE_INTERVAL = DSGN + TIMINGS["propagation-delay"] + TTL
+
+
+def early_steps(tracker, zone, roll):
+    """The steps of `zone`'s rollover taken before RFC 7583 (RFC 6781 §4.1.4 for the
+    algorithm) allows. Times are whole seconds, as `zone-keys` shows them."""
+    keys, gone = tracker.seen[zone], tracker.gone[zone]
+    first = tracker.first[zone]
+    seen = lambda kid: tracker.ds_states[zone][kid].get("Seen")  # noqa: E731
+    early = []
+
+    def wait(what, later, earlier, interval):
+        if later is not None and earlier is not None and later - earlier < interval:
+            early.append(f"{what}: {later - earlier} s, want {interval} s or more")
+
+    for kid, key in keys.items():
+        new, role = kid not in first, key["role"]
+        if roll == "Zsk" and role == "Zsk":
+            if new:  # §3.2.1: published Ipub before it signs
+                wait(f"ZSK {kid} active after its publication", key.get("active"), key.get("published"), IPUB)
+            wait(f"ZSK {kid} removed after its retirement", gone.get(kid), key.get("retired"), IRET)
+        if roll == "Ksk" and role == "Ksk" and new:  # §3.3.2: DS in every cache first
+            wait(f"KSK {kid} active after its DS was seen", key.get("active"), seen(kid), IPUB_PARENT)
+        if roll == "Csk" and role == "Csk":
+            if new:
+                wait(f"CSK {kid} active after its publication", key.get("active"), key.get("published"), IPUB)
+                wait(f"CSK {kid} active after its DS was seen", key.get("active"), seen(kid), IPUB_PARENT)
+            wait(f"CSK {kid} removed after its retirement", gone.get(kid), key.get("retired"), IRET)
+        if roll == "algorithm" and new:  # signatures, then DNSKEY, then DS
+            wait(f"{role} {kid} published after it signed", key.get("published"), key.get("active"),
+                 SIGNATURE_INTERVAL)
+            if role == "Ksk":
+                wait(f"KSK {kid} DS seen after its publication", seen(kid), key.get("published"), IPUB)
+                for old in first:
+                    wait(f"old key {old} removed after the new DS was seen", gone.get(old), seen(kid),
+                         IPUB_PARENT)
+    return early
+
+
+# -- part 4: Knot DNS signing the same zone --------------------------------------------
+
+def knot_signs(state):
+    """Part 4: Knot DNS's signed copy of the zone answers as Tern's, all secure."""
+    differ = []
+    asked = 0
+    for (name, rtype, want, _), (kname, _, _, _) in zip(queries("nsec.example."), queries(KNOT_ZONE)):
+        for kind, server in state.resolvers.items():
+            ours = resolvers.ask(server.port, name, rtype)
+            theirs = resolvers.ask(server.port, kname, rtype)
+            asked += 2
+            same = lambda r: [x.replace("nsec.example.", "Z.").replace(KNOT_ZONE, "Z.") for x in r]  # noqa: E731
+            comparable = rtype not in ("DNSKEY", "DS")  # their keys are not ours
+            if theirs[0] != ours[0] or not theirs[1] or not ours[1] \
+                    or (comparable and same(ours[2]) != same(theirs[2])):
+                differ.append(f"{kind} {rtype}: tern {name} {ours}; knot {kname} {theirs}")
+    check(not differ, "Knot DNS's signed zone answers otherwise:\n" + "\n".join(differ))
+    print(f"    Knot DNS signing the same zone: {asked} answers, the same as Tern's, all secure")
