@@ -47,7 +47,7 @@ impl Writer {
     pub(crate) fn sign_kit(&mut self) -> Result<Option<Arc<SignKit>>> {
         let (serial, now) = (self.plan.update.serial, self.now());
         let current = self.current.clone();
-        let Some(signer) = self.signer.as_mut() else { return Ok(None) };
+        let Some(signer) = self.signer.as_mut().filter(|s| !s.unsigned()) else { return Ok(None) };
         signer.kit(current.as_deref(), serial, now).map(Some)
     }
 
@@ -64,6 +64,14 @@ impl Writer {
             error!(zone = %self.plan.name, "key policy step failed (the zone keeps its keys): {why}");
             self.last_error = Some((now, format!("key policy: {why}")));
         }
+        if let Err(why) = self.unsign_when_done(now).await {
+            error!(zone = %self.plan.name, "the zone could not be unsigned (it stays served as it was): {why}");
+            self.last_error = Some((now, format!("unsigning: {why}")));
+        }
+        if let Err(why) = self.sign_when_unsigned().await {
+            error!(zone = %self.plan.name, "the zone could not be signed (it stays served unsigned): {why}");
+            self.last_error = Some((now, format!("signing: {why}")));
+        }
         let refresh = self.signer.as_ref().map_or(0, |s| s.plan().policy.signature_refresh);
         if let Err(why) = self.refresh_signatures(now.saturating_add(refresh)).await {
             error!(zone = %self.plan.name, "signature refresh failed (the last signed version stays served): {why}");
@@ -72,6 +80,38 @@ impl Writer {
         if let Some(signer) = self.signer.as_mut() {
             signer.refresh_due = now + refresh_interval(signer.plan().policy.signature_refresh);
         }
+    }
+
+    /// Once signing is off and its last key gone, the records the signer made are
+    /// removed in one change (journaled, notified), so that the zone is served unsigned.
+    async fn unsign_when_done(&mut self, now: u64) -> Result<()> {
+        let (Some(signer), Some(base)) = (self.signer.as_ref(), self.current.clone()) else {
+            return Ok(());
+        };
+        if !signer.unsigned() {
+            return Ok(());
+        }
+        let serial = self.plan.update.serial.next(base.serial(), now);
+        let Some(change) = crate::signer::unsign(&base, serial)? else { return Ok(()) };
+        let removed = change.removed.len();
+        self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
+        info!(zone = %self.plan.name, removed, serial, "signing off: the zone is served unsigned");
+        Ok(())
+    }
+
+    /// A zone served unsigned whose plan now names a policy (a reload attached it) is
+    /// signed whole, in one change (journaled, notified).
+    async fn sign_when_unsigned(&mut self) -> Result<()> {
+        let Some(base) = self.current.clone() else { return Ok(()) };
+        if base.denial() != tern_zone::Denial::Unsigned {
+            return Ok(());
+        }
+        let Some(kit) = self.sign_kit()? else { return Ok(()) };
+        let signed = tokio::task::spawn_blocking(move || crate::signer::sign_served(&base, &kit));
+        let Some(change) = signed.await?? else { return Ok(()) };
+        self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
+        info!(zone = %self.plan.name, "signed whole: the zone was served unsigned");
+        Ok(())
     }
 
     /// Takes the policy's steps due at `now` (on a blocking thread: key files are written).
