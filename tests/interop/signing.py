@@ -69,6 +69,9 @@ CHILDREN = {
     "ksk.example.": {"scheme": "ksk-zsk", "ksk-lifetime": LIFETIME, "roll": "Ksk"},
     "csk.example.": {"scheme": "csk", "csk-lifetime": LIFETIME, "roll": "Csk"},
     "alg.example.": {"scheme": "ksk-zsk", "algorithm": "ecdsap256sha256", "roll": "algorithm"},
+    # Signing turned off (`signing = false`), and on for a zone served unsigned so far.
+    "off.example.": {"scheme": "ksk-zsk", "turn": "off"},
+    "on.example.": {"scheme": "csk", "turn": "on"},
 }
 NEW_ALGORITHM = "ed25519"
 INSECURE = "insecure.optout.example."  # an unsigned zone below an opt-out delegation
@@ -106,7 +109,7 @@ def parent_text():
 
 def policy_text(pid, settings):
     """A `[[policy]]` table: TIMINGS, then `settings` (seconds written as "Ns")."""
-    merged = dict(TIMINGS, **{k: v for k, v in settings.items() if k != "roll"})
+    merged = dict(TIMINGS, **{k: v for k, v in settings.items() if k not in ("roll", "turn")})
     lines = [f'[[policy]]\nid = "{pid}"\n']
     for key, value in merged.items():
         if isinstance(value, bool):
@@ -119,7 +122,8 @@ def policy_text(pid, settings):
 
 
 def queries(zone):
-    """What is asked about a child: (name, type, rcode wanted, whether AD is required)."""
+    """What is asked about a child: (name, type, rcode wanted, whether AD is required).
+    A zone being turned from signed to unsigned or back may be either: never bogus."""
     optout = zone == "optout.example."
     kinds = [
         (f"www.{zone}", "A", "NOERROR", True),  # positive
@@ -134,6 +138,8 @@ def queries(zone):
     ]
     if optout:
         kinds.append((f"www.{INSECURE}", "A", "NOERROR", False))  # insecure, by opt-out
+    if CHILDREN.get(zone, {}).get("turn"):
+        kinds = [(name, rtype, want, False) for name, rtype, want, _ in kinds]
     return kinds
 
 
@@ -151,6 +157,7 @@ class Signing:
         self.parent_ds = {}  # child -> the DS rdata texts put into the parent
         self.ds_log = {}  # child -> when its DS was changed at the parent (epoch seconds)
         self.stats = {"queries": 0, "bad": []}
+        self.turned = False
 
     def ctl(self, *args, ok=True):
         out = subprocess.run([self.ternctl_bin, "--socket", self.socket, *args],
@@ -165,14 +172,17 @@ class Signing:
             f.write(text)
         return path
 
-    def config_extra(self, algorithm):
-        """The policies, the update ACL and the control socket."""
+    def config_extra(self, turned=False):
+        """The policies, the update ACL and the control socket; `turned`: the algorithm
+        rollover's and `off.example.`'s policies changed."""
         text = f'[control]\nsocket = "{self.socket}"\n'
         text += '[[acl]]\nid = "update"\naddress = "127.0.0.0/8"\naction = "update"\n'
         text += policy_text("parent", {"scheme": "csk"})
         for zone, settings in CHILDREN.items():
-            if settings.get("roll") == "algorithm":
-                settings = dict(settings, algorithm=algorithm)
+            if turned and settings.get("roll") == "algorithm":
+                settings = dict(settings, algorithm=NEW_ALGORITHM)
+            if turned and settings.get("turn") == "off":
+                settings = dict(settings, signing=False)
             text += policy_text(zone.split(".")[0], settings)
         return text
 
@@ -182,14 +192,31 @@ class Signing:
         notify = [("127.0.0.1", p) for p in secondary_ports]
         for zone in CHILDREN:
             zones.append({"origin": zone, "file": self.write(zone + "zone", child_text(zone)),
-                          "acls": ["update"], "settings": f'dnssec-policy = "{zone.split(".")[0]}"\n',
+                          "acls": ["update"], "settings": self.policy_line(zone, False),
                           "notify": notify if zone in ("nsec.example.", "optout.example.") else []})
         zones.append({"origin": INSECURE, "file": self.write(INSECURE + "zone", child_text(INSECURE))})
         zones.append({"origin": KNOT_ZONE, "primary": ("127.0.0.1", knot_port)})  # Knot DNS's, as it is
         self.zones = zones
-        self.tern = self.run.tern(zones, extra=self.config_extra("ecdsap256sha256"), name="tern-signer")
+        self.tern = self.run.tern(zones, extra=self.config_extra(), name="tern-signer")
         for z in zones:
             wait_serial_any(self.tern.port, z["origin"], who="tern")
+
+    @staticmethod
+    def policy_line(zone, turned):
+        """`dnssec-policy` of a child: `on.example.` has none until `turned`."""
+        if CHILDREN[zone].get("turn") == "on" and not turned:
+            return ""
+        return f'dnssec-policy = "{zone.split(".")[0]}"\n'
+
+    def turn(self):
+        """The configuration changed (the algorithm, signing off, signing on), then
+        `ternctl reload`."""
+        self.turned = True
+        for z in self.zones:
+            if z["origin"] in CHILDREN:
+                z["settings"] = self.policy_line(z["origin"], True)
+        servers.tern(self.tern.port, self.tern.work, self.run.tern_bin, self.zones, extra=self.config_extra(True))
+        self.ctl("reload")
 
     # -- the parent's DS, as the children's CDS asks ------------------------------------
 
@@ -203,7 +230,10 @@ class Signing:
         """Replaces `zone`'s DS RRset in the parent by an UPDATE (TTL parent-ds-ttl)."""
         update = dns.update.UpdateMessage(PARENT)
         rdatas = [dns.rdata.from_text(dns.rdataclass.IN, dns.rdatatype.DS, t) for t in texts]
-        update.replace(zone, TIMINGS["parent-ds-ttl"], *rdatas)
+        if rdatas:
+            update.replace(zone, TIMINGS["parent-ds-ttl"], *rdatas)
+        else:
+            update.delete(zone, "DS")
         answer = dns.query.tcp(update, "127.0.0.1", port=self.tern.port, timeout=5)
         check(answer.rcode() == dns.rcode.NOERROR,
               f"UPDATE of {zone}'s DS: {dns.rcode.to_text(answer.rcode())}\n{self.tern.log_tail()}")
@@ -213,8 +243,10 @@ class Signing:
     def sync_ds(self, zone):
         """When `zone`'s CDS differs from the DS in the parent, the parent takes it and the
         child is told (`zone-ksk-submitted`). True when something changed."""
-        wanted = [t for t in self.cds(zone) if not t.startswith("0 0 0")]
-        if not wanted or wanted == self.parent_ds.get(zone):
+        cds = self.cds(zone)
+        delete = bool(cds) and all(t.startswith("0 0 0") for t in cds)  # RFC 8078 §4
+        wanted = [] if delete else cds
+        if not (cds and wanted != self.parent_ds.get(zone)):
             return False
         self.set_parent_ds(zone, wanted)
         said = self.ctl("zone-ksk-submitted", zone)
@@ -225,7 +257,7 @@ class Signing:
         """Each child's first DS, as soon as its CDS appears (after RFC 7583's wait for
         a newly signed zone)."""
         deadline = time.monotonic() + 30
-        pending = set(CHILDREN)
+        pending = {z for z in CHILDREN if self.policy_line(z, False)}
         while pending and time.monotonic() < deadline:
             for zone in sorted(pending):
                 if self.sync_ds(zone):
@@ -477,14 +509,11 @@ class Tracker:
 def rollovers(state):
     """Part 3 (see the module docs)."""
     rolling = {z: s["roll"] for z, s in CHILDREN.items() if "roll" in s}
+    turning = [z for z, s in CHILDREN.items() if "turn" in s]
     tracker = Tracker(state, rolling)
-    # The algorithm rollover starts now: the policy's algorithm changed, then reload.
-    config = os.path.join(state.tern.work, "ternd.toml")
-    with open(config) as f:
-        text = f.read()
-    with open(config, "w") as f:
-        f.write(text.replace(state.config_extra("ecdsap256sha256"), state.config_extra(NEW_ALGORITHM)))
-    state.ctl("reload")
+    # The algorithm rollover and the turns start now: the configuration changed, reload.
+    state.turn()
+    wall_start = time.time()
     started, bad_before, asked_before = time.monotonic(), len(state.stats["bad"]), state.stats["queries"]
     print(f"    {stamp()} rollovers under way (ZSK, KSK, CSK every {LIFETIME} s; algorithm"
           f" ecdsap256sha256 → {NEW_ALGORITHM}); both resolvers asking all the time")
@@ -493,16 +522,17 @@ def rollovers(state):
         if not restarted and time.monotonic() - started > KILL_AFTER:
             restarted = True
             kill_and_restart(state)
-        for zone in rolling:
+        for zone in [*rolling, *turning]:
             state.sync_ds(zone)
         tracker.poll()
-        state.sweep(["nsec.example.", "optout.example.", *rolling], state.resolvers)
+        state.sweep(["nsec.example.", "optout.example.", *rolling, *turning], state.resolvers)
         sweeps += 1
-        if all(tracker.done(z, r) for z, r in rolling.items()):
+        if all(tracker.done(z, r) for z, r in rolling.items()) and all(turned(state, z) for z in turning):
             break
         time.sleep(0.2)
     elapsed = time.monotonic() - started
     unfinished = [z for z, r in rolling.items() if not tracker.done(z, r)]
+    unfinished += [z for z in turning if not turned(state, z)]
     off = report_timings(tracker, rolling)
     bad = state.stats["bad"][bad_before:]
     print(f"    {sweeps} sweeps, {state.stats['queries'] - asked_before} answers in {elapsed:.0f} s,"
@@ -510,17 +540,44 @@ def rollovers(state):
     check(not unfinished, f"rollovers not ended within {ROLL_BUDGET} s: {unfinished}\n"
           + "\n".join(f"{z}: {tracker.seen[z]}" for z in unfinished))
     check(not bad, "answers during the rollovers:\n" + "\n".join(bad[:30]))
+    for kind, server in state.resolvers.items():
+        for zone, secure in (("off.example.", False), ("on.example.", True)):
+            answer = resolvers.ask(server.port, f"www.{zone}", "A")
+            check(answer[0] == "NOERROR" and answer[1] == secure and answer[2],
+                  f"{kind}: www.{zone} after the turn: {answer}, want {'secure' if secure else 'insecure'}")
+    # An unsigned zone again takes updates, unsigned.
+    update = dns.update.UpdateMessage("off.example.")
+    update.add("later.off.example.", TTL, "A", "192.0.2.98")
+    answer = dns.query.tcp(update, "127.0.0.1", port=state.tern.port, timeout=5)
+    check(answer.rcode() == dns.rcode.NOERROR, f"UPDATE of the unsigned off.example.: {answer}")
+    for kind, server in state.resolvers.items():
+        answer = resolvers.ask(server.port, "later.off.example.", "A")
+        check(answer[0] == "NOERROR" and not answer[1] and answer[2], f"{kind}: later.off.example.: {answer}")
+    since = lambda zone: [round(at - wall_start) for at in state.ds_log.get(zone, [])]  # noqa: E731
+    print(f"    signing turned off: off.example.'s DS changed at {since('off.example.')} s (removed last), then its keys"
+          f" and DNSSEC records; on: on.example.'s DS added at {since('on.example.')} s: never bogus")
     check(not off, "steps not at RFC 7583's times:\n" + "\n".join(off))
+
+
+def turned(state, zone):
+    """True when `zone`'s turn has ended: off — no DNSKEY served and no DS at the
+    parent; on — its DS at the parent."""
+    if CHILDREN[zone]["turn"] == "on":
+        return bool(state.parent_ds.get(zone))
+    answer = dns.query.udp(dns.message.make_query(zone, "DNSKEY"), "127.0.0.1", port=state.tern.port, timeout=2)
+    return not answer.answer and state.parent_ds.get(zone) == []
 
 
 def kill_and_restart(state):
     """SIGKILL in the middle of the rollovers, then a start on the same storage, keys
     and port: every rollover must go on from where it was (key state is durable)."""
+    check(state.parent_ds.get("on.example."), "signing turned on by a reload: no CDS from on.example."
+          f" {KILL_AFTER} s after:\n{state.tern.log_tail()}")
     before = state.tern
     os.kill(before.proc.pid, signal.SIGKILL)
     before.proc.wait(timeout=10)
     shutil.copy(before.log_path, before.log_path + ".before-kill")
-    state.tern = state.run.tern(state.zones, extra=state.config_extra(NEW_ALGORITHM), port=before.port,
+    state.tern = state.run.tern(state.zones, extra=state.config_extra(state.turned), port=before.port,
                                 name="tern-signer")
     for z in state.zones:
         wait_serial_any(state.tern.port, z["origin"], timeout=20, who="the restarted tern")
