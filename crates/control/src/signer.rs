@@ -21,7 +21,7 @@
 //! signed zone, and its difference then names them.
 //!
 //! The policy's steps (keys made, published, retired, RFC 7583) and signature refresh
-//! run on the writer's timer ([`Writer::sign_due`]); each refresh slice is committed
+//! run on the writer's timer (`Writer::sign_due`); each refresh slice is committed
 //! as a change the signer made ([`Change::Signed`]), which the sign step leaves alone.
 
 use std::path::PathBuf;
