@@ -540,12 +540,18 @@ def rollovers(state):
     check(not unfinished, f"rollovers not ended within {ROLL_BUDGET} s: {unfinished}\n"
           + "\n".join(f"{z}: {tracker.seen[z]}" for z in unfinished))
     check(not bad, "answers during the rollovers:\n" + "\n".join(bad[:30]))
+    check_turns(state, wall_start)
+    check(not off, "steps not at RFC 7583's times:\n" + "\n".join(off))
+
+
+def check_turns(state, wall_start):
+    """After the turns: `off.example.` insecure and taking updates again, unsigned;
+    `on.example.` secure; both resolvers agree."""
     for kind, server in state.resolvers.items():
         for zone, secure in (("off.example.", False), ("on.example.", True)):
             answer = resolvers.ask(server.port, f"www.{zone}", "A")
             check(answer[0] == "NOERROR" and answer[1] == secure and answer[2],
                   f"{kind}: www.{zone} after the turn: {answer}, want {'secure' if secure else 'insecure'}")
-    # An unsigned zone again takes updates, unsigned.
     update = dns.update.UpdateMessage("off.example.")
     update.add("later.off.example.", TTL, "A", "192.0.2.98")
     answer = dns.query.tcp(update, "127.0.0.1", port=state.tern.port, timeout=5)
@@ -554,9 +560,9 @@ def rollovers(state):
         answer = resolvers.ask(server.port, "later.off.example.", "A")
         check(answer[0] == "NOERROR" and not answer[1] and answer[2], f"{kind}: later.off.example.: {answer}")
     since = lambda zone: [round(at - wall_start) for at in state.ds_log.get(zone, [])]  # noqa: E731
-    print(f"    signing turned off: off.example.'s DS changed at {since('off.example.')} s (removed last), then its keys"
-          f" and DNSSEC records; on: on.example.'s DS added at {since('on.example.')} s: never bogus")
-    check(not off, "steps not at RFC 7583's times:\n" + "\n".join(off))
+    print(f"    signing turned off: off.example.'s DS changed at {since('off.example.')} s (removed last),"
+          f" then its keys and DNSSEC records; on: on.example.'s DS added at {since('on.example.')} s;"
+          " never bogus")
 
 
 def turned(state, zone):
