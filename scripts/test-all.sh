@@ -11,7 +11,7 @@ for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils
             dnssec-verify:bind9-utils dnssec-keygen:bind9-utils valgrind:valgrind \
             systemd-analyze:systemd lintian:lintian dpkg-deb:dpkg logrotate:logrotate \
             ping:iputils-ping ip:iproute2 openssl:openssl \
-            promtool:prometheus; do
+            promtool:prometheus unbound:unbound kresd:knot-resolver; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).
@@ -29,9 +29,9 @@ if ((${#need_apt[@]})); then
   echo "installing: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   SUDO=""; [[ $(id -u) -ne 0 ]] && SUDO="sudo"
-  # The packages' own services (Knot DNS, NSD, BIND on port 53, Prometheus on 9090) are
-  # not started: the tests start their own servers, and the host's ports stay as they
-  # were. policy-rc.d is Debian's way to say so to the packages' scripts.
+  # The packages' own services (Knot DNS, NSD, BIND, unbound, Knot Resolver on port 53,
+  # Prometheus on 9090) are not started: the tests start their own servers, and the
+  # host's ports stay as they were. policy-rc.d is Debian's way to say so to the packages' scripts.
   policy=/usr/sbin/policy-rc.d
   if [[ ! -e $policy ]]; then
     trap '$SUDO rm -f "$policy"' EXIT

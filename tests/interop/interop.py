@@ -59,6 +59,7 @@ import dns.xfr  # noqa: E402
 import catalogs  # noqa: E402
 import fake  # noqa: E402
 import servers  # noqa: E402
+import signing  # noqa: E402
 import updates  # noqa: E402
 import xot_in  # noqa: E402
 import xot_out  # noqa: E402
@@ -537,6 +538,7 @@ SCENARIOS = {
     "backup": backup,
     "xot-out": xot_out.xot_out,
     "xot-in": xot_in.xot_in,
+    "signing": signing.signing,
 }
 
 

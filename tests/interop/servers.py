@@ -31,8 +31,9 @@ def _write(path, text):
 def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
     """Tern with `zones`: dicts with origin, and file (primary) or primary=(host, port)
     (secondary); `notify` lists (host, port) targets; `via` is the address its remotes are
-    sent to from; `acls` names more `[[acl]]`s (declared in `extra`); every zone allows
-    transfers with the key from loopback."""
+    sent to from; `acls` names more `[[acl]]`s (declared in `extra`); `settings` is more
+    of the zone's lines (such as `dnssec-policy = "p"`); every zone allows transfers with
+    the key from loopback."""
     remotes, zone_text, seen = [], [], {}
 
     def remote(addr, via=None):
@@ -50,6 +51,7 @@ def tern(port, work, tern_bin, zones, secret=SECRET, extra=""):
             lines.append(f'file = "{z["file"]}"\n')
         if "primary" in z:
             lines.append(f'primary = "{remote(z["primary"], z.get("via"))}"\n')
+        lines.append(z.get("settings", ""))
         notify = [remote(a, z.get("via")) for a in z.get("notify", [])]
         lines.append(f"notify = {notify!r}\n".replace("'", '"'))
         zone_text.append("".join(lines))

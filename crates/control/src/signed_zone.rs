@@ -52,6 +52,7 @@ impl Writer {
         let (serial, now) = (self.plan.update.serial, self.now());
         let current = self.current.clone();
         match self.signer.as_mut() {
+            Some(signer) if signer.unsigned() => Signing::Off,
             Some(signer) => match signer.kit(current.as_deref(), serial, now) {
                 Ok(kit) => Signing::With(kit),
                 Err(why) => Signing::Unavailable(why.to_string()),
@@ -94,6 +95,14 @@ impl Writer {
             }
             Err(why) => warn!(zone = %self.plan.name, "the parent's DS not checked: {why}"),
         }
+        if let Err(why) = self.unsign_when_done(now).await {
+            error!(zone = %self.plan.name, "the zone could not be unsigned (it stays served as it was): {why}");
+            self.last_error = Some((now, format!("unsigning: {why}")));
+        }
+        if let Err(why) = self.sign_when_unsigned().await {
+            error!(zone = %self.plan.name, "the zone could not be signed (it stays served unsigned): {why}");
+            self.last_error = Some((now, format!("signing: {why}")));
+        }
         let refresh = self.signer.as_ref().map_or(0, |s| s.plan().policy.signature_refresh);
         if let Err(why) = self.refresh_signatures(now.saturating_add(refresh)).await {
             error!(zone = %self.plan.name, "signature refresh failed (the last signed version stays served): {why}");
@@ -116,6 +125,38 @@ impl Writer {
             error!(zone = %self.plan.name, "{why}: the zone turns bogus for validating resolvers when they do");
             self.last_error = Some((now, why));
         }
+    }
+
+    /// Once signing is off and its last key gone, the records the signer made are
+    /// removed in one change (journaled, notified), so that the zone is served unsigned.
+    async fn unsign_when_done(&mut self, now: u64) -> Result<()> {
+        let (Some(signer), Some(base)) = (self.signer.as_ref(), self.current.clone()) else {
+            return Ok(());
+        };
+        if !signer.unsigned() {
+            return Ok(());
+        }
+        let serial = self.plan.update.serial.next(base.serial(), now);
+        let Some(change) = crate::signer::unsign(&base, serial)? else { return Ok(()) };
+        let removed = change.removed.len();
+        self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
+        info!(zone = %self.plan.name, removed, serial, "signing off: the zone is served unsigned");
+        Ok(())
+    }
+
+    /// A zone served unsigned whose plan now names a policy (a reload attached it) is
+    /// signed whole, in one change (journaled, notified).
+    async fn sign_when_unsigned(&mut self) -> Result<()> {
+        let Some(base) = self.current.clone() else { return Ok(()) };
+        if base.denial() != tern_zone::Denial::Unsigned {
+            return Ok(());
+        }
+        let Some(kit) = self.sign_kit()? else { return Ok(()) };
+        let signed = tokio::task::spawn_blocking(move || crate::signer::sign_served(&base, &kit));
+        let Some(change) = signed.await?? else { return Ok(()) };
+        self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
+        info!(zone = %self.plan.name, "signed whole: the zone was served unsigned");
+        Ok(())
     }
 
     /// Takes the policy's steps due at `now` (on a blocking thread: key files are written).
@@ -251,7 +292,7 @@ impl Writer {
             let Some(kit) = self.sign_kit()? else { return Ok(made) };
             let Some(base) = self.current.clone() else { return Ok(made) };
             if kit.unsigned() {
-                return self.unsign(&base, &kit).await.map(|()| made);
+                return Ok(made); // no key left: `unsign_when_done` takes the records out
             }
             let slice = RefreshOptions {
                 threshold: until as u32,
@@ -286,21 +327,6 @@ impl Writer {
 }
 
 impl Writer {
-    /// With no key left (the policy unsigns the zone), the signer's records go, in one
-    /// change; nothing again once they have.
-    async fn unsign(&mut self, base: &tern_zone::ZoneContents, kit: &SignKit) -> Result<()> {
-        if !crate::signer::holds_signing(base) {
-            return Ok(());
-        }
-        let change = crate::signer::unsign(base, kit)?;
-        let file_base = self.current.clone().filter(|_| self.file_base.is_none());
-        self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
-        self.zone_file_lags(file_base);
-        control().forget_signatures(&self.plan.name.to_string());
-        info!(zone = %self.plan.name, "unsigned: the keys and the signatures are gone");
-        Ok(())
-    }
-
     /// A refresh pass reached the zone's end: no signature expires before `until`, nor
     /// before what the signatures it made have at the earliest (a kit a tenth of the
     /// refresh window old, expirations spread over another tenth).

@@ -21,7 +21,7 @@
 //! signed zone, and its difference then names them.
 //!
 //! The policy's steps (keys made, published, retired, RFC 7583) and signature refresh
-//! run on the writer's timer ([`Writer::sign_due`]); each refresh slice is committed
+//! run on the writer's timer (`Writer::sign_due`); each refresh slice is committed
 //! as a change the signer made ([`Change::Signed`]), which the sign step leaves alone.
 
 use std::sync::Arc;
@@ -30,7 +30,7 @@ use tern_engine::SerialPolicy;
 use tern_sign::policy::{key_sets, Cds, Outcome, Policy};
 use tern_sign::{CdsRecords, DenialConfig, Nsec3Config, SignOptions, SigningKey, Validity};
 use tern_wire::Rtype;
-use tern_zone::{Changeset, Denial, History, ZoneContents};
+use tern_zone::{Changeset, Denial, History, RecordData, ZoneContents};
 
 use crate::change::Change;
 use crate::error::{Error, Result};
@@ -128,6 +128,13 @@ impl Signer {
         self.keys_due = outcome.next;
         self.awaiting.clone_from(&outcome.awaiting);
         Ok(outcome)
+    }
+
+    /// True when signing is turned off and its last key is gone (the DS left the
+    /// parent and every cache, RFC 8078 §4): the zone is served unsigned from then on,
+    /// and its changes are not signed.
+    pub fn unsigned(&self) -> bool {
+        !self.plan.policy.signed && self.store.keys().is_empty()
     }
 
     /// The kit to sign with at `now` for `zone` (its NSEC3 salt kept), made again when
@@ -294,6 +301,48 @@ fn unsigned(mut change: Changeset) -> Changeset {
     change
 }
 
+/// `zone` signed whole by `kit`, its serial raised.
+fn signed_whole(zone: &ZoneContents, kit: &SignKit) -> Result<ZoneContents> {
+    let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
+    let raised = with_serial(&soa, kit.next_serial(zone.serial()))?;
+    let mut zone = ZoneContents::clone(zone);
+    zone.apply_in_place(&Changeset::between(soa, raised))
+        .map_err(|why| Error::Apply { what: "the raised serial does not apply", why })?;
+    Ok(tern_sign::sign_zone(&zone, &kit.keys, &kit.options)?.to_contents()?)
+}
+
+/// The change that signs `zone` whole when it is served unsigned — a policy attached
+/// to a served zone by a reload — as its difference from the signed version (journaled
+/// and sent by IXFR like any change), the serial raised. `None` for a signed zone.
+pub fn sign_served(zone: &ZoneContents, kit: &SignKit) -> Result<Option<Changeset>> {
+    if zone.denial() != Denial::Unsigned {
+        return Ok(None);
+    }
+    let signed = signed_whole(zone, kit)?;
+    Ok(Some(zone.diff(&signed).ok_or(Error::NoSoa("the zone"))?))
+}
+
+/// The change that leaves `zone` unsigned once signing is off and its keys are gone
+/// ([`Signer::unsigned`]): every record the signer made (DNSKEY, RRSIG, NSEC, NSEC3,
+/// NSEC3PARAM, CDS, CDNSKEY) removed, the serial raised to `serial`. `None` when the
+/// zone holds none of them.
+pub fn unsign(zone: &ZoneContents, serial: u32) -> Result<Option<Changeset>> {
+    let mut removed = Vec::new();
+    zone.for_each_record(|owner, rtype, ttl, rdata| {
+        if made_by_signer(rtype) {
+            removed.push(RecordData { owner: owner.to_name(), rtype, ttl, rdata: rdata.to_vec() });
+        }
+    });
+    if removed.is_empty() {
+        return Ok(None);
+    }
+    let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
+    let raised = with_serial(&soa, serial)?;
+    let mut change = Changeset::between(soa, raised);
+    change.removed = removed;
+    Ok(Some(change))
+}
+
 /// The commit function's sign step (see the module comment): `change`, unsigned, made
 /// into the signed change of `base` by `kit`.
 pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, signing: &Signing) -> Result<Change> {
@@ -368,30 +417,10 @@ pub fn holds_signing(zone: &ZoneContents) -> bool {
     dnskey || zone.denial() != Denial::Unsigned
 }
 
-/// The change that takes out of `zone` every record the signer makes, its serial raised
-/// to the kit's next: the end of unsigning (RFC 8078 §4: the parent's DS is gone).
-pub fn unsign(zone: &ZoneContents, kit: &SignKit) -> Result<Changeset> {
-    let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
-    let raised = with_serial(&soa, kit.next_serial(zone.serial()))?;
-    let mut change = Changeset::between(soa, raised);
-    zone.for_each_record(|owner, rtype, ttl, rdata| {
-        if made_by_signer(rtype) {
-            let (owner, rdata) = (owner.to_name(), rdata.to_vec());
-            change.removed.push(tern_zone::RecordData { owner, rtype, ttl, rdata });
-        }
-    });
-    Ok(change)
-}
-
 /// A zone's first version, not signed as the kit signs: signed whole with its serial
 /// raised and no history (the journal, which led to unsigned versions, starts afresh).
 fn first(zone: &ZoneContents, kit: &SignKit) -> Result<Change> {
-    let soa = zone.soa_record().ok_or(Error::NoSoa("the zone"))?;
-    let raised = with_serial(&soa, kit.next_serial(zone.serial()))?;
-    let mut zone = ZoneContents::clone(zone);
-    zone.apply_in_place(&Changeset::between(soa, raised))
-        .map_err(|why| Error::Apply { what: "the raised serial does not apply", why })?;
-    let signed = tern_sign::sign_zone(&zone, &kit.keys, &kit.options)?.to_contents()?;
+    let signed = signed_whole(zone, kit)?;
     let whole = Change::Whole { zone: signed, history: History::default(), journal: vec![] };
     Ok(Change::Rebased { change: Box::new(whole), journal: vec![] })
 }
@@ -401,4 +430,81 @@ fn with_serial(soa: &tern_zone::RecordData, serial: u32) -> Result<tern_zone::Re
     let rdata = tern_zone::records::with_soa_serial(&soa.rdata, serial)
         .ok_or(Error::NoSoa("a malformed SOA"))?;
     Ok(tern_zone::RecordData { rdata, ..soa.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use tern_sign::{Algorithm, KeyRole};
+
+    use super::*;
+    use crate::testing::load;
+
+    const TEXT: &str =
+        "$ORIGIN example.com.\n$TTL 300\n@ SOA ns1 hostmaster 7 7200 3600 1209600 300\n\
+                        @ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.80\n*.wild TXT \"w\"\n\
+                        sub NS ns.sub\nns.sub A 192.0.2.54\n";
+
+    fn types(zone: &ZoneContents) -> Vec<(String, Rtype)> {
+        let mut seen = Vec::new();
+        zone.for_each_record(|owner, rtype, _, _| seen.push((owner.to_string(), rtype)));
+        seen.sort();
+        seen
+    }
+
+    fn kit(denial: DenialConfig) -> SignKit {
+        let keys: Vec<SigningKey> = [KeyRole::Ksk, KeyRole::Zsk]
+            .iter()
+            .map(|&role| SigningKey::generate(Algorithm::EcdsaP256Sha256, role).unwrap())
+            .collect();
+        let mut options = SignOptions::new(Validity::new(1_000, 2_000_000_000).unwrap());
+        options.denial = denial;
+        options.cds = Some(CdsRecords::Delete);
+        SignKit { keys, options, serial: SerialPolicy::Increment, now: 1_000 }
+    }
+
+    fn signed(denial: DenialConfig) -> ZoneContents {
+        let kit = kit(denial);
+        let zone = load("example.com.", TEXT);
+        tern_sign::sign_zone(&zone, &kit.keys, &kit.options).unwrap().to_contents().unwrap()
+    }
+
+    /// A policy attached to a zone served unsigned (by a reload): `sign_served` makes
+    /// the change that signs it whole, serial raised; a signed zone needs none.
+    #[test]
+    fn a_zone_served_unsigned_is_signed_whole_by_one_change() {
+        let kit = kit(DenialConfig::Nsec);
+        let mut zone = load("example.com.", TEXT);
+        let change = sign_served(&zone, &kit).unwrap().expect("an unsigned zone gets signed");
+        zone.apply_in_place(&change).unwrap();
+        assert_eq!(zone.serial(), 8);
+        assert_eq!(zone.denial(), Denial::Nsec);
+        assert!(kit.signed(&zone), "signed as the kit signs");
+        let rrsigs = types(&zone).iter().filter(|(_, t)| *t == Rtype::RRSIG).count();
+        assert!(rrsigs >= 8, "{rrsigs} RRSIGs");
+        assert!(sign_served(&zone, &kit).unwrap().is_none(), "a signed zone is left alone");
+    }
+
+    /// Signing turned off, its keys gone: the change `unsign` makes leaves exactly the
+    /// unsigned zone (every DNSKEY, RRSIG, NSEC/NSEC3, NSEC3PARAM, CDS and CDNSKEY out,
+    /// the data kept), with the serial raised; an unsigned zone needs no such change.
+    #[test]
+    fn unsign_leaves_exactly_the_unsigned_zone() {
+        let unsigned = load("example.com.", TEXT);
+        let nsec3 = Nsec3Config { iterations: 0, salt: Vec::new(), opt_out: false };
+        for denial in [DenialConfig::Nsec, DenialConfig::Nsec3(nsec3)] {
+            let mut zone = signed(denial);
+            let before = types(&zone);
+            for rtype in [Rtype::DNSKEY, Rtype::RRSIG, Rtype::CDS, Rtype::CDNSKEY] {
+                assert!(before.iter().any(|(_, t)| *t == rtype), "{rtype} signed: {before:?}");
+            }
+            let change = unsign(&zone, 8).unwrap().expect("a signed zone is unsigned by a change");
+            zone.apply_in_place(&change).unwrap();
+            assert_eq!(zone.serial(), 8);
+            assert_eq!(types(&zone), types(&unsigned), "only the unsigned data is left");
+            assert_eq!(zone.denial(), Denial::Unsigned);
+            // (An NSEC3 chain without records may stay behind: denial says unsigned.)
+            assert!(zone.nsec3().is_none_or(|chain| chain.nodes().next().is_none()));
+            assert!(unsign(&zone, 9).unwrap().is_none(), "nothing left to remove");
+        }
+    }
 }
