@@ -233,6 +233,9 @@ impl Writer {
         if self.is_scripted() {
             return Err(Error::Scripted);
         }
+        if self.is_from_database() {
+            return Err(Error::FromDatabase);
+        }
         if self.current.is_none() {
             return Err(Error::NothingServed);
         }

@@ -46,6 +46,7 @@ pub mod clock;
 pub mod commands;
 pub mod commit;
 pub mod counters;
+pub mod database;
 pub mod dynamic;
 pub mod error;
 pub mod event;
