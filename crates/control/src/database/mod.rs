@@ -21,7 +21,10 @@
 pub mod follow;
 pub mod rows;
 
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
+
+use tokio_postgres::Client;
 
 use tern_wire::Name;
 use tern_zone::Loaded;
@@ -42,8 +45,9 @@ const ZONE_ROWS: &str = "SELECT r.id::bigint, r.name::text, r.type::text, r.cont
      WHERE d.name = $1 AND NOT coalesce(r.disabled, false) AND coalesce(r.type, '') <> '' \
      ORDER BY r.id LIMIT $2";
 
-/// A database zones are read from (`[[database]]`).
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// A database zones are read from (`[[database]]`), and the connection its loads share
+/// (queries on one connection are pipelined; a new one is made when it breaks).
+#[derive(Clone)]
 pub struct Database {
     /// Its name in the configuration.
     pub id: String,
@@ -51,6 +55,52 @@ pub struct Database {
     pub url: String,
     /// What a row that does not read does.
     pub on_bad_row: OnBadRow,
+    client: Arc<Mutex<Option<Arc<Client>>>>,
+}
+
+impl Database {
+    /// The database `id` at `url`, not connected yet.
+    pub fn new(id: String, url: String, on_bad_row: OnBadRow) -> Database {
+        Database { id, url, on_bad_row, client: Arc::default() }
+    }
+
+    /// What the configuration says (the connection aside).
+    fn settings(&self) -> (&str, &str, OnBadRow) {
+        (&self.id, &self.url, self.on_bad_row)
+    }
+
+    /// The shared connection, made when there is none or it broke.
+    async fn client(&self) -> Result<Arc<Client>, Error> {
+        let cached = self.client.lock().unwrap_or_else(PoisonError::into_inner).clone();
+        if let Some(client) = cached.filter(|c| !c.is_closed()) {
+            return Ok(client);
+        }
+        let connecting = tokio_postgres::connect(&self.url, tokio_postgres::NoTls);
+        let late = |_| fail(self, format!("no answer within {TIMEOUT:?}"));
+        let (client, connection) = tokio::time::timeout(TIMEOUT, connecting)
+            .await
+            .map_err(late)?
+            .map_err(|e| fail(self, e.to_string()))?;
+        // The connection ends when the client is dropped, or the server goes.
+        tokio::spawn(connection);
+        let client = Arc::new(client);
+        *self.client.lock().unwrap_or_else(PoisonError::into_inner) = Some(Arc::clone(&client));
+        Ok(client)
+    }
+}
+
+impl PartialEq for Database {
+    fn eq(&self, other: &Database) -> bool {
+        self.settings() == other.settings()
+    }
+}
+
+impl Eq for Database {}
+
+impl std::hash::Hash for Database {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.settings().hash(state);
+    }
 }
 
 /// The connection string may hold a password: only the id is shown.
@@ -86,18 +136,12 @@ pub fn load(database: &Database, origin: &Name) -> Result<Loaded, Error> {
 async fn fetch(database: &Database, origin: &Name) -> Result<Vec<rows::Row>, Error> {
     let why = |e: tokio_postgres::Error| fail(database, e.to_string());
     let late = |_| fail(database, format!("no answer within {TIMEOUT:?}"));
-    let connecting = tokio_postgres::connect(&database.url, tokio_postgres::NoTls);
-    let (client, connection) =
-        tokio::time::timeout(TIMEOUT, connecting).await.map_err(late)?.map_err(why)?;
-    let driver = tokio::spawn(connection);
+    let client = database.client().await?;
     let name = powerdns_name(origin);
     let limit = MAX_ROWS + 1;
     let parameters: [&(dyn tokio_postgres::types::ToSql + Sync); 2] = [&name, &limit];
     let query = client.query(ZONE_ROWS, &parameters);
-    let found = tokio::time::timeout(TIMEOUT, query).await.map_err(late)?.map_err(why);
-    drop(client);
-    driver.abort();
-    let found = found?;
+    let found = tokio::time::timeout(TIMEOUT, query).await.map_err(late)?.map_err(why)?;
     if found.len() as u64 > MAX_ROWS as u64 {
         return Err(fail(database, format!("zone {origin} has more than {MAX_ROWS} rows")));
     }
@@ -138,11 +182,8 @@ mod tests {
 
     #[test]
     fn the_connection_string_is_not_shown() {
-        let database = Database {
-            id: "main".into(),
-            url: "postgres://tern:secret@db/dns".into(),
-            on_bad_row: OnBadRow::Skip,
-        };
+        let url = "postgres://tern:secret@db/dns".into();
+        let database = Database::new("main".into(), url, OnBadRow::Skip);
         let shown = format!("{database:?}");
         assert!(shown.contains("main") && !shown.contains("secret"), "{shown}");
     }

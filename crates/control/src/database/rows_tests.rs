@@ -12,7 +12,7 @@ fn row(id: i64, name: &str, rtype: &str, content: &str) -> Row {
 }
 
 fn database(on_bad_row: OnBadRow) -> Database {
-    Database { id: "main".into(), url: String::new(), on_bad_row }
+    Database::new("main".into(), String::new(), on_bad_row)
 }
 
 /// A zone as PowerDNS keeps it: names without trailing dots, MX and SRV priorities in

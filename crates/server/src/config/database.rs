@@ -55,11 +55,7 @@ pub enum BadRow {
 
 /// A zone's `database = "ID"`, before the databases are all read.
 pub(super) fn reference(id: &str) -> ZoneSource {
-    ZoneSource::Database(Arc::new(Database {
-        id: id.to_owned(),
-        url: String::new(),
-        on_bad_row: OnBadRow::Skip,
-    }))
+    ZoneSource::Database(Arc::new(Database::new(id.to_owned(), String::new(), OnBadRow::Skip)))
 }
 
 /// The databases by id, checked (ids unique and not empty, URLs given).
@@ -86,7 +82,7 @@ pub(super) fn by_id(
             BadRow::Skip => OnBadRow::Skip,
             BadRow::Refuse => OnBadRow::Refuse,
         };
-        let database = Database { id: config.id.clone(), url: config.url.clone(), on_bad_row };
+        let database = Database::new(config.id.clone(), config.url.clone(), on_bad_row);
         found.insert(config.id.clone(), Arc::new(database));
     }
     found
