@@ -283,10 +283,11 @@ fn a_database_zone_is_served_and_follows_its_rows_within_100_ms() {
                   VALUES (1, 'new.pg.test', 'A', '192.0.2.7', 60)";
     let update = "UPDATE records SET content = '192.0.2.8' WHERE name = 'www.pg.test'";
     let delete = "DELETE FROM records WHERE name = 'new.pg.test'";
-    let mut took = Vec::new();
-    took.push(time_until(&postgres, insert, || addresses(addr, "new.pg.test") == ["192.0.2.7"]));
-    took.push(time_until(&postgres, update, || addresses(addr, "www.pg.test") == ["192.0.2.8"]));
-    took.push(time_until(&postgres, delete, || addresses(addr, "new.pg.test").is_empty()));
+    let took = [
+        time_until(&postgres, insert, || addresses(addr, "new.pg.test") == ["192.0.2.7"]),
+        time_until(&postgres, update, || addresses(addr, "www.pg.test") == ["192.0.2.8"]),
+        time_until(&postgres, delete, || addresses(addr, "new.pg.test").is_empty()),
+    ];
     eprintln!("insert, update, delete seen after {took:?}");
     for (what, took) in ["insert", "update", "delete"].iter().zip(&took) {
         assert!(*took < Duration::from_millis(100), "{what} seen after {took:?}");

@@ -39,6 +39,7 @@ type ZoneMap = HashMap<String, Name>;
 /// One database's follower.
 #[derive(Debug)]
 struct Follower {
+    database: Arc<Database>,
     task: JoinHandle<()>,
     zones: Arc<ArcSwap<ZoneMap>>,
 }
@@ -46,7 +47,8 @@ struct Follower {
 /// The followers of the databases in use (see the module comment).
 #[derive(Debug, Default)]
 pub struct Followers {
-    running: Mutex<HashMap<Arc<Database>, Follower>>,
+    /// By database id.
+    running: Mutex<HashMap<String, Follower>>,
 }
 
 impl Followers {
@@ -54,30 +56,32 @@ impl Followers {
     /// `runtime`: a database newly in use gets a follower, one no longer in use loses
     /// it, the others follow the zones they now have.
     pub fn follow(&self, plans: &[Arc<ZonePlan>], zones: &Zones, runtime: &tokio::runtime::Handle) {
-        let mut wanted: HashMap<Arc<Database>, ZoneMap> = HashMap::new();
+        let mut wanted: HashMap<String, (Arc<Database>, ZoneMap)> = HashMap::new();
         for plan in plans {
             if let ZoneSource::Database(database) = &plan.source {
                 let key = super::powerdns_name(&plan.name);
-                wanted.entry(Arc::clone(database)).or_default().insert(key, plan.name.clone());
+                let entry = wanted.entry(database.id.clone());
+                let (_, map) = entry.or_insert_with(|| (Arc::clone(database), ZoneMap::new()));
+                map.insert(key, plan.name.clone());
             }
         }
         let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
-        running.retain(|database, follower| {
-            let kept = wanted.contains_key(database);
+        running.retain(|id, follower| {
+            let kept = wanted.get(id).is_some_and(|(database, _)| *database == follower.database);
             if !kept {
                 follower.task.abort();
             }
             kept
         });
-        for (database, map) in wanted {
-            if let Some(follower) = running.get(&database) {
+        for (id, (database, map)) in wanted {
+            if let Some(follower) = running.get(&id) {
                 follower.zones.store(Arc::new(map));
                 continue;
             }
             let map = Arc::new(ArcSwap::from_pointee(map));
             let reloads = Arc::new(Reloads { zones: zones.clone(), asked: Mutex::default() });
             let task = runtime.spawn(run(Arc::clone(&database), Arc::clone(&map), reloads));
-            running.insert(database, Follower { task, zones: map });
+            running.insert(id, Follower { database, task, zones: map });
         }
     }
 }

@@ -68,7 +68,7 @@ pub struct BadRow {
 
 /// Loads `origin` from its `rows`: the zone without the rows that do not read (each
 /// logged with its table and id), or — with [`OnBadRow::Refuse`], or past
-/// [`MAX_BAD_ROWS`] of them — an error naming them.
+/// 1000 of them — an error naming them.
 pub fn read(database: &Database, origin: &Name, rows: &[Row]) -> Result<Loaded, Error> {
     let started = Instant::now();
     let (text, mut lines, mut bad) = zone_text(rows);

@@ -2,8 +2,7 @@
 //! [`tern_control::database`]), and how a zone's reference to one is resolved.
 //!
 //! A zone names its database by id; the table is read before or after the zone, so a
-//! zone first holds a stand-in with the id alone ([`reference`]), replaced once every
-//! table is read ([`attach`]).
+//! zone first holds a stand-in with the id alone, replaced once every table is read.
 
 use std::collections::HashMap;
 use std::ops::Range;
