@@ -233,7 +233,7 @@ impl Writer {
         if self.is_scripted() {
             return Err(Error::Scripted);
         }
-        if self.is_from_database() {
+        if matches!(self.plan.source, crate::plan::ZoneSource::Database(_)) {
             return Err(Error::FromDatabase);
         }
         if self.current.is_none() {

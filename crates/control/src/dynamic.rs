@@ -113,7 +113,7 @@ impl Writer {
             tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
             return;
         }
-        if self.is_from_database() {
+        if matches!(self.plan.source, crate::plan::ZoneSource::Database(_)) {
             warn!(zone = %self.plan.name, updates = tasks.len(), "updates refused: the zone is read from its database (change its rows there)");
             tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
             return;

@@ -47,6 +47,8 @@ pub mod commands;
 pub mod commit;
 pub mod counters;
 pub mod database;
+pub mod database_follow;
+pub mod database_load;
 pub mod dynamic;
 pub mod error;
 pub mod event;

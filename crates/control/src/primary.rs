@@ -371,7 +371,7 @@ fn load(name: &tern_wire::Name, source: &ZoneSource, now: u64) -> Result<ZoneCon
                 .map_err(Error::Load)
         }
         ZoneSource::Script(script) => crate::script::run(script, name, now),
-        ZoneSource::Database(database) => crate::database::load(database, name),
+        ZoneSource::Database(database) => crate::database_load::load(database, name),
         ZoneSource::Catalog(_) => return Err(Error::NoFile),
     };
     let loaded = match loaded {

@@ -23,10 +23,11 @@ const SERVER: &[&[&str]] = &[
 /// The control plane, lowest layer first.
 const CONTROL: &[&[&str]] = &[
     &["peer"],
+    &["database"],
     &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
     &["error", "updates", "query_stats"],
     &["event", "script", "keystore"],
-    &["state", "shared", "registry", "notify"],
+    &["state", "shared", "registry", "notify", "database_load"],
     &["writer"],
     &["journaled", "catalog"],
     &["commit"],
@@ -34,6 +35,7 @@ const CONTROL: &[&[&str]] = &[
     &["refresh", "dynamic", "commands", "backup"],
     &["run"],
     &["plane"],
+    &["database_follow"],
 ];
 
 /// Files that are not modules of their own (the crate root, the binary, test helpers).

@@ -25,7 +25,7 @@ pub struct Plane {
     control: Control,
     handler: Arc<EngineHandler>,
     /// The followers of the databases zones are read from.
-    followers: tern_control::database::Followers,
+    followers: tern_control::database_follow::Followers,
 }
 
 impl Plane {

@@ -1,4 +1,5 @@
 use super::*;
+use crate::database::OnBadRow;
 
 fn row(id: i64, name: &str, rtype: &str, content: &str) -> Row {
     Row {

@@ -1,4 +1,4 @@
-//! Following a database's changes: one task per database in use holds a connection
+//! Following a database's changes ([`crate::database`]): one task per database in use holds a connection
 //! that `LISTEN`s on [`CHANNEL`]; the triggers shipped in `docs/postgres/` send the
 //! name of each zone whose `records` or `domains` rows a transaction changed, and the
 //! zone is reloaded (its rows read again, the difference committed) at once. Reloads of
@@ -21,7 +21,8 @@ use tokio::task::JoinHandle;
 use tokio_postgres::AsyncMessage;
 use tracing::{debug, info, warn};
 
-use super::Database;
+use crate::database::{powerdns_name, Database};
+use crate::database_load::TIMEOUT;
 use crate::event::ZoneCommand;
 use crate::plan::{ZonePlan, ZoneSource};
 use crate::plane::Zones;
@@ -59,7 +60,7 @@ impl Followers {
         let mut wanted: HashMap<String, (Arc<Database>, ZoneMap)> = HashMap::new();
         for plan in plans {
             if let ZoneSource::Database(database) = &plan.source {
-                let key = super::powerdns_name(&plan.name);
+                let key = powerdns_name(&plan.name);
                 let entry = wanted.entry(database.id.clone());
                 let (_, map) = entry.or_insert_with(|| (Arc::clone(database), ZoneMap::new()));
                 map.insert(key, plan.name.clone());
@@ -113,10 +114,10 @@ async fn listen(
     backoff: &mut Duration,
 ) -> String {
     let connecting = tokio_postgres::connect(&database.url, tokio_postgres::NoTls);
-    let (client, mut connection) = match tokio::time::timeout(super::TIMEOUT, connecting).await {
+    let (client, mut connection) = match tokio::time::timeout(TIMEOUT, connecting).await {
         Ok(Ok(connected)) => connected,
         Ok(Err(e)) => return e.to_string(),
-        Err(_) => return format!("no answer within {:?}", super::TIMEOUT),
+        Err(_) => return format!("no answer within {:?}", TIMEOUT),
     };
     let (sender, mut received) = mpsc::unbounded_channel();
     let driver = tokio::spawn(async move {

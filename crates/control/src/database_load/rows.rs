@@ -16,7 +16,7 @@ use tern_wire::Name;
 use tern_zone::{Loaded, Options, ZoneBuilder};
 use tracing::warn;
 
-use super::{Database, OnBadRow};
+use crate::database::{Database, OnBadRow};
 use crate::error::Error;
 
 /// The TTL of a row whose `ttl` is NULL (PowerDNS's `default-ttl`).
