@@ -13,20 +13,14 @@
 
 BEGIN;
 
--- The zones of the `records` rows a statement inserted or changed (transition table
--- `tern_new`), or deleted or changed (`tern_old`): one statement-level trigger each,
--- so a bulk load costs one look-up of its zones, not one per row.
-CREATE OR REPLACE FUNCTION tern_records_new() RETURNS trigger LANGUAGE plpgsql AS $$
+-- The zones of the `records` rows a statement inserted, changed or deleted: its
+-- transition table `tern_rows` (the new rows, or the old ones: an update has a trigger
+-- for each, since a row moved to another zone changes the zone it left too). Triggers
+-- by statement, so a bulk load costs one look-up of its zones, not one per row.
+CREATE OR REPLACE FUNCTION tern_records_changed() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM pg_notify('tern_zone_changed', d.name)
-    FROM domains d WHERE d.id IN (SELECT DISTINCT domain_id FROM tern_new);
-  RETURN NULL;
-END $$;
-
-CREATE OR REPLACE FUNCTION tern_records_old() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pg_notify('tern_zone_changed', d.name)
-    FROM domains d WHERE d.id IN (SELECT DISTINCT domain_id FROM tern_old);
+    FROM domains d WHERE d.id IN (SELECT DISTINCT domain_id FROM tern_rows);
   RETURN NULL;
 END $$;
 
@@ -59,18 +53,17 @@ DROP TRIGGER IF EXISTS tern_records_truncated ON records;
 DROP TRIGGER IF EXISTS tern_domains_changed ON domains;
 
 CREATE TRIGGER tern_records_inserted AFTER INSERT ON records
-  REFERENCING NEW TABLE AS tern_new
-  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_new();
+  REFERENCING NEW TABLE AS tern_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_changed();
 CREATE TRIGGER tern_records_updated_new AFTER UPDATE ON records
-  REFERENCING NEW TABLE AS tern_new
-  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_new();
--- A row moved to another zone changes the zone it left too.
+  REFERENCING NEW TABLE AS tern_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_changed();
 CREATE TRIGGER tern_records_updated_old AFTER UPDATE ON records
-  REFERENCING OLD TABLE AS tern_old
-  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_old();
+  REFERENCING OLD TABLE AS tern_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_changed();
 CREATE TRIGGER tern_records_deleted AFTER DELETE ON records
-  REFERENCING OLD TABLE AS tern_old
-  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_old();
+  REFERENCING OLD TABLE AS tern_rows
+  FOR EACH STATEMENT EXECUTE FUNCTION tern_records_changed();
 CREATE TRIGGER tern_records_truncated AFTER TRUNCATE ON records
   FOR EACH STATEMENT EXECUTE FUNCTION tern_records_all();
 CREATE TRIGGER tern_domains_changed AFTER INSERT OR UPDATE OR DELETE ON domains

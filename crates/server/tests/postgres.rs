@@ -100,16 +100,20 @@ impl Postgres {
     }
 
     fn run_pg(&self, program: &str, args: &[&str]) {
+        run(self.pg_command(program).args(args).current_dir(self.dir.path()));
+    }
+
+    /// PostgreSQL's `program`, run by the cluster's user.
+    fn pg_command(&self, program: &str) -> Command {
         let path = self.bin.join(program);
-        let mut command = match self.user {
+        match self.user {
             Some(user) => {
                 let mut c = Command::new("runuser");
                 c.args(["-u", user, "--"]).arg(path);
                 c
             }
             None => Command::new(path),
-        };
-        run(command.args(args).current_dir(self.dir.path()));
+        }
     }
 
     fn url(&self) -> String {
@@ -133,16 +137,8 @@ impl Postgres {
 impl Drop for Postgres {
     fn drop(&mut self) {
         let data = self.data.to_str().unwrap().to_owned();
-        let path = self.bin.join("pg_ctl");
-        let mut command = match self.user {
-            Some(user) => {
-                let mut c = Command::new("runuser");
-                c.args(["-u", user, "--"]).arg(path);
-                c
-            }
-            None => Command::new(path),
-        };
-        let _ = command.args(["-D", &data, "-m", "immediate", "stop"]).output();
+        let stop = ["-D", &data, "-m", "immediate", "stop"];
+        let _ = self.pg_command("pg_ctl").args(stop).output();
     }
 }
 
