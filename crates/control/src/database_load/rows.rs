@@ -71,7 +71,7 @@ pub struct BadRow {
 /// 1000 of them — an error naming them.
 pub fn read(database: &Database, origin: &Name, rows: &[Row]) -> Result<Loaded, Error> {
     let started = Instant::now();
-    let (text, mut lines, mut bad) = zone_text(rows);
+    let (text, lines, mut bad) = zone_text(rows);
     let source = format!("database {}", database.id);
     let options =
         Options { collect_errors: true, max_errors: MAX_BAD_ROWS, ..Options::untrusted() };
@@ -84,7 +84,7 @@ pub fn read(database: &Database, origin: &Name, rows: &[Row]) -> Result<Loaded, 
     let parse = match parsed {
         Ok(report) => report,
         Err(e) => {
-            unread_rows(&e, &mut lines, rows, &mut bad).map_err(|why| fail(database, why))?;
+            unread_rows(&e, &lines, rows, &mut bad).map_err(|why| fail(database, why))?;
             tern_zone::parser::Report::default()
         }
     };
@@ -161,7 +161,7 @@ fn write_line(text: &mut String, row: &Row) -> std::fmt::Result {
 /// row, or too many of them, is the zone's.
 fn unread_rows(
     error: &tern_zone::Error,
-    lines: &mut [usize],
+    lines: &[usize],
     rows: &[Row],
     bad: &mut Vec<BadRow>,
 ) -> Result<(), String> {
