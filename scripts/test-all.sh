@@ -14,6 +14,10 @@ for pair in kdig:knot-dnsutils knotd:knot nsd:nsd named:bind9 dig:bind9-dnsutils
             promtool:prometheus unbound:unbound kresd:knot-resolver; do
   command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
 done
+# PostgreSQL for the database zones' tests (crates/server/tests/postgres.rs): Debian keeps
+# initdb and postgres in /usr/lib/postgresql/<version>/bin, off the PATH.
+command -v initdb >/dev/null 2>&1 || compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null \
+  || need_apt+=(postgresql)
 # dnspython reads WKS service names from /etc/services (the rdata corpus test).
 [[ -e /etc/services ]] || need_apt+=(netbase)
 # Debian's python3 takes dnspython from apt (its pip refuses, PEP 668); another python3

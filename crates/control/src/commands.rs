@@ -238,6 +238,9 @@ impl Writer {
         if self.is_scripted() {
             return Err(Error::Scripted);
         }
+        if matches!(self.plan.source, crate::plan::ZoneSource::Database(_)) {
+            return Err(Error::FromDatabase);
+        }
         if self.current.is_none() {
             return Err(Error::NothingServed);
         }

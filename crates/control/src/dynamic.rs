@@ -113,6 +113,11 @@ impl Writer {
             tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
             return;
         }
+        if matches!(self.plan.source, crate::plan::ZoneSource::Database(_)) {
+            warn!(zone = %self.plan.name, updates = tasks.len(), "updates refused: the zone is read from its database (change its rows there)");
+            tasks.into_iter().for_each(|task| task.answer(Rcode::REFUSED));
+            return;
+        }
         match &self.plan.role {
             Role::Primary => self.commit_updates(tasks).await,
             Role::Secondary(_) => self.forward(tasks).await,

@@ -62,6 +62,18 @@ pub enum Error {
         /// What went wrong.
         why: String,
     },
+    /// The zone is read from a database: its data changes there only.
+    #[error("the zone is read from its database: change its rows there")]
+    FromDatabase,
+    /// A zone's database (`[[zone]] database`) could not be read, or its rows do not
+    /// make a zone.
+    #[error("database {database}: {why}")]
+    Database {
+        /// The database's id.
+        database: String,
+        /// What went wrong.
+        why: String,
+    },
     /// A record type that does not read.
     #[error("{0}: not a record type")]
     Type(String),

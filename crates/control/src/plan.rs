@@ -23,6 +23,8 @@ pub enum ZoneSource {
     Catalog(Arc<[CatalogMember]>),
     /// A zone built by a Lua script ([`crate::script`]).
     Script(Arc<Script>),
+    /// A zone whose records live in a database ([`crate::database`]).
+    Database(Arc<crate::database::Database>),
 }
 
 /// A zone's script and its bounds ([`crate::script`] runs it).

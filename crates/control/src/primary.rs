@@ -308,7 +308,7 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
         return produced(name, members, base.old.as_deref(), (base.limits, base.now));
     }
     let loaded = load(name, source, base.now)?;
-    if let ZoneSource::Script(_) = source {
+    if let ZoneSource::Script(_) | ZoneSource::Database(_) = source {
         return scripted(base.old.as_deref(), loaded, (base.limits, base.policy, base.now));
     }
     let Base { old, file, journaled, floor, limits, policy, now, never } = base;
@@ -385,6 +385,7 @@ fn load(name: &tern_wire::Name, source: &ZoneSource, now: u64) -> Result<ZoneCon
                 .map_err(Error::Load)
         }
         ZoneSource::Script(script) => crate::script::run(script, name, now),
+        ZoneSource::Database(database) => crate::database_load::load(database, name),
         ZoneSource::Catalog(_) => return Err(Error::NoFile),
     };
     let loaded = match loaded {

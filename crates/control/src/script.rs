@@ -180,7 +180,7 @@ fn push(
 
 /// True for data on one line whose parentheses (which would continue it on the next
 /// record's line) are all inside quoted strings.
-fn one_line(data: &str) -> bool {
+pub(crate) fn one_line(data: &str) -> bool {
     let mut quoted = false;
     let mut escaped = false;
     for c in data.chars() {

@@ -66,6 +66,8 @@ pub fn version(source: &ZoneSource) -> Option<SourceVersion> {
             Some(SourceVersion::File { len: meta.len(), modified: meta.modified().ok() })
         }
         ZoneSource::Embedded(_) => Some(SourceVersion::Embedded),
+        // Read again at every load: a notification or an operator asked for it.
+        ZoneSource::Database(_) => None,
         ZoneSource::Catalog(members) => {
             use std::hash::{Hash, Hasher};
             let mut hasher = std::collections::hash_map::DefaultHasher::new();

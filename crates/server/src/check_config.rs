@@ -119,7 +119,7 @@ fn check_zone(plan: &ZonePlan, out: &mut String) -> bool {
     let path = match &plan.source {
         ZoneSource::File(path) => path,
         ZoneSource::Script(script) => return check_script(plan, script, out),
-        ZoneSource::Embedded(_) | ZoneSource::Catalog(_) => return true,
+        ZoneSource::Embedded(_) | ZoneSource::Catalog(_) | ZoneSource::Database(_) => return true,
     };
     let secondary = matches!(plan.role, Role::Secondary(_));
     if secondary && !path.exists() {

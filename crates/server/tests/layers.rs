@@ -23,11 +23,12 @@ const SERVER: &[&[&str]] = &[
 /// The control plane, lowest layer first.
 const CONTROL: &[&[&str]] = &[
     &["peer"],
+    &["database"],
     &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
     &["change"],
     &["error", "updates", "query_stats"],
     &["event", "script", "keystore"],
-    &["state", "shared", "registry", "notify", "signer"],
+    &["state", "shared", "registry", "notify", "signer", "database_load"],
     &["writer"],
     &["journaled", "catalog"],
     &["commit"],
@@ -35,6 +36,7 @@ const CONTROL: &[&[&str]] = &[
     &["refresh", "dynamic", "commands", "backup", "signed_zone"],
     &["run"],
     &["plane"],
+    &["database_follow"],
 ];
 
 /// Files that are not modules of their own (the crate root, the binary, test helpers).

@@ -8,6 +8,7 @@
 //! limiting and cookies in [`defences`]; the HTTP listener in [`http`].
 
 pub mod control;
+pub mod database;
 pub mod defences;
 pub mod files;
 pub mod http;
@@ -82,6 +83,8 @@ pub struct Config {
     pub tables: xfr::Tables,
     /// The served zones, in file order, names unique.
     pub zones: Vec<ZoneConfig>,
+    /// The databases zones are read from (`[[database]]`).
+    pub databases: Vec<Spanned<database::DatabaseConfig>>,
     /// The keys and each zone's plan, checked (see [`xfr::resolve`]).
     pub resolved: Arc<Resolved>,
     /// The file this configuration was read from (`None` for built-in configurations);
@@ -301,6 +304,8 @@ struct RawZone {
     file: Option<ZoneSource>,
     #[serde(default)]
     script: Option<PathBuf>,
+    #[serde(default)]
+    database: Option<String>,
     #[serde(default, deserialize_with = "xfr::maybe_size")]
     script_max_memory: Option<u64>,
     #[serde(default)]
@@ -392,9 +397,17 @@ impl TryFrom<RawZone> for ZoneConfig {
     }
 }
 
-/// A zone's `file` or `script` (not both), with the script's bounds.
+/// A zone's `file`, `script` (with its bounds) or `database` (one of them).
 fn zone_source(raw: &RawZone) -> std::result::Result<Option<ZoneSource>, String> {
     let name = &raw.name;
+    if let Some(id) = &raw.database {
+        if raw.file.is_some() || raw.script.is_some() {
+            return Err(format!(
+                "zone {name}: `database` and `file` or `script` both given: a zone has one source"
+            ));
+        }
+        return Ok(Some(database::reference(id)));
+    }
     let Some(path) = &raw.script else {
         if raw.script_max_memory.is_some() || raw.script_max_instructions.is_some() {
             return Err(format!(
@@ -546,6 +559,7 @@ impl Config {
         }
         let base = config.base().unwrap_or_else(|| PathBuf::from("/"));
         config.take_zones(zones, &mut reader.errors);
+        config.attach_databases(&mut reader.errors);
         config.resolve_paths(&base);
         config.cookies.resolve(&base, &mut reader.errors);
         if let Err(why) = config.tls.check(!config.quic.listen.is_empty()) {
@@ -870,7 +884,7 @@ struct TableReader {
 
 /// The top-level keys, for the unknown-key hint.
 const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `xdp`, `http`, `tls`, `quic`, `key`, `remote`, `acl`, `template`, `policy`, `zone`";
+     `control`, `xdp`, `http`, `tls`, `quic`, `key`, `remote`, `acl`, `template`, `policy`, `zone`, `database`";
 
 impl TableReader {
     /// Reads one top-level key.
@@ -900,6 +914,7 @@ impl TableReader {
             "template" => self.list(&mut config.tables.templates, value),
             "policy" => self.list(&mut config.tables.policies, value),
             "zone" => self.list(zones, value),
+            "database" => self.list(&mut config.databases, value),
             other => self.errors.push((
                 Some(key.span()),
                 format!("unknown field `{other}`, expected one of {TOP_KEYS}"),

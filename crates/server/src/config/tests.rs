@@ -392,14 +392,14 @@ fn every_key_is_documented_where_its_table_is() {
             assert!(section.contains(&format!("`{key}`")), "[{table}] {key} is not documented");
         }
     }
-    for table in ["key", "remote", "acl", "template", "zone", "policy"] {
+    for table in ["key", "remote", "acl", "template", "zone", "policy", "database"] {
         assert!(known_keys("").contains(&table.to_owned()), "{table}");
         let section = documented_section(&format!("[[{table}]]"));
         for key in known_keys(&format!("[[{table}]]")) {
             assert!(section.contains(&format!("`{key}`")), "[[{table}]] {key} is not documented");
         }
     }
-    assert_eq!(known_keys("").len(), 18, "a new table: add it above");
+    assert_eq!(known_keys("").len(), 19, "a new table: add it above");
 }
 
 #[test]
@@ -446,7 +446,9 @@ fn every_key_is_in_the_example_configuration() {
     .iter()
     .map(|t| format!("[{t}]"))
     .chain(
-        ["key", "remote", "acl", "template", "zone", "policy"].iter().map(|t| format!("[[{t}]]")),
+        ["key", "remote", "acl", "template", "zone", "policy", "database"]
+            .iter()
+            .map(|t| format!("[[{t}]]")),
     )
     .collect();
     let mut missing = Vec::new();

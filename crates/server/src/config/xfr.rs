@@ -647,20 +647,25 @@ impl Refs<'_> {
         }
         rules.extend(primaries.iter().map(notify_rule));
         let catalog = catalog_role(zone, own, t, &primaries)?;
-        let source = match (&zone.source, primaries.is_empty()) {
-            _ if catalog == CatalogRole::Producer => ZoneSource::Catalog(Arc::from(Vec::new())),
-            (Some(ZoneSource::Script(_)), false) => {
-                return Err(
+        let source =
+            match (&zone.source, primaries.is_empty()) {
+                _ if catalog == CatalogRole::Producer => ZoneSource::Catalog(Arc::from(Vec::new())),
+                (Some(ZoneSource::Script(_)), false) => return Err(
                     "a secondary's data comes from its primaries: `script` is for primary zones"
                         .into(),
-                )
-            }
-            (Some(source), _) => source.clone(),
-            (None, false) => ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy()),
-            (None, true) => {
-                return Err("a primary zone needs `file` (or `primary` to be a secondary)".into())
-            }
-        };
+                ),
+                (Some(ZoneSource::Database(_)), false) => return Err(
+                    "a secondary's data comes from its primaries: `database` is for primary zones"
+                        .into(),
+                ),
+                (Some(source), _) => source.clone(),
+                (None, false) => ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy()),
+                (None, true) => {
+                    return Err(
+                        "a primary zone needs `file` (or `primary` to be a secondary)".into()
+                    )
+                }
+            };
         let role = if primaries.is_empty() { Role::Primary } else { Role::Secondary(primaries) };
         let zonefile_sync = own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC);
         let signing = self.signing(own, t, (&role, &catalog, zonefile_sync))?;

@@ -168,6 +168,12 @@ fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
             "zone {name}: `script` is for zones of the configuration file, not zones added at run time"
         ));
     }
+    // A database zone reads what an operator's `[[database]]` reaches: the same.
+    if table.contains_key("database") {
+        return Err(format!(
+            "zone {name}: `database` is for zones of the configuration file, not zones added at run time"
+        ));
+    }
     ZoneConfig::deserialize(toml::Value::Table(table.clone()))
         .map_err(|e| format!("zone {name}: {}", e.message()))?;
     match table.get("file") {
@@ -330,7 +336,9 @@ mod tests {
     fn a_zone_added_at_run_time_names_no_script() {
         let dir = tempfile::tempdir().unwrap();
         let config = config_in(dir.path());
-        for extra in ["script = \"/etc/shadow\"", "script-max-memory = \"1M\""] {
+        for extra in
+            ["script = \"/etc/shadow\"", "script-max-memory = \"1M\"", "database = \"pdns\""]
+        {
             let table = format!("name = \"s.example\"\n{extra}");
             let why = add(&config, &[table]).unwrap_err();
             assert!(why.contains("not zones added at run time"), "{why}");

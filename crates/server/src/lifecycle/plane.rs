@@ -24,6 +24,8 @@ use crate::error::{Error, Result};
 pub struct Plane {
     control: Control,
     handler: Arc<EngineHandler>,
+    /// The followers of the databases zones are read from.
+    followers: tern_control::database_follow::Followers,
 }
 
 impl Plane {
@@ -55,7 +57,7 @@ impl Plane {
         .map_err(|e| Error::Config(e.to_string()))?;
         handler.forward_notices(control.notices());
         handler.forward_updates(control.update_sink());
-        Ok(Plane { control, handler })
+        Ok(Plane { control, handler, followers: Default::default() })
     }
 
     /// Brings the served zones in line with `config`, every zone reloaded.
@@ -69,7 +71,9 @@ impl Plane {
         let plans: Vec<Arc<ZonePlan>> =
             config.resolved.zones.iter().chain(extra).cloned().collect();
         self.handler.set_access(access(config, &plans));
-        self.control.apply(&plans, limits(config), reload)
+        let loading = self.control.apply(&plans, limits(config), reload);
+        self.followers.follow(&plans, &self.control.zones(), &self.control.handle());
+        loading
     }
 
     /// Applies what a reload changed of `old` in `new` beyond zones, keys and rules:
