@@ -13,6 +13,10 @@
 //! swapped in, and each zone's writer is told to load; the caller gets a [`Loading`] to
 //! wait on (with a timeout, so that signals are still taken). The zones that ask to have
 //! their queries counted are given their rows then ([`crate::query_stats`]).
+//! [`Control::change`] does the same for a few zones added or removed (`ternctl
+//! zone-add`, `zone-remove`), touching only them: the zone set and the writers' map are
+//! copy-on-write ([`tern_zone::NameMap`]), so such a change costs the same beside ten
+//! zones or a million.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};

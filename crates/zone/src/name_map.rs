@@ -81,7 +81,13 @@ impl<T: Keyed + Clone> NameMap<T> {
     /// it without hashing again).
     #[inline]
     pub fn get_hashed(&self, name: &Dname, hash: NameTag) -> Option<&T> {
-        self.entry(self.position(name, hash)?)
+        // The entry that matched is kept, not looked up again by its position.
+        let mut found = None;
+        self.index.find(hash, |at| {
+            found = self.entry(at).filter(|e| e.key().eq_ignore_case(name));
+            found.is_some()
+        })?;
+        found
     }
 
     /// The entry for `name`, to change in place (its chunk copied first if shared). The

@@ -383,7 +383,7 @@ impl Steering<'_> {
     fn apply_change(
         &mut self,
         next: Config,
-        added: &[std::sync::Arc<tern_control::plan::ZonePlan>],
+        added: &[Arc<tern_control::plan::ZonePlan>],
         removed: &[tern_wire::Name],
         what: &'static str,
         reply: tokio::sync::oneshot::Sender<Reply>,
