@@ -366,14 +366,7 @@ impl Steering<'_> {
         info!("{what}: applying the zone set");
         let members = self.consumed.plans(&next, &[]);
         let loading = self.control.apply_with(&next, &members, false);
-        reload::log_when_done(
-            loading,
-            (what, reload::Said::default()),
-            self.log.clone(),
-            next.log.level,
-            Some(reply),
-        );
-        self.config = next;
+        self.serve_when_loaded(next, loading, what, reply);
     }
 
     /// Applies `next`, which differs from the configuration served by the zones `added`
@@ -390,13 +383,20 @@ impl Steering<'_> {
     ) {
         info!(added = added.len(), removed = removed.len(), "{what}: changing the zone set");
         let loading = self.control.change(&next, added, removed);
-        reload::log_when_done(
-            loading,
-            (what, reload::Said::default()),
-            self.log.clone(),
-            next.log.level,
-            Some(reply),
-        );
+        self.serve_when_loaded(next, loading, what, reply);
+    }
+
+    /// Takes `next` as the configuration served, and tells `reply` (and the log) once
+    /// `loading` is done.
+    fn serve_when_loaded(
+        &mut self,
+        next: Config,
+        loading: Loading,
+        what: &'static str,
+        reply: tokio::sync::oneshot::Sender<Reply>,
+    ) {
+        let said = (what, reload::Said::default());
+        reload::log_when_done(loading, said, self.log.clone(), next.log.level, Some(reply));
         self.config = next;
     }
 
