@@ -18,12 +18,16 @@ A step's time runs from the first command until the SOA of every 1,000th zone of
 step and its last one answer authoritatively; the PSS of the server's processes is read
 after each step. Then one more zone is added alone (the latency of a single addition to
 a server holding them all), and every zone's SOA is asked once (zones that do not
-answer: must be 0). Meanwhile dnsperf (CPU `bench.CLIENT_CPU`) asks `www.base.example`
+answer: must be 0). Last, `--singles` times one zone is added and removed again, each
+timed from the command until it returns and the zone answers (or no longer does):
+the median of each is the cost of one change beside all the zones (Tern: `ternctl
+zone-add NAME --file TMPL` and `zone-remove NAME`, which return once done; Knot DNS:
+`conf-begin`, `conf-set` or `conf-unset`, `conf-commit`). Meanwhile dnsperf (CPU `bench.CLIENT_CPU`) asks `www.base.example`
 at `--rate` queries a second, from the server's start to the end; its lost queries
 (no answer within 1 s) are reported.
 
     python3 bench/zone_add.py [--zones 100000] [--steps 4] [--servers tern,knot]
-                              [--rounds 1] [--rate 2000] [--ternd PATH]
+                              [--rounds 1] [--rate 2000] [--singles 5] [--ternd PATH]
 
 Prints a markdown table; exit status 1 if a server failed, missed zones or lost queries.
 """
@@ -31,6 +35,7 @@ Prints a markdown table; exit status 1 if a server failed, missed zones or lost 
 import argparse
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -61,6 +66,8 @@ def parse_args():
     p.add_argument("--servers", default="tern,knot")
     p.add_argument("--rounds", type=int, default=1)
     p.add_argument("--rate", type=int, default=2000, help="dnsperf queries a second")
+    p.add_argument("--singles", type=int, default=5,
+                   help="single zones added and removed again at the end, each timed")
     p.add_argument("--ternd", default=peers.default_ternd(REPO),
                    help="ternd binary, ternctl beside it (default: $TERND or <cargo target>/perf/ternd)")
     p.add_argument("--work", default=os.path.join(HERE, "out", "zone-add"))
@@ -147,7 +154,55 @@ def add_knot(work, names, args):
     run(knotc + ["conf-commit"], args.timeout)
 
 
+def add_one_tern(work, name, args):
+    run([ternctl_of(args.ternd), "-s", f"{work}/ternd.sock", "-t", str(int(args.timeout)), "zone-add",
+         name, "--file", f"{work}/zone.tmpl"], args.timeout)
+
+
+def remove_one_tern(work, name, args):
+    run([ternctl_of(args.ternd), "-s", f"{work}/ternd.sock", "-t", str(int(args.timeout)),
+         "zone-remove", name], args.timeout)
+
+
+def remove_one_knot(work, name, args):
+    knotc = ["knotc", "-s", f"{work}/knot.sock", "-t", str(int(args.timeout))]
+    run(knotc + ["conf-begin"], args.timeout)
+    run(knotc + ["conf-unset", f"zone[{name}]"], args.timeout)
+    run(knotc + ["conf-commit"], args.timeout)
+
+
 ADD = {"tern": add_tern, "knot": add_knot}
+ADD_ONE = {"tern": add_one_tern, "knot": lambda work, name, args: add_knot(work, [name], args)}
+REMOVE_ONE = {"tern": remove_one_tern, "knot": remove_one_knot}
+
+
+def wait_soa(port, name, answering, timeout):
+    """Waits until `name`'s SOA gets an authoritative answer (`answering`) or no longer
+    does, asking every millisecond."""
+    deadline = time.monotonic() + timeout
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.settimeout(0.02)
+        while peers._soa_ready(sock, port, name + ".", False) != answering:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"{name}: not {'answering' if answering else 'gone'} "
+                                   f"{timeout} s after the command")
+            time.sleep(0.001)
+
+
+def singles(kind, work, port, args):
+    """Adds and removes one zone `args.singles` times: the seconds of each, in lists."""
+    added, removed = [], []
+    for i in range(args.singles):
+        name = f"single{i}.{kind}.example"
+        started = time.monotonic()
+        ADD_ONE[kind](work, name, args)
+        wait_soa(port, name, True, args.timeout)
+        added.append(time.monotonic() - started)
+        started = time.monotonic()
+        REMOVE_ONE[kind](work, name, args)
+        wait_soa(port, name, False, args.timeout)
+        removed.append(time.monotonic() - started)
+    return added, removed
 SERVER = {"tern": tern_server, "knot": knot_server}
 
 
@@ -210,6 +265,8 @@ def session(kind, args, round_no):
         wait_sample(server, [f"one.{kind}.example"], args.timeout)
         record["one_s"] = time.monotonic() - started
         record["missing"] = many.sweep(port, [peers.Zone(n + ".", "") for n in names])
+        if args.singles > 0:
+            record["add_one"], record["remove_one"] = singles(kind, work, port, args)
     except (RuntimeError, subprocess.TimeoutExpired) as err:
         record["error"] = str(err)[:800]
         print(f"  {kind}: {record['error']}", flush=True)
@@ -223,8 +280,9 @@ def session(kind, args, round_no):
 def render(records, kinds, args):
     print(f"\n{args.zones:,} zones added in {args.steps} steps; medians over rounds\n")
     print("| server | total s | × Knot DNS | s per step | PSS MiB before → after each step | "
-          "MiB per 1k zones | one more zone s | queries sent | lost | zones not answering |")
-    print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|")
+          "MiB per 1k zones | one more zone s | add one ms | remove one ms | queries sent | lost | "
+          "zones not answering |")
+    print("|---|---:|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
     totals = {}
     for kind in kinds:
         ok = [r for r in records if r["server"] == kind and "error" not in r]
@@ -233,15 +291,23 @@ def render(records, kinds, args):
     for kind in kinds:
         ok = [r for r in records if r["server"] == kind and "error" not in r]
         if not ok:
-            print(f"| {kind} | failed | | | | | | | | |")
+            print(f"| {kind} | failed | | | | | | | | | | |")
             continue
         r = ok[len(ok) // 2]
         steps = " / ".join(f"{s:.2f}" for s, _ in r["steps"])
         pss = " → ".join(f"{p / 1024:.0f}" for p in [r["pss0"]] + [p for _, p in r["steps"]])
         per_k = (r["steps"][-1][1] - r["pss0"]) / 1024 / (args.zones / 1000)
         ratio = totals[kind] / totals["knot"] if "knot" in totals else float("nan")
+        add_one = median_ms(r.get("add_one"))
+        remove_one = median_ms(r.get("remove_one"))
         print(f"| {kind} | {totals[kind]:.2f} | {ratio:.2f} | {steps} | {pss} | {per_k:.2f} | "
-              f"{r['one_s']:.3f} | {r['sent']:,} | {r['lost']} | {r['missing']} |")
+              f"{r['one_s']:.3f} | {add_one} | {remove_one} | {r['sent']:,} | {r['lost']} | "
+              f"{r['missing']} |")
+
+
+def median_ms(times):
+    """The median of `times` (seconds) in milliseconds, or empty when not measured."""
+    return f"{statistics.median(times) * 1000:.1f}" if times else ""
 
 
 def main():

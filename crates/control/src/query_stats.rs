@@ -68,6 +68,40 @@ impl QueryStatsRows {
         left_out
     }
 
+    /// [`assign`](Self::assign) for a change of a few zones, the others untouched: the
+    /// rows of `removed` are freed (in row order), then each zone of `added` that asks
+    /// keeps its row or takes a free one. Costs what the change holds, not what is
+    /// served. Returns the added zones left out.
+    pub fn assign_change(
+        &mut self,
+        added: &[Arc<ZonePlan>],
+        slots: &[Arc<ZoneSlot>],
+        removed: &[Name],
+    ) -> Vec<Name> {
+        let mut freed = Vec::new();
+        for name in removed {
+            if let Some((slot, ticket)) = self.owners.remove(name) {
+                slot.set_stats_ticket(StatsTicket::NONE);
+                freed.push(ticket.row() as u32);
+            }
+        }
+        freed.sort_unstable();
+        self.free.extend(freed);
+        let mut left_out = Vec::new();
+        for (plan, slot) in added.iter().zip(slots) {
+            if !plan.query_stats {
+                if let Some((_, ticket)) = self.owners.remove(&plan.name) {
+                    slot.set_stats_ticket(StatsTicket::NONE);
+                    self.free.push_back(ticket.row() as u32);
+                }
+            } else if !self.keep_or_take(&plan.name, slot) {
+                slot.set_stats_ticket(StatsTicket::NONE);
+                left_out.push(plan.name.clone());
+            }
+        }
+        left_out
+    }
+
     /// Frees the rows of zones not in `wanted` (or with another slot now); rows freed
     /// together are queued in row order (not the map's, which varies from run to run).
     fn free_unwanted(&mut self, wanted: &HashMap<&Name, &Arc<ZoneSlot>>) {
@@ -175,6 +209,24 @@ mod tests {
         let third = slots(&plans, &second);
         assert_eq!(rows.assign(&plans, &third), vec!["b.".parse::<Name>().unwrap()]);
         assert_eq!(third[1].stats_ticket(), c_ticket, "c. keeps its row");
+    }
+
+    #[test]
+    fn a_change_frees_the_removed_zones_rows_and_leaves_the_others() {
+        let mut rows = QueryStatsRows::new(2);
+        let plans = [plan("a.", true), plan("b.", true)];
+        let first = slots(&plans, &[]);
+        rows.assign(&plans, &first);
+        let b_ticket = first[1].stats_ticket();
+        let added = [plan("c.", true), plan("d.", true)];
+        let fresh = slots(&added, &[]);
+        let a: Name = "a.".parse().unwrap();
+        assert_eq!(rows.assign_change(&added, &fresh, &[a]), vec!["d.".parse::<Name>().unwrap()]);
+        assert_eq!(first[0].stats_ticket(), StatsTicket::NONE, "a.'s row freed");
+        assert_eq!(first[1].stats_ticket(), b_ticket, "b. untouched");
+        assert_eq!(fresh[0].stats_ticket().row(), 0, "c. takes a.'s row");
+        assert_eq!(fresh[1].stats_ticket(), StatsTicket::NONE);
+        assert_eq!(rows.counted().count(), 2);
     }
 
     #[test]

@@ -3,18 +3,20 @@
 //! plane, which puts each accepted update straight into its zone's writer's inbox.
 //!
 //! The map is an immutable snapshot behind an `ArcSwap`: readers take it without a
-//! lock; the control plane changes a copy and swaps it in (one change at a time). An
+//! lock; the control plane changes a copy and swaps it in (one change at a time). The
+//! copy shares all it does not change with the snapshot ([`NameMap`]), so adding or
+//! removing one writer beside a million copies a few chunks of the map, not the map. An
 //! update thus costs the query worker a lookup and a queue push, and wakes the control
 //! plane only when its writer waits idle: a writer gathering a batch (`COMMIT_GAP`)
 //! is not woken for each update that joins it.
 
-use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 use arc_swap::ArcSwap;
 use tern_ctl::proto::ZoneStatus;
-use tern_wire::Name;
+use tern_wire::{Dname, Name};
+use tern_zone::NameMap;
 use tracing::warn;
 
 use crate::event::WriterInbox;
@@ -29,10 +31,13 @@ pub struct Handle {
     pub status: Arc<Mutex<ZoneStatus>>,
 }
 
+/// The writers by zone name: each entry the zone's name and its writer's handle.
+pub type WriterMap = NameMap<(Name, Handle)>;
+
 /// The writers (see the module comment).
 #[derive(Debug, Default)]
 pub struct Writers {
-    map: ArcSwap<HashMap<Name, Handle>>,
+    map: ArcSwap<WriterMap>,
     /// Held while a copy is changed, so that two changes never lose one another.
     changing: Mutex<()>,
     /// Updates dropped for want of a writer or of room, logged at most once a second.
@@ -41,19 +46,19 @@ pub struct Writers {
 
 impl Writers {
     /// The writers now.
-    pub fn load(&self) -> Arc<HashMap<Name, Handle>> {
+    pub fn load(&self) -> Arc<WriterMap> {
         self.map.load_full()
     }
 
     /// `zone`'s writer, if it has one.
-    pub fn get(&self, zone: &Name) -> Option<Handle> {
-        self.map.load().get(zone).cloned()
+    pub fn get(&self, zone: &Dname) -> Option<Handle> {
+        self.map.load().get(zone).map(|(_, handle)| handle.clone())
     }
 
     /// Changes the map with `f` (on a copy, swapped in after); returns what `f` did.
-    pub fn change<R>(&self, f: impl FnOnce(&mut HashMap<Name, Handle>) -> R) -> R {
+    pub fn change<R>(&self, f: impl FnOnce(&mut WriterMap) -> R) -> R {
         let _one_at_a_time = self.changing.lock().unwrap_or_else(|p| p.into_inner());
-        let mut map = HashMap::clone(&self.map.load());
+        let mut map = WriterMap::clone(&self.map.load());
         let out = f(&mut map);
         self.map.store(Arc::new(map));
         out
@@ -66,7 +71,7 @@ impl UpdateSink for Writers {
     fn submit(&self, task: UpdateTask) {
         let Some(zone) = task.request().map(|r| r.zone()) else { return };
         let map = self.map.load();
-        let Some(handle) = map.get(zone) else {
+        let Some((_, handle)) = map.get(zone) else {
             return self.dropped.note("update for a zone without a writer: SERVFAIL", zone);
         };
         if let Err(task) = handle.inbox.try_send_update(task) {
@@ -108,7 +113,7 @@ mod tests {
         let name: Name = "example.".parse().unwrap_or_else(|_| unreachable!());
         let (inbox, _receiver) = crate::inbox::inbox(4);
         let status = Arc::new(Mutex::new(ZoneStatus::default()));
-        writers.change(|map| map.insert(name.clone(), Handle { inbox, status }));
+        writers.change(|map| map.insert((name.clone(), Handle { inbox, status })));
         assert!(before.get(&name).is_none());
         assert!(writers.get(&name).is_some());
         assert!(writers.change(|map| map.remove(&name)).is_some());

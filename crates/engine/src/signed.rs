@@ -285,7 +285,7 @@ impl Ctx<'_> {
         let Some(slot) = self.zones.get(q.qname()) else {
             return self.reply(Rcode::NOTAUTH, out, table);
         };
-        let allowed = access.zones.get(slot.origin());
+        let allowed = access.zone(slot.origin());
         if !allowed.is_some_and(|z| z.may_update(&self.who())) {
             return self.reply(Rcode::REFUSED, out, table);
         }

@@ -216,15 +216,12 @@ impl Requester<'_> {
 
     /// Whether some rule lets the requester update `zone` at all (RFC 2136 §3.3).
     fn may_update(&self, zone: &Dname) -> bool {
-        self.access.zones.get(zone).is_some_and(|z| z.may_update(&self.who()))
+        self.access.zone(zone).is_some_and(|z| z.may_update(&self.who()))
     }
 
     /// Whether the requester may change `rtype` (`None`: no type) at `owner` in `zone`.
     fn allows(&self, zone: &Dname, owner: &Dname, rtype: Option<Rtype>) -> bool {
-        self.access
-            .zones
-            .get(zone)
-            .is_some_and(|z| z.allows_update(zone, &self.who(), owner, rtype))
+        self.access.zone(zone).is_some_and(|z| z.allows_update(zone, &self.who(), owner, rtype))
     }
 }
 

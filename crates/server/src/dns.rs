@@ -242,6 +242,11 @@ impl EngineHandler {
         self.live.load().engine.set_access(access);
     }
 
+    /// The keys and access rules in force (to change a few zones' of).
+    pub fn access(&self) -> Arc<tern_engine::Access> {
+        self.live.load().engine.access()
+    }
+
     /// Takes what a reload changed of `old` in `new` (see the module comment): the
     /// engine's settings always; rate limiting and the cookie secrets only when their
     /// sections changed (a limiter's state and a generated secret are kept otherwise).

@@ -7,6 +7,10 @@
 //! set once per batch and a zone's contents once per query: wait-free, never blocked by a
 //! writer, never seeing half a zone.
 //!
+//! The set's table of zones is copy-on-write ([`NameMap`]): adding or removing a zone
+//! copies a few chunks of it, not the whole, so the cost of a change follows the zones
+//! changed, not the zones served.
+//!
 //! Finding the zone for a query name probes one hash per label count that some zone has
 //! (O(labels)), longest match first, reusing the name's [`SuffixHashes`].
 
@@ -17,8 +21,8 @@ use arc_swap::{ArcSwap, ArcSwapOption};
 use tern_wire::{Dname, Name};
 
 use crate::contents::ZoneContents;
-use crate::hash::{name_hash, NameTag, SuffixHashes};
-use crate::index::NameIndex;
+use crate::hash::SuffixHashes;
+use crate::name_map::{Keyed, NameMap};
 use crate::stats::StatsTicket;
 
 /// A reader's hold on a zone's current contents ([`ZoneSlot::contents`]).
@@ -91,50 +95,65 @@ impl ZoneSlot {
 }
 
 /// An immutable set of zones with longest-match lookup.
+///
+/// A copy shares its zones' table with the original ([`NameMap`]): a set that takes one
+/// zone more or less copies a few chunks of it, so the change costs the same beside ten
+/// zones or a million.
 #[derive(Debug, Clone)]
 pub struct ZoneSet {
-    slots: Vec<Arc<ZoneSlot>>,
-    index: NameIndex,
+    slots: NameMap<Arc<ZoneSlot>>,
     /// Bit `n` set when some zone's origin has `n` labels.
     label_counts: u128,
+    /// How many origins have `n` labels (a bit of `label_counts` goes with its last).
+    per_label_count: [u32; 128],
 }
 
 impl Default for ZoneSet {
     fn default() -> Self {
-        ZoneSet { slots: Vec::new(), index: NameIndex::with_capacity(0), label_counts: 0 }
+        ZoneSet { slots: NameMap::new(), label_counts: 0, per_label_count: [0; 128] }
+    }
+}
+
+impl Keyed for ZoneSlot {
+    fn key(&self) -> &Dname {
+        self.origin()
     }
 }
 
 impl ZoneSet {
     /// A set of the given slots (the last of duplicate origins wins).
     pub fn new(slots: Vec<Arc<ZoneSlot>>) -> ZoneSet {
-        let mut set =
-            ZoneSet { index: NameIndex::with_capacity(slots.len()), ..ZoneSet::default() };
+        let mut set = ZoneSet { slots: NameMap::with_capacity(slots.len()), ..ZoneSet::default() };
         for slot in slots {
             set.insert(slot);
         }
         set
     }
 
-    fn insert(&mut self, slot: Arc<ZoneSlot>) {
-        let hash = name_hash(slot.origin());
-        if let Some(i) = self.position(slot.origin(), hash) {
-            if let Some(old) = self.slots.get_mut(i) {
-                *old = slot;
-            }
-            return;
+    /// Adds `slot`, or replaces the zone of the same name (control plane: on a set not
+    /// yet published).
+    pub fn insert(&mut self, slot: Arc<ZoneSlot>) {
+        let labels = slot.origin().label_count().min(127);
+        if self.slots.insert(slot).is_none() {
+            self.count_labels(labels, true);
         }
-        let labels = slot.origin().label_count();
-        self.label_counts |= 1u128 << labels.min(127);
-        self.index.insert(hash, self.slots.len() as u32, 0);
-        self.slots.push(slot);
     }
 
-    fn position(&self, origin: &Dname, hash: NameTag) -> Option<usize> {
-        let found = self.index.find(hash, |i| {
-            self.slots.get(i as usize).is_some_and(|s| s.origin().eq_ignore_case(origin))
-        });
-        found.map(|i| i as usize)
+    /// Removes the zone `origin`; returns its slot if it was in the set.
+    pub fn remove(&mut self, origin: &Dname) -> Option<Arc<ZoneSlot>> {
+        let slot = self.slots.remove(origin)?;
+        self.count_labels(slot.origin().label_count().min(127), false);
+        Some(slot)
+    }
+
+    /// Counts an origin of `labels` labels in or out.
+    fn count_labels(&mut self, labels: usize, added: bool) {
+        let Some(count) = self.per_label_count.get_mut(labels) else { return };
+        *count = if added { count.saturating_add(1) } else { count.saturating_sub(1) };
+        match *count {
+            0 => self.label_counts &= !(1u128 << labels),
+            _ => self.label_counts |= 1u128 << labels,
+        }
     }
 
     /// Number of zones.
@@ -147,14 +166,14 @@ impl ZoneSet {
         self.slots.is_empty()
     }
 
-    /// All zones.
-    pub fn slots(&self) -> &[Arc<ZoneSlot>] {
-        &self.slots
+    /// All zones (in the order they were added, until a removal moves the last one).
+    pub fn slots(&self) -> impl Iterator<Item = &Arc<ZoneSlot>> + '_ {
+        self.slots.iter()
     }
 
     /// The zone named exactly `origin`.
     pub fn get(&self, origin: &Dname) -> Option<&Arc<ZoneSlot>> {
-        self.slots.get(self.position(origin, name_hash(origin))?)
+        self.slots.get(origin)
     }
 
     /// The zone with the longest origin that `qname` is at or below (RFC 1034 §4.3.2
@@ -167,8 +186,8 @@ impl ZoneSet {
         while counts != 0 {
             let labels = 127 - counts.leading_zeros() as usize;
             let suffix = hashes.suffix_name(qname, labels);
-            if let Some(i) = self.position(suffix, hashes.suffix(labels)) {
-                return self.slots.get(i);
+            if let Some(slot) = self.slots.get_hashed(suffix, hashes.suffix(labels)) {
+                return Some(slot);
             }
             counts &= !(1u128 << labels);
         }
@@ -184,9 +203,9 @@ impl ZoneSet {
 
     /// A copy of this set without the zone `origin`.
     pub fn without(&self, origin: &Dname) -> ZoneSet {
-        let slots =
-            self.slots.iter().filter(|s| !s.origin().eq_ignore_case(origin)).cloned().collect();
-        ZoneSet::new(slots)
+        let mut set = self.clone();
+        set.remove(origin);
+        set
     }
 }
 
@@ -274,6 +293,70 @@ mod tests {
         let set = set.without(&name("."));
         assert_eq!(find(&set, "com."), None);
         assert_eq!(set.len(), 3);
+    }
+
+    #[test]
+    fn a_label_count_goes_when_its_last_origin_goes() {
+        let slots = ["a.example.", "b.example.", "example."]
+            .iter()
+            .map(|o| Arc::new(ZoneSlot::new(&name(o))))
+            .collect();
+        let set = ZoneSet::new(slots).without(&name("a.example."));
+        assert_eq!(find(&set, "www.b.example.").as_deref(), Some("b.example."));
+        assert_eq!(find(&set, "www.a.example.").as_deref(), Some("example."));
+        let set = set.without(&name("b.example.")).without(&name("b.example."));
+        assert_eq!(set.label_counts, 1 << 1, "two labels: none left");
+        assert_eq!(find(&set, "www.b.example.").as_deref(), Some("example."));
+        let set = set.with(Arc::new(ZoneSlot::new(&name("b.example."))));
+        assert_eq!(find(&set, "www.b.example.").as_deref(), Some("b.example."));
+    }
+
+    /// Zones added and removed one at a time, each set published, while a reader keeps
+    /// finding the zones that stay (and the contents they hold) in whatever set it loads.
+    #[test]
+    fn zones_come_and_go_while_the_others_keep_answering() {
+        let db = Arc::new(ZoneDb::new());
+        let (zone, _) = testutil::zone("example.", testutil::APEX);
+        let zone = Arc::new(zone);
+        let kept: Vec<Name> = (0..300).map(|i| name(&format!("k{i}.example."))).collect();
+        let mut set = ZoneSet::default();
+        for origin in &kept {
+            let slot = Arc::new(ZoneSlot::new(origin));
+            slot.publish(Arc::clone(&zone));
+            set.insert(slot);
+        }
+        db.publish_set(set);
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let reader = {
+            let (db, kept, stop) = (Arc::clone(&db), kept.clone(), Arc::clone(&stop));
+            std::thread::spawn(move || {
+                let mut rounds = 0u32;
+                while !stop.load(Relaxed) || rounds == 0 {
+                    let set = db.load();
+                    for origin in &kept {
+                        let qname = name(&format!("www.{origin}"));
+                        let slot = set.find(&qname, &SuffixHashes::of(&qname));
+                        assert!(slot.is_some_and(|s| s.origin() == origin), "{qname}");
+                        assert!(slot.is_some_and(|s| s.contents().is_some()), "{qname}");
+                    }
+                    rounds += 1;
+                }
+                rounds
+            })
+        };
+        for i in 0..2000 {
+            let origin = name(&format!("c{i}.example."));
+            db.publish_set(db.snapshot().with(Arc::new(ZoneSlot::new(&origin))));
+            if i >= 10 {
+                db.remove(&name(&format!("c{}.example.", i - 10)));
+            }
+        }
+        stop.store(true, Relaxed);
+        assert!(reader.join().unwrap() > 0);
+        let set = db.snapshot();
+        assert_eq!(set.len(), 310, "the 300 kept and the last 10 added");
+        assert_eq!(find(&set, "www.c1999.example.").as_deref(), Some("c1999.example."));
+        assert_eq!(find(&set, "www.c1989.example."), None);
     }
 
     #[test]

@@ -51,7 +51,7 @@ fn engine() -> Engine {
         },
     ];
     let mut access = Access { keys: vec![key()], ..Access::default() };
-    access.zones.insert(origin(), ZoneAccess { rules });
+    access.zones.insert((origin(), ZoneAccess { rules }));
     engine.set_access(access);
     engine
 }
@@ -424,7 +424,7 @@ fn update_message(zone: &str, ztype: Rtype, zclass: Class, key: Option<(&Key, u6
 fn update_engine() -> Engine {
     let e = engine();
     let mut access = (*e.access()).clone();
-    let rules = &mut access.zones.get_mut(&origin()).unwrap().rules;
+    let rules = &mut access.zones.get_mut(&origin()).unwrap().1.rules;
     rules.push(Rule {
         addresses: vec![Prefix::parse("127.0.0.1").unwrap()],
         keys: vec![key().name().to_name()],

@@ -272,7 +272,7 @@ fn cleared_look_ahead_lets_go_of_contents() {
     let slot = set.get(&"e.".parse::<Name>().unwrap()).unwrap();
     let old = Arc::downgrade(&slot.contents_full().unwrap());
     let fresh = zones(&[("e.", text)]);
-    slot.publish(fresh.slots()[0].contents_full().unwrap());
+    slot.publish(fresh.slots().next().unwrap().contents_full().unwrap());
     assert!(old.upgrade().is_some(), "the look-ahead's guard keeps the old contents");
     ahead.clear();
     assert!(old.upgrade().is_none(), "cleared, the old contents are freed");

@@ -83,7 +83,8 @@ mod tests {
 
     fn zone() -> std::sync::Arc<ZoneContents> {
         let set = crate::tests::zones(&[("example.com.", ZONE)]);
-        set.slots()[0].contents_full().unwrap()
+        let zone = set.slots().next().unwrap().contents_full().unwrap();
+        zone
     }
 
     fn name(text: &str) -> Name {

@@ -125,7 +125,7 @@ mod tests {
         let soa = "@ 300 SOA ns h 1 3600 600 86400 60\n@ 300 NS ns\nns 300 A 192.0.2.1\n";
         let records: String = (0..n).map(|i| format!("big 300 TXT \"r{i}\"\n")).collect();
         let set = crate::tests::zones(&[("example.", &format!("{soa}{records}"))]);
-        let zone = set.slots()[0].contents_full().unwrap();
+        let zone = set.slots().next().unwrap().contents_full().unwrap();
         let owner: Name = "big.example.".parse().unwrap();
         let entry = |i: usize| {
             let text = if differ && i == 0 { "\"other\"".to_owned() } else { format!("\"r{i}\"") };

@@ -35,7 +35,8 @@ ns.sub 3600 A 192.0.2.99
 
 fn zone_of(text: &str) -> Arc<ZoneContents> {
     let set = crate::tests::zones(&[("example.", text)]);
-    set.slots()[0].contents_full().unwrap()
+    let zone = set.slots().next().unwrap().contents_full().unwrap();
+    zone
 }
 
 fn zone() -> Arc<ZoneContents> {
@@ -158,7 +159,7 @@ fn open_access() -> Access {
 
 fn access(rules: Vec<Rule>) -> Access {
     let mut access = Access::default();
-    access.zones.insert("example.".parse().unwrap(), ZoneAccess { rules });
+    access.zones.insert(("example.".parse().unwrap(), ZoneAccess { rules }));
     access
 }
 
@@ -804,7 +805,8 @@ fn a_request_computes_against_the_given_version_and_answers_signed() {
     let unnumbered = request.changes_unnumbered(&zone(), &UpdatePolicy::default()).unwrap();
     assert_eq!((unnumbered.soa_from, unnumbered.soa_to), (None, None), "the batch numbers it");
     assert_eq!((unnumbered.added, unnumbered.removed), (changes.added, changes.removed));
-    let other = crate::tests::zones(&[("other.", ZONE)]).slots()[0].contents_full().unwrap();
+    let other =
+        crate::tests::zones(&[("other.", ZONE)]).slots().next().unwrap().contents_full().unwrap();
     assert_eq!(
         request.changes(&other, &UpdatePolicy::default(), NOW).unwrap_err().rcode,
         Rcode::SERVFAIL

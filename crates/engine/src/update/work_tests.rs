@@ -19,7 +19,8 @@ const SOA: &str = "@ 300 SOA ns hostmaster 7 3600 600 86400 60\n@ 300 NS ns\nns 
 fn zone_with(extra: &str) -> Arc<ZoneContents> {
     let text = format!("{SOA}{extra}");
     let set = crate::tests::zones(&[("example.", &text)]);
-    set.slots()[0].contents_full().unwrap()
+    let zone = set.slots().next().unwrap().contents_full().unwrap();
+    zone
 }
 
 fn name(text: &str) -> Name {

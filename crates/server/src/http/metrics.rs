@@ -302,7 +302,7 @@ fn zones(e: &mut DescriptorEncoder, db: &ZoneDb) -> fmt::Result {
     let configured = set.len() as u64;
     let metric = e.encode_descriptor("zones", "Zones configured.", None, MetricType::Gauge)?;
     ConstGauge::new(configured).encode(metric)?;
-    let serials = set.slots().iter().filter_map(|slot| {
+    let serials = set.slots().filter_map(|slot| {
         let serial = slot.contents_full()?.serial();
         Some((label("zone", slot.origin()), u64::from(serial)))
     });
@@ -316,7 +316,6 @@ fn zone_queries(e: &mut DescriptorEncoder, db: &ZoneDb, c: &QueryCounters) -> fm
     let set = db.snapshot();
     let mut counted: Vec<(&Name, ZoneTotals)> = set
         .slots()
-        .iter()
         .filter_map(|slot| Some((slot.origin(), c.zone_sum(slot.stats_ticket())?)))
         .collect();
     counted.sort_by(|a, b| a.0.cmp(b.0));

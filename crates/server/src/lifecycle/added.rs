@@ -19,20 +19,22 @@
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Deserialize as _;
 use tern_wire::Name;
 
 use crate::config::{files, Config, Role, ZoneConfig, ZoneSource};
 use crate::ctl::listen::parse_zone;
+use tern_control::plan::ZonePlan;
 use tern_control::storage;
 
 /// The configuration with the zones of `tables` more (all or none), and the file's new
 /// text, written.
-pub fn add(config: &Config, tables: &[String]) -> Result<(Config, String), String> {
+pub fn add(config: &Config, tables: &[String]) -> Result<Prepared, String> {
     let prepared = prepare(config, tables)?;
     write(&prepared.path, &prepared.text)?;
-    Ok((prepared.next, prepared.text))
+    Ok(prepared)
 }
 
 /// What `zone-add` would make of `tables`, nothing written yet.
@@ -44,6 +46,10 @@ pub struct Prepared {
     pub text: String,
     /// That file.
     pub path: PathBuf,
+    /// The new zones' plans, when nothing else changed (no catalog produced here gains
+    /// a member): the zones can be added to those served, the others untouched
+    /// ([`crate::lifecycle::plane::Plane::change`]). `None`: apply the whole set.
+    pub added: Option<Vec<Arc<ZonePlan>>>,
 }
 
 impl Prepared {
@@ -89,17 +95,24 @@ pub fn prepare(config: &Config, tables: &[String]) -> Result<Prepared, String> {
         text.push_str(separator(&text));
         write_table(table, &mut text);
     }
-    let next = match config.with_added(&text, from, &added_path) {
+    let quick = config.with_added(&text, from, &added_path);
+    let incremental = matches!(quick, Some(Ok(_)));
+    let next = match quick {
         Some(next) => next,
         None => Config::read(&main, &path, Some((&text, &added_path))),
     }
     .map_err(|e| e.to_string())?;
-    Ok(Prepared { next, text, path: added_path })
+    // `with_added` puts the new zones' plans after the others'.
+    let added = incremental
+        .then(|| next.resolved.zones.get(config.resolved.zones.len()..).map(<[_]>::to_vec))
+        .flatten();
+    Ok(Prepared { next, text, path: added_path, added })
 }
 
 /// The configuration without `zones` (all or none), which must have been added at run
-/// time.
-pub fn remove(config: &Config, zones: &[String]) -> Result<Config, String> {
+/// time, and the zones removed when nothing else changed (none was a catalog's member
+/// or producer: the others can be left untouched; `None`: apply the whole set).
+pub fn remove(config: &Config, zones: &[String]) -> Result<(Config, Option<Vec<Name>>), String> {
     let (main, path, added_path, current) = files(config)?;
     let mut gone = HashSet::new();
     for zone in zones {
@@ -121,9 +134,10 @@ pub fn remove(config: &Config, zones: &[String]) -> Result<Config, String> {
         write_table(table, &mut text);
     }
     let next = match config.without(&gone) {
-        Some(next) => next,
+        Some(next) => (next, Some(gone.into_iter().collect())),
         None => {
-            Config::read(&main, &path, Some((&text, &added_path))).map_err(|e| e.to_string())?
+            let next = Config::read(&main, &path, Some((&text, &added_path)));
+            (next.map_err(|e| e.to_string())?, None)
         }
     };
     write(&added_path, &text)?;
@@ -270,14 +284,18 @@ mod tests {
         let config = config_in(dir.path());
         let file = dir.path().join("a.zone").display().to_string();
         let table = format!("name = \"b.example\"\nfile = \"{file}\"");
-        let (next, _) = add(&config, std::slice::from_ref(&table)).unwrap();
-        assert_eq!(next.zones.len(), 2);
+        let added = add(&config, std::slice::from_ref(&table)).unwrap();
+        assert_eq!(added.next.zones.len(), 2);
+        let plans = added.added.expect("added beside the others");
+        assert_eq!(plans.len(), 1);
+        assert_eq!(plans[0].name, "b.example.".parse::<Name>().unwrap());
         let again = Config::from_file(config.path.as_ref().unwrap()).unwrap();
         assert_eq!(again.zones.len(), 2, "kept across restarts");
         assert!(add(&again, std::slice::from_ref(&table)).unwrap_err().contains("served already"));
         assert!(remove(&again, &["a.example".into()]).unwrap_err().contains("remove it there"));
-        let fewer = remove(&again, &["b.example.".into()]).unwrap();
+        let (fewer, gone) = remove(&again, &["b.example.".into()]).unwrap();
         assert_eq!(fewer.zones.len(), 1);
+        assert_eq!(gone, Some(vec!["b.example.".parse::<Name>().unwrap()]));
         assert!(remove(&fewer, &["b.example".into()]).unwrap_err().contains("not served"));
     }
 
@@ -288,7 +306,7 @@ mod tests {
         let file = dir.path().join("a.zone").display().to_string();
         let table = |n: usize| format!("name = \"z{n}.example\"\nfile = \"{file}\"");
         let tables: Vec<String> = (0..100).map(table).collect();
-        let (next, _) = add(&config, &tables).unwrap();
+        let next = add(&config, &tables).unwrap().next;
         assert_eq!(next.zones.len(), 101);
         let twice = vec![table(200), table(200)];
         assert!(add(&next, &twice).unwrap_err().contains("given twice"));
@@ -299,7 +317,7 @@ mod tests {
         let some = vec!["z1.example".to_owned(), "z2.example".into(), "nope.example".into()];
         assert!(remove(&again, &some).unwrap_err().contains("nope.example. is not served"));
         let zones: Vec<String> = (0..50).map(|n| format!("z{n}.example")).collect();
-        assert_eq!(remove(&again, &zones).unwrap().zones.len(), 51);
+        assert_eq!(remove(&again, &zones).unwrap().0.zones.len(), 51);
         assert_eq!(Config::from_file(config.path.as_ref().unwrap()).unwrap().zones.len(), 51);
     }
 
@@ -311,7 +329,7 @@ mod tests {
         let names = ["b.example", "C.Example.", "d/e.example", "\\.\\..example", "x"];
         let tables: Vec<String> =
             names.iter().map(|n| format!("name = {n:?}\nfile = {pattern:?}\n")).collect();
-        let (_, text) = add(&config, &tables).unwrap();
+        let text = add(&config, &tables).unwrap().text;
         let written = read_tables(&text, Path::new(FILE)).unwrap();
         let files: Vec<&str> = written.iter().map(|t| t["file"].as_str().unwrap()).collect();
         let at = |stem: &str| dir.path().join(format!("{stem}.zone")).display().to_string();

@@ -305,7 +305,10 @@ impl Steering<'_> {
             return drop(reply.send(Reply::error(why)));
         }
         match added::add(&self.config, tables) {
-            Ok((next, _)) => self.apply(next, "zone-add", reply),
+            Ok(added::Prepared { next, added: Some(plans), .. }) => {
+                self.apply_change(next, &plans, &[], "zone-add", reply);
+            }
+            Ok(prepared) => self.apply(prepared.next, "zone-add", reply),
             Err(why) => drop(reply.send(Reply::error(why))),
         }
     }
@@ -313,7 +316,8 @@ impl Steering<'_> {
     /// Removes zones added at run time.
     fn zone_remove(&mut self, zones: &[String], reply: tokio::sync::oneshot::Sender<Reply>) {
         match added::remove(&self.config, zones) {
-            Ok(next) => self.apply(next, "zone-remove", reply),
+            Ok((next, Some(gone))) => self.apply_change(next, &[], &gone, "zone-remove", reply),
+            Ok((next, None)) => self.apply(next, "zone-remove", reply),
             Err(why) => drop(reply.send(Reply::error(why))),
         }
     }
@@ -362,13 +366,37 @@ impl Steering<'_> {
         info!("{what}: applying the zone set");
         let members = self.consumed.plans(&next, &[]);
         let loading = self.control.apply_with(&next, &members, false);
-        reload::log_when_done(
-            loading,
-            (what, reload::Said::default()),
-            self.log.clone(),
-            next.log.level,
-            Some(reply),
-        );
+        self.serve_when_loaded(next, loading, what, reply);
+    }
+
+    /// Applies `next`, which differs from the configuration served by the zones `added`
+    /// and `removed` only: those change, the others are untouched ([`Plane::change`]),
+    /// so the cost follows the change, not the zones served. `reply` is told once the
+    /// new zones are loaded.
+    fn apply_change(
+        &mut self,
+        next: Config,
+        added: &[Arc<tern_control::plan::ZonePlan>],
+        removed: &[tern_wire::Name],
+        what: &'static str,
+        reply: tokio::sync::oneshot::Sender<Reply>,
+    ) {
+        info!(added = added.len(), removed = removed.len(), "{what}: changing the zone set");
+        let loading = self.control.change(&next, added, removed);
+        self.serve_when_loaded(next, loading, what, reply);
+    }
+
+    /// Takes `next` as the configuration served, and tells `reply` (and the log) once
+    /// `loading` is done.
+    fn serve_when_loaded(
+        &mut self,
+        next: Config,
+        loading: Loading,
+        what: &'static str,
+        reply: tokio::sync::oneshot::Sender<Reply>,
+    ) {
+        let said = (what, reload::Said::default());
+        reload::log_when_done(loading, said, self.log.clone(), next.log.level, Some(reply));
         self.config = next;
     }
 

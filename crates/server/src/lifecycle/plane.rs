@@ -11,6 +11,7 @@ use tern_control::peer::Limits;
 use tern_control::plan::ZonePlan;
 use tern_control::{CatalogSink, Control, Loading, Options, Zones};
 use tern_engine::{Access, ZoneAccess};
+use tern_wire::Name;
 use tracing::warn;
 
 use crate::client::Sockets;
@@ -76,6 +77,21 @@ impl Plane {
         loading
     }
 
+    /// Adds the zones of `added` (their plans, resolved in `config`) and stops serving
+    /// `removed`, the other zones untouched: the access rules and the control plane
+    /// change by these zones only ([`Control::change`]), so the cost follows the change.
+    pub fn change(&self, config: &Config, added: &[Arc<ZonePlan>], removed: &[Name]) -> Loading {
+        let mut access = Access::clone(&self.handler.access());
+        for name in removed {
+            access.zones.remove(name);
+        }
+        for plan in added {
+            access.zones.insert((plan.name.clone(), ZoneAccess { rules: plan.rules.clone() }));
+        }
+        self.handler.set_access(access);
+        self.control.change(added, removed, limits(config))
+    }
+
     /// Applies what a reload changed of `old` in `new` beyond zones, keys and rules:
     /// the data plane's live settings ([`EngineHandler::reconfigure`]) and the transfer
     /// limits.
@@ -122,7 +138,7 @@ fn thread_start(config: &Config) -> Arc<dyn Fn() + Send + Sync> {
 fn access(config: &Config, plans: &[Arc<ZonePlan>]) -> Access {
     let mut access = Access { keys: config.resolved.keys.clone(), ..Access::default() };
     for plan in plans {
-        access.zones.insert(plan.name.clone(), ZoneAccess { rules: plan.rules.clone() });
+        access.zones.insert((plan.name.clone(), ZoneAccess { rules: plan.rules.clone() }));
     }
     access
 }
