@@ -55,25 +55,11 @@ FORMS = ("idle", "refreshing")
 
 
 def conf(port, work, zone, form, args):
-    """ternd's configuration for `form` (see the module comment)."""
+    """ternd's configuration for `form` (see the module comment): one UDP and one TCP
+    worker, the zone signed by a CSK policy."""
     lifetimes = (f'signature-validity = "{args.validity}"\nsignature-refresh = "{args.refresh}"\n'
                  if form == "refreshing" else "")
-    text = f"""[server]
-listen = ["127.0.0.1:{port}"]
-udp-workers = 1
-tcp-workers = 1
-storage = "{work}/data"
-[log]
-level = "warn"
-[[policy]]
-id = "bench"
-scheme = "csk"
-{lifetimes}[[zone]]
-name = "{ORIGIN}"
-file = "{zone}"
-dnssec-policy = "bench"
-"""
-    return update_rate.write_conf(work, "ternd.toml", text)
+    return update_rate.tern_conf(port, work, zone, False, signed=True, policy=lifetimes)[0]
 
 
 def start(form, zone_src, args):

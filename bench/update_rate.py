@@ -221,7 +221,9 @@ def wait_signed(port, timeout=300.0):
 # ---------------------------------------------------------------- servers
 
 
-def tern_conf(port, work, zone, tsig, signed=False):
+def tern_conf(port, work, zone, tsig, signed=False, policy=""):
+    """ternd's configuration; with `signed`, a CSK `[[policy]]` (`policy`: more of its
+    lines) signs the zone."""
     key = f'[[key]]\nname = "{KEY}"\nalgorithm = "hmac-sha256"\nsecret = "{SECRET}"\n' if tsig else ""
     acl_key = f'key = "{KEY}"\n' if tsig else ""
     text = f"""[server]
@@ -241,7 +243,7 @@ file = "{zone}"
 acl = ["update"]
 """
     if signed:
-        text += 'dnssec-policy = "bench"\n[[policy]]\nid = "bench"\nscheme = "csk"\n'
+        text += f'dnssec-policy = "bench"\n[[policy]]\nid = "bench"\nscheme = "csk"\n{policy}'
     return write_conf(work, "ternd.toml", text), ["--config"]
 
 
