@@ -4,7 +4,7 @@
   python3 bench/update_rate.py [--servers tern,knot,bind] [--size 1000] [--rounds 3]
   (`tern=PATH` names a particular ternd build: two builds side by side in one run)
                            [--duration 15] [--query-duration 10] [--paced-rate 5000]
-                           [--server-cpu 0.5] [--tsig] [--work DIR]
+                           [--server-cpu 0.5] [--tsig] [--signed] [--work DIR]
 
 Each server serves the peer benchmark's TLD-like zone (`--size` delegations, made and
 cached by `bench/datasets.py`) as a primary from a copy of the zone file, with a
@@ -19,6 +19,13 @@ hmac-sha256, with `--tsig`):
   commit; updates are committed in batches), `zonefile-sync: 60` as Tern's default.
 * BIND: its default journal (`<zone file>.jnl`; `dns_journal_commit` fsyncs the
   transaction, then the header: twice per update), its default zone-file dump delay.
+
+With `--signed` (issue 51; Tern and Knot DNS) each server signs the zone itself and every
+update on commit: one CSK, ECDSAP256SHA256, NSEC (Tern: a `[[policy]]` with `scheme =
+"csk"` and the zone's `dnssec-policy`; Knot DNS: `dnssec-signing: on` with a policy of
+`single-type-signing: on`), defaults otherwise (signatures valid 14 days). A round waits
+until the SOA comes with its RRSIG (DO=1); the zone checks then also ask that every
+sampled answer comes signed (an RRSIG with the A record, an NSEC with the NXDOMAIN).
 
 Every server has one worker (Tern `udp-workers = tcp-workers = 1`, Knot DNS one UDP,
 one TCP and one background worker, BIND `-n 1 -U 1`), logs warnings only, and runs
@@ -76,6 +83,7 @@ import dns.exception  # noqa: E402
 import dns.message  # noqa: E402
 import dns.query  # noqa: E402
 import dns.rcode  # noqa: E402
+import dns.rdatatype  # noqa: E402
 
 import bench  # noqa: E402
 import datasets  # noqa: E402
@@ -149,12 +157,12 @@ def expectations(stream, sent, margin, rng, sample=400):
     return pick(present), pick(absent) + unsent
 
 
-def check_zone(port, stream, sent, margin, rng):
+def check_zone(port, stream, sent, margin, rng, signed=False):
     """Queries the sampled names; returns (checked, problems)."""
     present, absent = expectations(stream, sent, margin, rng)
     problems = []
     for j, want in [(j, True) for j in present] + [(j, False) for j in absent]:
-        got = lookup(port, stream.owner(j))
+        got = lookup(port, stream.owner(j), signed)
         if want and got != stream.address(j):
             problems.append(f"{stream.owner(j)}: added (op {stream.add_at(j)} of {sent}) but {got}")
         if not want and got is not None:
@@ -162,9 +170,10 @@ def check_zone(port, stream, sent, margin, rng):
     return len(present) + len(absent), problems
 
 
-def lookup(port, name):
-    """The A address served for `name`, None for NXDOMAIN, or the RCODE's name."""
-    query = dns.message.make_query(name, "A")
+def lookup(port, name, signed=False):
+    """The A address served for `name`, None for NXDOMAIN, or the RCODE's name; with
+    `signed`, "unsigned" when the answer lacks its RRSIG (or the NXDOMAIN its NSEC)."""
+    query = dns.message.make_query(name, "A", want_dnssec=signed)
     for _ in range(3):
         try:
             answer = dns.query.udp(query, "127.0.0.1", port=port, timeout=2)
@@ -173,17 +182,48 @@ def lookup(port, name):
             continue
     else:
         return "timeout"
+    if signed and not proven(answer):
+        return "unsigned"
     if answer.rcode() == dns.rcode.NXDOMAIN:
         return None
     if answer.rcode() != dns.rcode.NOERROR or not answer.answer:
         return dns.rcode.to_text(answer.rcode())
-    return answer.answer[0][0].address
+    return next(r for r in answer.answer if r.rdtype == dns.rdatatype.A)[0].address
+
+
+def proven(answer):
+    """True when a DO=1 answer is signed: the A RRset with its RRSIG, or an NXDOMAIN
+    with NSEC records and their RRSIGs (RFC 4035 §3.1.1, §3.1.3.2)."""
+    def types(section):
+        return {(r.rdtype, r.covers) for r in section}
+    A, NSEC, RRSIG = dns.rdatatype.A, dns.rdatatype.NSEC, dns.rdatatype.RRSIG
+    if answer.rcode() == dns.rcode.NXDOMAIN:
+        held = types(answer.authority)
+        return (NSEC, dns.rdatatype.NONE) in held and (RRSIG, NSEC) in held
+    return (RRSIG, A) in types(answer.answer)
+
+
+def wait_signed(port, timeout=300.0):
+    """Waits until the SOA comes with its RRSIG (the server has signed the zone)."""
+    query = dns.message.make_query(ORIGIN, "SOA", want_dnssec=True)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            answer = dns.query.udp(query, "127.0.0.1", port=port, timeout=1)
+            if any(r.rdtype == dns.rdatatype.RRSIG for r in answer.answer):
+                return
+        except dns.exception.Timeout:
+            pass
+        time.sleep(0.2)
+    raise RuntimeError(f"the zone was not signed within {timeout:.0f} s")
 
 
 # ---------------------------------------------------------------- servers
 
 
-def tern_conf(port, work, zone, tsig):
+def tern_conf(port, work, zone, tsig, signed=False, policy=""):
+    """ternd's configuration; with `signed`, a CSK `[[policy]]` (`policy`: more of its
+    lines) signs the zone."""
     key = f'[[key]]\nname = "{KEY}"\nalgorithm = "hmac-sha256"\nsecret = "{SECRET}"\n' if tsig else ""
     acl_key = f'key = "{KEY}"\n' if tsig else ""
     text = f"""[server]
@@ -202,10 +242,12 @@ name = "{ORIGIN}"
 file = "{zone}"
 acl = ["update"]
 """
+    if signed:
+        text += f'dnssec-policy = "bench"\n[[policy]]\nid = "bench"\nscheme = "csk"\n{policy}'
     return write_conf(work, "ternd.toml", text), ["--config"]
 
 
-def knot_conf(port, work, zone, tsig):
+def knot_conf(port, work, zone, tsig, signed=False):
     key = f"key:\n  - id: {KEY}\n    algorithm: hmac-sha256\n    secret: {SECRET}\n" if tsig else ""
     acl_key = f"    key: {KEY}\n" if tsig else ""
     text = f"""server:
@@ -232,10 +274,16 @@ zone:
     file: {zone}
     acl: update
 """
+    if signed:
+        text = text.replace("template:\n", "policy:\n  - id: bench\n    algorithm: ecdsap256sha256\n"
+                            "    single-type-signing: on\ntemplate:\n")
+        text += "    dnssec-signing: on\n    dnssec-policy: bench\n"
     return write_conf(work, "knot.conf", text), ["-c"]
 
 
-def bind_conf(port, work, zone, tsig):
+def bind_conf(port, work, zone, tsig, signed=False):
+    if signed:
+        raise ValueError("--signed: Tern and Knot DNS only")
     key = f'key "{KEY}" {{ algorithm hmac-sha256; secret "{SECRET}"; }};\n' if tsig else ""
     allow = f'key "{KEY}";' if tsig else "127.0.0.1;"
     text = f"""{key}options {{
@@ -267,18 +315,21 @@ def write_conf(work, name, text):
     return path
 
 
-def start(kind, port, work, zone_src, tsig, tern_bin):
-    """A fresh `kind` in `work` (emptied), serving a copy of `zone_src`."""
+def start(kind, port, work, zone_src, tsig, tern_bin, signed=False):
+    """A fresh `kind` in `work` (emptied), serving a copy of `zone_src` (signed by the
+    server itself with `signed`, once it answers signed)."""
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(os.path.join(work, "data"))
     zone = os.path.join(work, "zone.txt")
     shutil.copyfile(zone_src, zone)
     conf, flags = {"tern": tern_conf, "knot": knot_conf, "bind": bind_conf}[kind](
-        port, work, zone, tsig)
+        port, work, zone, tsig, signed)
     program = {"tern": tern_bin, "knot": "knotd", "bind": "named"}[kind]
     server = peers.Server(kind, [peers.Zone(ORIGIN, zone)], port, work,
                           [program, *flags, conf], SERVER_CPU)
     server.wait_answering(timeout=900)
+    if signed:
+        wait_signed(port)
     return server
 
 
@@ -363,7 +414,8 @@ def update_phase(server, stream, args, rng):
 def summarize_updates(server, stream, perf, cpu, args, rng):
     """Checks the zone after an update run; returns its figures."""
     margin = args.outstanding + int(perf["lost"]) + 10
-    checked, problems = check_zone(server.port, stream, int(perf["sent"]), margin, rng)
+    checked, problems = check_zone(server.port, stream, int(perf["sent"]), margin, rng,
+                                   args.signed)
     # A lost update (no answer: dropped, or timed out) may or may not have been applied,
     # wherever it was in the stream; each can make one name differ.
     unexplained = max(0, len(problems) - int(perf["lost"]))
@@ -457,7 +509,7 @@ def session(kind, zone, queries, streams, args, rng):
     label = re.sub(r"[^A-Za-z0-9._-]", "_", kind)
     work = os.path.join(args.work, "updates-run", label)
     port = peers.free_port()
-    server = start(base, port, work, zone, args.tsig, binary)
+    server = start(base, port, work, zone, args.tsig, binary, args.signed)
     cgroup = cap_cpu(server, args.server_cpu) if args.server_cpu else None
     try:
         alone = update_phase(server, streams[0], args, rng)
@@ -619,6 +671,8 @@ def parse_args():
                    help="hold each server to this fraction of one CPU (cgroup quota), so that "
                         "dnsperf on the other CPU can saturate it (0: no cap)")
     p.add_argument("--tsig", action="store_true", help="sign updates (hmac-sha256)")
+    p.add_argument("--signed", action="store_true",
+                   help="the servers sign the zone and every update (CSK, ECDSAP256SHA256, NSEC)")
     p.add_argument("--seed", type=int, default=1, help="for the sampled zone checks")
     bench.add_common_args(p)
     args = p.parse_args()
@@ -639,7 +693,8 @@ def main():
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     cap = f", each server held to {args.server_cpu:.0%} of CPU 0" if args.server_cpu else ""
     print(f"{stamp} UTC, ternd {bench.git_head()}, zone {args.size:,} delegations, "
-          f"{'TSIG' if args.tsig else 'unsigned'}{cap}", flush=True)
+          f"{'TSIG' if args.tsig else 'unsigned'} updates{', zone signed by the server' if args.signed else ''}"
+          f"{cap}, load average {os.getloadavg()[0]:.1f}", flush=True)
     results = []
     for n in range(1, args.rounds + 1):
         print(f"round {n}", flush=True)
