@@ -162,6 +162,7 @@ impl Writer {
     /// Takes the policy's steps due at `now` (on a blocking thread: key files are written).
     async fn advance_keys(&mut self, now: u64) -> Result<()> {
         let Some(mut signer) = self.signer.take() else { return Ok(()) };
+        let waited = signer.awaiting.clone();
         let done = tokio::task::spawn_blocking(move || {
             let outcome = signer.advance(now);
             (signer, outcome)
@@ -173,7 +174,8 @@ impl Writer {
         for action in &outcome.actions {
             info!(zone = %self.plan.name, "key policy: {action:?}");
         }
-        for (id, present) in &outcome.awaiting {
+        // Said once, when the wait starts (not at every wake-up while it lasts).
+        for (id, present) in outcome.awaiting.iter().filter(|w| !waited.contains(w)) {
             let want = if *present { "appear" } else { "go" };
             warn!(zone = %self.plan.name, key = id, "waiting for the key's DS to {want} at the parent (`ternctl zone-ksk-submitted` once it has)");
         }
