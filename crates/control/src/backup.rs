@@ -30,11 +30,11 @@ use tern_zone::records::{serial_gt, with_soa_serial};
 use tern_zone::{Changeset, History, ZoneContents};
 use tracing::info;
 
+use crate::change::with_serial;
 use crate::commit::{Change, Notify};
 use crate::error::{Error, Result};
 use crate::event::Outcome;
 use crate::plan::{Role, ZoneSource};
-use crate::primary::with_serial;
 use crate::state::SharedJournal;
 use crate::storage;
 use crate::writer::Writer;

@@ -5,7 +5,10 @@
 
 use std::sync::Arc;
 
-use tern_zone::{Changeset, History, ZoneContents};
+use tern_zone::records::with_soa_serial;
+use tern_zone::{Changeset, History, RecordData, ZoneContents};
+
+use crate::error::Error;
 
 /// A change to a zone, as its source has it.
 #[derive(Debug)]
@@ -56,4 +59,10 @@ pub enum Notify {
     Yes,
     /// Do not (a zone's first load: its secondaries are told by their own timers).
     No,
+}
+
+/// `soa` with `serial`: the SOA a change leads to when it raises the serial.
+pub(crate) fn with_serial(soa: &RecordData, serial: u32) -> Result<RecordData, Error> {
+    let rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
+    Ok(RecordData { rdata, ..soa.clone() })
 }

@@ -13,10 +13,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use tern_engine::UpdatePolicy;
-use tern_zone::records::{serial_gt, with_soa_serial};
-use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, RecordData, ZoneContents};
+use tern_zone::records::serial_gt;
+use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
 use tracing::{error, info, warn};
 
+use crate::change::with_serial;
 use crate::commit::{Change, Notify};
 use crate::error::Error;
 use crate::event::LoadOutcome;
@@ -521,13 +522,6 @@ fn merge(
     let change = (limits.max_changes > 0).then_some(merged);
     let rebase = never.then(|| edited.diff(&zone).into_iter().collect());
     Ok(Built { change, file_holds: Some(edited), merged: true, rebase, ..Built::of(zone) })
-}
-
-/// `soa` (an SOA record) with `serial`: how a load, a merge or a restore raises a
-/// zone's serial.
-pub(crate) fn with_serial(soa: &RecordData, serial: u32) -> Result<RecordData, Error> {
-    let rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
-    Ok(RecordData { rdata, ..soa.clone() })
 }
 
 /// Logs the warnings of a successful load (errors refuse the zone and are in the error).

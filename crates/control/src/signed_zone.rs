@@ -269,7 +269,7 @@ impl Writer {
                 .collect::<std::result::Result<Vec<_>, _>>()
         })
         .await?
-        .map_err(|e| Error::RefreshFailed(format!("a parent's server: {e}")))?;
+        .map_err(Error::Remote)?;
         let signer = self.signer.as_mut().ok_or(Error::NotSigned)?;
         let mut recorded = 0;
         for (id, present, ds) in expected {

@@ -32,7 +32,7 @@ use tern_sign::{CdsRecords, DenialConfig, Nsec3Config, SignOptions, SigningKey, 
 use tern_wire::Rtype;
 use tern_zone::{Changeset, Denial, History, RecordData, ZoneContents};
 
-use crate::change::Change;
+use crate::change::{with_serial, Change};
 use crate::error::{Error, Result};
 use crate::keystore::KeyStore;
 pub use crate::plan::SigningPlan;
@@ -423,13 +423,6 @@ fn first(zone: &ZoneContents, kit: &SignKit) -> Result<Change> {
     let signed = signed_whole(zone, kit)?;
     let whole = Change::Whole { zone: signed, history: History::default(), journal: vec![] };
     Ok(Change::Rebased { change: Box::new(whole), journal: vec![] })
-}
-
-/// `soa` with `serial`.
-fn with_serial(soa: &tern_zone::RecordData, serial: u32) -> Result<tern_zone::RecordData> {
-    let rdata = tern_zone::records::with_soa_serial(&soa.rdata, serial)
-        .ok_or(Error::NoSoa("a malformed SOA"))?;
-    Ok(tern_zone::RecordData { rdata, ..soa.clone() })
 }
 
 #[cfg(test)]
