@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Where each byte of an idle zone goes: ternd's heap per zone, by owner.
+
+Issue #54's per-zone byte budget. ternd serves N hosting zones (`many.py`'s, 15 records
+each) under heaptrack; once every sampled zone answers, ternd is killed with SIGKILL so
+that everything still allocated counts as "leaked", then each allocation's stack is given
+to the first owner below that appears in it. Heap only: the binary, thread stacks and
+allocator slack are outside it (compare `many.py`'s PSS).
+
+    python3 bench/zone_budget.py [--zones 20000] [--tern target/perf/ternd]
+
+Prints a markdown table, bytes per zone by owner, largest first.
+"""
+
+import argparse
+import collections
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import bench  # noqa: E402
+import many  # noqa: E402
+import peers  # noqa: E402
+
+# (a frame's text to look for, the owner it names): the first that matches a stack,
+# in this order, takes the allocation.
+OWNERS = [
+    ("tokio::runtime::task::core::Cell", "writer: its tokio task (the writer's future)"),
+    ("tern_control::inbox", "writer: its inbox"),
+    ("tern_control::writer::Writer::new", "writer: its state (status, timers)"),
+    ("take_journal", "writer: journal state"),
+    ("Loading::wait", "start-up: load outcomes kept"),
+    ("main_nodes", "zone data: node table (owners, RRsets)"),
+    ("IndexBuilder", "zone data: name index"),
+    ("publish_change", "zone data: the version (ZoneContents)"),
+    ("tern_zone::", "zone data: other"),
+    ("primary::build", "zone data: other"),
+    ("tern_control::commit", "zone data: other"),
+    ("xfr::resolve", "configuration: resolved zone settings"),
+    ("tern_server::config", "configuration: zone tables as read"),
+    ("tern_control::plane::Control::apply", "control plane: plans and slots"),
+    ("tern_control::plane", "control plane: writers' map, other"),
+    ("tern_server::lifecycle", "data plane: zone set and access rules"),
+]
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--zones", type=int, default=20_000)
+    p.add_argument("--sample", type=int, default=500, help="probe every Nth zone")
+    p.add_argument("--timeout", type=float, default=900)
+    bench.add_common_args(p)
+    return p.parse_args()
+
+
+def run(zones, args, tern, out):
+    """ternd under heaptrack until the sampled zones answer, then SIGKILL."""
+    wrapper = os.path.join(out, "ternd.sh")
+    with open(wrapper, "w") as f:
+        f.write(f'#!/bin/sh\nexec heaptrack -o {out}/heap "{tern}" "$@"\n')
+    os.chmod(wrapper, 0o755)
+    work = os.path.join(args.work, "run-budget")
+    subprocess.run(["rm", "-rf", work], check=False)
+    server = peers.start("tern", zones, peers.free_port(), work, tern_bin=wrapper)
+    server.zones = zones[::args.sample] + zones[-1:]
+    try:
+        server.wait_answering(timeout=args.timeout)
+        time.sleep(3)
+        for pid in server.pids()[1:]:
+            os.kill(pid, signal.SIGKILL)  # ternd, not heaptrack: it writes what it has
+        server.proc.wait(timeout=120)
+    finally:
+        server.stop()
+    return [os.path.join(out, f) for f in os.listdir(out) if f.startswith("heap")][0]
+
+
+def owners(heap, out):
+    """Bytes still allocated, by owner."""
+    stacks = os.path.join(out, "stacks.txt")
+    subprocess.run(["heaptrack_print", "-f", heap, "--print-peaks", "0", "--print-allocators", "0",
+                    "--print-temporary", "0", "--print-leaks", "0", "-F", stacks,
+                    "--flamegraph-cost-type", "leaked"],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
+    totals = collections.Counter()
+    with open(stacks) as f:
+        for line in f:
+            stack, _, size = line.rstrip().rpartition(" ")
+            owner = next((o for key, o in OWNERS if key in stack), "other (runtime, sockets, buffers)")
+            totals[owner] += int(size)
+    return totals
+
+
+def main():
+    args = parse_args()
+    subprocess.run([os.path.join(HERE, "install-tools.sh"), "heaptrack:heaptrack"], check=True)
+    zones = many.prepare(args.zones, args.work)
+    tern = args.tern or peers.default_ternd(bench.REPO)
+    with tempfile.TemporaryDirectory() as out:
+        totals = owners(run(zones, args, tern, out), out)
+    count = len(zones)
+    print(f"#### Heap per idle zone, {count:,} zones of 15 records\n")
+    print("| owner | bytes per zone |\n|---|---:|")
+    for owner, size in totals.most_common():
+        if size >= count:
+            print(f"| {owner} | {size / count:,.0f} |")
+    print(f"| **total** | **{sum(totals.values()) / count:,.0f}** |")
+
+
+if __name__ == "__main__":
+    main()
