@@ -2,7 +2,7 @@
 """Where each byte of an idle zone goes: ternd's heap per zone, by owner.
 
 Issue #54's per-zone byte budget. ternd serves N hosting zones (`many.py`'s, 15 records
-each) under heaptrack; once every sampled zone answers, ternd is killed with SIGKILL so
+each) under heaptrack; once every zone answers, ternd is killed with SIGKILL so
 that everything still allocated counts as "leaked", then each allocation's stack is given
 to the first owner below that appears in it. Heap only: the binary, thread stacks and
 allocator slack are outside it (compare `many.py`'s PSS).
@@ -71,6 +71,9 @@ def run(zones, args, tern, out):
     server.zones = zones[::args.sample] + zones[-1:]
     try:
         server.wait_answering(timeout=args.timeout)
+        deadline = time.monotonic() + args.timeout
+        while many.sweep(server.port, zones, give_up=1) and time.monotonic() < deadline:
+            time.sleep(1)  # every zone answers before the heap is counted
         time.sleep(3)
         for pid in server.pids()[1:]:
             os.kill(pid, signal.SIGKILL)  # ternd, not heaptrack: it writes what it has

@@ -148,7 +148,15 @@ impl<E, U> Inbox<E, U> {
 
     fn take(&self, batch: usize) -> Option<Next<E, U>> {
         let mut queues = self.queues.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        if let Some(event) = queues.events.pop_front().or_else(|| queues.merged.take()) {
+        if let Some(event) = queues.events.pop_front() {
+            if queues.events.is_empty() {
+                // Events are rare (loads, NOTIFYs, commands): an idle zone's inbox holds
+                // no buffer between them.
+                queues.events = VecDeque::new();
+            }
+            return Some(Next::Event(event));
+        }
+        if let Some(event) = queues.merged.take() {
             return Some(Next::Event(event));
         }
         if queues.updates.is_empty() {

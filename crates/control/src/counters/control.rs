@@ -140,6 +140,11 @@ impl ControlCounters {
     /// Sets the size of `zone`'s journal.
     pub fn journal_size(&self, zone: &str, bytes: u64) {
         let mut journals = self.journals.lock().unwrap_or_else(PoisonError::into_inner);
+        if bytes == 0 {
+            // No series for an empty journal: a million idle zones hold no row here.
+            journals.remove(zone);
+            return;
+        }
         match journals.get_mut(zone) {
             Some(size) => *size = bytes,
             None => drop(journals.insert(zone.to_owned(), bytes)),
@@ -192,6 +197,9 @@ mod tests {
         c.journal_size("counted.test.", 10);
         c.journal_size("counted.test.", 20);
         assert!(c.journals().contains(&("counted.test.".to_owned(), 20)));
+        c.journal_size("counted.test.", 0);
+        assert!(!c.journals().iter().any(|(z, _)| z == "counted.test."), "no row when empty");
+        c.journal_size("counted.test.", 5);
         c.forget_journal("counted.test.");
         assert!(!c.journals().iter().any(|(z, _)| z == "counted.test."));
     }

@@ -711,6 +711,10 @@ impl Config {
             spans.push(span);
             self.zones.push(zone);
         }
+        // Kept for the server's life: without the slack of growing (up to a zone table's
+        // size per zone).
+        self.zones.shrink_to_fit();
+        spans.shrink_to_fit();
         self.zone_spans = spans;
     }
 

@@ -382,7 +382,10 @@ pub fn resolve(
     if !problems.is_empty() {
         return Err(problems);
     }
-    let zones = plans.into_iter().map(|(_, plan)| Arc::new(plan)).collect();
+    // Not collected in place: that would keep the buffer sized for the plans themselves
+    // (hundreds of bytes a zone) under the pointers to them.
+    let mut zones = Vec::with_capacity(plans.len());
+    zones.extend(plans.into_iter().map(|(_, plan)| Arc::new(plan)));
     Ok(Resolved { keys: keys.into_values().collect(), zones })
 }
 

@@ -178,6 +178,7 @@ fn serve(
     if let Some(n) = &notifier {
         n.notify(&format!("READY=1\nSTATUS=serving {} zones", loading.report().zones));
     }
+    drop(loading); // an outcome per zone: not kept while serving
     tern_zone::memory::after_load();
     let mut steering = Steering {
         config,
