@@ -38,7 +38,7 @@ pub enum Before {
     /// This version, with the journal's changes that lead to it (oldest first).
     Served {
         /// The version last served.
-        zone: ZoneContents,
+        zone: Box<ZoneContents>,
         /// Its history.
         chain: Vec<Changeset>,
     },
@@ -66,7 +66,7 @@ pub fn before(zone: &Name, copy: &Path, journaled: &[Changeset], floor: Option<u
         Some((served, chain))
             if floor.is_none() && journal_end.is_none_or(|e| e == served.serial()) =>
         {
-            return Before::Served { zone: served, chain };
+            return Before::Served { zone: Box::new(served), chain };
         }
         Some((served, _)) => Some(served.serial()),
         None => None,

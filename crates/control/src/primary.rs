@@ -403,7 +403,7 @@ fn database_first(name: &tern_wire::Name, rows: ZoneContents, base: Base) -> Res
     match before {
         Before::Nothing => Ok(Built { keep_copy, ..Built::of(rows) }),
         Before::Served { zone, mut chain } => {
-            let mut built = scripted(Some(&zone), rows, (limits, policy, now))?;
+            let mut built = scripted(Some(&*zone), rows, (limits, policy, now))?;
             chain.extend(built.change.clone());
             built.journaled = chain;
             Ok(built)
