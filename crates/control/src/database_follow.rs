@@ -6,8 +6,9 @@
 //!
 //! A lost connection is logged and retried with back-off ([`MIN_BACKOFF`] doubling up
 //! to [`MAX_BACKOFF`]) while the zones keep serving what they last read; once it is
-//! back, every zone of the database is reloaded, since notifications sent while it was
-//! away are lost (so is the time between the first load and the first `LISTEN`).
+//! back, the zones last read before it listened are reloaded, since notifications sent
+//! while it was away are lost ([`crate::database::Listening`]). At start the zones'
+//! first loads wait for the first `LISTEN`, so each is read once.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -99,6 +100,7 @@ async fn run(database: Arc<Database>, zones: Arc<ArcSwap<ZoneMap>>, reloads: Arc
     let mut backoff = MIN_BACKOFF;
     loop {
         let why = listen(&database, &zones, &reloads, &mut backoff).await;
+        database.listening.tried(); // the loads waiting for a first attempt go on
         warn!(database = %database.id, retry_in = ?backoff, "database connection lost, its zones keep serving what they last read: {why}");
         tokio::time::sleep(backoff).await;
         backoff = (backoff * 2).min(MAX_BACKOFF);
@@ -135,7 +137,11 @@ async fn listen(
     }
     info!(database = %database.id, zones = zones.load().len(), "following the database's changes");
     *backoff = MIN_BACKOFF;
-    zones.load().values().for_each(|zone| reloads.ask(zone.clone()));
+    let missed = database.listening.listened(zones.load().values());
+    if !missed.is_empty() {
+        info!(database = %database.id, zones = missed.len(), "zones read before listening are read again");
+    }
+    missed.into_iter().for_each(|zone| reloads.ask(zone));
     let why = loop {
         match received.recv().await {
             Some(Some(Ok(AsyncMessage::Notification(n)))) if n.channel() == CHANNEL => {

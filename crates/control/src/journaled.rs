@@ -297,6 +297,7 @@ impl Writer {
     /// version the journal leads to now). The rewrite waits for the zone's earlier disk
     /// writes (the snapshot among them); the changes appended meanwhile are kept.
     pub fn rewrite_journal(&mut self, zone: &Arc<ZoneContents>) {
+        self.keep_database_copy(zone); // a database zone's journal leads on from its copy
         self.rewrite_journal_with(zone, |zone| history_changes(zone.history()));
     }
 

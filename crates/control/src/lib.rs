@@ -49,6 +49,7 @@ pub mod commit;
 pub mod counters;
 pub mod database;
 pub mod database_follow;
+pub mod database_kept;
 pub mod database_load;
 pub mod dynamic;
 pub mod error;

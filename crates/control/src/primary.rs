@@ -42,6 +42,9 @@ struct Built {
     /// With `zonefile-sync = "never"`, a merged edit: what the journal holds once it is
     /// committed (one change from the edited file to the merged version).
     rebase: Option<Vec<Changeset>>,
+    /// A database zone without a usable kept copy: the copy is written and the journal
+    /// starts afresh from this version ([`crate::database_kept`]).
+    keep_copy: bool,
 }
 
 impl Built {
@@ -54,6 +57,7 @@ impl Built {
             journaled: Vec::new(),
             merged: false,
             rebase: None,
+            keep_copy: false,
         }
     }
 }
@@ -74,6 +78,8 @@ struct Base {
     now: u64,
     /// `zonefile-sync = "never"`: the file is never written.
     never: bool,
+    /// A database zone's kept copy, at its first load.
+    kept: Option<std::path::PathBuf>,
 }
 
 impl Writer {
@@ -90,6 +96,7 @@ impl Writer {
         // same blocking thread as the build (one hand-over a zone, not two: 100,000
         // zones load at start and when added together).
         let journal = if self.journal.is_none() { self.journal_path() } else { None };
+        let kept = journal.as_ref().and_then(|_| self.database_copy_path());
         let mut base = Base {
             old: self.current.clone(),
             file: self.file_base.clone(),
@@ -99,6 +106,7 @@ impl Writer {
             policy: self.plan.update,
             now: self.now(),
             never: self.plan.zonefile_sync == ZonefileSync::Never,
+            kept,
         };
         let name = self.plan.name.clone();
         let built = tokio::task::spawn_blocking(move || {
@@ -120,6 +128,12 @@ impl Writer {
         }
         let built = match built {
             Ok(built) => built,
+            Err(why) if self.current.is_none() => {
+                // Nothing served yet: the journal is opened again at the next load, whose
+                // build needs its changes (a database zone down at start, for one).
+                self.journal = None;
+                return self.failed(&why);
+            }
             Err(why) => return self.failed(&why),
         };
         self.install(built, now_version).await
@@ -177,7 +191,7 @@ impl Writer {
     /// when the serial rose, or — at the first load — the version with what the journal
     /// kept, or a version of its own when the serial did not rise.
     async fn install(&mut self, built: Built, version: Option<SourceVersion>) -> LoadOutcome {
-        let Built { zone, change, mut file_holds, journaled, merged, rebase } = built;
+        let Built { zone, change, mut file_holds, journaled, merged, rebase, keep_copy } = built;
         let (zone, version) = match merged {
             false => (zone, version),
             true if rebase.is_some() => (zone, version), // the file is never written
@@ -223,7 +237,7 @@ impl Writer {
         if self.file_base.is_some() {
             // The journal alone has what the file lacks: it stays until the file is written.
             self.schedule_flush();
-        } else if restarted && zone.history().len() != journaled.len() {
+        } else if keep_copy || (restarted && zone.history().len() != journaled.len()) {
             self.rewrite_journal(&zone); // what no longer leads to this version goes
         } else {
             self.compact_if_due(&zone);
@@ -309,10 +323,13 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
         return produced(name, members, base.old.as_deref(), (base.limits, base.now));
     }
     let loaded = load(name, source, base.now)?;
+    if let (ZoneSource::Database(_), None) = (source, &base.old) {
+        return database_first(name, loaded, base);
+    }
     if let ZoneSource::Script(_) | ZoneSource::Database(_) = source {
         return scripted(base.old.as_deref(), loaded, (base.limits, base.policy, base.now));
     }
-    let Base { old, file, journaled, floor, limits, policy, now, never } = base;
+    let Base { old, file, journaled, floor, limits, policy, now, never, kept: _ } = base;
     match (old, file) {
         (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now), never),
         (Some(old), None) => reloaded(&old, loaded, limits),
@@ -370,6 +387,33 @@ fn scripted(
             .map_err(|why| Error::Apply { what: "the script's serial cannot be set", why })?;
     }
     reloaded(old, new, limits)
+}
+
+/// A database zone's first load ([`crate::database_kept`]): its rows compared with the
+/// version last served, as a reload would be, so that neither the serial nor the IXFR
+/// history goes back; without that version, the serial raised above the journal's.
+fn database_first(name: &tern_wire::Name, rows: ZoneContents, base: Base) -> Result<Built, Error> {
+    use crate::database_kept::{before, raise_above, Before};
+    let Base { journaled, floor, limits, policy, now, kept, .. } = base;
+    let before = match &kept {
+        Some(copy) => before(name, copy, &journaled, floor),
+        None => Before::Nothing, // no storage: nothing kept, nothing journaled
+    };
+    let keep_copy = kept.is_some();
+    match before {
+        Before::Nothing => Ok(Built { keep_copy, ..Built::of(rows) }),
+        Before::Served { zone, mut chain } => {
+            let mut built = scripted(Some(&*zone), rows, (limits, policy, now))?;
+            chain.extend(built.change.clone());
+            built.journaled = chain;
+            Ok(built)
+        }
+        Before::Unknown { highest } => {
+            let mut zone = rows;
+            let change = raise_above(&mut zone, highest, |s| policy.serial.next(s, now))?;
+            Ok(Built { change, keep_copy, ..Built::of(zone) })
+        }
+    }
 }
 
 /// The zone file (or script), loaded and its warnings logged.

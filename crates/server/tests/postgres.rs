@@ -186,6 +186,8 @@ struct Served {
     addr: SocketAddr,
     daemon: Daemon,
     dir: tempfile::TempDir,
+    /// ternd's starts so far (each writes a log of its own).
+    starts: usize,
 }
 
 impl Served {
@@ -198,6 +200,19 @@ impl Served {
         (out.status.success(), text.into_owned())
     }
 
+    /// Kills ternd (SIGKILL: nothing is written on the way out) and waits until it is gone.
+    fn kill(&mut self) {
+        self.daemon.signal(libc::SIGKILL);
+        assert!(self.daemon.wait(Duration::from_secs(5)).is_some(), "ternd did not die");
+    }
+
+    /// Starts ternd again on the same configuration and storage, once it is following.
+    fn start(&mut self) {
+        self.starts += 1;
+        self.daemon = spawn(self.dir.path(), self.addr, self.starts);
+        assert!(self.following(1, Duration::from_secs(10)), "{}", self.daemon.log_text());
+    }
+
     /// Waits until ternd follows the database for the `times`th time.
     fn following(&self, times: usize, limit: Duration) -> bool {
         eventually(limit, || {
@@ -207,6 +222,11 @@ impl Served {
 }
 
 fn serve(postgres: &Postgres, database_extra: &str) -> Served {
+    serve_with(postgres, database_extra, "")
+}
+
+/// [`serve`] with `tail` after the zone's lines (more of its settings, more tables).
+fn serve_with(postgres: &Postgres, database_extra: &str, tail: &str) -> Served {
     let dir = tempfile::tempdir().unwrap();
     let port = free_port();
     let addr = SocketAddr::from(([127, 0, 0, 1], port));
@@ -215,21 +235,48 @@ fn serve(postgres: &Postgres, database_extra: &str) -> Served {
          storage = \"storage\"\n[control]\nsocket = \"ternd.sock\"\n\
          [[acl]]\nid = \"local\"\naddress = \"127.0.0.0/8\"\naction = [\"transfer\", \"update\"]\n\
          [[database]]\nid = \"pdns\"\nurl = \"{}\"\n{database_extra}\
-         [[zone]]\nname = \"pg.test\"\ndatabase = \"pdns\"\nacl = [\"local\"]\n",
+         [[zone]]\nname = \"pg.test\"\ndatabase = \"pdns\"\nacl = [\"local\"]\n{tail}",
         postgres.url()
     );
-    let file = dir.path().join("ternd.toml");
-    std::fs::write(&file, text).unwrap();
-    let daemon =
-        Daemon::spawn(&["--config", file.to_str().unwrap()], addr, &dir.path().join("log"));
-    let served = Served { addr, daemon, dir };
+    std::fs::write(dir.path().join("ternd.toml"), text).unwrap();
+    let daemon = spawn(dir.path(), addr, 1);
+    let served = Served { addr, daemon, dir, starts: 1 };
     assert!(served.following(1, Duration::from_secs(10)), "{}", served.daemon.log_text());
     served
 }
 
-/// Waits until a first change is served: the zone is read again when ternd starts
-/// following the database (it may have missed changes before), and the changes timed
-/// after this one do not wait for that.
+/// ternd on `dir`'s configuration, its `start`th start.
+fn spawn(dir: &Path, addr: SocketAddr, start: usize) -> Daemon {
+    let file = dir.join("ternd.toml");
+    let log = dir.join(if start == 1 { "log".to_owned() } else { format!("log.{start}") });
+    Daemon::spawn(&["--config", file.to_str().unwrap()], addr, &log)
+}
+
+/// An IXFR of `pg.test` from `serial`, asked with dig: its records, split in fields.
+fn ixfr(addr: SocketAddr, serial: u32) -> Vec<Vec<String>> {
+    let out = Command::new("dig")
+        .args(["+tries=1", "+time=2", "-p", &addr.port().to_string(), "@127.0.0.1"])
+        .args(["pg.test".to_owned(), format!("IXFR={serial}")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let fields = |l: &str| l.split_whitespace().map(str::to_owned).collect::<Vec<_>>();
+    text.lines().filter(|l| !l.starts_with(';') && !l.trim().is_empty()).map(fields).collect()
+}
+
+/// The serials of an IXFR's SOA records, in order.
+fn soa_serials(records: &[Vec<String>]) -> Vec<&str> {
+    let soa = |r: &&Vec<String>| r.get(3).is_some_and(|t| t == "SOA");
+    records.iter().filter(soa).map(|r| r[6].as_str()).collect()
+}
+
+/// True when `records` hold `name` A `address` (TTL `ttl`).
+fn holds(records: &[Vec<String>], name: &str, ttl: &str, address: &str) -> bool {
+    records.iter().any(|r| r == &[name, ttl, "IN", "A", address])
+}
+
+/// Waits until a first change is served (serial 2), so that the changes timed after it
+/// do not wait for connections to be made.
 fn warm_up(postgres: &Postgres, served: &Served) {
     postgres.sql("UPDATE records SET ttl = 301 WHERE name = 'www.pg.test'");
     let changed = || dig_soa(served.addr, "pg.test").1 == Some(2);
@@ -275,6 +322,11 @@ fn a_database_zone_is_served_and_follows_its_rows_within_100_ms() {
     assert_eq!(dig_short(addr, "b.a.pg.test", "TXT").trim(), "\"deep\"");
     assert_eq!(dig_short(addr, "off.pg.test", "A").trim(), "", "disabled rows are not served");
     warm_up(&postgres, &served);
+    // Read once at start (its first load waited for the follower to listen), once for
+    // the change.
+    let log = served.daemon.log_text();
+    let loads = log.lines().filter(|l| l.contains("zone loaded") && l.contains("pg.test"));
+    assert_eq!(loads.count(), 2, "{log}");
     let insert = "INSERT INTO records (domain_id, name, type, content, ttl) \
                   VALUES (1, 'new.pg.test', 'A', '192.0.2.7', 60)";
     let update = "UPDATE records SET content = '192.0.2.8' WHERE name = 'www.pg.test'";
@@ -291,23 +343,11 @@ fn a_database_zone_is_served_and_follows_its_rows_within_100_ms() {
     // The database's serial did not change: each change raised it by `increment`, and an
     // IXFR from 1 holds them.
     assert_eq!(dig_soa(addr, "pg.test").1, Some(5));
-    let ixfr = Command::new("dig")
-        .args(["+tries=1", "+time=2", "-p", &addr.port().to_string(), "@127.0.0.1"])
-        .args(["pg.test", "IXFR=1"])
-        .output()
-        .unwrap();
-    let ixfr = String::from_utf8_lossy(&ixfr.stdout);
-    let records: Vec<Vec<&str>> = ixfr
-        .lines()
-        .filter(|l| !l.starts_with(';'))
-        .map(|l| l.split_whitespace().collect())
-        .collect();
-    let serials: Vec<&str> =
-        records.iter().filter(|r| r.get(3) == Some(&"SOA")).map(|r| r[6]).collect();
-    assert_eq!(serials, ["5", "1", "5", "5"], "one condensed difference from 1 to 5: {ixfr}");
-    let www =
-        |ttl: &str, address: &str| records.contains(&vec!["www.pg.test.", ttl, "IN", "A", address]);
-    assert!(www("300", "192.0.2.1") && www("301", "192.0.2.8"), "{ixfr}");
+    let records = ixfr(addr, 1);
+    let serials = soa_serials(&records);
+    assert_eq!(serials, ["5", "1", "5", "5"], "one condensed difference from 1 to 5: {records:?}");
+    let www = |ttl: &str, address: &str| holds(&records, "www.pg.test.", ttl, address);
+    assert!(www("300", "192.0.2.1") && www("301", "192.0.2.8"), "{records:?}");
     // The database is the only source: a transaction is refused.
     let (ok, text) = served.ctl("zone-begin");
     assert!(!ok && text.contains("read from its database"), "{text}");
@@ -362,4 +402,136 @@ fn a_malformed_row_is_reported_with_its_table_and_id() {
     let line = log.lines().find(|l| l.contains("row does not read"));
     let line = line.unwrap_or_else(|| panic!("{log}"));
     assert!(line.contains("records") && line.contains("id=9"), "{line}");
+}
+
+#[test]
+fn a_restart_keeps_the_serial_and_the_ixfr_history() {
+    let postgres = database();
+    let mut served = serve(&postgres, "");
+    warm_up(&postgres, &served); // serial 2
+    let insert = "INSERT INTO records (domain_id, name, type, content, ttl) \
+                  VALUES (1, 'new.pg.test', 'A', '192.0.2.7', 60)";
+    time_until(&postgres, insert, || addresses(served.addr, "new.pg.test") == ["192.0.2.7"]);
+    assert_eq!(dig_soa(served.addr, "pg.test").1, Some(3));
+    let copy = served.dir.path().join("storage/pg.test.zone");
+    assert!(eventually(Duration::from_secs(5), || copy.is_file()), "no kept copy");
+    // Killed and started again, the database unchanged (its SOA row still says 1): the
+    // serial and the history are those served before.
+    served.kill();
+    served.start();
+    assert_eq!(dig_soa(served.addr, "pg.test").1, Some(3), "{}", served.daemon.log_text());
+    let records = ixfr(served.addr, 1);
+    assert_eq!(soa_serials(&records), ["3", "1", "3", "3"], "{records:?}");
+    assert!(holds(&records, "new.pg.test.", "60", "192.0.2.7"), "{records:?}");
+    // A change made while ternd is down is committed at the start under a higher serial,
+    // and secondaries get it by IXFR.
+    served.kill();
+    postgres.sql("DELETE FROM records WHERE name = 'new.pg.test'");
+    served.start();
+    assert_eq!(dig_soa(served.addr, "pg.test").1, Some(4), "{}", served.daemon.log_text());
+    assert_eq!(addresses(served.addr, "new.pg.test"), Vec::<String>::new());
+    let records = ixfr(served.addr, 3);
+    assert_eq!(soa_serials(&records), ["4", "3", "4", "4"], "{records:?}");
+    assert!(holds(&records, "new.pg.test.", "60", "192.0.2.7"), "removed: {records:?}");
+    assert_eq!(soa_serials(&ixfr(served.addr, 1)), ["4", "1", "4", "4"]);
+    // The copy lost: the version last served is not known, so the serial rises above
+    // every serial the journal shows and an IXFR from before gets the whole zone.
+    served.kill();
+    std::fs::remove_file(&copy).unwrap();
+    served.start();
+    assert_eq!(dig_soa(served.addr, "pg.test").1, Some(5), "{}", served.daemon.log_text());
+    let records = ixfr(served.addr, 4);
+    assert_eq!(soa_serials(&records), ["5", "5"], "the whole zone: {records:?}");
+    assert!(holds(&records, "www.pg.test.", "301", "192.0.2.1"), "{records:?}");
+    assert!(eventually(Duration::from_secs(5), || copy.is_file()), "the copy is written again");
+}
+
+/// Knot DNS (`knotd`) as a secondary of `pg.test` from `primary`, on `port`: notified
+/// without a key from loopback; its log in `dir/knot.log`. Killed when dropped.
+struct Knot {
+    child: std::process::Child,
+    addr: SocketAddr,
+    log: PathBuf,
+}
+
+impl Knot {
+    fn start(dir: &Path, port: u16, primary: SocketAddr) -> Knot {
+        let work = dir.display();
+        let conf = format!(
+            "server:\n  rundir: {work}\n  listen: 127.0.0.1@{port}\n  udp-workers: 1\n  \
+             tcp-workers: 1\n  background-workers: 1\nlog:\n  - target: stderr\n    any: info\n\
+             database:\n  storage: {work}\nremote:\n  - id: tern\n    address: {}@{}\n\
+             acl:\n  - id: notify\n    address: 127.0.0.0/8\n    action: notify\n\
+             template:\n  - id: default\n    storage: {work}\n    semantic-checks: off\n\
+             zone:\n  - domain: pg.test\n    master: tern\n    acl: notify\n    \
+             file: {work}/pg.test.zone\n",
+            primary.ip(),
+            primary.port()
+        );
+        let path = dir.join("knot.conf");
+        std::fs::write(&path, conf).unwrap();
+        let log = dir.join("knot.log");
+        let child = Command::new("knotd")
+            .arg("-c")
+            .arg(&path)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .spawn()
+            .expect("no knotd (Knot DNS): scripts/test-all.sh installs it");
+        Knot { child, addr: SocketAddr::from(([127, 0, 0, 1], port)), log }
+    }
+
+    fn log_text(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Knot's log lines of finished incoming transfers of `kind` (`AXFR`, `IXFR`).
+    fn transfers(&self, kind: &str) -> usize {
+        let text = self.log_text();
+        let incoming = format!("{kind}, incoming");
+        text.lines().filter(|l| l.contains(&incoming) && l.contains("finished")).count()
+    }
+}
+
+impl Drop for Knot {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_knot_secondary_follows_the_database_by_ixfr() {
+    let postgres = database();
+    let knot_port = free_port();
+    let tail = format!(
+        "notify = [\"knot\"]\n[[remote]]\nid = \"knot\"\naddress = \"127.0.0.1:{knot_port}\"\n"
+    );
+    let served = serve_with(&postgres, "", &tail);
+    let knot_dir = tempfile::tempdir().unwrap();
+    let knot = Knot::start(knot_dir.path(), knot_port, served.addr);
+    let first = || dig_soa(knot.addr, "pg.test").1 == Some(1);
+    assert!(eventually(Duration::from_secs(10), first), "{}", knot.log_text());
+    assert_eq!(knot.transfers("AXFR"), 1, "{}", knot.log_text());
+    let changes = [
+        (
+            "INSERT INTO records (domain_id, name, type, content, ttl) \
+             VALUES (1, 'new.pg.test', 'A', '192.0.2.7', 60)",
+            ("new.pg.test", vec!["192.0.2.7"]),
+        ),
+        (
+            "UPDATE records SET content = '192.0.2.8' WHERE name = 'www.pg.test'",
+            ("www.pg.test", vec!["192.0.2.8"]),
+        ),
+        ("DELETE FROM records WHERE name = 'new.pg.test'", ("new.pg.test", vec![])),
+    ];
+    for (n, (sql, (name, want))) in changes.into_iter().enumerate() {
+        postgres.sql(sql);
+        let serial = u32::try_from(n).unwrap() + 2;
+        let seen = || dig_soa(knot.addr, "pg.test").1 == Some(serial);
+        assert!(eventually(Duration::from_secs(10), seen), "{sql}: {}", knot.log_text());
+        assert_eq!(addresses(knot.addr, name), want, "{sql}");
+        assert_eq!(knot.transfers("IXFR"), n + 1, "{sql}: by IXFR: {}", knot.log_text());
+    }
+    assert_eq!(knot.transfers("AXFR"), 1, "no whole transfer after the first: {}", knot.log_text());
 }

@@ -18,7 +18,7 @@ use tern_wire::Name;
 use tern_zone::Loaded;
 use tokio_postgres::Client;
 
-use crate::database::{powerdns_name, Database};
+use crate::database::{powerdns_name, Database, FIRST_LISTEN_WAIT};
 use crate::error::Error;
 
 /// How long connecting, and reading a zone's rows, may take.
@@ -37,7 +37,9 @@ const ZONE_ROWS: &str = "SELECT r.id::bigint, r.name::text, r.type::text, r.cont
 pub fn load(database: &Database, origin: &Name) -> Result<Loaded, Error> {
     let runtime = tokio::runtime::Handle::try_current()
         .map_err(|e| fail(database, format!("no runtime to read the database on: {e}")))?;
-    let read = runtime.block_on(fetch(database, origin))?;
+    runtime.block_on(database.listening.reading(origin, FIRST_LISTEN_WAIT));
+    let read = runtime.block_on(fetch(database, origin));
+    let read = read.inspect_err(|_| database.listening.failed(origin))?;
     rows::read(database, origin, &read)
 }
 
