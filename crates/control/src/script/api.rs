@@ -5,11 +5,12 @@
 //! the [`Sink`], borrowing Lua's strings (nothing is copied or allocated per call), and
 //! an error names the script's line of the call.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::rc::Rc;
 
 use mlua::{Lua, LuaString, Table, Value};
 use tern_wire::Name;
+use tern_zone::records::MAX_TTL;
 
 use super::sink::Sink;
 
@@ -29,8 +30,8 @@ pub(super) fn install(lua: &Lua, api: Api<'_>, sink: Rc<RefCell<Sink>>) -> mlua:
     let zone = lua.create_table()?;
     zone.set("origin", api.origin.to_string())?;
     zone.set("now", api.now)?;
-    zone.set("ttl", DEFAULT_TTL)?;
-    let ttl = Ttl { table: zone.clone(), key: lua.create_string("ttl")? };
+    let ttl = Ttl(Rc::new(Cell::new(DEFAULT_TTL)));
+    zone.set_metatable(Some(ttl.metatable(lua)?))?;
     zone.set("add", add(lua, ttl.clone(), api.chunk.clone(), Rc::clone(&sink))?)?;
     zone.set("a", a(lua, ttl, api.chunk, sink)?)?;
     lua.globals().set("zone", zone)
@@ -77,15 +78,20 @@ fn a(lua: &Lua, ttl: Ttl, chunk: String, sink: Rc<RefCell<Sink>>) -> mlua::Resul
 /// An address argument: `Ok` with the octets of an integer, `Err` with text to read;
 /// `None` for anything else (a negative or larger number, a fraction, a table…).
 fn ipv4(value: &Value) -> Option<Result<[u8; 4], LuaString>> {
-    let integer = match value {
-        Value::Integer(i) => *i,
-        Value::Number(n) if n.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(n) => {
-            *n as i64
-        }
-        Value::String(text) => return Some(Err(text.clone())),
-        _ => return None,
-    };
+    if let Value::String(text) = value {
+        return Some(Err(text.clone()));
+    }
+    let integer = whole(value)?;
     u32::try_from(integer).ok().map(|a| Ok(a.to_be_bytes()))
+}
+
+/// A whole number: an integer, or a float without a fraction within the integers' range.
+fn whole(value: &Value) -> Option<i64> {
+    match value {
+        Value::Integer(i) => Some(*i),
+        Value::Number(n) if n.fract() == 0.0 && n.abs() < 2f64.powi(63) => Some(*n as i64),
+        _ => None,
+    }
 }
 
 /// A value as a message shows it.
@@ -97,21 +103,40 @@ fn shown(value: &Value) -> String {
     }
 }
 
-/// Reads `zone.ttl` for a call that gives no TTL.
+/// `zone.ttl`, kept on the Rust side: the table's metatable reads and sets it, so that a
+/// call without a TTL does not look it up in the table.
 #[derive(Clone)]
-struct Ttl {
-    table: Table,
-    /// The key, made once (not a new Lua string at every call).
-    key: LuaString,
-}
+struct Ttl(Rc<Cell<u32>>);
 
 impl Ttl {
     /// The TTL `given`, else `zone.ttl`.
     fn or(&self, given: Option<u32>) -> mlua::Result<u32> {
-        match given {
-            Some(ttl) => Ok(ttl),
-            None => self.table.raw_get(&self.key),
-        }
+        Ok(given.unwrap_or_else(|| self.0.get()))
+    }
+
+    /// `__index` and `__newindex` for `ttl`; other keys are the table's own.
+    fn metatable(&self, lua: &Lua) -> mlua::Result<Table> {
+        let meta = lua.create_table()?;
+        let ttl = Rc::clone(&self.0);
+        let index = move |_: &Lua, (_, key): (Table, LuaString)| {
+            Ok((key.as_bytes().as_ref() == b"ttl").then(|| ttl.get()))
+        };
+        meta.set("__index", lua.create_function(index)?)?;
+        let ttl = Rc::clone(&self.0);
+        let set = move |_: &Lua, (table, key, value): (Table, Value, Value)| {
+            if key.as_string().is_none_or(|k| k.as_bytes().as_ref() != b"ttl") {
+                return table.raw_set(key, value);
+            }
+            match whole(&value).and_then(|v| u32::try_from(v).ok()).filter(|v| *v <= MAX_TTL) {
+                Some(v) => Ok(ttl.set(v)),
+                None => Err(mlua::Error::runtime(format!(
+                    "zone.ttl is an integer from 0 to {MAX_TTL}, not {}",
+                    shown(&value)
+                ))),
+            }
+        };
+        meta.set("__newindex", lua.create_function(set)?)?;
+        Ok(meta)
     }
 }
 

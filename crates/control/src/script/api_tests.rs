@@ -95,3 +95,27 @@ fn findings_of_the_zone_name_the_script_line() {
     assert!(why.contains("the records do not make a zone"), "{why}");
     assert!(why.contains("zone.lua:5: error: x.example.com. CNAME exists beside A data"), "{why}");
 }
+
+#[test]
+fn zone_ttl_is_checked_when_set_and_other_fields_stay_the_scripts() {
+    let text = format!(
+        "{HEAD}assert(zone.ttl == 3600)\nzone.ttl = 120.0\nassert(zone.ttl == 120)\n\
+         zone.mine = 'kept'\nassert(zone.mine == 'kept' and zone.other == nil)\nzone.a('x', 1)\n"
+    );
+    let loaded = run_text(&text, |_| {}).unwrap_or_else(|e| panic!("{e}"));
+    let x = Name::from_str("x.example.com.").unwrap_or_else(|e| panic!("{e}"));
+    let node = loaded.contents.find(&x).and_then(|id| loaded.contents.node(id));
+    let ttl = node.and_then(|n| n.rrset(tern_wire::Rtype::A)).map(|r| r.ttl);
+    assert_eq!(ttl, Some(120));
+    for (value, shown) in
+        [("-1", "-1"), ("2147483648", "2147483648"), ("'soon'", "string"), ("0.5", "0.5")]
+    {
+        let why = error_of(&format!("{HEAD}zone.ttl = {value}\n"), |_| {});
+        assert!(
+            why.contains(&format!(
+                "zone.lua:5: zone.ttl is an integer from 0 to 2147483647, not {shown}"
+            )),
+            "{value}: {why}"
+        );
+    }
+}
