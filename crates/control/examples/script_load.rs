@@ -9,7 +9,7 @@
 //! building every address's text with `..` for `zone.add`. A third argument, `file`,
 //! `integers` or `text`, runs that way alone (for `valgrind --tool=callgrind`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::Path;
 use std::str::FromStr;

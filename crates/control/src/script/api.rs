@@ -32,9 +32,9 @@ pub(super) fn install(lua: &Lua, api: Api<'_>, sink: Rc<RefCell<Sink>>) -> mlua:
     zone.set("origin", api.origin.to_string())?;
     zone.set("now", api.now)?;
     let ttl = Ttl(Rc::new(Cell::new(DEFAULT_TTL)));
-    zone.set_metatable(Some(ttl.metatable(lua)?))?;
     zone.set("add", add(lua, ttl.clone(), api.chunk.clone(), Rc::clone(&sink))?)?;
-    zone.set("a", a(lua, ttl, api.chunk, sink)?)?;
+    zone.set("a", a(lua, ttl.clone(), api.chunk, sink)?)?;
+    zone.set_metatable(Some(ttl.metatable(lua)?))?;
     lua.globals().set("zone", zone)
 }
 
@@ -129,7 +129,10 @@ impl Ttl {
                 return table.raw_set(key, value);
             }
             match whole(&value).and_then(|v| u32::try_from(v).ok()).filter(|v| *v <= MAX_TTL) {
-                Some(v) => Ok(ttl.set(v)),
+                Some(v) => {
+                    ttl.set(v);
+                    Ok(())
+                }
                 None => Err(mlua::Error::runtime(format!(
                     "zone.ttl is an integer from 0 to {MAX_TTL}, not {}",
                     shown(&value)
