@@ -13,7 +13,7 @@ use mlua::{BString, Lua, LuaString, Table, Value};
 use tern_wire::Name;
 use tern_zone::records::MAX_TTL;
 
-use super::sink::Sink;
+use super::sink::{Sink, NOT_READ};
 
 /// The default TTL of records added without one.
 pub(super) const DEFAULT_TTL: u32 = 3600;
@@ -151,8 +151,13 @@ fn line_of_call(lua: &Lua) -> u32 {
 }
 
 /// An error raised in the script at `line` of `chunk`, by `function`.
+/// Data that does not read is said first, as the zone-file reader said it before records
+/// were built from the calls: `file:line: a record that does not read: zone.add: …`.
 fn failure(chunk: &str, line: u32, function: &str, why: &str) -> mlua::Error {
-    mlua::Error::runtime(format!("{chunk}:{line}: {function}: {why}"))
+    match why.strip_prefix(NOT_READ) {
+        Some(rest) => mlua::Error::runtime(format!("{chunk}:{line}: {NOT_READ}{function}: {rest}")),
+        None => mlua::Error::runtime(format!("{chunk}:{line}: {function}: {why}")),
+    }
 }
 
 #[cfg(test)]

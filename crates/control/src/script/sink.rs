@@ -20,6 +20,9 @@ use tern_zone::{Loaded, ZoneBuilder};
 
 use crate::error::Error;
 
+/// How the error of data that does not read starts (the function's name follows).
+pub(super) const NOT_READ: &str = "a record that does not read: ";
+
 /// Bytes counted for each record besides its owner and data.
 pub(super) const RECORD_COST: usize = 24;
 
@@ -78,7 +81,7 @@ impl Sink {
         let parsed = rdata::parse_text(rtype, &mut lexer, Some(&self.origin), &mut self.rdata);
         if let Err(e) = parsed {
             let data = String::from_utf8_lossy(data);
-            return Err(format!("a record that does not read: {rtype} {data:?}: {e}"));
+            return Err(format!("{NOT_READ}{rtype} {data:?}: {e}"));
         }
         self.push(owner, rtype, ttl, line)
     }

@@ -89,7 +89,7 @@ fn a_memory_bomb_is_stopped() {
 #[test]
 fn a_bad_record_names_the_line_of_its_add() {
     let why = error_of(&format!("{HEAD}\nzone.add('www', 'A', 'not an address')\n"), |_| {});
-    assert!(why.contains("zone.lua:6: zone.add: a record that does not read: A"), "{why}");
+    assert!(why.contains("zone.lua:6: a record that does not read: zone.add: A"), "{why}");
     let why = error_of(&format!("{HEAD}zone.add('x', 'NOSUCHTYPE', '1')\n"), |_| {});
     assert!(why.contains("zone.lua:5:"), "{why}");
 }
