@@ -1,8 +1,8 @@
 //! Zones built by Lua scripts (`[[zone]] script`): the script runs in an embedded Lua 5.4
 //! (mlua, sources built in) at every load — the start, `ternctl zone-reload`, a reload
-//! that finds the script changed — and emits records through a small API; the result is
-//! read as zone-file text would be, and the primary's load path commits its difference
-//! from the served version like any other change.
+//! that finds the script changed — and emits records through a small API (the `api`
+//! module) straight into the zone's builder (the `sink` module); the primary's load path
+//! commits the zone's difference from the served version like any other change.
 //!
 //! The API, in the global table `zone`:
 //! * `zone.origin`: the zone's name, absolute (`"example.com."`);
@@ -11,7 +11,9 @@
 //! * `zone.ttl`: the TTL of records added without one (3600 until the script sets it);
 //! * `zone.add(name, type, data [, ttl])`: one record; `name` relative to the origin
 //!   unless it ends in a dot, `@` for the apex; `type` a mnemonic (`"A"`, `"MX"`, …);
-//!   `data` the record data as a zone file writes it.
+//!   `data` the record data as a zone file writes it;
+//! * `zone.a(name, address [, ttl])`: one A record, the address as text or as an
+//!   integer of 32 bits (`10 << 24 | 1` is 10.0.0.1).
 //!
 //! The sandbox: only the `string`, `table`, `math` and `utf8` libraries and the base
 //! functions that touch nothing outside (no `io`, `os`, `package`, `require`, `load`,
@@ -22,45 +24,34 @@
 //! file and line; the zone keeps what it served.
 
 use std::cell::RefCell;
-use std::fmt::Write as _;
 use std::path::Path;
 use std::rc::Rc;
 
 use mlua::chunk::ChunkMode;
 use mlua::{HookTriggers, Lua, LuaOptions, StdLib, Value, VmState};
 use tern_wire::Name;
-use tern_zone::{Loaded, Options};
+use tern_zone::Loaded;
 
 use crate::error::Error;
 pub use crate::plan::Script;
+
+mod api;
+mod sink;
+
+use api::Api;
+pub(crate) use sink::one_line;
+use sink::Sink;
 
 /// The largest script read.
 const MAX_SCRIPT_BYTES: u64 = 16 << 20;
 /// Instructions between two checks of the budget.
 const HOOK_EVERY: u32 = 10_000;
-/// The default TTL of records added without one.
-const DEFAULT_TTL: u32 = 3600;
-
-/// A record as the script emitted it: the zone-file line and the script line of its
-/// `zone.add`.
-#[derive(Debug, Default)]
-struct Emitted {
-    text: String,
-    lines: Vec<usize>,
-}
 
 /// Runs `script` for the zone `origin` at `now` (seconds since the epoch) and reads
 /// what it emitted: the zone, or why not (with the script's file and line).
 pub fn run(script: &Script, origin: &Name, now: u64) -> Result<Loaded, Error> {
     let source = read(&script.path)?;
-    let emitted = execute(script, &source, origin, now)?;
-    let zone_text = format!("$ORIGIN {origin}\n{}", emitted.text);
-    let options = Options::default();
-    tern_zone::load_bytes(zone_text.as_bytes(), &script.path, origin, &options).map_err(|e| {
-        // Line 1 is the $ORIGIN; record k (from 0) is on line k + 2.
-        let line = e.position().and_then(|p| emitted.lines.get((p.line as usize).checked_sub(2)?));
-        fail(&script.path, line.copied(), format!("a record that does not read: {e}"))
-    })
+    execute(script, &source, origin, now)?.finish()
 }
 
 /// The script's text, bounded.
@@ -74,7 +65,7 @@ fn read(path: &Path) -> Result<String, Error> {
 }
 
 /// Runs the script in a fresh sandbox; what it emitted.
-fn execute(script: &Script, source: &str, origin: &Name, now: u64) -> Result<Emitted, Error> {
+fn execute(script: &Script, source: &str, origin: &Name, now: u64) -> Result<Sink, Error> {
     let lua_error = |e: mlua::Error| lua_failure(&script.path, &e);
     let libs = StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8;
     let lua = Lua::new_with(libs, LuaOptions::default()).map_err(lua_error)?;
@@ -82,13 +73,12 @@ fn execute(script: &Script, source: &str, origin: &Name, now: u64) -> Result<Emi
     strip_globals(&lua).map_err(lua_error)?;
     let chunk = script.path.display().to_string();
     budget(&lua, chunk.clone(), script.max_instructions).map_err(lua_error)?;
-    let emitted = Rc::new(RefCell::new(Emitted::default()));
-    let api = Api { origin, now, chunk, max_bytes: script.max_memory };
-    install_api(&lua, api, Rc::clone(&emitted)).map_err(lua_error)?;
+    let sink = Rc::new(RefCell::new(Sink::new(origin, &script.path, script.max_memory)));
+    api::install(&lua, Api { origin, now, chunk }, Rc::clone(&sink)).map_err(lua_error)?;
     let name = format!("@{}", script.path.display());
     lua.load(source).set_name(name).set_mode(ChunkMode::Text).exec().map_err(lua_error)?;
     drop(lua);
-    Rc::try_unwrap(emitted)
+    Rc::try_unwrap(sink)
         .map(RefCell::into_inner)
         .map_err(|_| fail(&script.path, None, "the script's records are still in use".into()))
 }
@@ -116,84 +106,6 @@ fn budget(lua: &Lua, chunk: String, max: u64) -> mlua::Result<()> {
         }
         Ok(VmState::Continue)
     })
-}
-
-/// What the `zone` table is made from.
-struct Api<'a> {
-    origin: &'a Name,
-    now: u64,
-    /// The script's name in messages.
-    chunk: String,
-    max_bytes: usize,
-}
-
-/// The `zone` table: origin, now, ttl and add.
-fn install_api(lua: &Lua, api: Api<'_>, emitted: Rc<RefCell<Emitted>>) -> mlua::Result<()> {
-    let Api { origin, now, chunk, max_bytes } = api;
-    let zone = lua.create_table()?;
-    zone.set("origin", origin.to_string())?;
-    zone.set("now", now)?;
-    zone.set("ttl", DEFAULT_TTL)?;
-    let table = zone.clone();
-    let add = lua.create_function(
-        move |lua, (name, rtype, data, ttl): (String, String, String, Option<u32>)| {
-            let ttl = match ttl {
-                Some(ttl) => ttl,
-                None => table.get::<u32>("ttl")?,
-            };
-            let line = lua.inspect_stack(1, |d| d.current_line()).flatten().unwrap_or(0);
-            let mut emitted = emitted.borrow_mut();
-            push(&mut emitted, (&name, &rtype, &data, ttl), line, max_bytes)
-                .map_err(|why| mlua::Error::runtime(format!("{chunk}:{line}: {why}")))
-        },
-    )?;
-    zone.set("add", add)?;
-    lua.globals().set("zone", zone)
-}
-
-/// Appends one record's zone-file line, after checking that it is one line of one
-/// record (no directive, no continuation).
-fn push(
-    emitted: &mut Emitted,
-    (name, rtype, data, ttl): (&str, &str, &str, u32),
-    line: usize,
-    max_bytes: usize,
-) -> Result<(), String> {
-    if name.is_empty() || name.starts_with('$') || name.contains(char::is_whitespace) {
-        return Err(format!("zone.add: {name:?} is not a record name"));
-    }
-    if rtype.is_empty() || !rtype.chars().all(|c| c.is_ascii_alphanumeric()) {
-        return Err(format!("zone.add: {rtype:?} is not a record type"));
-    }
-    if !one_line(data) {
-        return Err(format!(
-            "zone.add: {data:?}: record data is one line, without parentheses outside quotes"
-        ));
-    }
-    if emitted.text.len() + name.len() + rtype.len() + data.len() + 24 > max_bytes {
-        return Err(format!("zone.add: the records emitted pass {max_bytes} bytes (max-memory)"));
-    }
-    let _ = writeln!(emitted.text, "{name} {ttl} IN {rtype} {data}");
-    emitted.lines.push(line);
-    Ok(())
-}
-
-/// True for data on one line whose parentheses (which would continue it on the next
-/// record's line) are all inside quoted strings.
-pub(crate) fn one_line(data: &str) -> bool {
-    let mut quoted = false;
-    let mut escaped = false;
-    for c in data.chars() {
-        match c {
-            '\n' | '\r' => return false,
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            '"' => quoted = !quoted,
-            '(' | ')' if !quoted => return false,
-            _ => {}
-        }
-    }
-    true
 }
 
 /// A Lua failure as an error: the script's line when Lua gave one (its messages start
@@ -243,5 +155,4 @@ fn fail(path: &Path, line: Option<usize>, why: String) -> Error {
 }
 
 #[cfg(test)]
-#[path = "script_tests.rs"]
 mod tests;

@@ -5,7 +5,7 @@ use tern_wire::{Name, Rtype};
 use super::*;
 
 /// Runs `text` as the script of `example.com.` at time 1700000000.
-fn run_text(text: &str, tweak: impl FnOnce(&mut Script)) -> Result<Loaded, Error> {
+pub(super) fn run_text(text: &str, tweak: impl FnOnce(&mut Script)) -> Result<Loaded, Error> {
     let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
     let path = dir.path().join("zone.lua");
     std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
@@ -16,14 +16,14 @@ fn run_text(text: &str, tweak: impl FnOnce(&mut Script)) -> Result<Loaded, Error
 }
 
 /// The error's text, for a run that must fail.
-fn error_of(text: &str, tweak: impl FnOnce(&mut Script)) -> String {
+pub(super) fn error_of(text: &str, tweak: impl FnOnce(&mut Script)) -> String {
     match run_text(text, tweak) {
         Ok(_) => panic!("the script ran"),
         Err(e) => e.to_string(),
     }
 }
 
-const HEAD: &str = r#"
+pub(super) const HEAD: &str = r#"
 zone.add("@", "SOA", "ns hostmaster " .. zone.now .. " 3600 600 86400 300")
 zone.add("@", "NS", "ns")
 zone.add("ns", "A", "192.0.2.53")
@@ -89,7 +89,7 @@ fn a_memory_bomb_is_stopped() {
 #[test]
 fn a_bad_record_names_the_line_of_its_add() {
     let why = error_of(&format!("{HEAD}\nzone.add('www', 'A', 'not an address')\n"), |_| {});
-    assert!(why.contains("zone.lua:6: a record that does not read"), "{why}");
+    assert!(why.contains("zone.lua:6: a record that does not read: zone.add: A"), "{why}");
     let why = error_of(&format!("{HEAD}zone.add('x', 'NOSUCHTYPE', '1')\n"), |_| {});
     assert!(why.contains("zone.lua:5:"), "{why}");
 }
