@@ -49,6 +49,10 @@ pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xdp::{XdpConfig, XdpMode, XdpQueues};
 pub use xfr::{Resolved, TransferConfig};
 
+/// Zones read for `zone-add` and their plans, in the same order
+/// ([`Config::read_new_zones`]).
+pub type NewZones = (Vec<ZoneConfig>, Vec<Arc<ZonePlan>>);
+
 /// Most errors one configuration file reports.
 pub const MAX_ERRORS: usize = 20;
 
@@ -598,7 +602,7 @@ impl Config {
         batch: &str,
         added: &Path,
         producers: impl Iterator<Item = &'z ZoneConfig>,
-    ) -> Option<Result<(Vec<ZoneConfig>, Vec<Arc<ZonePlan>>)>> {
+    ) -> Option<Result<NewZones>> {
         let mut errors = Vec::new();
         let mut read = Vec::new();
         let mut reader = TableReader::default();

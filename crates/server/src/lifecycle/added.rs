@@ -35,7 +35,7 @@ use serde::Deserialize as _;
 use tern_wire::Name;
 
 use crate::config::added_file;
-use crate::config::{files, CatalogRole, Config, Role, ZoneConfig, ZonePlan, ZoneSource};
+use crate::config::{files, CatalogRole, Config, NewZones, Role, ZoneConfig, ZonePlan, ZoneSource};
 use crate::ctl::listen::parse_zone;
 
 /// Tables of the file that serve nothing (zones removed, and their removal records)
@@ -200,7 +200,7 @@ pub struct Prepared {
     /// How many.
     count: usize,
     /// The new zones and their plans; `None` when a new zone joins a produced catalog.
-    zones: Option<(Vec<ZoneConfig>, Vec<Arc<ZonePlan>>)>,
+    zones: Option<NewZones>,
 }
 
 impl Prepared {
