@@ -28,6 +28,7 @@ at `--rate` queries a second, from the server's start to the end; its lost queri
 
     python3 bench/zone_add.py [--zones 100000] [--steps 4] [--servers tern,knot]
                               [--rounds 1] [--rate 2000] [--singles 5] [--ternd PATH]
+                              [--work DIR]
 
 Prints a markdown table; exit status 1 if a server failed, missed zones or lost queries.
 """
@@ -70,7 +71,7 @@ def parse_args():
                    help="single zones added and removed again at the end, each timed")
     p.add_argument("--ternd", default=peers.default_ternd(REPO),
                    help="ternd binary, ternctl beside it (default: $TERND or <cargo target>/perf/ternd)")
-    p.add_argument("--work", default=os.path.join(HERE, "out", "zone-add"))
+    p.add_argument("--work", default=os.path.join(HERE, "out", "zone-add"), type=os.path.abspath)
     p.add_argument("--timeout", type=float, default=600.0)
     return p.parse_args()
 
@@ -202,6 +203,8 @@ def singles(kind, work, port, args):
         REMOVE_ONE[kind](work, name, args)
         wait_soa(port, name, False, args.timeout)
         removed.append(time.monotonic() - started)
+    print(f"  {kind}: singles, ms: add " + " ".join(f"{s * 1000:.1f}" for s in added)
+          + " / remove " + " ".join(f"{s * 1000:.1f}" for s in removed), flush=True)
     return added, removed
 SERVER = {"tern": tern_server, "knot": knot_server}
 

@@ -226,6 +226,48 @@ fn zones_added_at_run_time_keep_to_their_directories() {
     assert_eq!(soa(addr, "ok.test").0, "NOERROR");
 }
 
+/// Issue #54: each zone added or removed at run time is appended to `zones-added.toml`
+/// and synced before `ternctl` is answered: a SIGKILL right after loses none of them,
+/// and a change torn by a crash (so never acknowledged) is ignored at the next start,
+/// the changes after it kept.
+#[test]
+fn zones_added_one_by_one_survive_sigkill_and_a_torn_append() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let (args, addr) = configure_on(dir.path(), port, "");
+    let daemon = spawn(dir.path(), &args, addr);
+    let storage = dir.path().join("storage");
+    for zone in ["a.test", "b.test", "c.test"] {
+        std::fs::write(storage.join(format!("{zone}.zone")), MEMBER).unwrap();
+    }
+    let pattern = storage.join("%s.zone").display().to_string();
+    for zone in ["a.test", "b.test", "c.test"] {
+        let (ok, text) = ternctl(dir.path(), &["zone-add", zone, "--file", &pattern]);
+        assert!(ok, "{text}");
+    }
+    let (ok, text) = ternctl(dir.path(), &["zone-remove", "b.test"]);
+    assert!(ok, "{text}");
+    kill(daemon);
+    // A crash in the middle of the next change: half a table, no mark.
+    let added = storage.join("zones-added.toml");
+    let mut text = std::fs::read_to_string(&added).unwrap();
+    text.push_str("[[zone]]\nname = \"torn.test\"\nfi");
+    std::fs::write(&added, text).unwrap();
+    let daemon = spawn(dir.path(), &args, addr);
+    assert_eq!(soa(addr, "a.test").0, "NOERROR");
+    assert_eq!(soa(addr, "c.test").0, "NOERROR");
+    assert_eq!(soa(addr, "b.test").0, "REFUSED", "removed, and kept removed");
+    assert!(daemon.log_text().contains("was not finished"), "{}", daemon.log_text());
+    let (ok, text) = ternctl(dir.path(), &["zone-add", "b.test", "--file", &pattern]);
+    assert!(ok, "{text}");
+    kill(daemon);
+    let daemon = spawn(dir.path(), &args, addr);
+    for zone in ["a.test", "b.test", "c.test"] {
+        assert_eq!(soa(addr, zone).0, "NOERROR", "{zone}: {}", daemon.log_text());
+    }
+    assert!(!std::fs::read_to_string(&added).unwrap().contains("torn.test"));
+}
+
 /// Item 2: a journal that cannot be read (empty, or a directory) is set aside and the
 /// zone refuses every update (SERVFAIL) until an operator removes it and reloads; no
 /// update is acknowledged that a restart would not find.

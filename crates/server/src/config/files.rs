@@ -36,14 +36,7 @@ pub fn users<'p>(plans: impl IntoIterator<Item = &'p std::sync::Arc<ZonePlan>>) 
 
 /// Adds `plan`'s file to `users`, or says why it cannot use it.
 pub fn claim(plan: &ZonePlan, users: &mut FileUsers, storage: &Path) -> Result<(), String> {
-    let ZoneSource::File(path) = &plan.source else { return Ok(()) };
-    let path = normal(path);
-    if path.parent() == Some(&normal(storage)) && reserved(&path) {
-        return Err(format!(
-            "file {}: a file ternd keeps in its storage directory (journals, timers, its lock, {ADDED_ZONES}), not a zone file",
-            path.display()
-        ));
-    }
+    let Some(path) = zone_file(plan, storage)? else { return Ok(()) };
     let writes = writes(plan);
     if let Some((other, other_writes)) = users.get(&path) {
         if other != &plan.name && (writes || *other_writes) {
@@ -57,7 +50,22 @@ pub fn claim(plan: &ZonePlan, users: &mut FileUsers, storage: &Path) -> Result<(
     Ok(())
 }
 
-fn writes(plan: &ZonePlan) -> bool {
+/// `plan`'s zone file, normalised ([`normal`]), unless it is one of the server's own
+/// files in `storage` (an error says so); `None` for a zone without a file.
+pub fn zone_file(plan: &ZonePlan, storage: &Path) -> Result<Option<PathBuf>, String> {
+    let ZoneSource::File(path) = &plan.source else { return Ok(None) };
+    let path = normal(path);
+    if path.parent() == Some(&normal(storage)) && reserved(&path) {
+        return Err(format!(
+            "file {}: a file ternd keeps in its storage directory (journals, timers, its lock, {ADDED_ZONES}), not a zone file",
+            path.display()
+        ));
+    }
+    Ok(Some(path))
+}
+
+/// True when `plan` writes its zone file (a secondary's kept copy).
+pub fn writes(plan: &ZonePlan) -> bool {
     matches!(plan.role, Role::Secondary(_))
 }
 

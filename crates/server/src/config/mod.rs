@@ -7,6 +7,7 @@
 //! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`]; rate
 //! limiting and cookies in [`defences`]; the HTTP listener in [`http`].
 
+pub mod added_file;
 pub mod control;
 pub mod database;
 pub mod defences;
@@ -21,7 +22,6 @@ pub mod xdp;
 pub mod xfr;
 pub mod xot;
 
-use std::collections::HashSet;
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -48,6 +48,10 @@ pub use tls::{TlsConfig, TlsVersion};
 pub use values::{ListenAddr, LogFormat, Toggle};
 pub use xdp::{XdpConfig, XdpMode, XdpQueues};
 pub use xfr::{Resolved, TransferConfig};
+
+/// Zones read for `zone-add` and their plans, in the same order
+/// ([`Config::read_new_zones`]).
+pub type NewZones = (Vec<ZoneConfig>, Vec<Arc<ZonePlan>>);
 
 /// Most errors one configuration file reports.
 pub const MAX_ERRORS: usize = 20;
@@ -92,6 +96,11 @@ pub struct Config {
     pub path: Option<PathBuf>,
     /// Where each zone's table is in the file, for errors found later.
     zone_spans: Vec<Range<usize>>,
+    /// The zones before this position are the configuration file's; those from it on
+    /// were added at run time ([`ADDED_ZONES`]).
+    added_from: usize,
+    /// What is known of the file of added zones ([`added_file`]).
+    pub added_log: added_file::AddedLog,
 }
 
 /// `[server]`: where to listen and how many workers.
@@ -474,8 +483,11 @@ impl Config {
         let mut config = Config::from_text(&text, path)?;
         let added_path = config.added_zones_path();
         if let Some(added) = added_path.as_deref().filter(|p| p.exists()) {
-            let added_text = std::fs::read_to_string(added)
+            // Lossy: bytes a crash left past the last whole change need not be UTF-8
+            // (they are ignored, see `added_file`).
+            let added_bytes = std::fs::read(added)
                 .map_err(|source| Error::File { path: added.to_owned(), source })?;
+            let added_text = String::from_utf8_lossy(&added_bytes);
             config = Config::read(&text, path, Some((&added_text, added)))?;
         }
         // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
@@ -554,11 +566,13 @@ impl Config {
         for (key, value) in doc.get_ref() {
             reader.top(&mut config, &mut zones, key, value);
         }
+        let main_zones = zones.len();
         if let Some((added_text, _)) = added {
-            read_added(added_text, offset, &mut zones, &mut reader.errors);
+            config.added_log = read_log(added_text, offset, &mut zones, &mut reader);
         }
         let base = config.base().unwrap_or_else(|| PathBuf::from("/"));
         config.take_zones(zones, &mut reader.errors);
+        config.added_from = main_zones.min(config.zones.len());
         config.attach_databases(&mut reader.errors);
         config.resolve_paths(&base);
         config.cookies.resolve(&base, &mut reader.errors);
@@ -576,37 +590,34 @@ impl Config {
         }
     }
 
-    /// This configuration with the `[[zone]]` tables of `text[from..]` added, where
-    /// `text` is the whole new file of added zones ([`ADDED_ZONES`]) and the tables
-    /// before `from` are those already served. Only the new tables are read and
-    /// resolved, against this configuration's keys, remotes, ACLs and templates, so
-    /// adding a zone to 100,000 costs what adding it to one does. `None` when a new
-    /// zone joins a catalog produced here (its producer's member list changes: read the
-    /// whole configuration again).
-    pub fn with_added(&self, text: &str, from: usize, added: &Path) -> Option<Result<Config>> {
+    /// The zones of `batch` (`[[zone]]` tables given to `zone-add`, to be added beside
+    /// this configuration's) and their plans, read and resolved against this
+    /// configuration's keys, remotes, ACLs and templates — the new tables only, so
+    /// adding a zone to 100,000 costs what adding it to one does. `producers` are this
+    /// configuration's produced catalogs, resolved with them. `None` when a new zone
+    /// joins one of them (its member list changes: read the whole configuration again).
+    /// Names already served and files already used are the caller's to check.
+    pub fn read_new_zones<'z>(
+        &self,
+        batch: &str,
+        added: &Path,
+        producers: impl Iterator<Item = &'z ZoneConfig>,
+    ) -> Option<Result<NewZones>> {
         let mut errors = Vec::new();
         let mut read = Vec::new();
-        read_added(text.get(from..).unwrap_or_default(), from, &mut read, &mut errors);
+        let mut reader = TableReader::default();
+        read_added(batch, 0, &mut read, &mut reader);
+        errors.append(&mut reader.errors);
         let base = self.base()?;
-        let served: HashSet<&Name> = self.zones.iter().map(|z| &z.name).collect();
-        let mut fresh = HashSet::new();
         let mut zones = Vec::new();
         for spanned in read {
             let span = spanned.span();
             let mut zone = spanned.into_inner();
-            if served.contains(&zone.name) || !fresh.insert(zone.name.clone()) {
-                errors.push((Some(span), format!("zone {} is listed twice", zone.name)));
-                continue;
-            }
             anchor_source(&mut zone.source, &base);
             zones.push((span, zone));
         }
-        let producers = self.resolved.zones.iter().filter(|p| p.catalog == CatalogRole::Producer);
-        let producers: Vec<(Range<usize>, ZoneConfig)> = producers
-            .filter_map(|p| self.zones.iter().find(|z| z.name == p.name))
-            .map(|z| (0..0, z.clone()))
-            .collect();
         if errors.is_empty() {
+            let producers = producers.map(|z| (0..0, z.clone()));
             let all: Vec<_> = zones.iter().cloned().chain(producers).collect();
             let signing = self.signing_defaults();
             match xfr::resolve(&self.tables, &all, &base, (&self.server.storage, &signing)) {
@@ -615,15 +626,8 @@ impl Config {
                     if plans.iter().any(|p| matches!(p.catalog, CatalogRole::Member { .. })) {
                         return None;
                     }
-                    let mut users = files::users(&self.resolved.zones);
-                    for ((span, _), plan) in zones.iter().zip(plans) {
-                        if let Err(why) = files::claim(plan, &mut users, &self.server.storage) {
-                            errors.push((Some(span.clone()), format!("zone {}: {why}", plan.name)));
-                        }
-                    }
-                    if errors.is_empty() {
-                        return Some(Ok(self.extended(zones, plans)));
-                    }
+                    let zones = zones.into_iter().map(|(_, zone)| zone).collect();
+                    return Some(Ok((zones, plans.to_vec())));
                 }
                 Err(problems) => errors.extend(problems.into_iter().map(|(s, m)| (Some(s), m))),
             }
@@ -631,40 +635,43 @@ impl Config {
         let rendered: Vec<String> = errors
             .iter()
             .take(MAX_ERRORS)
-            .map(|(span, message)| report::render(added, text, span.clone(), message))
+            .map(|(span, message)| report::render(added, batch, span.clone(), message))
             .collect();
         Some(Err(Error::Config(rendered.join("\n"))))
     }
 
-    /// This configuration with `zones` and their `plans` after its own.
-    fn extended(&self, zones: Vec<(Range<usize>, ZoneConfig)>, plans: &[Arc<ZonePlan>]) -> Config {
-        let mut next = self.clone();
-        let mut resolved = Resolved::clone(&self.resolved);
-        resolved.zones.extend(plans.iter().cloned());
-        next.resolved = Arc::new(resolved);
-        next.zone_spans.extend(zones.iter().map(|_| 0..0));
-        next.zones.extend(zones.into_iter().map(|(_, zone)| zone));
-        next
+    /// Adds `zones`, with their `plans`, after those served (in place: nothing else is
+    /// copied, unless another holds the plans, which are then copied once).
+    pub fn push_added(&mut self, zones: Vec<ZoneConfig>, plans: &[Arc<ZonePlan>]) {
+        Arc::make_mut(&mut self.resolved).zones.extend(plans.iter().cloned());
+        if self.zone_spans.len() == self.zones.len() {
+            self.zone_spans.extend(zones.iter().map(|_| 0..0));
+        }
+        self.zones.extend(zones);
     }
 
-    /// This configuration without `gone`, none of them a catalog's member or producer
-    /// (`None` otherwise: their catalogs' member lists change).
-    pub fn without(&self, gone: &HashSet<Name>) -> Option<Config> {
-        let catalogued = |p: &Arc<ZonePlan>| p.catalog != CatalogRole::None;
-        if self.resolved.zones.iter().any(|p| gone.contains(&p.name) && catalogued(p)) {
+    /// Removes the zone at `at`, which must have been added at run time: the last zone
+    /// takes its place (in place, whatever the count). Returns the removed zone's name and
+    /// the position the last one moved from, if one moved.
+    pub fn swap_remove_added(&mut self, at: usize) -> Option<(Name, Option<usize>)> {
+        if at < self.added_from || at >= self.zones.len() {
             return None;
         }
-        let mut next = self.clone();
-        let kept = |zone: &ZoneConfig| !gone.contains(&zone.name);
-        next.zone_spans = (self.zones.iter().zip(&self.zone_spans))
-            .filter(|(zone, _)| kept(zone))
-            .map(|(_, span)| span.clone())
-            .collect();
-        next.zones.retain(kept);
-        let mut resolved = Resolved::clone(&self.resolved);
-        resolved.zones.retain(|p| !gone.contains(&p.name));
-        next.resolved = Arc::new(resolved);
-        Some(next)
+        let last = self.zones.len() - 1;
+        let removed = self.zones.swap_remove(at);
+        let resolved = Arc::make_mut(&mut self.resolved);
+        if at < resolved.zones.len() {
+            resolved.zones.swap_remove(at);
+        }
+        if at < self.zone_spans.len() {
+            self.zone_spans.swap_remove(at);
+        }
+        Some((removed.name, (at != last).then_some(last)))
+    }
+
+    /// The zones of the configuration file, then those added at run time.
+    pub fn zones_split(&self) -> (&[ZoneConfig], &[ZoneConfig]) {
+        self.zones.split_at(self.added_from.min(self.zones.len()))
     }
 
     /// The directory relative paths in the configuration file are taken from.
@@ -685,6 +692,7 @@ impl Config {
             }
             config.zones.push(zone);
         }
+        config.added_from = config.zones.len();
         let mut errors = Vec::new();
         config.resolve(Path::new("/"), &mut errors);
         match errors.into_iter().next() {
@@ -839,36 +847,75 @@ fn zone_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ZoneSource
 /// The name of the file of zones added at run time, in the storage directory.
 pub const ADDED_ZONES: &str = "zones-added.toml";
 
+/// Reads the file of added zones ([`added_file`]): its committed part's zones (see
+/// [`read_added`]) and what is known of it. A torn last change is ignored (its bytes
+/// are past [`AddedLog::committed`](added_file::AddedLog)); damage is an error at the
+/// mark that does not match.
+fn read_log(
+    text: &str,
+    offset: usize,
+    zones: &mut Vec<Spanned<ZoneConfig>>,
+    reader: &mut TableReader,
+) -> added_file::AddedLog {
+    let (end, marked, tail) = added_file::committed(text);
+    // A torn change (`len` past `committed`) is logged once logging runs.
+    match tail {
+        added_file::Tail::Clean | added_file::Tail::Torn(_) => {}
+        added_file::Tail::Damaged(at) => reader.errors.push((
+            Some(at + offset..at + offset + 1),
+            "damaged: this change's check (CRC-32) does not match, and changes follow it; restore the file from a backup".into(),
+        )),
+    }
+    let committed = text.get(..end).unwrap_or_default();
+    let tables = read_added(committed, offset, zones, reader);
+    let len = text.len() as u64;
+    added_file::AddedLog { committed: end as u64, len, marked, tables }
+}
+
 /// Reads the `[[zone]]` tables of the file of added zones (nothing else may be in it),
-/// their spans and errors moved `offset` on (see [`Config::read`]).
+/// their spans and errors moved `offset` on (see [`Config::read`]); a removal record
+/// takes away the zone of its name read before it. Returns the tables read.
 fn read_added(
     text: &str,
     offset: usize,
     zones: &mut Vec<Spanned<ZoneConfig>>,
-    errors: &mut Vec<(Option<Range<usize>>, String)>,
-) {
+    reader: &mut TableReader,
+) -> usize {
     let shift = |r: Range<usize>| r.start + offset..r.end + offset;
     let (doc, syntax) = DeTable::parse_recoverable(text);
     if !syntax.is_empty() {
-        errors.extend(syntax.iter().map(|e| (e.span().map(shift), e.message().to_owned())));
-        return;
+        let errors = syntax.iter().map(|e| (e.span().map(shift), e.message().to_owned()));
+        reader.errors.extend(errors);
+        return 0;
     }
-    let mut reader = TableReader::default();
-    let mut added = Vec::new();
+    let mut inner = TableReader::default();
+    let mut added: Vec<Option<Spanned<ZoneConfig>>> = Vec::new();
+    let mut tables = 0;
     for (key, value) in doc.get_ref() {
         match &**key.get_ref() {
-            "zone" => reader.list(&mut added, value),
-            other => reader.errors.push((
+            "zone" => tables += inner.zone_log(&mut added, value),
+            other => inner.errors.push((
                 Some(key.span()),
                 format!("unknown field `{other}`: only `[[zone]]` tables belong here"),
             )),
         }
     }
-    errors.extend(reader.errors.into_iter().map(|(span, m)| (span.map(shift), m)));
-    zones.extend(added.into_iter().map(|z| {
+    reader.errors.extend(inner.errors.into_iter().map(|(span, m)| (span.map(shift), m)));
+    zones.extend(added.into_iter().flatten().map(|z| {
         let span = shift(z.span());
         Spanned::new(span, z.into_inner())
     }));
+    tables
+}
+
+/// A removal record of the file of added zones ([`added_file::removal`]).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemovedZone {
+    #[serde(deserialize_with = "values::zone_name")]
+    name: Name,
+    #[allow(dead_code)]
+    removed: bool,
 }
 
 /// `key-dir`, else `storage/keys`.
@@ -934,6 +981,46 @@ impl TableReader {
         }
     }
 
+    /// The `[[zone]]` array of the file of added zones, in order: a table adds its zone,
+    /// a removal record ([`added_file::removal`]) takes away the last zone of its name.
+    /// Returns the tables read.
+    fn zone_log(
+        &mut self,
+        zones: &mut Vec<Option<Spanned<ZoneConfig>>>,
+        value: &Spanned<DeValue<'_>>,
+    ) -> usize {
+        let Some(items) = value.get_ref().as_array() else {
+            let message = "expected an array of tables (`[[...]]`)".to_owned();
+            self.errors.push((Some(value.span()), message));
+            return 0;
+        };
+        let mut at: std::collections::HashMap<Name, usize> = std::collections::HashMap::new();
+        for item in items.iter() {
+            let table = item.get_ref().as_table();
+            let keys = table.into_iter().flat_map(|t| t.iter().map(|(k, _)| k.get_ref().as_ref()));
+            if added_file::is_removal(keys) {
+                match RemovedZone::deserialize(ValueDeserializer::from(item.clone())) {
+                    Ok(gone) => {
+                        if let Some(slot) = at.remove(&gone.name).and_then(|i| zones.get_mut(i)) {
+                            *slot = None;
+                        }
+                    }
+                    Err(e) => {
+                        self.errors.push((e.span().or(Some(item.span())), e.message().into()))
+                    }
+                }
+                continue;
+            }
+            let mut one: Vec<Spanned<ZoneConfig>> = Vec::new();
+            self.items(&mut one, std::slice::from_ref(item));
+            for zone in one {
+                at.insert(zone.get_ref().name.clone(), zones.len());
+                zones.push(Some(zone));
+            }
+        }
+        items.len()
+    }
+
     /// An array of tables, each read on its own.
     fn list<T: DeserializeOwned>(
         &mut self,
@@ -945,7 +1032,16 @@ impl TableReader {
             self.errors.push((Some(value.span()), message));
             return;
         };
-        for item in items.iter() {
+        self.items(list, items);
+    }
+
+    /// Tables, each read on its own.
+    fn items<T: DeserializeOwned>(
+        &mut self,
+        list: &mut Vec<Spanned<T>>,
+        items: &[Spanned<DeValue<'_>>],
+    ) {
+        for item in items {
             match Spanned::<T>::deserialize(ValueDeserializer::from(item.clone())) {
                 Ok(read) => list.push(read),
                 Err(e) => {

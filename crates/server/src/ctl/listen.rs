@@ -205,6 +205,7 @@ async fn serve_one(stream: UnixStream, access: Access, context: Arc<Context>) {
     if stopping {
         let (reply, _) = oneshot::channel();
         let _ = context.main.send(MainRequest::Stop { reply });
+        crate::lifecycle::signals::wake();
     }
 }
 
@@ -293,7 +294,9 @@ async fn ask_main(
     request: impl FnOnce(oneshot::Sender<Reply>) -> MainRequest,
 ) -> Reply {
     let (reply, answer) = oneshot::channel();
-    if context.main.send(request(reply)).is_err() {
+    let sent = context.main.send(request(reply));
+    crate::lifecycle::signals::wake();
+    if sent.is_err() {
         return Reply::error("the server is stopping");
     }
     answer.await.unwrap_or_else(|_| Reply::error("the server is stopping"))

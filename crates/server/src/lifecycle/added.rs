@@ -1,14 +1,25 @@
 //! Zones added and removed at run time (`ternctl zone-add`, `zone-remove`).
 //!
-//! They are kept in the storage directory's `zones-added.toml` ([`ADDED_ZONES`](crate::config::ADDED_ZONES)), one
-//! `[[zone]]` table each, and read after the configuration file at every start and
-//! reload ([`Config::from_file`]). A change is checked by reading the whole
-//! configuration with it ([`prepare`]); an addition's new primary zones then have their
-//! files loaded once off the main thread (the caller does this, see
-//! `lifecycle::Steering::zone_add`), so that a zone that would not load adds nothing —
-//! all or none. Then it is written atomically and applied as a reload is — so the zone
-//! set changes copy-on-write and the other zones keep answering. A removed zone's
-//! journal and kept copy stay on disk.
+//! They are kept in the storage directory's `zones-added.toml`
+//! ([`ADDED_ZONES`](crate::config::ADDED_ZONES)), an append-only log of `[[zone]]`
+//! tables and removal records ([`added_file`]), read after the configuration file at
+//! every start and reload ([`Config::from_file`]). A change costs what its zones cost,
+//! not what the zones served do:
+//!
+//! * it is checked against an [`Index`] of the zones served and the files they use
+//!   (lookups, not scans), and only its own tables are read and resolved
+//!   ([`Config::read_new_zones`]);
+//! * it is appended to the file and synced before it is applied or acknowledged (a
+//!   crash leaves the old set or the new one: [`added_file`]);
+//! * the configuration served is changed in place ([`Config::push_added`],
+//!   [`Config::swap_remove_added`]), not copied.
+//!
+//! An addition's new primary zones have their files loaded once off the main thread
+//! before anything is kept (the caller does this, see `lifecycle::Steering::zone_add`),
+//! so that a zone that would not load adds nothing — all or none. A zone that joins or
+//! leaves a catalog produced here changes its producer's member list: the whole
+//! configuration is then read again with the change ([`Change::Whole`]). A removed
+//! zone's journal and kept copy stay on disk.
 //!
 //! A table arrives as text (from `ternctl` or the API) and is never written as given:
 //! it is parsed, checked to hold only a zone's keys, its `file` confined to
@@ -16,48 +27,189 @@
 //! value in TOML's inline form — so no value (a key holding a newline, a string holding
 //! `[[zone]]`) can add a table or a key to the file.
 
-use std::collections::HashSet;
-use std::fmt::Write as _;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde::Deserialize as _;
 use tern_wire::Name;
 
-use crate::config::{files, Config, Role, ZoneConfig, ZoneSource};
+use crate::config::added_file;
+use crate::config::{files, CatalogRole, Config, NewZones, Role, ZoneConfig, ZonePlan, ZoneSource};
 use crate::ctl::listen::parse_zone;
-use tern_control::plan::ZonePlan;
-use tern_control::storage;
 
-/// The configuration with the zones of `tables` more (all or none), and the file's new
-/// text, written.
-pub fn add(config: &Config, tables: &[String]) -> Result<Prepared, String> {
-    let prepared = prepare(config, tables)?;
-    write(&prepared.path, &prepared.text)?;
-    Ok(prepared)
+/// Tables of the file that serve nothing (zones removed, and their removal records)
+/// from which, once they outweigh the zones kept, the file is rewritten with those only.
+const REWRITE_AFTER: usize = 1024;
+
+/// The zones served by name, and who uses which zone file, kept in step with the
+/// configuration by the changes of this module (see the module comment). Built from the
+/// configuration at the first change after a start or a whole-set change.
+#[derive(Debug, Default)]
+pub struct Index {
+    /// Each zone of the configuration: its position in `Config::zones` (and its plan's
+    /// in `Config::resolved`).
+    at: HashMap<Name, usize>,
+    /// Each zone file: its users.
+    files: HashMap<PathBuf, Users>,
+    /// The catalogs produced here.
+    producers: Vec<Name>,
 }
 
-/// What `zone-add` would make of `tables`, nothing written yet.
+/// The zones that use one file.
+#[derive(Debug, Default)]
+struct Users {
+    /// The secondary that writes it (then the only user).
+    writer: Option<Name>,
+    /// Primaries that read it.
+    readers: usize,
+    /// One of them, for messages (`None` once that one is gone).
+    reader: Option<Name>,
+}
+
+impl Index {
+    /// The index of `config`'s zones.
+    pub fn of(config: &Config) -> Index {
+        let mut index = Index::default();
+        index.at.reserve(config.zones.len());
+        for (at, zone) in config.zones.iter().enumerate() {
+            index.at.insert(zone.name.clone(), at);
+        }
+        for plan in &config.resolved.zones {
+            index.note(plan, &config.server.storage);
+        }
+        index
+    }
+
+    /// Notes `plan`'s file and catalog role, unchecked.
+    fn note(&mut self, plan: &ZonePlan, storage: &Path) {
+        if let Ok(Some(path)) = files::zone_file(plan, storage) {
+            self.take(path, plan);
+        }
+        if plan.catalog == CatalogRole::Producer {
+            self.producers.push(plan.name.clone());
+        }
+    }
+
+    /// True when the index was built for `config`'s zones (a cheap check: the count).
+    pub fn fits(&self, config: &Config) -> bool {
+        self.at.len() == config.zones.len()
+    }
+
+    fn take(&mut self, path: PathBuf, plan: &ZonePlan) {
+        let users = self.files.entry(path).or_default();
+        match files::writes(plan) {
+            true => users.writer = Some(plan.name.clone()),
+            false => {
+                users.readers += 1;
+                users.reader.get_or_insert_with(|| plan.name.clone());
+            }
+        }
+    }
+
+    /// Takes `plan`'s file for it, or says why it cannot use it (as [`files::claim`]).
+    fn claim(&mut self, plan: &ZonePlan, storage: &Path) -> Result<(), String> {
+        let Some(path) = files::zone_file(plan, storage)? else { return Ok(()) };
+        if let Some(users) = self.files.get(&path) {
+            let other = match (&users.writer, files::writes(plan) && users.readers > 0) {
+                (Some(writer), _) => Some(format!("zone {writer}")),
+                (None, true) => Some(users.reader.as_ref().map_or_else(
+                    || format!("{} other zones", users.readers),
+                    |reader| format!("zone {reader}"),
+                )),
+                (None, false) => None,
+            };
+            if let Some(other) = other {
+                return Err(format!(
+                    "file {}: {other} uses it too, and a secondary's kept copy must be its own",
+                    path.display()
+                ));
+            }
+        }
+        self.take(path, plan);
+        Ok(())
+    }
+
+    /// Gives back `plan`'s file.
+    fn release(&mut self, plan: &ZonePlan, storage: &Path) {
+        let Ok(Some(path)) = files::zone_file(plan, storage) else { return };
+        let Some(users) = self.files.get_mut(&path) else { return };
+        if users.writer.as_ref() == Some(&plan.name) {
+            users.writer = None;
+        } else if users.readers > 0 {
+            users.readers -= 1;
+            if users.reader.as_ref() == Some(&plan.name) {
+                users.reader = None;
+            }
+        }
+        if users.writer.is_none() && users.readers == 0 {
+            self.files.remove(&path);
+        }
+    }
+
+    /// Claims every plan's file, all or none.
+    fn claim_all(&mut self, plans: &[Arc<ZonePlan>], storage: &Path) -> Result<(), String> {
+        for (done, plan) in plans.iter().enumerate() {
+            if let Err(why) = self.claim(plan, storage) {
+                plans.iter().take(done).for_each(|p| self.release(p, storage));
+                return Err(format!("zone {}: {why}", plan.name));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The index in `slot`, built from `config` when missing or out of step with it.
+pub fn in_step<'i>(slot: &'i mut Option<Index>, config: &Config) -> &'i mut Index {
+    if slot.as_ref().is_some_and(|index| !index.fits(config)) {
+        *slot = None;
+    }
+    slot.get_or_insert_with(|| Index::of(config))
+}
+
+/// Logs the change to the file of added zones that a crash left unfinished, if any
+/// (ignored: it was never acknowledged; the next change cuts it off).
+pub fn log_torn(config: &Config) {
+    let log = &config.added_log;
+    if log.len > log.committed {
+        let file = config.added_zones_path().unwrap_or_default();
+        tracing::warn!(
+            file = %file.display(),
+            bytes = log.len - log.committed,
+            "the last change to the file of added zones was not finished (a crash while it was written, before it was acknowledged): ignored"
+        );
+    }
+}
+
+/// What a change does to the zones served.
+#[derive(Debug)]
+pub enum Change {
+    /// These zones were added (their plans) or removed (their names), the configuration
+    /// changed in place: the other zones stay untouched.
+    Zones(Vec<Arc<ZonePlan>>, Vec<Name>),
+    /// The whole configuration, read again with the change (a produced catalog's member
+    /// list changed): apply it as a reload does.
+    Whole(Box<Config>),
+}
+
+/// What `zone-add` would make of `tables`, nothing written or changed yet.
 #[derive(Debug)]
 pub struct Prepared {
-    /// The configuration with the zones added.
-    pub next: Config,
-    /// The file of added zones' new text.
-    pub text: String,
-    /// That file.
-    pub path: PathBuf,
-    /// The new zones' plans, when nothing else changed (no catalog produced here gains
-    /// a member): the zones can be added to those served, the others untouched
-    /// ([`crate::lifecycle::plane::Plane::change`]). `None`: apply the whole set.
-    pub added: Option<Vec<Arc<ZonePlan>>>,
+    /// The tables as they are written, one after the other.
+    body: String,
+    /// How many.
+    count: usize,
+    /// The new zones and their plans; `None` when a new zone joins a produced catalog.
+    zones: Option<NewZones>,
 }
 
 impl Prepared {
-    /// The zone files the new primary zones load, to check before anything is kept.
-    pub fn new_zone_files(&self, config: &Config) -> Vec<(Name, PathBuf)> {
-        let served: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
-        let plans = self.next.resolved.zones.iter().filter(|p| !served.contains(&p.name));
+    /// The zone files the new primary zones load, to check before anything is kept
+    /// (none known when the whole configuration is read again: they are loaded then).
+    pub fn new_zone_files(&self) -> Vec<(Name, PathBuf)> {
+        let Some((_, plans)) = &self.zones else { return Vec::new() };
         plans
+            .iter()
             .filter(|p| matches!(p.role, Role::Primary))
             .filter_map(|p| match &p.source {
                 ZoneSource::File(path) => Some((p.name.clone(), path.clone())),
@@ -67,101 +219,170 @@ impl Prepared {
     }
 }
 
-/// The configuration with the zones of `tables` more (all or none) and the file's new
-/// text, checked but not written.
-pub fn prepare(config: &Config, tables: &[String]) -> Result<Prepared, String> {
+/// What adding the zones of `tables` (all or none) would do, checked against `index` but
+/// nothing written.
+pub fn prepare(config: &Config, index: &mut Index, tables: &[String]) -> Result<Prepared, String> {
     if tables.is_empty() {
         return Err("no zone to add".into());
     }
-    let (main, path, added_path, current) = files(config)?;
-    let served: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+    let path = added_path(config)?;
     let dirs = config.added_zone_dirs();
     let mut names = HashSet::new();
-    let mut checked = Vec::with_capacity(tables.len());
+    let mut body = String::new();
     for table in tables {
         let table = checked_table(table, &dirs)?;
         let name = table_name(&table)?;
-        if served.contains(&name) {
+        if index.at.contains_key(&name) {
             return Err(format!("{name} is served already"));
         }
         if !names.insert(name.clone()) {
             return Err(format!("{name} is given twice"));
         }
-        checked.push(table);
+        write_table(&table, &mut body).map_err(|why| format!("zone {name}: {why}"))?;
     }
-    let from = current.len();
-    let mut text = current;
-    for table in &checked {
-        text.push_str(separator(&text));
-        write_table(table, &mut text);
+    let producers = index.producers.iter().filter_map(|n| index.at.get(n));
+    let producers = producers.filter_map(|&at| config.zones.get(at));
+    let zones = match config.read_new_zones(&body, &path, producers) {
+        Some(read) => Some(read.map_err(|e| e.to_string())?),
+        None => None,
+    };
+    if let Some((_, plans)) = &zones {
+        index.claim_all(plans, &config.server.storage)?;
+        plans.iter().for_each(|p| index.release(p, &config.server.storage));
     }
-    let quick = config.with_added(&text, from, &added_path);
-    let incremental = matches!(quick, Some(Ok(_)));
-    let next = match quick {
-        Some(next) => next,
-        None => Config::read(&main, &path, Some((&text, &added_path))),
+    Ok(Prepared { body, count: tables.len(), zones })
+}
+/// Adds the zones of `tables` (all or none): checked ([`prepare`]), appended to the
+/// file and synced, then the configuration changed in place and `index` with it (or,
+/// when a produced catalog gains a member, the whole configuration read again).
+pub fn add(config: &mut Config, index: &mut Index, tables: &[String]) -> Result<Change, String> {
+    let prepared = prepare(config, index, tables)?;
+    let path = added_path(config)?;
+    let Some((zones, plans)) = prepared.zones else {
+        let mut next = whole(config, &path, &prepared.body)?;
+        append(config, &path, &prepared.body, prepared.count)?;
+        next.added_log = config.added_log.clone();
+        return Ok(Change::Whole(Box::new(next)));
+    };
+    let storage = config.server.storage.clone();
+    index.claim_all(&plans, &storage)?;
+    if let Err(why) = append(config, &path, &prepared.body, prepared.count) {
+        plans.iter().for_each(|p| index.release(p, &storage));
+        return Err(why);
     }
-    .map_err(|e| e.to_string())?;
-    // `with_added` puts the new zones' plans after the others'.
-    let added = incremental
-        .then(|| next.resolved.zones.get(config.resolved.zones.len()..).map(<[_]>::to_vec))
-        .flatten();
-    Ok(Prepared { next, text, path: added_path, added })
+    for (offset, plan) in plans.iter().enumerate() {
+        index.at.insert(plan.name.clone(), config.zones.len() + offset);
+        if plan.catalog == CatalogRole::Producer {
+            index.producers.push(plan.name.clone());
+        }
+    }
+    config.push_added(zones, &plans);
+    Ok(Change::Zones(plans, Vec::new()))
 }
 
-/// The configuration without `zones` (all or none), which must have been added at run
-/// time, and the zones removed when nothing else changed (none was a catalog's member
-/// or producer: the others can be left untouched; `None`: apply the whole set).
-pub fn remove(config: &Config, zones: &[String]) -> Result<(Config, Option<Vec<Name>>), String> {
-    let (main, path, added_path, current) = files(config)?;
-    let mut gone = HashSet::new();
+/// Removes `zones` (all or none), which must have been added at run time: the removal
+/// appended to the file and synced, then the configuration changed in place (or, when
+/// one is a catalog's member or producer, the whole configuration read again).
+pub fn remove(config: &mut Config, index: &mut Index, zones: &[String]) -> Result<Change, String> {
+    let path = added_path(config)?;
+    let (mut gone, mut seen) = (Vec::new(), HashSet::new());
     for zone in zones {
-        gone.insert(parse_zone(zone)?);
-    }
-    let tables = read_tables(&current, &added_path)?;
-    let (kept, dropped): (Vec<&toml::Table>, Vec<&toml::Table>) =
-        tables.iter().partition(|t| table_name(t).map_or(true, |n| !gone.contains(&n)));
-    let added: HashSet<Name> = dropped.iter().filter_map(|t| table_name(t).ok()).collect();
-    if let Some(name) = gone.iter().find(|n| !added.contains(*n)) {
-        return Err(match config.zones.iter().any(|z| z.name == *name) {
-            true => format!("{name} is in {}: remove it there and reload", path.display()),
-            false => format!("{name} is not served here"),
-        });
-    }
-    let mut text = String::new();
-    for table in kept {
-        text.push_str(separator(&text));
-        write_table(table, &mut text);
-    }
-    let next = match config.without(&gone) {
-        Some(next) => (next, Some(gone.into_iter().collect())),
-        None => {
-            let next = Config::read(&main, &path, Some((&text, &added_path)));
-            (next.map_err(|e| e.to_string())?, None)
+        let name = parse_zone(zone)?;
+        match index.at.get(&name) {
+            None => return Err(format!("{name} is not served here")),
+            Some(&at) if at < config.zones_split().0.len() => {
+                let file = config.path.as_deref().unwrap_or(Path::new("?")).display();
+                return Err(format!("{name} is in {file}: remove it there and reload"));
+            }
+            Some(_) if !seen.insert(name.clone()) => {}
+            Some(_) => gone.push(name),
         }
+    }
+    let body: String = gone.iter().map(added_file::removal).collect();
+    let catalogued = |n: &Name| {
+        let plan = index.at.get(n).and_then(|&at| config.resolved.zones.get(at));
+        plan.is_some_and(|p| p.catalog != CatalogRole::None)
     };
-    write(&added_path, &text)?;
+    if gone.iter().any(catalogued) {
+        let mut next = whole(config, &path, &body)?;
+        append(config, &path, &body, gone.len())?;
+        next.added_log = config.added_log.clone();
+        return Ok(Change::Whole(Box::new(next)));
+    }
+    append(config, &path, &body, gone.len())?;
+    for name in &gone {
+        forget(config, index, name);
+    }
+    rewrite_when_worn(config, &path);
+    Ok(Change::Zones(Vec::new(), gone))
+}
+
+/// Takes `name` out of `config` and `index`.
+fn forget(config: &mut Config, index: &mut Index, name: &Name) {
+    let Some(at) = index.at.remove(name) else { return };
+    if let Some(plan) = config.resolved.zones.get(at).cloned() {
+        index.release(&plan, &config.server.storage);
+    }
+    if let Some((_, Some(_moved))) = config.swap_remove_added(at) {
+        if let Some(zone) = config.zones.get(at) {
+            index.at.insert(zone.name.clone(), at);
+        }
+    }
+}
+
+/// The file of added zones of `config`, which must have been read from a file.
+fn added_path(config: &Config) -> Result<PathBuf, String> {
+    match (&config.path, config.added_zones_path()) {
+        (Some(_), Some(path)) => Ok(path),
+        _ => Err("zones can be added only to a server started with a configuration file".into()),
+    }
+}
+
+/// Appends `body` (`count` tables) to the file, synced.
+fn append(config: &mut Config, path: &Path, body: &str, count: usize) -> Result<(), String> {
+    added_file::append(path, &mut config.added_log, body, count)
+        .map_err(|e| format!("{} not written: {e}", path.display()))
+}
+
+/// The whole configuration read again, its file of added zones with `body` appended.
+fn whole(config: &Config, path: &Path, body: &str) -> Result<Config, String> {
+    let main_path = config.path.clone().unwrap_or_default();
+    let main =
+        std::fs::read_to_string(&main_path).map_err(|e| format!("{}: {e}", main_path.display()))?;
+    let current =
+        added_file::read_committed(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let text = added_file::with_change(&current, config.added_log.marked, body);
+    let mut next =
+        Config::read(&main, &main_path, Some((&text, path))).map_err(|e| e.to_string())?;
+    next.path = config.path.clone();
     Ok(next)
 }
 
-/// The configuration file's text and path, the added zones' path and text.
-fn files(config: &Config) -> Result<(String, PathBuf, PathBuf, String), String> {
-    let (Some(path), Some(added)) = (config.path.clone(), config.added_zones_path()) else {
-        return Err("zones can be added only to a server started with a configuration file".into());
-    };
-    let main = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let current = match std::fs::read_to_string(&added) {
-        Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(format!("{}: {e}", added.display())),
-    };
-    Ok((main, path, added, current))
-}
-
-fn separator(text: &str) -> &'static str {
-    match text.is_empty() || text.ends_with("\n\n") {
-        true => "",
-        false => "\n",
+/// Rewrites the file with the zones kept only, once the removed outweigh them (see
+/// [`REWRITE_AFTER`]); a failure is logged, the file stays as it was (whole).
+fn rewrite_when_worn(config: &mut Config, path: &Path) {
+    let kept = config.zones_split().1.len();
+    let worn = config.added_log.tables.saturating_sub(kept);
+    if worn < REWRITE_AFTER || worn <= kept {
+        return;
+    }
+    let rewritten = (|| {
+        let text = added_file::read_committed(path).map_err(|e| e.to_string())?;
+        let tables = read_tables(&text, path)?;
+        let mut body = String::new();
+        for table in &tables {
+            write_table(table, &mut body)?;
+        }
+        added_file::rewrite(path, &mut config.added_log, &body, tables.len())
+            .map_err(|e| e.to_string())
+    })();
+    match rewritten {
+        Ok(()) => {
+            tracing::info!(file = %path.display(), zones = kept, "file of added zones rewritten without the zones removed")
+        }
+        Err(why) => {
+            tracing::warn!(file = %path.display(), "file of added zones not rewritten (it stays whole): {why}")
+        }
     }
 }
 
@@ -213,7 +434,9 @@ fn fill_in_stem(table: &mut toml::Table, zone: &Name) {
 }
 
 /// `table` as one `[[zone]]` table: one key a line, each value inline.
-fn write_table(table: &toml::Table, out: &mut String) {
+/// A value that would take more than one line (a string holding a newline may be
+/// written as a multi-line string) is refused: a line of it could pass for a mark.
+fn write_table(table: &toml::Table, out: &mut String) -> Result<(), String> {
     out.push_str("[[zone]]\n");
     for (key, value) in table {
         let bare = !key.is_empty()
@@ -222,26 +445,43 @@ fn write_table(table: &toml::Table, out: &mut String) {
             true => key.clone(),
             false => toml::Value::String(key.clone()).to_string(),
         };
-        let _ = writeln!(out, "{key} = {value}");
+        let line = format!("{key} = {value}");
+        if line.contains(['\n', '\r']) {
+            return Err(format!("`{key}`: a value on more than one line"));
+        }
+        out.push_str(&line);
+        out.push('\n');
     }
+    Ok(())
 }
 
-/// The `[[zone]]` tables of the file of added zones.
+/// The `[[zone]]` tables of the file of added zones that are served: each removal record
+/// takes away the table of its name before it.
 fn read_tables(text: &str, path: &Path) -> Result<Vec<toml::Table>, String> {
     let file: toml::Table =
         toml::from_str(text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
-    match file.get("zone") {
-        None => Ok(Vec::new()),
-        Some(toml::Value::Array(tables)) => tables
-            .iter()
-            .map(|t| {
-                t.as_table()
-                    .cloned()
-                    .ok_or_else(|| format!("{}: a zone that is not a table", path.display()))
-            })
-            .collect(),
-        Some(_) => Err(format!("{}: `zone` is not a list of tables", path.display())),
+    let tables = match file.get("zone") {
+        None => return Ok(Vec::new()),
+        Some(toml::Value::Array(tables)) => tables,
+        Some(_) => return Err(format!("{}: `zone` is not a list of tables", path.display())),
+    };
+    let mut kept: Vec<Option<toml::Table>> = Vec::with_capacity(tables.len());
+    let mut at: HashMap<Name, usize> = HashMap::new();
+    for table in tables {
+        let Some(table) = table.as_table() else {
+            return Err(format!("{}: a zone that is not a table", path.display()));
+        };
+        let name = table_name(table).map_err(|e| format!("{}: {e}", path.display()))?;
+        if added_file::is_removal(table.keys()) {
+            if let Some(slot) = at.remove(&name).and_then(|i| kept.get_mut(i)) {
+                *slot = None;
+            }
+            continue;
+        }
+        at.insert(name, kept.len());
+        kept.push(Some(table.clone()));
     }
+    Ok(kept.into_iter().flatten().collect())
 }
 
 /// The zone a table names (its `name` key).
@@ -250,12 +490,6 @@ fn table_name(table: &toml::Table) -> Result<Name, String> {
         Some(name) => parse_zone(name),
         None => Err("the zone table has no `name`".into()),
     }
-}
-
-fn write(path: &Path, text: &str) -> Result<(), String> {
-    use std::io::Write as _;
-    storage::replace(path, |out| out.write_all(text.as_bytes()))
-        .map_err(|e| format!("{} not written: {e}", path.display()))
 }
 
 #[cfg(test)]
@@ -269,7 +503,8 @@ mod tests {
         std::fs::write(&zone, "@ 300 SOA ns h 1 2 3 4 5\n@ 300 NS ns\nns 300 A 192.0.2.1\n")
             .unwrap();
         let text = format!(
-            "[server]\nstorage = \"{}\"\n[[zone]]\nname = \"a.example\"\nfile = \"{}\"\n",
+            "[server]\nstorage = \"{}\"\n[[remote]]\nid = \"p\"\naddress = \"192.0.2.9\"\n\
+             [[zone]]\nname = \"a.example\"\nfile = \"{}\"\n",
             dir.display(),
             zone.display()
         );
@@ -278,59 +513,243 @@ mod tests {
         Config::from_file(&path).unwrap()
     }
 
+    /// The configuration as a start would read it now.
+    fn restarted(config: &Config) -> Config {
+        Config::from_file(config.path.as_ref().unwrap()).unwrap()
+    }
+
+    fn names(config: &Config) -> Vec<String> {
+        let mut names: Vec<String> = config.zones.iter().map(|z| z.name.to_string()).collect();
+        names.sort();
+        names
+    }
+
+    /// The zones `count` tables name, `z{first}.example` on, all reading `a.zone`.
+    fn tables(dir: &Path, first: usize, count: usize) -> Vec<String> {
+        let file = dir.join("a.zone").display().to_string();
+        (first..first + count)
+            .map(|n| format!("name = \"z{n}.example\"\nfile = \"{file}\""))
+            .collect()
+    }
+
+    /// Every zone is found by the index at its place, as one built afresh finds it.
+    fn assert_in_step(config: &Config, index: &Index) {
+        let fresh = Index::of(config);
+        assert_eq!(index.at, fresh.at);
+        for (at, (zone, plan)) in config.zones.iter().zip(&config.resolved.zones).enumerate() {
+            assert_eq!((index.at[&zone.name], &plan.name), (at, &zone.name));
+        }
+        let users = |i: &Index| {
+            let mut users: Vec<_> =
+                i.files.iter().map(|(p, u)| (p.clone(), u.readers, u.writer.clone())).collect();
+            users.sort();
+            users
+        };
+        assert_eq!(users(index), users(&fresh));
+    }
+
     #[test]
     fn zones_are_added_kept_and_removed() {
         let dir = tempfile::tempdir().unwrap();
-        let config = config_in(dir.path());
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
         let file = dir.path().join("a.zone").display().to_string();
         let table = format!("name = \"b.example\"\nfile = \"{file}\"");
-        let added = add(&config, std::slice::from_ref(&table)).unwrap();
-        assert_eq!(added.next.zones.len(), 2);
-        let plans = added.added.expect("added beside the others");
-        assert_eq!(plans.len(), 1);
+        let Change::Zones(plans, gone) =
+            add(&mut config, &mut index, std::slice::from_ref(&table)).unwrap()
+        else {
+            panic!("added beside the others")
+        };
+        assert_eq!((plans.len(), gone.len(), config.zones.len()), (1, 0, 2));
         assert_eq!(plans[0].name, "b.example.".parse::<Name>().unwrap());
-        let again = Config::from_file(config.path.as_ref().unwrap()).unwrap();
+        let mut again = restarted(&config);
         assert_eq!(again.zones.len(), 2, "kept across restarts");
-        assert!(add(&again, std::slice::from_ref(&table)).unwrap_err().contains("served already"));
-        assert!(remove(&again, &["a.example".into()]).unwrap_err().contains("remove it there"));
-        let (fewer, gone) = remove(&again, &["b.example.".into()]).unwrap();
-        assert_eq!(fewer.zones.len(), 1);
-        assert_eq!(gone, Some(vec!["b.example.".parse::<Name>().unwrap()]));
-        assert!(remove(&fewer, &["b.example".into()]).unwrap_err().contains("not served"));
+        assert_eq!(again.added_log, config.added_log);
+        let mut index = Index::of(&again);
+        let why = add(&mut again, &mut index, std::slice::from_ref(&table)).unwrap_err();
+        assert!(why.contains("served already"), "{why}");
+        let why = remove(&mut again, &mut index, &["a.example".into()]).unwrap_err();
+        assert!(why.contains("remove it there"), "{why}");
+        let change = remove(&mut again, &mut index, &["b.example.".into()]).unwrap();
+        let Change::Zones(plans, gone) = change else { panic!("removed alone") };
+        assert!(plans.is_empty());
+        assert_eq!(gone, vec!["b.example.".parse::<Name>().unwrap()]);
+        assert_eq!(again.zones.len(), 1);
+        let why = remove(&mut again, &mut index, &["b.example".into()]).unwrap_err();
+        assert!(why.contains("not served"), "{why}");
+        assert_eq!(names(&restarted(&again)), ["a.example."]);
     }
 
     #[test]
     fn many_zones_are_added_and_removed_in_one_step_all_or_none() {
         let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 0, 100)).unwrap();
+        assert_eq!(config.zones.len(), 101);
+        let twice = [tables(dir.path(), 200, 1), tables(dir.path(), 200, 1)].concat();
+        assert!(add(&mut config, &mut index, &twice).unwrap_err().contains("given twice"));
+        let served = [tables(dir.path(), 300, 1), tables(dir.path(), 5, 1)].concat();
+        let why = add(&mut config, &mut index, &served).unwrap_err();
+        assert!(why.contains("z5.example. is served already"), "{why}");
+        assert_eq!(config.zones.len(), 101, "nothing of the refused batches taken");
+        let mut again = restarted(&config);
+        assert_eq!(again.zones.len(), 101, "nothing of the refused batches written");
+        let mut index = Index::of(&again);
+        let some = vec!["z1.example".to_owned(), "z2.example".into(), "nope.example".into()];
+        let why = remove(&mut again, &mut index, &some).unwrap_err();
+        assert!(why.contains("nope.example. is not served"), "{why}");
+        let zones: Vec<String> = (0..50).map(|n| format!("z{n}.example")).collect();
+        remove(&mut again, &mut index, &zones).unwrap();
+        assert_eq!(again.zones.len(), 51);
+        assert_in_step(&again, &index);
+        assert_eq!(names(&restarted(&again)), names(&again));
+    }
+
+    /// Removals take the last zone into the hole: the index follows, and the zones,
+    /// their plans and a restart agree, whatever is removed in whatever order.
+    #[test]
+    fn removals_keep_the_index_the_plans_and_the_file_in_step() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        for first in [0, 10, 20] {
+            add(&mut config, &mut index, &tables(dir.path(), first, 10)).unwrap();
+        }
+        for n in [29, 0, 15, 3, 28, 16] {
+            remove(&mut config, &mut index, &[format!("z{n}.example")]).unwrap();
+            assert_in_step(&config, &index);
+        }
+        // Added again after its removal: served once, kept once.
+        add(&mut config, &mut index, &tables(dir.path(), 3, 1)).unwrap();
+        assert_in_step(&config, &index);
+        assert_eq!(config.zones.len(), 1 + 30 - 6 + 1);
+        assert_eq!(names(&restarted(&config)), names(&config));
+    }
+
+    /// A crash while a change is appended: the change was never acknowledged, a start
+    /// ignores it, and the next change cuts it off; every acknowledged zone stays.
+    #[test]
+    fn a_torn_append_loses_no_acknowledged_zone() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 0, 2)).unwrap();
+        remove(&mut config, &mut index, &["z0.example".into()]).unwrap();
+        let path = dir.path().join(FILE);
+        let whole = std::fs::read_to_string(&path).unwrap();
+        let torn = "[[zone]]\nname = \"torn.example\"\nfile = \"/x\"\n#@ 12";
+        std::fs::write(&path, format!("{whole}{torn}")).unwrap();
+        let mut again = restarted(&config);
+        assert_eq!(names(&again), ["a.example.", "z1.example."]);
+        assert_eq!(again.added_log.committed, whole.len() as u64);
+        let mut index = Index::of(&again);
+        add(&mut again, &mut index, &tables(dir.path(), 7, 1)).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert!(!text.contains("torn.example"), "cut off: {text}");
+        assert_eq!(names(&restarted(&again)), ["a.example.", "z1.example.", "z7.example."]);
+    }
+
+    /// Damage (a change whose check fails, with changes after it) is not taken for a torn
+    /// append: the file is refused, saying where, rather than acknowledged zones dropped.
+    #[test]
+    fn a_damaged_file_is_refused_with_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 10, 1)).unwrap();
+        add(&mut config, &mut index, &tables(dir.path(), 20, 1)).unwrap();
+        let path = dir.path().join(FILE);
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::write(&path, text.replace("z10.example", "z11.example")).unwrap();
+        let why = Config::from_file(config.path.as_ref().unwrap()).unwrap_err().to_string();
+        assert!(why.contains(FILE) && why.contains("damaged"), "{why}");
+    }
+
+    /// A file written whole before marks is read as it was, and rewritten once with a
+    /// mark at the first change.
+    #[test]
+    fn a_file_of_the_form_before_marks_is_read_and_taken_over() {
+        let dir = tempfile::tempdir().unwrap();
         let config = config_in(dir.path());
         let file = dir.path().join("a.zone").display().to_string();
-        let table = |n: usize| format!("name = \"z{n}.example\"\nfile = \"{file}\"");
-        let tables: Vec<String> = (0..100).map(table).collect();
-        let next = add(&config, &tables).unwrap().next;
-        assert_eq!(next.zones.len(), 101);
-        let twice = vec![table(200), table(200)];
-        assert!(add(&next, &twice).unwrap_err().contains("given twice"));
-        let served = vec![table(300), table(5)];
-        assert!(add(&next, &served).unwrap_err().contains("z5.example. is served already"));
-        let again = Config::from_file(config.path.as_ref().unwrap()).unwrap();
-        assert_eq!(again.zones.len(), 101, "nothing of the refused batches written");
-        let some = vec!["z1.example".to_owned(), "z2.example".into(), "nope.example".into()];
-        assert!(remove(&again, &some).unwrap_err().contains("nope.example. is not served"));
-        let zones: Vec<String> = (0..50).map(|n| format!("z{n}.example")).collect();
-        assert_eq!(remove(&again, &zones).unwrap().0.zones.len(), 51);
-        assert_eq!(Config::from_file(config.path.as_ref().unwrap()).unwrap().zones.len(), 51);
+        let old = format!("[[zone]]\nname = \"old.example.\"\nfile = \"{file}\"\n");
+        std::fs::write(dir.path().join(FILE), &old).unwrap();
+        let mut config = restarted(&config);
+        assert_eq!(names(&config), ["a.example.", "old.example."]);
+        assert!(!config.added_log.marked);
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 1, 1)).unwrap();
+        assert!(config.added_log.marked);
+        assert_eq!(names(&restarted(&config)), ["a.example.", "old.example.", "z1.example."]);
+    }
+
+    /// Once the zones removed outweigh those kept, the file is rewritten with those kept.
+    #[test]
+    fn a_worn_file_is_rewritten_with_the_zones_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 0, 1500)).unwrap();
+        let zones: Vec<String> = (0..1200).map(|n| format!("z{n}.example")).collect();
+        remove(&mut config, &mut index, &zones).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        assert_eq!(text.matches("[[zone]]").count(), 300, "rewritten");
+        assert!(!text.contains("removed"));
+        assert_eq!(config.added_log.tables, 300);
+        assert_eq!(names(&restarted(&config)), names(&config));
+        assert_in_step(&config, &index);
+    }
+
+    #[test]
+    fn a_file_used_by_a_secondary_is_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        let copy = dir.path().join("copy.zone").display().to_string();
+        let secondary = |n: &str| format!("name = \"{n}\"\nfile = \"{copy}\"\nprimary = \"p\"");
+        add(&mut config, &mut index, &[secondary("s1.example")]).unwrap();
+        let why = add(&mut config, &mut index, &[secondary("s2.example")]).unwrap_err();
+        assert!(why.contains("uses it too"), "{why}");
+        let shared = dir.path().join("a.zone").display().to_string();
+        let why = add(
+            &mut config,
+            &mut index,
+            &[format!("name = \"s3.example\"\nfile = \"{shared}\"\nprimary = \"p\"")],
+        )
+        .unwrap_err();
+        assert!(why.contains("zone a.example. uses it too"), "{why}");
+        remove(&mut config, &mut index, &["s1.example".into()]).unwrap();
+        add(&mut config, &mut index, &[secondary("s2.example")]).unwrap();
+        assert_in_step(&config, &index);
+    }
+
+    /// No value can write a line of its own (one that could pass for a mark).
+    #[test]
+    fn a_value_never_takes_a_line_of_its_own() {
+        let mut table = toml::Table::new();
+        table.insert("name".into(), toml::Value::String("x.example".into()));
+        table.insert("comment".into(), toml::Value::String("a\n#@ 00000000\n[[zone]]".into()));
+        let mut out = String::new();
+        match write_table(&table, &mut out) {
+            Ok(()) => assert_eq!(out.lines().count(), 3, "{out}"),
+            Err(why) => assert!(why.contains("more than one line"), "{why}"),
+        }
+        assert!(out.lines().all(|l| !l.starts_with('#')), "{out}");
     }
 
     #[test]
     fn percent_s_in_a_file_is_the_zones_stem_and_never_leads_elsewhere() {
         let dir = tempfile::tempdir().unwrap();
-        let config = config_in(dir.path());
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
         let pattern = dir.path().join("%s.zone").display().to_string();
         let names = ["b.example", "C.Example.", "d/e.example", "\\.\\..example", "x"];
         let tables: Vec<String> =
             names.iter().map(|n| format!("name = {n:?}\nfile = {pattern:?}\n")).collect();
-        let text = add(&config, &tables).unwrap().text;
-        let written = read_tables(&text, Path::new(FILE)).unwrap();
+        add(&mut config, &mut index, &tables).unwrap();
+        let path = dir.path().join(FILE);
+        let written = read_tables(&std::fs::read_to_string(&path).unwrap(), &path).unwrap();
         let files: Vec<&str> = written.iter().map(|t| t["file"].as_str().unwrap()).collect();
         let at = |stem: &str| dir.path().join(format!("{stem}.zone")).display().to_string();
         let expected =
@@ -341,11 +760,14 @@ mod tests {
     #[test]
     fn a_bad_table_is_refused_with_its_line_and_nothing_written() {
         let dir = tempfile::tempdir().unwrap();
-        let config = config_in(dir.path());
-        let why = add(&config, &["name = \"c.example\"\ntemplate = \"nope\"".into()]).unwrap_err();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        let bad = ["name = \"c.example\"\ntemplate = \"nope\"".into()];
+        let why = add(&mut config, &mut index, &bad).unwrap_err();
         assert!(why.contains(FILE) && why.contains("nope"), "{why}");
         assert!(!dir.path().join(FILE).exists());
-        assert!(add(&config, &["file = \"x\"".into()]).unwrap_err().contains("no `name`"));
+        let why = add(&mut config, &mut index, &["file = \"x\"".into()]).unwrap_err();
+        assert!(why.contains("no `name`"), "{why}");
     }
 
     /// A zone added at run time may not name a script: it would run a file the API
@@ -353,12 +775,13 @@ mod tests {
     #[test]
     fn a_zone_added_at_run_time_names_no_script() {
         let dir = tempfile::tempdir().unwrap();
-        let config = config_in(dir.path());
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
         for extra in
             ["script = \"/etc/shadow\"", "script-max-memory = \"1M\"", "database = \"pdns\""]
         {
             let table = format!("name = \"s.example\"\n{extra}");
-            let why = add(&config, &[table]).unwrap_err();
+            let why = add(&mut config, &mut index, &[table]).unwrap_err();
             assert!(why.contains("not zones added at run time"), "{why}");
         }
         assert!(!dir.path().join(FILE).exists());

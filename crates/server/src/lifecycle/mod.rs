@@ -139,6 +139,7 @@ fn serve(
             return Err(e);
         }
     };
+    added::log_torn(&config);
     info!(
         listen = %addrs.join(" "),
         udp_workers = config.udp_workers(),
@@ -190,6 +191,7 @@ fn serve(
         log_overrides,
         http: http_server.as_ref(),
         consumed: catalogs::Consumed::default(),
+        index: None,
     };
     steering.run(&signals, &requests);
     if let Some(n) = &notifier {
@@ -220,6 +222,9 @@ struct Steering<'a> {
     http: Option<&'a live::Http>,
     /// Consumed catalogs' members.
     consumed: catalogs::Consumed,
+    /// The zones served and their files, for zone-add and zone-remove (built at the
+    /// first, kept in step by them; dropped when the configuration is replaced).
+    index: Option<added::Index>,
 }
 
 impl Steering<'_> {
@@ -273,8 +278,9 @@ impl Steering<'_> {
     /// are loaded first on a thread of their own (this one keeps taking signals and
     /// requests), and the add goes on when they all load ([`Self::zone_add_checked`]).
     fn zone_add(&mut self, tables: Vec<String>, reply: tokio::sync::oneshot::Sender<Reply>) {
-        let files = match added::prepare(&self.config, &tables) {
-            Ok(prepared) => prepared.new_zone_files(&self.config),
+        let index = added::in_step(&mut self.index, &self.config);
+        let files = match added::prepare(&self.config, index, &tables) {
+            Ok(prepared) => prepared.new_zone_files(),
             Err(why) => return drop(reply.send(Reply::error(why))),
         };
         let main = self.main.clone();
@@ -287,6 +293,7 @@ impl Steering<'_> {
                 })
                 .collect();
             let _ = main.send(MainRequest::ZoneAddChecked { tables, failures, reply });
+            signals::wake();
         };
         if let Err(e) = std::thread::Builder::new().name("ternd-zone-add".into()).spawn(check) {
             error!("zone-add: cannot start the thread that checks the zone files: {e}");
@@ -305,20 +312,33 @@ impl Steering<'_> {
             let why = format!("nothing added, as a zone would not load:\n{}", failures.join("\n"));
             return drop(reply.send(Reply::error(why)));
         }
-        match added::add(&self.config, tables) {
-            Ok(added::Prepared { next, added: Some(plans), .. }) => {
-                self.apply_change(next, &plans, &[], "zone-add", reply);
-            }
-            Ok(prepared) => self.apply(prepared.next, "zone-add", reply),
-            Err(why) => drop(reply.send(Reply::error(why))),
-        }
+        let index = added::in_step(&mut self.index, &self.config);
+        let change = added::add(&mut self.config, index, tables);
+        self.take_change(change, "zone-add", reply);
     }
 
     /// Removes zones added at run time.
     fn zone_remove(&mut self, zones: &[String], reply: tokio::sync::oneshot::Sender<Reply>) {
-        match added::remove(&self.config, zones) {
-            Ok((next, Some(gone))) => self.apply_change(next, &[], &gone, "zone-remove", reply),
-            Ok((next, None)) => self.apply(next, "zone-remove", reply),
+        let index = added::in_step(&mut self.index, &self.config);
+        let change = added::remove(&mut self.config, index, zones);
+        self.take_change(change, "zone-remove", reply);
+    }
+
+    /// Applies what zone-add or zone-remove changed.
+    fn take_change(
+        &mut self,
+        change: std::result::Result<added::Change, String>,
+        what: &'static str,
+        reply: tokio::sync::oneshot::Sender<Reply>,
+    ) {
+        match change {
+            Ok(added::Change::Zones(added, removed)) => {
+                self.apply_change(&added, &removed, what, reply);
+            }
+            Ok(added::Change::Whole(next)) => {
+                self.index = None;
+                self.apply(*next, what, reply);
+            }
             Err(why) => drop(reply.send(Reply::error(why))),
         }
     }
@@ -370,21 +390,22 @@ impl Steering<'_> {
         self.serve_when_loaded(next, loading, what, reply);
     }
 
-    /// Applies `next`, which differs from the configuration served by the zones `added`
+    /// Applies the configuration served, which was changed in place by the zones `added`
     /// and `removed` only: those change, the others are untouched ([`Plane::change`]),
     /// so the cost follows the change, not the zones served. `reply` is told once the
     /// new zones are loaded.
     fn apply_change(
         &mut self,
-        next: Config,
         added: &[Arc<tern_control::plan::ZonePlan>],
         removed: &[tern_wire::Name],
         what: &'static str,
         reply: tokio::sync::oneshot::Sender<Reply>,
     ) {
         info!(added = added.len(), removed = removed.len(), "{what}: changing the zone set");
-        let loading = self.control.change(&next, added, removed);
-        self.serve_when_loaded(next, loading, what, reply);
+        let loading = self.control.change(&self.config, added, removed);
+        let said = (what, reload::Said::default());
+        let level = self.config.log.level;
+        reload::log_when_done(loading, said, self.log.clone(), level, Some(reply));
     }
 
     /// Takes `next` as the configuration served, and tells `reply` (and the log) once
@@ -444,6 +465,7 @@ impl Steering<'_> {
                 let level = next.log.level;
                 reload::log_when_done(loading, ("reload", said), self.log.clone(), level, reply);
                 self.config = next;
+                self.index = None;
             }
             Err(e) => {
                 if let Some(reply) = reply {

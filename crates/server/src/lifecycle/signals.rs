@@ -3,7 +3,10 @@
 //!
 //! They are blocked in every thread (the mask is set before any thread starts and is
 //! inherited) and taken synchronously with `sigwait` by the main thread, so no handler
-//! runs in signal context.
+//! runs in signal context. SIGWINCH, blocked too, means nothing but "a request waits":
+//! [`wake`] sends it after a request is queued for the main thread, so that the request
+//! is taken at once rather than at the end of the main thread's wait (its default action
+//! is to be ignored, so a stray one does no harm).
 
 use crate::error::{Error, Result};
 
@@ -23,13 +26,15 @@ pub enum Signal {
 pub struct SignalSet(libc::sigset_t);
 
 impl SignalSet {
-    /// Blocks SIGHUP, SIGUSR1, SIGTERM and SIGINT in this thread (and in threads it starts later).
+    /// Blocks SIGHUP, SIGUSR1, SIGTERM, SIGINT and SIGWINCH in this thread (and in
+    /// threads it starts later).
     pub fn block() -> Result<SignalSet> {
         // SAFETY: sigemptyset/sigaddset initialise the set; pthread_sigmask reads it.
         unsafe {
             let mut set: libc::sigset_t = std::mem::zeroed();
             libc::sigemptyset(&mut set);
-            for signal in [libc::SIGHUP, libc::SIGUSR1, libc::SIGTERM, libc::SIGINT] {
+            for signal in [libc::SIGHUP, libc::SIGUSR1, libc::SIGTERM, libc::SIGINT, libc::SIGWINCH]
+            {
                 libc::sigaddset(&mut set, signal);
             }
             let rc = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -65,6 +70,15 @@ impl SignalSet {
                 return signal;
             }
         }
+    }
+}
+
+/// Ends the main thread's wait for signals ([`SignalSet::wait_for`] returns `None`), to
+/// take a request just queued for it.
+pub fn wake() {
+    // SAFETY: kill with this process's id and a signal number has no memory effects.
+    unsafe {
+        libc::kill(libc::getpid(), libc::SIGWINCH);
     }
 }
 
