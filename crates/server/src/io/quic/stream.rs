@@ -361,7 +361,8 @@ mod tests {
 
     #[test]
     fn a_read_of_data_and_end_gives_the_query() {
-        let mut chunks: [Bytes; CHUNKS_PER_READ] = [Bytes::from_static(b"\x00\x02ab"), Bytes::new()];
+        let mut chunks: [Bytes; CHUNKS_PER_READ] =
+            [Bytes::from_static(b"\x00\x02ab"), Bytes::new()];
         let mut reading = Reading::default();
         assert!(reading.take_read(&mut chunks, Some(1)).is_none(), "the end is still to come");
         let query = reading.take_read(&mut chunks, None).unwrap().unwrap();
@@ -387,7 +388,10 @@ mod tests {
         let mut short: [Bytes; CHUNKS_PER_READ] = [Bytes::from_static(b"\x00\x05a"), Bytes::new()];
         let mut reading = Reading::default();
         assert!(reading.take_read(&mut short, Some(1)).is_none());
-        assert!(matches!(reading.take_read(&mut short, None), Some(Err(Unread::Malformed))), "ends early");
+        assert!(
+            matches!(reading.take_read(&mut short, None), Some(Err(Unread::Malformed))),
+            "ends early"
+        );
     }
 
     #[test]
