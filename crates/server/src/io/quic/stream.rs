@@ -13,7 +13,9 @@
 //! and its answer fits the stream's window, so most streams are answered there, and the
 //! answers of the streams a packet opened leave together. Only a stream that must wait
 //! (a query still arriving, the handshake, a full window, a transfer) becomes a task of
-//! its own ([`Rest`]).
+//! its own ([`Rest`]). A query and its stream's end are taken in one read of the stream
+//! (one lock of quinn's connection), and the stream is ended by dropping its sending
+//! half, which finishes it: a stream costs four locked calls (accept, read, write, end).
 //!
 //! The handler answers into a per-thread buffer behind room for the length prefix; the
 //! framed answer is then copied once into the `Bytes` that quinn sends from.
@@ -36,6 +38,11 @@ use crate::stats::QuicStats;
 
 /// The most bytes a stream's query may take: a length prefix and a 65535-byte message.
 pub const MAX_FRAME: usize = 2 + MAX_MESSAGE;
+
+/// Chunks taken from a stream in one read. A query usually arrives as one chunk with the
+/// stream's end: with room for two, one locked read of the connection takes both (quinn
+/// notes the end, and the next read returns it without the lock).
+const CHUNKS_PER_READ: usize = 2;
 
 thread_local! {
     /// Per-thread answer buffer: the length prefix, then the handler's answer.
@@ -168,7 +175,9 @@ fn write_now<H: Handler>(mut send: SendStream, framed: Bytes, link: &Arc<Link<H>
     // Cancel-safe: when it is pending, nothing was written.
     let written = pin!(send.write_chunks(&mut chunks)).poll(&mut cx);
     match written {
-        Poll::Ready(Ok(_)) if chunks[0].is_empty() => drop(send.finish()),
+        // Dropped, `send` ends the stream (quinn's `SendStream` finishes on drop): one
+        // locked call fewer than `finish` and then the drop.
+        Poll::Ready(Ok(_)) if chunks[0].is_empty() => drop(send),
         Poll::Ready(Err(_)) => drop(send.reset(DOQ_REQUEST_CANCELLED)),
         // Pending, or written in part: the rest waits for room.
         _ => {
@@ -205,6 +214,23 @@ impl Reading {
         (frame.len() > MAX_FRAME || excess(frame)).then_some(Err(Unread::Malformed))
     }
 
+    /// Takes what one read of the stream gave: `Some(n)` chunks of `chunks`, or `None`
+    /// for its end. Returns the query once the stream has ended, or that it is
+    /// malformed.
+    fn take_read(
+        &mut self,
+        chunks: &mut [Bytes; CHUNKS_PER_READ],
+        read: Option<usize>,
+    ) -> Option<Result<Bytes, Unread>> {
+        let Some(n) = read else { return self.take(None) };
+        for chunk in chunks.iter_mut().take(n) {
+            if let Some(done) = self.take(Some(std::mem::take(chunk))) {
+                return Some(done);
+            }
+        }
+        None
+    }
+
     /// The query, once the stream has ended.
     fn finish(&mut self) -> Result<Bytes, Unread> {
         let frame = self.first.take().unwrap_or_else(|| std::mem::take(&mut self.joined).freeze());
@@ -220,15 +246,16 @@ impl Reading {
 /// ended (or why not), `None` while more is to come.
 fn read_now(recv: &mut RecvStream, reading: &mut Reading) -> Option<Result<Bytes, Unread>> {
     let mut cx = Context::from_waker(Waker::noop());
+    let mut chunks: [Bytes; CHUNKS_PER_READ] = Default::default();
     loop {
         // Cancel-safe: when it is pending, nothing was read.
-        let polled = pin!(recv.read_chunk(MAX_FRAME, true)).poll(&mut cx);
-        let chunk = match polled {
+        let polled = pin!(recv.read_chunks(&mut chunks)).poll(&mut cx);
+        let read = match polled {
             Poll::Pending => return None,
             Poll::Ready(Err(_)) => return Some(Err(Unread::Gone)),
-            Poll::Ready(Ok(chunk)) => chunk.map(|c| c.bytes),
+            Poll::Ready(Ok(read)) => read,
         };
-        if let Some(done) = reading.take(chunk) {
+        if let Some(done) = reading.take_read(&mut chunks, read) {
             return Some(done);
         }
     }
@@ -236,9 +263,10 @@ fn read_now(recv: &mut RecvStream, reading: &mut Reading) -> Option<Result<Bytes
 
 /// Reads the stream to its end: the query, without its length prefix.
 async fn read_query(recv: &mut RecvStream, reading: &mut Reading) -> Result<Bytes, Unread> {
+    let mut chunks: [Bytes; CHUNKS_PER_READ] = Default::default();
     loop {
-        let chunk = recv.read_chunk(MAX_FRAME, true).await.map_err(|_| Unread::Gone)?;
-        if let Some(done) = reading.take(chunk.map(|c| c.bytes)) {
+        let read = recv.read_chunks(&mut chunks).await.map_err(|_| Unread::Gone)?;
+        if let Some(done) = reading.take_read(&mut chunks, read) {
             return done;
         }
     }
@@ -329,6 +357,41 @@ mod tests {
         assert!(!excess(&[0, 2, 7, 7]));
         assert!(excess(&[0, 2, 7, 7, 0]), "a byte of a second query");
         assert!(!excess(&[0, 3, 7, 7]), "still arriving");
+    }
+
+    #[test]
+    fn a_read_of_data_and_end_gives_the_query() {
+        let mut chunks: [Bytes; CHUNKS_PER_READ] =
+            [Bytes::from_static(b"\x00\x02ab"), Bytes::new()];
+        let mut reading = Reading::default();
+        assert!(reading.take_read(&mut chunks, Some(1)).is_none(), "the end is still to come");
+        let query = reading.take_read(&mut chunks, None).unwrap().unwrap();
+        assert_eq!(&query[..], b"ab");
+    }
+
+    #[test]
+    fn chunks_of_one_read_are_joined() {
+        let mut chunks: [Bytes; CHUNKS_PER_READ] =
+            [Bytes::from_static(b"\x00\x03a"), Bytes::from_static(b"bc")];
+        let mut reading = Reading::default();
+        assert!(reading.take_read(&mut chunks, Some(2)).is_none());
+        assert!(chunks.iter().all(Bytes::is_empty), "the chunks are taken");
+        assert_eq!(&reading.take_read(&mut chunks, None).unwrap().unwrap()[..], b"abc");
+    }
+
+    #[test]
+    fn a_second_query_in_one_read_is_malformed() {
+        let mut chunks: [Bytes; CHUNKS_PER_READ] =
+            [Bytes::from_static(b"\x00\x01a"), Bytes::from_static(b"\x00")];
+        let mut reading = Reading::default();
+        assert!(matches!(reading.take_read(&mut chunks, Some(2)), Some(Err(Unread::Malformed))));
+        let mut short: [Bytes; CHUNKS_PER_READ] = [Bytes::from_static(b"\x00\x05a"), Bytes::new()];
+        let mut reading = Reading::default();
+        assert!(reading.take_read(&mut short, Some(1)).is_none());
+        assert!(
+            matches!(reading.take_read(&mut short, None), Some(Err(Unread::Malformed))),
+            "ends early"
+        );
     }
 
     #[test]
