@@ -6,8 +6,9 @@
 //! carry signed changes):
 //!
 //! * changesets (a transaction, a PATCH, an UPDATE batch, a reload's difference) are
-//!   signed one by one with [`tern_sign::sign_change`], each against the version the one
-//!   before it left — only the RRsets they touch and the denial records around them;
+//!   signed one by one with [`tern_sign::sign_change_applied`], each against the
+//!   version the one before it left — only the RRsets they touch and the denial records
+//!   around them; a batch of one is signed onto the version its UPDATE step made;
 //! * a whole version replacing a served one (a reload whose serial did not rise) is
 //!   turned into its difference from the served version, signed the same way;
 //! * a zone's first version is kept as it is when it is already signed with the
