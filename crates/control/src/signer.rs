@@ -6,8 +6,9 @@
 //! carry signed changes):
 //!
 //! * changesets (a transaction, a PATCH, an UPDATE batch, a reload's difference) are
-//!   signed one by one with [`tern_sign::sign_change`], each against the version the one
-//!   before it left — only the RRsets they touch and the denial records around them;
+//!   signed one by one with [`tern_sign::sign_change_applied`], each against the
+//!   version the one before it left — only the RRsets they touch and the denial records
+//!   around them; a batch of one is signed onto the version its UPDATE step made;
 //! * a whole version replacing a served one (a reload whose serial did not rise) is
 //!   turned into its difference from the served version, signed the same way;
 //! * a zone's first version is kept as it is when it is already signed with the
@@ -357,9 +358,9 @@ pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, signing: &Signing)
     match change {
         Change::Signed(_) => Ok(change),
         Change::Apply(changes) => chain(base.ok_or(Error::NothingServed)?, changes, kit),
-        Change::Built { changes, .. } => {
+        Change::Built { zone, changes } => {
             let changes = changes.into_iter().map(Arc::unwrap_or_clone).collect();
-            chain(base.ok_or(Error::NothingServed)?, changes, kit)
+            built(base.ok_or(Error::NothingServed)?, zone, changes, kit)
         }
         Change::Whole { zone, history, journal } => match base {
             Some(base) => replace(base, &zone, kit),
@@ -384,14 +385,40 @@ fn unavailable(base: Option<&Arc<ZoneContents>>, change: Change, why: &str) -> R
     }
 }
 
+/// A version built by one change (`zone`: `base` with it applied, as an UPDATE batch
+/// of one leaves it) signed from that version, which is not made again; more changes,
+/// or one carrying records the signer makes, as [`chain`] signs them.
+fn built(
+    base: &Arc<ZoneContents>,
+    zone: ZoneContents,
+    changes: Vec<Changeset>,
+    kit: &SignKit,
+) -> Result<Change> {
+    match <[Changeset; 1]>::try_from(changes) {
+        Ok([change])
+            if !change.all_removed().chain(change.all_added()).any(|r| made_by_signer(r.rtype)) =>
+        {
+            let (change, zone) =
+                tern_sign::sign_change_applied(base, zone, &change, &kit.keys, &kit.options)?;
+            Ok(Change::Built { zone, changes: vec![Arc::new(change)] })
+        }
+        Ok(one) => chain(base, one.into(), kit),
+        Err(changes) => chain(base, changes, kit),
+    }
+}
+
 /// Each change signed against the version the one before it left.
 fn chain(base: &Arc<ZoneContents>, changes: Vec<Changeset>, kit: &SignKit) -> Result<Change> {
     let mut zone = ZoneContents::clone(base);
     let mut signed = Vec::with_capacity(changes.len());
-    for change in changes {
-        let change = tern_sign::sign_change(&zone, &unsigned(change), &kit.keys, &kit.options)?;
-        zone.apply_in_place(&change)
-            .map_err(|why| Error::Apply { what: "the signed change does not apply", why })?;
+    for change in changes.into_iter().map(unsigned) {
+        let applied = zone
+            .apply(&change)
+            .map_err(|why| Error::Apply { what: "the change does not apply", why })?
+            .0;
+        let (change, next) =
+            tern_sign::sign_change_applied(&zone, applied, &change, &kit.keys, &kit.options)?;
+        zone = next;
         signed.push(Arc::new(change));
     }
     Ok(Change::Built { zone, changes: signed })

@@ -73,20 +73,94 @@ pub fn sign_change(
 ) -> Result<Changeset> {
     check_keys(keys)?;
     let change = unsigned_part(base.origin(), change, options.cds.is_some())?;
-    if !same_denial(base, &options.denial) {
-        return resign_whole(base, &change, keys, options);
+    let after = apply(base, &change)?;
+    Ok(sign_onto(base, after, change, keys, options)?.change)
+}
+
+/// [`sign_change`] for a change the caller has applied already: `applied` is `base`
+/// with `change` applied (as a commit that judged the change made it). Returns the
+/// signed change and the version it makes of `base`, made from `applied` by what
+/// signing adds and removes — the nodes `change` touched are not copied from `base`
+/// again, nor the change applied twice. The version holds the records of `base` with
+/// the signed change applied.
+pub fn sign_change_applied(
+    base: &ZoneContents,
+    applied: ZoneContents,
+    change: &Changeset,
+    keys: &[SigningKey],
+    options: &SignOptions,
+) -> Result<(Changeset, ZoneContents)> {
+    check_keys(keys)?;
+    if applied.serial() != change.to_serial().unwrap_or(base.serial()) {
+        return Err(Error::Change("the version given is not the change applied".into()));
     }
-    let mut touched = owners_of(&change);
-    let mut after = apply(base, &stripped(base, &change, &touched))?;
-    let dnskeys = key_rrsets_change(&after, keys, options)?;
-    if !dnskeys.is_empty() {
-        after = apply(&after, &dnskeys)?;
-        touched.insert(base.origin().clone());
+    let unsigned = unsigned_part(base.origin(), change, options.cds.is_some())?;
+    let same = unsigned.removed.len() == change.removed.len()
+        && unsigned.added.len() == change.added.len();
+    // Records left out (the apex DNSKEY RRset is the signer's): applied again without.
+    let after = if same { applied } else { apply(base, &unsigned)? };
+    sign_onto(base, after, unsigned, keys, options)?.finish()
+}
+
+/// A change signed ([`sign_onto`]), and the version it makes as far as made: `zone`,
+/// to which what `rest` says is still to be applied.
+struct Signed {
+    change: Changeset,
+    zone: ZoneContents,
+    rest: Rest,
+}
+
+/// What of a signed change is still to be applied to the version made so far.
+enum Rest {
+    /// All of it (the version is the base).
+    Whole,
+    /// Its removed and added records from these positions on, but the signatures and
+    /// NSEC records at `stripped`, which are gone already.
+    From { removed: usize, added: usize, stripped: BTreeSet<Name> },
+}
+
+impl Signed {
+    /// The signed change and the version it makes.
+    fn finish(self) -> Result<(Changeset, ZoneContents)> {
+        let Signed { change, mut zone, rest } = self;
+        let Rest::From { removed, added, stripped } = rest else {
+            apply_in_place(&mut zone, &change)?;
+            return Ok((change, zone));
+        };
+        let gone = |r: &&RecordData| {
+            matches!(r.rtype, Rtype::RRSIG | Rtype::NSEC) && stripped.contains(&r.owner)
+        };
+        let left = Changeset {
+            removed: change.removed.iter().skip(removed).filter(|r| !gone(r)).cloned().collect(),
+            added: change.added.get(added..).unwrap_or_default().to_vec(),
+            ..Changeset::default()
+        };
+        apply_in_place(&mut zone, &left)?;
+        Ok((change, zone))
     }
+}
+
+/// The signed form of `change` (as [`sign_change`] says), `after` being `base` with
+/// `change` applied; `after` is brought on towards the signed version as far as
+/// reading it needs (see [`Signed`]).
+fn sign_onto(
+    base: &ZoneContents,
+    mut after: ZoneContents,
+    change: Changeset,
+    keys: &[SigningKey],
+    options: &SignOptions,
+) -> Result<Signed> {
     let soa = after.soa_record().map(|soa| (soa.ttl, soa.rdata));
     let (_, negative_ttl) = soa_ttls_of(soa.as_ref().map(|(ttl, rd)| (*ttl, rd.as_slice())))?;
-    if chain_ttl(base) != Some(negative_ttl) {
-        return resign_whole(base, &change, keys, options);
+    if !same_denial(base, &options.denial) || chain_ttl(base) != Some(negative_ttl) {
+        return resign_whole(base, &after, change, keys, options);
+    }
+    let mut touched = owners_of(&change);
+    let stripped = strip_emptied(&mut after, &touched)?;
+    let dnskeys = key_rrsets_change(&after, keys, options)?;
+    if !dnskeys.is_empty() {
+        apply_in_place(&mut after, &dnskeys)?;
+        touched.insert(base.origin().clone());
     }
     let names = reached(base, &after, &touched);
     let mut delta = Delta::default();
@@ -104,9 +178,10 @@ pub fn sign_change(
     let mut signed = change;
     signed.removed.extend(dnskeys.removed);
     signed.added.extend(dnskeys.added);
+    let rest = Rest::From { removed: signed.removed.len(), added: signed.added.len(), stripped };
     signed.removed.extend(removed);
     signed.added.extend(added);
-    Ok(signed)
+    Ok(Signed { change: signed, zone: after, rest })
 }
 
 /// `change` without the apex DNSKEY records (the signer's; CDS and CDNSKEY too when
@@ -158,16 +233,19 @@ fn chain_ttl(zone: &ZoneContents) -> Option<u32> {
     zone.apex()?.rrset(rtype).filter(|r| r.has_records()).map(|r| r.ttl)
 }
 
-/// The whole new zone signed, as a change from `base` (see the module docs).
+/// The whole new zone (`unsigned`: `base` with `change` applied) signed, as a change
+/// from `base` (see the module docs).
 fn resign_whole(
     base: &ZoneContents,
-    change: &Changeset,
+    unsigned: &ZoneContents,
+    change: Changeset,
     keys: &[SigningKey],
     options: &SignOptions,
-) -> Result<Changeset> {
-    let unsigned = apply(base, change)?;
-    let signed = sign_zone(&unsigned, keys, options)?.to_contents()?;
-    base.diff(&signed).ok_or_else(|| Error::Zone("no SOA at the apex".into()))
+) -> Result<Signed> {
+    drop(change);
+    let signed = sign_zone(unsigned, keys, options)?.to_contents()?;
+    let change = base.diff(&signed).ok_or_else(|| Error::Zone("no SOA at the apex".into()))?;
+    Ok(Signed { change, zone: base.clone(), rest: Rest::Whole })
 }
 
 /// `zone` with `change` applied.
@@ -175,32 +253,39 @@ fn apply(zone: &ZoneContents, change: &Changeset) -> Result<ZoneContents> {
     zone.apply(change).map(|(zone, _)| zone).map_err(|e| Error::Change(e.to_string()))
 }
 
+/// Applies `change` to `zone` itself (on an error, `zone` is to be dropped).
+fn apply_in_place(zone: &mut ZoneContents, change: &Changeset) -> Result<()> {
+    zone.apply_in_place(change).map(drop).map_err(|e| Error::Change(e.to_string()))
+}
+
 /// The owners of a change's records, once each.
 fn owners_of(change: &Changeset) -> BTreeSet<Name> {
     change.all_removed().chain(change.all_added()).map(|r| r.owner.clone()).collect()
 }
 
-/// `change` and the removal of every signature and NSEC record at the names it touches
-/// (`touched`): applied, it leaves those names as the unsigned zone has them, so that a
-/// name the change empties disappears, with the empty non-terminals only it made. The
-/// apex keeps its NSEC record: the zone crate takes an apex without one for an unsigned
-/// zone, and would redo its whole adjust pass.
-fn stripped(base: &ZoneContents, change: &Changeset, touched: &BTreeSet<Name>) -> Changeset {
-    let mut out = change.clone();
+/// Removes from `after` the signatures and NSEC records of the names among `touched`
+/// that the change left without data, so that such a name disappears, with the empty
+/// non-terminals only it made (the signed change removes them too: a name without data
+/// has neither). Returns those names, spelled as the zone spells them. The apex always
+/// holds data (its SOA).
+fn strip_emptied(after: &mut ZoneContents, touched: &BTreeSet<Name>) -> Result<BTreeSet<Name>> {
+    let mut names = BTreeSet::new();
     let mut delta = Delta::default();
     for name in touched {
-        let Some(id) = base.find(name) else { continue };
-        let Some(node) = base.node(id) else { continue };
-        for rrset in node.rrsets() {
-            if rrset.rtype == Rtype::NSEC && id != tern_zone::APEX {
-                delta.remove_rrset(node.owner(), &rrset);
+        let Some(p) = place(after, name).filter(|p| !p.data) else { continue };
+        for rrset in p.node.rrsets() {
+            if rrset.rtype == Rtype::NSEC {
+                delta.remove_rrset(p.node.owner(), &rrset);
             } else {
-                delta.remove_sigs(node.owner(), &rrset);
+                delta.remove_sigs(p.node.owner(), &rrset);
             }
         }
+        names.insert(p.node.owner().to_name());
     }
-    out.removed.extend(delta.removed);
-    out
+    if !delta.removed.is_empty() {
+        apply_in_place(after, &Changeset { removed: delta.removed, ..Changeset::default() })?;
+    }
+    Ok(names)
 }
 
 /// The change that brings the apex RRsets the signer makes from the keys (DNSKEY, and

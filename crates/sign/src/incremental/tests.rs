@@ -17,7 +17,7 @@ use crate::rrsig::{signed_data, RrsetRef, Scratch};
 use crate::validity::Validity;
 use crate::zone::{sign_zone, CdsRecords, DenialConfig, SignOptions};
 
-use super::sign_change;
+use super::{sign_change, sign_change_applied};
 
 /// An unsigned record: owner, type, TTL, RDATA.
 pub(crate) type Rec = (Name, Rtype, u32, Vec<u8>);
@@ -71,6 +71,16 @@ pub(crate) fn records_of(zone: &ZoneContents) -> Vec<String> {
             text = text.rsplit_once(' ').unwrap().0.to_string();
         }
         out.push(format!("{} {ttl} {rtype} {text}", owner.to_string().to_lowercase()));
+    });
+    out.sort();
+    out
+}
+
+/// Every record of `zone`, as it is, sorted.
+fn all_records(zone: &ZoneContents) -> Vec<(String, Rtype, u32, Vec<u8>)> {
+    let mut out = Vec::new();
+    zone.for_each_record(|owner, rtype, ttl, rdata| {
+        out.push((owner.to_string(), rtype, ttl, rdata.to_vec()));
     });
     out.sort();
     out
@@ -158,9 +168,23 @@ impl Signed {
         self.soa = soa;
         let new_all = self.with_soa(&new, self.serial);
         let change = unsigned_change(&old, &new_all);
-        let signed = sign_change(&self.zone, &change, &self.keys, &self.options)
-            .unwrap_or_else(|e| panic!("{context}: {e}"));
-        self.zone = self.zone.apply(&signed).unwrap_or_else(|e| panic!("{context}: {e}")).0;
+        // In turn by `sign_change` and by `sign_change_applied`, whose version must be
+        // the base with its signed change applied, to the byte.
+        let signed = if self.serial % 2 == 0 {
+            let signed = sign_change(&self.zone, &change, &self.keys, &self.options);
+            let signed = signed.unwrap_or_else(|e| panic!("{context}: {e}"));
+            self.zone = self.zone.apply(&signed).unwrap_or_else(|e| panic!("{context}: {e}")).0;
+            signed
+        } else {
+            let applied = self.zone.apply(&change).unwrap_or_else(|e| panic!("{context}: {e}")).0;
+            let made = sign_change_applied(&self.zone, applied, &change, &self.keys, &self.options);
+            let (signed, zone) = made.unwrap_or_else(|e| panic!("{context}: {e}"));
+            let (want, _) = self.zone.apply(&signed).unwrap_or_else(|e| panic!("{context}: {e}"));
+            assert_eq!(all_records(&zone), all_records(&want), "{context}");
+            assert_eq!(zone.record_count(), want.record_count(), "{context}");
+            self.zone = zone;
+            signed
+        };
         self.data = new;
         self.check(&new_all, context);
         signed
