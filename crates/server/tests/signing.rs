@@ -548,7 +548,7 @@ fn bind_keys_are_imported_sign_the_zone_and_export_bind_s_ds() {
     let (_, keys) = ctl(&["zone-keys", ZONE]);
     assert!(keys.lines().any(|l| l.contains("Ksk") && l.contains("retired")), "{keys}");
     let (code, body) =
-        curl_json(http, token, &format!("/api/v1/zones/{ZONE}/actions/key-export?key={id}"), None);
+        api_post(http, token, &format!("/api/v1/zones/{ZONE}/actions/key-export?key={id}"), "");
     assert_eq!((code, body["text"].as_str()), (200, Some(exported.as_str())), "{body}");
 
     // A ZSK without timings: the policy publishes it (pre-publication) in its turn.
@@ -589,7 +589,7 @@ fn bind_keys_are_imported_sign_the_zone_and_export_bind_s_ds() {
     let body =
         serde_json::json!({ "file": "K.private", "private": bad, "key": bind_key }).to_string();
     let path = format!("/api/v1/zones/{ZONE}/actions/key-import");
-    let (code, body) = curl_json(http, token, &path, Some(&body));
+    let (code, body) = api_post(http, token, &path, &body);
     assert!(
         code == 409 && body["error"].as_str().unwrap_or_default().contains("K.private:"),
         "{body}"
@@ -597,18 +597,21 @@ fn bind_keys_are_imported_sign_the_zone_and_export_bind_s_ds() {
     assert_eq!(served.dig(&["+short", ZONE, "DNSKEY"]).lines().count(), 4, "nothing changed");
 }
 
-/// `curl -X POST` on the API with `token` (and a JSON `body`): the status and the JSON.
-fn curl_json(http: u16, token: &str, path: &str, body: Option<&str>) -> (u16, serde_json::Value) {
-    let mut cmd = Command::new("curl");
-    cmd.args(["-s", "-o", "-", "-w", "\n%{http_code}", "-X", "POST"]);
-    cmd.args(["-H", &format!("Authorization: Bearer {token}")]);
-    if let Some(body) = body {
-        cmd.args(["-H", "Content-Type: application/json", "--data", body]);
-    }
-    let out = cmd.arg(format!("http://127.0.0.1:{http}{path}")).output().unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let (body, code) = text.rsplit_once('\n').unwrap();
-    (code.parse().unwrap(), serde_json::from_str(body).unwrap_or_default())
+/// A POST of `body` (JSON) to the API at `path` with `token`: the status and the JSON.
+fn api_post(http: u16, token: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", http)).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all((head + body).as_bytes()).unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let code = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    (code, serde_json::from_str(body).unwrap_or_default())
 }
 
 /// The policy's denial changed by an edit and `ternctl reload`: NSEC to NSEC3, then

@@ -92,7 +92,7 @@ impl KeyInfo {
     }
 
     /// True when its DNSKEY is in the DNSKEY RRset at `_now`: published and not
-    /// removed (see [`taken_not_undone`] on a recorded time after now).
+    /// removed. A step recorded after now (the clock set back since) stays taken.
     pub fn is_published(&self, _now: u64) -> bool {
         taken_not_undone(self.published, self.removed)
     }
