@@ -43,6 +43,8 @@ impl Writer {
             ZoneCommand::Apply(steps) => self.apply_steps(steps).await,
             ZoneCommand::Backup(dir) => self.backup(dir).await,
             ZoneCommand::Restore(dir) => self.restore(dir).await,
+            ZoneCommand::KeyImport(files) => self.import_key(&files).await,
+            ZoneCommand::KeyExport(id) => self.export_keys(id),
         }
     }
 

@@ -103,6 +103,10 @@ pub enum ZoneCommand {
     Backup(PathBuf),
     /// Serve the data a backup in this directory holds again ([`crate::backup`]).
     Restore(PathBuf),
+    /// Import a BIND key into the zone's key store (`zone-key-import`).
+    KeyImport(Box<crate::keystore::bind::BindFiles>),
+    /// The DNSKEY and DS records of a key, or of the KSKs and CSKs (`zone-key-export`).
+    KeyExport(Option<u32>),
 }
 
 /// A command's outcome: what was done, or why not.

@@ -11,6 +11,7 @@ use tracing::{error, info, warn};
 use crate::commit::{Change, Notify};
 use crate::counters::control::control;
 use crate::error::{Error, Result};
+use crate::keystore::bind::BindFiles;
 use crate::signer::{SignKit, Signer, Signing};
 use crate::writer::Writer;
 
@@ -73,9 +74,15 @@ impl Writer {
         }
     }
 
-    /// When the signer next has work: a policy step or a refresh pass.
+    /// When the signer next has work: a policy step or a refresh pass — now, when the
+    /// clock was set back since signatures were made that are not valid yet
+    /// ([`set_back`]).
     pub(crate) fn sign_wake(&self) -> Option<u64> {
         let signer = self.signer.as_ref().filter(|_| self.current.is_some())?;
+        let now = self.now();
+        if set_back(signer, now) {
+            return Some(now);
+        }
         Some(signer.keys_due.map_or(signer.refresh_due, |k| k.min(signer.refresh_due)))
     }
 
@@ -99,6 +106,10 @@ impl Writer {
             error!(zone = %self.plan.name, "the zone could not be unsigned (it stays served as it was): {why}");
             self.last_error = Some((now, format!("unsigning: {why}")));
         }
+        if let Err(why) = self.sign_when_denial_changed().await {
+            error!(zone = %self.plan.name, "the zone could not be signed with the policy's denial (it stays served as it was): {why}");
+            self.last_error = Some((now, format!("signing: {why}")));
+        }
         if let Err(why) = self.sign_when_unsigned().await {
             error!(zone = %self.plan.name, "the zone could not be signed (it stays served unsigned): {why}");
             self.last_error = Some((now, format!("signing: {why}")));
@@ -109,7 +120,8 @@ impl Writer {
             self.last_error = Some((now, format!("signature refresh: {why}")));
         }
         if let Some(signer) = self.signer.as_mut() {
-            signer.refresh_due = now + refresh_interval(signer.plan().policy.signature_refresh);
+            signer.refresh_due =
+                now.saturating_add(refresh_interval(signer.plan().policy.signature_refresh));
         }
         self.warn_expiry(now);
     }
@@ -156,6 +168,28 @@ impl Writer {
         let Some(change) = signed.await?? else { return Ok(()) };
         self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
         info!(zone = %self.plan.name, "signed whole: the zone was served unsigned");
+        Ok(())
+    }
+
+    /// A zone served signed with another denial than the policy's (a reload changed it
+    /// from NSEC to NSEC3, its parameters, or back) is signed again whole
+    /// ([`crate::signer::resign_denial`], on a blocking thread), its serial raised,
+    /// committed as a whole version (the journal starts afresh; secondaries take it by
+    /// AXFR) and notified: a refresh keeps only the denial it finds.
+    async fn sign_when_denial_changed(&mut self) -> Result<()> {
+        let Some(base) = self.current.clone() else { return Ok(()) };
+        if base.denial() == tern_zone::Denial::Unsigned {
+            return Ok(());
+        }
+        let Some(kit) = self.sign_kit()? else { return Ok(()) };
+        if kit.unsigned() || tern_sign::same_denial(&base, &kit.options().denial) {
+            return Ok(());
+        }
+        let file_base = self.current.clone().filter(|_| self.file_base.is_none());
+        let signed = tokio::task::spawn_blocking(move || crate::signer::resign_denial(&base, &kit));
+        self.commit(signed.await??, Notify::Yes).await?;
+        self.zone_file_lags(file_base);
+        info!(zone = %self.plan.name, "signed again whole: the policy's denial changed");
         Ok(())
     }
 
@@ -223,6 +257,49 @@ impl Writer {
         // Later than every expiration, within RFC 1982's half of the serial space.
         let made = self.refresh_signatures(now + validity + 86_400).await?;
         Ok(format!("{made} signatures made"))
+    }
+
+    /// `zone-key-import`: a BIND key added to the zone's key store (on a blocking
+    /// thread: its file is written), then the policy's steps due and a refresh pass, so
+    /// that the zone is signed as the key's timings and the policy say at once.
+    pub(crate) async fn import_key(&mut self, files: &BindFiles) -> Result<String> {
+        let now = self.now();
+        let mut signer = self.signer.take().ok_or(Error::NotSigned)?;
+        let files = files.clone();
+        let done = tokio::task::spawn_blocking(move || {
+            let imported = signer.store_mut().import_bind_text(&files, now);
+            (signer, imported)
+        })
+        .await?;
+        let (signer, imported) = done;
+        self.signer = Some(signer);
+        let info = imported?;
+        info!(zone = %self.plan.name, key = info.id, tag = info.tag, role = ?info.role, "BIND key imported");
+        self.sign_due().await;
+        let signer = self.signer.as_ref().ok_or(Error::NotSigned)?;
+        let now = self.now();
+        let state = signer.store().keys().iter().find(|k| k.id == info.id).map(|k| {
+            match (k.is_published(now), k.is_active(now)) {
+                (_, true) => "it signs",
+                (true, false) => "published; the policy activates it in turn",
+                (false, false) => "the policy publishes and activates it in turn",
+            }
+        });
+        let state = state.unwrap_or("the policy already retired it");
+        Ok(format!(
+            "imported as key {} (tag {}, {} {:?}): {state}",
+            info.id,
+            info.tag,
+            info.algorithm.mnemonic(),
+            info.role
+        ))
+    }
+
+    /// `zone-key-export`: the DNSKEY and DS records of key `id`, or of every published
+    /// KSK and CSK, for the parent ([`crate::keystore::KeyStore::export`]).
+    pub(crate) fn export_keys(&self, id: Option<u32>) -> Result<String> {
+        let signer = self.signer.as_ref().ok_or(Error::NotSigned)?;
+        signer.store().export(id, signer.plan().policy.dnskey_ttl)
     }
 
     /// `zone-ksk-submitted`: every DS the policy waits for is recorded as seen (or gone),
@@ -298,6 +375,7 @@ impl Writer {
             }
             let slice = RefreshOptions {
                 threshold: until as u32,
+                now: self.now() as u32,
                 serial: kit.next_serial(base.serial()),
                 start,
                 max_names: SLICE_NAMES,
@@ -339,8 +417,20 @@ impl Writer {
         let made = now + policy.signature_validity - 2 * (policy.signature_refresh / 10);
         let until = until.min(made);
         signer.valid_until = Some(until);
+        // Every signature not yet valid at now was made again by this pass.
+        signer.latest_inception = crate::signer::inception(now);
         control().signatures_valid_until(&self.plan.name.to_string(), until);
     }
+}
+
+/// True when the clock was set back: a kit made since the last whole refresh pass signs
+/// from after `now` (its signatures not valid yet, RFC 4035 §5.3.1), and the next
+/// refresh is further away than a refresh interval (by the clock, it was set at most one
+/// interval ahead; once a pass has run, it is again, so a failing pass is not retried in
+/// a loop).
+fn set_back(signer: &Signer, now: u64) -> bool {
+    let interval = refresh_interval(signer.plan().policy.signature_refresh);
+    signer.latest_inception > now && signer.refresh_due > now.saturating_add(interval)
 }
 
 /// `at` (seconds since the epoch) as `YYYYMMDDHHmmSS` UTC, as `keymgr` and BIND's key
@@ -354,3 +444,6 @@ fn time(at: u64) -> String {
 fn refresh_interval(signature_refresh: u64) -> u64 {
     (signature_refresh / 10).clamp(1, 3600)
 }
+
+#[cfg(test)]
+mod tests;

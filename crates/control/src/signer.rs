@@ -84,6 +84,9 @@ pub struct Signer {
     /// No signature expires before this (seconds since the epoch), as the last refresh
     /// pass over the whole zone left it.
     pub valid_until: Option<u64>,
+    /// The latest inception of the kits made since the last whole refresh pass: after
+    /// now, the clock was set back and signatures not yet valid are served.
+    pub latest_inception: u64,
 }
 
 impl Signer {
@@ -99,6 +102,7 @@ impl Signer {
             refresh_due: now,
             awaiting: vec![],
             valid_until: None,
+            latest_inception: 0,
         };
         signer.advance(now)?;
         Ok(signer)
@@ -147,15 +151,18 @@ impl Signer {
         now: u64,
     ) -> Result<Arc<SignKit>> {
         // Signatures are valid from the kit's time: it is made again well before that
-        // matters (a tenth of the refresh window, an hour at most).
+        // matters (a tenth of the refresh window, an hour at most), and when it was made
+        // after now (the clock set back since: its signatures would not be valid yet).
         let max_age = (self.plan.policy.signature_refresh / 10).clamp(1, KIT_AGE);
         if let Some(kit) = &self.kit {
-            let fresh = now.saturating_sub(kit.now) < max_age && kit.serial == serial;
+            let age = now.checked_sub(kit.now).filter(|age| *age < max_age);
+            let fresh = age.is_some() && kit.serial == serial;
             if fresh && self.same_salt(kit, zone) {
                 return Ok(Arc::clone(kit));
             }
         }
         let kit = Arc::new(self.make_kit(zone, serial, now)?);
+        self.latest_inception = self.latest_inception.max(inception(now));
         self.kit = Some(Arc::clone(&kit));
         Ok(kit)
     }
@@ -262,10 +269,15 @@ impl SignKit {
     }
 }
 
+/// The inception of signatures made at `now` (an hour before).
+pub fn inception(now: u64) -> u64 {
+    now.saturating_sub(INCEPTION_BACK)
+}
+
 /// Signatures valid from an hour ago for the policy's validity, expirations spread over
 /// a tenth of the refresh window (seeded by the zone's name: the same at every start).
 fn validity(policy: &Policy, now: u64, zone: &tern_wire::Name) -> Result<Validity> {
-    let inception = now.saturating_sub(INCEPTION_BACK) as u32;
+    let inception = inception(now) as u32;
     let expiration = now.saturating_add(policy.signature_validity) as u32;
     let window = u32::try_from(policy.signature_refresh / 10).unwrap_or(u32::MAX);
     let seed = zone
@@ -369,10 +381,34 @@ pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, signing: &Signing)
             None if kit.signed(&zone) => Ok(Change::Whole { zone, history, journal }),
             None => first(&zone, kit),
         },
-        Change::Rebased { .. } => Err(Error::NotTaken(
-            "a signed zone with `zonefile-sync = \"never\"` (its journal would lead from the unsigned file)",
-        )),
+        Change::Rebased { change, journal } => match *change {
+            // The signer's own whole version ([`resign_denial`]).
+            Change::Whole { zone, history, journal: append } if kit.signed(&zone) => {
+                let whole = Change::Whole { zone, history, journal: append };
+                Ok(Change::Rebased { change: Box::new(whole), journal })
+            }
+            _ => Err(Error::NotTaken(
+                "a signed zone with `zonefile-sync = \"never\"` (its journal would lead from the unsigned file)",
+            )),
+        },
     }
+}
+
+/// `base`, served signed with another denial than `kit`'s (a reload changed the
+/// policy's: NSEC to NSEC3, its parameters, or back), signed whole by `kit`: the
+/// signer's records taken out, the rest signed again, the serial raised. A whole
+/// version that starts the journal afresh, as a first signing does: no changeset swaps
+/// one denial chain for another (the zone applies NSEC3 records only to an NSEC3 zone).
+pub fn resign_denial(base: &ZoneContents, kit: &SignKit) -> Result<Change> {
+    let serial = kit.next_serial(base.serial());
+    let mut zone = ZoneContents::clone(base);
+    if let Some(strip) = unsign(base, serial)? {
+        zone.apply_in_place(&strip)
+            .map_err(|why| Error::Apply { what: "the signer's records do not come out", why })?;
+    }
+    let signed = tern_sign::sign_zone(&zone, &kit.keys, &kit.options)?.to_contents()?;
+    let whole = Change::Whole { zone: signed, history: History::default(), journal: vec![] };
+    Ok(Change::Rebased { change: Box::new(whole), journal: vec![] })
 }
 
 /// Without a kit: only a first version already signed is taken, as it is.

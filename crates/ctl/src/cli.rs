@@ -68,6 +68,27 @@ enum Command {
     ZoneSign { zones: Vec<String> },
     /// A zone signed here: the DS the key policy waits for is at (or gone from) the parent.
     ZoneKskSubmitted { zones: Vec<String> },
+    /// A zone signed here: import a key made by BIND (dnssec-keygen), its .key beside the
+    /// .private. BIND's Publish/Activate times in the past are kept (an active KSK keeps
+    /// signing: the parent's DS that points at it stays valid); a key without them is
+    /// taken in by the key policy's normal steps, as a rollover to it.
+    ZoneKeyImport {
+        /// The zone.
+        zone: String,
+        /// BIND's K<zone>+<alg>+<tag>.private file.
+        file: PathBuf,
+        /// Import a KSK (flags 257) as a CSK, signing the whole zone.
+        #[arg(long)]
+        csk: bool,
+    },
+    /// A zone signed here: print the DNSKEY and DS (SHA-256) records for the parent, of
+    /// one key (its id in zone-keys) or of every published KSK and CSK.
+    ZoneKeyExport {
+        /// The zone.
+        zone: String,
+        /// The key's id, as zone-keys lists it.
+        key: Option<u32>,
+    },
     /// Print the zone's records (optionally of one owner, and one type).
     ZoneRead { zone: String, owner: Option<String>, rtype: Option<String> },
     /// Open a transaction on the zone.
@@ -157,6 +178,8 @@ const EXAMPLES: &str = "Examples:
   ternctl zone-set example.com www 300 A 192.0.2.1
   ternctl zone-diff example.com
   ternctl zone-commit example.com
+  ternctl zone-key-import example.com Kexample.com.+013+12345.private
+  ternctl zone-key-export example.com
   ternctl -c /etc/tern/ternd.toml zone-refresh";
 
 /// Exit status: the server could not be reached.
@@ -255,6 +278,10 @@ fn request(command: Command) -> Result<Action, String> {
         Command::ZoneKeys { zones } => zone_op(ZoneOp::Keys, zones),
         Command::ZoneSign { zones } => zone_op(ZoneOp::Sign, zones),
         Command::ZoneKskSubmitted { zones } => zone_op(ZoneOp::KskSubmitted, zones),
+        Command::ZoneKeyImport { zone, file, csk } => key_import(zone, &file, csk),
+        Command::ZoneKeyExport { zone, key } => {
+            Ok(Action::Ask(Request::ZoneKeyExport { zone, key }))
+        }
         Command::ZoneRead { zone, owner, rtype } => {
             Ok(Action::Ask(Request::ZoneRead { zone, owner, rtype }))
         }
@@ -287,6 +314,32 @@ fn request(command: Command) -> Result<Action, String> {
             Ok(Action::Print(String::from_utf8_lossy(&out).into_owned()))
         }
     }
+}
+
+/// The largest BIND key file `zone-key-import` reads (the server's limit).
+const MAX_KEY_FILE: u64 = 64 * 1024;
+
+/// `zone-key-import`: the `.private` file and the `.key` beside it, read here (the
+/// server may not see the operator's files) and sent as text.
+fn key_import(zone: String, file: &Path, csk: bool) -> Result<Action, String> {
+    let read = |path: &Path| -> Result<String, String> {
+        use std::io::Read;
+        let mut text = String::new();
+        std::fs::File::open(path)
+            .and_then(|f| f.take(MAX_KEY_FILE + 1).read_to_string(&mut text))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        if text.len() as u64 > MAX_KEY_FILE {
+            return Err(format!("{}: larger than {MAX_KEY_FILE} bytes", path.display()));
+        }
+        Ok(text)
+    };
+    if file.extension().is_none_or(|e| e != "private") {
+        return Err(format!("{}: expected BIND's K…+…+….private file", file.display()));
+    }
+    let private = read(file)?;
+    let key = read(&file.with_extension("key"))?;
+    let name = file.display().to_string();
+    Ok(Action::Ask(Request::ZoneKeyImport { zone, file: name, private, key, csk }))
 }
 
 /// The zones named on the command line and in `from` (one a line, `-` for standard
@@ -455,6 +508,46 @@ mod tests {
                 zone: "example.com".into(),
                 step: TxnStep::Unset { owner: "www".into(), rtype: Some("A".into()), rdata: None }
             }
+        );
+    }
+
+    /// `zone-key-import` sends both files' text (the server opens no file of the
+    /// operator's); a file that is not a `.private`, or has no `.key` beside it, is
+    /// refused here, naming it.
+    #[test]
+    fn zone_key_import_sends_both_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let private = dir.path().join("Kexample.com.+013+01234.private");
+        std::fs::write(&private, "Private-key-format: v1.3\n").unwrap();
+        let path = private.display().to_string();
+        let run = |args: &[&str]| {
+            let cli = Cli::try_parse_from(std::iter::once("ternctl").chain(args.iter().copied()));
+            request(cli.unwrap().command).map(|a| match a {
+                Action::Ask(request) => request,
+                Action::Print(_) => panic!("printed"),
+            })
+        };
+        let missing = run(&["zone-key-import", "example.com", &path]).err().unwrap();
+        assert!(missing.contains("+01234.key"), "{missing}");
+        std::fs::write(private.with_extension("key"), "example.com. IN DNSKEY 257 3 13 AA==\n")
+            .unwrap();
+        let Ok(Request::ZoneKeyImport { zone, file, private, key, csk }) =
+            run(&["zone-key-import", "example.com", &path, "--csk"])
+        else {
+            panic!("not a key import")
+        };
+        assert_eq!((zone.as_str(), file, csk), ("example.com", path.clone(), true));
+        assert!(private.starts_with("Private-key-format") && key.contains("DNSKEY"));
+        let key_file = path.replace(".private", ".key");
+        assert!(run(&["zone-key-import", "example.com", &key_file])
+            .is_err_and(|e| e.contains(".private")));
+        assert_eq!(
+            parse(&["zone-key-export", "example.com", "3"]),
+            Request::ZoneKeyExport { zone: "example.com".into(), key: Some(3) }
+        );
+        assert_eq!(
+            parse(&["zone-key-export", "example.com"]),
+            Request::ZoneKeyExport { zone: "example.com".into(), key: None }
         );
     }
 

@@ -98,6 +98,31 @@ pub enum Request {
         /// The directory a `zone-backup` wrote, in the server's `backup-dir`.
         dir: String,
     },
+    /// Imports a BIND key (`K<zone>+<alg>+<tag>.private` and its `.key`, their text
+    /// sent as read by the client) into a zone's key store; the zone is signed with it
+    /// as its timings and the key policy say, at once.
+    ZoneKeyImport {
+        /// The zone.
+        zone: String,
+        /// The `.private` file's name, for messages (the server opens no file).
+        file: String,
+        /// The `.private` file's text.
+        private: String,
+        /// The `.key` file's text.
+        key: String,
+        /// A KSK (flags 257) is imported as a CSK, signing the whole zone.
+        #[serde(default)]
+        csk: bool,
+    },
+    /// A zone's DNSKEY and DS (SHA-256) records as zone-file text, for the parent: of
+    /// one key, or of every KSK and CSK whose DNSKEY is published.
+    ZoneKeyExport {
+        /// The zone.
+        zone: String,
+        /// The key's id (as `zone-keys` lists it).
+        #[serde(default)]
+        key: Option<u32>,
+    },
 }
 
 /// Operations [`Request::Zone`] applies to each zone named.
@@ -212,7 +237,8 @@ pub enum Reply {
         /// One per zone.
         results: Vec<ZoneResult>,
     },
-    /// Zone-file text ([`Request::ZoneRead`], a transaction's diff).
+    /// Zone-file text ([`Request::ZoneRead`], a transaction's diff,
+    /// [`Request::ZoneKeyExport`]).
     Text {
         /// The lines.
         text: String,

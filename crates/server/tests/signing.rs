@@ -470,3 +470,175 @@ fn a_signing_secondary_signs_what_its_primary_sends() {
     assert!(dig_soa(s_addr, ZONE).1.unwrap() > serial);
     validate(&served.axfr_file("secondary-updated.zone"), false, "after an IXFR");
 }
+
+/// Runs `dnssec-keygen ARGS ZONE` in `dir` (BIND's tool, which scripts/test-all.sh
+/// installs): the key files' path without `.private` or `.key`.
+fn keygen(dir: &Path, zone: &str, args: &[&str]) -> String {
+    let mut keygen = Command::new("dnssec-keygen");
+    keygen.args(["-q", "-K"]).arg(dir).args(args).arg(zone);
+    let out =
+        keygen.output().expect("dnssec-keygen: install bind9-utils (scripts/test-all.sh does)");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    dir.join(String::from_utf8(out.stdout).unwrap().trim()).display().to_string()
+}
+
+/// A record's RDATA from a line of zone-file text after ` TYPE `, in upper case and
+/// without blanks (DS digests and keys as tools print them differently).
+fn rdata_after(line: &str, rtype: &str) -> String {
+    let rdata = line.split(&format!(" {rtype} ")).nth(1).unwrap_or_default();
+    rdata.split_whitespace().collect::<String>().to_uppercase()
+}
+
+/// BIND's keys imported by `ternctl zone-key-import`: an active KSK (BIND's timings
+/// kept) signs the DNSKEY RRset at once; a ZSK without timings is published by the
+/// policy's steps; the zone stays valid for both validators; `zone-key-export` (and the
+/// API's `key-export`) give the DNSKEY BIND made and the DS `dnssec-dsfromkey` computes;
+/// bad files are refused, naming the file and line.
+#[test]
+fn bind_keys_are_imported_sign_the_zone_and_export_bind_s_ds() {
+    let tokens = tempfile::tempdir().unwrap();
+    let token = "test-token-0123456789abcdef";
+    std::fs::write(tokens.path().join("token"), format!("{token}\n")).unwrap();
+    let http = free_port();
+    let top = format!(
+        "[http]\nlisten = \"127.0.0.1:{http}\"\napi-token-file = \"{}\"\n",
+        tokens.path().join("token").display()
+    );
+    let served = Signed::start_with("", &top);
+    assert_eq!(served.serial(), Some(11));
+    let bind = tempfile::tempdir().unwrap();
+    let ksk = keygen(bind.path(), ZONE, &["-a", "ECDSAP256SHA256", "-f", "KSK"]);
+    let zsk = keygen(bind.path(), ZONE, &["-a", "ECDSAP256SHA256", "-P", "none", "-A", "none"]);
+    let ctl = |args: &[&str]| ternctl_at(served.dir.path(), args);
+
+    let (ok, text) = ctl(&["zone-key-import", ZONE, &format!("{ksk}.private")]);
+    assert!(ok && text.contains("it signs"), "{text}");
+    let id = text.split("as key ").nth(1).unwrap().split(' ').next().unwrap().to_owned();
+    let tag: u16 = ksk.rsplit('+').next().unwrap().parse().unwrap();
+    let bind_key = std::fs::read_to_string(format!("{ksk}.key")).unwrap();
+    let bind_key = bind_key.lines().find(|l| l.contains("DNSKEY")).unwrap();
+    let dnskeys = served.dig(&["+dnssec", "+noall", "+answer", ZONE, "DNSKEY"]);
+    let words = |l: &str| l.split_whitespace().collect::<Vec<_>>().join(" ");
+    let dnskeys: String = dnskeys.lines().map(|l| words(l) + "\n").collect();
+    let served_keys: Vec<String> = dnskeys
+        .lines()
+        .filter(|l| l.split_whitespace().nth(3) == Some("DNSKEY"))
+        .map(|l| rdata_after(l, "DNSKEY"))
+        .collect();
+    assert!(served_keys.contains(&rdata_after(bind_key, "DNSKEY")), "{dnskeys}");
+    let by_tag = |l: &&str| l.contains(" RRSIG DNSKEY ") && l.contains(&format!(" {tag} {ZONE}."));
+    assert!(dnskeys.lines().any(|l| by_tag(&l)), "the imported KSK signs: {dnskeys}");
+    validate(&served.axfr_file("ksk-imported.zone"), false, "a BIND KSK imported");
+
+    // The DNSKEY and DS for the parent, as BIND computes them.
+    let (ok, exported) = ctl(&["zone-key-export", ZONE, &id]);
+    assert!(ok && exported.lines().count() == 2, "{exported}");
+    let line = |rtype: &str| {
+        let find = |l: &&str| l.split_whitespace().nth(3) == Some(rtype);
+        exported.lines().find(find).unwrap().to_owned()
+    };
+    assert_eq!(rdata_after(&line("DNSKEY"), "DNSKEY"), rdata_after(bind_key, "DNSKEY"));
+    let out = Command::new("dnssec-dsfromkey").args(["-2", &format!("{ksk}.key")]).output();
+    let bind_ds = String::from_utf8(out.unwrap().stdout).unwrap();
+    assert_eq!(rdata_after(&line("DS"), "DS"), rdata_after(&bind_ds, "DS"), "{bind_ds}");
+    // By default: every published KSK not retired — BIND's, which took the role over
+    // from the server's own (its DS never seen at the parent).
+    let (ok, all) = ctl(&["zone-key-export", ZONE]);
+    assert!(ok && all == exported, "{all}");
+    let (_, keys) = ctl(&["zone-keys", ZONE]);
+    assert!(keys.lines().any(|l| l.contains("Ksk") && l.contains("retired")), "{keys}");
+    let (code, body) =
+        api_post(http, token, &format!("/api/v1/zones/{ZONE}/actions/key-export?key={id}"), "");
+    assert_eq!((code, body["text"].as_str()), (200, Some(exported.as_str())), "{body}");
+
+    // A ZSK without timings: the policy publishes it (pre-publication) in its turn.
+    let (ok, text) = ctl(&["zone-key-import", ZONE, &format!("{zsk}.private")]);
+    assert!(ok && text.contains("the policy"), "{text}");
+    let count_keys = || served.dig(&["+short", ZONE, "DNSKEY"]).lines().count();
+    assert!(
+        eventually(Duration::from_secs(10), || count_keys() == 4),
+        "{}",
+        ctl(&["zone-keys", ZONE]).1
+    );
+    validate(&served.axfr_file("zsk-imported.zone"), false, "a BIND ZSK imported");
+
+    // Refused, naming the file (and the line): the same key again, a key of another
+    // zone, a key file whose key does not read; through the API too.
+    let (ok, text) = ctl(&["zone-key-import", ZONE, &format!("{ksk}.private")]);
+    assert!(!ok && text.contains(".private") && text.contains("already"), "{text}");
+    let other = keygen(bind.path(), "other.test", &["-a", "ED25519"]);
+    let (ok, text) = ctl(&["zone-key-import", ZONE, &format!("{other}.private")]);
+    assert!(!ok && text.contains(".key") && text.contains("not signed.test."), "{text}");
+    let broken = |suffix: &str| bind.path().join(format!("Ksigned.test.+013+00001.{suffix}"));
+    let private = std::fs::read_to_string(format!("{ksk}.private")).unwrap();
+    let number = private.lines().position(|l| l.starts_with("PrivateKey:")).unwrap() + 1;
+    let bad: String = private
+        .lines()
+        .map(|l| {
+            if l.starts_with("PrivateKey:") {
+                "PrivateKey: !!!!\n".to_owned()
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    std::fs::write(broken("private"), &bad).unwrap();
+    std::fs::copy(format!("{ksk}.key"), broken("key")).unwrap();
+    let (ok, text) = ctl(&["zone-key-import", ZONE, broken("private").to_str().unwrap()]);
+    assert!(!ok && text.contains(&format!("+00001.private:{number}: PrivateKey")), "{text}");
+    let body =
+        serde_json::json!({ "file": "K.private", "private": bad, "key": bind_key }).to_string();
+    let path = format!("/api/v1/zones/{ZONE}/actions/key-import");
+    let (code, body) = api_post(http, token, &path, &body);
+    assert!(
+        code == 409 && body["error"].as_str().unwrap_or_default().contains("K.private:"),
+        "{body}"
+    );
+    assert_eq!(served.dig(&["+short", ZONE, "DNSKEY"]).lines().count(), 4, "nothing changed");
+}
+
+/// A POST of `body` (JSON) to the API at `path` with `token`: the status and the JSON.
+fn api_post(http: u16, token: &str, path: &str, body: &str) -> (u16, serde_json::Value) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", http)).unwrap();
+    let head = format!(
+        "POST {path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {token}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        body.len()
+    );
+    stream.write_all((head + body).as_bytes()).unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    let code = text.split(' ').nth(1).and_then(|c| c.parse().ok()).unwrap_or(0);
+    let body = text.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    (code, serde_json::from_str(body).unwrap_or_default())
+}
+
+/// The policy's denial changed by an edit and `ternctl reload`: NSEC to NSEC3, then
+/// back; the zone is signed again whole each time and both validators accept it.
+#[test]
+fn nsec_to_nsec3_and_back_by_a_reload_keeps_the_zone_valid() {
+    let served = Signed::start("");
+    validate(&served.axfr_file("nsec.zone"), false, "NSEC");
+    let config = std::fs::read_to_string(&served.config).unwrap();
+    let policy = "[[policy]]\nid = \"p\"\n";
+    for (denial, name) in [("denial = \"nsec3\"\n", "nsec3"), ("denial = \"nsec\"\n", "nsec-again")]
+    {
+        std::fs::write(&served.config, config.replace(policy, &format!("{policy}{denial}")))
+            .unwrap();
+        let (ok, text) = ternctl_at(served.dir.path(), &["reload"]);
+        assert!(ok, "{text}");
+        let nsec3 = name == "nsec3";
+        let param = || served.dig(&["+short", ZONE, "NSEC3PARAM"]);
+        let switched = eventually(Duration::from_secs(20), || param().trim().is_empty() != nsec3);
+        assert!(switched, "{name}: {}\n{}", param(), served.log());
+        let file = served.axfr_file(&format!("{name}.zone"));
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert_eq!(
+            (count(&text, "NSEC3") > 0, count(&text, "NSEC") > 0),
+            (nsec3, !nsec3),
+            "{name}"
+        );
+        validate(&file, false, name);
+    }
+}

@@ -213,7 +213,7 @@ fn made_by_signing(rtype: Rtype) -> bool {
 
 /// True when `base` is signed with the denial `denial` describes: NSEC, or NSEC3 with
 /// the same parameters and opt-out.
-pub(crate) fn same_denial(base: &ZoneContents, denial: &DenialConfig) -> bool {
+pub fn same_denial(base: &ZoneContents, denial: &DenialConfig) -> bool {
     match (base.denial(), denial) {
         (Denial::Nsec, DenialConfig::Nsec) => true,
         (Denial::Nsec3, DenialConfig::Nsec3(config)) => base.nsec3().is_some_and(|chain| {

@@ -43,7 +43,7 @@ mod zone;
 pub use algorithm::Algorithm;
 pub use dnskey::DigestType;
 pub use error::{Error, Result};
-pub use incremental::{sign_change, sign_change_applied};
+pub use incremental::{same_denial, sign_change, sign_change_applied};
 pub use key::{verify, KeyRole, SigningKey};
 pub use nsec3::Nsec3Config;
 pub use refresh::{refresh, RefreshCursor, RefreshOptions, Refreshed};

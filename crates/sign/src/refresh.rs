@@ -1,5 +1,7 @@
 //! Signature refresh: the change that replaces, in a signed zone, the RRSIGs that expire
-//! before a threshold, that a key no longer among the keys made (or one that no longer
+//! before a threshold, that are not yet valid (their inception after now: made while
+//! the clock was ahead, before it was set back — a validator would reject them, RFC
+//! 4035 §5.3.1), that a key no longer among the keys made (or one that no longer
 //! signs that RRset: a ZSK's over the DNSKEY RRset), and that adds those missing for a
 //! key now among them (RFC 4035 §2.2: every algorithm of the DNSKEY RRset signs every
 //! RRset — so a new algorithm signs them all). The apex DNSKEY RRset is brought to the
@@ -38,6 +40,9 @@ pub struct RefreshOptions {
     /// Signatures expiring before this time (seconds since the epoch, RFC 1982 serial
     /// arithmetic as RFC 4034 §3.1.5 has it) are replaced.
     pub threshold: u32,
+    /// Now (seconds since the epoch): signatures whose inception is after it are
+    /// replaced.
+    pub now: u32,
     /// The SOA serial the change leads to, when it changes anything: after the zone's.
     pub serial: u32,
     /// Where the slice starts.
@@ -82,11 +87,11 @@ pub fn refresh(
     let mut delta = Delta::default();
     let next = visit(base, slice, |owner, kind, rrset| {
         if !skip(kind, rrset.rtype) {
-            refresh_rrset(keys, slice.threshold, (owner, kind, rrset), &mut delta);
+            refresh_rrset(keys, slice, (owner, kind, rrset), &mut delta);
         }
         delta.planned()
     });
-    if delta.is_empty() && !dnskeys_change && !soa_due(base, keys, slice.threshold) {
+    if delta.is_empty() && !dnskeys_change && !soa_due(base, keys, slice) {
         return Ok(Refreshed { change: Changeset::default(), signatures: 0, next });
     }
     let mut change = sign_change(base, &soa_bump(base, slice.serial)?, keys, options)?;
@@ -136,20 +141,43 @@ fn visit(
     }
 }
 
-/// The fields of an RRSIG a refresh reads (RFC 4034 §3.1): algorithm, original TTL,
-/// expiration, key tag.
-fn rrsig_fields(rdata: &[u8]) -> Option<(u8, u32, u32, u16)> {
-    let u32_at = |at: usize| Some(u32::from_be_bytes(rdata.get(at..at + 4)?.try_into().ok()?));
-    let tag = u16::from_be_bytes(rdata.get(16..18)?.try_into().ok()?);
-    Some((*rdata.get(2)?, u32_at(4)?, u32_at(8)?, tag))
+/// The fields of an RRSIG a refresh reads (RFC 4034 §3.1).
+#[derive(Debug, Clone, Copy)]
+struct RrsigFields {
+    algorithm: u8,
+    original_ttl: u32,
+    expiration: u32,
+    inception: u32,
+    tag: u16,
 }
 
-/// Adds to `delta` what one RRset needs: its signatures to drop (expiring before
-/// `threshold`, for another TTL, by a key that does not sign it) and the keys to sign it
-/// with (those without a signature kept).
+impl RrsigFields {
+    fn read(rdata: &[u8]) -> Option<RrsigFields> {
+        let u32_at = |at: usize| Some(u32::from_be_bytes(rdata.get(at..at + 4)?.try_into().ok()?));
+        Some(RrsigFields {
+            algorithm: *rdata.get(2)?,
+            original_ttl: u32_at(4)?,
+            expiration: u32_at(8)?,
+            inception: u32_at(12)?,
+            tag: u16::from_be_bytes(rdata.get(16..18)?.try_into().ok()?),
+        })
+    }
+
+    /// True when the signature stays: for `ttl`, expiring at or after `threshold`, and
+    /// valid already at `now` (RFC 1982 arithmetic, RFC 4034 §3.1.5).
+    fn stays(&self, ttl: u32, slice: &RefreshOptions) -> bool {
+        self.original_ttl == ttl
+            && !serial_gt(slice.threshold, self.expiration)
+            && !serial_gt(self.inception, slice.now)
+    }
+}
+
+/// Adds to `delta` what one RRset needs: its signatures to drop (expiring before the
+/// slice's threshold, not yet valid at its `now`, for another TTL, by a key that does
+/// not sign it) and the keys to sign it with (those without a signature kept).
 fn refresh_rrset(
     keys: &[SigningKey],
-    threshold: u32,
+    slice: &RefreshOptions,
     (owner, kind, rrset): (&Dname, Kind, &tern_zone::Rrset<'_>),
     delta: &mut Delta,
 ) {
@@ -157,13 +185,14 @@ fn refresh_rrset(
     let mut kept = vec![false; wanted.len()];
     let mut dropped = Vec::new();
     for sig in rrset.sigs() {
-        let keep = rrsig_fields(sig).and_then(|(algorithm, ttl, expiration, tag)| {
+        let keep = RrsigFields::read(sig).and_then(|fields| {
             let by = |&i: &usize| {
-                keys.get(i)
-                    .is_some_and(|k| k.algorithm().number() == algorithm && k.key_tag() == tag)
+                keys.get(i).is_some_and(|k| {
+                    k.algorithm().number() == fields.algorithm && k.key_tag() == fields.tag
+                })
             };
             let at = wanted.iter().position(by)?;
-            let valid = ttl == rrset.ttl && !serial_gt(threshold, expiration);
+            let valid = fields.stays(rrset.ttl, slice);
             (valid && !kept.get(at).copied().unwrap_or(true)).then_some(at)
         });
         match keep.and_then(|at| kept.get_mut(at)) {
@@ -181,10 +210,10 @@ fn refresh_rrset(
 }
 
 /// True when the apex SOA's signatures need refreshing.
-fn soa_due(zone: &ZoneContents, keys: &[SigningKey], threshold: u32) -> bool {
+fn soa_due(zone: &ZoneContents, keys: &[SigningKey], slice: &RefreshOptions) -> bool {
     let Some(soa) = zone.apex().and_then(|apex| apex.rrset(Rtype::SOA)) else { return false };
     let mut delta = Delta::default();
-    refresh_rrset(keys, threshold, (zone.origin(), Kind::Apex, &soa), &mut delta);
+    refresh_rrset(keys, slice, (zone.origin(), Kind::Apex, &soa), &mut delta);
     !delta.is_empty()
 }
 

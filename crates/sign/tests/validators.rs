@@ -260,6 +260,7 @@ fn incremental_changes_and_refresh_validate() {
         let options = SignOptions { published: vec![zsk.dnskey().to_vec()], ..options };
         let slice = RefreshOptions {
             threshold: 0,
+            now: validity().inception() + 3600,
             serial: zone.serial() + 1,
             start: RefreshCursor::default(),
             max_names: usize::MAX,

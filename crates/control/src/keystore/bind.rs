@@ -67,6 +67,27 @@ pub struct BindPrivate {
     pub times: BindTimes,
 }
 
+/// A BIND key as an operator hands it over (`ternctl zone-key-import`, the API): the
+/// `.private` file's name (for messages) and both files' text, read by the client.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BindFiles {
+    /// The `.private` file's name; the `.key`'s is the same with `.key`.
+    pub private_name: std::path::PathBuf,
+    /// The `.private` file's text.
+    pub private: String,
+    /// The `.key` file's text.
+    pub key: String,
+    /// A KSK (flags 257) is taken as a CSK.
+    pub csk: bool,
+}
+
+impl BindFiles {
+    /// The `.key` file's name.
+    pub fn key_name(&self) -> std::path::PathBuf {
+        self.private_name.with_extension("key")
+    }
+}
+
 fn error(file: &Path, line: Option<usize>, why: impl Into<String>) -> Error {
     Error::KeyStore { file: file.to_owned(), line, why: why.into() }
 }

@@ -25,7 +25,7 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use tern_sign::policy::{advance, KeyInfo, Outcome, Policy};
+use tern_sign::policy::{advance, DsState, KeyInfo, Outcome, Policy};
 use tern_sign::{Algorithm, DigestType, KeyRole, SigningKey};
 use tern_wire::{Dname, Name, Rtype};
 
@@ -175,19 +175,40 @@ impl KeyStore {
     }
 
     /// Imports BIND's key `private` (`K<zone>+<alg>+<tag>.private`, its `.key` beside
-    /// it), as a CSK when `csk` and its flags say KSK (257). Its timings in the past
-    /// are kept (later ones are the policy's to decide); its DS state is unknown (the
-    /// policy engine asks the parent). Saves the state.
+    /// it), as [`KeyStore::import_bind_text`] says.
     pub fn import_bind(&mut self, private: &Path, csk: bool, now: u64) -> Result<KeyInfo> {
         let public = private.with_extension("key");
-        let read = |file: &Path| read_bounded(file, bind::MAX_SIZE);
-        let parsed = bind::parse_private(private, &read(private)?)?;
-        let (owner, dnskey) = bind::parse_key(&public, &read(&public)?)?;
+        let text = |file: &Path| {
+            let bytes = read_bounded(file, bind::MAX_SIZE)?;
+            String::from_utf8(bytes).map_err(|_| Error::KeyStore {
+                file: file.to_owned(),
+                line: None,
+                why: "not text (UTF-8)".into(),
+            })
+        };
+        let files = bind::BindFiles {
+            private_name: private.to_owned(),
+            private: text(private)?,
+            key: text(&public)?,
+            csk,
+        };
+        self.import_bind_text(&files, now)
+    }
+
+    /// Imports a BIND key from its files' text, as a CSK when `files.csk` and its flags
+    /// say KSK (257). Its timings in the past are kept (later ones are the policy's to
+    /// decide: a key without them is one the policy has yet to publish and activate);
+    /// its DS state is unknown (the policy lists it in CDS and asks the parent). Errors
+    /// name the file and line. Saves the state.
+    pub fn import_bind_text(&mut self, files: &bind::BindFiles, now: u64) -> Result<KeyInfo> {
+        let (private, public) = (files.private_name.as_path(), files.key_name());
+        let parsed = bind::parse_private(private, files.private.as_bytes())?;
+        let (owner, dnskey) = bind::parse_key(&public, files.key.as_bytes())?;
         bind::check_owner(&public, &owner, &self.zone)?;
         let flags = dnskey.first_chunk::<2>().map(|f| u16::from_be_bytes(*f));
         let role = match flags {
             Some(256) => KeyRole::Zsk,
-            Some(257) if csk => KeyRole::Csk,
+            Some(257) if files.csk => KeyRole::Csk,
             Some(257) => KeyRole::Ksk,
             _ => {
                 return Err(Error::KeyStore {
@@ -206,27 +227,67 @@ impl KeyStore {
         }
         let der = bind::to_pkcs8(private, &parsed, dnskey.get(4..).unwrap_or_default())?;
         let key = SigningKey::from_pkcs8(parsed.algorithm, role, &der)?;
+        self.add_imported(private, key, &dnskey, parsed.times, now)
+    }
+
+    /// Adds an imported `key` (refused when it is not `dnskey`'s or is in the store
+    /// already): its file written, then the state naming it saved.
+    fn add_imported(
+        &mut self,
+        private: &Path,
+        key: SigningKey,
+        dnskey: &[u8],
+        times: bind::BindTimes,
+        now: u64,
+    ) -> Result<KeyInfo> {
+        let refuse = |why: &str| Error::KeyStore {
+            file: private.to_owned(),
+            line: None,
+            why: why.to_owned(),
+        };
         if key.dnskey() != dnskey {
-            return Err(Error::KeyStore {
-                file: private.to_owned(),
-                line: None,
-                why: "the private key does not give the .key's DNSKEY".into(),
-            });
+            return Err(refuse("the private key does not give the .key's DNSKEY"));
         }
         if self.keys.values().any(|k| k.dnskey() == key.dnskey()) {
-            return Err(Error::KeyStore {
-                file: private.to_owned(),
-                line: None,
-                why: "the key is in the store already".into(),
-            });
+            return Err(refuse("the key is in the store already"));
         }
         let id = self.write_key_file(&key)?;
-        let info = imported_info(id, &key, parsed.times, now);
+        let info = imported_info(id, &key, times, now);
         self.keys.insert(id, key);
         let mut keys = self.state.keys.clone();
+        if info.active.is_some() && info.retired.is_none() {
+            take_over(&mut keys, &info, now);
+        }
         keys.push(info.clone());
         self.replace_keys(keys)?;
         Ok(info)
+    }
+
+    /// `zone-key-export`: the DNSKEY and DS (SHA-256, RFC 4509) records, with `ttl`, of
+    /// key `id`, or of every KSK and CSK whose DNSKEY is published and that is not
+    /// retired — what the parent needs. An error when there is no such key.
+    pub fn export(&self, id: Option<u32>, ttl: u32) -> Result<String> {
+        let chosen: Vec<u32> = match id {
+            Some(id) if self.keys.contains_key(&id) => vec![id],
+            Some(id) => return Err(self.error(&format!("no key {id} (see `ternctl zone-keys`)"))),
+            None => self
+                .state
+                .keys
+                .iter()
+                .filter(|k| k.role.signs_keys() && k.published.is_some())
+                .filter(|k| k.retired.is_none() && k.removed.is_none())
+                .map(|k| k.id)
+                .collect(),
+        };
+        if chosen.is_empty() {
+            return Err(self.error("no KSK or CSK is published yet"));
+        }
+        let mut text = String::new();
+        for id in chosen {
+            text.push_str(&self.dnskey_record(id, ttl).unwrap_or_default());
+            text.push_str(&self.ds_record(id, ttl, DigestType::Sha256)?.unwrap_or_default());
+        }
+        Ok(text)
     }
 
     /// Key `id`'s DNSKEY record in zone-file text (`<zone> <ttl> IN DNSKEY …`).
@@ -244,6 +305,22 @@ impl KeyStore {
         let mut line = String::new();
         crate::storage::record_line(&self.zone, Rtype::DS, ttl, &ds, &mut line);
         Ok(Some(line))
+    }
+}
+
+/// An imported key `new` that signs takes its role over from the store's keys of the
+/// same role and algorithm that sign (a zone moving from BIND, whose own keys were made
+/// when its policy was attached): they retire at `now` and leave by the policy's steps
+/// (RFC 7583: a ZSK's DNSKEY stays until its signatures left the caches; a KSK's DS is
+/// withdrawn first). A KSK or CSK whose DS the parent was seen to have is kept signing
+/// beside it: retiring it could break the chain of trust.
+fn take_over(keys: &mut [KeyInfo], new: &KeyInfo, now: u64) {
+    for key in keys.iter_mut() {
+        let same = key.role == new.role && key.algorithm == new.algorithm;
+        let trusted = key.role.signs_keys() && matches!(key.ds, DsState::Seen { .. });
+        if same && !trusted && key.active.is_some() && key.retired.is_none() {
+            key.retired = Some(now);
+        }
     }
 }
 

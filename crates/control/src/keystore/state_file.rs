@@ -111,6 +111,10 @@ pub fn parse(file: &Path, text: &str) -> Result<State> {
     Ok(state)
 }
 
+/// The latest time read (9999-12-31 23:59:59 UTC): the policy engine adds intervals
+/// to the times, which must not overflow.
+pub const MAX_TIME: u64 = 253_402_300_799;
+
 /// The field names of a key line, in order, after `key <id>`.
 const FIELDS: [&str; 10] =
     ["tag", "alg", "role", "created", "published", "ready", "active", "retired", "removed", "ds"];
@@ -129,7 +133,11 @@ fn parse_key(words: &[&str]) -> std::result::Result<KeyInfo, String> {
         }
         Ok(words.get(3 + 2 * i).copied().unwrap_or_default())
     };
-    let number = |text: &str| text.parse::<u64>().map_err(|_| format!("`{text}`: not a number"));
+    let number = |text: &str| match text.parse::<u64>() {
+        Ok(time) if time <= MAX_TIME => Ok(time),
+        Ok(_) => Err(format!("`{text}`: a time after the year 9999")),
+        Err(_) => Err(format!("`{text}`: not a number")),
+    };
     let time = |text: &str| if text == "-" { Ok(None) } else { number(text).map(Some) };
     let id = words.get(1).copied().unwrap_or_default();
     let id = id.parse::<u32>().map_err(|_| format!("`{id}`: not a key id"))?;

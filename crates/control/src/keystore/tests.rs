@@ -204,6 +204,9 @@ fn the_state_file_round_trips() {
     assert_eq!(state_file::parse(Path::new("s"), &text).unwrap(), state);
     let truncated = text.rsplit_once(" ds ").unwrap().0;
     assert!(state_file::parse(Path::new("s"), truncated).is_err());
+    let far = text.replacen("created 1 ", "created 18446744073709551615 ", 1);
+    let why = state_file::parse(Path::new("s"), &far).unwrap_err().to_string();
+    assert!(why.contains("9999"), "a time the policy's sums would overflow: {why}");
     let low = text.replace("next-id 9", "next-id 3");
     assert!(state_file::parse(Path::new("s"), &low).is_err(), "ids above next-id");
 }
@@ -325,4 +328,45 @@ fn check_ds(store: &KeyStore, id: u32, base: &Path) {
     let ours = ours.split(" DS ").nth(1).unwrap().trim().to_owned();
     let parse = |t: &str| rdata::parse_str(Rtype::DS, t, None).unwrap();
     assert_eq!(parse(&ours), parse(&bind));
+}
+
+/// An imported KSK that signs takes the role over from the store's own KSK (retired at
+/// the import; the ZSK left alone) unless the parent was seen to have that KSK's DS;
+/// the export gives the KSKs that are not retired, or one key by its id.
+#[test]
+fn an_imported_signing_key_takes_its_role_over_and_is_exported() {
+    if Command::new("dnssec-keygen").arg("-h").output().is_err() {
+        eprintln!("SKIPPED: dnssec-keygen (bind9-utils) is not installed");
+        return;
+    }
+    let bind = tempfile::tempdir().unwrap();
+    let base = keygen(bind.path(), &["-a", "ECDSAP256SHA256", "-f", "KSK"]);
+    let private = with(&base, ".private");
+    let at = NOW + DAY; // after BIND's times (now, by the machine's clock)
+    for seen in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut store = store_with_keys(dir.path());
+        let own = |store: &KeyStore, role| store.keys().iter().find(|k| k.role == role).cloned();
+        let (ksk, zsk) = (own(&store, KeyRole::Ksk).unwrap(), own(&store, KeyRole::Zsk).unwrap());
+        if seen {
+            store.state.keys.iter_mut().for_each(|k| k.ds = DsState::Seen { at: NOW });
+        }
+        let info = store.import_bind(&private, false, at).unwrap();
+        assert!(info.active.is_some() && info.retired.is_none(), "{info:?}");
+        let now_of = |id| store.keys().iter().find(|k| k.id == id).unwrap().retired;
+        assert_eq!(now_of(ksk.id), (!seen).then_some(at), "seen at the parent: {seen}");
+        assert_eq!(now_of(zsk.id), None, "another role is left alone");
+        let all = store.export(None, 3600).unwrap();
+        let ksks = if seen { 2 } else { 1 };
+        assert_eq!(all.lines().filter(|l| l.contains(" DNSKEY 257 ")).count(), ksks, "{all}");
+        assert_eq!(all.lines().filter(|l| l.contains(" DS ")).count(), ksks, "{all}");
+        assert!(all.contains(&store.dnskey_record(info.id, 3600).unwrap()), "{all}");
+        let one = store.export(Some(zsk.id), 3600).unwrap();
+        assert!(one.lines().count() == 2 && one.contains(" DNSKEY 256 "), "{one}");
+        let why = why(store.export(Some(999), 3600).unwrap_err()).2;
+        assert!(why.contains("no key 999"), "{why}");
+        // Kept across a restart.
+        let again = KeyStore::open(dir.path(), &zone()).unwrap();
+        assert_eq!(again.keys(), store.keys());
+    }
 }

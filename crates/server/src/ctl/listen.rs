@@ -27,6 +27,7 @@ use crate::error::{Error, Result};
 use crate::privileges::{self, Ids};
 use crate::stats::Stats;
 use tern_control::commands::ZoneCommand;
+use tern_control::keystore::bind::BindFiles;
 use tern_control::Zones;
 
 /// How long a client has to send its request.
@@ -260,6 +261,26 @@ pub async fn handle(request: Request, context: &Context) -> Reply {
         },
         Request::ZoneRead { zone, owner, rtype } => read(context, &zone, owner, rtype).await,
         Request::Txn { zone, step } => txn(context, &zone, step).await,
+        Request::ZoneKeyImport { zone, file, private, key, csk } => {
+            let files = BindFiles { private_name: file.into(), private, key, csk };
+            one_zone(context, &zone, ZoneCommand::KeyImport(Box::new(files)), false).await
+        }
+        Request::ZoneKeyExport { zone, key } => {
+            one_zone(context, &zone, ZoneCommand::KeyExport(key), true).await
+        }
+    }
+}
+
+/// Runs `command` on one zone: its text (`as_text`) or a sentence.
+async fn one_zone(context: &Context, zone: &str, command: ZoneCommand, as_text: bool) -> Reply {
+    let zone = match parse_zone(zone) {
+        Ok(zone) => zone,
+        Err(why) => return Reply::error(why),
+    };
+    match context.zones.command(&zone, command).await {
+        Ok(text) if as_text => Reply::Text { text },
+        Ok(message) => Reply::done(message),
+        Err(why) => Reply::error(why.to_string()),
     }
 }
 

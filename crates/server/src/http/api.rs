@@ -100,6 +100,8 @@ pub fn routes(api: Arc<Api>) -> Router {
         .route("/zones/{zone}", get(zone).delete(remove_zone))
         .route("/zones/{zone}/records", get(records))
         .route("/zones/{zone}/rrsets", patch(patch_rrsets))
+        .route("/zones/{zone}/actions/key-import", post(key_import))
+        .route("/zones/{zone}/actions/key-export", post(key_export))
         .route("/zones/{zone}/actions/{action}", post(zone_op))
         .fallback(not_found)
         .method_not_allowed_fallback(not_allowed)
@@ -282,6 +284,64 @@ async fn zone_op(
     ask(&api, Request::Zone { op, zones: vec![zone] }).await
 }
 
+/// The largest `key-import` body: two BIND key files of at most 64 KiB, escaped.
+pub const MAX_KEY_BODY: usize = 512 * 1024;
+
+/// A `key-import` body: BIND's two key files' text.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyImport {
+    /// The `.private` file's name, for messages.
+    #[serde(default = "private_file")]
+    file: String,
+    /// The `.private` file's text.
+    private: String,
+    /// The `.key` file's text.
+    key: String,
+    /// A KSK taken as a CSK.
+    #[serde(default)]
+    csk: bool,
+}
+
+fn private_file() -> String {
+    "key.private".into()
+}
+
+/// `POST …/actions/key-import`: what `ternctl zone-key-import` does.
+async fn key_import(
+    State(api): State<Arc<Api>>,
+    Path(zone): Path<String>,
+    headers: HeaderMap,
+    body: Body,
+) -> Response {
+    let body = match read_body(&headers, body, MAX_KEY_BODY, api.settings().body_timeout).await {
+        Ok(body) => body,
+        Err(e) => return e.response(),
+    };
+    match serde_json::from_slice::<KeyImport>(&body) {
+        Ok(KeyImport { file, private, key, csk }) => {
+            ask(&api, Request::ZoneKeyImport { zone, file, private, key, csk }).await
+        }
+        Err(e) => error(StatusCode::BAD_REQUEST, format!("not a key import: {e}")),
+    }
+}
+
+/// `?key=` of `POST …/actions/key-export`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KeyChoice {
+    key: Option<u32>,
+}
+
+/// `POST …/actions/key-export`: what `ternctl zone-key-export` prints, as `{"text"}`.
+async fn key_export(
+    State(api): State<Arc<Api>>,
+    Path(zone): Path<String>,
+    Query(choice): Query<KeyChoice>,
+) -> Response {
+    ask(&api, Request::ZoneKeyExport { zone, key: choice.key }).await
+}
+
 /// `?name=&type=` of `GET …/records`.
 #[derive(Debug, Deserialize)]
 struct Filter {
@@ -384,6 +444,8 @@ mod tests {
             "/api/v1/zones/{zone}",
             "/api/v1/zones/{zone}/records",
             "/api/v1/zones/{zone}/rrsets",
+            "/api/v1/zones/{zone}/actions/key-import",
+            "/api/v1/zones/{zone}/actions/key-export",
             "/api/v1/zones/{zone}/actions/{action}",
         ];
         for route in routes {

@@ -91,14 +91,15 @@ impl KeyInfo {
         }
     }
 
-    /// True when its DNSKEY is in the DNSKEY RRset at `now`.
-    pub fn is_published(&self, now: u64) -> bool {
-        between(self.published, self.removed, now)
+    /// True when its DNSKEY is in the DNSKEY RRset at `_now`: published and not
+    /// removed. A step recorded after now (the clock set back since) stays taken.
+    pub fn is_published(&self, _now: u64) -> bool {
+        taken_not_undone(self.published, self.removed)
     }
 
-    /// True when it signs at `now`.
-    pub fn is_active(&self, now: u64) -> bool {
-        between(self.active, self.retired, now)
+    /// True when it signs at `_now`: activated and not retired.
+    pub fn is_active(&self, _now: u64) -> bool {
+        taken_not_undone(self.active, self.retired)
     }
 
     /// Records what the parent's DS RRset showed at `now`: the key's DS `present` or
@@ -114,8 +115,12 @@ impl KeyInfo {
     }
 }
 
-fn between(from: Option<u64>, until: Option<u64>, now: u64) -> bool {
-    from.is_some_and(|t| t <= now) && until.is_none_or(|t| t > now)
+/// True when the step `from` was taken and `until` was not. A timing is recorded when
+/// its step is taken, so one after now means the clock was set back since: the step
+/// stays taken (a DNSKEY withdrawn, or its signatures dropped, because the clock went
+/// back would break the chain of trust — issue #51's "a clock jump backwards").
+fn taken_not_undone(from: Option<u64>, until: Option<u64>) -> bool {
+    from.is_some() && until.is_none()
 }
 
 /// The RDATA of the CDS delete form, `0 0 0 00` (RFC 8078 §4).

@@ -409,7 +409,29 @@ fn key_sets_of_a_zsk_rollover_in_progress() {
     assert_eq!(sets.sign_keys, [1]);
     assert_eq!(sets.sign_zone, [2]);
     assert_eq!(sets.cds, Cds::Keys(vec![1]));
-    assert!(key_sets(&p, &keys, 5).dnskey.is_empty(), "nothing before publication");
+    // Asked before the recorded times (the clock set back): what was taken stays.
+    assert_eq!(key_sets(&p, &keys, 5), sets, "a clock set back undoes no step");
     keys[0].observe_ds(false, 200);
     assert_eq!(keys[0].ds, DsState::Seen { at: 20 }, "a seen DS is not unseen by a query");
+}
+
+/// The clock set back after keys were made and rolled (by an hour, a day, a month,
+/// years, to before the keys existed): the keys the zone is signed with stay the same,
+/// nothing is undone or generated, and nothing panics; the policy waits for its clock.
+#[test]
+fn a_clock_set_back_changes_nothing() {
+    let mut sim = Sim::new(policy());
+    sim.run(START + 100 * DAY);
+    let ahead = sim.now;
+    let sets = key_sets(&sim.policy, &sim.keys, ahead);
+    assert!(sets.is_signed());
+    for back in [3600, DAY, 30 * DAY, 3 * 365 * DAY, ahead] {
+        let now = ahead - back;
+        assert_eq!(key_sets(&sim.policy, &sim.keys, now), sets, "{back} s back");
+        let mut keys = sim.keys.clone();
+        let outcome = advance(&sim.policy, &mut keys, now, |_, _| Err("no key made")).unwrap();
+        assert!(outcome.actions.is_empty(), "{back} s back: {:?}", outcome.actions);
+        assert_eq!(keys, sim.keys);
+        assert!(outcome.next.is_none_or(|next| next > now));
+    }
 }

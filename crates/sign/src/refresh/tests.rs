@@ -31,9 +31,20 @@ fn expiration(rdata: &[u8]) -> u32 {
     }
 }
 
+fn inception(rdata: &[u8]) -> u32 {
+    match Rdata::from_wire(Rtype::RRSIG, rdata).unwrap() {
+        Rdata::Rrsig(r) => r.inception,
+        _ => unreachable!(),
+    }
+}
+
+/// Now, in the refreshes below: after every inception the tests' validities have.
+const NOW: u32 = 1_700_600_000;
+
 fn everything(threshold: u32, serial: u32) -> RefreshOptions {
     RefreshOptions {
         threshold,
+        now: NOW,
         serial,
         start: RefreshCursor::default(),
         max_names: usize::MAX,
@@ -165,4 +176,34 @@ fn slices_are_bounded() {
     )
     .is_err());
     let _ = name("example.");
+}
+
+/// The clock was ahead when the zone was signed, then set back: every signature whose
+/// inception is after now (not yet valid to a validator) is replaced, though none
+/// expires; then nothing is left to do. Signatures valid already at now stay.
+#[test]
+fn signatures_not_yet_valid_after_the_clock_went_back_are_replaced() {
+    let options = SignOptions { denial: DenialConfig::Nsec, ..SignOptions::new(validity()) };
+    let keys = vec![SigningKey::generate(Algorithm::Ed25519, KeyRole::Csk).unwrap()];
+    let mut signed = Signed::new(zone_data(), keys, options);
+    let made = validity().inception();
+    let all = signatures(&signed.zone).len();
+    assert!(signatures(&signed.zone).iter().all(|r| inception(&r.rdata) == made));
+    // A second after the inception: valid; nothing to do.
+    let at = |now: u32, serial: u32| RefreshOptions { now, ..everything(0, serial) };
+    let out = refresh(&signed.zone, &signed.keys, &signed.options, &at(made + 1, 2)).unwrap();
+    assert!(out.change.is_empty(), "signatures valid at now stay");
+    // The clock set back two days: every signature is not yet valid.
+    let now = made - 2 * 86_400;
+    signed.options.validity = Validity::new(now - 3600, now + 30 * 86_400).unwrap();
+    let out = refresh(&signed.zone, &signed.keys, &signed.options, &at(now, 2)).unwrap();
+    assert_eq!(out.next, None);
+    assert_eq!(out.change.removed.iter().filter(|r| r.rtype == Rtype::RRSIG).count(), all);
+    signed.zone = signed.zone.apply(&out.change).unwrap().0;
+    let sigs = signatures(&signed.zone);
+    assert_eq!(sigs.len(), all);
+    assert!(sigs.iter().all(|r| inception(&r.rdata) <= now), "none in the future");
+    verify_zone(&signed.zone, &signed.keys);
+    let again = refresh(&signed.zone, &signed.keys, &signed.options, &at(now, 3)).unwrap();
+    assert!(again.change.is_empty(), "nothing left to do");
 }
