@@ -66,3 +66,38 @@ pub(crate) fn with_serial(soa: &RecordData, serial: u32) -> Result<RecordData, E
     let rdata = with_soa_serial(&soa.rdata, serial).ok_or(Error::NoSoa("a malformed SOA"))?;
     Ok(RecordData { rdata, ..soa.clone() })
 }
+
+/// The changes that lead to `serial`, oldest first: the longest run at the journal's end
+/// in which each starts where the one before ended.
+pub fn chain_to(changes: &[Changeset], serial: u32) -> &[Changeset] {
+    if changes.last().and_then(Changeset::to_serial) != Some(serial) {
+        return &[];
+    }
+    let mut start = changes.len().saturating_sub(1);
+    while start > 0 {
+        let (Some(before), Some(after)) = (changes.get(start - 1), changes.get(start)) else {
+            break;
+        };
+        if before.to_serial().is_none() || before.to_serial() != after.from_serial() {
+            break;
+        }
+        start -= 1;
+    }
+    changes.get(start..).unwrap_or(&[])
+}
+
+/// The changes that follow `serial`, in order: from the one that starts there, as long
+/// as each starts where the one before ended.
+pub fn chain_from(changes: &[Changeset], serial: u32) -> &[Changeset] {
+    let Some(start) = changes.iter().position(|c| c.from_serial() == Some(serial)) else {
+        return &[];
+    };
+    let mut end = start + 1;
+    while let (Some(before), Some(after)) = (changes.get(end - 1), changes.get(end)) {
+        if before.to_serial() != after.from_serial() {
+            break;
+        }
+        end += 1;
+    }
+    changes.get(start..end).unwrap_or(&[])
+}

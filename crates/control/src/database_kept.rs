@@ -97,14 +97,14 @@ fn replayed(
             return None;
         }
     };
-    let after = crate::journaled::chain_from(journaled, served.serial());
+    let after = crate::change::chain_from(journaled, served.serial());
     for change in after {
         if let Err(e) = served.apply_in_place(change) {
             error!(zone = %zone, serial = change.to_serial(), "a journaled change does not apply to the kept copy, the serial is raised instead: {e}");
             return None;
         }
     }
-    let chain = crate::journaled::chain_to(journaled, served.serial()).to_vec();
+    let chain = crate::change::chain_to(journaled, served.serial()).to_vec();
     if !after.is_empty() {
         info!(zone = %zone, replayed = after.len(), serial = served.serial(), "journal replayed onto the kept copy: the version last served");
     }

@@ -31,6 +31,7 @@ use tern_wire::Name;
 use tern_zone::{Changeset, History, HistoryLimits, ZoneContents};
 use tracing::{debug, error, info, warn};
 
+use crate::change::chain_to;
 use crate::counters::control::control;
 use crate::state::SharedJournal;
 
@@ -118,41 +119,6 @@ fn unreadable(zone: &Name, path: &Path, primary: bool, e: &tern_journal::Error) 
 
 fn refusing(path: &Path, why: String) -> OpenedJournal {
     OpenedJournal { journal: Journal::refusing(path, why), changes: Vec::new(), floor: None }
-}
-
-/// The changes that lead to `serial`, oldest first: the longest run at the journal's end
-/// in which each starts where the one before ended.
-pub fn chain_to(changes: &[Changeset], serial: u32) -> &[Changeset] {
-    if changes.last().and_then(Changeset::to_serial) != Some(serial) {
-        return &[];
-    }
-    let mut start = changes.len().saturating_sub(1);
-    while start > 0 {
-        let (Some(before), Some(after)) = (changes.get(start - 1), changes.get(start)) else {
-            break;
-        };
-        if before.to_serial().is_none() || before.to_serial() != after.from_serial() {
-            break;
-        }
-        start -= 1;
-    }
-    changes.get(start..).unwrap_or(&[])
-}
-
-/// The changes that follow `serial`, in order: from the one that starts there, as long
-/// as each starts where the one before ended.
-pub fn chain_from(changes: &[Changeset], serial: u32) -> &[Changeset] {
-    let Some(start) = changes.iter().position(|c| c.from_serial() == Some(serial)) else {
-        return &[];
-    };
-    let mut end = start + 1;
-    while let (Some(before), Some(after)) = (changes.get(end - 1), changes.get(end)) {
-        if before.to_serial() != after.from_serial() {
-            break;
-        }
-        end += 1;
-    }
-    changes.get(start..end).unwrap_or(&[])
 }
 
 /// The changes that follow `serial` and lead to the journal's end: a primary's dynamic
@@ -354,6 +320,7 @@ fn history_changes(history: &History) -> Vec<Changeset> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::change::chain_from;
     use tern_wire::{rdata, Rtype};
     use tern_zone::RecordData;
 

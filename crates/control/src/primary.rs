@@ -282,7 +282,7 @@ impl Writer {
     /// that does not lead there (the file edited while the server was down) starts
     /// afresh, and is kept aside first: it may hold updates the edit did not keep.
     fn journaled_history(&mut self, journaled: &[Changeset], serial: u32) -> History {
-        let chain = crate::journaled::chain_to(journaled, serial);
+        let chain = crate::change::chain_to(journaled, serial);
         if !journaled.is_empty() && chain.is_empty() {
             let end = journaled.last().and_then(Changeset::to_serial).unwrap_or(0);
             self.keep_unused_journal(end, serial);

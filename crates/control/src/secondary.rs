@@ -57,7 +57,7 @@ impl Writer {
         let loaded = tokio::task::spawn_blocking(move || -> Result<_, Error> {
             let zone =
                 tern_zone::load_file(&path, &name, &Default::default(), &mut |_| {})?.contents;
-            let chain = crate::journaled::chain_from(&journaled, zone.serial());
+            let chain = crate::change::chain_from(&journaled, zone.serial());
             let zone = apply_all(&zone, chain).map_err(|why| Error::Apply {
                 what: "the journal's changes do not apply to the kept copy",
                 why,

@@ -32,6 +32,7 @@ pub mod privileges;
 pub use tern_control::priority;
 pub mod random;
 pub mod rrl;
+pub mod signals;
 pub mod stats;
 pub mod tls;
 pub mod version;

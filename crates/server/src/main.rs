@@ -16,7 +16,7 @@ fn main() -> ExitCode {
     // Before the configuration is read and anything else starts: SIGHUP and SIGUSR1 would
     // end a server that has not blocked them yet (their default action).
     if cli.serves() {
-        if let Err(e) = lifecycle::signals::SignalSet::block() {
+        if let Err(e) = tern_server::signals::SignalSet::block() {
             return fail(&e);
         }
     }

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 /// The server crate, lowest layer first.
 const SERVER: &[&[&str]] = &[
     &["error", "random", "handler", "manpage", "version", "check_zone", "priority"],
-    &["stats", "tls"],
+    &["stats", "tls", "signals"],
     &["config", "privileges", "counters"],
     &["logging", "demo", "check_config", "rrl", "io"],
     &["dns", "client", "cli", "ctl"],
@@ -26,10 +26,11 @@ const CONTROL: &[&[&str]] = &[
     &["database"],
     &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
     &["error", "updates", "query_stats"],
-    &["change"],
-    &["event", "script", "keystore"],
+    &["change", "keystore"],
+    &["event", "script"],
     &["state", "shared", "registry", "notify", "signer", "database_load"],
     &["writer"],
+    &["database_kept"],
     &["journaled", "catalog"],
     &["commit"],
     &["primary", "secondary"],

@@ -206,7 +206,7 @@ async fn serve_one(stream: UnixStream, access: Access, context: Arc<Context>) {
     if stopping {
         let (reply, _) = oneshot::channel();
         let _ = context.main.send(MainRequest::Stop { reply });
-        crate::lifecycle::signals::wake();
+        crate::signals::wake();
     }
 }
 
@@ -316,7 +316,7 @@ async fn ask_main(
 ) -> Reply {
     let (reply, answer) = oneshot::channel();
     let sent = context.main.send(request(reply));
-    crate::lifecycle::signals::wake();
+    crate::signals::wake();
     if sent.is_err() {
         return Reply::error("the server is stopping");
     }

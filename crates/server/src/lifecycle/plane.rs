@@ -42,7 +42,7 @@ impl Plane {
         let catalogs_listed = CatalogSink(Arc::new(move |catalog, members| {
             if let Ok(members) = members {
                 let _ = main.send(MainRequest::Catalog { catalog, members });
-                super::signals::wake();
+                crate::signals::wake();
             }
         }));
         let control = Control::start(Options {
