@@ -11,7 +11,9 @@ DoQ listener, one certificate: ECDSA P-256, made here with openssl) on CPU 1, th
 `doq_load` example of ternd on CPU 0: `--connections` persistent connections, each with
 `--in-flight` queries outstanding (a stream per query over DoQ, pipelined over DoT),
 the benchmark's query mix, for `--duration` seconds; `dnsperf-dot` is bench/tls.py's
-persistent DoT load (dnsperf -m dot -c 4 -q 200), the shape of its DoT figure. Modes alternate within each round,
+persistent DoT load (dnsperf -m dot -c 4 -q 200), the shape of its DoT figure; `tcp` is
+`doq_load`'s DoT load over plain TCP (the TCP port), for DoT/TCP with one client shape at
+each one's full pace. Modes alternate within each round,
 and the DoQ/DoT ratio is taken round by round. With several `--tern` builds (before and
 after a change), each is started once, all on CPU 1, and measured in turn every round. Server CPU is user + system time of every
 thread (/proc/PID/task/TID/stat, the scheduler's nanoseconds for the total) over the
@@ -176,7 +178,7 @@ def rounds(args, servers, modes, cert, queries):
         for tern in terns:
             server, port = servers[tern]
             for mode in order:
-                at = port + (2 if mode == "doq" else 1)
+                at = port + {"doq": 2, "tcp": 0}.get(mode, 1)
                 r = measure(args, server.pid, mode, at, cert, queries)
                 r.update(round=n, tern=tern)
                 records.append(r)
@@ -193,12 +195,14 @@ def report(records, modes):
         med = lambda k: statistics.median(r[k] for r in rs)  # noqa: E731
         print(f"| {mode} | {med('qps'):,.0f} | {med('cpu_us'):.2f} "
               f"({med('user_us'):.2f}, {med('sys_us'):.2f}) |")
-    for dot in [m for m in modes if m != "doq" and "doq" in modes]:
+    pairs = [("doq", m) for m in modes if m != "doq" and m != "tcp" and "doq" in modes]
+    pairs += [(m, "tcp") for m in ("dot", "dnsperf-dot") if m in modes and "tcp" in modes]
+    for top, bottom in pairs:
         ratios = []
         for n in sorted({r["round"] for r in records}):
             by = {r["mode"]: r["cpu_us"] for r in records if r["round"] == n}
-            ratios.append(by["doq"] / by[dot])
-        print(f"\nDoQ/{dot} CPU per query: median {statistics.median(ratios):.2f} "
+            ratios.append(by[top] / by[bottom])
+        print(f"\n{top}/{bottom} CPU per query: median {statistics.median(ratios):.2f} "
               f"(rounds {min(ratios):.2f}–{max(ratios):.2f})")
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-//! doq_load: many queries in flight over a few persistent encrypted connections, DNS over
-//! QUIC (RFC 9250) or DNS over TLS (RFC 7858): the load of `bench/doq.py`, which compares
-//! the server's CPU per query over both with one client shape.
+//! doq_load: many queries in flight over a few persistent connections, DNS over QUIC
+//! (RFC 9250), DNS over TLS (RFC 7858) or plain TCP (RFC 7766): the load of
+//! `bench/doq.py`, which compares the server's CPU per query over them with one client
+//! shape.
 //!
-//! `doq_load -m doq|dot -p PORT -f QUERIES.bin --ca CERT.pem [-s ADDR] [-n NAME]
+//! `doq_load -m doq|dot|tcp -p PORT -f QUERIES.bin --ca CERT.pem [-s ADDR] [-n NAME]
 //! [-c CONNECTIONS] [-q IN_FLIGHT] [-l SECONDS] [--count QUERIES]`
 //!
 //! CONNECTIONS connections (default 4) are opened first (TLS 1.3, ALPN `doq` or `dot`,
@@ -17,6 +18,7 @@
 //! * dot: queries pipelined on the connection, each in a TLS record (and a write) of
 //!   its own as room frees up, as dnsperf sends them; answers read in any order and
 //!   checked (QR).
+//! * tcp: the same as dot without TLS (CERT.pem is not read).
 //!
 //! Everything runs on one thread (pin it with `taskset`). Prints one line:
 //! `completed=N failed=N seconds=S qps=Q`.
@@ -46,6 +48,8 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 #[derive(Debug)]
 struct Args {
     quic: bool,
+    /// Plain TCP: dot's load without TLS.
+    plain: bool,
     server: SocketAddr,
     name: String,
     ca: String,
@@ -89,11 +93,11 @@ fn main() {
     let args = Rc::new(parse_args());
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
     let local = tokio::task::LocalSet::new();
-    let tls = Arc::new(client_config(&args));
     let (elapsed, counts) = local.block_on(&runtime, async {
-        match args.quic {
-            true => run_doq(&args, tls).await,
-            false => run_dot(&args, tls).await,
+        match (args.quic, args.plain) {
+            (true, _) => run_doq(&args, Arc::new(client_config(&args))).await,
+            (false, false) => run_dot(&args, Arc::new(client_config(&args))).await,
+            (false, true) => run_tcp(&args).await,
         }
     });
     let (done, failed) = (counts.completed.get(), counts.failed.get());
@@ -175,6 +179,26 @@ async fn run_dot(args: &Rc<Args>, tls: Arc<ClientConfig>) -> (Duration, Rc<Count
         let name = ServerName::try_from(args.name.clone()).unwrap();
         streams.push(connector.connect(name, tcp).await.unwrap());
     }
+    pipelined(args, streams).await
+}
+
+/// Plain TCP: dot's load without TLS.
+async fn run_tcp(args: &Rc<Args>) -> (Duration, Rc<Counts>) {
+    let mut streams = Vec::new();
+    for _ in 0..args.connections {
+        let tcp = TcpStream::connect(args.server).await.unwrap();
+        tcp.set_nodelay(true).unwrap();
+        streams.push(tcp);
+    }
+    pipelined(args, streams).await
+}
+
+/// On each of `streams` a writer keeping IN_FLIGHT queries out and a reader taking the
+/// answers, until the run's end.
+async fn pipelined<S>(args: &Rc<Args>, streams: Vec<S>) -> (Duration, Rc<Counts>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + 'static,
+{
     let counts = counts(args);
     let started = Instant::now();
     let mut tasks = tokio::task::JoinSet::new();
@@ -250,7 +274,7 @@ fn rustls_pemfile_certs(pem: &[u8]) -> Vec<CertificateDer<'static>> {
 }
 
 fn parse_args() -> Args {
-    let usage = "usage: doq_load -m doq|dot -p PORT -f QUERIES.bin --ca CERT.pem [-s ADDR] \
+    let usage = "usage: doq_load -m doq|dot|tcp -p PORT -f QUERIES.bin --ca CERT.pem [-s ADDR] \
                  [-n NAME] [-c CONNECTIONS] [-q IN_FLIGHT] [-l SECONDS] [--count QUERIES]";
     let mut argv = std::env::args().skip(1);
     let (mut mode, mut port, mut file, mut ca) = (None, None, None, None);
@@ -273,15 +297,16 @@ fn parse_args() -> Args {
             _ => panic!("{usage}"),
         }
     }
-    let quic = match mode.as_deref() {
-        Some("doq") => true,
-        Some("dot") => false,
+    let (quic, plain) = match mode.as_deref() {
+        Some("doq") => (true, false),
+        Some("dot") => (false, false),
+        Some("tcp") => (false, true),
         _ => panic!("{usage}"),
     };
     let server = SocketAddr::new(host.parse().expect(usage), port.expect(usage));
     let queries = read_queries(&file.expect(usage));
-    let ca = ca.expect(usage);
-    Args { quic, server, name, ca, queries, connections, in_flight, seconds, count }
+    let ca = if plain { ca.unwrap_or_default() } else { ca.expect(usage) };
+    Args { quic, plain, server, name, ca, queries, connections, in_flight, seconds, count }
 }
 
 /// The framed queries of `path` (each with its 2-byte length).
