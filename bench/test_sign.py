@@ -81,7 +81,7 @@ class FiguresTest(unittest.TestCase):
     def test_summary_gives_medians_and_ratios(self):
         tern = {"time_s": 10.0, "cpu_s": 15.0, "pss_kib": 1024 * 400, "peak_rss_kib": 1024 * 900,
                 "signatures": 800_000, "sign_cpu_s": 20.0, "sign_s": 10.0,
-                "raw_sig_cpu_s": 50_000}
+                "raw_sig_cpu_s": 50_000, "raw_sig_s": 100_000}
         knot = {"time_s": 40.0, "cpu_s": 50.0, "pss_kib": 1024 * 1000, "peak_rss_kib": 1024 * 1200,
                 "sign_start_s": 2.0, "sign_end_s": 30.0}
         slower = dict(knot, time_s=60.0, cpu_s=70.0, sign_end_s=40.0)

@@ -6,9 +6,9 @@
 //! resident set (VmHWM), the resident set after each step, and the proportional set
 //! size once only the snapshot to serve is kept and the server's housekeeping after a
 //! load has run (`tern_zone::memory::after_load`: freed heap returned, huge pages); then
-//! what aws-lc-rs alone signs per second on this thread, on the signed data of the
-//! zone's first RRsets (`--raw COUNT`, 0: not measured; they are held while the PSS is
-//! read, about 100 bytes each).
+//! what aws-lc-rs alone signs per second on as many threads as signed the zone, on the
+//! signed data of the zone's first RRsets (`--raw COUNT`, 0: not measured; they are held
+//! while the PSS is read, about 100 bytes each).
 //!
 //! `bench/sign.py` runs it beside Knot DNS; figures in docs/benchmarks.md, "DNSSEC
 //! signing".
@@ -111,16 +111,26 @@ fn sample(zone: &SignedZone, key: &SigningKey, count: usize) -> Vec<Vec<u8>> {
     data
 }
 
-/// Signatures per second of aws-lc-rs alone on this thread, signing each of `data`
-/// with the key's private key: (per second of wall time, per second of CPU time).
-fn raw_rate(key: &SigningKey, data: &[Vec<u8>]) -> (f64, f64) {
+/// Signatures per second of aws-lc-rs alone on `threads` threads at once (as many as
+/// signed the zone, so that both figures are taken with the same cores busy), signing
+/// each of `data` once with the key's private key: (per second of wall time, per second
+/// of the process's CPU time).
+fn raw_rate(key: &SigningKey, data: &[Vec<u8>], threads: usize) -> (f64, f64) {
     let pkcs8 = key.to_pkcs8().unwrap();
     let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8).unwrap();
-    let rng = SystemRandom::new();
+    let share = data.len().div_ceil(threads.max(1));
     let (start, cpu) = (Instant::now(), cpu_seconds());
-    for d in data {
-        std::hint::black_box(pair.sign(&rng, d).unwrap());
-    }
+    std::thread::scope(|scope| {
+        for part in data.chunks(share) {
+            let pair = &pair;
+            scope.spawn(move || {
+                let rng = SystemRandom::new();
+                for d in part {
+                    std::hint::black_box(pair.sign(&rng, d).unwrap());
+                }
+            });
+        }
+    });
     let count = data.len() as f64;
     (count / start.elapsed().as_secs_f64(), count / (cpu_seconds() - cpu).max(0.01))
 }
@@ -152,7 +162,8 @@ fn main() {
     drop((signed, loaded));
     tern_zone::memory::after_load(); // the server's housekeeping after a load
     let (pss, peak) = (pss_kib(), status_kib("VmHWM:"));
-    let (raw_wall, raw_cpu) = if data.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data) };
+    let (raw_wall, raw_cpu) =
+        if data.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data, args.threads) };
     println!(
         "{{\"load_s\": {load_s:.3}, \"sign_s\": {sign_s:.3}, \"sign_cpu_s\": {sign_cpu_s:.2}, \
          \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"cpu_s\": {cpu_s:.2}, \"signatures\": {signatures}, \
