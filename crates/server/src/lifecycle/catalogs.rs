@@ -28,6 +28,16 @@ use tracing::{error, info, warn};
 use crate::config::{files, xfr, CatalogRole, Config, ZoneConfig, ZonePlan, ZoneSource};
 use tern_control::catalog::Listed;
 
+/// What a catalog's new list changed of the members served ([`Consumed::update`]).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Changed {
+    /// Members to stop serving, whose kept state goes: removed, or reset (a new unique
+    /// label, or a new owner under another label).
+    pub purge: Vec<Name>,
+    /// Members to start serving: new ones, and the reset ones again.
+    pub start: Vec<Name>,
+}
+
 /// Consumed catalogs and their members (see the module comment).
 #[derive(Debug, Default)]
 pub struct Consumed {
@@ -38,18 +48,19 @@ pub struct Consumed {
 }
 
 impl Consumed {
-    /// Takes what `catalog` lists now; returns the members whose state must go (removed,
-    /// or reset).
+    /// Takes what `catalog` lists now; returns what changed of the members served, so
+    /// that only those are stopped and started (a change to a catalog of a million
+    /// members costs what it changes).
     pub fn update(
         &mut self,
         catalog: &Name,
         members: BTreeMap<Name, Listed>,
         config: &Config,
-    ) -> Vec<Name> {
+    ) -> Changed {
         let configured: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
         let max = max_members(config, catalog);
         let members = self.within_limit(catalog, members, &configured, max);
-        let mut purge = Vec::new();
+        let mut changed = Changed::default();
         for (zone, listed) in &members {
             if configured.contains(zone) {
                 if !self.listed.get(catalog).is_some_and(|m| m.contains_key(zone)) {
@@ -61,11 +72,13 @@ impl Consumed {
                 None => {
                     info!(catalog = %catalog, member = %zone, "catalog member added");
                     self.owners.insert(zone.clone(), (catalog.clone(), listed.id.clone()));
+                    changed.start.push(zone.clone());
                 }
                 Some((owner, id)) if &owner == catalog => {
                     if id != listed.id {
                         info!(catalog = %catalog, member = %zone, "catalog member reset (its label changed)");
-                        purge.push(zone.clone());
+                        changed.purge.push(zone.clone());
+                        changed.start.push(zone.clone());
                         self.owners.insert(zone.clone(), (owner, listed.id.clone()));
                     }
                 }
@@ -73,7 +86,8 @@ impl Consumed {
                     if self.moves_to(&owner, zone, catalog) {
                         info!(from = %owner, catalog = %catalog, member = %zone, "catalog member changed ownership");
                         if id != listed.id {
-                            purge.push(zone.clone());
+                            changed.purge.push(zone.clone());
+                            changed.start.push(zone.clone());
                         }
                         self.owners.insert(zone.clone(), (catalog.clone(), listed.id.clone()));
                     } else {
@@ -91,10 +105,10 @@ impl Consumed {
         for zone in gone {
             info!(catalog = %catalog, member = %zone, "catalog member removed");
             self.owners.remove(&zone);
-            purge.push(zone);
+            changed.purge.push(zone);
         }
         self.listed.insert(catalog.clone(), members);
-        purge
+        changed
     }
 
     /// At most `max` of the members `catalog` lists (zones in the configuration aside),
@@ -152,15 +166,27 @@ impl Consumed {
     /// The plans of the members served, under `config` (members whose plan cannot be
     /// made are logged and left out). `except` are left out too.
     pub fn plans(&self, config: &Config, except: &[Name]) -> Vec<Arc<ZonePlan>> {
+        let except: HashSet<&Name> = except.iter().collect();
+        let members = self.owners.keys().filter(|zone| !except.contains(zone));
+        self.plans_of(config, members)
+    }
+
+    /// The plans of `members` (names of members served; others are skipped) under
+    /// `config`, made for these only: what a catalog change starts.
+    pub fn plans_of<'a>(
+        &self,
+        config: &Config,
+        members: impl IntoIterator<Item = &'a Name>,
+    ) -> Vec<Arc<ZonePlan>> {
         if self.owners.is_empty() {
             return Vec::new();
         }
         let catalogs: BTreeMap<&Name, &ZonePlan> =
             config.resolved.zones.iter().map(|p| (&p.name, p.as_ref())).collect();
-        let configured: HashSet<&Name> = catalogs.keys().copied().collect();
         let mut zones = Vec::new();
-        for (zone, (catalog, _)) in &self.owners {
-            if configured.contains(zone) || except.contains(zone) {
+        for zone in members {
+            let Some((catalog, _)) = self.owners.get(zone) else { continue };
+            if catalogs.contains_key(zone) {
                 continue;
             }
             let (Some(plan), Some(listed)) =
@@ -279,29 +305,62 @@ mod tests {
         (zone, member)
     }
 
+    fn changed(purge: &[&str], start: &[&str]) -> Changed {
+        let names = |zones: &[&str]| zones.iter().map(|z| name(z)).collect();
+        Changed { purge: names(purge), start: names(start) }
+    }
+
     #[test]
     fn members_come_go_reset_and_change_ownership() {
         let config = Config::default();
         let (a, b) = (name("a.cat."), name("b.cat."));
         let mut consumed = Consumed::default();
-        let purge = consumed.update(&a, [listed("x.example.", "1", None)].into(), &config);
-        assert!(purge.is_empty());
+        let got = consumed.update(&a, [listed("x.example.", "1", None)].into(), &config);
+        assert_eq!(got, changed(&[], &["x.example."]));
         // Listed by b too, without coo: stays with a.
-        consumed.update(&b, [listed("x.example.", "9", None)].into(), &config);
+        let got = consumed.update(&b, [listed("x.example.", "9", None)].into(), &config);
+        assert_eq!(got, Changed::default());
         assert_eq!(consumed.owners[&name("x.example.")].0, a);
         // a's label changes: reset.
-        let purge =
-            consumed.update(&a, [listed("x.example.", "2", Some("b.cat."))].into(), &config);
-        assert_eq!(purge, vec![name("x.example.")]);
+        let got = consumed.update(&a, [listed("x.example.", "2", Some("b.cat."))].into(), &config);
+        assert_eq!(got, changed(&["x.example."], &["x.example."]));
         // b lists it again, now that a's coo names b: it moves (a new label: reset).
-        let purge = consumed.update(&b, [listed("x.example.", "9", None)].into(), &config);
-        assert_eq!(purge, vec![name("x.example.")]);
+        let got = consumed.update(&b, [listed("x.example.", "9", None)].into(), &config);
+        assert_eq!(got, changed(&["x.example."], &["x.example."]));
         assert_eq!(consumed.owners[&name("x.example.")].0, b);
         // a drops it: not a's any more, nothing happens.
-        assert!(consumed.update(&a, BTreeMap::new(), &config).is_empty());
+        assert_eq!(consumed.update(&a, BTreeMap::new(), &config), Changed::default());
         // b drops it: removed.
-        assert_eq!(consumed.update(&b, BTreeMap::new(), &config), vec![name("x.example.")]);
+        let got = consumed.update(&b, BTreeMap::new(), &config);
+        assert_eq!(got, changed(&["x.example."], &[]));
         assert!(consumed.owners.is_empty());
+    }
+
+    /// A change to a big catalog names only what changed, and plans are made for those
+    /// members only.
+    #[test]
+    fn a_change_starts_and_stops_only_the_members_it_changes() {
+        let config = Config::from_text(
+            "[[remote]]\nid = \"p\"\naddress = \"192.0.2.1\"\n\
+             [[zone]]\nname = \"cat.\"\nprimary = \"p\"\ncatalog-role = \"consumer\"\n",
+            std::path::Path::new("t.toml"),
+        )
+        .unwrap();
+        let cat = name("cat.");
+        let list = |zones: &[String]| -> BTreeMap<Name, Listed> {
+            zones.iter().map(|z| listed(z, z, None)).collect()
+        };
+        let mut zones: Vec<String> = (0..1000).map(|i| format!("z{i}.example.")).collect();
+        let mut consumed = Consumed::default();
+        assert_eq!(consumed.update(&cat, list(&zones), &config).start.len(), 1000);
+        zones.remove(10);
+        zones.push("new.example.".into());
+        let got = consumed.update(&cat, list(&zones), &config);
+        assert_eq!(got, changed(&["z10.example."], &["new.example."]));
+        let plans = consumed.plans_of(&config, &got.start);
+        let names: Vec<String> = plans.iter().map(|p| p.name.to_string()).collect();
+        assert_eq!(names, ["new.example."]);
+        assert_eq!(consumed.plans(&config, &[]).len(), 1000);
     }
 
     /// Issue 49: a catalog of 100,000 members took the server from 25 to 910 MB. At most
@@ -321,12 +380,12 @@ mod tests {
         };
         let mut consumed = Consumed::default();
         consumed.update(&cat, list(&["x.", "y."]), &config);
-        let purge = consumed.update(&cat, list(&["a.", "b.", "c.", "d.", "x.", "y."]), &config);
-        assert!(purge.is_empty());
+        let got = consumed.update(&cat, list(&["a.", "b.", "c.", "d.", "x.", "y."]), &config);
+        assert_eq!(got, changed(&[], &["a."]));
         let served: Vec<String> = consumed.owners.keys().map(|z| z.to_string()).collect();
         assert_eq!(served, ["a.", "x.", "y."], "those served stay; then by name");
-        let purge = consumed.update(&cat, list(&["a.", "b.", "c.", "d."]), &config);
-        assert_eq!(purge, vec![name("x."), name("y.")]);
+        let got = consumed.update(&cat, list(&["a.", "b.", "c.", "d."]), &config);
+        assert_eq!(got, changed(&["x.", "y."], &["b.", "c."]));
         let served: Vec<String> = consumed.owners.keys().map(|z| z.to_string()).collect();
         assert_eq!(served, ["a.", "b.", "c."]);
     }

@@ -422,20 +422,24 @@ impl Steering<'_> {
     }
 
     /// A consumed catalog changed: members added, removed or reset (see [`catalogs`]).
+    /// Only those members are stopped and started ([`Plane::change`]): the other zones
+    /// served, and the other members, are not touched.
     fn catalog(&mut self, catalog: &tern_wire::Name, members: BTreeMap<tern_wire::Name, Listed>) {
-        let purge = self.consumed.update(catalog, members, &self.config);
-        if !purge.is_empty() {
+        let changed = self.consumed.update(catalog, members, &self.config);
+        if !changed.purge.is_empty() {
             // Stopped first, then their files go, then the reset ones start afresh.
-            let kept = self.consumed.plans(&self.config, &purge);
-            drop(self.control.apply_with(&self.config, &kept, false));
+            drop(self.control.change(&self.config, &[], &changed.purge));
             if self.config.path.is_some() {
-                for zone in &purge {
+                for zone in &changed.purge {
                     catalogs::purge(&self.config.server.storage, zone);
                 }
             }
         }
-        let members = self.consumed.plans(&self.config, &[]);
-        let loading = self.control.apply_with(&self.config, &members, false);
+        if changed.start.is_empty() {
+            return;
+        }
+        let started = self.consumed.plans_of(&self.config, &changed.start);
+        let loading = self.control.change(&self.config, &started, &[]);
         let level = self.config.log.level;
         reload::log_when_done(
             loading,
