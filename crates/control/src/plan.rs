@@ -139,13 +139,24 @@ impl ZonefileSync {
     }
 }
 
-/// Everything the control plane needs about one zone.
+/// Everything the control plane needs about one zone: its name and source, and its
+/// settings, shared with every zone that takes the same ones (the zones that only name
+/// a template share that template's, resolved once). `plan.notify` and the other
+/// settings read through [`Deref`](std::ops::Deref); a change through
+/// [`DerefMut`](std::ops::DerefMut) gives the plan its own copy first.
 #[derive(Debug, Clone)]
 pub struct ZonePlan {
     /// The zone's apex.
     pub name: Name,
     /// Its zone file (the source of a primary, the kept copy of a secondary).
     pub source: ZoneSource,
+    /// Its settings, shared.
+    pub settings: Arc<ZoneSettings>,
+}
+
+/// A zone's settings, resolved from its template's and its own (see [`ZonePlan`]).
+#[derive(Debug, Clone)]
+pub struct ZoneSettings {
     /// Primary or secondary.
     pub role: Role,
     /// Targets of NOTIFY.
@@ -171,13 +182,11 @@ pub struct ZonePlan {
     pub signing: Option<Arc<SigningPlan>>,
 }
 
-impl ZonePlan {
-    /// A plan with what the configuration gives a zone that sets nothing else: no
-    /// NOTIFY targets, no access rules, the default history, timers and update policy.
-    pub fn new(name: Name, source: ZoneSource, role: Role) -> ZonePlan {
-        ZonePlan {
-            name,
-            source,
+impl ZoneSettings {
+    /// What the configuration gives a zone that sets nothing else: no NOTIFY targets,
+    /// no access rules, the default history, timers and update policy.
+    pub fn new(role: Role) -> ZoneSettings {
+        ZoneSettings {
             role,
             notify: Vec::new(),
             rules: Vec::new(),
@@ -190,6 +199,28 @@ impl ZonePlan {
             query_stats: false,
             signing: None,
         }
+    }
+}
+
+impl ZonePlan {
+    /// A plan with the settings of [`ZoneSettings::new`], its own.
+    pub fn new(name: Name, source: ZoneSource, role: Role) -> ZonePlan {
+        ZonePlan { name, source, settings: Arc::new(ZoneSettings::new(role)) }
+    }
+}
+
+impl std::ops::Deref for ZonePlan {
+    type Target = ZoneSettings;
+
+    fn deref(&self) -> &ZoneSettings {
+        &self.settings
+    }
+}
+
+impl std::ops::DerefMut for ZonePlan {
+    /// The plan's own settings: copied first when others share them.
+    fn deref_mut(&mut self) -> &mut ZoneSettings {
+        Arc::make_mut(&mut self.settings)
     }
 }
 

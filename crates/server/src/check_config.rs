@@ -32,7 +32,7 @@ pub fn check(path: &Path, skip_zones: bool) -> crate::Result<Checked> {
         }
     }
     note_query_stats(&config, &mut text);
-    let zones = config.zones.len();
+    let zones = config.resolved.zones.len();
     let what = if skip_zones { "zones not checked" } else { "zones checked" };
     if unusable > 0 {
         let _ =

@@ -358,9 +358,9 @@ mod tests {
             "1",
         ]);
         assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:5300");
-        assert_eq!(config.zones.len(), 2);
-        assert_eq!(config.zones[0].name.to_string(), "example.com.");
-        let Some(ZoneSource::File(file)) = &config.zones[0].source else { panic!() };
+        assert_eq!(config.resolved.zones.len(), 2);
+        assert_eq!(config.resolved.zones[0].name.to_string(), "example.com.");
+        let ZoneSource::File(file) = &config.resolved.zones[0].source else { panic!() };
         assert!(file.is_absolute() && file.ends_with("ex.zone"));
         assert_eq!((config.udp_workers(), config.tcp_workers()), (1, 1));
         assert!(config.path.is_none());
@@ -378,7 +378,7 @@ mod tests {
             "demo",
         ]);
         assert_eq!(config.log.file.as_deref(), Some(std::path::Path::new("/var/log/tern.log")));
-        assert_eq!(config.zones[0].name.to_string(), "example.com.");
+        assert_eq!(config.resolved.zones[0].name.to_string(), "example.com.");
         assert_eq!(config.log.level, LevelFilter::DEBUG);
         assert_eq!(config.log.format, LogFormat::Json);
         let config = run_config(&["demo", "--listen", "127.0.0.1:5399"]);

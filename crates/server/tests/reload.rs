@@ -180,3 +180,25 @@ fn command_line_workers_are_not_taken_for_a_change_at_reload() {
     assert!(!said.contains("workers"), "{said}");
     assert!(!daemon.log_text().contains("workers` changed"), "{}", daemon.log_text());
 }
+
+/// A changed template reaches every zone that names nothing else (they share one value
+/// of its settings): transfers both zones of the `default` template refused are allowed
+/// by both once the template allows them.
+#[test]
+fn a_changed_template_reaches_every_zone_of_it() {
+    let other = tempfile::tempdir().unwrap();
+    let two = other.path().join("two.test.zone");
+    std::fs::write(&two, ZONE.replace("live.test.", "two.test.")).unwrap();
+    let zone = format!("[[zone]]\nname = \"two.test\"\nfile = \"{}\"\n", two.display());
+    let acl = "[[acl]]\nid = \"xfr\"\naddress = \"127.0.0.1\"\naction = \"transfer\"\n";
+    let before = format!("{acl}[[template]]\nid = \"default\"\n{zone}");
+    let Served { port, addr, file, daemon: _daemon, dir } = serve(ZONE, "", &before, &[]);
+    let transferred = |name: &str| dig(addr, &["AXFR", name]).matches("\tSOA\t").count() == 2;
+    assert!(!transferred("live.test") && !transferred("two.test"), "no rule allows it yet");
+
+    let after = format!("{acl}[[template]]\nid = \"default\"\nacl = \"xfr\"\n{zone}");
+    std::fs::write(&file, config_text(port, "", &after)).unwrap();
+    let (code, said) = reload(dir.path());
+    assert_eq!(code, 0, "{said}");
+    assert!(transferred("live.test") && transferred("two.test"), "both zones take the change");
+}

@@ -42,7 +42,7 @@ pub use defences::{CookieConfig, RrlConfig};
 pub use http::HttpConfig;
 pub use quic::QuicConfig;
 pub use tern_control::plan::{
-    CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZonePlan, ZoneSource,
+    CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZonePlan, ZoneSettings, ZoneSource,
 };
 pub use tls::{TlsConfig, TlsVersion};
 pub use values::{ListenAddr, LogFormat, Toggle};
@@ -85,8 +85,10 @@ pub struct Config {
     pub quic: QuicConfig,
     /// Keys, remotes, access rules and templates as written.
     pub tables: xfr::Tables,
-    /// The served zones, in file order, names unique.
-    pub zones: Vec<ZoneConfig>,
+    /// The zones' tables as read, names unique, until they are resolved into
+    /// `resolved.zones` (the zones served, in file order); then only those of produced
+    /// catalogs are kept ([`Config::producers`]): a zone that joins one changes it.
+    zones: Vec<ZoneConfig>,
     /// The databases zones are read from (`[[database]]`).
     pub databases: Vec<Spanned<database::DatabaseConfig>>,
     /// The keys and each zone's plan, checked (see [`xfr::resolve`]).
@@ -94,7 +96,8 @@ pub struct Config {
     /// The file this configuration was read from (`None` for built-in configurations);
     /// SIGHUP re-reads it.
     pub path: Option<PathBuf>,
-    /// Where each zone's table is in the file, for errors found later.
+    /// Where each zone's table is in the file, for errors found as it is read (dropped
+    /// once it is).
     zone_spans: Vec<Range<usize>>,
     /// The zones before this position are the configuration file's; those from it on
     /// were added at run time ([`ADDED_ZONES`]).
@@ -289,6 +292,20 @@ pub struct ZoneConfig {
 }
 
 impl ZoneConfig {
+    /// True when the zone sets nothing beside its name, source and template: it then
+    /// shares its template's settings with the other zones that do the same.
+    pub fn names_only_template(&self) -> bool {
+        self.settings == xfr::TemplateConfig::default()
+            && self.catalog_role.is_none()
+            && self.catalog_templates.is_empty()
+            && self.catalog_max_members.is_none()
+    }
+
+    /// True for a catalog produced here (`catalog-role = "producer"`).
+    pub fn is_producer(&self) -> bool {
+        self.catalog_role == Some(xfr::CatalogKind::Producer)
+    }
+
     /// A primary zone served from `source`, with no settings of its own.
     pub fn primary(name: Name, source: ZoneSource) -> ZoneConfig {
         ZoneConfig {
@@ -641,37 +658,36 @@ impl Config {
     }
 
     /// Adds `zones`, with their `plans`, after those served (in place: nothing else is
-    /// copied, unless another holds the plans, which are then copied once).
+    /// copied, unless another holds the plans, which are then copied once). Of the
+    /// tables, only produced catalogs' are kept.
     pub fn push_added(&mut self, zones: Vec<ZoneConfig>, plans: &[Arc<ZonePlan>]) {
         Arc::make_mut(&mut self.resolved).zones.extend(plans.iter().cloned());
-        if self.zone_spans.len() == self.zones.len() {
-            self.zone_spans.extend(zones.iter().map(|_| 0..0));
-        }
-        self.zones.extend(zones);
+        self.zones.extend(zones.into_iter().filter(ZoneConfig::is_producer));
     }
 
     /// Removes the zone at `at`, which must have been added at run time: the last zone
     /// takes its place (in place, whatever the count). Returns the removed zone's name and
     /// the position the last one moved from, if one moved.
     pub fn swap_remove_added(&mut self, at: usize) -> Option<(Name, Option<usize>)> {
-        if at < self.added_from || at >= self.zones.len() {
+        if at < self.added_from || at >= self.resolved.zones.len() {
             return None;
         }
-        let last = self.zones.len() - 1;
-        let removed = self.zones.swap_remove(at);
         let resolved = Arc::make_mut(&mut self.resolved);
-        if at < resolved.zones.len() {
-            resolved.zones.swap_remove(at);
-        }
-        if at < self.zone_spans.len() {
-            self.zone_spans.swap_remove(at);
-        }
-        Some((removed.name, (at != last).then_some(last)))
+        let last = resolved.zones.len() - 1;
+        let removed = resolved.zones.swap_remove(at);
+        Some((removed.name.clone(), (at != last).then_some(last)))
     }
 
-    /// The zones of the configuration file, then those added at run time.
-    pub fn zones_split(&self) -> (&[ZoneConfig], &[ZoneConfig]) {
-        self.zones.split_at(self.added_from.min(self.zones.len()))
+    /// The plans of the zones of the configuration file, then of those added at run
+    /// time.
+    pub fn zones_split(&self) -> (&[Arc<ZonePlan>], &[Arc<ZonePlan>]) {
+        let zones = &self.resolved.zones;
+        zones.split_at(self.added_from.min(zones.len()))
+    }
+
+    /// The tables of the catalogs produced here, as read.
+    pub fn producers(&self) -> &[ZoneConfig] {
+        &self.zones
     }
 
     /// The directory relative paths in the configuration file are taken from.
@@ -719,21 +735,18 @@ impl Config {
             spans.push(span);
             self.zones.push(zone);
         }
-        // Kept for the server's life: without the slack of growing (up to a zone table's
-        // size per zone).
-        self.zones.shrink_to_fit();
-        spans.shrink_to_fit();
         self.zone_spans = spans;
     }
 
-    /// Checks references and builds the zone plans ([`xfr::resolve`]).
+    /// Checks references and builds the zone plans ([`xfr::resolve`]); of the tables
+    /// read, only produced catalogs' are kept then.
     fn resolve(&mut self, base: &Path, errors: &mut Vec<(Option<Range<usize>>, String)>) {
-        let zones: Vec<(Range<usize>, ZoneConfig)> = self
-            .zones
-            .iter()
-            .enumerate()
-            .map(|(i, z)| (self.zone_spans.get(i).cloned().unwrap_or(0..0), z.clone()))
+        let mut spans = std::mem::take(&mut self.zone_spans).into_iter();
+        let zones: Vec<(Range<usize>, ZoneConfig)> = std::mem::take(&mut self.zones)
+            .into_iter()
+            .map(|z| (spans.next().unwrap_or(0..0), z))
             .collect();
+        self.zones = zones.iter().map(|(_, z)| z).filter(|z| z.is_producer()).cloned().collect();
         let signing = self.signing_defaults();
         match xfr::resolve(&self.tables, &zones, base, (&self.server.storage, &signing)) {
             Ok(resolved) => {

@@ -27,7 +27,7 @@ fn empty_file_gives_the_defaults() {
     assert!(config.tcp.defer_accept);
     assert_eq!(config.identity.nsid, Toggle::Off);
     assert_eq!(config.log.level, LevelFilter::INFO);
-    assert!(config.zones.is_empty());
+    assert!(config.resolved.zones.is_empty());
     assert!(config.udp_workers() >= 1);
 }
 
@@ -84,14 +84,14 @@ fn every_section() {
     assert_eq!(identity.version, None);
     assert_eq!(identity.hostname.as_deref(), Some("host.example"));
     assert_eq!(config.log.format, LogFormat::Json);
-    assert_eq!(config.zones[0].name.to_string(), "example.com.");
+    assert_eq!(config.resolved.zones[0].name.to_string(), "example.com.");
     assert_eq!(
-        config.zones[0].source,
-        Some(ZoneSource::File(PathBuf::from("/etc/tern/example.com.zone")))
+        config.resolved.zones[0].source,
+        ZoneSource::File(PathBuf::from("/etc/tern/example.com.zone"))
     );
     assert_eq!(
-        config.zones[1].source,
-        Some(ZoneSource::File(PathBuf::from("/var/lib/tern/example.net.zone")))
+        config.resolved.zones[1].source,
+        ZoneSource::File(PathBuf::from("/var/lib/tern/example.net.zone"))
     );
 }
 
@@ -711,4 +711,99 @@ fn the_example_templates_commented_values_read() {
         }
         assert!(checked >= least, "{table}: {checked} settings read");
     }
+}
+
+/// A configuration of zones that name template `t` and nothing else, one zone that
+/// also sets its own `notify`, and one whose template completes owner names with its
+/// name; `t` notifies `notified`.
+fn template_zones(notified: &str) -> Config {
+    parse(&format!(
+        r#"
+        [[remote]]
+        id = "one"
+        address = "192.0.2.1"
+        [[remote]]
+        id = "two"
+        address = "192.0.2.2"
+        [[acl]]
+        id = "acme"
+        action = "update"
+        update-owner-name = "_acme-challenge"
+        [[template]]
+        id = "t"
+        notify = "{notified}"
+        ixfr-history = 7
+        [[template]]
+        id = "named"
+        acl = "acme"
+        [[zone]]
+        name = "a.example"
+        file = "a.zone"
+        template = "t"
+        [[zone]]
+        name = "b.example"
+        file = "b.zone"
+        template = "t"
+        [[zone]]
+        name = "c.example"
+        file = "c.zone"
+        template = "t"
+        notify = []
+        [[zone]]
+        name = "d.example"
+        file = "d.zone"
+        template = "named"
+        [[zone]]
+        name = "e.example"
+        file = "e.zone"
+        template = "named"
+        "#
+    ))
+    .unwrap()
+}
+
+#[test]
+fn zones_that_name_only_their_template_share_its_settings() {
+    let config = template_zones("one");
+    let [a, b, c, d, e] = &config.resolved.zones[..] else { panic!("five zones") };
+    assert!(Arc::ptr_eq(&a.settings, &b.settings), "one value for the template's zones");
+    assert_eq!(
+        (a.name.to_string(), b.name.to_string()),
+        ("a.example.".into(), "b.example.".into())
+    );
+    assert_ne!(a.source, b.source, "each its own file");
+    assert_eq!(a.notify[0].id, "one");
+    assert_eq!(a.history.max_changes, 7);
+    assert!(!Arc::ptr_eq(&a.settings, &c.settings), "a zone with settings of its own");
+    assert!(c.notify.is_empty());
+    assert_eq!(c.history.max_changes, 7, "and the template's others");
+    assert!(!Arc::ptr_eq(&d.settings, &e.settings), "owner names completed with each zone's");
+    let owners = |p: &ZonePlan| p.rules[0].update.owners.clone();
+    assert_ne!(owners(d), owners(e));
+    assert!(config.producers().is_empty(), "no table kept once resolved");
+}
+
+#[test]
+fn a_changed_template_reaches_every_zone_that_uses_it() {
+    let before = template_zones("one");
+    let after = template_zones("two");
+    let notified = |config: &Config| -> Vec<String> {
+        config
+            .resolved
+            .zones
+            .iter()
+            .map(|p| p.notify.iter().map(|r| r.id.clone()).collect())
+            .collect()
+    };
+    assert_eq!(notified(&before), ["one", "one", "", "", ""]);
+    assert_eq!(notified(&after), ["two", "two", "", "", ""]);
+}
+
+#[test]
+fn a_plan_changed_alone_gets_its_own_settings() {
+    let config = template_zones("one");
+    let mut a = ZonePlan::clone(&config.resolved.zones[0]);
+    a.query_stats = true;
+    assert!(a.query_stats);
+    assert!(!config.resolved.zones[1].query_stats, "the others keep the shared value");
 }

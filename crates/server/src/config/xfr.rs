@@ -5,7 +5,10 @@
 //! The tables are read as written; [`resolve`] then checks every reference (a zone's
 //! `primary`, `notify`, `acl` and `template`, a remote's or rule's `key`), reads secrets
 //! from files, and gives each zone its [`ZonePlan`]: its role, remotes and access rules
-//! (an update rule's relative `update-owner-name`s completed with the zone's name).
+//! (an update rule's relative `update-owner-name`s completed with the zone's name). The
+//! zones that set nothing beside their name, source and template share one value of
+//! their template's settings, resolved once (a million such zones cost their names and
+//! files, not a million copies of the settings).
 //!
 //! Update rules take Knot DNS's keys and meanings (`update-owner`, `update-owner-match`,
 //! `update-owner-name`, `update-type`), so that a Knot DNS ACL reads the same here; a
@@ -31,7 +34,8 @@ use tern_zone::HistoryLimits;
 use super::values;
 use super::xot::{self, TlsMode};
 use super::{
-    CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZoneConfig, ZonePlan, ZoneSource,
+    CatalogMember, CatalogRole, Remote, Role, TimerBounds, ZoneConfig, ZonePlan, ZoneSettings,
+    ZoneSource,
 };
 
 /// `[[key]]`: a TSIG key (RFC 8945), named as BIND and Knot DNS name theirs.
@@ -370,10 +374,10 @@ pub fn resolve(
     let policies =
         super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
     let mut plans = Vec::new();
+    let refs = Refs { remotes: &remotes, acls: &acls, templates: &templates, policies: &policies };
+    let mut shared = SharedSettings::new();
     for (span, zone) in zones {
-        let refs =
-            Refs { remotes: &remotes, acls: &acls, templates: &templates, policies: &policies };
-        match refs.plan(zone, storage) {
+        match refs.plan(zone, storage, &mut shared) {
             Ok(plan) => plans.push((span, plan)),
             Err(why) => problems.push((span.clone(), format!("zone {}: {why}", zone.name))),
         }
@@ -623,20 +627,62 @@ struct Refs<'a> {
     policies: &'a HashMap<String, Arc<tern_control::signer::SigningPlan>>,
 }
 
+/// The settings of the zones that set nothing of their own, resolved once for each
+/// template they name (`None`: the `default` template, or none) and shared by them all.
+type SharedSettings = HashMap<Option<String>, Arc<ZoneSettings>>;
+
 impl Refs<'_> {
-    /// The zone's plan: its settings over its template's (or `default`'s).
-    fn plan(&self, zone: &ZoneConfig, storage: &Path) -> Result<ZonePlan, String> {
-        let template = match &zone.template {
-            Some(id) => Some(
-                *self
-                    .templates
-                    .get(id)
-                    .ok_or_else(|| format!("template `{id}` is not declared"))?,
-            ),
-            None => self.templates.get("default").copied(),
+    /// The zone's plan: its settings over its template's (or `default`'s), shared with
+    /// the other zones of its template when it sets none of its own.
+    fn plan(
+        &self,
+        zone: &ZoneConfig,
+        storage: &Path,
+        shared: &mut SharedSettings,
+    ) -> Result<ZonePlan, String> {
+        let settings = match zone.names_only_template() {
+            true => self.shared_settings(zone, shared)?,
+            false => Arc::new(self.settings(zone)?),
         };
+        let source = zone_source(zone, &settings, storage)?;
+        Ok(ZonePlan { name: zone.name.clone(), source, settings })
+    }
+
+    /// The settings of `zone`'s template, from `shared` or resolved and kept there —
+    /// unless they hold something of the zone's own (an access rule's owner names are
+    /// completed with the zone's name).
+    fn shared_settings(
+        &self,
+        zone: &ZoneConfig,
+        shared: &mut SharedSettings,
+    ) -> Result<Arc<ZoneSettings>, String> {
+        if let Some(settings) = shared.get(&zone.template) {
+            return Ok(Arc::clone(settings));
+        }
+        let settings = Arc::new(self.settings(zone)?);
+        let acls = self.template(zone)?.and_then(|t| t.acl.as_ref());
+        let own_names = |id: &String| self.acls.get(id).is_some_and(|a| !a.owner_names.is_empty());
+        if !acls.is_some_and(|ids| ids.iter().any(own_names)) {
+            shared.insert(zone.template.clone(), Arc::clone(&settings));
+        }
+        Ok(settings)
+    }
+
+    /// The template `zone` names, else `default` if declared.
+    fn template(&self, zone: &ZoneConfig) -> Result<Option<&TemplateConfig>, String> {
+        match &zone.template {
+            Some(id) => match self.templates.get(id) {
+                Some(template) => Ok(Some(*template)),
+                None => Err(format!("template `{id}` is not declared")),
+            },
+            None => Ok(self.templates.get("default").copied()),
+        }
+    }
+
+    /// The zone's settings: its own over its template's.
+    fn settings(&self, zone: &ZoneConfig) -> Result<ZoneSettings, String> {
         let empty = TemplateConfig::default();
-        let t = template.unwrap_or(&empty);
+        let t = self.template(zone)?.unwrap_or(&empty);
         let own = &zone.settings;
         let pick = |a: &Option<Vec<String>>, b: &Option<Vec<String>>| {
             a.clone().or_else(|| b.clone()).unwrap_or_default()
@@ -650,31 +696,10 @@ impl Refs<'_> {
         }
         rules.extend(primaries.iter().map(notify_rule));
         let catalog = catalog_role(zone, own, t, &primaries)?;
-        let source =
-            match (&zone.source, primaries.is_empty()) {
-                _ if catalog == CatalogRole::Producer => ZoneSource::Catalog(Arc::from(Vec::new())),
-                (Some(ZoneSource::Script(_)), false) => return Err(
-                    "a secondary's data comes from its primaries: `script` is for primary zones"
-                        .into(),
-                ),
-                (Some(ZoneSource::Database(_)), false) => return Err(
-                    "a secondary's data comes from its primaries: `database` is for primary zones"
-                        .into(),
-                ),
-                (Some(source), _) => source.clone(),
-                (None, false) => ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy()),
-                (None, true) => {
-                    return Err(
-                        "a primary zone needs `file` (or `primary` to be a secondary)".into()
-                    )
-                }
-            };
         let role = if primaries.is_empty() { Role::Primary } else { Role::Secondary(primaries) };
         let zonefile_sync = own.zonefile_sync.or(t.zonefile_sync).unwrap_or(ZONEFILE_SYNC);
         let signing = self.signing(own, t, (&role, &catalog, zonefile_sync))?;
-        Ok(ZonePlan {
-            name: zone.name.clone(),
-            source,
+        Ok(ZoneSettings {
             role,
             notify,
             rules,
@@ -722,6 +747,31 @@ impl Refs<'_> {
                     .ok_or_else(|| format!("{what} `{id}` is not a [[remote]] id"))
             })
             .collect()
+    }
+}
+
+/// Where the zone's data comes from: its `file`, `script` or `database`; a produced
+/// catalog's is written here, and a secondary's kept copy is in `storage` by default.
+fn zone_source(
+    zone: &ZoneConfig,
+    settings: &ZoneSettings,
+    storage: &Path,
+) -> Result<ZoneSource, String> {
+    let secondary = matches!(settings.role, Role::Secondary(_));
+    match (&zone.source, secondary) {
+        _ if settings.catalog == CatalogRole::Producer => {
+            Ok(ZoneSource::Catalog(Arc::from(Vec::new())))
+        }
+        (Some(ZoneSource::Script(_)), true) => {
+            Err("a secondary's data comes from its primaries: `script` is for primary zones".into())
+        }
+        (Some(ZoneSource::Database(_)), true) => {
+            Err("a secondary's data comes from its primaries: `database` is for primary zones"
+                .into())
+        }
+        (Some(source), _) => Ok(source.clone()),
+        (None, true) => Ok(ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy())),
+        (None, false) => Err("a primary zone needs `file` (or `primary` to be a secondary)".into()),
     }
 }
 

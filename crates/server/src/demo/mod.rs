@@ -34,7 +34,7 @@ mod tests {
     fn demo_serves_example_com_on_8053() {
         let config = config(None).unwrap();
         assert_eq!(config.server.listen[0].0.to_string(), "127.0.0.1:8053");
-        assert_eq!(config.zones[0].name.to_string(), "example.com.");
+        assert_eq!(config.resolved.zones[0].name.to_string(), "example.com.");
         assert!(ZONE_TEXT.contains("$ORIGIN example.com."));
         assert!(ZONE_TEXT.contains(" SOA "));
     }

@@ -47,13 +47,10 @@ const REWRITE_AFTER: usize = 1024;
 /// configuration at the first change after a start or a whole-set change.
 #[derive(Debug, Default)]
 pub struct Index {
-    /// Each zone of the configuration: its position in `Config::zones` (and its plan's
-    /// in `Config::resolved`).
+    /// Each zone of the configuration: its plan's position in `Config::resolved`.
     at: HashMap<Name, usize>,
     /// Each zone file: its users.
     files: HashMap<PathBuf, Users>,
-    /// The catalogs produced here.
-    producers: Vec<Name>,
 }
 
 /// The zones that use one file.
@@ -71,29 +68,20 @@ impl Index {
     /// The index of `config`'s zones.
     pub fn of(config: &Config) -> Index {
         let mut index = Index::default();
-        index.at.reserve(config.zones.len());
-        for (at, zone) in config.zones.iter().enumerate() {
-            index.at.insert(zone.name.clone(), at);
-        }
-        for plan in &config.resolved.zones {
-            index.note(plan, &config.server.storage);
+        let plans = &config.resolved.zones;
+        index.at.reserve(plans.len());
+        for (at, plan) in plans.iter().enumerate() {
+            index.at.insert(plan.name.clone(), at);
+            if let Ok(Some(path)) = files::zone_file(plan, &config.server.storage) {
+                index.take(path, plan);
+            }
         }
         index
     }
 
-    /// Notes `plan`'s file and catalog role, unchecked.
-    fn note(&mut self, plan: &ZonePlan, storage: &Path) {
-        if let Ok(Some(path)) = files::zone_file(plan, storage) {
-            self.take(path, plan);
-        }
-        if plan.catalog == CatalogRole::Producer {
-            self.producers.push(plan.name.clone());
-        }
-    }
-
     /// True when the index was built for `config`'s zones (a cheap check: the count).
     pub fn fits(&self, config: &Config) -> bool {
-        self.at.len() == config.zones.len()
+        self.at.len() == config.resolved.zones.len()
     }
 
     fn take(&mut self, path: PathBuf, plan: &ZonePlan) {
@@ -240,9 +228,7 @@ pub fn prepare(config: &Config, index: &mut Index, tables: &[String]) -> Result<
         }
         write_table(&table, &mut body).map_err(|why| format!("zone {name}: {why}"))?;
     }
-    let producers = index.producers.iter().filter_map(|n| index.at.get(n));
-    let producers = producers.filter_map(|&at| config.zones.get(at));
-    let zones = match config.read_new_zones(&body, &path, producers) {
+    let zones = match config.read_new_zones(&body, &path, config.producers().iter()) {
         Some(read) => Some(read.map_err(|e| e.to_string())?),
         None => None,
     };
@@ -271,10 +257,7 @@ pub fn add(config: &mut Config, index: &mut Index, tables: &[String]) -> Result<
         return Err(why);
     }
     for (offset, plan) in plans.iter().enumerate() {
-        index.at.insert(plan.name.clone(), config.zones.len() + offset);
-        if plan.catalog == CatalogRole::Producer {
-            index.producers.push(plan.name.clone());
-        }
+        index.at.insert(plan.name.clone(), config.resolved.zones.len() + offset);
     }
     config.push_added(zones, &plans);
     Ok(Change::Zones(plans, Vec::new()))
@@ -324,8 +307,8 @@ fn forget(config: &mut Config, index: &mut Index, name: &Name) {
         index.release(&plan, &config.server.storage);
     }
     if let Some((_, Some(_moved))) = config.swap_remove_added(at) {
-        if let Some(zone) = config.zones.get(at) {
-            index.at.insert(zone.name.clone(), at);
+        if let Some(plan) = config.resolved.zones.get(at) {
+            index.at.insert(plan.name.clone(), at);
         }
     }
 }
@@ -519,7 +502,8 @@ mod tests {
     }
 
     fn names(config: &Config) -> Vec<String> {
-        let mut names: Vec<String> = config.zones.iter().map(|z| z.name.to_string()).collect();
+        let mut names: Vec<String> =
+            config.resolved.zones.iter().map(|z| z.name.to_string()).collect();
         names.sort();
         names
     }
@@ -536,8 +520,8 @@ mod tests {
     fn assert_in_step(config: &Config, index: &Index) {
         let fresh = Index::of(config);
         assert_eq!(index.at, fresh.at);
-        for (at, (zone, plan)) in config.zones.iter().zip(&config.resolved.zones).enumerate() {
-            assert_eq!((index.at[&zone.name], &plan.name), (at, &zone.name));
+        for (at, plan) in config.resolved.zones.iter().enumerate() {
+            assert_eq!(index.at[&plan.name], at);
         }
         let users = |i: &Index| {
             let mut users: Vec<_> =
@@ -560,10 +544,10 @@ mod tests {
         else {
             panic!("added beside the others")
         };
-        assert_eq!((plans.len(), gone.len(), config.zones.len()), (1, 0, 2));
+        assert_eq!((plans.len(), gone.len(), config.resolved.zones.len()), (1, 0, 2));
         assert_eq!(plans[0].name, "b.example.".parse::<Name>().unwrap());
         let mut again = restarted(&config);
-        assert_eq!(again.zones.len(), 2, "kept across restarts");
+        assert_eq!(again.resolved.zones.len(), 2, "kept across restarts");
         assert_eq!(again.added_log, config.added_log);
         let mut index = Index::of(&again);
         let why = add(&mut again, &mut index, std::slice::from_ref(&table)).unwrap_err();
@@ -574,7 +558,7 @@ mod tests {
         let Change::Zones(plans, gone) = change else { panic!("removed alone") };
         assert!(plans.is_empty());
         assert_eq!(gone, vec!["b.example.".parse::<Name>().unwrap()]);
-        assert_eq!(again.zones.len(), 1);
+        assert_eq!(again.resolved.zones.len(), 1);
         let why = remove(&mut again, &mut index, &["b.example".into()]).unwrap_err();
         assert!(why.contains("not served"), "{why}");
         assert_eq!(names(&restarted(&again)), ["a.example."]);
@@ -586,22 +570,22 @@ mod tests {
         let mut config = config_in(dir.path());
         let mut index = Index::of(&config);
         add(&mut config, &mut index, &tables(dir.path(), 0, 100)).unwrap();
-        assert_eq!(config.zones.len(), 101);
+        assert_eq!(config.resolved.zones.len(), 101);
         let twice = [tables(dir.path(), 200, 1), tables(dir.path(), 200, 1)].concat();
         assert!(add(&mut config, &mut index, &twice).unwrap_err().contains("given twice"));
         let served = [tables(dir.path(), 300, 1), tables(dir.path(), 5, 1)].concat();
         let why = add(&mut config, &mut index, &served).unwrap_err();
         assert!(why.contains("z5.example. is served already"), "{why}");
-        assert_eq!(config.zones.len(), 101, "nothing of the refused batches taken");
+        assert_eq!(config.resolved.zones.len(), 101, "nothing of the refused batches taken");
         let mut again = restarted(&config);
-        assert_eq!(again.zones.len(), 101, "nothing of the refused batches written");
+        assert_eq!(again.resolved.zones.len(), 101, "nothing of the refused batches written");
         let mut index = Index::of(&again);
         let some = vec!["z1.example".to_owned(), "z2.example".into(), "nope.example".into()];
         let why = remove(&mut again, &mut index, &some).unwrap_err();
         assert!(why.contains("nope.example. is not served"), "{why}");
         let zones: Vec<String> = (0..50).map(|n| format!("z{n}.example")).collect();
         remove(&mut again, &mut index, &zones).unwrap();
-        assert_eq!(again.zones.len(), 51);
+        assert_eq!(again.resolved.zones.len(), 51);
         assert_in_step(&again, &index);
         assert_eq!(names(&restarted(&again)), names(&again));
     }
@@ -623,7 +607,7 @@ mod tests {
         // Added again after its removal: served once, kept once.
         add(&mut config, &mut index, &tables(dir.path(), 3, 1)).unwrap();
         assert_in_step(&config, &index);
-        assert_eq!(config.zones.len(), 1 + 30 - 6 + 1);
+        assert_eq!(config.resolved.zones.len(), 1 + 30 - 6 + 1);
         assert_eq!(names(&restarted(&config)), names(&config));
     }
 

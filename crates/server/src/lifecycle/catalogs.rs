@@ -57,7 +57,7 @@ impl Consumed {
         members: BTreeMap<Name, Listed>,
         config: &Config,
     ) -> Changed {
-        let configured: HashSet<&Name> = config.zones.iter().map(|z| &z.name).collect();
+        let configured: HashSet<&Name> = config.resolved.zones.iter().map(|p| &p.name).collect();
         let max = max_members(config, catalog);
         let members = self.within_limit(catalog, members, &configured, max);
         let mut changed = Changed::default();

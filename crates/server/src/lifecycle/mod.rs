@@ -191,6 +191,7 @@ fn serve(
         http: http_server.as_ref(),
         consumed: catalogs::Consumed::default(),
         index: None,
+        changed: reload::Zones::default(),
     };
     steering.run(&signals, &requests);
     if let Some(n) = &notifier {
@@ -224,6 +225,8 @@ struct Steering<'a> {
     /// The zones served and their files, for zone-add and zone-remove (built at the
     /// first, kept in step by them; dropped when the configuration is replaced).
     index: Option<added::Index>,
+    /// Zones added and removed since the last memory housekeeping.
+    changed: reload::Zones,
 }
 
 impl Steering<'_> {
@@ -402,7 +405,8 @@ impl Steering<'_> {
     ) {
         info!(added = added.len(), removed = removed.len(), "{what}: changing the zone set");
         let loading = self.control.change(&self.config, added, removed);
-        let said = (what, reload::Said::default());
+        let tidy = self.changed.changed(added.len() + removed.len());
+        let said = (what, reload::Said::default(), tidy);
         let level = self.config.log.level;
         reload::log_when_done(loading, said, self.log.clone(), level, Some(reply));
     }
@@ -416,7 +420,7 @@ impl Steering<'_> {
         what: &'static str,
         reply: tokio::sync::oneshot::Sender<Reply>,
     ) {
-        let said = (what, reload::Said::default());
+        let said = (what, reload::Said::default(), reload::Tidy::After);
         reload::log_when_done(loading, said, self.log.clone(), next.log.level, Some(reply));
         self.config = next;
     }
@@ -443,7 +447,7 @@ impl Steering<'_> {
         let level = self.config.log.level;
         reload::log_when_done(
             loading,
-            ("catalog change", reload::Said::default()),
+            ("catalog change", reload::Said::default(), reload::Tidy::After),
             self.log.clone(),
             level,
             None,
@@ -466,7 +470,8 @@ impl Steering<'_> {
                 let problems = live::apply(&next, self.log, self.http, self.running);
                 let said = reload::Said { notes, problems };
                 let level = next.log.level;
-                reload::log_when_done(loading, ("reload", said), self.log.clone(), level, reply);
+                let said = ("reload", said, reload::Tidy::After);
+                reload::log_when_done(loading, said, self.log.clone(), level, reply);
                 self.config = next;
                 self.index = None;
             }

@@ -100,13 +100,48 @@ impl Said {
     }
 }
 
+/// Whether the memory housekeeping ([`tern_zone::memory::after_load`]) follows a change's loads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tidy {
+    /// It does (reloads, whole-set changes, large zone changes).
+    After,
+    /// It does not: the change freed too little to be worth a walk of the whole heap.
+    Skip,
+}
+
+/// Zones added or removed at run time after which the memory housekeeping runs again
+/// ([`Zones`]). A walk of the heap and of `/proc/self/smaps` costs what the zones
+/// served take (most of a second at 1M zones) and holds the allocator's lock while it
+/// trims, at the lowest priority, where the next change may wait for it. One zone frees
+/// a few kilobytes, which the next zones added reuse.
+pub const TIDY_AFTER_ZONES: usize = 10_000;
+
+/// Counts the zones added and removed since the last housekeeping.
+#[derive(Debug, Default)]
+pub struct Zones {
+    changed: usize,
+}
+
+impl Zones {
+    /// Counts a change of `count` zones: [`Tidy::After`] once [`TIDY_AFTER_ZONES`] have
+    /// changed since the last housekeeping.
+    pub fn changed(&mut self, count: usize) -> Tidy {
+        self.changed = self.changed.saturating_add(count);
+        if self.changed < TIDY_AFTER_ZONES {
+            return Tidy::Skip;
+        }
+        self.changed = 0;
+        Tidy::After
+    }
+}
+
 /// Waits for `loading` on a thread of its own, then logs it, applies the new log level
-/// (so the reload's outcome is logged at the level in force when it began) and gives
-/// freed memory back; the signal loop is not held up.
+/// (so the reload's outcome is logged at the level in force when it began) and, with
+/// [`Tidy::After`], gives freed memory back; the signal loop is not held up.
 /// `reply`, when given, is told the outcome too (`ternctl reload`), with what was `said`.
 pub fn log_when_done(
     mut loading: Loading,
-    (what, said): (&'static str, Said),
+    (what, said, tidy): (&'static str, Said, Tidy),
     log: LogHandle,
     level: LevelFilter,
     reply: Option<oneshot::Sender<Reply>>,
@@ -119,7 +154,9 @@ pub fn log_when_done(
         if let Some(reply) = reply {
             let _ = reply.send(said.told(outcome(&loading, what)));
         }
-        housekeeping();
+        if tidy == Tidy::After {
+            housekeeping();
+        }
     });
 }
 
@@ -273,6 +310,16 @@ mod tests {
             matches!(&answer, Reply::Done { message } if message == "reload done"),
             "as it was"
         );
+    }
+
+    #[test]
+    fn housekeeping_follows_only_every_so_many_zones_changed() {
+        let mut zones = Zones::default();
+        assert_eq!(zones.changed(1), Tidy::Skip, "one zone");
+        assert_eq!(zones.changed(TIDY_AFTER_ZONES - 2), Tidy::Skip);
+        assert_eq!(zones.changed(1), Tidy::After, "the count reached");
+        assert_eq!(zones.changed(1), Tidy::Skip, "counted from zero again");
+        assert_eq!(zones.changed(25_000), Tidy::After, "a large batch at once");
     }
 
     #[test]
