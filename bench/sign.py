@@ -23,6 +23,7 @@ machine's speed reaches both:
   peak RSS and PSS half a second after.
 
     python3 bench/sign.py [--size 1m] [--rounds 2] [--zones deleg,data] [--threads 2]
+                          [--signers tern,knot]
 
 Prints every measurement and a table of medians with the ratios the issue sets targets
 for (docs/benchmarks.md, "DNSSEC signing").
@@ -75,6 +76,8 @@ def parse_args(argv=None):
     p.add_argument("--size", default="1m", help="delegations, and names of the data zone")
     p.add_argument("--zones", default="deleg,data")
     p.add_argument("--rounds", type=int, default=2)
+    p.add_argument("--signers", default="tern,knot",
+                   help="who signs, by turns: tern, knot or both")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--cpus", default="0,1", help="CPUs every signer is pinned to")
     p.add_argument("--raw", type=int, default=30_000,
@@ -344,6 +347,17 @@ def print_table(rows):
               f"| {fmt(r['share_cpu'], '.0%')} / {fmt(r['share_wall'], '.0%')} |")
 
 
+def signers(names):
+    """(name, run function) of each signer named in `names` (`tern`, `knot`), in the
+    order runs take turns: Tern first."""
+    known = {"tern": run_tern, "knot": run_knot}
+    wanted = names.split(",")
+    unknown = [n for n in wanted if n not in known]
+    if unknown:
+        raise ValueError(f"unknown signers {unknown}: tern, knot")
+    return [(name, run) for name, run in known.items() if name in wanted]
+
+
 def default_signer():
     ternd = peers.default_ternd(REPO)  # <target>/perf/ternd, or $TERND
     return os.path.join(os.path.dirname(ternd), "examples", EXAMPLE)
@@ -360,7 +374,7 @@ def main():
     results = []
     for rnd in range(1, args.rounds + 1):
         for zone in todo:
-            for signer, run in (("tern", run_tern), ("knot", run_knot)):
+            for signer, run in signers(args.signers):
                 figures = run(zone, args, cpus)
                 results.append((zone.name, signer, figures))
                 print(f"round {rnd} {zone.name} {signer}: {json.dumps(figures)}", flush=True)

@@ -31,6 +31,15 @@ class DataZoneTest(unittest.TestCase):
             self.assertEqual(os.path.getmtime(path), made)
 
 
+class SignersTest(unittest.TestCase):
+    def test_both_by_default_tern_first_or_one_alone(self):
+        self.assertEqual(sign.parse_args([]).signers, "tern,knot")
+        self.assertEqual([n for n, _ in sign.signers("knot,tern")], ["tern", "knot"])
+        self.assertEqual(sign.signers("tern"), [("tern", sign.run_tern)])
+        with self.assertRaises(ValueError):
+            sign.signers("tern,bind")
+
+
 class KnotConfTest(unittest.TestCase):
     def conf(self, denial):
         zone = sign.SignZone("z", "tld.", "/zones/tld", denial)

@@ -5,10 +5,12 @@
 //! snapshot is built, the signatures made, the peak
 //! resident set (VmHWM), the resident set after each step, and the proportional set
 //! size once only the snapshot to serve is kept and the server's housekeeping after a
-//! load has run (`tern_zone::memory::after_load`: freed heap returned, huge pages); then
-//! what aws-lc-rs alone signs per second on as many threads as signed the zone, on the
-//! signed data of the zone's first RRsets (`--raw COUNT`, 0: not measured; they are held
-//! while the PSS is read, about 100 bytes each).
+//! load has run (`tern_zone::memory::after_load`: freed heap returned, huge pages),
+//! beside the heap still in use then (`heap_kib`, glibc's count: what PSS holds beyond
+//! it is the allocator's and the kernel's); then what aws-lc-rs alone signs per second
+//! on as many threads as signed the zone, on the signed data of the zone's first RRsets
+//! (`--raw COUNT`, 0: not measured; they are held while the PSS is read, about 100 bytes
+//! each, in one buffer).
 //!
 //! `bench/sign.py` runs it beside Knot DNS; figures in docs/benchmarks.md, "DNSSEC
 //! signing".
@@ -86,42 +88,72 @@ fn cpu_seconds() -> f64 {
 }
 
 /// The signed data (RFC 4034 §3.1.8.1) of the first `count` signed RRsets of `zone`, for
-/// aws-lc-rs to sign alone.
-fn sample(zone: &SignedZone, key: &SigningKey, count: usize) -> Vec<Vec<u8>> {
+/// aws-lc-rs to sign alone: one buffer and where each ends (a single allocation, so that
+/// keeping it while the PSS is read pins no page of the heap the signing freed).
+fn sample(zone: &SignedZone, key: &SigningKey, count: usize) -> Sample {
     let validity = Validity::new(1_800_000_000, 1_800_000_000 + 30 * 86400).unwrap();
     let times = (validity.inception(), validity.expiration());
     let mut scratch = Scratch::default();
-    let mut data = Vec::new();
+    let mut data =
+        Sample { bytes: Vec::with_capacity(count * 128), ends: Vec::with_capacity(count) };
     for owner in zone.owners() {
         for rrset in owner.rrsets.iter().filter(|r| !r.sigs.is_empty()) {
+            if data.ends.len() == count {
+                return data;
+            }
             let view = RrsetRef {
                 owner: &owner.name,
                 rtype: rrset.rtype,
                 ttl: rrset.ttl,
                 rdatas: &rrset.rdatas,
             };
-            data.push(
-                signed_data(&view, key, zone.origin(), times, &mut scratch).unwrap().to_vec(),
+            data.bytes.extend_from_slice(
+                signed_data(&view, key, zone.origin(), times, &mut scratch).unwrap(),
             );
-            if data.len() == count {
-                return data;
-            }
+            data.ends.push(data.bytes.len());
         }
     }
     data
+}
+
+/// Signed data to sign: `bytes` cut at `ends`.
+struct Sample {
+    bytes: Vec<u8>,
+    ends: Vec<usize>,
+}
+
+impl Sample {
+    fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        let starts = std::iter::once(0).chain(self.ends.iter().copied());
+        starts.zip(&self.ends).map(|(start, &end)| &self.bytes[start..end])
+    }
+}
+
+/// Bytes the allocator has handed out and not had back (glibc: every arena's in-use
+/// chunks and the mapped ones), in KiB; 0 elsewhere.
+fn heap_in_use_kib() -> u64 {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallinfo2 takes nothing and returns counts by value.
+    unsafe {
+        let info = libc::mallinfo2();
+        return (info.uordblks + info.hblkhd) as u64 / 1024;
+    }
+    #[allow(unreachable_code)]
+    0
 }
 
 /// Signatures per second of aws-lc-rs alone on `threads` threads at once (as many as
 /// signed the zone, so that both figures are taken with the same cores busy), signing
 /// each of `data` once with the key's private key: (per second of wall time, per second
 /// of the process's CPU time).
-fn raw_rate(key: &SigningKey, data: &[Vec<u8>], threads: usize) -> (f64, f64) {
+fn raw_rate(key: &SigningKey, data: &Sample, threads: usize) -> (f64, f64) {
     let pkcs8 = key.to_pkcs8().unwrap();
     let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8).unwrap();
-    let share = data.len().div_ceil(threads.max(1));
+    let parts: Vec<&[u8]> = data.iter().collect();
+    let share = parts.len().div_ceil(threads.max(1));
     let (start, cpu) = (Instant::now(), cpu_seconds());
     std::thread::scope(|scope| {
-        for part in data.chunks(share) {
+        for part in parts.chunks(share) {
             let pair = &pair;
             scope.spawn(move || {
                 let rng = SystemRandom::new();
@@ -131,7 +163,7 @@ fn raw_rate(key: &SigningKey, data: &[Vec<u8>], threads: usize) -> (f64, f64) {
             });
         }
     });
-    let count = data.len() as f64;
+    let count = parts.len() as f64;
     (count / start.elapsed().as_secs_f64(), count / (cpu_seconds() - cpu).max(0.01))
 }
 
@@ -152,22 +184,25 @@ fn main() {
     let signed = sign_zone(&loaded.contents, &keys, &options).unwrap();
     let (sign_s, sign_cpu_s) = (sign_start.elapsed().as_secs_f64(), cpu_seconds() - sign_cpu);
     let rss_signed = status_kib("VmRSS:");
+    let data = sample(&signed, &keys[0], args.raw);
+    let signatures = signed.signature_count();
     let build_start = Instant::now();
     let contents = signed.to_contents().unwrap();
     let build_s = build_start.elapsed().as_secs_f64();
     let rss_built = status_kib("VmRSS:");
     let (total_s, cpu_s) = (started.elapsed().as_secs_f64(), cpu_seconds());
-    let data = sample(&signed, &keys[0], args.raw);
-    let signatures = signed.signature_count();
-    drop((signed, loaded));
+    drop(loaded);
     tern_zone::memory::after_load(); // the server's housekeeping after a load
-    let (pss, peak) = (pss_kib(), status_kib("VmHWM:"));
-    let (raw_wall, raw_cpu) =
-        if data.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data, args.threads) };
+    let (pss, peak, heap) = (pss_kib(), status_kib("VmHWM:"), heap_in_use_kib());
+    let (raw_wall, raw_cpu) = if data.ends.is_empty() {
+        (0.0, 0.0)
+    } else {
+        raw_rate(&keys[0], &data, args.threads)
+    };
     println!(
         "{{\"load_s\": {load_s:.3}, \"sign_s\": {sign_s:.3}, \"sign_cpu_s\": {sign_cpu_s:.2}, \
          \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"cpu_s\": {cpu_s:.2}, \"signatures\": {signatures}, \
-         \"records\": {}, \"pss_kib\": {pss}, \"peak_rss_kib\": {peak}, \
+         \"records\": {}, \"pss_kib\": {pss}, \"heap_kib\": {heap}, \"peak_rss_kib\": {peak}, \
          \"rss_loaded_kib\": {rss_loaded}, \"rss_signed_kib\": {rss_signed}, \
          \"rss_built_kib\": {rss_built}, \
          \"raw_sig_s\": {raw_wall:.0}, \"raw_sig_cpu_s\": {raw_cpu:.0}}}",

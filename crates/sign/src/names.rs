@@ -93,11 +93,10 @@ pub fn collect(zone: &ZoneContents) -> Result<Vec<Owner>> {
             continue;
         }
         let at_apex = id == APEX;
-        let mut rrsets: Vec<Rrset> = node
-            .rrsets()
-            .filter(|r| r.has_records() && !remade(r.rtype, at_apex))
-            .map(|r| Rrset::new(r.rtype, r.ttl, r.rdatas().map(<[u8]>::to_vec).collect()))
-            .collect();
+        let kept = || node.rrsets().filter(|r| r.has_records() && !remade(r.rtype, at_apex));
+        // Room for the denial record the chain adds, and no more: a zone has millions.
+        let mut rrsets = Vec::with_capacity(kept().count() + 1);
+        rrsets.extend(kept().map(|r| copied(&r)));
         if rrsets.is_empty() && !at_apex {
             continue;
         }
@@ -108,6 +107,13 @@ pub fn collect(zone: &ZoneContents) -> Result<Vec<Owner>> {
     let mut owners = canonical_order(owners);
     classify(zone.origin(), &mut owners)?;
     Ok(owners)
+}
+
+/// An unsigned copy of a stored RRset, its RDATA list no longer than it must be.
+fn copied(rrset: &tern_zone::Rrset<'_>) -> Rrset {
+    let mut rdatas = Vec::with_capacity(usize::from(rrset.count));
+    rdatas.extend(rrset.rdatas().map(<[u8]>::to_vec));
+    Rrset::new(rrset.rtype, rrset.ttl, rdatas)
 }
 
 /// `owners` (each name once) sorted in canonical order (RFC 4034 §6.1): by their lookup
@@ -189,7 +195,7 @@ pub fn node_rrsets(node: &tern_zone::Node) -> Vec<Rrset> {
         .filter(|r| {
             r.has_records() && !matches!(r.rtype, Rtype::RRSIG | Rtype::NSEC | Rtype::NSEC3)
         })
-        .map(|r| Rrset::new(r.rtype, r.ttl, r.rdatas().map(<[u8]>::to_vec).collect()))
+        .map(|r| copied(&r))
         .collect();
     rrsets.sort_by_key(|r| r.rtype.0);
     rrsets

@@ -114,7 +114,7 @@ fn sign_and_validate(algorithm: Algorithm, roles: &[KeyRole]) {
     for (name, denial) in denials() {
         let options = SignOptions { denial, threads: 2, ..SignOptions::new(validity()) };
         let signed = sign_zone(&zone, &keys, &options).unwrap();
-        let contents = signed.to_contents().unwrap();
+        let contents = signed.clone().to_contents().unwrap();
         assert_eq!(contents.denial() == tern_zone::Denial::Nsec, name == "nsec");
         let path: PathBuf = dir.path().join(format!("{name}.zone"));
         write_zone(&signed, &path);
