@@ -16,7 +16,9 @@
 //! * Without a successful refresh for the SOA's expire time, the zone stops being
 //!   served (SERVFAIL) until a refresh succeeds.
 //! * After each change the zone file and the timers are written (atomically), off the
-//!   path to publishing.
+//!   path to publishing; a signing secondary also writes its primary's version
+//!   ([`upstream`](crate::signed_zone::upstream)), read back at a start so that its
+//!   first refresh asks IXFR from the primary's serial.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -73,7 +75,9 @@ impl Writer {
         if !history.is_empty() {
             info!(zone = %self.plan.name, replayed = history.len(), serial = zone.serial(), "journal replayed onto the kept copy");
         }
-        self.serve_kept(zone, history, timers).await
+        let outcome = self.serve_kept(zone, history, timers).await;
+        self.load_upstream().await;
+        outcome
     }
 
     fn kept_copy_failed(&mut self, why: &Error) -> LoadOutcome {
@@ -179,8 +183,9 @@ impl Writer {
             Ok(zone) => zone,
             Err(why) => return self.refresh_failed(&why),
         };
-        if upstream.is_some() {
-            self.upstream = upstream;
+        if let Some(upstream) = upstream {
+            self.keep_upstream(&upstream);
+            self.upstream = Some(upstream);
         }
         let from = log.from.map_or_else(|| "-".to_owned(), |s| s.to_string());
         info!(zone = %self.plan.name, peer = %log.peer, kind = log.kind, transport = log.transport, from, serial, records, transferred = log.records, bytes = log.bytes, messages = log.messages, elapsed_ms, "transfer in done");

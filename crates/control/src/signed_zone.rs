@@ -15,6 +15,8 @@ use crate::keystore::bind::BindFiles;
 use crate::signer::{SignKit, Signer, Signing};
 use crate::writer::Writer;
 
+pub mod upstream;
+
 /// Names a refresh slice visits, and signatures it makes, at most.
 const SLICE_NAMES: usize = 20_000;
 const SLICE_SIGNATURES: usize = 2_000;
@@ -157,13 +159,21 @@ impl Writer {
     }
 
     /// A zone served unsigned whose plan now names a policy (a reload attached it) is
-    /// signed whole, in one change (journaled, notified).
+    /// signed whole: with NSEC, in one change (journaled, sent by IXFR); with NSEC3, as a
+    /// whole version like a denial change (the journal starts afresh; secondaries take
+    /// it by AXFR). Notified either way.
     async fn sign_when_unsigned(&mut self) -> Result<()> {
         let Some(base) = self.current.clone() else { return Ok(()) };
         if base.denial() != tern_zone::Denial::Unsigned {
             return Ok(());
         }
         let Some(kit) = self.sign_kit()? else { return Ok(()) };
+        if matches!(kit.options().denial, tern_sign::DenialConfig::Nsec3(_)) {
+            // The zone takes NSEC3 records only into an NSEC3 zone: no change makes one.
+            self.resign_whole(base, kit).await?;
+            info!(zone = %self.plan.name, "signed whole with NSEC3: the zone was served unsigned");
+            return Ok(());
+        }
         let signed = tokio::task::spawn_blocking(move || crate::signer::sign_served(&base, &kit));
         let Some(change) = signed.await?? else { return Ok(()) };
         self.commit(Change::Signed(vec![change]), Notify::Yes).await?;
@@ -185,11 +195,22 @@ impl Writer {
         if kit.unsigned() || tern_sign::same_denial(&base, &kit.options().denial) {
             return Ok(());
         }
+        self.resign_whole(base, kit).await?;
+        info!(zone = %self.plan.name, "signed again whole: the policy's denial changed");
+        Ok(())
+    }
+
+    /// `base` signed whole by `kit` ([`crate::signer::resign_denial`], on a blocking
+    /// thread), committed as a whole version and notified; the zone file lags it.
+    async fn resign_whole(
+        &mut self,
+        base: Arc<tern_zone::ZoneContents>,
+        kit: Arc<SignKit>,
+    ) -> Result<()> {
         let file_base = self.current.clone().filter(|_| self.file_base.is_none());
         let signed = tokio::task::spawn_blocking(move || crate::signer::resign_denial(&base, &kit));
         self.commit(signed.await??, Notify::Yes).await?;
         self.zone_file_lags(file_base);
-        info!(zone = %self.plan.name, "signed again whole: the policy's denial changed");
         Ok(())
     }
 

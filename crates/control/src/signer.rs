@@ -395,17 +395,23 @@ pub fn sign(base: Option<&Arc<ZoneContents>>, change: Change, signing: &Signing)
 }
 
 /// `base`, served signed with another denial than `kit`'s (a reload changed the
-/// policy's: NSEC to NSEC3, its parameters, or back), signed whole by `kit`: the
+/// policy's: NSEC to NSEC3, its parameters, or back), or served unsigned when `kit`
+/// signs with NSEC3 (a reload attached the policy), signed whole by `kit`: the
 /// signer's records taken out, the rest signed again, the serial raised. A whole
 /// version that starts the journal afresh, as a first signing does: no changeset swaps
 /// one denial chain for another (the zone applies NSEC3 records only to an NSEC3 zone).
 pub fn resign_denial(base: &ZoneContents, kit: &SignKit) -> Result<Change> {
     let serial = kit.next_serial(base.serial());
     let mut zone = ZoneContents::clone(base);
-    if let Some(strip) = unsign(base, serial)? {
-        zone.apply_in_place(&strip)
-            .map_err(|why| Error::Apply { what: "the signer's records do not come out", why })?;
-    }
+    let strip = match unsign(base, serial)? {
+        Some(strip) => strip,
+        None => {
+            let soa = base.soa_record().ok_or(Error::NoSoa("the served version"))?;
+            Changeset::between(soa.clone(), with_serial(&soa, serial)?)
+        }
+    };
+    zone.apply_in_place(&strip)
+        .map_err(|why| Error::Apply { what: "the signer's records do not come out", why })?;
     let signed = tern_sign::sign_zone(&zone, &kit.keys, &kit.options)?.to_contents()?;
     let whole = Change::Whole { zone: signed, history: History::default(), journal: vec![] };
     Ok(Change::Rebased { change: Box::new(whole), journal: vec![] })

@@ -39,22 +39,26 @@ pub fn replace(
 /// Writes `zone` as a zone file: `$ORIGIN`, then one record per line with absolute
 /// names (SOA first), readable by Tern, Knot DNS, NSD and BIND.
 pub fn write_zone(path: &Path, zone: &ZoneContents, note: &str) -> std::io::Result<()> {
-    replace(path, |out| {
-        writeln!(out, "; {} serial {} {note}", zone.origin(), zone.serial())?;
-        let mut line = String::new();
-        let mut failed = None;
-        zone.for_each_record(|owner, rtype, ttl, data| {
-            if failed.is_some() {
-                return;
-            }
-            line.clear();
-            record_line(owner, rtype, ttl, data, &mut line);
-            if let Err(e) = out.write_all(line.as_bytes()) {
-                failed = Some(e);
-            }
-        });
-        failed.map_or(Ok(()), Err)
-    })
+    replace(path, |out| write_records(out, zone, note))
+}
+
+/// Writes `zone` to `out` as [`write_zone`] does (a comment line with `note`, then the
+/// records), for a file replaced by [`replace`].
+pub fn write_records(out: &mut impl Write, zone: &ZoneContents, note: &str) -> std::io::Result<()> {
+    writeln!(out, "; {} serial {} {note}", zone.origin(), zone.serial())?;
+    let mut line = String::new();
+    let mut failed = None;
+    zone.for_each_record(|owner, rtype, ttl, data| {
+        if failed.is_some() {
+            return;
+        }
+        line.clear();
+        record_line(owner, rtype, ttl, data, &mut line);
+        if let Err(e) = out.write_all(line.as_bytes()) {
+            failed = Some(e);
+        }
+    });
+    failed.map_or(Ok(()), Err)
 }
 
 /// One record in presentation format, ending in a newline.

@@ -72,8 +72,8 @@ pub struct Writer {
     /// The zone's signer, when this server signs it ([`crate::signer`]).
     pub signer: Option<Box<crate::signer::Signer>>,
     /// A signing secondary's version from its primary, unsigned, as last transferred:
-    /// what its refreshes compare serials with and ask IXFR from (`None` after a
-    /// start: the next refresh transfers it whole).
+    /// what its refreshes compare serials with and ask IXFR from (kept on disk:
+    /// [`crate::signed_zone::upstream`]).
     pub upstream: Option<Arc<ZoneContents>>,
 }
 

@@ -81,13 +81,7 @@ impl Signed {
 
     /// The zone as AXFR gives it, written to a file for the validators.
     fn axfr_file(&self, name: &str) -> PathBuf {
-        let text = self.dig(&["+nocmd", "+nostats", "+nocomments", ZONE, "AXFR"]);
-        let mut records: Vec<&str> = text.lines().filter(|l| !l.starts_with(';')).collect();
-        records.retain(|l| !l.trim().is_empty());
-        records.dedup(); // the SOA closes the transfer
-        let path = self.dir.path().join(name);
-        std::fs::write(&path, records.join("\n") + "\n").unwrap();
-        path
+        common::dnssec::axfr_file(self.addr, ZONE, self.dir.path().join(name))
     }
 
     fn serial(&self) -> Option<u32> {
@@ -95,30 +89,9 @@ impl Signed {
     }
 }
 
-/// Runs a validator; a missing one fails with the package that has it.
-fn run(program: &str, package: &str, args: &[&str]) -> (bool, String) {
-    let output = Command::new(program).args(args).output().unwrap_or_else(|e| {
-        panic!("cannot run {program} ({e}): install the Debian package {package} (scripts/test-all.sh does)")
-    });
-    let text = String::from_utf8_lossy(&output.stdout).into_owned()
-        + &String::from_utf8_lossy(&output.stderr);
-    (output.status.success(), text)
-}
-
 /// Both validators on a zone file (`csk`: every key has the SEP flag, `dnssec-verify -z`).
 fn validate(path: &Path, csk: bool, what: &str) {
-    let file = path.to_str().unwrap();
-    let (ok, out) = run("ldns-verify-zone", "ldnsutils", &[file]);
-    assert!(
-        ok && out.contains("Zone is verified and complete"),
-        "ldns-verify-zone, {what}:\n{out}"
-    );
-    let mut args = vec!["-o", ZONE, file];
-    if csk {
-        args.insert(0, "-z");
-    }
-    let (ok, out) = run("dnssec-verify", "bind9-utils", &args);
-    assert!(ok && out.contains("Zone fully signed"), "dnssec-verify, {what}:\n{out}");
+    common::dnssec::validate(path, ZONE, csk, what);
 }
 
 fn count(text: &str, rtype: &str) -> usize {

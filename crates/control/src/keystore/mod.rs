@@ -313,7 +313,9 @@ impl KeyStore {
 /// when its policy was attached): they retire at `now` and leave by the policy's steps
 /// (RFC 7583: a ZSK's DNSKEY stays until its signatures left the caches; a KSK's DS is
 /// withdrawn first). A KSK or CSK whose DS the parent was seen to have is kept signing
-/// beside it: retiring it could break the chain of trust.
+/// beside it — retiring it now could break the chain of trust — until the policy
+/// retires it, once the imported key's DS is seen at the parent (or `ternctl
+/// zone-ksk-submitted` says so) and in every cache (`tern_sign::policy::plan`).
 fn take_over(keys: &mut [KeyInfo], new: &KeyInfo, now: u64) {
     for key in keys.iter_mut() {
         let same = key.role == new.role && key.algorithm == new.algorithm;

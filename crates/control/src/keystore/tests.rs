@@ -370,3 +370,52 @@ fn an_imported_signing_key_takes_its_role_over_and_is_exported() {
         assert_eq!(again.keys(), store.keys());
     }
 }
+
+/// The store's own KSK, whose DS the parent holds, keeps signing beside an imported
+/// KSK until the imported key's DS is seen (here the parent acts at once: every DS
+/// asked for is seen, every one withdrawn is gone): then the own KSK retires and its
+/// DNSKEY leaves (IpubP after), its DS is withdrawn, and it is forgotten with its file;
+/// the CDS lists the imported key alone, and the export gives it alone.
+#[test]
+fn a_kept_ksk_retires_once_the_imported_one_s_ds_is_seen() {
+    if Command::new("dnssec-keygen").arg("-h").output().is_err() {
+        eprintln!("SKIPPED: dnssec-keygen (bind9-utils) is not installed");
+        return;
+    }
+    let bind = tempfile::tempdir().unwrap();
+    let base = keygen(bind.path(), &["-a", "ECDSAP256SHA256", "-f", "KSK"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut store = store_with_keys(dir.path());
+    let own = store.keys().iter().find(|k| k.role == KeyRole::Ksk).unwrap().id;
+    store.state.keys.iter_mut().for_each(|k| k.ds = DsState::Seen { at: NOW });
+    let at = NOW + DAY;
+    let new = store.import_bind(&with(&base, ".private"), false, at).unwrap().id;
+    let policy = Policy::default();
+    let state = |store: &KeyStore, id| store.keys().iter().find(|k| k.id == id).cloned();
+    let (mut now, mut seen, mut retired) = (at, None, None);
+    while now < at + 90 * DAY {
+        let outcome = store.advance(&policy, now).unwrap();
+        for (id, present) in outcome.awaiting {
+            store.observe_ds(id, present, now).unwrap();
+        }
+        if let Some(DsState::Seen { at }) = state(&store, new).map(|k| k.ds) {
+            seen = seen.or(Some(at));
+        }
+        if retired.is_none() {
+            retired = state(&store, own).and_then(|k| k.retired);
+            assert!(retired.is_none() || seen.is_some(), "retired before the new DS was seen");
+        }
+        let Some(next) = store.advance(&policy, now).unwrap().next else { break };
+        now = next;
+    }
+    let (seen, retired) = (seen.unwrap(), retired.unwrap());
+    assert_eq!(retired, seen + policy.parent_interval());
+    assert!(state(&store, own).is_none(), "forgotten: {:?}", store.keys());
+    assert!(!key_file::path(store.dir(), own).exists());
+    let sets = tern_sign::policy::key_sets(&policy, store.keys(), now);
+    assert_eq!(sets.cds, tern_sign::policy::Cds::Keys(vec![new]));
+    assert_eq!(sets.sign_keys, [new]);
+    let ksks = store.export(None, 3600).unwrap();
+    assert_eq!(ksks.lines().filter(|l| l.contains(" DNSKEY 257 ")).count(), 1, "{ksks}");
+    assert!(ksks.contains(&store.dnskey_record(new, 3600).unwrap()), "{ksks}");
+}

@@ -266,14 +266,16 @@ fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> V
 }
 
 /// Removes what a zone kept — a catalog member, or a zone `ternctl zone-purge` names:
-/// its zone file, timers and journal, in `storage` and named by `tern_journal::files`
-/// (so nothing outside it, and nobody else's). The files removed.
+/// its zone file, timers, primary's version (a signing secondary) and journal, in
+/// `storage` and named by `tern_journal::files` (so nothing outside it, and nobody
+/// else's). The files removed.
 pub fn purge(storage: &std::path::Path, zone: &Name) -> Vec<std::path::PathBuf> {
     let files = tern_journal::files::ZoneFiles::new(storage, zone);
     let (file, journal) = (files.zone_copy(), files.journal());
     let timers = tern_control::storage::timers_path(&file);
+    let upstream = tern_control::signed_zone::upstream::path(&file);
     let mut removed = Vec::new();
-    for path in [file, timers, journal] {
+    for path in [file, timers, upstream, journal] {
         match std::fs::remove_file(&path) {
             Ok(()) => {
                 info!(zone = %zone, file = %path.display(), "removed");

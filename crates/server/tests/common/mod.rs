@@ -9,6 +9,8 @@
     clippy::panic
 )]
 
+pub mod dnssec;
+
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
 use std::path::{Path, PathBuf};

@@ -12,6 +12,9 @@
 //! * Another algorithm (or scheme): the conservative algorithm rollover of RFC 6781
 //!   §4.1.4 — new signatures, then new DNSKEYs, then the DS, then old DNSKEYs out, then
 //!   old signatures.
+//! * Two keys of one role signing (an imported key beside the zone's own, whose DS the
+//!   parent holds): the one added last signs on; the other retires by the same steps
+//!   as a predecessor in a rollover, once the DS of the one signing is in every cache.
 //! * Signing turned off: CDS/CDNSKEY delete (RFC 8078 §4), the keys removed once the DS
 //!   is gone from the parent and from caches.
 
@@ -48,21 +51,32 @@ struct Planner<'a> {
     plan: Plan,
 }
 
-/// One role's keys: the one signing, the one following it, those that followed.
+/// One role's keys: the one signing, the one following it, those that followed, and
+/// other keys that sign beside the one signing (see [`Planner::extras`]).
 #[derive(Default)]
 struct Slot<'a> {
     current: Option<&'a KeyInfo>,
     successor: Option<&'a KeyInfo>,
     predecessors: Vec<&'a KeyInfo>,
+    extras: Vec<&'a KeyInfo>,
 }
 
 impl<'a> Slot<'a> {
+    /// `role`'s keys; of several signing, the last one added to the store (the
+    /// highest id: an imported key that took the role over) is the one signing.
     fn of(keys: &[&'a KeyInfo], role: KeyRole) -> Slot<'a> {
         let mut slot = Slot::default();
         for &key in keys.iter().filter(|k| k.role == role) {
             match (key.active, key.retired) {
                 (None, _) => slot.successor = slot.successor.or(Some(key)),
-                (Some(_), None) => slot.current = slot.current.or(Some(key)),
+                (Some(_), None) => match slot.current {
+                    Some(current) if current.id > key.id => slot.extras.push(key),
+                    Some(current) => {
+                        slot.extras.push(current);
+                        slot.current = Some(key);
+                    }
+                    None => slot.current = Some(key),
+                },
                 (Some(_), Some(_)) => slot.predecessors.push(key),
             }
         }
@@ -115,6 +129,10 @@ impl Planner<'_> {
             if let Some(current) = slot.current {
                 self.current(current);
             }
+            if self.extras(&slot) {
+                self.predecessors(&slot);
+                continue;
+            }
             match role {
                 KeyRole::Zsk => self.zsk(&slot),
                 KeyRole::Ksk => self.ksk(&slot),
@@ -164,9 +182,7 @@ impl Planner<'_> {
         } else if let Some(current) = slot.current {
             self.roll_due(current, self.policy.zsk_lifetime.saturating_sub(ipub));
         }
-        for &old in &slot.predecessors {
-            self.remove_after_signatures(old, None);
-        }
+        self.predecessors(slot);
     }
 
     /// KSK double-DS (RFC 7583 §3.3.2): the successor's DS first; once it is in every
@@ -191,9 +207,7 @@ impl Planner<'_> {
                 self.roll_due(current, self.policy.ksk_lifetime);
             }
         }
-        for &old in &slot.predecessors {
-            self.withdraw_old_ds(old);
-        }
+        self.predecessors(slot);
     }
 
     /// CSK: the successor's DNSKEY and DS published at once; the switch when the
@@ -224,9 +238,49 @@ impl Planner<'_> {
                 self.roll_due(current, self.policy.csk_lifetime.saturating_sub(lead));
             }
         }
+        self.predecessors(slot);
+    }
+
+    /// Retired keys on their way out: a KSK's or CSK's DS withdrawn first
+    /// ([`Planner::withdraw_old_ds`]), a ZSK's DNSKEY removed once its signatures are
+    /// out of every cache.
+    fn predecessors(&mut self, slot: &Slot) {
         for &old in &slot.predecessors {
-            self.withdraw_old_ds(old);
+            match old.role.signs_keys() {
+                true => self.withdraw_old_ds(old),
+                false => self.remove_after_signatures(old, None),
+            }
         }
+    }
+
+    /// Keys signing beside the one signing (an imported key took their role over while
+    /// the parent held their DS, or a state edited by hand): retired as a rollover to
+    /// the one signing retires its predecessor, once the one signing is in every cache
+    /// — a ZSK then (RFC 7583 §3.2.1); a KSK or CSK once the DS of the one signing has
+    /// also been seen at the parent for IpubP (§3.3.2: a KSK's DNSKEY leaves with it; a
+    /// CSK's stays until its signatures and DS are gone, §3.4), after which its DS is
+    /// withdrawn ([`Planner::withdraw_old_ds`]). No rollover starts meanwhile. False
+    /// when there are none.
+    fn extras(&mut self, slot: &Slot) -> bool {
+        let Some(current) = slot.current.filter(|_| !slot.extras.is_empty()) else {
+            return false;
+        };
+        // [`Planner::current`] marks it ready, asks for its DS and awaits it.
+        let due = current.ready.is_some()
+            && match current.ds {
+                _ if !current.role.signs_keys() => true,
+                DsState::Seen { at } => self.at(at + self.policy.parent_interval()),
+                _ => false,
+            };
+        if due {
+            for extra in &slot.extras {
+                self.push(Action::Retire(extra.id));
+                if current.role == KeyRole::Ksk {
+                    self.push(Action::Remove(extra.id));
+                }
+            }
+        }
+        true
     }
 
     /// Generates a successor when `current` has signed for `after` seconds (never when

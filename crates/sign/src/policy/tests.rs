@@ -435,3 +435,66 @@ fn a_clock_set_back_changes_nothing() {
         assert!(outcome.next.is_none_or(|next| next > now));
     }
 }
+
+/// Adds a key of `role` to `sim`, published and signing from now (a key imported from
+/// BIND with its timings in the past); its id.
+fn import(sim: &mut Sim, role: KeyRole) -> u32 {
+    let (id, now, algorithm) = (sim.next_id, sim.now, sim.policy.algorithm);
+    sim.next_id += 1;
+    sim.meta.insert(id, (algorithm, role));
+    let mut key = KeyInfo::new(id, id as u16, algorithm, role, now);
+    (key.published, key.active) = (Some(now), Some(now));
+    sim.keys.push(key);
+    id
+}
+
+/// Two keys of one role signing: an imported KSK (or CSK) beside the zone's own, whose
+/// DS the parent holds, and an imported ZSK beside the zone's own. The imported keys
+/// sign on; the imported KSK's DS is asked for, and once it is seen and out of every
+/// cache's way (IpubP), the own KSK retires and leaves by the double-DS steps (RFC 7583
+/// §3.3.2), its CDS withdrawn after; the own ZSK retires once the imported one is in
+/// every cache (§3.2.1). The zone validates throughout.
+#[test]
+fn a_second_signing_key_of_a_role_is_retired() {
+    for scheme in [Scheme::KskZsk, Scheme::Csk] {
+        let mut sim = Sim::new(Policy { scheme, ..policy() });
+        sim.run(START + 20 * DAY);
+        let role = if scheme == Scheme::Csk { KeyRole::Csk } else { KeyRole::Ksk };
+        let active = |sim: &Sim, role| {
+            let ids = sim.keys.iter().filter(|k| k.role == role && k.is_active(sim.now));
+            ids.map(|k| k.id).collect::<Vec<u32>>()
+        };
+        let [own] = active(&sim, role)[..] else { panic!("{:?}", sim.keys) };
+        assert!(sim.parent.contains(&own), "{scheme:?}: the own key's DS is at the parent");
+        let own_zsk = active(&sim, KeyRole::Zsk).first().copied();
+        let t = sim.now;
+        let new = import(&mut sim, role);
+        let new_zsk = own_zsk.map(|_| import(&mut sim, KeyRole::Zsk));
+        sim.run(t + 60 * DAY);
+        sim.check_validation();
+        let p = &sim.policy;
+        let submitted = sim.when(Action::SubmitDs(new)).unwrap();
+        assert_eq!(submitted, t + p.initial_interval(), "{scheme:?}");
+        let retired = sim.when(Action::Retire(own)).unwrap();
+        assert_eq!(retired, submitted + sim.lag + p.parent_interval(), "{scheme:?}");
+        let removed = sim.when(Action::Remove(own)).unwrap();
+        let withdrawn = sim.when(Action::WithdrawDs(own)).unwrap();
+        assert_eq!(withdrawn, retired + p.dnskey_interval(), "{scheme:?}");
+        match scheme {
+            Scheme::KskZsk => assert_eq!(removed, retired, "the DNSKEYs swapped"),
+            Scheme::Csk => assert_eq!(
+                removed,
+                (retired + p.retire_interval()).max(withdrawn + sim.lag + p.parent_interval())
+            ),
+        }
+        assert!(sim.when(Action::Delete(own)).is_some(), "{scheme:?}: forgotten");
+        assert_eq!(sim.parent, BTreeSet::from([new]), "{scheme:?}: the DS is the new key's");
+        assert_eq!(active(&sim, role), [new], "{scheme:?}");
+        if let (Some(own_zsk), Some(new_zsk)) = (own_zsk, new_zsk) {
+            let ready = sim.when(Action::Ready(new_zsk)).unwrap();
+            assert_eq!(ready, t + p.publication_interval());
+            assert_eq!(sim.when(Action::Retire(own_zsk)), Some(ready));
+            assert_eq!(sim.when(Action::Remove(own_zsk)), Some(ready + p.retire_interval()));
+        }
+    }
+}
