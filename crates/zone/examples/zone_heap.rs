@@ -6,6 +6,8 @@
 //! `cargo run --release -p tern-zone --example zone_heap -- [DELEGATIONS]`
 //! (default 100,000; 0 skips the big zone).
 
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+
 #[path = "../tests/common/heap.rs"]
 mod heap;
 
