@@ -279,7 +279,7 @@ pub fn canonical_order(zone: &mut ZoneContents) {
         }
         prev = id;
     }
-    zone.order = Some(CanonicalOrder::from_sorted(&ids));
+    zone.order = Some(Box::new(CanonicalOrder::from_sorted(&ids)));
 }
 
 /// Brings the canonical order and the predecessor links up to date after a change that

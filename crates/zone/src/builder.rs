@@ -205,7 +205,7 @@ impl ZoneBuilder {
             nodes,
             free: ChunkVec::new(),
             index,
-            nsec3: chain,
+            nsec3: chain.map(Box::new),
             nsec3_covers: false,
             apex_wildcard_nsec3: u32::MAX,
             order: None,
@@ -214,7 +214,7 @@ impl ZoneBuilder {
             negative_ttl: 0,
             negative_soa: None,
             record_count: self.report.records,
-            history: Default::default(),
+            history: None,
         };
         adjust::zone_wide(&mut contents); // the table set the rest (`adjust::full`)
         let lines = &self.lines;

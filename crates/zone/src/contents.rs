@@ -60,7 +60,9 @@ pub struct ZoneContents {
     /// list, sharing chunks as the table does.
     pub(crate) free: ChunkVec<NodeId>,
     pub(crate) index: NameIndex,
-    pub(crate) nsec3: Option<Nsec3Chain>,
+    /// The NSEC3 chain (NSEC3-signed zones), boxed: most zones have none, and a box
+    /// costs them 8 bytes where the chain itself would cost its whole size.
+    pub(crate) nsec3: Option<Box<Nsec3Chain>>,
     /// Whether covering links in [`Node::nsec3`] and `apex_wildcard_nsec3` were made
     /// (by the adjust pass). A covering link is then trusted while the chain says the
     /// record still covers what it covered ([`Nsec3Chain::still_covers`]); matching links
@@ -68,8 +70,8 @@ pub struct ZoneContents {
     pub(crate) nsec3_covers: bool,
     /// The NSEC3 record matching or covering the hash of `*.<apex>` (NXDOMAIN proofs).
     pub(crate) apex_wildcard_nsec3: u32,
-    /// Node ids in canonical order (NSEC-signed zones only).
-    pub(crate) order: Option<CanonicalOrder>,
+    /// Node ids in canonical order (NSEC-signed zones only; boxed as `nsec3`).
+    pub(crate) order: Option<Box<CanonicalOrder>>,
     pub(crate) denial: Denial,
     pub(crate) serial: u32,
     /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
@@ -77,8 +79,9 @@ pub struct ZoneContents {
     /// The apex SOA prepared for negative answers, with `negative_ttl`.
     pub(crate) negative_soa: Option<NegativeSoa>,
     pub(crate) record_count: usize,
-    /// The changes that led to this version (IXFR).
-    pub(crate) history: std::sync::Arc<crate::history::History>,
+    /// The changes that led to this version (IXFR); `None` for none, so that a zone
+    /// without history (most zones, most of the time) holds no allocation for it.
+    pub(crate) history: Option<std::sync::Arc<crate::history::History>>,
 }
 
 impl ZoneContents {
@@ -189,7 +192,7 @@ impl ZoneContents {
 
     /// The NSEC3 chain, for NSEC3-signed zones.
     pub fn nsec3(&self) -> Option<&Nsec3Chain> {
-        self.nsec3.as_ref()
+        self.nsec3.as_deref()
     }
 
     /// Finds a node (phantoms included) whose owner is `name`, given `name`'s hash.

@@ -33,6 +33,9 @@ impl Default for HistoryLimits {
     }
 }
 
+/// What [`ZoneContents::history`] gives for a version that keeps no history.
+static NO_HISTORY: History = History { changes: VecDeque::new(), bytes: 0 };
+
 /// The changesets that led to a version of a zone, oldest first; each starts where the
 /// one before ends.
 #[derive(Debug, Clone, Default)]
@@ -182,12 +185,13 @@ fn key(record: &RecordData) -> Vec<u8> {
 impl ZoneContents {
     /// The changes that led to this version.
     pub fn history(&self) -> &History {
-        &self.history
+        self.history.as_deref().unwrap_or(&NO_HISTORY)
     }
 
-    /// This version with `history` attached.
+    /// This version with `history` attached (an empty one is not kept: see
+    /// [`history`](Self::history)).
     pub fn set_history(&mut self, history: Arc<History>) {
-        self.history = history;
+        self.history = (!history.is_empty()).then_some(history);
     }
 
     /// True when the SOA is the only record of that type at the apex and it reads well

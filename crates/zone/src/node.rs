@@ -5,17 +5,25 @@
 //!
 //! ```text
 //! owner:  [len u8][owner wire form]
-//! rrset:  [rtype u16][ttl u32][count u16][sig ttl u32][sig count u16][body len u32]
+//! rrset:  [rtype u16][ttl u32][count u16]
+//!         [sig ttl u32][sig count u16][body len u32]  only when signed (see below)
 //!         count × ([rdlen u16][rdata])            RDATA in uncompressed wire form
 //!         count × [target node u32]               only for types with targets (NS, MX, …)
 //!         sig count × ([rdlen u16][rrsig rdata])  RRSIGs covering this RRset
 //! ```
-//! Numbers are little-endian (internal format). RRSIGs whose covered type has no RRset at
-//! the node are kept in a pseudo RRset of type RRSIG with no records.
+//! Numbers are little-endian (internal format). A TTL is at most 2^31 - 1 (RFC 2181 §8),
+//! so the TTL word's top bit is free: it is set when the RRset has signatures, and only
+//! then does the header go on with their TTL, their count and the body's length. An
+//! RRset without signatures has an 8-byte header, not 18 (most RRsets of an unsigned
+//! zone: 130 bytes of a 15-record hosting zone); its end is found by walking its
+//! records, as a reader does anyway, and its signature TTL reads as its TTL. RRSIGs
+//! whose covered type has no RRset at the node are kept in a pseudo RRset of type RRSIG
+//! with no records.
 
 use tern_wire::{Dname, Rtype};
 
 use crate::blob::Blob;
+use crate::records::rfc2181_ttl;
 
 /// Index of a node in its zone's node table.
 pub type NodeId = u32;
@@ -269,7 +277,12 @@ fn rrsets_of(data: &[u8]) -> &[u8] {
     data.get(1 + len..).unwrap_or(&[])
 }
 
+/// Header of an RRset without signatures: type, TTL word, count.
+const SHORT: usize = 8;
+/// Header of an RRset with signatures: then their TTL, their count and the body length.
 const HEADER: usize = 18;
+/// In the TTL word: the RRset has signatures, and the long header.
+const SIGNED: u32 = 1 << 31;
 
 #[inline]
 fn le16(b: &[u8], at: usize) -> u16 {
@@ -342,30 +355,27 @@ impl<'a> Iterator for RrsetIter<'a> {
     #[inline]
     fn next(&mut self) -> Option<Rrset<'a>> {
         let b = self.rest;
-        if b.len() < HEADER {
+        if b.len() < SHORT {
             return None;
         }
         let rtype = Rtype(le16(b, 0));
+        let ttl_word = le32(b, 2);
+        let ttl = ttl_word & !SIGNED;
         let count = le16(b, 6);
-        let sig_count = le16(b, 12);
-        let body_len = le32(b, 14) as usize;
-        let body = b.get(HEADER..HEADER + body_len)?;
-        self.rest = b.get(HEADER + body_len..).unwrap_or(&[]);
-        let rd_len = records_len(body, usize::from(count));
-        let rdatas = body.get(..rd_len)?;
+        let (head, sig_ttl, sig_count, body_len) = match ttl_word & SIGNED {
+            0 => (SHORT, ttl, 0, None),
+            _ => (HEADER, le32(b, 8), le16(b, 12), Some(le32(b, 14) as usize)),
+        };
+        let after = b.get(head..)?;
+        let rd_len = records_len(after, usize::from(count));
         let targets_len = if has_targets(rtype) { usize::from(count) * 4 } else { 0 };
+        let body_len = body_len.unwrap_or(rd_len + targets_len);
+        let body = after.get(..body_len)?;
+        self.rest = after.get(body_len..).unwrap_or(&[]);
+        let rdatas = body.get(..rd_len)?;
         let targets = body.get(rd_len..rd_len + targets_len)?;
         let sigs = body.get(rd_len + targets_len..)?;
-        Some(Rrset {
-            rtype,
-            ttl: le32(b, 2),
-            count,
-            sig_ttl: le32(b, 8),
-            sig_count,
-            rdatas,
-            targets,
-            sigs,
-        })
+        Some(Rrset { rtype, ttl, count, sig_ttl, sig_count, rdatas, targets, sigs })
     }
 }
 
@@ -456,7 +466,9 @@ impl BlobWriter {
         self.buf.extend_from_slice(owner.as_wire());
     }
 
-    /// Appends one RRset; records and signatures are given as length-free slices.
+    /// Appends one RRset; records and signatures are given as length-free slices. A TTL
+    /// past 2^31 - 1 is stored as 0 (RFC 2181 §8; every way into a zone applies that
+    /// rule before this one).
     pub fn rrset<'r>(
         &mut self,
         head: RrsetHead,
@@ -464,12 +476,17 @@ impl BlobWriter {
         targets: &[NodeId],
         sigs: impl IntoIterator<Item = &'r [u8]>,
     ) {
+        let mut sigs = sigs.into_iter().peekable();
+        let signed = sigs.peek().is_some();
         let start = self.buf.len();
+        let ttl = rfc2181_ttl(head.ttl) | if signed { SIGNED } else { 0 };
         self.buf.extend_from_slice(&head.rtype.0.to_le_bytes());
-        self.buf.extend_from_slice(&head.ttl.to_le_bytes());
+        self.buf.extend_from_slice(&ttl.to_le_bytes());
         self.buf.extend_from_slice(&[0, 0]); // count, patched below
-        self.buf.extend_from_slice(&head.sig_ttl.to_le_bytes());
-        self.buf.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // sig count, body len
+        if signed {
+            self.buf.extend_from_slice(&rfc2181_ttl(head.sig_ttl).to_le_bytes());
+            self.buf.extend_from_slice(&[0, 0, 0, 0, 0, 0]); // sig count, body len
+        }
         let count = self.records(rdatas);
         if has_targets(head.rtype) {
             for i in 0..usize::from(count) {
@@ -477,11 +494,13 @@ impl BlobWriter {
                 self.buf.extend_from_slice(&t.to_le_bytes());
             }
         }
-        let sig_count = self.records(sigs);
-        let body_len = (self.buf.len() - start - HEADER) as u32;
         self.patch(start + 6, &count.to_le_bytes());
-        self.patch(start + 12, &sig_count.to_le_bytes());
-        self.patch(start + 14, &body_len.to_le_bytes());
+        if signed {
+            let sig_count = self.records(sigs);
+            let body_len = (self.buf.len() - start - HEADER) as u32;
+            self.patch(start + 12, &sig_count.to_le_bytes());
+            self.patch(start + 14, &body_len.to_le_bytes());
+        }
     }
 
     /// Appends an [`RrsetData`]; one without records becomes an RRSIG pseudo-set.
@@ -549,7 +568,8 @@ fn encoded_len(owner: &Dname, rrsets: &[RrsetData]) -> usize {
     let records = |list: &[Vec<u8>]| list.iter().map(|rd| 2 + rd.len()).sum::<usize>();
     let rrset = |r: &RrsetData| {
         let targets = if has_targets(r.rtype) { 4 * r.rdatas.len() } else { 0 };
-        HEADER + records(&r.rdatas) + targets + records(&r.sigs)
+        let head = if r.sigs.is_empty() { SHORT } else { HEADER };
+        head + records(&r.rdatas) + targets + records(&r.sigs)
     };
     1 + owner.len() + rrsets.iter().map(rrset).sum::<usize>()
 }
@@ -557,6 +577,7 @@ fn encoded_len(owner: &Dname, rrsets: &[RrsetData]) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::records::MAX_TTL;
     use tern_wire::Name;
 
     #[test]
@@ -589,6 +610,34 @@ mod tests {
         assert_eq!((a.ttl, a.target(0), a.sig_count), (60, NO_NODE, 0));
         assert!(node.rrset(Rtype::MX).is_none());
         assert_eq!(RrsetData::from_stored(&a).rdatas, vec![vec![192, 0, 2, 1]]);
+    }
+
+    #[test]
+    fn only_a_signed_rrset_has_the_long_header() {
+        let owner: Name = "a.example.".parse().unwrap();
+        let a = |ttl, sigs: Vec<Vec<u8>>| RrsetData {
+            rtype: Rtype::A,
+            ttl,
+            rdatas: vec![vec![192, 0, 2, 1], vec![192, 0, 2, 2]],
+            sig_ttl: 77,
+            sigs,
+            ..Default::default()
+        };
+        let records = 2 * (2 + 4);
+        let plain = encode(&owner, &[a(300, vec![])]);
+        assert_eq!(plain.len(), 1 + owner.len() + SHORT + records);
+        let node = Node::new(plain);
+        let read = node.rrset(Rtype::A).unwrap();
+        assert_eq!((read.ttl, read.count, read.sig_count, read.sig_ttl), (300, 2, 0, 300));
+        assert_eq!(read.rdatas().count(), 2);
+        let signed = encode(&owner, &[a(300, vec![vec![5; 9]]), a(60, vec![])]);
+        assert_eq!(signed.len(), 1 + owner.len() + HEADER + records + 2 + 9 + SHORT + records);
+        let node = Node::new(signed);
+        let sets: Vec<_> = node.rrsets().map(|r| (r.ttl, r.sig_ttl, r.sig_count)).collect();
+        assert_eq!(sets, [(300, 77, 1), (60, 60, 0)], "both read back, in order");
+        let huge = Node::new(encode(&owner, &[a(u32::MAX, vec![]), a(MAX_TTL, vec![vec![1]])]));
+        let ttls: Vec<u32> = huge.rrsets().map(|r| r.ttl).collect();
+        assert_eq!(ttls, [0, MAX_TTL], "past 2^31 - 1 counts as 0 (RFC 2181 §8)");
     }
 
     #[test]
