@@ -10,7 +10,7 @@
 //! change after the wake replaces them, and a removal stops them. What it does when idle —
 //! letting go of the journal's file, showing its status, reporting a catalog — is done
 //! first, as at every turn of its loop. An empty journal is let go of too, and opened
-//! again before the writer's first event once it wakes ([`Writer::reopen_journal`]).
+//! again before the writer's first event once it wakes (`Writer::reopen_journal`).
 //! Secondaries and signed zones keep their task: they have timers.
 
 use std::sync::{Arc, Mutex};
