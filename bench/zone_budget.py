@@ -44,6 +44,7 @@ OWNERS = [
     ("tern_control::commit", "zone data: other"),
     ("xfr::resolve", "configuration: resolved zone settings"),
     ("tern_server::config", "configuration: zone tables as read"),
+    ("tern_control::registry", "control plane: writers' map and entries (resting records)"),
     ("tern_control::plane::Control::apply", "control plane: plans and slots"),
     ("tern_control::plane", "control plane: writers' map, other"),
     ("tern_server::lifecycle", "data plane: zone set and access rules"),

@@ -267,7 +267,7 @@ async fn refreshes_come_when_the_clock_says() {
     let inbox = receiver.inbox();
     inbox.send(Event::Load { plan: Arc::clone(&writer.plan), done: Some(done) }).unwrap();
     writer.inbox = Some(Arc::clone(&inbox));
-    let running = tokio::spawn(writer.run(receiver));
+    let running = tokio::spawn(writer.run(receiver, None));
     assert_eq!(outcome.await.unwrap(), LoadOutcome::Waiting);
     // 24 h of refreshes every 7200 s: 12 SOA checks, one transfer (the first).
     for hour in 1..=24 {

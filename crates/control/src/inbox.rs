@@ -49,6 +49,11 @@ impl<E, U> Receiver<E, U> {
         self.0.is_empty()
     }
 
+    /// See [`Inbox::close`].
+    pub fn close(&self) -> (Vec<E>, Vec<U>) {
+        self.0.close()
+    }
+
     /// The inbox itself, for what the writer hands back to itself (a refresh's outcome).
     pub fn inbox(&self) -> Arc<Inbox<E, U>> {
         Arc::clone(&self.0)

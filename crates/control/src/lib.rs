@@ -1,8 +1,9 @@
 //! Tern's control plane: everything that changes what is served, on its own runtime and
 //! threads, never on the data plane's.
 //!
-//! One writer task per zone ([`writer`]) owns the zone's slot, its current version, its
-//! history, its timers and its NOTIFY state. Everything that changes a zone reaches it as
+//! One writer per zone ([`writer`]) owns the zone's slot, its current version, its
+//! history, its timers and its NOTIFY state; its task runs while the zone has something
+//! to do, and an idle primary's writer rests without one ([`dormant`]). Everything that changes a zone reaches it as
 //! an [`Event`] and is handled in order: a (re)load, a NOTIFY from a primary, a timer, an
 //! operator's command, a batch of dynamic updates. Every change to a zone, whatever its
 //! source, passes through one function, [`Writer::commit`](writer::Writer::commit):
@@ -14,7 +15,8 @@
 //!   them ([`Zones`]), and the loads of an apply ([`Loading`]).
 //! * [`writer`] (what a writer holds, and publishing), [`run`] (its event loop),
 //!   [`event`] (what it is told and says), [`state`] (what it keeps between events),
-//!   [`shared`] (what all writers share), [`inbox`], [`registry`] (the writers by name).
+//!   [`shared`] (what all writers share), [`inbox`], [`registry`] (the writers by name),
+//!   [`dormant`] (an idle writer at rest, and its wake).
 //!   [`commit`]: the one commit function.
 //! * [`primary`] (zone files, reload differences), [`secondary`] and [`refresh`]
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
@@ -51,6 +53,7 @@ pub mod database;
 pub mod database_follow;
 pub mod database_kept;
 pub mod database_load;
+pub mod dormant;
 pub mod dynamic;
 pub mod error;
 pub mod event;

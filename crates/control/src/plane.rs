@@ -1,8 +1,10 @@
 //! The control plane: everything that changes what is served, on its own runtime and
 //! threads, never on the data plane's and never on the signal-handling thread.
 //!
-//! One writer task per zone ([`writer`]) owns the zone's slot, its current version, its
-//! history, its timers and its NOTIFY state. Everything that changes a zone reaches it as
+//! One writer per zone ([`writer`]) owns the zone's slot, its current version, its
+//! history, its timers and its NOTIFY state; its task runs while the zone has something
+//! to do, and an idle primary's writer rests without one ([`crate::dormant`]), woken by
+//! whatever is sent to it ([`crate::registry`]). Everything that changes a zone reaches it as
 //! an [`Event`] and is handled in order: a (re)load of the configuration, a NOTIFY from a
 //! primary, a timer. A change is validated, built beside the served version, and
 //! published with one pointer swap that checks it replaces the version it started from;
@@ -37,7 +39,7 @@ use crate::event::{Outcome, ZoneCommand};
 use crate::peer::{Limits, Network};
 use crate::plan::ZonePlan;
 use crate::query_stats::QueryStatsRows;
-use crate::registry::{Handle, WriterMap, Writers};
+use crate::registry::{Entry, Wake, WriterMap, Writers};
 use crate::shared::{CatalogSink, Shared};
 use crate::updates::UpdateSink;
 use crate::{inbox, writer};
@@ -70,15 +72,20 @@ impl Zones {
 
     /// The status of `zone`, as its writer last showed it; `None` when not served.
     pub fn status(&self, zone: &Name) -> Option<ZoneStatus> {
-        let status = self.writers.get(zone)?.status.lock().ok()?.clone();
-        Some(status)
+        self.writers.get(zone)?.status()
+    }
+
+    /// True while `zone`'s writer rests ([`crate::dormant`]).
+    pub fn is_resting(&self, zone: &Name) -> bool {
+        self.writers.get(zone).is_some_and(|entry| entry.is_resting())
     }
 
     /// Sends `command` to `zone`'s writer and waits for its outcome.
     pub async fn command(&self, zone: &Name, command: ZoneCommand) -> Outcome {
         let (reply, outcome) = oneshot::channel();
-        let sent = self.writers.get(zone).and_then(|handle| {
-            handle.inbox.send(Event::Command { command: Box::new(command), reply }).ok()
+        let sent = self.writers.get(zone).and_then(|entry| {
+            let event = Event::Command { command: Box::new(command), reply };
+            self.writers.send(&entry, event).ok()
         });
         if sent.is_none() {
             return Err(Error::NotServed(zone.clone()));
@@ -174,7 +181,8 @@ impl Control {
             network: options.network,
             clock: options.clock,
         });
-        let writers = Arc::new(Writers::default());
+        let wake = waker(runtime.handle().clone(), Arc::clone(&shared));
+        let writers = Arc::new(Writers::new(wake, UPDATE_QUEUE));
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
         let query_stats = Mutex::new(QueryStatsRows::new(options.query_stats_rows));
@@ -231,8 +239,8 @@ impl Control {
         let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
         self.writers.change(|writers| {
             for name in removed {
-                if let Some((name, handle)) = writers.remove(name) {
-                    stop(&name, &handle);
+                if let Some((name, entry)) = writers.remove(name) {
+                    stop(&name, &entry);
                 }
             }
             for (plan, slot) in added.iter().zip(slots) {
@@ -252,10 +260,10 @@ impl Control {
         loading: &mut Loading,
     ) {
         let keep: std::collections::HashSet<&Name> = plans.iter().map(|p| &p.name).collect();
-        writers.retain(|(name, handle)| {
+        writers.retain(|(name, entry)| {
             let kept = keep.contains(name);
             if !kept {
-                stop(name, handle);
+                stop(name, entry);
             }
             kept
         });
@@ -274,18 +282,18 @@ impl Control {
         reload: bool,
         loading: &mut Loading,
     ) {
-        let known = writers.get(&plan.name).map(|(_, handle)| handle.clone());
+        let known = writers.get(&plan.name).map(|(_, entry)| Arc::clone(entry));
         if known.is_some() && !reload && plan.catalog != crate::plan::CatalogRole::Producer {
             return;
         }
-        let handle = known.unwrap_or_else(|| {
-            let handle = self.spawn(plan, slot);
-            writers.insert((plan.name.clone(), handle.clone()));
-            handle
+        let entry = known.unwrap_or_else(|| {
+            let entry = self.spawn(plan, slot);
+            writers.insert((plan.name.clone(), Arc::clone(&entry)));
+            entry
         });
         let (done, outcome) = oneshot::channel();
         let event = Event::Load { plan: Arc::clone(plan), done: Some(done) };
-        if handle.inbox.send(event).is_ok() {
+        if self.writers.send(&entry, event).is_ok() {
             loading.pending.push((plan.name.clone(), outcome));
         }
     }
@@ -334,12 +342,12 @@ impl Control {
     }
 
     /// Starts a writer for `plan`.
-    fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Handle {
+    fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Arc<Entry> {
         let (inbox, received) = inbox::inbox(UPDATE_QUEUE);
         let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
-        let status = Arc::clone(&writer.status);
-        self.runtime.spawn(writer.run(received));
-        Handle { inbox, status }
+        let entry = Entry::running(inbox, Arc::clone(&writer.status));
+        self.runtime.spawn(writer.run(received, Some(Arc::clone(&entry))));
+        entry
     }
 
     /// The zones' writers, for the control socket.
@@ -362,8 +370,8 @@ impl Control {
     /// way (they are cut off; what they would have published is not needed any more).
     pub fn shutdown(self) {
         self.writers.change(|writers| {
-            for (_, handle) in writers.iter() {
-                let _ = handle.inbox.send(Event::Stop);
+            for (_, entry) in writers.iter() {
+                entry.stop();
             }
             *writers = WriterMap::new();
         });
@@ -431,11 +439,19 @@ impl Loading {
 }
 
 /// Stops `name`'s writer: the zone is no longer served.
-fn stop(name: &Name, handle: &Handle) {
-    let _ = handle.inbox.send(Event::Stop);
+fn stop(name: &Name, entry: &Entry) {
+    entry.stop();
     crate::counters::control::control().forget_journal(&name.to_string());
     crate::counters::control::control().forget_signatures(&name.to_string());
     info!(zone = %name, "zone removed");
+}
+
+/// Starts a woken writer ([`crate::dormant`]) on `runtime`, from what it kept.
+fn waker(runtime: tokio::runtime::Handle, shared: Arc<Shared>) -> Wake {
+    Box::new(move |woken| {
+        let writer = writer::Writer::from_dormant(woken.record, woken.status, Arc::clone(&shared));
+        runtime.spawn(writer.run(woken.inbox, Some(woken.entry)));
+    })
 }
 
 /// CPUs this process may run on (1 when unknown).
@@ -448,9 +464,9 @@ fn cpu_count() -> usize {
 /// loop) costs the writer one event at a time, not one each.
 async fn route_notices(mut received: mpsc::Receiver<NoticeFrom>, writers: Arc<Writers>) {
     while let Some((notice, from)) = received.recv().await {
-        let sent = writers.get(&notice.zone).and_then(|handle| {
+        let sent = writers.get(&notice.zone).and_then(|entry| {
             let notified = Notified { serial: notice.serial, from, merged: 0 };
-            handle.inbox.send_merged(Event::Notify(Box::new(notified)), merge_notices).ok()
+            writers.send_merged(&entry, Event::Notify(Box::new(notified)), merge_notices).ok()
         });
         if sent.is_none() {
             warn!(zone = %notice.zone, from = %from, "NOTIFY for a zone without a writer: ignored");

@@ -15,38 +15,51 @@ use tern_ctl::proto::ZoneStatus;
 use tracing::info;
 
 use crate::counters::control::{control, LoadResult};
+use crate::dormant::{refused, REST_AFTER};
 use crate::event::{Event, LoadOutcome};
 use crate::inbox::{Next, Receiver};
 use crate::plan::{Role, ZonePlan};
+use crate::registry::Entry;
 use crate::state::Schedule;
 use crate::updates::UpdateTask;
 use crate::writer::Writer;
 
 impl Writer {
     /// Takes events and updates until stopped; updates waiting together are committed
-    /// together.
+    /// together. With its `entry`, it rests once idle ([`crate::dormant`]): its task
+    /// then ends, and is started again from what it kept when something is sent to it.
     #[allow(clippy::manual_async_fn)] // on purpose: see the first comment
-    pub fn run(mut self, inbox: Receiver<Event, UpdateTask>) -> impl Future<Output = ()> + Send {
+    pub fn run(
+        mut self,
+        inbox: Receiver<Event, UpdateTask>,
+        entry: Option<Arc<Entry>>,
+    ) -> impl Future<Output = ()> + Send {
         // An async block, not an `async fn`: the writer is kept once in the task, not
         // also as the function's argument (about 300 bytes a zone). What each event
-        // does is awaited boxed: the task then stays small while it waits, which is
-        // most of the time for most of 100,000 zones.
+        // does is awaited boxed: the task then stays small while it waits.
         async move {
             self.inbox = Some(inbox.inbox());
+            if self.journal_closed {
+                Box::pin(self.reopen_journal()).await;
+            }
             loop {
                 if inbox.is_empty() {
                     self.release_journal();
                 }
                 self.show_status();
                 Box::pin(self.report_catalog()).await;
+                let resting = entry.is_some() && self.restful();
                 // A timer is allocated only when there is one to wait for: most primaries
-                // have none.
-                let wake = self.next_wake().map(|at| {
-                    Box::pin(tokio::time::sleep(Duration::from_secs(at.saturating_sub(self.now()))))
-                });
+                // have none, and rest.
+                let wait = match resting {
+                    true => Some(REST_AFTER),
+                    false => self
+                        .next_wake()
+                        .map(|at| Duration::from_secs(at.saturating_sub(self.now()))),
+                };
                 let sleep = async {
-                    match wake {
-                        Some(sleep) => sleep.await,
+                    match wait {
+                        Some(wait) => Box::pin(tokio::time::sleep(wait)).await,
                         None => std::future::pending().await,
                     }
                 };
@@ -60,7 +73,14 @@ impl Writer {
                             Box::pin(self.updates(batch)).await
                         }
                     },
-                    () = sleep => Box::pin(self.on_time()).await,
+                    () = sleep => match (resting, &entry) {
+                        (true, Some(entry)) => {
+                            if self.tasks_done() && entry.rest(&inbox, || self.take_dormant()) {
+                                return;
+                            }
+                        }
+                        _ => Box::pin(self.on_time()).await,
+                    },
                 }
             }
             for task in self.notifying.drain(..) {
@@ -107,7 +127,7 @@ impl Writer {
     }
 
     /// Refreshes what `zone-status` shows (never waiting for the journal's lock).
-    fn show_status(&self) {
+    pub(crate) fn show_status(&self) {
         let zone = self.current.as_ref();
         let journal_bytes = self.journal.as_ref().and_then(|j| j.try_lock().ok().map(|j| j.len()));
         let secondary = matches!(self.plan.role, Role::Secondary(_));
@@ -127,10 +147,10 @@ impl Writer {
             unflushed: self.file_base.is_some(),
             frozen: self.frozen,
             transaction: self.txn.is_some(),
-            last_error: self.last_error.clone().or_else(|| {
-                let journal = self.journal.as_ref()?.try_lock().ok()?;
-                journal.refused().map(|why| (self.loaded_at.unwrap_or(0), why.to_owned()))
-            }),
+            last_error: self
+                .last_error
+                .clone()
+                .or_else(|| refused(self.journal.as_ref(), self.loaded_at)),
         };
     }
 

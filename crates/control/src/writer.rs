@@ -2,7 +2,8 @@
 //! few things that touch the served version itself — publishing (only the commit
 //! function publishes a change, [`crate::commit`]), serving it again after an expiry,
 //! NOTIFY out, and letting go of a replaced version off the query workers. Its event
-//! loop is [`crate::run`]; what a primary and a secondary do, in the modules above.
+//! loop is [`crate::run`]; what a primary and a secondary do, in the modules above; how
+//! an idle writer rests without a task, in [`crate::dormant`].
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -49,6 +50,9 @@ pub struct Writer {
     pub flush_at: Option<u64>,
     /// Frozen by an operator (see [`commands`](crate::commands)).
     pub frozen: bool,
+    /// Its empty journal was let go of while it rested: opened again before its next
+    /// event ([`crate::dormant`]).
+    pub journal_closed: bool,
     /// An operator's open transaction.
     pub txn: Option<Edit>,
     /// The last error and when, until something succeeds.
@@ -80,6 +84,17 @@ pub struct Writer {
 impl Writer {
     /// A writer for an empty slot.
     pub fn new(plan: Arc<ZonePlan>, slot: Arc<ZoneSlot>, shared: Arc<Shared>) -> Writer {
+        let status = Arc::new(Mutex::new(ZoneStatus::default()));
+        Writer::with_status(plan, slot, shared, status)
+    }
+
+    /// A writer for an empty slot that shows its status in `status`.
+    pub fn with_status(
+        plan: Arc<ZonePlan>,
+        slot: Arc<ZoneSlot>,
+        shared: Arc<Shared>,
+        status: Arc<Mutex<ZoneStatus>>,
+    ) -> Writer {
         Writer {
             plan,
             slot,
@@ -93,10 +108,11 @@ impl Writer {
             file_base: None,
             flush_at: None,
             frozen: false,
+            journal_closed: false,
             txn: None,
             last_error: None,
             loaded_at: None,
-            status: Arc::new(Mutex::new(ZoneStatus::default())),
+            status,
             catalog_reported: None,
             last_commit: None,
             refreshing: None,

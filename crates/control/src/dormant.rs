@@ -1,0 +1,338 @@
+//! A writer at rest (issue 54): an idle primary's writer lets go of its task, its inbox
+//! and its status, and leaves a [`Dormant`] record in its zone's entry
+//! ([`crate::registry`]): what serving the zone, answering `zone-status` and starting
+//! the writer again need, a hundred-odd bytes instead of over a kilobyte.
+//!
+//! A writer rests once it has had nothing to do for [`REST_AFTER`]: a primary, with no
+//! timer (no zone file to write, not signed here), no transaction, no updates waiting
+//! to reach the zone file. NOTIFYs still being retried (up to half an hour for a
+//! secondary that does not answer) go on: the record keeps their tasks, so that a newer
+//! change after the wake replaces them, and a removal stops them. What it does when idle —
+//! letting go of the journal's file, showing its status, reporting a catalog — is done
+//! first, as at every turn of its loop. An empty journal is let go of too, and opened
+//! again before the writer's first event once it wakes (`Writer::reopen_journal`).
+//! Secondaries and signed zones keep their task: they have timers.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tern_ctl::proto::ZoneStatus;
+use tern_zone::{ZoneContents, ZoneSlot};
+use tokio::task::JoinHandle;
+use tracing::warn;
+
+use crate::plan::{Role, ZonePlan};
+use crate::shared::Shared;
+use crate::state::{SharedJournal, SourceVersion};
+use crate::writer::Writer;
+
+/// How long a writer with nothing to do waits before it rests.
+pub const REST_AFTER: Duration = Duration::from_secs(1);
+
+/// What a resting writer keeps (see the module comment).
+#[derive(Debug)]
+pub struct Dormant {
+    /// The zone's plan, as last applied.
+    pub plan: Arc<ZonePlan>,
+    /// The slot the data plane reads.
+    pub slot: Arc<ZoneSlot>,
+    /// The version last published.
+    pub current: Option<Arc<ZoneContents>>,
+    /// The source as last loaded.
+    pub source: Option<SourceVersion>,
+    /// When the served version was published.
+    pub loaded_at: Option<u64>,
+    /// The last error and when, until something succeeds.
+    pub last_error: Option<Box<(u64, String)>>,
+    /// The journal, when it holds changes or refuses them (an empty one is let go of).
+    pub journal: Option<SharedJournal>,
+    /// An empty journal was let go of: it is opened again at the wake.
+    pub journal_closed: bool,
+    /// Frozen by an operator.
+    pub frozen: bool,
+    /// A consumed catalog's serial whose members were last reported.
+    pub catalog_reported: Option<u32>,
+    /// The journal's length as `zone-status` last showed it.
+    pub journal_bytes: Option<u64>,
+    /// NOTIFYs still being sent.
+    pub notifying: Box<[JoinHandle<()>]>,
+}
+
+impl Dormant {
+    /// What `zone-status` shows: what the writer showed when it went to rest.
+    pub fn status(&self) -> ZoneStatus {
+        let zone = self.current.as_ref();
+        let last_error = self.last_error.as_deref().cloned();
+        ZoneStatus {
+            zone: self.plan.name.to_string(),
+            role: "primary".into(),
+            serial: zone.map(|z| z.serial()),
+            records: zone.map_or(0, |z| z.record_count() as u64),
+            loaded_at: self.loaded_at,
+            journal_bytes: self.journal_bytes,
+            frozen: self.frozen,
+            last_error: last_error.or_else(|| refused(self.journal.as_ref(), self.loaded_at)),
+            ..ZoneStatus::default()
+        }
+    }
+}
+
+/// Why `journal` refuses changes, as `zone-status` shows it (never waiting for its lock).
+pub fn refused(journal: Option<&SharedJournal>, loaded_at: Option<u64>) -> Option<(u64, String)> {
+    let journal = journal?.try_lock().ok()?;
+    journal.refused().map(|why| (loaded_at.unwrap_or(0), why.to_owned()))
+}
+
+impl Writer {
+    /// The writer of a zone woken from rest, showing `status`.
+    pub fn from_dormant(
+        record: Dormant,
+        status: Arc<Mutex<ZoneStatus>>,
+        shared: Arc<Shared>,
+    ) -> Writer {
+        let mut writer = Writer::with_status(record.plan, record.slot, shared, status);
+        writer.current = record.current;
+        writer.source = record.source;
+        writer.loaded_at = record.loaded_at;
+        writer.last_error = record.last_error.map(|e| *e);
+        writer.journal = record.journal;
+        writer.journal_closed = record.journal_closed;
+        writer.frozen = record.frozen;
+        writer.catalog_reported = record.catalog_reported;
+        writer.notifying = record.notifying.into_vec();
+        writer
+    }
+
+    /// True when nothing is due or under way but tasks of its own that end by
+    /// themselves (a file being written, NOTIFYs being sent): see the module comment.
+    pub(crate) fn restful(&self) -> bool {
+        matches!(self.plan.role, Role::Primary)
+            && self.next_wake().is_none()
+            && self.schedule.refresh_at.is_none()
+            && !self.schedule.expired
+            && self.txn.is_none()
+            && self.file_base.is_none()
+            && self.flush_at.is_none()
+            && self.refreshing.is_none()
+            && self.notices.is_none()
+            && self.signer.is_none()
+            && self.upstream.is_none()
+            && !self.journal_closed
+    }
+
+    /// True when its file is written (a secondary's: a primary has none).
+    pub(crate) fn tasks_done(&self) -> bool {
+        self.storing.as_ref().is_none_or(JoinHandle::is_finished)
+    }
+
+    /// What the writer keeps at rest, taken from it (it ends next).
+    pub(crate) fn take_dormant(&mut self) -> Dormant {
+        let journal = self.journal.take();
+        let empty = journal.as_ref().is_some_and(|j| {
+            Arc::strong_count(j) == 1
+                && j.try_lock().is_ok_and(|j| j.is_empty() && j.refused().is_none())
+        });
+        let journal_bytes = self.status.lock().ok().and_then(|s| s.journal_bytes);
+        Dormant {
+            plan: Arc::clone(&self.plan),
+            slot: Arc::clone(&self.slot),
+            current: self.current.take(),
+            source: self.source.take(),
+            loaded_at: self.loaded_at,
+            last_error: self.last_error.take().map(Box::new),
+            journal: journal.filter(|_| !empty),
+            journal_closed: empty,
+            frozen: self.frozen,
+            catalog_reported: self.catalog_reported,
+            journal_bytes,
+            notifying: self.notifying.drain(..).filter(|t| !t.is_finished()).collect(),
+        }
+    }
+
+    /// Opens the journal let go of at rest, before the first event after the wake.
+    pub(crate) async fn reopen_journal(&mut self) {
+        self.journal_closed = false;
+        let (changes, _) = self.open_journal().await;
+        if !changes.is_empty() {
+            // It was empty when let go of, and only this writer writes it.
+            warn!(zone = %self.plan.name, changes = changes.len(), "journal: changes found at a wake, left to the next load");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::ZoneSource;
+
+    /// A primary loaded from a file, its journal opened (empty) under `storage`.
+    async fn loaded(storage: &std::path::Path) -> Writer {
+        let file = storage.join("example.com.zone");
+        std::fs::write(&file, crate::testing::ZONE_TEXT).unwrap();
+        let plan = crate::testing::primary("example.com.", ZoneSource::File(file));
+        let shared = Shared::for_tests(Some(storage.to_owned()));
+        let slot = Arc::new(ZoneSlot::new(&plan.name));
+        let mut writer = Writer::new(Arc::clone(&plan), slot, shared);
+        let (done, _outcome) = tokio::sync::oneshot::channel();
+        writer.event(crate::event::Event::Load { plan, done: Some(done) }).await;
+        writer
+    }
+
+    /// An idle primary rests with its status unchanged, lets go of its empty journal
+    /// and opens it again once woken; a frozen one rests too, frozen.
+    #[tokio::test]
+    async fn an_idle_primary_rests_and_wakes_as_it_was() {
+        let storage = tempfile::tempdir().unwrap();
+        let mut writer = loaded(storage.path()).await;
+        writer.frozen = true;
+        writer.show_status();
+        assert!(writer.restful() && writer.tasks_done());
+        let before = writer.status.lock().unwrap().clone();
+        let record = writer.take_dormant();
+        assert_eq!(record.status(), before);
+        assert!(record.journal.is_none() && record.journal_closed);
+        let (slot, current) = (Arc::clone(&record.slot), record.current.clone().unwrap());
+        let status = Arc::new(Mutex::new(record.status()));
+        let shared = Shared::for_tests(Some(storage.path().to_owned()));
+        let mut woken = Writer::from_dormant(record, status, shared);
+        assert!(!woken.restful(), "not before its journal is open again");
+        woken.reopen_journal().await;
+        assert!(woken.journal.is_some() && woken.restful());
+        woken.show_status();
+        assert_eq!(*woken.status.lock().unwrap(), before);
+        assert!(Arc::ptr_eq(woken.current.as_ref().unwrap(), &current));
+        assert!(Arc::ptr_eq(&slot.contents_full().unwrap(), &current));
+    }
+
+    /// NOTIFYs still being sent when the writer rests go on, and are its again once
+    /// woken (a newer change replaces them); those done are let go of.
+    #[tokio::test]
+    async fn notifies_being_sent_are_kept_at_rest() {
+        let storage = tempfile::tempdir().unwrap();
+        let mut writer = loaded(storage.path()).await;
+        let done = tokio::spawn(async {});
+        while !done.is_finished() {
+            tokio::task::yield_now().await;
+        }
+        writer.notifying = vec![tokio::spawn(std::future::pending()), done];
+        assert!(writer.restful() && writer.tasks_done());
+        let record = writer.take_dormant();
+        assert_eq!(record.notifying.len(), 1, "the one still being sent");
+        let status = Arc::new(Mutex::new(record.status()));
+        let woken = Writer::from_dormant(record, status, Shared::for_tests(None));
+        assert_eq!(woken.notifying.len(), 1);
+        assert!(!woken.notifying[0].is_finished());
+    }
+
+    /// A writer with something under way or due does not rest.
+    #[tokio::test]
+    async fn a_writer_with_something_pending_does_not_rest() {
+        let storage = tempfile::tempdir().unwrap();
+        let mut writer = loaded(storage.path()).await;
+        writer.flush_at = Some(writer.now() + 60);
+        assert!(!writer.restful(), "a zone file to write");
+        writer.flush_at = None;
+        writer.txn = Some(tern_engine::Edit::default());
+        assert!(!writer.restful(), "a transaction");
+        writer.txn = None;
+        writer.storing = Some(tokio::spawn(std::future::pending()));
+        assert!(writer.restful() && !writer.tasks_done(), "a file being written");
+        writer.storing = None;
+        let primary = "127.0.0.1:9".parse().unwrap();
+        writer.plan = crate::testing::secondary("example.com.", storage.path(), primary);
+        assert!(!writer.restful(), "a secondary");
+    }
+
+    /// The control plane, its zones' files and journals under `storage`.
+    fn control(storage: &std::path::Path) -> crate::plane::Control {
+        crate::plane::Control::start(crate::plane::Options {
+            db: Arc::new(tern_zone::ZoneDb::new()),
+            max_incoming: 2,
+            limits: limits(),
+            storage: Some(storage.to_owned()),
+            network: Arc::new(crate::testing::NoNetwork),
+            clock: Arc::new(crate::clock::SystemClock),
+            catalogs_listed: None,
+            on_thread_start: Arc::new(|| {}),
+            query_stats_rows: 0,
+        })
+        .unwrap()
+    }
+
+    fn limits() -> crate::peer::Limits {
+        let second = Duration::from_secs(1);
+        crate::peer::Limits { timeout: second, max_size: 1 << 20, max_time: second, idle: second }
+    }
+
+    /// Waits until `done` (true) or 20 s passed (false).
+    fn eventually(done: impl Fn() -> bool) -> bool {
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        while !done() {
+            if std::time::Instant::now() > deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        true
+    }
+
+    /// Waits until `zone`'s writer rests (true) or 20 s passed (false).
+    fn rests(zones: &crate::plane::Zones, zone: &tern_wire::Name) -> bool {
+        eventually(|| zones.is_resting(zone))
+    }
+
+    /// Through the control plane: a resting primary answers `zone-status` as before,
+    /// and wakes for a command and a reload, resting again after each, and for an
+    /// update, journaled once its journal is open again; one removed while it rests
+    /// is gone.
+    #[test]
+    fn a_resting_zone_wakes_for_each_kind_of_event() {
+        let storage = tempfile::tempdir().unwrap();
+        let plans: Vec<_> = ["example.com.", "example.net."]
+            .into_iter()
+            .map(|origin| {
+                let file = storage.path().join(format!("{origin}zone"));
+                let text = crate::testing::ZONE_TEXT.replace("example.com.", origin);
+                std::fs::write(&file, text).unwrap();
+                crate::testing::primary(origin, ZoneSource::File(file))
+            })
+            .collect();
+        let control = control(storage.path());
+        assert!(control.apply(&plans, limits(), true).wait(Duration::from_secs(20)));
+        let zones = control.zones();
+        let (name, other) = (plans[0].name.clone(), plans[1].name.clone());
+        assert!(rests(&zones, &name) && rests(&zones, &other));
+        let status = zones.status(&name).unwrap();
+        assert_eq!((status.serial, status.role.as_str()), (Some(1), "primary"));
+        assert!(status.records > 0 && status.loaded_at.is_some());
+        // A command.
+        let read = crate::event::ZoneCommand::Read { owner: None, rtype: None };
+        let text = control.handle().block_on(zones.command(&name, read)).unwrap();
+        assert!(text.contains("192.0.2.80"), "{text}");
+        assert!(rests(&zones, &name));
+        assert_eq!(zones.status(&name).unwrap(), status, "as before");
+        // A reload.
+        let mut loading = control.apply(&plans, limits(), true);
+        assert!(loading.wait(Duration::from_secs(20)));
+        assert_eq!(loading.report().failed, 0);
+        assert!(rests(&zones, &name));
+        assert_eq!(zones.status(&name).unwrap(), status, "unchanged");
+        // Removed while resting.
+        let mut loading = control.change(&[], std::slice::from_ref(&other), limits());
+        assert!(loading.wait(Duration::from_secs(20)));
+        assert_eq!((zones.status(&other), zones.names()), (None, vec![name.clone()]));
+        // An update from the data plane.
+        let served = Arc::new(crate::testing::load("example.com.", crate::testing::ZONE_TEXT));
+        let add = [("new.example.com.", tern_wire::Rtype::A, tern_wire::Class::IN, "192.0.2.9")];
+        let message = crate::testing::update("example.com.", &add, None);
+        let (mut tasks, answers) = crate::testing::update_tasks(&served, &[message]);
+        control.update_sink().submit(tasks.remove(0));
+        assert_eq!(crate::testing::answered(&answers[0]), tern_wire::Rcode::NOERROR);
+        assert!(eventually(|| zones.status(&name).unwrap().serial == Some(2)));
+        let after = zones.status(&name).unwrap();
+        assert_eq!((after.serial, after.records), (Some(2), status.records + 1));
+        assert!(after.journal_bytes.unwrap_or(0) > 0, "journaled: {after:?}");
+        assert!(after.unflushed && !zones.is_resting(&name), "the zone file lacks it");
+        control.shutdown();
+    }
+}
