@@ -194,11 +194,8 @@ fn main() {
     drop(loaded);
     tern_zone::memory::after_load(); // the server's housekeeping after a load
     let (pss, peak, heap) = (pss_kib(), status_kib("VmHWM:"), heap_in_use_kib());
-    let (raw_wall, raw_cpu) = if data.ends.is_empty() {
-        (0.0, 0.0)
-    } else {
-        raw_rate(&keys[0], &data, args.threads)
-    };
+    let (raw_wall, raw_cpu) =
+        if data.ends.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data, args.threads) };
     println!(
         "{{\"load_s\": {load_s:.3}, \"sign_s\": {sign_s:.3}, \"sign_cpu_s\": {sign_cpu_s:.2}, \
          \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"cpu_s\": {cpu_s:.2}, \"signatures\": {signatures}, \
