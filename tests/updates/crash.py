@@ -257,13 +257,19 @@ class Client:
 
 
 def send_update(client, ledger, update, target, tries=3, timeout=3.0):
-    """The answer's RCODE, or None when no answer came (the server died, or it timed
-    out `tries` times). A retry is harmless: the same update again changes nothing."""
+    """The answer's RCODE, or None when the outcome is unknown: no answer came (the
+    server died, or it timed out `tries` times), or a retry was refused. The same update
+    again changes nothing once applied, but its prerequisite may no longer hold (the
+    first try deleted what it asks for): a refusal after a try without an answer says
+    nothing of that try, which may have been applied before a kill."""
+    unanswered = False
     for _ in range(tries):
         try:
             answer = client.send(message(update, target), timeout)
-            return dns.rcode.to_text(answer.rcode())
+            rcode = dns.rcode.to_text(answer.rcode())
+            return None if unanswered and rcode != "NOERROR" else rcode
         except (dns.exception.DNSException, OSError, EOFError):
+            unanswered = True
             client.drop()
             if ledger.stop.is_set():
                 return None
