@@ -17,13 +17,19 @@ machine's speed reaches both:
   and PSS once only the snapshot is kept; then aws-lc-rs alone signing the zone's
   signed data on as many threads at once (signatures per CPU second, and per core of
   wall time), beside it.
+* ternd (`--signers ternd`, not by default): the server signing the zone from a
+  `[[policy]]` (CSK, the same algorithm and denial, as many signing threads as CPUs
+  pinned), on a copy of the zone file (the server writes the signed zone back): the
+  time from process start until the SOA is served with its RRSIG, its CPU time, and
+  peak RSS and PSS `--settle` seconds after (what the server holds once it serves the
+  signed zone; the server's build is `--tern`, default `<target>/perf/ternd`).
 * Knot DNS: `knotd` with automatic signing (policy: CSK, the same algorithm and
   denial, `signing-threads` = threads): the time from process start until the SOA is
   served with its RRSIG (DO=1), the signing's start and end as its log tells them,
   peak RSS and PSS half a second after.
 
     python3 bench/sign.py [--size 1m] [--rounds 2] [--zones deleg,data] [--threads 2]
-                          [--signers tern,knot]
+                          [--signers tern,ternd,knot] [--settle 5] [--tern PATH]
 
 Prints every measurement and a table of medians with the ratios the issue sets targets
 for (docs/benchmarks.md, "DNSSEC signing").
@@ -84,6 +90,8 @@ def parse_args(argv=None):
                    help="signatures aws-lc-rs makes alone after each Tern run")
     p.add_argument("--signer", default=None,
                    help=f"the {EXAMPLE} example (default: <target>/perf/examples/{EXAMPLE})")
+    p.add_argument("--settle", type=float, default=5.0,
+                   help="seconds after the signed SOA is served until ternd's PSS is read")
     p.add_argument("--timeout", type=float, default=1800)
     bench.add_common_args(p)
     return p.parse_args(argv)
@@ -247,9 +255,10 @@ def wait_signed(server, origin, port, timeout):
     while True:
         watch.poll()
         if server.proc.poll() is not None:
-            raise RuntimeError(f"knotd exited with {server.proc.returncode}:\n" + server.log_tail())
+            raise RuntimeError(f"{server.kind} exited with {server.proc.returncode}:\n"
+                               + server.log_tail())
         if time.monotonic() - server.started > timeout:
-            raise RuntimeError(f"knotd did not serve {origin} signed within {timeout} s:\n"
+            raise RuntimeError(f"{server.kind} did not serve {origin} signed within {timeout} s:\n"
                                + server.log_tail())
         try:
             if soa_signed(dns.query.udp(query, "127.0.0.1", port=port, timeout=0.05), origin):
@@ -259,6 +268,53 @@ def wait_signed(server, origin, port, timeout):
         except (dns.exception.DNSException, OSError):
             pass
         time.sleep(0.05)
+
+
+def ternd_conf(zone, port, work, path):
+    """ternd's configuration: `zone` (its copy at `path`) signed from a `[[policy]]`: a
+    CSK, ECDSAP256SHA256 (the default algorithm), NSEC or NSEC3 opt-out (no salt, 0
+    extra iterations); one UDP and one TCP worker."""
+    denial = ('denial = "nsec3"\nnsec3-opt-out = true\n' if zone.denial == "nsec3-optout"
+              else 'denial = "nsec"\n')
+    return f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/data"
+[log]
+level = "info"
+[[zone]]
+name = "{zone.origin}"
+file = "{path}"
+dnssec-policy = "bench"
+[[policy]]
+id = "bench"
+scheme = "csk"
+{denial}"""
+
+
+def run_ternd(zone, args, cpus):
+    """One run of the server signing `zone` from a policy: its figures as a dict."""
+    work = os.path.join(args.work, "sign", f"ternd-{zone.name}")
+    subprocess.run(["rm", "-rf", work], check=True)  # fresh keys, no journal
+    os.makedirs(os.path.join(work, "data"))
+    path = os.path.join(work, "zone.txt")
+    subprocess.run(["cp", zone.path, path], check=True)
+    port = peers.free_port()
+    conf = os.path.join(work, "ternd.toml")
+    with open(conf, "w") as f:
+        f.write(ternd_conf(zone, port, work, path))
+    load = os.getloadavg()[0]
+    pinned = ["taskset", "-c", ",".join(map(str, sorted(cpus))), args.tern, "--config", conf]
+    server = peers.Server("ternd", [], port, work, pinned, None)
+    try:
+        served = wait_signed(server, zone.origin, port, args.timeout)
+        cpu = server.cpu_seconds()
+        time.sleep(args.settle)
+        return {"time_s": served["seconds"], "cpu_s": cpu, "pss_kib": server.pss_kb(),
+                "peak_rss_kib": peak_rss_kib(server.proc.pid), "load": load}
+    finally:
+        server.stop()
 
 
 def run_tern(zone, args, cpus):
@@ -308,6 +364,10 @@ def summary(results, threads):
             "signatures": sigs, "sig_per_cpu_s": per_cpu, "sig_per_core_wall": per_core,
             "raw_per_cpu_s": raw, "share_cpu": ratio(per_cpu, raw),
             "share_wall": ratio(per_core, raw_core),
+            "ternd_s": med(zone, "ternd", "time_s"),
+            "ternd_pss_mib": kib_mib(med(zone, "ternd", "pss_kib")),
+            "ternd_peak_mib": kib_mib(med(zone, "ternd", "peak_rss_kib")),
+            "ternd_pss_ratio": ratio(med(zone, "ternd", "pss_kib"), knot_pss),
         })
     return rows
 
@@ -347,14 +407,26 @@ def print_table(rows):
               f"| {fmt(r['share_cpu'], '.0%')} / {fmt(r['share_wall'], '.0%')} |")
 
 
+def print_server_table(rows):
+    """The server's figures (`--signers ternd`), when it ran."""
+    rows = [r for r in rows if r["ternd_pss_mib"] is not None]
+    if not rows:
+        return
+    print("\n| zone | ternd s to signed | ternd PSS MiB | × Knot DNS's | ternd peak RSS MiB |")
+    print("|---|---:|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['zone']} | {fmt(r['ternd_s'], '.2f')} | {fmt(r['ternd_pss_mib'], '.0f')} "
+              f"| {fmt(r['ternd_pss_ratio'], '.2f')} | {fmt(r['ternd_peak_mib'], '.0f')} |")
+
+
 def signers(names):
-    """(name, run function) of each signer named in `names` (`tern`, `knot`), in the
-    order runs take turns: Tern first."""
-    known = {"tern": run_tern, "knot": run_knot}
+    """(name, run function) of each signer named in `names` (`tern`, `ternd`, `knot`),
+    in the order runs take turns: Tern first."""
+    known = {"tern": run_tern, "ternd": run_ternd, "knot": run_knot}
     wanted = names.split(",")
     unknown = [n for n in wanted if n not in known]
     if unknown:
-        raise ValueError(f"unknown signers {unknown}: tern, knot")
+        raise ValueError(f"unknown signers {unknown}: tern, ternd, knot")
     return [(name, run) for name, run in known.items() if name in wanted]
 
 
@@ -366,9 +438,13 @@ def default_signer():
 def main():
     args = parse_args()
     args.signer = args.signer or default_signer()
-    if not os.access(args.signer, os.X_OK):
+    wanted = args.signers.split(",")
+    if "tern" in wanted and not os.access(args.signer, os.X_OK):
         sys.exit(f"{args.signer} not built: cargo build --profile perf -p tern-sign "
                  f"--example {EXAMPLE}")
+    args.tern = args.tern or peers.default_ternd(REPO)
+    if "ternd" in wanted and not os.access(args.tern, os.X_OK):
+        sys.exit(f"{args.tern} not built: {peers.build_command(args.tern)}")
     cpus = {int(c) for c in args.cpus.split(",")}
     todo = zones(args.zones.split(","), bench.parse_size(args.size), args.work)
     results = []
@@ -380,7 +456,9 @@ def main():
                 print(f"round {rnd} {zone.name} {signer}: {json.dumps(figures)}", flush=True)
     print(f"load average (1 min) at the runs' starts: "
           f"{min(f['load'] for _, _, f in results):.2f}–{max(f['load'] for _, _, f in results):.2f}")
-    print_table(summary(results, args.threads))
+    rows = summary(results, args.threads)
+    print_table(rows)
+    print_server_table(rows)
 
 
 if __name__ == "__main__":

@@ -167,17 +167,39 @@ impl SigningKey {
 
     /// Signs `data` (RRSIG's signed data, RFC 4034 §3.1.8.1): the signature field.
     pub fn sign(&self, data: &[u8]) -> Result<Vec<u8>> {
+        let mut out = Vec::with_capacity(self.signature_len());
+        self.sign_into(data, &mut out)?;
+        Ok(out)
+    }
+
+    /// Appends the signature of `data` (see [`sign`](Self::sign)) to `out`: an RRSIG's
+    /// RDATA is made in one buffer, without a copy of the signature.
+    pub fn sign_into(&self, data: &[u8], out: &mut Vec<u8>) -> Result<()> {
         let failed = |_| Error::Crypto("signing failed");
         match &self.pair {
             Pair::Ecdsa(p) => {
-                Ok(p.sign(&SystemRandom::new(), data).map_err(failed)?.as_ref().to_vec())
+                out.extend_from_slice(p.sign(&SystemRandom::new(), data).map_err(failed)?.as_ref())
             }
-            Pair::Ed25519(p) => Ok(p.sign(data).as_ref().to_vec()),
+            Pair::Ed25519(p) => out.extend_from_slice(p.sign(data).as_ref()),
             Pair::Rsa(p, encoding) => {
-                let mut out = vec![0; p.public_modulus_len()];
-                p.sign(*encoding, &SystemRandom::new(), data, &mut out).map_err(failed)?;
-                Ok(out)
+                let start = out.len();
+                out.resize(start + p.public_modulus_len(), 0);
+                let room = out.get_mut(start..).unwrap_or_default();
+                if let Err(e) = p.sign(*encoding, &SystemRandom::new(), data, room) {
+                    out.truncate(start);
+                    return Err(failed(e));
+                }
             }
+        }
+        Ok(())
+    }
+
+    /// The length of the key's signatures in bytes.
+    pub fn signature_len(&self) -> usize {
+        match &self.pair {
+            Pair::Ecdsa(_) if self.algorithm == Algorithm::EcdsaP384Sha384 => 96,
+            Pair::Ecdsa(_) | Pair::Ed25519(_) => 64,
+            Pair::Rsa(p, _) => p.public_modulus_len(),
         }
     }
 }
@@ -278,6 +300,7 @@ mod tests {
             let key = SigningKey::generate(algorithm, KeyRole::Csk).unwrap();
             assert_eq!(key.public_key().len(), public, "{algorithm}");
             assert_eq!(key.sign(b"x").unwrap().len(), signature, "{algorithm}");
+            assert_eq!(key.signature_len(), signature, "{algorithm}");
             assert_eq!(key.key_tag(), key_tag(key.dnskey()));
         }
     }

@@ -1,8 +1,10 @@
 //! Work spread over threads (`std::thread::scope`): items taken in chunks, in turn, by
-//! as many threads as asked; results put back in the items' order, so that the outcome
-//! does not depend on the number of threads or on which thread did what.
+//! as many threads as asked; results put back in the items' order ([`map`]), or the
+//! items changed in place ([`for_each_mut`]), so that the outcome does not depend on the
+//! number of threads or on which thread did what.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use crate::error::{Error, Result};
 
@@ -52,6 +54,61 @@ where
     Ok(parts.into_iter().flat_map(|(_, results)| results).collect())
 }
 
+/// `work` applied to every item of `items`, which it may change, on `threads` threads
+/// (at least one; the calling thread is one of them), each with its own state from
+/// `init`: the sum of what it returned. Each item is worked on where it lies, by one
+/// thread: nothing is handed from thread to thread but which chunk is next. The first
+/// error stops every thread at its next item and is returned.
+pub fn for_each_mut<T, S>(
+    items: &mut [T],
+    threads: usize,
+    init: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &mut T) -> Result<usize> + Sync,
+) -> Result<usize>
+where
+    T: Send,
+{
+    let threads = threads.clamp(1, items.len().div_ceil(CHUNK).max(1));
+    let chunks = Mutex::new(items.chunks_mut(CHUNK));
+    let stop = AtomicBool::new(false);
+    let run = || -> Result<usize> {
+        let mut state = init();
+        let mut total = 0;
+        loop {
+            // A poisoned lock: another thread panicked, and its join says so.
+            let Some(chunk) = chunks.lock().ok().and_then(|mut c| c.next()) else { break };
+            for item in chunk {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok(total);
+                }
+                match work(&mut state, item) {
+                    Ok(count) => total += count,
+                    Err(e) => {
+                        stop.store(true, Ordering::Relaxed);
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(total)
+    };
+    if threads == 1 {
+        return run();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(&run)).collect();
+        let mut all = run();
+        for handle in handles {
+            let theirs = handle.join().unwrap_or(Err(Error::Crypto("a signing thread panicked")));
+            all = match (all, theirs) {
+                (Ok(mine), Ok(theirs)) => Ok(mine + theirs),
+                (Err(e), _) | (_, Err(e)) => Err(e),
+            };
+        }
+        all
+    })
+}
+
 /// Runs `run` on `threads` threads (this one and `threads - 1` more) and joins what
 /// they did.
 fn run_scoped<R: Send>(
@@ -88,6 +145,37 @@ mod tests {
             assert_eq!(out, expect, "{threads} threads");
         }
         assert!(map(&[] as &[u32], 4, || (), |_, &i| Ok(i)).unwrap().is_empty());
+    }
+
+    #[test]
+    fn every_item_changed_once_whatever_the_threads() {
+        for threads in [0, 1, 2, 3, 8, 64] {
+            let mut items: Vec<u64> = (0..1000).collect();
+            let count = for_each_mut(
+                &mut items,
+                threads,
+                || 0u64,
+                |calls, item| {
+                    *calls += 1;
+                    *item *= 3;
+                    Ok(usize::from(*item % 2 == 0))
+                },
+            );
+            assert_eq!(count, Ok(500), "{threads} threads");
+            assert!(items.iter().enumerate().all(|(i, &v)| v == i as u64 * 3), "{threads}");
+        }
+        assert_eq!(for_each_mut(&mut [] as &mut [u32], 4, || (), |_, _| Ok(1)), Ok(0));
+        let mut items: Vec<u32> = (0..1000).collect();
+        let failed = for_each_mut(
+            &mut items,
+            4,
+            || (),
+            |_, &mut i| match i == 777 {
+                true => Err(Error::Crypto("x")),
+                false => Ok(1),
+            },
+        );
+        assert_eq!(failed, Err(Error::Crypto("x")));
     }
 
     #[test]

@@ -22,12 +22,15 @@ pub struct RrsetRef<'a> {
     pub rdatas: &'a [Vec<u8>],
 }
 
-/// Buffers kept between RRsets, so that signing a zone allocates little per RRset.
+/// Buffers kept between RRsets, so that signing a zone allocates nothing per RRset but
+/// the RRSIG RDATA it keeps.
 #[derive(Debug, Default)]
 pub struct Scratch {
     data: Vec<u8>,
     canonical: Vec<u8>,
     ranges: Vec<(usize, usize)>,
+    /// Owner | type | class | TTL: the start of every record of the RRset signed.
+    fixed: Vec<u8>,
 }
 
 /// The Labels field for `owner` (RFC 4034 §3.1.3): its labels but the root and a leading
@@ -60,32 +63,53 @@ pub fn rrsig_header(
 /// (lower-cased) | type | class | original TTL | RDATA length | canonical RDATA, sorted
 /// by canonical RDATA (§6.3), duplicates once.
 pub fn append_canonical_rrset(rrset: &RrsetRef<'_>, scratch: &mut Scratch) -> Result<()> {
-    let Scratch { data, canonical, ranges } = scratch;
+    let Scratch { data, canonical, ranges, fixed } = scratch;
+    fixed.clear();
+    rrset.owner.write_lowercase(fixed);
+    fixed.extend_from_slice(&rrset.rtype.0.to_be_bytes());
+    fixed.extend_from_slice(&Class::IN.0.to_be_bytes());
+    fixed.extend_from_slice(&rrset.ttl.to_be_bytes());
+    if let [rdata] = rrset.rdatas {
+        // One record, as most RRsets are: nothing to sort, its canonical form written
+        // in place.
+        data.extend_from_slice(fixed);
+        let at = data.len();
+        data.extend_from_slice(&[0, 0]);
+        canonical_rdata(rrset, rdata, data)?;
+        let len = rdata_len(rrset, data.len() - at - 2)?;
+        data.get_mut(at..at + 2).unwrap_or_default().copy_from_slice(&len.to_be_bytes());
+        return Ok(());
+    }
     canonical.clear();
     ranges.clear();
     for rdata in rrset.rdatas {
         let start = canonical.len();
-        tern_wire::rdata::canonical_wire(rrset.rtype, rdata, canonical)
-            .map_err(|e| Error::Zone(format!("{} {}: {e}", rrset.owner, rrset.rtype)))?;
+        canonical_rdata(rrset, rdata, canonical)?;
         ranges.push((start, canonical.len()));
     }
     let slice = |&(a, b): &(usize, usize)| canonical.get(a..b).unwrap_or(&[]);
     ranges.sort_unstable_by(|x, y| slice(x).cmp(slice(y)));
     ranges.dedup_by(|x, y| slice(x) == slice(y));
-    let mut fixed = Vec::with_capacity(rrset.owner.len() + 8);
-    rrset.owner.write_lowercase(&mut fixed);
-    fixed.extend_from_slice(&rrset.rtype.0.to_be_bytes());
-    fixed.extend_from_slice(&Class::IN.0.to_be_bytes());
-    fixed.extend_from_slice(&rrset.ttl.to_be_bytes());
     for range in ranges.iter() {
         let rdata = slice(range);
-        let len = u16::try_from(rdata.len())
-            .map_err(|_| Error::Zone(format!("{} {}: RDATA too long", rrset.owner, rrset.rtype)))?;
-        data.extend_from_slice(&fixed);
+        let len = rdata_len(rrset, rdata.len())?;
+        data.extend_from_slice(fixed);
         data.extend_from_slice(&len.to_be_bytes());
         data.extend_from_slice(rdata);
     }
     Ok(())
+}
+
+/// Appends the canonical form of `rdata`, a record of `rrset` (RFC 4034 §6.2).
+fn canonical_rdata(rrset: &RrsetRef<'_>, rdata: &[u8], out: &mut Vec<u8>) -> Result<()> {
+    tern_wire::rdata::canonical_wire(rrset.rtype, rdata, out)
+        .map_err(|e| Error::Zone(format!("{} {}: {e}", rrset.owner, rrset.rtype)))
+}
+
+/// The RDLENGTH of an RDATA of `len` bytes of `rrset`.
+fn rdata_len(rrset: &RrsetRef<'_>, len: usize) -> Result<u16> {
+    u16::try_from(len)
+        .map_err(|_| Error::Zone(format!("{} {}: RDATA too long", rrset.owner, rrset.rtype)))
 }
 
 /// The data an RRSIG made with `key` signs, for `rrset` (RFC 4034 §3.1.8.1).
@@ -111,10 +135,12 @@ pub fn sign_rrset(
     times: (u32, u32),
     scratch: &mut Scratch,
 ) -> Result<Vec<u8>> {
-    let signature = key.sign(signed_data(rrset, key, signer, times, scratch)?)?;
-    let mut out = Vec::with_capacity(18 + signer.len() + signature.len());
-    rrsig_header(rrset, key, signer, times, &mut out);
-    out.extend_from_slice(&signature);
+    let data = signed_data(rrset, key, signer, times, scratch)?;
+    // The signed data starts with the RRSIG RDATA up to the signature.
+    let header = data.get(..18 + signer.len()).unwrap_or_default();
+    let mut out = Vec::with_capacity(header.len() + key.signature_len());
+    out.extend_from_slice(header);
+    key.sign_into(data, &mut out)?;
     Ok(out)
 }
 

@@ -185,7 +185,9 @@ fn owner_records(owner: &Owner, f: &mut impl FnMut(&Dname, Rtype, u32, &[u8])) {
 }
 
 /// Signs `zone` with `keys` (a KSK and a ZSK, or a CSK, per algorithm; see
-/// [`check_keys`]).
+/// [`check_keys`]). Never inlined, so that a profile can single it out (it runs once a
+/// zone).
+#[inline(never)]
 pub fn sign_zone(
     zone: &ZoneContents,
     keys: &[SigningKey],
@@ -271,34 +273,28 @@ pub(crate) fn signing_keys(keys: &[SigningKey], kind: Kind, rtype: Rtype) -> Vec
     (0..keys.len()).filter(|&i| keys.get(i).is_some_and(signs)).collect()
 }
 
-/// Signs every RRset that is signed (see [`is_signed`]) on the options' threads; returns
-/// how many RRSIGs were made.
+/// Signs every RRset that is signed (see [`is_signed`]) on the options' threads, each
+/// owner's by one thread, its RRSIGs put in place there; returns how many were made.
 fn sign_owners(
     owners: &mut [Owner],
     keys: &[SigningKey],
     signer: &Dname,
     options: &SignOptions,
 ) -> Result<usize> {
-    let mut jobs: Vec<(usize, usize)> = Vec::new();
-    for (o, owner) in owners.iter().enumerate() {
-        let signed = owner.rrsets.iter().enumerate().filter(|(_, r)| is_signed(owner, r.rtype));
-        jobs.extend(signed.map(|(r, _)| (o, r)));
-    }
-    let shared: &[Owner] = owners;
-    let sigs =
-        crate::parallel::map(&jobs, options.threads, Scratch::default, |scratch, &(o, r)| {
-            let owner = shared.get(o).ok_or(Error::Zone("owner out of range".into()))?;
-            let rrset = owner.rrsets.get(r).ok_or(Error::Zone("RRset out of range".into()))?;
-            sign_one(owner, rrset, keys, signer, &options.validity, scratch)
-        })?;
-    let mut count = 0;
-    for (&(o, r), sigs) in jobs.iter().zip(sigs) {
-        count += sigs.len();
-        if let Some(rrset) = owners.get_mut(o).and_then(|owner| owner.rrsets.get_mut(r)) {
-            rrset.sigs = sigs;
+    crate::parallel::for_each_mut(owners, options.threads, Scratch::default, |scratch, owner| {
+        let mut count = 0;
+        for r in 0..owner.rrsets.len() {
+            let Some(rrset) = owner.rrsets.get(r).filter(|r| is_signed(owner, r.rtype)) else {
+                continue;
+            };
+            let sigs = sign_one(owner, rrset, keys, signer, &options.validity, scratch)?;
+            count += sigs.len();
+            if let Some(rrset) = owner.rrsets.get_mut(r) {
+                rrset.sigs = sigs;
+            }
         }
-    }
-    Ok(count)
+        Ok(count)
+    })
 }
 
 /// The RRSIGs of one RRset: one per key that signs it.
