@@ -214,9 +214,9 @@ impl Writer {
             true => Notify::Yes,
             false => Notify::No,
         };
-        // A signed zone's file gets the signed version (as Knot DNS writes it): kept
-        // here to compare with what the commit publishes.
-        let unsigned = self.signer.as_ref().map(|_| zone.clone());
+        // A signed zone's file gets the signed version (as Knot DNS writes it): what the
+        // file holds, to compare with what the commit publishes.
+        let unsigned = self.signer.as_ref().map(|_| (zone.serial(), zone.record_count()));
         let change = self.change_of(zone, change, &journaled);
         let change = match rebase {
             Some(journal) => Change::Rebased { change: Box::new(change), journal },
@@ -228,10 +228,15 @@ impl Writer {
         };
         self.source = version;
         self.file_base = file_holds.map(Arc::new);
-        if let Some(unsigned) = unsigned.filter(|u| !same_version(u, &zone)) {
+        if unsigned.is_some_and(|u| u != (zone.serial(), zone.record_count())) {
             // Signing changed what the file holds: written at once, so that a restart
-            // finds the signed version and the journal leads from it.
-            self.file_base.get_or_insert(Arc::new(unsigned));
+            // finds the signed version and the journal leads from it. Until then the
+            // file is taken to hold the signed version, the one served (no copy of the
+            // unsigned zone is kept beside it: at a million names, as much memory again
+            // as a third of the signed zone): the two differ only by the records the
+            // signer makes, which an edit merged meanwhile loses on its way to being
+            // signed (they are taken out of every change and made again).
+            self.file_base.get_or_insert_with(|| Arc::clone(&zone));
             self.flush_at = Some(self.now());
         }
         if self.file_base.is_some() {
@@ -311,10 +316,6 @@ impl Writer {
 
 /// True when `a` and `b` are the same version to the eye of a zone file: serial and
 /// records.
-fn same_version(a: &ZoneContents, b: &ZoneContents) -> bool {
-    a.serial() == b.serial() && a.record_count() == b.record_count()
-}
-
 /// Loads the file and compares it with the served version (on a blocking thread): a
 /// plain reload, the first load (with the journal's updates replayed), or an edit
 /// merged into updated data.
@@ -544,6 +545,11 @@ fn merge(
     (limits, policy, now): (HistoryLimits, UpdatePolicy, u64),
     never: bool,
 ) -> Result<Built, Error> {
+    if std::ptr::eq(file, current) && !never {
+        // The file is taken to hold the served version itself (a signed zone whose
+        // file is being written with it): nothing to merge, a plain reload.
+        return reloaded(current, edited, limits);
+    }
     let edit = file.diff(&edited).ok_or(Error::NoSoa("the zone file"))?;
     if edit.removed.is_empty() && edit.added.is_empty() && edit.soa_to == edit.soa_from {
         // Touched, not changed.

@@ -201,15 +201,20 @@ impl Writer {
     }
 
     /// `base` signed whole by `kit` ([`crate::signer::resign_denial`], on a blocking
-    /// thread), committed as a whole version and notified; the zone file lags it.
+    /// thread), committed as a whole version and notified; the zone file lags it. When
+    /// the file held the version replaced, it is taken to hold the new one until it is
+    /// written (as after a first signing, see `Writer::install`): the two differ only by
+    /// the signer's records, and the replaced version, which shares nothing with the new
+    /// one, is not kept for it.
     async fn resign_whole(
         &mut self,
         base: Arc<tern_zone::ZoneContents>,
         kit: Arc<SignKit>,
     ) -> Result<()> {
-        let file_base = self.current.clone().filter(|_| self.file_base.is_none());
+        let file_held_base = self.file_base.is_none();
         let signed = tokio::task::spawn_blocking(move || crate::signer::resign_denial(&base, &kit));
         self.commit(signed.await??, Notify::Yes).await?;
+        let file_base = self.current.clone().filter(|_| file_held_base);
         self.zone_file_lags(file_base);
         Ok(())
     }
