@@ -14,9 +14,11 @@ machine's speed reaches both:
 
 * Tern: `crates/sign/examples/zone_file_sign` (the zone file loaded with Tern's parser,
   `sign_zone`, the snapshot to serve built): time to signed, signing CPU time, peak RSS
-  and PSS once only the snapshot is kept; then aws-lc-rs alone signing the zone's
-  signed data on as many threads at once (signatures per CPU second, and per core of
-  wall time), beside it.
+  and PSS once only the snapshot is kept; and aws-lc-rs alone signing the signed data
+  of the zone's first `--raw` RRsets on as many threads at once (signatures per CPU
+  second, and per core of wall time), once just before `sign_zone` and once just after
+  the snapshot is built, so that both figures are taken across the same stretch of
+  time.
 * ternd (`--signers ternd`, not by default): the server signing the zone from a
   `[[policy]]` (CSK, the same algorithm and denial, as many signing threads as CPUs
   pinned), on a copy of the zone file (the server writes the signed zone back): the
@@ -86,8 +88,9 @@ def parse_args(argv=None):
                    help="who signs, by turns: tern, knot or both")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--cpus", default="0,1", help="CPUs every signer is pinned to")
-    p.add_argument("--raw", type=int, default=30_000,
-                   help="signatures aws-lc-rs makes alone after each Tern run")
+    p.add_argument("--raw", type=int, default=300_000,
+                   help="signatures aws-lc-rs makes alone before and again after each "
+                        "Tern signing")
     p.add_argument("--signer", default=None,
                    help=f"the {EXAMPLE} example (default: <target>/perf/examples/{EXAMPLE})")
     p.add_argument("--settle", type=float, default=5.0,

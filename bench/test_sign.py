@@ -36,8 +36,27 @@ class SignersTest(unittest.TestCase):
         self.assertEqual(sign.parse_args([]).signers, "tern,knot")
         self.assertEqual([n for n, _ in sign.signers("knot,tern")], ["tern", "knot"])
         self.assertEqual(sign.signers("tern"), [("tern", sign.run_tern)])
+        self.assertEqual([n for n, _ in sign.signers("knot,ternd,tern")], ["tern", "ternd", "knot"])
         with self.assertRaises(ValueError):
             sign.signers("tern,bind")
+
+
+class TerndConfTest(unittest.TestCase):
+    def conf(self, denial):
+        zone = sign.SignZone("z", "tld.", "/zones/tld", denial)
+        return sign.ternd_conf(zone, 5300, "/w", "/w/zone.txt")
+
+    def test_the_copy_signed_from_a_csk_policy(self):
+        conf = self.conf("nsec")
+        for line in ('listen = ["127.0.0.1:5300"]', 'storage = "/w/data"', 'name = "tld."',
+                     'file = "/w/zone.txt"', 'dnssec-policy = "bench"', 'scheme = "csk"',
+                     'denial = "nsec"'):
+            self.assertIn(line, conf)
+        self.assertNotIn("/zones/tld", conf, "the server writes its file: never the original")
+
+    def test_nsec3_opt_out(self):
+        conf = self.conf("nsec3-optout")
+        self.assertIn('denial = "nsec3"\nnsec3-opt-out = true', conf)
 
 
 class KnotConfTest(unittest.TestCase):
@@ -104,6 +123,14 @@ class FiguresTest(unittest.TestCase):
         self.assertEqual(row["sig_per_cpu_s"], 40_000)
         self.assertAlmostEqual(row["share_cpu"], 0.8)
         self.assertAlmostEqual(row["share_wall"], 0.8)
+        self.assertIsNone(row["ternd_pss_mib"])
+
+    def test_the_server_figures_against_knot_dns(self):
+        ternd = {"time_s": 20.0, "pss_kib": 1024 * 450, "peak_rss_kib": 1024 * 1100}
+        knot = {"time_s": 40.0, "pss_kib": 1024 * 1000}
+        [row] = sign.summary([("data", "ternd", ternd), ("data", "knot", knot)], threads=2)
+        self.assertEqual((row["ternd_s"], row["ternd_pss_mib"]), (20.0, 450))
+        self.assertAlmostEqual(row["ternd_pss_ratio"], 0.45)
 
     def test_missing_figures_give_no_ratio(self):
         [row] = sign.summary([("data", "tern", {"time_s": 1.0})], threads=2)

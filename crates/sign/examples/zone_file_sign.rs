@@ -7,10 +7,13 @@
 //! size once only the snapshot to serve is kept and the server's housekeeping after a
 //! load has run (`tern_zone::memory::after_load`: freed heap returned, huge pages),
 //! beside the heap still in use then (`heap_kib`, glibc's count: what PSS holds beyond
-//! it is the allocator's and the kernel's); then what aws-lc-rs alone signs per second
-//! on as many threads as signed the zone, on the signed data of the zone's first RRsets
-//! (`--raw COUNT`, 0: not measured; they are held while the PSS is read, about 100 bytes
-//! each, in one buffer).
+//! it is the allocator's and the kernel's); and what aws-lc-rs alone signs per second
+//! on as many threads as signed the zone (`--raw COUNT`, 0: not measured): the signed
+//! data of the zone's first COUNT RRsets that the signer signs, made once from the
+//! loaded zone, signed with the same key once just before `sign_zone` and once just
+//! after the snapshot is built, so that a change in the machine's speed while the zone
+//! is signed reaches the reference too (each pass reported, and both together); the
+//! data are freed before the PSS is read.
 //!
 //! `bench/sign.py` runs it beside Knot DNS; figures in docs/benchmarks.md, "DNSSEC
 //! signing".
@@ -29,11 +32,11 @@ use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
 use tern_sign::rrsig::{signed_data, RrsetRef, Scratch};
 use tern_sign::{
-    sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, SignOptions, SignedZone, SigningKey,
-    Validity,
+    sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, SignOptions, SigningKey, Validity,
 };
-use tern_wire::Name;
+use tern_wire::{Name, Rtype};
 use tern_zone::parser::Options;
+use tern_zone::{Flags, ZoneContents, APEX};
 
 /// The command line.
 struct Args {
@@ -87,25 +90,34 @@ fn cpu_seconds() -> f64 {
     ticks as f64 / 100.0
 }
 
-/// The signed data (RFC 4034 §3.1.8.1) of the first `count` signed RRsets of `zone`, for
-/// aws-lc-rs to sign alone: one buffer and where each ends (a single allocation, so that
-/// keeping it while the PSS is read pins no page of the heap the signing freed).
-fn sample(zone: &SignedZone, key: &SigningKey, count: usize) -> Sample {
+/// The signed data (RFC 4034 §3.1.8.1) of the first `count` RRsets of the unsigned
+/// `zone` that the signer signs (in the zone's node order: none of the signer's own
+/// types, no NS below the apex), for aws-lc-rs to sign alone: one buffer and where each
+/// ends.
+fn sample(zone: &ZoneContents, key: &SigningKey, count: usize) -> Sample {
     let validity = Validity::new(1_800_000_000, 1_800_000_000 + 30 * 86400).unwrap();
     let times = (validity.inception(), validity.expiration());
     let mut scratch = Scratch::default();
     let mut data =
         Sample { bytes: Vec::with_capacity(count * 128), ends: Vec::with_capacity(count) };
-    for owner in zone.owners() {
-        for rrset in owner.rrsets.iter().filter(|r| !r.sigs.is_empty()) {
+    let remade = [Rtype::RRSIG, Rtype::NSEC, Rtype::NSEC3, Rtype::NSEC3PARAM, Rtype::DNSKEY];
+    for id in 0..zone.node_count() as u32 {
+        let Some(node) = zone.node(id).filter(|n| !n.flags.contains(Flags::PHANTOM)) else {
+            continue;
+        };
+        let signed = |r: &tern_zone::Rrset<'_>| {
+            r.has_records() && !remade.contains(&r.rtype) && (id == APEX || r.rtype != Rtype::NS)
+        };
+        for rrset in node.rrsets().filter(signed) {
             if data.ends.len() == count {
                 return data;
             }
+            let rdatas: Vec<Vec<u8>> = rrset.rdatas().map(<[u8]>::to_vec).collect();
             let view = RrsetRef {
-                owner: &owner.name,
+                owner: node.owner(),
                 rtype: rrset.rtype,
                 ttl: rrset.ttl,
-                rdatas: &rrset.rdatas,
+                rdatas: &rdatas,
             };
             data.bytes.extend_from_slice(
                 signed_data(&view, key, zone.origin(), times, &mut scratch).unwrap(),
@@ -142,11 +154,11 @@ fn heap_in_use_kib() -> u64 {
     0
 }
 
-/// Signatures per second of aws-lc-rs alone on `threads` threads at once (as many as
-/// signed the zone, so that both figures are taken with the same cores busy), signing
-/// each of `data` once with the key's private key: (per second of wall time, per second
-/// of the process's CPU time).
-fn raw_rate(key: &SigningKey, data: &Sample, threads: usize) -> (f64, f64) {
+/// What aws-lc-rs alone did on `threads` threads at once (as many as signed the zone,
+/// so that both figures are taken with the same cores busy), signing each of `data`
+/// once with the key's private key: (signatures, seconds of wall time, seconds of the
+/// process's CPU time).
+fn raw_run(key: &SigningKey, data: &Sample, threads: usize) -> (f64, f64, f64) {
     let pkcs8 = key.to_pkcs8().unwrap();
     let pair = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8).unwrap();
     let parts: Vec<&[u8]> = data.iter().collect();
@@ -163,8 +175,14 @@ fn raw_rate(key: &SigningKey, data: &Sample, threads: usize) -> (f64, f64) {
             });
         }
     });
-    let count = parts.len() as f64;
-    (count / start.elapsed().as_secs_f64(), count / (cpu_seconds() - cpu).max(0.01))
+    (parts.len() as f64, start.elapsed().as_secs_f64(), cpu_seconds() - cpu)
+}
+
+/// Signatures per second of wall time and per second of CPU time over `runs`.
+fn rates(runs: &[(f64, f64, f64)]) -> (f64, f64) {
+    let (count, wall, cpu) =
+        runs.iter().fold((0.0, 0.0, 0.0), |(n, w, c), r| (n + r.0, w + r.1, c + r.2));
+    (count / wall.max(1e-6), count / cpu.max(0.01))
 }
 
 fn main() {
@@ -176,6 +194,9 @@ fn main() {
     let load_s = started.elapsed().as_secs_f64();
     let rss_loaded = status_kib("VmRSS:");
     let key = SigningKey::generate(Algorithm::EcdsaP256Sha256, KeyRole::Csk).unwrap();
+    let data = sample(&loaded.contents, &key, args.raw);
+    let measured = !data.ends.is_empty();
+    let raw_before = if measured { raw_run(&key, &data, args.threads) } else { (0.0, 0.0, 0.0) };
     let validity = Validity::new(1_800_000_000, 1_800_000_000 + 30 * 86400).unwrap();
     let options =
         SignOptions { denial: args.denial, threads: args.threads, ..SignOptions::new(validity) };
@@ -184,25 +205,28 @@ fn main() {
     let signed = sign_zone(&loaded.contents, &keys, &options).unwrap();
     let (sign_s, sign_cpu_s) = (sign_start.elapsed().as_secs_f64(), cpu_seconds() - sign_cpu);
     let rss_signed = status_kib("VmRSS:");
-    let data = sample(&signed, &keys[0], args.raw);
     let signatures = signed.signature_count();
     let build_start = Instant::now();
     let contents = signed.to_contents().unwrap();
     let build_s = build_start.elapsed().as_secs_f64();
     let rss_built = status_kib("VmRSS:");
     let (total_s, cpu_s) = (started.elapsed().as_secs_f64(), cpu_seconds());
+    let raw_after = if measured { raw_run(&keys[0], &data, args.threads) } else { (0.0, 0.0, 0.0) };
+    drop(data);
     drop(loaded);
     tern_zone::memory::after_load(); // the server's housekeeping after a load
     let (pss, peak, heap) = (pss_kib(), status_kib("VmHWM:"), heap_in_use_kib());
-    let (raw_wall, raw_cpu) =
-        if data.ends.is_empty() { (0.0, 0.0) } else { raw_rate(&keys[0], &data, args.threads) };
+    let (raw_wall, raw_cpu) = if measured { rates(&[raw_before, raw_after]) } else { (0.0, 0.0) };
+    let (before, after) = (rates(&[raw_before]).1, rates(&[raw_after]).1);
+    let (before, after) = if measured { (before, after) } else { (0.0, 0.0) };
     println!(
         "{{\"load_s\": {load_s:.3}, \"sign_s\": {sign_s:.3}, \"sign_cpu_s\": {sign_cpu_s:.2}, \
          \"build_s\": {build_s:.3}, \"total_s\": {total_s:.3}, \"cpu_s\": {cpu_s:.2}, \"signatures\": {signatures}, \
          \"records\": {}, \"pss_kib\": {pss}, \"heap_kib\": {heap}, \"peak_rss_kib\": {peak}, \
          \"rss_loaded_kib\": {rss_loaded}, \"rss_signed_kib\": {rss_signed}, \
          \"rss_built_kib\": {rss_built}, \
-         \"raw_sig_s\": {raw_wall:.0}, \"raw_sig_cpu_s\": {raw_cpu:.0}}}",
+         \"raw_sig_s\": {raw_wall:.0}, \"raw_sig_cpu_s\": {raw_cpu:.0}, \
+         \"raw_before_sig_cpu_s\": {before:.0}, \"raw_after_sig_cpu_s\": {after:.0}}}",
         contents.record_count()
     );
 }

@@ -9,7 +9,7 @@
 //!   expiration, with jitter.
 //! * [`sign_zone`] (`zone`): a whole zone signed, with an NSEC ([`nsec`]) or NSEC3
 //!   ([`nsec3`]) chain, over the zone's names as [`names`] sees them, on several
-//!   threads (`parallel`).
+//!   threads (`parallel`), a chunk of owners at a time (`batch`).
 //! * [`policy`]: the key and signing policy engine — rollovers planned on a clock
 //!   passed in (RFC 6781, RFC 7583), and the keys that sign at each moment.
 //! * [`sign_change`] (`incremental`): a change to a signed zone signed, touching only
@@ -23,6 +23,7 @@
 )]
 
 mod algorithm;
+mod batch;
 mod delta;
 pub mod dnskey;
 mod error;

@@ -1,7 +1,7 @@
 //! Work spread over threads (`std::thread::scope`): items taken in chunks, in turn, by
 //! as many threads as asked; results put back in the items' order ([`map`]), or the
-//! items changed in place ([`for_each_mut`]), so that the outcome does not depend on the
-//! number of threads or on which thread did what.
+//! items changed in place, a chunk at a time ([`for_each_chunk`]), so that the outcome
+//! does not depend on the number of threads or on which thread did what.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -54,16 +54,16 @@ where
     Ok(parts.into_iter().flat_map(|(_, results)| results).collect())
 }
 
-/// `work` applied to every item of `items`, which it may change, on `threads` threads
+/// `work` applied to every chunk of `items`, which it may change, on `threads` threads
 /// (at least one; the calling thread is one of them), each with its own state from
-/// `init`: the sum of what it returned. Each item is worked on where it lies, by one
+/// `init`: the sum of what it returned. Each chunk is worked on where it lies, by one
 /// thread: nothing is handed from thread to thread but which chunk is next. The first
-/// error stops every thread at its next item and is returned.
-pub fn for_each_mut<T, S>(
+/// error stops every thread at its next chunk and is returned.
+pub fn for_each_chunk<T, S>(
     items: &mut [T],
     threads: usize,
     init: impl Fn() -> S + Sync,
-    work: impl Fn(&mut S, &mut T) -> Result<usize> + Sync,
+    work: impl Fn(&mut S, &mut [T]) -> Result<usize> + Sync,
 ) -> Result<usize>
 where
     T: Send,
@@ -74,19 +74,14 @@ where
     let run = || -> Result<usize> {
         let mut state = init();
         let mut total = 0;
-        loop {
+        while !stop.load(Ordering::Relaxed) {
             // A poisoned lock: another thread panicked, and its join says so.
             let Some(chunk) = chunks.lock().ok().and_then(|mut c| c.next()) else { break };
-            for item in chunk {
-                if stop.load(Ordering::Relaxed) {
-                    return Ok(total);
-                }
-                match work(&mut state, item) {
-                    Ok(count) => total += count,
-                    Err(e) => {
-                        stop.store(true, Ordering::Relaxed);
-                        return Err(e);
-                    }
+            match work(&mut state, chunk) {
+                Ok(count) => total += count,
+                Err(e) => {
+                    stop.store(true, Ordering::Relaxed);
+                    return Err(e);
                 }
             }
         }
@@ -96,7 +91,7 @@ where
         return run();
     }
     std::thread::scope(|scope| {
-        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(&run)).collect();
+        let handles: Vec<_> = (1..threads).map(|_| scope.spawn(run)).collect();
         let mut all = run();
         for handle in handles {
             let theirs = handle.join().unwrap_or(Err(Error::Crypto("a signing thread panicked")));
@@ -149,28 +144,22 @@ mod tests {
 
     #[test]
     fn every_item_changed_once_whatever_the_threads() {
+        let triple = |_: &mut (), chunk: &mut [u64]| {
+            chunk.iter_mut().for_each(|item| *item *= 3);
+            Ok(chunk.iter().filter(|&&v| v % 2 == 0).count())
+        };
         for threads in [0, 1, 2, 3, 8, 64] {
             let mut items: Vec<u64> = (0..1000).collect();
-            let count = for_each_mut(
-                &mut items,
-                threads,
-                || 0u64,
-                |calls, item| {
-                    *calls += 1;
-                    *item *= 3;
-                    Ok(usize::from(*item % 2 == 0))
-                },
-            );
-            assert_eq!(count, Ok(500), "{threads} threads");
+            assert_eq!(for_each_chunk(&mut items, threads, || (), triple), Ok(500), "{threads}");
             assert!(items.iter().enumerate().all(|(i, &v)| v == i as u64 * 3), "{threads}");
         }
-        assert_eq!(for_each_mut(&mut [] as &mut [u32], 4, || (), |_, _| Ok(1)), Ok(0));
+        assert_eq!(for_each_chunk(&mut [] as &mut [u32], 4, || (), |_, c| Ok(c.len())), Ok(0));
         let mut items: Vec<u32> = (0..1000).collect();
-        let failed = for_each_mut(
+        let failed = for_each_chunk(
             &mut items,
             4,
             || (),
-            |_, &mut i| match i == 777 {
+            |_, chunk| match chunk.contains(&777) {
                 true => Err(Error::Crypto("x")),
                 false => Ok(1),
             },

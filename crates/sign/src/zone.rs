@@ -12,12 +12,12 @@
 use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{ZoneBuilder, ZoneContents};
 
+use crate::batch::Batch;
 use crate::dnskey::DigestType;
 use crate::error::{Error, Result};
 use crate::key::SigningKey;
-use crate::names::{collect, is_signed, Kind, Owner, Rrset};
+use crate::names::{collect, Kind, Owner, Rrset};
 use crate::nsec3::{build_chain, Nsec3Config};
-use crate::rrsig::{sign_rrset, RrsetRef, Scratch};
 use crate::validity::Validity;
 
 /// How the zone proves that names and types do not exist.
@@ -252,12 +252,8 @@ pub fn check_keys(keys: &[SigningKey]) -> Result<()> {
     Ok(())
 }
 
-/// True for the RRsets the KSKs sign: the apex's DNSKEY, CDS and CDNSKEY (RFC 7344 §4.1).
-fn signed_by_ksk(owner: &Owner, rtype: Rtype) -> bool {
-    signed_by_ksk_at(owner.kind, rtype)
-}
-
-/// [`signed_by_ksk`] for an owner of `kind`.
+/// True for the RRsets the KSKs sign at an owner of `kind`: the apex's DNSKEY, CDS and
+/// CDNSKEY (RFC 7344 §4.1).
 pub(crate) fn signed_by_ksk_at(kind: Kind, rtype: Rtype) -> bool {
     kind == Kind::Apex && matches!(rtype, Rtype::DNSKEY | Rtype::CDS | Rtype::CDNSKEY)
 }
@@ -273,52 +269,19 @@ pub(crate) fn signing_keys(keys: &[SigningKey], kind: Kind, rtype: Rtype) -> Vec
     (0..keys.len()).filter(|&i| keys.get(i).is_some_and(signs)).collect()
 }
 
-/// Signs every RRset that is signed (see [`is_signed`]) on the options' threads, each
-/// owner's by one thread, its RRSIGs put in place there; returns how many were made.
+/// Signs every RRset that is signed (see [`crate::names::is_signed`]) on the options'
+/// threads, a chunk of owners at a time by one thread ([`Batch`]), the RRSIGs put in
+/// place there; returns how many were made.
 fn sign_owners(
     owners: &mut [Owner],
     keys: &[SigningKey],
     signer: &Dname,
     options: &SignOptions,
 ) -> Result<usize> {
-    crate::parallel::for_each_mut(owners, options.threads, Scratch::default, |scratch, owner| {
-        let mut count = 0;
-        for r in 0..owner.rrsets.len() {
-            let Some(rrset) = owner.rrsets.get(r).filter(|r| is_signed(owner, r.rtype)) else {
-                continue;
-            };
-            let sigs = sign_one(owner, rrset, keys, signer, &options.validity, scratch)?;
-            count += sigs.len();
-            if let Some(rrset) = owner.rrsets.get_mut(r) {
-                rrset.sigs = sigs;
-            }
-        }
-        Ok(count)
+    let validity = &options.validity;
+    crate::parallel::for_each_chunk(owners, options.threads, Batch::default, |batch, chunk| {
+        batch.sign(chunk, keys, signer, validity)
     })
-}
-
-/// The RRSIGs of one RRset: one per key that signs it.
-fn sign_one(
-    owner: &Owner,
-    rrset: &Rrset,
-    keys: &[SigningKey],
-    signer: &Dname,
-    validity: &Validity,
-    scratch: &mut Scratch,
-) -> Result<Vec<Vec<u8>>> {
-    let by_ksk = signed_by_ksk(owner, rrset.rtype);
-    let view =
-        RrsetRef { owner: &owner.name, rtype: rrset.rtype, ttl: rrset.ttl, rdatas: &rrset.rdatas };
-    let times = (validity.inception(), validity.expiration_for(&owner.name));
-    let signing = || {
-        keys.iter().filter(|k| if by_ksk { k.role().signs_keys() } else { k.role().signs_zone() })
-    };
-    // Exactly as long as it must be: a zone has millions of these lists.
-    let mut sigs = Vec::with_capacity(signing().count());
-    for key in signing() {
-        sigs.push(sign_rrset(&view, key, signer, times, scratch)?);
-    }
-    Ok(sigs)
 }
 
 #[cfg(test)]

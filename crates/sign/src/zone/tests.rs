@@ -3,7 +3,8 @@ use tern_wire::rdata::{Rdata, Rrsig};
 use super::*;
 use crate::algorithm::Algorithm;
 use crate::key::{verify, KeyRole};
-use crate::rrsig::signed_data;
+use crate::names::is_signed;
+use crate::rrsig::{signed_data, RrsetRef, Scratch};
 use crate::testutil::zone;
 
 const ZONE: &str = "@ 3600 SOA ns h 1 7200 3600 1209600 300\n@ NS ns\nns A 192.0.2.1\n\
