@@ -587,3 +587,46 @@ fn log_findings(zone: &tern_wire::Name, loaded: &Loaded) {
         warn!(zone = %zone, "{dropped} more warnings not shown");
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::load;
+
+    const ZONE: &str = "$ORIGIN example.\n$TTL 300\n@ SOA ns h 7 60 60 600 60\n@ NS ns\n\
+                        ns A 192.0.2.1\n";
+
+    fn settings() -> (HistoryLimits, UpdatePolicy, u64) {
+        (HistoryLimits::default(), UpdatePolicy::default(), 1_000)
+    }
+
+    /// A file taken to hold the served version itself (a signed zone whose file is
+    /// being written with it): an edit is a plain reload of the served version, not a
+    /// merge — the edited file is the new version, nothing written first.
+    #[test]
+    fn an_edit_of_a_file_that_holds_the_served_version_is_a_plain_reload() {
+        let served = load("example.", ZONE);
+        let edited = load("example.", &ZONE.replace(" 7 ", " 8 ").replace("ns A", "www A"));
+        let built = merge(&served, &served, edited, settings(), false).unwrap();
+        assert!(!built.merged && built.file_holds.is_none());
+        assert_eq!(built.zone.serial(), 8);
+        let change = built.change.expect("the serial rose: the difference");
+        assert_eq!((change.removed.len(), change.added.len()), (1, 1));
+    }
+
+    /// A file that holds an older version than the one served: its edit is merged with
+    /// what was served since.
+    #[test]
+    fn an_edit_of_a_file_behind_the_served_version_is_merged() {
+        let file = load("example.", ZONE);
+        let served = load("example.", &format!("{}www A 192.0.2.2\n", ZONE.replace(" 7 ", " 9 ")));
+        let edited = load("example.", &format!("{ZONE}mail A 192.0.2.3\n"));
+        let built = merge(&served, &file, edited, settings(), false).unwrap();
+        assert!(built.merged);
+        let mut owners = Vec::new();
+        built.zone.for_each_record(|owner, _, _, _| owners.push(owner.to_string()));
+        for name in ["www.example.", "mail.example."] {
+            assert!(owners.iter().any(|o| o == name), "{name} in {owners:?}");
+        }
+    }
+}
