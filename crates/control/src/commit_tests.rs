@@ -54,7 +54,7 @@ impl Zone {
     async fn load(&mut self) -> LoadOutcome {
         let (done, outcome) = oneshot::channel();
         let plan = Arc::clone(&self.writer.plan);
-        self.writer.event(Event::Load { plan, done: Some(done) }).await;
+        self.writer.event(Event::Load { plan, done: Some(crate::event::LoadDone::to(done)) }).await;
         outcome.await.unwrap()
     }
 
@@ -265,7 +265,12 @@ async fn refreshes_come_when_the_clock_says() {
     let Zone { mut writer, receiver, slot, .. } = zone;
     let (done, outcome) = oneshot::channel();
     let inbox = receiver.inbox();
-    inbox.send(Event::Load { plan: Arc::clone(&writer.plan), done: Some(done) }).unwrap();
+    inbox
+        .send(Event::Load {
+            plan: Arc::clone(&writer.plan),
+            done: Some(crate::event::LoadDone::to(done)),
+        })
+        .unwrap();
     writer.inbox = Some(Arc::clone(&inbox));
     let running = tokio::spawn(writer.run(receiver, None));
     assert_eq!(outcome.await.unwrap(), LoadOutcome::Waiting);

@@ -3,7 +3,9 @@
 //! ([`crate::registry`]): what serving the zone, answering `zone-status` and starting
 //! the writer again need, a hundred-odd bytes instead of over a kilobyte.
 //!
-//! A writer rests once it has had nothing to do for [`REST_AFTER`]: a primary, with no
+//! A zone not loaded yet starts at rest ([`Dormant::unloaded`]): the load sent to it
+//! starts its writer, which rests again as soon as that first load is done.
+//! Otherwise a writer rests once it has had nothing to do for [`REST_AFTER`]: a primary, with no
 //! timer (no zone file to write, not signed here), no transaction, no updates waiting
 //! to reach the zone file. NOTIFYs still being retried (up to half an hour for a
 //! secondary that does not answer) go on: the record keeps their tasks, so that a newer
@@ -59,13 +61,33 @@ pub struct Dormant {
 }
 
 impl Dormant {
+    /// The record of a zone not loaded yet: its writer starts when told to load
+    /// ([`crate::plane`] paces the loads of many zones so that few writers run at once).
+    pub fn unloaded(plan: Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Dormant {
+        Dormant {
+            plan,
+            slot,
+            current: None,
+            source: None,
+            loaded_at: None,
+            last_error: None,
+            journal: None,
+            journal_closed: false,
+            frozen: false,
+            catalog_reported: None,
+            journal_bytes: None,
+            notifying: Box::default(),
+        }
+    }
+
     /// What `zone-status` shows: what the writer showed when it went to rest.
     pub fn status(&self) -> ZoneStatus {
         let zone = self.current.as_ref();
         let last_error = self.last_error.as_deref().cloned();
+        let secondary = matches!(self.plan.role, Role::Secondary(_));
         ZoneStatus {
             zone: self.plan.name.to_string(),
-            role: "primary".into(),
+            role: if secondary { "secondary" } else { "primary" }.into(),
             serial: zone.map(|z| z.serial()),
             records: zone.map_or(0, |z| z.record_count() as u64),
             loaded_at: self.loaded_at,
@@ -174,7 +196,9 @@ mod tests {
         let slot = Arc::new(ZoneSlot::new(&plan.name));
         let mut writer = Writer::new(Arc::clone(&plan), slot, shared);
         let (done, _outcome) = tokio::sync::oneshot::channel();
-        writer.event(crate::event::Event::Load { plan, done: Some(done) }).await;
+        writer
+            .event(crate::event::Event::Load { plan, done: Some(crate::event::LoadDone::to(done)) })
+            .await;
         writer
     }
 

@@ -28,7 +28,7 @@ pub enum Event {
         /// The zone's plan.
         plan: Arc<ZonePlan>,
         /// Where to report the outcome.
-        done: Option<oneshot::Sender<LoadOutcome>>,
+        done: Option<Box<LoadDone>>,
     },
     /// An allowed primary sent a NOTIFY (RFC 1996): refresh now. NOTIFYs that come
     /// while one waits are merged into it ([`inbox::Inbox::send_merged`]).
@@ -56,6 +56,34 @@ pub struct Notified {
     pub from: SocketAddr,
     /// NOTIFYs merged into this one.
     pub merged: u32,
+}
+
+/// Where a load's outcome goes, and the place among the loads started at once that it
+/// holds until then (see [`crate::plane`]'s pacing).
+#[derive(Debug)]
+pub struct LoadDone {
+    to: oneshot::Sender<LoadOutcome>,
+    _turn: Option<tokio::sync::OwnedSemaphorePermit>,
+}
+
+impl LoadDone {
+    /// The outcome to `to`.
+    pub fn to(to: oneshot::Sender<LoadOutcome>) -> Box<LoadDone> {
+        Box::new(LoadDone { to, _turn: None })
+    }
+
+    /// The outcome to `to`, holding `turn` until sent.
+    pub fn holding(
+        to: oneshot::Sender<LoadOutcome>,
+        turn: tokio::sync::OwnedSemaphorePermit,
+    ) -> Box<LoadDone> {
+        Box::new(LoadDone { to, _turn: Some(turn) })
+    }
+
+    /// Reports `outcome` (to no one if the receiver is gone) and gives the turn back.
+    pub fn send(self, outcome: LoadOutcome) {
+        let _ = self.to.send(outcome);
+    }
 }
 
 /// How a zone's load went.

@@ -33,8 +33,9 @@ use tokio::sync::{mpsc, oneshot, Semaphore};
 use tracing::{info, warn};
 
 use crate::clock::Clock;
+use crate::dormant::Dormant;
 use crate::error::{Error, Result};
-use crate::event::{Event, LoadOutcome, NoticeFrom, Notified};
+use crate::event::{Event, LoadDone, LoadOutcome, NoticeFrom, Notified};
 use crate::event::{Outcome, ZoneCommand};
 use crate::peer::{Limits, Network};
 use crate::plan::ZonePlan;
@@ -42,13 +43,15 @@ use crate::query_stats::QueryStatsRows;
 use crate::registry::{Entry, Wake, WriterMap, Writers};
 use crate::shared::{CatalogSink, Shared};
 use crate::updates::UpdateSink;
-use crate::{inbox, writer};
+use crate::writer;
 
 /// Threads of the control plane's runtime (timers, events; loads and transfers run on
 /// its blocking threads).
 const THREADS: usize = 2;
 /// Zone loads at once, per CPU (see [`Shared::loads`]).
 const LOADS: usize = 2;
+/// Writers told to load and not done yet, per CPU ([`pace`]).
+const STARTING: usize = 64;
 /// NOTIFYs waiting for their zone's writer; more are dropped (a refresh is coming).
 const NOTICE_QUEUE: usize = 1024;
 /// Updates waiting for each writer; more are answered SERVFAIL at once (the client
@@ -103,6 +106,8 @@ pub struct Control {
     notices: mpsc::Sender<NoticeFrom>,
     /// The rows of the per-zone query counters, handed to zones at each apply.
     query_stats: Mutex<QueryStatsRows>,
+    /// The loads to start, in order ([`pace`]).
+    starts: mpsc::UnboundedSender<Vec<Start>>,
 }
 
 /// Zones named in the log line about zones left uncounted; the rest are counted.
@@ -152,10 +157,20 @@ pub struct ReloadReport {
 }
 
 /// The first loads of an [`Control::apply`], to wait for.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct Loading {
     pending: Vec<(Name, oneshot::Receiver<LoadOutcome>)>,
     done: Vec<(Name, LoadOutcome)>,
+    /// The loads to start, handed to [`pace`] before the caller gets this.
+    starts: Vec<Start>,
+}
+
+/// A writer to tell to load ([`pace`]).
+#[derive(Debug)]
+struct Start {
+    entry: Arc<Entry>,
+    plan: Arc<ZonePlan>,
+    done: oneshot::Sender<LoadOutcome>,
 }
 
 impl Control {
@@ -185,8 +200,10 @@ impl Control {
         let writers = Arc::new(Writers::new(wake, UPDATE_QUEUE));
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
+        let (starts, to_start) = mpsc::unbounded_channel();
+        runtime.spawn(pace(to_start, Arc::clone(&writers)));
         let query_stats = Mutex::new(QueryStatsRows::new(options.query_stats_rows));
-        Ok(Control { runtime, shared, writers, notices, query_stats })
+        Ok(Control { runtime, shared, writers, notices, query_stats, starts })
     }
 
     /// Where the data plane sends the NOTIFYs it accepted.
@@ -208,9 +225,10 @@ impl Control {
         self.shared.limits.store(Arc::new(limits));
         let slots = self.publish_set(plans);
         self.count_queries(plans, &slots);
-        let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
+        let mut loading = Loading::default();
         self.writers
             .change(|writers| self.start_loads(writers, plans, slots, reload, &mut loading));
+        self.pace(&mut loading);
         loading
     }
 
@@ -236,7 +254,7 @@ impl Control {
         self.shared.db.publish_set(set);
         let left_out = self.query_stats().assign_change(added, &slots, removed);
         self.log_left_out(&left_out);
-        let mut loading = Loading { pending: Vec::new(), done: Vec::new() };
+        let mut loading = Loading::default();
         self.writers.change(|writers| {
             for name in removed {
                 if let Some((name, entry)) = writers.remove(name) {
@@ -247,6 +265,7 @@ impl Control {
                 self.start_load(writers, plan, slot, false, &mut loading);
             }
         });
+        self.pace(&mut loading);
         loading
     }
 
@@ -272,8 +291,8 @@ impl Control {
         }
     }
 
-    /// Tells `plan`'s writer (started if the zone is new) to load, unless the zone is
-    /// known and neither `reload` nor a produced catalog asks it to.
+    /// Has `plan`'s writer (at rest until then, if the zone is new) told to load, unless
+    /// the zone is known and neither `reload` nor a produced catalog asks it to.
     fn start_load(
         &self,
         writers: &mut WriterMap,
@@ -287,17 +306,23 @@ impl Control {
             return;
         }
         let entry = known.unwrap_or_else(|| {
-            let entry = self.spawn(plan, slot);
+            let entry = Entry::dormant(Dormant::unloaded(Arc::clone(plan), slot));
             writers.insert((plan.name.clone(), Arc::clone(&entry)));
             entry
         });
         let (done, outcome) = oneshot::channel();
-        let event = Event::Load { plan: Arc::clone(plan), done: Some(done) };
-        if self.writers.send(&entry, event).is_ok() {
-            loading.pending.push((plan.name.clone(), outcome));
-        }
+        loading.pending.push((plan.name.clone(), outcome));
+        loading.starts.push(Start { entry, plan: Arc::clone(plan), done });
     }
 
+    /// Hands `loading`'s starts to [`pace`], after those of earlier calls.
+    fn pace(&self, loading: &mut Loading) {
+        let starts = std::mem::take(&mut loading.starts);
+        if !starts.is_empty() {
+            // Taken until the runtime stops: then no load is waited for.
+            let _ = self.starts.send(starts);
+        }
+    }
     /// Publishes the set of zones `plans` names: current slots kept, new ones empty.
     fn publish_set(&self, plans: &[Arc<ZonePlan>]) -> Vec<Arc<ZoneSlot>> {
         let current = self.shared.db.snapshot();
@@ -339,15 +364,6 @@ impl Control {
             counted,
             named.join(" "),
         );
-    }
-
-    /// Starts a writer for `plan`.
-    fn spawn(&self, plan: &Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Arc<Entry> {
-        let (inbox, received) = inbox::inbox(UPDATE_QUEUE);
-        let writer = writer::Writer::new(Arc::clone(plan), slot, Arc::clone(&self.shared));
-        let entry = Entry::running(inbox, Arc::clone(&writer.status));
-        self.runtime.spawn(writer.run(received, Some(Arc::clone(&entry))));
-        entry
     }
 
     /// The zones' writers, for the control socket.
@@ -459,6 +475,26 @@ fn cpu_count() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
+/// Tells the writers of each batch of `starts` to load, batches in the order given (a
+/// later configuration's loads come after an earlier one's), at most [`STARTING`] per
+/// CPU at once. A writer runs while it loads (its task, its inbox, a kilobyte or two) and
+/// rests once done ([`Writer::rest_now`]), so that a million zones load with a few
+/// hundred writers running, not a million.
+///
+/// [`Writer::rest_now`]: crate::writer::Writer::rest_now
+async fn pace(mut starts: mpsc::UnboundedReceiver<Vec<Start>>, writers: Arc<Writers>) {
+    let room = Arc::new(Semaphore::new(STARTING * cpu_count()));
+    while let Some(batch) = starts.recv().await {
+        for Start { entry, plan, done } in batch {
+            let Ok(turn) = Arc::clone(&room).acquire_owned().await else { return };
+            let event = Event::Load { plan, done: Some(LoadDone::holding(done, turn)) };
+            // A writer stopped meanwhile (its zone removed) drops `done`: its load is
+            // then reported as stopped.
+            let _ = writers.send(&entry, event);
+        }
+    }
+}
+
 /// Sends each accepted NOTIFY to its zone's writer, merged into the one still waiting
 /// there if any: a flood of them (spoofed from a primary's address, or a primary in a
 /// loop) costs the writer one event at a time, not one each.
@@ -557,6 +593,81 @@ mod tests {
         let names = control.zones().names();
         assert_eq!(names.len(), 40);
         assert!(names.contains(&name("new.example.")) && !names.contains(&name("z7.example.")));
+        control.shutdown();
+    }
+
+    fn started(db: &Arc<ZoneDb>) -> Control {
+        Control::start(Options {
+            db: Arc::clone(db),
+            max_incoming: 2,
+            limits: limits(),
+            storage: None,
+            network: Arc::new(crate::testing::NoNetwork),
+            clock: Arc::new(crate::clock::SystemClock),
+            catalogs_listed: None,
+            on_thread_start: Arc::new(|| {}),
+            query_stats_rows: 0,
+        })
+        .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// Many zones load with at most [`STARTING`] per CPU running at once, each at rest
+    /// as soon as loaded (not [`crate::dormant::REST_AFTER`] later).
+    #[test]
+    fn many_zones_load_few_writers_at_a_time_and_rest_once_loaded() {
+        let db = Arc::new(ZoneDb::new());
+        let control = started(&db);
+        let plans: Vec<Arc<ZonePlan>> =
+            (0..3000).map(|i| plan(&format!("z{i}.example."))).collect();
+        let started = std::time::Instant::now();
+        let mut loading = control.apply(&plans, limits(), true);
+        let (zones, mut most) = (control.zones(), 0);
+        while !loading.wait(Duration::from_millis(1)) {
+            let running = plans.iter().filter(|p| !zones.is_resting(&p.name)).count();
+            most = most.max(running);
+            assert!(started.elapsed() < Duration::from_secs(60), "loads never ended");
+        }
+        assert_eq!(loading.report().failed, 0);
+        // A writer gives its turn back once loaded, and rests right after.
+        assert!(most <= 2 * STARTING * cpu_count(), "{most} writers ran at once");
+        let loaded_by = started.elapsed();
+        std::thread::sleep(Duration::from_millis(100));
+        let running = plans.iter().filter(|p| !zones.is_resting(&p.name)).count();
+        assert_eq!(running, 0, "all at rest {:?} after the last load", loaded_by);
+        let set = db.snapshot();
+        assert!(plans
+            .iter()
+            .all(|p| set.get(&p.name).is_some_and(|s| s.contents_full().is_some())));
+        control.shutdown();
+    }
+
+    /// Two configurations applied one after the other load in that order: the zones
+    /// end with the later one's plan, whatever is still being loaded of the first.
+    #[test]
+    fn loads_of_a_later_configuration_come_after_an_earlier_ones() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("second.zone");
+        std::fs::write(&file, ZONE.replace("hostmaster 1 ", "hostmaster 2 "))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let db = Arc::new(ZoneDb::new());
+        let control = started(&db);
+        let names: Vec<String> = (0..1000).map(|i| format!("z{i}.example.")).collect();
+        let first: Vec<Arc<ZonePlan>> = names.iter().map(|n| plan(n)).collect();
+        let second: Vec<Arc<ZonePlan>> = names
+            .iter()
+            .map(|n| {
+                let source = ZoneSource::File(file.clone());
+                Arc::new(ZonePlan::new(name(n), source, Role::Primary))
+            })
+            .collect();
+        let mut one = control.apply(&first, limits(), true);
+        let mut two = control.apply(&second, limits(), true);
+        assert!(one.wait(Duration::from_secs(60)) && two.wait(Duration::from_secs(60)));
+        let set = db.snapshot();
+        for n in &names {
+            let serial = set.get(&name(n)).and_then(|s| s.contents_full()).map(|z| z.serial());
+            assert_eq!(serial, Some(2), "{n}");
+        }
         control.shutdown();
     }
 

@@ -71,6 +71,11 @@ impl Entry {
         Arc::new(Entry { life: Mutex::new(Life::Running { inbox, status }) })
     }
 
+    /// The entry of a writer at rest (not started yet: see [`Dormant::unloaded`]).
+    pub fn dormant(record: Dormant) -> Arc<Entry> {
+        Arc::new(Entry { life: Mutex::new(Life::Dormant(record)) })
+    }
+
     fn life(&self) -> MutexGuard<'_, Life> {
         self.life.lock().unwrap_or_else(PoisonError::into_inner)
     }

@@ -49,6 +49,11 @@ impl Writer {
                 self.show_status();
                 Box::pin(self.report_catalog()).await;
                 let resting = entry.is_some() && self.restful();
+                if let (true, Some(entry)) = (std::mem::take(&mut self.rest_now), &entry) {
+                    if resting && self.tasks_done() && entry.rest(&inbox, || self.take_dormant()) {
+                        return;
+                    }
+                }
                 // A timer is allocated only when there is one to wait for: most primaries
                 // have none, and rest.
                 let wait = match resting {
@@ -96,9 +101,11 @@ impl Writer {
             Event::Load { plan, done } => {
                 let shared = Arc::clone(&self.shared);
                 let _turn = shared.loads.acquire().await;
+                let first = self.current.is_none();
                 let outcome = Box::pin(self.load(plan)).await;
+                self.rest_now = first;
                 if let Some(done) = done {
-                    let _ = done.send(outcome);
+                    done.send(outcome);
                 }
             }
             Event::Notify(notified) => self.notified(*notified),

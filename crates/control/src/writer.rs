@@ -79,6 +79,11 @@ pub struct Writer {
     /// what its refreshes compare serials with and ask IXFR from (kept on disk:
     /// [`crate::signed_zone::upstream`]).
     pub upstream: Option<Arc<ZoneContents>>,
+    /// Its first load is done: it rests as soon as it is idle, not [`REST_AFTER`] later
+    /// (a start with many zones then has few writers running at once).
+    ///
+    /// [`REST_AFTER`]: crate::dormant::REST_AFTER
+    pub rest_now: bool,
 }
 
 impl Writer {
@@ -120,6 +125,7 @@ impl Writer {
             inbox: None,
             signer: None,
             upstream: None,
+            rest_now: false,
         }
     }
 

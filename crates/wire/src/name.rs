@@ -350,17 +350,29 @@ impl ToOwned for Dname {
 
 /// Writes one label in presentation format, escaping what would not read back the same.
 pub fn write_label_text(label: &[u8], out: &mut impl fmt::Write) -> fmt::Result {
-    for &b in label {
-        match b {
-            b'.' | b'\\' | b'"' | b'(' | b')' | b';' | b'@' | b'$' => {
+    // Runs of bytes shown as they are go out in one write each.
+    let mut run = 0;
+    for (at, &b) in label.iter().enumerate() {
+        let special = matches!(b, b'.' | b'\\' | b'"' | b'(' | b')' | b';' | b'@' | b'$');
+        if !special && (0x21..=0x7E).contains(&b) {
+            continue;
+        }
+        write_plain(label.get(run..at).unwrap_or_default(), out)?;
+        run = at + 1;
+        match special {
+            true => {
                 out.write_char('\\')?;
                 out.write_char(char::from(b))?;
             }
-            0x21..=0x7E => out.write_char(char::from(b))?,
-            _ => write!(out, "\\{b:03}")?,
+            false => write!(out, "\\{b:03}")?,
         }
     }
-    Ok(())
+    write_plain(label.get(run..).unwrap_or_default(), out)
+}
+
+/// Writes printable ASCII bytes as they are.
+fn write_plain(bytes: &[u8], out: &mut impl fmt::Write) -> fmt::Result {
+    out.write_str(std::str::from_utf8(bytes).map_err(|_| fmt::Error)?)
 }
 
 /// Iterator over a name's labels, left to right, root excluded.

@@ -189,3 +189,26 @@ fn findings_about_included_records_name_the_included_file() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file that includes itself under another name — a hard link, a symbolic link — is
+/// the same file: refused as recursive (files are compared by device and inode).
+#[test]
+fn recursion_through_another_name_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = dir.path().join("main.zone");
+    std::fs::write(
+        &main,
+        "$ORIGIN example.\n@ 300 IN SOA ns host 1 2 3 4 5\n$INCLUDE linked.zone\n",
+    )
+    .unwrap();
+    std::fs::hard_link(&main, dir.path().join("linked.zone")).unwrap();
+    let e = records_of_file(&main, "example.", &Options::default()).unwrap_err().to_string();
+    assert!(e.contains("recursive $INCLUDE: '"), "{e}");
+    assert!(e.contains("linked.zone' is already being read"), "{e}");
+
+    std::fs::write(&main, "$ORIGIN example.\n@ 300 IN SOA ns host 1 2 3 4 5\n$INCLUDE sym.zone\n")
+        .unwrap();
+    std::os::unix::fs::symlink("main.zone", dir.path().join("sym.zone")).unwrap();
+    let e = records_of_file(&main, "example.", &Options::default()).unwrap_err().to_string();
+    assert!(e.contains("sym.zone' is already being read"), "{e}");
+}

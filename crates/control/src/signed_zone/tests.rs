@@ -53,7 +53,7 @@ async fn signed_writer(dir: &std::path::Path, clock: Arc<SetClock>) -> (Writer, 
     let slot = Arc::new(ZoneSlot::new(&plan.name));
     let mut writer = Writer::new(Arc::clone(&plan), Arc::clone(&slot), shared);
     let (done, outcome) = oneshot::channel();
-    writer.event(Event::Load { plan, done: Some(done) }).await;
+    writer.event(Event::Load { plan, done: Some(crate::event::LoadDone::to(done)) }).await;
     assert!(matches!(outcome.await.unwrap(), LoadOutcome::Loaded { .. }));
     (writer, slot)
 }

@@ -116,8 +116,8 @@ impl<'t> Scope<'t> {
 pub(super) struct Frame {
     /// The name used in messages and as the base of relative `$INCLUDE` paths.
     pub path: PathBuf,
-    /// The resolved path, to refuse recursive `$INCLUDE`s (`None` for in-memory text).
-    pub canonical: Option<PathBuf>,
+    /// Which file it is, to refuse recursive `$INCLUDE`s (`None` for in-memory text).
+    pub id: Option<super::file::FileId>,
     /// Line of the `$INCLUDE` this file is executing, if any (for the include chain).
     pub include_line: u32,
     /// The file's number in this parse ([`Location::file_number`]).

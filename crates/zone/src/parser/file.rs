@@ -10,7 +10,7 @@
 //! (the `chunks` module).
 
 use std::fs::{File, FileType, OpenOptions};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::Path;
 
 /// Why a file is not read.
@@ -36,9 +36,21 @@ impl std::fmt::Display for Refused {
     }
 }
 
-/// Opens `path` for reading if it is a regular file of at most `max_size` bytes; returns
-/// the file and its size.
-pub(super) fn open_regular(path: &Path, max_size: u64) -> Result<(File, u64), Refused> {
+/// Which file a file is, whatever name reached it: its device and inode. A parse
+/// refuses an `$INCLUDE` of a file it is already reading by it (no path is resolved).
+pub(super) type FileId = (u64, u64);
+
+/// A regular file opened for reading.
+#[derive(Debug)]
+pub(super) struct Regular {
+    pub file: File,
+    /// Its size when opened.
+    pub size: u64,
+    pub id: FileId,
+}
+
+/// Opens `path` for reading if it is a regular file of at most `max_size` bytes.
+pub(super) fn open_regular(path: &Path, max_size: u64) -> Result<Regular, Refused> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK)
@@ -51,7 +63,7 @@ pub(super) fn open_regular(path: &Path, max_size: u64) -> Result<(File, u64), Re
     if meta.len() > max_size {
         return Err(Refused::TooBig(meta.len(), max_size));
     }
-    Ok((file, meta.len()))
+    Ok(Regular { file, size: meta.len(), id: (meta.dev(), meta.ino()) })
 }
 
 /// What a file that is not regular is, for the message.
@@ -82,7 +94,7 @@ mod tests {
         assert_eq!(refused("/"), "not a regular file (a directory)");
         assert!(refused("/nonexistent/z").contains("No such file"));
         let this = concat!(env!("CARGO_MANIFEST_DIR"), "/src/parser/file.rs");
-        let (_, size) = open_regular(Path::new(this), u64::MAX).unwrap();
+        let size = open_regular(Path::new(this), u64::MAX).unwrap().size;
         assert!(size > 1000);
         let e = open_regular(Path::new(this), 1000).unwrap_err().to_string();
         assert_eq!(e, format!("{size} bytes, over the limit of 1000 (max_file_size)"));

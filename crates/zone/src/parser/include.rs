@@ -13,7 +13,6 @@
 //! * Only a regular file is read, within `Options::max_file_size` (the `file` module):
 //!   `$INCLUDE /dev/zero` or a FIFO is refused at the directive.
 
-use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use tern_wire::rdata::fields::unescape_into;
@@ -21,7 +20,7 @@ use tern_wire::text::{Lexer, Token};
 
 use super::driver::{Failure, Frame, Parser, Scope, Stop};
 use super::entry::parse_name;
-use super::file::open_regular;
+use super::file::{open_regular, Regular};
 use crate::error::{shown_path, Error};
 
 impl Parser<'_, '_> {
@@ -38,25 +37,25 @@ impl Parser<'_, '_> {
             None => scope.origin.clone(),
         };
         lx.expect_end()?;
-        let (path, canonical, source, size) = self.open_include(keyword, &file)?;
+        let (path, opened) = self.open_include(keyword, &file)?;
         if let Some(frame) = self.frames.last_mut() {
             frame.include_line = keyword.line();
         }
         self.files_opened += 1;
         let number = self.files_opened;
-        self.frames.push(Frame { path, canonical: Some(canonical), include_line: 0, number });
+        self.frames.push(Frame { path, id: Some(opened.id), include_line: 0, number });
         let inner = scope.for_include(origin);
-        let result = self.read_file(source, Some(size), &inner);
+        let result = self.read_file(opened.file, Some(opened.size), &inner);
         self.frames.pop();
         result.map_err(|Stop| Failure::Stop)
     }
 
-    /// Checks the rules and reads the file: its path, resolved path and contents.
+    /// Checks the rules and opens the file: its path and the open file.
     fn open_include(
         &self,
         keyword: &Token<'_>,
         file: &Token<'_>,
-    ) -> Result<(PathBuf, PathBuf, File, u64), Failure> {
+    ) -> Result<(PathBuf, Regular), Failure> {
         if !self.options.allow_include {
             return Err(self.include_error(keyword, "$INCLUDE is not allowed for this zone text"));
         }
@@ -69,15 +68,13 @@ impl Parser<'_, '_> {
         }
         let path = self.include_path(file)?;
         let shown = shown_path(&path);
-        let canonical = std::fs::canonicalize(&path)
+        let opened = open_regular(&path, self.options.max_file_size)
             .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
-        if self.frames.iter().any(|f| f.canonical.as_ref() == Some(&canonical)) {
+        if self.frames.iter().any(|f| f.id == Some(opened.id)) {
             let message = format!("recursive $INCLUDE: '{shown}' is already being read");
             return Err(self.include_error(file, &message));
         }
-        let (source, size) = open_regular(&path, self.options.max_file_size)
-            .map_err(|e| self.include_error(file, &format!("cannot read '{shown}': {e}")))?;
-        Ok((path, canonical, source, size))
+        Ok((path, opened))
     }
 
     /// The file name token as a path, relative to the including file's directory.

@@ -72,11 +72,10 @@ pub fn parse_file(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let (file, size) = file::open_regular(path, options.max_file_size)
+    let opened = file::open_regular(path, options.max_file_size)
         .map_err(|refused| Error::Io { path: path.to_path_buf(), message: refused.to_string() })?;
-    let canonical = std::fs::canonicalize(path).ok();
-    let top = Frame { path: path.to_path_buf(), canonical, include_line: 0, number: 0 };
-    Parser::new(options, sink, top).run_file(file, Some(size), origin, chunks::CHUNK)
+    let top = Frame { path: path.to_path_buf(), id: Some(opened.id), include_line: 0, number: 0 };
+    Parser::new(options, sink, top).run_file(opened.file, Some(opened.size), origin, chunks::CHUNK)
 }
 
 /// [`parse_file`] over any reader (`source` names it in messages), through a buffer of
@@ -90,7 +89,7 @@ pub fn parse_reader(
     chunk: usize,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0, number: 0 };
+    let top = Frame { path: source.to_path_buf(), id: None, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run_file(reader, None, origin, chunk)
 }
 
@@ -103,7 +102,7 @@ pub fn parse_bytes(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let top = Frame { path: source.to_path_buf(), canonical: None, include_line: 0, number: 0 };
+    let top = Frame { path: source.to_path_buf(), id: None, include_line: 0, number: 0 };
     Parser::new(options, sink, top).run(text, origin)
 }
 

@@ -15,14 +15,14 @@ use tern_wire::text::{Entry, Lexer};
 use tern_wire::{Class, Name, Rtype};
 
 use super::chunks::{Chunks, Limits, Stall, CHUNK};
-use super::file::open_regular;
+use super::file::{open_regular, Regular};
 use super::options::Options;
 use crate::error::{Error, Position};
 
 /// The origin of the zone in the file at `path`: its SOA's owner if the SOA is the first
 /// record, else its first `$ORIGIN`; an error saying why when neither tells.
 pub fn find_origin(path: &Path, options: &Options) -> Result<Name, Error> {
-    let (file, size) = open_regular(path, options.max_file_size)
+    let Regular { file, size, .. } = open_regular(path, options.max_file_size)
         .map_err(|refused| Error::Io { path: path.to_path_buf(), message: refused.to_string() })?;
     let fits = usize::try_from(size).unwrap_or(usize::MAX).saturating_add(1);
     find_origin_in(file, path, options, CHUNK.min(fits))
