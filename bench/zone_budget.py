@@ -7,7 +7,11 @@ that everything still allocated counts as "leaked", then each allocation's stack
 to the first owner below that appears in it. Heap only: the binary, thread stacks and
 allocator slack are outside it (compare `many.py`'s PSS).
 
-    python3 bench/zone_budget.py [--zones 20000] [--tern target/perf/ternd]
+With `--secondaries`, the zones are secondaries instead: a Tern primary (not measured)
+serves them on loopback, and the ternd under heaptrack transfers each one (AXFR), keeps
+it on disk and waits for its SOA refresh, as a secondary does between refreshes.
+
+    python3 bench/zone_budget.py [--zones 20000] [--secondaries] [--tern target/perf/ternd]
 
 Prints a markdown table, bytes per zone by owner, largest first.
 """
@@ -45,6 +49,8 @@ OWNERS = [
     ("xfr::resolve", "configuration: resolved zone settings"),
     ("tern_server::config", "configuration: zone tables as read"),
     ("tern_control::registry", "control plane: writers' map and entries (resting records)"),
+    ("tern_control::timer_queue", "control plane: the timer queue of resting zones"),
+    ("tern_control::dormant", "control plane: resting records' timers"),
     ("tern_control::plane::Control::apply", "control plane: plans and slots"),
     ("tern_control::plane", "control plane: writers' map, other"),
     ("tern_server::lifecycle", "data plane: zone set and access rules"),
@@ -56,6 +62,8 @@ def parse_args():
     p.add_argument("--zones", type=int, default=20_000)
     p.add_argument("--sample", type=int, default=500, help="probe every Nth zone")
     p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--secondaries", action="store_true",
+                   help="secondary zones of a Tern primary on loopback")
     bench.add_common_args(p)
     return p.parse_args()
 
@@ -76,11 +84,97 @@ def run(zones, args, tern, out):
         while many.sweep(server.port, zones, give_up=1) and time.monotonic() < deadline:
             time.sleep(1)  # every zone answers before the heap is counted
         time.sleep(3)
-        for pid in server.pids()[1:]:
-            os.kill(pid, signal.SIGKILL)  # ternd, not heaptrack: it writes what it has
+        kill_ternd(server)
         server.proc.wait(timeout=120)
     finally:
         server.stop()
+    return [os.path.join(out, f) for f in os.listdir(out) if f.startswith("heap")][0]
+
+
+def kill_ternd(server):
+    """SIGKILL to ternd under heaptrack, not to heaptrack's own processes (its
+    interpreter and compressor), which then write out what it has."""
+    for pid in server.pids()[1:]:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == "ternd":
+                    os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def primary_config(zones, port, work):
+    """A Tern primary of `zones` on 127.0.0.1:`port` that gives transfers to loopback."""
+    zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nfile = "{z.path}"\nacl = ["xfr"]\n'
+                         for z in zones)
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/primary-data"
+[log]
+level = "warn"
+[[acl]]
+id = "xfr"
+address = "127.0.0.0/8"
+action = "transfer"
+{zone_lines}"""
+    path = os.path.join(work, "primary.toml")
+    with open(path, "w") as f:
+        f.write(conf)
+    return path
+
+
+def secondary_config(zones, port, primary_port, work):
+    """A Tern secondary of `zones` on 127.0.0.1:`port`, of the primary at `primary_port`."""
+    zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nprimary = "p"\n' for z in zones)
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/secondary-data"
+[log]
+level = "warn"
+[[remote]]
+id = "p"
+address = "127.0.0.1:{primary_port}"
+{zone_lines}"""
+    path = os.path.join(work, "secondary.toml")
+    with open(path, "w") as f:
+        f.write(conf)
+    return path
+
+
+def run_secondaries(zones, args, tern, out):
+    """A Tern primary of `zones`, and ternd under heaptrack as their secondary until
+    every zone answers there and its writer had time to rest, then SIGKILL."""
+    work = os.path.join(args.work, "run-budget-secondaries")
+    subprocess.run(["rm", "-rf", work], check=False)
+    os.makedirs(work)
+    primary_port, port = peers.free_port(), peers.free_port()
+    argv = [tern, "--config", primary_config(zones, primary_port, work)]
+    sampled = zones[::args.sample] + zones[-1:]
+    os.makedirs(os.path.join(work, "primary"))
+    primary = peers.Server("tern", sampled, primary_port, os.path.join(work, "primary"), argv, None)
+    secondary = None
+    try:
+        primary.wait_answering(timeout=args.timeout)
+        argv = ["heaptrack", "-o", f"{out}/heap", tern, "--config",
+                secondary_config(zones, port, primary_port, work)]
+        os.makedirs(os.path.join(work, "secondary"))
+        secondary = peers.Server("tern", sampled, port, os.path.join(work, "secondary"), argv,
+                                 None)
+        secondary.wait_answering(timeout=args.timeout)
+        deadline = time.monotonic() + args.timeout
+        while many.sweep(port, zones, give_up=1) and time.monotonic() < deadline:
+            time.sleep(1)  # every zone transferred before the heap is counted
+        time.sleep(10)  # copies written, writers at rest
+        kill_ternd(secondary)
+        secondary.proc.wait(timeout=120)
+    finally:
+        if secondary:
+            secondary.stop()
+        primary.stop()
     return [os.path.join(out, f) for f in os.listdir(out) if f.startswith("heap")][0]
 
 
@@ -106,9 +200,12 @@ def main():
     zones = many.prepare(args.zones, args.work)
     tern = args.tern or peers.default_ternd(bench.REPO)
     with tempfile.TemporaryDirectory() as out:
-        totals = owners(run(zones, args, tern, out), out)
+        heap = run_secondaries(zones, args, tern, out) if args.secondaries \
+            else run(zones, args, tern, out)
+        totals = owners(heap, out)
     count = len(zones)
-    print(f"#### Heap per idle zone, {count:,} zones of 15 records\n")
+    kind = "secondary zones" if args.secondaries else "zones"
+    print(f"#### Heap per idle zone, {count:,} {kind} of 15 records\n")
     print("| owner | bytes per zone |\n|---|---:|")
     for owner, size in totals.most_common():
         if size >= count:
