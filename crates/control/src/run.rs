@@ -24,6 +24,9 @@ use crate::state::Schedule;
 use crate::updates::UpdateTask;
 use crate::writer::Writer;
 
+/// Where a deadline too far off for the clock is put (about 30 years, as tokio does).
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
+
 impl Writer {
     /// Takes events and updates until stopped; updates waiting together are committed
     /// together. With its `entry`, it rests once idle ([`crate::dormant`]): its task
@@ -123,10 +126,11 @@ impl Writer {
             return false;
         }
         let (timers, slot) = (Arc::clone(&self.shared.timers), Arc::downgrade(&self.slot));
-        let now = self.now();
-        let due = self
-            .next_wake()
-            .map(|at| tokio::time::Instant::now() + Duration::from_secs(at.saturating_sub(now)));
+        let (now, instant) = (self.now(), tokio::time::Instant::now());
+        let due = self.next_wake().map(|at| {
+            let wait = Duration::from_secs(at.saturating_sub(now));
+            instant.checked_add(wait).unwrap_or(instant + FAR_FUTURE) // as tokio's own sleep
+        });
         let generation = due.map_or(0, |_| timers.generation());
         if !entry.rest(inbox, || self.take_dormant(generation)) {
             return false;
