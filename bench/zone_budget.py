@@ -8,8 +8,9 @@ to the first owner below that appears in it. Heap only: the binary, thread stack
 allocator slack are outside it (compare `many.py`'s PSS).
 
 With `--secondaries`, the zones are secondaries instead: a Tern primary (not measured)
-serves them on loopback, and the ternd under heaptrack transfers each one (AXFR), keeps
-it on disk and waits for its SOA refresh, as a secondary does between refreshes.
+serves them on loopback; ternd transfers each one (AXFR) and keeps it on disk, and is
+then started again under heaptrack, serving each from its kept copy and waiting for its
+SOA refresh, as a secondary does between refreshes.
 
     python3 bench/zone_budget.py [--zones 20000] [--secondaries] [--tern target/perf/ternd]
 
@@ -84,20 +85,21 @@ def run(zones, args, tern, out):
         while many.sweep(server.port, zones, give_up=1) and time.monotonic() < deadline:
             time.sleep(1)  # every zone answers before the heap is counted
         time.sleep(3)
-        kill_ternd(server)
+        kill_ternd(server, tern)
         server.proc.wait(timeout=120)
     finally:
         server.stop()
     return [os.path.join(out, f) for f in os.listdir(out) if f.startswith("heap")][0]
 
 
-def kill_ternd(server):
-    """SIGKILL to ternd under heaptrack, not to heaptrack's own processes (its
+def kill_ternd(server, tern):
+    """SIGKILL to `tern` under heaptrack, not to heaptrack's own processes (its
     interpreter and compressor), which then write out what it has."""
+    comm = os.path.basename(tern)[:15]  # as the kernel keeps a process's name
     for pid in server.pids()[1:]:
         try:
             with open(f"/proc/{pid}/comm") as f:
-                if f.read().strip() == "ternd":
+                if f.read().strip() == comm:
                     os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
@@ -135,6 +137,8 @@ tcp-workers = 1
 storage = "{work}/secondary-data"
 [log]
 level = "warn"
+[transfer]
+max-incoming = 50
 [[remote]]
 id = "p"
 address = "127.0.0.1:{primary_port}"
@@ -145,32 +149,44 @@ address = "127.0.0.1:{primary_port}"
     return path
 
 
+def answering(server, port, zones, timeout):
+    """Waits until every zone of `zones` answers at `server` (raises if it does not)."""
+    server.wait_answering(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while many.sweep(port, zones, give_up=1):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not every zone answers within {timeout}s:\n{server.log_tail()}")
+        time.sleep(1)
+
+
 def run_secondaries(zones, args, tern, out):
-    """A Tern primary of `zones`, and ternd under heaptrack as their secondary until
-    every zone answers there and its writer had time to rest, then SIGKILL."""
+    """A Tern primary of `zones`; ternd as their secondary transfers each one and keeps
+    it on disk (not measured), then is started again under heaptrack: it serves every
+    zone from its kept copy and waits for the SOA refresh its kept timers say (two
+    hours off), as a secondary does between refreshes. Once every zone answers and had
+    time to rest, SIGKILL. (Transferring under heaptrack takes too long.)"""
     work = os.path.join(args.work, "run-budget-secondaries")
     subprocess.run(["rm", "-rf", work], check=False)
-    os.makedirs(work)
+    for sub in ("primary", "transfers", "secondary"):
+        os.makedirs(os.path.join(work, sub))
     primary_port, port = peers.free_port(), peers.free_port()
-    argv = [tern, "--config", primary_config(zones, primary_port, work)]
     sampled = zones[::args.sample] + zones[-1:]
-    os.makedirs(os.path.join(work, "primary"))
+    argv = [tern, "--config", primary_config(zones, primary_port, work)]
     primary = peers.Server("tern", sampled, primary_port, os.path.join(work, "primary"), argv, None)
     secondary = None
     try:
         primary.wait_answering(timeout=args.timeout)
-        argv = ["heaptrack", "-o", f"{out}/heap", tern, "--config",
-                secondary_config(zones, port, primary_port, work)]
-        os.makedirs(os.path.join(work, "secondary"))
-        secondary = peers.Server("tern", sampled, port, os.path.join(work, "secondary"), argv,
-                                 None)
-        secondary.wait_answering(timeout=args.timeout)
-        deadline = time.monotonic() + args.timeout
-        while many.sweep(port, zones, give_up=1) and time.monotonic() < deadline:
-            time.sleep(1)  # every zone transferred before the heap is counted
-        time.sleep(10)  # copies written, writers at rest
-        kill_ternd(secondary)
-        secondary.proc.wait(timeout=120)
+        argv = [tern, "--config", secondary_config(zones, port, primary_port, work)]
+        secondary = peers.Server("tern", sampled, port, os.path.join(work, "transfers"), argv, None)
+        answering(secondary, port, zones, args.timeout)
+        time.sleep(10)  # the last copies written
+        secondary.stop()
+        argv = ["heaptrack", "-o", f"{out}/heap"] + argv
+        secondary = peers.Server("tern", sampled, port, os.path.join(work, "secondary"), argv, None)
+        answering(secondary, port, zones, args.timeout)
+        time.sleep(10)  # writers at rest
+        kill_ternd(secondary, tern)
+        secondary.proc.wait(timeout=900)
     finally:
         if secondary:
             secondary.stop()
