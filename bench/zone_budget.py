@@ -7,7 +7,12 @@ that everything still allocated counts as "leaked", then each allocation's stack
 to the first owner below that appears in it. Heap only: the binary, thread stacks and
 allocator slack are outside it (compare `many.py`'s PSS).
 
-    python3 bench/zone_budget.py [--zones 20000] [--tern target/perf/ternd]
+With `--secondaries`, the zones are secondaries instead: a Tern primary (not measured)
+serves them on loopback; ternd transfers each one (AXFR) and keeps it on disk, and is
+then started again under heaptrack, serving each from its kept copy and waiting for its
+SOA refresh, as a secondary does between refreshes.
+
+    python3 bench/zone_budget.py [--zones 20000] [--secondaries] [--tern target/perf/ternd]
 
 Prints a markdown table, bytes per zone by owner, largest first.
 """
@@ -45,6 +50,8 @@ OWNERS = [
     ("xfr::resolve", "configuration: resolved zone settings"),
     ("tern_server::config", "configuration: zone tables as read"),
     ("tern_control::registry", "control plane: writers' map and entries (resting records)"),
+    ("tern_control::timer_queue", "control plane: the timer queue of resting zones"),
+    ("tern_control::dormant", "control plane: resting records' timers"),
     ("tern_control::plane::Control::apply", "control plane: plans and slots"),
     ("tern_control::plane", "control plane: writers' map, other"),
     ("tern_server::lifecycle", "data plane: zone set and access rules"),
@@ -56,6 +63,8 @@ def parse_args():
     p.add_argument("--zones", type=int, default=20_000)
     p.add_argument("--sample", type=int, default=500, help="probe every Nth zone")
     p.add_argument("--timeout", type=float, default=900)
+    p.add_argument("--secondaries", action="store_true",
+                   help="secondary zones of a Tern primary on loopback")
     bench.add_common_args(p)
     return p.parse_args()
 
@@ -76,11 +85,112 @@ def run(zones, args, tern, out):
         while many.sweep(server.port, zones, give_up=1) and time.monotonic() < deadline:
             time.sleep(1)  # every zone answers before the heap is counted
         time.sleep(3)
-        for pid in server.pids()[1:]:
-            os.kill(pid, signal.SIGKILL)  # ternd, not heaptrack: it writes what it has
+        kill_ternd(server, tern)
         server.proc.wait(timeout=120)
     finally:
         server.stop()
+    return [os.path.join(out, f) for f in os.listdir(out) if f.startswith("heap")][0]
+
+
+def kill_ternd(server, tern):
+    """SIGKILL to `tern` under heaptrack, not to heaptrack's own processes (its
+    interpreter and compressor), which then write out what it has."""
+    comm = os.path.basename(tern)[:15]  # as the kernel keeps a process's name
+    for pid in server.pids()[1:]:
+        try:
+            with open(f"/proc/{pid}/comm") as f:
+                if f.read().strip() == comm:
+                    os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def primary_config(zones, port, work):
+    """A Tern primary of `zones` on 127.0.0.1:`port` that gives transfers to loopback."""
+    zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nfile = "{z.path}"\nacl = ["xfr"]\n'
+                         for z in zones)
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/primary-data"
+[log]
+level = "warn"
+[[acl]]
+id = "xfr"
+address = "127.0.0.0/8"
+action = "transfer"
+{zone_lines}"""
+    path = os.path.join(work, "primary.toml")
+    with open(path, "w") as f:
+        f.write(conf)
+    return path
+
+
+def secondary_config(zones, port, primary_port, work):
+    """A Tern secondary of `zones` on 127.0.0.1:`port`, of the primary at `primary_port`."""
+    zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nprimary = "p"\n' for z in zones)
+    conf = f"""[server]
+listen = ["127.0.0.1:{port}"]
+udp-workers = 1
+tcp-workers = 1
+storage = "{work}/secondary-data"
+[log]
+level = "warn"
+[transfer]
+max-incoming = 50
+[[remote]]
+id = "p"
+address = "127.0.0.1:{primary_port}"
+{zone_lines}"""
+    path = os.path.join(work, "secondary.toml")
+    with open(path, "w") as f:
+        f.write(conf)
+    return path
+
+
+def answering(server, port, zones, timeout):
+    """Waits until every zone of `zones` answers at `server` (raises if it does not)."""
+    server.wait_answering(timeout=timeout)
+    deadline = time.monotonic() + timeout
+    while many.sweep(port, zones, give_up=1):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not every zone answers within {timeout}s:\n{server.log_tail()}")
+        time.sleep(1)
+
+
+def run_secondaries(zones, args, tern, out):
+    """A Tern primary of `zones`; ternd as their secondary transfers each one and keeps
+    it on disk (not measured), then is started again under heaptrack: it serves every
+    zone from its kept copy and waits for the SOA refresh its kept timers say (two
+    hours off), as a secondary does between refreshes. Once every zone answers and had
+    time to rest, SIGKILL. (Transferring under heaptrack takes too long.)"""
+    work = os.path.join(args.work, "run-budget-secondaries")
+    subprocess.run(["rm", "-rf", work], check=False)
+    for sub in ("primary", "transfers", "secondary"):
+        os.makedirs(os.path.join(work, sub))
+    primary_port, port = peers.free_port(), peers.free_port()
+    sampled = zones[::args.sample] + zones[-1:]
+    argv = [tern, "--config", primary_config(zones, primary_port, work)]
+    primary = peers.Server("tern", sampled, primary_port, os.path.join(work, "primary"), argv, None)
+    secondary = None
+    try:
+        primary.wait_answering(timeout=args.timeout)
+        argv = [tern, "--config", secondary_config(zones, port, primary_port, work)]
+        secondary = peers.Server("tern", sampled, port, os.path.join(work, "transfers"), argv, None)
+        answering(secondary, port, zones, args.timeout)
+        time.sleep(10)  # the last copies written
+        secondary.stop()
+        argv = ["heaptrack", "-o", f"{out}/heap"] + argv
+        secondary = peers.Server("tern", sampled, port, os.path.join(work, "secondary"), argv, None)
+        answering(secondary, port, zones, args.timeout)
+        time.sleep(10)  # writers at rest
+        kill_ternd(secondary, tern)
+        secondary.proc.wait(timeout=900)
+    finally:
+        if secondary:
+            secondary.stop()
+        primary.stop()
     return [os.path.join(out, f) for f in os.listdir(out) if f.startswith("heap")][0]
 
 
@@ -106,9 +216,12 @@ def main():
     zones = many.prepare(args.zones, args.work)
     tern = args.tern or peers.default_ternd(bench.REPO)
     with tempfile.TemporaryDirectory() as out:
-        totals = owners(run(zones, args, tern, out), out)
+        heap = run_secondaries(zones, args, tern, out) if args.secondaries \
+            else run(zones, args, tern, out)
+        totals = owners(heap, out)
     count = len(zones)
-    print(f"#### Heap per idle zone, {count:,} zones of 15 records\n")
+    kind = "secondary zones" if args.secondaries else "zones"
+    print(f"#### Heap per idle zone, {count:,} {kind} of 15 records\n")
     print("| owner | bytes per zone |\n|---|---:|")
     for owner, size in totals.most_common():
         if size >= count:

@@ -1,19 +1,25 @@
-//! A writer at rest (issue 54): an idle primary's writer lets go of its task, its inbox
-//! and its status, and leaves a [`Dormant`] record in its zone's entry
+//! A writer at rest (issue 54): a writer with nothing to do but wait lets go of its
+//! task, its inbox and its status, and leaves a [`Dormant`] record in its zone's entry
 //! ([`crate::registry`]): what serving the zone, answering `zone-status` and starting
-//! the writer again need, a hundred-odd bytes instead of over a kilobyte.
+//! the writer again need, a hundred-odd bytes (and a boxed [`Timed`] for a zone with
+//! timers) instead of over a kilobyte.
 //!
 //! A zone not loaded yet starts at rest ([`Dormant::unloaded`]): the load sent to it
 //! starts its writer, which rests again as soon as that first load is done.
-//! Otherwise a writer rests once it has had nothing to do for [`REST_AFTER`]: a primary, with no
-//! timer (no zone file to write, not signed here), no transaction, no updates waiting
-//! to reach the zone file. NOTIFYs still being retried (up to half an hour for a
-//! secondary that does not answer) go on: the record keeps their tasks, so that a newer
-//! change after the wake replaces them, and a removal stops them. What it does when idle —
-//! letting go of the journal's file, showing its status, reporting a catalog — is done
-//! first, as at every turn of its loop. An empty journal is let go of too, and opened
-//! again before the writer's first event once it wakes (`Writer::reopen_journal`).
-//! Secondaries and signed zones keep their task: they have timers.
+//! Otherwise a writer rests once it has had nothing to do for [`REST_AFTER`]: no transaction, no
+//! refresh under way or being retried after a failure, not expired, and nothing due
+//! within [`REST_AFTER`]. What is due later — a secondary's refresh or expiry (RFC 1034
+//! §4.3.5), a signed zone's signature refresh or key step, a primary's zone file to
+//! write with the updates it lacks — is registered in the one timer queue of all zones
+//! ([`crate::timer_queue`]), which wakes the writer when it falls due; the record keeps
+//! what those timers need ([`Timed`]), and the woken writer does what is due from its
+//! state, as its own timer would have. NOTIFYs still being retried (up to half an hour
+//! for a secondary that does not answer) go on: the record keeps their tasks, so that a
+//! newer change after the wake replaces them, and a removal stops them. What it does
+//! when idle — letting go of the journal's file, showing its status, reporting a
+//! catalog — is done first, as at every turn of its loop. An empty journal is let go of
+//! too, and opened again before the writer's first event once it wakes
+//! (`Writer::reopen_journal`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -25,7 +31,8 @@ use tracing::warn;
 
 use crate::plan::{Role, ZonePlan};
 use crate::shared::Shared;
-use crate::state::{SharedJournal, SourceVersion};
+use crate::signer::Signer;
+use crate::state::{Notices, Schedule, SharedJournal, SourceVersion};
 use crate::writer::Writer;
 
 /// How long a writer with nothing to do waits before it rests.
@@ -58,6 +65,42 @@ pub struct Dormant {
     pub journal_bytes: Option<u64>,
     /// NOTIFYs still being sent.
     pub notifying: Box<[JoinHandle<()>]>,
+    /// A zone with timers: what they need, and the deadline it waits for.
+    pub timed: Option<Box<Timed>>,
+}
+
+/// What a resting zone with timers keeps beside the rest (a primary without any keeps
+/// none): the writer's fields of the same names, and its deadline's registration.
+#[derive(Debug, Default)]
+pub struct Timed {
+    /// The generation its deadline was registered under in the timer queue (0: none).
+    pub generation: u64,
+    /// A secondary's timers.
+    pub schedule: Schedule,
+    /// A secondary's NOTIFYs, for the pace of its refreshes and log lines.
+    pub notices: Option<Box<Notices>>,
+    /// The zone's signer, when this server signs it.
+    pub signer: Option<Box<Signer>>,
+    /// A signing secondary's version from its primary.
+    pub upstream: Option<Arc<ZoneContents>>,
+    /// A primary's version that its zone file holds, while updates made the served
+    /// version differ from it.
+    pub file_base: Option<Arc<ZoneContents>>,
+    /// When the zone file is written with the updates.
+    pub flush_at: Option<u64>,
+}
+
+impl Timed {
+    /// True when it keeps nothing (then no record keeps it).
+    fn is_empty(&self) -> bool {
+        self.generation == 0
+            && self.schedule == Schedule::default()
+            && self.notices.is_none()
+            && self.signer.is_none()
+            && self.upstream.is_none()
+            && self.file_base.is_none()
+            && self.flush_at.is_none()
+    }
 }
 
 impl Dormant {
@@ -77,6 +120,7 @@ impl Dormant {
             catalog_reported: None,
             journal_bytes: None,
             notifying: Box::default(),
+            timed: None,
         }
     }
 
@@ -84,19 +128,38 @@ impl Dormant {
     pub fn status(&self) -> ZoneStatus {
         let zone = self.current.as_ref();
         let last_error = self.last_error.as_deref().cloned();
-        let secondary = matches!(self.plan.role, Role::Secondary(_));
-        ZoneStatus {
+        let timed = self.timed.as_deref();
+        let mut status = ZoneStatus {
             zone: self.plan.name.to_string(),
-            role: if secondary { "secondary" } else { "primary" }.into(),
             serial: zone.map(|z| z.serial()),
             records: zone.map_or(0, |z| z.record_count() as u64),
             loaded_at: self.loaded_at,
             journal_bytes: self.journal_bytes,
+            unflushed: timed.is_some_and(|t| t.file_base.is_some()),
             frozen: self.frozen,
             last_error: last_error.or_else(|| refused(self.journal.as_ref(), self.loaded_at)),
             ..ZoneStatus::default()
-        }
+        };
+        let schedule = timed.map_or_else(Schedule::default, |t| t.schedule);
+        show_role(&self.plan, &schedule, &mut status);
+        status
     }
+
+    /// True while it waits for the deadline registered under `generation`.
+    pub fn waits_for(&self, generation: u64) -> bool {
+        generation != 0 && self.timed.as_ref().is_some_and(|t| t.generation == generation)
+    }
+}
+
+/// What `zone-status` shows of a zone's role and, for a secondary, its timers (a
+/// running writer's or a resting one's).
+pub(crate) fn show_role(plan: &ZonePlan, schedule: &Schedule, status: &mut ZoneStatus) {
+    let secondary = matches!(plan.role, Role::Secondary(_));
+    status.role = if secondary { "secondary" } else { "primary" }.into();
+    status.last_refresh = Some(schedule.last_refresh).filter(|&t| secondary && t > 0);
+    status.next_refresh = schedule.refresh_at.filter(|_| secondary);
+    status.expires_at = schedule.expire_at.filter(|_| secondary);
+    status.expired = schedule.expired;
 }
 
 /// Why `journal` refuses changes, as `zone-status` shows it (never waiting for its lock).
@@ -122,24 +185,27 @@ impl Writer {
         writer.frozen = record.frozen;
         writer.catalog_reported = record.catalog_reported;
         writer.notifying = record.notifying.into_vec();
+        let timed = record.timed.map(|t| *t).unwrap_or_default();
+        writer.schedule = timed.schedule;
+        writer.notices = timed.notices;
+        writer.signer = timed.signer;
+        writer.upstream = timed.upstream;
+        writer.file_base = timed.file_base;
+        writer.flush_at = timed.flush_at;
         writer
     }
 
-    /// True when nothing is due or under way but tasks of its own that end by
-    /// themselves (a file being written, NOTIFYs being sent): see the module comment.
+    /// True when nothing is under way, being retried or due within [`REST_AFTER`] but
+    /// tasks of its own that end by themselves (a file being written, NOTIFYs being
+    /// sent): see the module comment.
     pub(crate) fn restful(&self) -> bool {
-        matches!(self.plan.role, Role::Primary)
-            && self.next_wake().is_none()
-            && self.schedule.refresh_at.is_none()
-            && !self.schedule.expired
-            && self.txn.is_none()
-            && self.file_base.is_none()
-            && self.flush_at.is_none()
+        let soon = self.now().saturating_add(REST_AFTER.as_secs());
+        self.txn.is_none()
             && self.refreshing.is_none()
-            && self.notices.is_none()
-            && self.signer.is_none()
-            && self.upstream.is_none()
+            && self.schedule.failures == 0
+            && !self.schedule.expired
             && !self.journal_closed
+            && self.next_wake().is_none_or(|at| at > soon)
     }
 
     /// True when its file is written (a secondary's: a primary has none).
@@ -147,8 +213,9 @@ impl Writer {
         self.storing.as_ref().is_none_or(JoinHandle::is_finished)
     }
 
-    /// What the writer keeps at rest, taken from it (it ends next).
-    pub(crate) fn take_dormant(&mut self) -> Dormant {
+    /// What the writer keeps at rest, taken from it (it ends next); `generation` is
+    /// its deadline's, 0 without one.
+    pub(crate) fn take_dormant(&mut self, generation: u64) -> Dormant {
         let journal = self.journal.take();
         let empty = journal.as_ref().is_some_and(|j| {
             Arc::strong_count(j) == 1
@@ -168,7 +235,22 @@ impl Writer {
             catalog_reported: self.catalog_reported,
             journal_bytes,
             notifying: self.notifying.drain(..).filter(|t| !t.is_finished()).collect(),
+            timed: self.take_timed(generation),
         }
+    }
+
+    /// What its timers need, taken from it; `None` when it has none.
+    fn take_timed(&mut self, generation: u64) -> Option<Box<Timed>> {
+        let timed = Timed {
+            generation,
+            schedule: std::mem::take(&mut self.schedule),
+            notices: self.notices.take(),
+            signer: self.signer.take(),
+            upstream: self.upstream.take(),
+            file_base: self.file_base.take(),
+            flush_at: self.flush_at.take(),
+        };
+        (!timed.is_empty()).then(|| Box::new(timed))
     }
 
     /// Opens the journal let go of at rest, before the first event after the wake.
@@ -181,6 +263,10 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "dormant_timers_tests.rs"]
+mod timers_tests;
 
 #[cfg(test)]
 mod tests {
@@ -212,7 +298,7 @@ mod tests {
         writer.show_status();
         assert!(writer.restful() && writer.tasks_done());
         let before = writer.status.lock().unwrap().clone();
-        let record = writer.take_dormant();
+        let record = writer.take_dormant(0);
         assert_eq!(record.status(), before);
         assert!(record.journal.is_none() && record.journal_closed);
         let (slot, current) = (Arc::clone(&record.slot), record.current.clone().unwrap());
@@ -240,7 +326,7 @@ mod tests {
         }
         writer.notifying = vec![tokio::spawn(std::future::pending()), done];
         assert!(writer.restful() && writer.tasks_done());
-        let record = writer.take_dormant();
+        let record = writer.take_dormant(0);
         assert_eq!(record.notifying.len(), 1, "the one still being sent");
         let status = Arc::new(Mutex::new(record.status()));
         let woken = Writer::from_dormant(record, status, Shared::for_tests(None));
@@ -248,13 +334,16 @@ mod tests {
         assert!(!woken.notifying[0].is_finished());
     }
 
-    /// A writer with something under way or due does not rest.
+    /// A writer with something under way, being retried or due soon does not rest; one
+    /// whose deadline is further off does.
     #[tokio::test]
     async fn a_writer_with_something_pending_does_not_rest() {
         let storage = tempfile::tempdir().unwrap();
         let mut writer = loaded(storage.path()).await;
+        writer.flush_at = Some(writer.now() + 1);
+        assert!(!writer.restful(), "a zone file to write now");
         writer.flush_at = Some(writer.now() + 60);
-        assert!(!writer.restful(), "a zone file to write");
+        assert!(writer.restful(), "a zone file to write in a minute");
         writer.flush_at = None;
         writer.txn = Some(tern_engine::Edit::default());
         assert!(!writer.restful(), "a transaction");
@@ -264,7 +353,56 @@ mod tests {
         writer.storing = None;
         let primary = "127.0.0.1:9".parse().unwrap();
         writer.plan = crate::testing::secondary("example.com.", storage.path(), primary);
-        assert!(!writer.restful(), "a secondary");
+        writer.schedule.refresh_at = Some(writer.now() + 3600);
+        assert!(writer.restful(), "a secondary waiting for its refresh");
+        writer.schedule.failures = 1;
+        assert!(!writer.restful(), "a secondary retrying");
+        writer.schedule.failures = 0;
+        writer.schedule.expired = true;
+        assert!(!writer.restful(), "an expired secondary");
+        writer.schedule.expired = false;
+        writer.refreshing = Some(Box::new(crate::state::Refreshing {
+            task: tokio::spawn(std::future::pending()),
+            full: false,
+            base: None,
+            primaries: Vec::new(),
+            waiters: Vec::new(),
+            again: None,
+            next_waiters: Vec::new(),
+        }));
+        assert!(!writer.restful(), "a refresh under way");
+    }
+
+    /// A secondary rests with its timers and NOTIFY pace, shows them in `zone-status`
+    /// as it did running, and has them again once woken; a primary without timers
+    /// keeps no [`Timed`].
+    #[tokio::test]
+    async fn a_secondary_rests_with_its_timers() {
+        let storage = tempfile::tempdir().unwrap();
+        let mut writer = loaded(storage.path()).await;
+        assert!(writer.take_dormant(0).timed.is_none(), "a primary without timers");
+        let mut writer = loaded(storage.path()).await;
+        let primary = "127.0.0.1:9".parse().unwrap();
+        writer.plan = crate::testing::secondary("example.com.", storage.path(), primary);
+        let now = writer.now();
+        writer.schedule = crate::state::Schedule {
+            refresh_at: Some(now + 7200),
+            expire_at: Some(now + 1_209_600),
+            last_refresh: now,
+            ..Default::default()
+        };
+        writer.notices = Some(Box::default());
+        writer.show_status();
+        let before = writer.status.lock().unwrap().clone();
+        assert_eq!((before.role.as_str(), before.next_refresh), ("secondary", Some(now + 7200)));
+        let record = writer.take_dormant(7);
+        assert_eq!(record.status(), before, "zone-status at rest");
+        assert!(record.waits_for(7) && !record.waits_for(6) && !record.waits_for(0));
+        let status = Arc::new(Mutex::new(record.status()));
+        let woken = Writer::from_dormant(record, status, Shared::for_tests(None));
+        assert_eq!(woken.schedule.refresh_at, Some(now + 7200));
+        assert_eq!(woken.next_wake(), Some(now + 7200));
+        assert!(woken.notices.is_some());
     }
 
     /// The control plane, its zones' files and journals under `storage`.

@@ -43,6 +43,9 @@ pub enum Event {
         /// Where to say how it went.
         reply: oneshot::Sender<Outcome>,
     },
+    /// A deadline the writer registered when it went to rest fell due
+    /// ([`crate::timer_queue`]): it does what is due, as its own timer would have.
+    TimerDue,
     /// The zone is no longer configured.
     Stop,
 }

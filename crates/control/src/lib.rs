@@ -3,7 +3,8 @@
 //!
 //! One writer per zone ([`writer`]) owns the zone's slot, its current version, its
 //! history, its timers and its NOTIFY state; its task runs while the zone has something
-//! to do, and an idle primary's writer rests without one ([`dormant`]). Everything that changes a zone reaches it as
+//! to do, and an idle writer rests without one ([`dormant`]), its deadlines in one timer
+//! queue for all zones ([`timer_queue`]). Everything that changes a zone reaches it as
 //! an [`Event`] and is handled in order: a (re)load, a NOTIFY from a primary, a timer, an
 //! operator's command, a batch of dynamic updates. Every change to a zone, whatever its
 //! source, passes through one function, [`Writer::commit`](writer::Writer::commit):
@@ -16,7 +17,8 @@
 //! * [`writer`] (what a writer holds, and publishing), [`run`] (its event loop),
 //!   [`event`] (what it is told and says), [`state`] (what it keeps between events),
 //!   [`shared`] (what all writers share), [`inbox`], [`registry`] (the writers by name),
-//!   [`dormant`] (an idle writer at rest, and its wake).
+//!   [`dormant`] (an idle writer at rest, and its wake), [`timer_queue`] (the deadlines
+//!   of the writers at rest).
 //!   [`commit`]: the one commit function.
 //! * [`primary`] (zone files, reload differences), [`secondary`] and [`refresh`]
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
@@ -79,6 +81,7 @@ pub mod signed_zone;
 pub mod signer;
 pub mod state;
 pub mod storage;
+pub mod timer_queue;
 pub mod updates;
 pub mod writer;
 

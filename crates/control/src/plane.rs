@@ -3,10 +3,10 @@
 //!
 //! One writer per zone ([`writer`]) owns the zone's slot, its current version, its
 //! history, its timers and its NOTIFY state; its task runs while the zone has something
-//! to do, and an idle primary's writer rests without one ([`crate::dormant`]), woken by
-//! whatever is sent to it ([`crate::registry`]). Everything that changes a zone reaches it as
-//! an [`Event`] and is handled in order: a (re)load of the configuration, a NOTIFY from a
-//! primary, a timer. A change is validated, built beside the served version, and
+//! to do, and an idle writer rests without one ([`crate::dormant`]), woken by whatever
+//! is sent to it or by its next deadline ([`crate::registry`], [`crate::timer_queue`]).
+//! Everything that changes a zone reaches it as an [`Event`] and is handled in order: a
+//! (re)load of the configuration, a NOTIFY from a primary, a timer. A change is validated, built beside the served version, and
 //! published with one pointer swap that checks it replaces the version it started from;
 //! then secondaries are notified ([`crate::notify`]).
 //!
@@ -195,9 +195,12 @@ impl Control {
             catalogs_listed: options.catalogs_listed,
             network: options.network,
             clock: options.clock,
+            timers: Arc::default(),
         });
         let wake = waker(runtime.handle().clone(), Arc::clone(&shared));
         let writers = Arc::new(Writers::new(wake, UPDATE_QUEUE));
+        runtime
+            .spawn(crate::registry::run_timers(Arc::clone(&shared.timers), Arc::clone(&writers)));
         let (notices, received) = mpsc::channel(NOTICE_QUEUE);
         runtime.spawn(route_notices(received, Arc::clone(&writers)));
         let (starts, to_start) = mpsc::unbounded_channel();
@@ -323,6 +326,7 @@ impl Control {
             let _ = self.starts.send(starts);
         }
     }
+
     /// Publishes the set of zones `plans` names: current slots kept, new ones empty.
     fn publish_set(&self, plans: &[Arc<ZonePlan>]) -> Vec<Arc<ZoneSlot>> {
         let current = self.shared.db.snapshot();
@@ -463,7 +467,7 @@ fn stop(name: &Name, entry: &Entry) {
 }
 
 /// Starts a woken writer ([`crate::dormant`]) on `runtime`, from what it kept.
-fn waker(runtime: tokio::runtime::Handle, shared: Arc<Shared>) -> Wake {
+pub(crate) fn waker(runtime: tokio::runtime::Handle, shared: Arc<Shared>) -> Wake {
     Box::new(move |woken| {
         let writer = writer::Writer::from_dormant(woken.record, woken.status, Arc::clone(&shared));
         runtime.spawn(writer.run(woken.inbox, Some(woken.entry)));

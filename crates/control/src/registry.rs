@@ -17,19 +17,28 @@
 //! the record ([`Wake`], a task on the control plane's runtime). A writer goes to rest
 //! only under that lock and with its inbox empty ([`Entry::rest`]), and every sender
 //! takes the lock, so nothing sent is lost or handled twice.
+//!
+//! A writer that rests with a deadline (a secondary's refresh, a signed zone's
+//! signatures) registers it in the one timer queue of all zones ([`ZoneTimers`],
+//! [`crate::timer_queue`]), by its zone's slot, under a generation its record keeps; when it falls due the
+//! queue's task wakes the writer the same way, with [`Event::TimerDue`], if it still
+//! rests under that generation ([`Writers::timer_due`]). A wake by anything else leaves
+//! the deadline in the queue, found stale when it falls due: the senders above never
+//! touch the queue.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 
 use arc_swap::ArcSwap;
 use tern_ctl::proto::ZoneStatus;
 use tern_wire::{Dname, Name};
-use tern_zone::NameMap;
+use tern_zone::{NameMap, ZoneSlot};
 use tracing::warn;
 
 use crate::dormant::Dormant;
 use crate::event::{Event, WriterInbox};
 use crate::inbox::Receiver;
+use crate::shared::ZoneTimers;
 use crate::updates::{UpdateSink, UpdateTask};
 
 /// One zone's writer, however it is (see the module comment).
@@ -94,6 +103,12 @@ impl Entry {
     /// True while the writer rests.
     pub fn is_resting(&self) -> bool {
         matches!(*self.life(), Life::Dormant(_))
+    }
+
+    /// True while the writer rests waiting for the deadline it registered under
+    /// `generation` (see the module comment).
+    pub fn waits_for(&self, generation: u64) -> bool {
+        matches!(&*self.life(), Life::Dormant(record) if record.waits_for(generation))
     }
 
     /// Puts the running writer whose end of the inbox is `inbox` to rest, keeping what
@@ -197,10 +212,33 @@ impl Writers {
         item: T,
         put: impl FnOnce(&WriterInbox, T) -> Result<(), T>,
     ) -> Result<(), T> {
-        let mut life = entry.life();
+        let life = entry.life();
         if let Life::Running { inbox, .. } = &*life {
             return put(inbox, item);
         }
+        self.wake_from_rest(life, entry, item, put)
+    }
+
+    /// A deadline `entry`'s writer registered under `generation` when it went to rest
+    /// fell due: it is woken with [`Event::TimerDue`] if it still rests under that
+    /// generation; otherwise the deadline is stale (see the module comment).
+    pub fn timer_due(&self, entry: &Arc<Entry>, generation: u64) {
+        let life = entry.life();
+        if matches!(&*life, Life::Dormant(record) if record.waits_for(generation)) {
+            let _ =
+                self.wake_from_rest(life, entry, Event::TimerDue, |inbox, event| inbox.send(event));
+        }
+    }
+
+    /// Wakes `entry`'s writer, at rest under `life` (its lock), with `item` put in its
+    /// new inbox by `put`; gives `item` back if the writer stopped.
+    fn wake_from_rest<T>(
+        &self,
+        mut life: MutexGuard<'_, Life>,
+        entry: &Arc<Entry>,
+        item: T,
+        put: impl FnOnce(&WriterInbox, T) -> Result<(), T>,
+    ) -> Result<(), T> {
         let Life::Dormant(record) = std::mem::replace(&mut *life, Life::Stopped) else {
             return Err(item);
         };
@@ -239,6 +277,22 @@ impl UpdateSink for Writers {
             }
         }
     }
+}
+
+/// Runs `timers`, waking each writer of `writers` whose deadline falls due (the control
+/// plane's runtime: one task for every zone). A deadline names its zone by its slot:
+/// a zone removed, or served by another entry since, is not woken by it.
+pub async fn run_timers(timers: Arc<ZoneTimers>, writers: Arc<Writers>) {
+    let entry = |slot: &Weak<ZoneSlot>| writers.get(slot.upgrade()?.origin());
+    let fire = |(slot, generation): (Weak<ZoneSlot>, u64)| {
+        if let Some(entry) = entry(&slot) {
+            writers.timer_due(&entry, generation);
+        }
+    };
+    let live = |(slot, generation): &(Weak<ZoneSlot>, u64)| {
+        entry(slot).is_some_and(|entry| entry.waits_for(*generation))
+    };
+    timers.run(fire, live).await;
 }
 
 /// A log of dropped updates that a flood of them cannot fill: one line a second at most,
@@ -295,6 +349,7 @@ mod tests {
             catalog_reported: None,
             journal_bytes: Some(12),
             notifying: Box::default(),
+            timed: None,
         }
     }
 
@@ -368,6 +423,44 @@ mod tests {
                 if kind == "update" { (vec![2], 1) } else { (vec![1, 2], 0) };
             assert_eq!((serials, updates), (want, want_updates), "{kind}");
         }
+    }
+
+    /// A deadline wakes the writer resting under its generation once, with
+    /// [`Event::TimerDue`]; not one woken meanwhile (even resting again, under another
+    /// generation), nor one stopped.
+    #[tokio::test]
+    async fn a_deadline_wakes_only_the_rest_it_was_registered_for() {
+        let (writers, wakes) = writers();
+        let timed = |generation| {
+            let timed = crate::dormant::Timed { generation, ..Default::default() };
+            Dormant { timed: Some(Box::new(timed)), ..record() }
+        };
+        let (inbox, receiver) = crate::inbox::inbox(4);
+        let entry = Entry::running(inbox, Arc::new(Mutex::new(ZoneStatus::default())));
+        assert!(entry.rest(&receiver, || timed(1)));
+        assert!(entry.waits_for(1) && !entry.waits_for(2));
+        writers.timer_due(&entry, 2);
+        assert!(entry.is_resting() && wakes.try_recv().is_err(), "not its generation");
+        writers.timer_due(&entry, 1);
+        let woken = wakes.try_recv().unwrap();
+        assert!(matches!(woken.inbox.next(1).await, Next::Event(Event::TimerDue)));
+        writers.timer_due(&entry, 1);
+        assert!(wakes.try_recv().is_err(), "once");
+        // Rests again under generation 3: the deadline of 1 is stale.
+        assert!(entry.rest(&woken.inbox, || timed(3)));
+        writers.timer_due(&entry, 1);
+        assert!(entry.is_resting() && wakes.try_recv().is_err(), "stale");
+        // Woken by an event, then removed: its deadline wakes nothing.
+        writers.send(&entry, notify(1)).unwrap();
+        let woken = wakes.try_recv().unwrap();
+        writers.timer_due(&entry, 3);
+        assert!(wakes.try_recv().is_err() && !entry.waits_for(3), "running");
+        assert!(matches!(woken.inbox.next(1).await, Next::Event(Event::Notify(_))));
+        assert!(woken.inbox.is_empty(), "no timer event in the running writer's inbox");
+        assert!(entry.rest(&woken.inbox, || timed(4)));
+        entry.stop();
+        writers.timer_due(&entry, 4);
+        assert!(wakes.try_recv().is_err() && !entry.waits_for(4), "stopped");
     }
 
     /// A writer does not rest while something waits for it, nor once stopped; a

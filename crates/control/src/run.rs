@@ -15,7 +15,7 @@ use tern_ctl::proto::ZoneStatus;
 use tracing::info;
 
 use crate::counters::control::{control, LoadResult};
-use crate::dormant::{refused, REST_AFTER};
+use crate::dormant::{refused, show_role, REST_AFTER};
 use crate::event::{Event, LoadOutcome};
 use crate::inbox::{Next, Receiver};
 use crate::plan::{Role, ZonePlan};
@@ -23,6 +23,9 @@ use crate::registry::Entry;
 use crate::state::Schedule;
 use crate::updates::UpdateTask;
 use crate::writer::Writer;
+
+/// Where a deadline too far off for the clock is put (about 30 years, as tokio does).
+const FAR_FUTURE: Duration = Duration::from_secs(86_400 * 365 * 30);
 
 impl Writer {
     /// Takes events and updates until stopped; updates waiting together are committed
@@ -50,7 +53,7 @@ impl Writer {
                 Box::pin(self.report_catalog()).await;
                 let resting = entry.is_some() && self.restful();
                 if let (true, Some(entry)) = (std::mem::take(&mut self.rest_now), &entry) {
-                    if resting && self.tasks_done() && entry.rest(&inbox, || self.take_dormant()) {
+                    if resting && self.rest(entry, &inbox) {
                         return;
                     }
                 }
@@ -80,7 +83,7 @@ impl Writer {
                     },
                     () = sleep => match (resting, &entry) {
                         (true, Some(entry)) => {
-                            if self.tasks_done() && entry.rest(&inbox, || self.take_dormant()) {
+                            if self.rest(entry, &inbox) {
                                 return;
                             }
                         }
@@ -117,8 +120,33 @@ impl Writer {
                     let _ = reply.send(outcome);
                 }
             },
+            Event::TimerDue => Box::pin(self.on_time()).await,
             Event::Stop => {}
         }
+    }
+
+    /// Rests in `entry` if it still may and nothing came in `inbox` meanwhile
+    /// ([`crate::dormant`]), its next deadline registered in the timer queue
+    /// ([`crate::registry`]): true if it rests (its task then ends).
+    fn rest(&mut self, entry: &Entry, inbox: &Receiver<Event, UpdateTask>) -> bool {
+        if !self.tasks_done() || !self.restful() {
+            return false;
+        }
+        let (timers, slot) = (Arc::clone(&self.shared.timers), Arc::downgrade(&self.slot));
+        let (now, instant) = (self.now(), tokio::time::Instant::now());
+        let due = self.next_wake().map(|at| {
+            let wait = Duration::from_secs(at.saturating_sub(now));
+            instant.checked_add(wait).unwrap_or(instant + FAR_FUTURE) // as tokio's own sleep
+        });
+        let generation = due.map_or(0, |_| timers.generation());
+        if !entry.rest(inbox, || self.take_dormant(generation)) {
+            return false;
+        }
+        if let Some(at) = due {
+            // After the rest: a wake before this push only leaves it stale.
+            timers.push(at, (slot, generation));
+        }
+        true
     }
 
     /// When something is due: a refresh or expiry, or writing the zone file. A frozen
@@ -137,19 +165,13 @@ impl Writer {
     pub(crate) fn show_status(&self) {
         let zone = self.current.as_ref();
         let journal_bytes = self.journal.as_ref().and_then(|j| j.try_lock().ok().map(|j| j.len()));
-        let secondary = matches!(self.plan.role, Role::Secondary(_));
         let Ok(mut status) = self.status.lock() else { return };
         let kept_journal = status.journal_bytes;
         *status = ZoneStatus {
             zone: self.plan.name.to_string(),
-            role: if secondary { "secondary" } else { "primary" }.into(),
             serial: zone.map(|z| z.serial()),
             records: zone.map_or(0, |z| z.record_count() as u64),
             loaded_at: self.loaded_at,
-            last_refresh: Some(self.schedule.last_refresh).filter(|&t| secondary && t > 0),
-            next_refresh: self.schedule.refresh_at.filter(|_| secondary),
-            expires_at: self.schedule.expire_at.filter(|_| secondary),
-            expired: self.schedule.expired,
             journal_bytes: journal_bytes.or(kept_journal),
             unflushed: self.file_base.is_some(),
             frozen: self.frozen,
@@ -158,10 +180,13 @@ impl Writer {
                 .last_error
                 .clone()
                 .or_else(|| refused(self.journal.as_ref(), self.loaded_at)),
+            ..ZoneStatus::default()
         };
+        show_role(&self.plan, &self.schedule, &mut status);
     }
 
-    /// Whatever is due: a secondary's refresh or expiry, a primary's zone file.
+    /// Whatever is due: a secondary's refresh or expiry, a primary's zone file, the
+    /// signer's work.
     pub(crate) async fn on_time(&mut self) {
         if self.flush_at.is_some_and(|at| at <= self.now()) {
             self.flush_and_compact().await;

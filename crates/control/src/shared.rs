@@ -1,14 +1,14 @@
 //! What every zone's writer shares: the zone set, the transfer and load slots, the
-//! limits for talking to remotes, the storage directory, the network, the clock, and
-//! where consumed catalogs are reported.
+//! limits for talking to remotes, the storage directory, the network, the clock, the
+//! timer queue of the writers at rest, and where consumed catalogs are reported.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use arc_swap::ArcSwap;
 use tern_wire::Name;
-use tern_zone::ZoneDb;
+use tern_zone::{ZoneDb, ZoneSlot};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
@@ -16,6 +16,7 @@ use crate::clock::Clock;
 use crate::error::Result;
 use crate::event::Listed;
 use crate::peer::{Limits, Network};
+use crate::timer_queue::TimerQueue;
 
 /// What every writer shares.
 #[derive(Debug)]
@@ -42,7 +43,13 @@ pub struct Shared {
     pub network: Arc<dyn Network>,
     /// The time.
     pub clock: Arc<dyn Clock>,
+    /// The deadlines of the writers at rest ([`crate::timer_queue`]).
+    pub timers: Arc<ZoneTimers>,
 }
+
+/// The timer queue of the writers at rest ([`crate::timer_queue`]): each deadline's
+/// zone, by its slot, and the generation its writer registered it under.
+pub type ZoneTimers = TimerQueue<(Weak<ZoneSlot>, u64)>;
 
 /// Makes `slots`, which held `from` permits, hold `to`: more are added at once; fewer
 /// are taken away as the transfers that hold them end (a task on `runtime` waits for
@@ -106,6 +113,7 @@ impl Shared {
             catalogs_listed: None,
             network,
             clock,
+            timers: Arc::default(),
         })
     }
 

@@ -18,7 +18,7 @@ use crate::plan::{Remote, ZoneSource};
 use crate::updates::UpdateTask;
 
 /// When a secondary does what next (seconds since the epoch).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Schedule {
     /// Check the primary then (`None`: not a secondary, or not started).
     pub refresh_at: Option<u64>,

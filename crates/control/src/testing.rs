@@ -155,6 +155,8 @@ pub struct MemoryPrimary {
     pub notifies: std::sync::atomic::AtomicUsize,
     /// Transfers given.
     pub transfers: std::sync::atomic::AtomicUsize,
+    /// SOA queries answered.
+    pub soa_queries: std::sync::atomic::AtomicUsize,
 }
 
 impl MemoryPrimary {
@@ -165,6 +167,7 @@ impl MemoryPrimary {
             zone: std::sync::Mutex::new(std::sync::Arc::new(zone)),
             notifies: Default::default(),
             transfers: Default::default(),
+            soa_queries: Default::default(),
         })
     }
 
@@ -186,6 +189,7 @@ impl MemoryPrimary {
 
 impl Network for MemoryPrimary {
     fn soa_serial(&self, _: Peer<'_>, _: &Dname, _: Duration) -> Result<u32, ClientError> {
+        self.soa_queries.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(self.zone().serial())
     }
 

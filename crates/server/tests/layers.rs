@@ -24,7 +24,17 @@ const SERVER: &[&[&str]] = &[
 const CONTROL: &[&[&str]] = &[
     &["peer"],
     &["database"],
-    &["clock", "plan", "progress", "priority", "refusals", "storage", "inbox", "counters"],
+    &[
+        "clock",
+        "plan",
+        "progress",
+        "priority",
+        "refusals",
+        "storage",
+        "inbox",
+        "counters",
+        "timer_queue",
+    ],
     &["error", "updates", "query_stats"],
     &["change", "keystore"],
     &["event", "script"],
