@@ -322,9 +322,8 @@ impl ZoneConfig {
     }
 
     /// The zone of a `[[zone]]` table of string values alone ([`layout::FlatReader`]):
-    /// what reading the table gives when it holds `name` and maybe `file` and
-    /// `template`, each valid; `None` for any other table (it is then read the usual
-    /// way, which says what is wrong).
+    /// what reading the table gives, when it reads; `None` otherwise (it is then read
+    /// the usual way, which says what is wrong and where).
     fn from_strings(values: &[(Cow<'_, str>, Cow<'_, str>)]) -> Option<ZoneConfig> {
         let (mut name, mut file, mut template) = (None, None, None);
         for (key, value) in values {
@@ -334,7 +333,7 @@ impl ZoneConfig {
                     file = Some(ZoneSource::File(PathBuf::from(&**value)))
                 }
                 "template" => template = Some(value.clone().into_owned()),
-                _ => return None,
+                _ => return ZoneConfig::from_string_table(values),
             }
         }
         // What `TryFrom<RawZone>` gives for these keys alone (a test compares them).
@@ -347,6 +346,16 @@ impl ZoneConfig {
             catalog_templates: Vec::new(),
             catalog_max_members: None,
         })
+    }
+
+    /// [`Self::from_strings`] for other keys: the table read by serde, as a table
+    /// without places.
+    fn from_string_table(values: &[(Cow<'_, str>, Cow<'_, str>)]) -> Option<ZoneConfig> {
+        let table = values.iter().map(|(key, value)| {
+            (key.clone().into_owned(), toml::Value::String(value.clone().into_owned()))
+        });
+        let raw = RawZone::deserialize(toml::Value::Table(table.collect())).ok()?;
+        ZoneConfig::try_from(raw).ok()
     }
 }
 
@@ -544,10 +553,11 @@ impl Config {
             Ok(config) => config,
             // The file's own errors come first, as when it is read alone; then those
             // the added zones bring.
-            Err(error) => {
+            Err(read::Failure { error, added: true }) => {
                 Config::from_text(&text, path)?;
                 return Err(error);
             }
+            Err(read::Failure { error, added: false }) => return Err(error),
         };
         // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
         config.path = std::path::absolute(path).ok();
@@ -600,7 +610,7 @@ impl Config {
             Some((added_text, added_path)) => read::Added::Given(added_text, added_path),
             None => read::Added::Absent,
         };
-        Config::read_with(text, path, added)
+        Config::read_with(text, path, added).map_err(|failure| failure.error)
     }
 
     /// The zones of `batch` (`[[zone]]` tables given to `zone-add`, to be added beside

@@ -48,25 +48,37 @@ enum Outcome<'a> {
     Unreadable(Error),
 }
 
+/// A reading that failed: the error, and whether a file of added zones was read too
+/// (its zones may be why).
+pub(super) struct Failure {
+    pub error: Error,
+    pub added: bool,
+}
+
 impl Config {
     /// Reads configuration `text` (of the file `path`) with the zones of `added` after
     /// its own (see the module comment).
-    pub(super) fn read_with(text: &str, path: &Path, added: Added<'_>) -> Result<Config> {
+    pub(super) fn read_with(
+        text: &str,
+        path: &Path,
+        added: Added<'_>,
+    ) -> std::result::Result<Config, Failure> {
         let layout = Layout::split(text);
         let outcome = match read_split(text, path, &added, &layout) {
             Ok(outcome) => outcome,
             Err(Whole) => {
                 drop(layout);
-                read_whole(text, path, &added)?
+                read_whole(text, path, &added).map_err(|error| Failure { error, added: false })?
             }
         };
         match outcome {
             Outcome::Read(config) => Ok(*config),
             Outcome::Failed(errors, added) => {
-                let added = added.as_ref().map(|(text, path)| (&**text, path.as_path()));
-                Err(render(text, path, added, &errors))
+                let read = added.as_ref().map(|(text, path)| (&**text, path.as_path()));
+                let error = render(text, path, read, &errors);
+                Err(Failure { error, added: added.is_some() })
             }
-            Outcome::Unreadable(error) => Err(error),
+            Outcome::Unreadable(error) => Err(Failure { error, added: true }),
         }
     }
 }
@@ -632,12 +644,23 @@ mod tests {
             "[[zone]]\r\nname = \"a\"\r\nfile = \"a\\\\b\"\r\n",
             "[[zone]]\nfile = \"x\"\nname = \"b\"\n# the end\n   ",
             "[[zone]]\nname = \"c\"\n",
+            "[[zone]]\nname = \"s\"\nprimary = \"p\"\nzonefile-sync = \"never\"\nnotify = 'q'\n",
+            "[[zone]]\nname = \"s\"\nfile = \"s\"\nixfr-history-size = \"64M\"\ncatalog = \"cat\"\n",
+            "[[zone]]\nname = \"k\"\ncatalog-role = \"consumer\"\ncatalog-template = \"t\"\n",
+            "[[zone]]\nname = \"l\"\nscript = \"l.lua\"\nscript-max-memory = \"32M\"\n",
+            "[[zone]]\nname = \"d\"\ndatabase = \"pdns\"\ndnssec-policy = \"p\"\n",
+            "[[zone]]\nname = \"r\"\nrefresh-min = \"1h\"\nserial-policy = \"unixtime\"\n",
         ];
         let left = [
             "[[zone]]\nname = \"a..b\"\nfile = \"a\"\n",
             "[[zone]]\nname = \"a\"\nfile = \"\"\n",
             "[[zone]]\nname = \"a\"\nname = \"b\"\n",
-            "[[zone]]\nname = \"a\"\nfile = \"a\"\nprimary = \"p\"\n",
+            "[[zone]]\nname = \"a\"\nfile = \"a\"\nfil = \"p\"\n",
+            "[[zone]]\nname = \"a\"\nzonefile-sync = \"sometimes\"\n",
+            "[[zone]]\nname = \"a\"\nfile = \"a\"\nscript = \"b\"\n",
+            "[[zone]]\nname = \"a\"\ncatalog-role = \"both\"\n",
+            "[[zone]]\nname = \"a\"\nixfr-history = \"3\"\n",
+            "[[zone]]\nname = \"a\"\nfile = \"a\"\nprimary = [\"p\"]\n",
             "[[zone]]\nname = \"a\"\nfile = 1\n",
             "[[zone]]\nname = \"a\"\nfile = \"\"\"a\"\"\"\n",
             "[[zone]]\nname.x = \"a\"\n",

@@ -912,3 +912,38 @@ fn the_settings_of_a_zone_of_none_are_the_empty_templates() {
     let read = xfr::TemplateConfig::deserialize(toml::Value::Table(table)).unwrap();
     assert_eq!(read, xfr::TemplateConfig::default());
 }
+
+/// The file of added zones is read with the configuration file, once; the file's own
+/// errors come first, as when it is read alone, and those the added zones bring are
+/// shown in their file.
+#[test]
+fn the_added_zones_are_read_with_the_file_and_its_errors_come_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = dir.path().join("s");
+    std::fs::create_dir(&storage).unwrap();
+    let main = dir.path().join("ternd.toml");
+    let zone = "[[zone]]\nname = \"a.example\"\nfile = \"a\"\n";
+    std::fs::write(&main, format!("[server]\nstorage = \"s\"\n{zone}")).unwrap();
+    let added = storage.join(ADDED_ZONES);
+    std::fs::write(&added, "[[zone]]\nname = \"b.example\"\nfile = \"/z/b\"\n").unwrap();
+    let config = Config::from_file(&main).unwrap();
+    assert_eq!(config.zones_split().0.len(), 1);
+    assert_eq!(config.zones_split().1[0].name.to_string(), "b.example.");
+    assert_eq!(config.added_log.tables, 1);
+    std::fs::write(&added, "[[zone]]\nname = \"A.example\"\nfile = \"/z/b\"\n").unwrap();
+    let twice = Config::from_file(&main).unwrap_err().to_string();
+    assert!(
+        twice.starts_with(&format!("{}:1:1: zone A.example. is listed twice", added.display())),
+        "{twice}"
+    );
+    std::fs::write(&main, format!("[server]\nstorage = \"s\"\nudp-workers = 0\n{zone}")).unwrap();
+    let own = Config::from_file(&main).unwrap_err().to_string();
+    assert!(own.starts_with(&format!("{}:3:15: ", main.display())), "{own}");
+    assert!(!own.contains(ADDED_ZONES), "{own}");
+    std::fs::remove_file(&added).unwrap();
+    std::fs::create_dir(&added).unwrap();
+    let own = Config::from_file(&main).unwrap_err().to_string();
+    assert!(own.starts_with(&format!("{}:3:15: ", main.display())), "{own}");
+    std::fs::write(&main, format!("[server]\nstorage = \"s\"\n{zone}")).unwrap();
+    assert!(matches!(Config::from_file(&main), Err(Error::File { .. })));
+}
