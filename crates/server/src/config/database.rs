@@ -87,31 +87,19 @@ pub(super) fn by_id(
     found
 }
 
-impl super::Config {
-    /// Resolves the zones' `database` ([`attach`]).
-    pub(super) fn attach_databases(&mut self, errors: &mut Vec<(Option<Range<usize>>, String)>) {
-        let databases = by_id(&self.databases, errors);
-        attach(&mut self.zones, &self.zone_spans, &databases, errors);
-    }
-}
-
-/// Replaces each zone's stand-in ([`reference`]) with the database of its id; a zone
-/// naming none of them is an error at its table (`spans`, in the zones' order).
+/// Replaces the zone's stand-in ([`reference`]) with the database of its id; a zone
+/// naming none of them is an error (to be shown at its table).
 pub(super) fn attach(
-    zones: &mut [ZoneConfig],
-    spans: &[Range<usize>],
+    zone: &mut ZoneConfig,
     databases: &HashMap<String, Arc<Database>>,
-    errors: &mut Vec<(Option<Range<usize>>, String)>,
-) {
-    for (index, zone) in zones.iter_mut().enumerate() {
-        let Some(ZoneSource::Database(named)) = &mut zone.source else { continue };
-        match databases.get(&named.id) {
-            Some(database) => *named = Arc::clone(database),
-            None => errors.push((
-                spans.get(index).cloned(),
-                format!("zone {}: no `[[database]]` has id {:?}", zone.name, named.id),
-            )),
+) -> Result<(), String> {
+    let Some(ZoneSource::Database(named)) = &mut zone.source else { return Ok(()) };
+    match databases.get(&named.id) {
+        Some(database) => {
+            *named = Arc::clone(database);
+            Ok(())
         }
+        None => Err(format!("zone {}: no `[[database]]` has id {:?}", zone.name, named.id)),
     }
 }
 

@@ -13,8 +13,11 @@
 //!   links resolved: a token holder cannot make the server read (and quote in an
 //!   error) or overwrite a file elsewhere.
 
+use std::borrow::Cow;
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
+use std::sync::Arc;
 
 use tern_wire::Name;
 
@@ -24,7 +27,7 @@ use super::{Role, ZonePlan, ZoneSource, ADDED_ZONES};
 pub type FileUsers = HashMap<PathBuf, (Name, bool)>;
 
 /// The files `plans` use, without checking them.
-pub fn users<'p>(plans: impl IntoIterator<Item = &'p std::sync::Arc<ZonePlan>>) -> FileUsers {
+pub fn users<'p>(plans: impl IntoIterator<Item = &'p Arc<ZonePlan>>) -> FileUsers {
     let mut users = FileUsers::new();
     for plan in plans {
         if let ZoneSource::File(path) = &plan.source {
@@ -38,24 +41,93 @@ pub fn users<'p>(plans: impl IntoIterator<Item = &'p std::sync::Arc<ZonePlan>>) 
 pub fn claim(plan: &ZonePlan, users: &mut FileUsers, storage: &Path) -> Result<(), String> {
     let Some(path) = zone_file(plan, storage)? else { return Ok(()) };
     let writes = writes(plan);
-    if let Some((other, other_writes)) = users.get(&path) {
-        if other != &plan.name && (writes || *other_writes) {
-            return Err(format!(
-                "file {}: zone {other} uses it too, and a secondary's kept copy must be its own",
-                path.display()
-            ));
-        }
+    let other = users.get(&path).map(|(name, writes)| (name, *writes));
+    if let Some(why) = shared_copy(&path, other, &plan.name, writes) {
+        return Err(why);
     }
     users.insert(path, (plan.name.clone(), writes));
     Ok(())
 }
 
+/// Checks the files of `plans` as [`claim`] does, one plan after the other from no
+/// users, without copying a path: the position of each plan that cannot use its file,
+/// and why.
+pub fn check(plans: &[Arc<ZonePlan>], storage: &Path) -> Vec<(usize, String)> {
+    let storage = normal(storage);
+    let mut users: HashMap<Normal<'_>, (&Name, bool)> = HashMap::with_capacity(plans.len());
+    let mut refused = Vec::new();
+    for (at, plan) in plans.iter().enumerate() {
+        let path = match own_file(plan, &storage) {
+            Ok(Some(path)) => path,
+            Ok(None) => continue,
+            Err(why) => {
+                refused.push((at, why));
+                continue;
+            }
+        };
+        let writes = writes(plan);
+        match users.entry(Normal(path)) {
+            Entry::Vacant(vacant) => {
+                vacant.insert((&plan.name, writes));
+            }
+            Entry::Occupied(mut user) => {
+                match shared_copy(&user.key().0, Some(*user.get()), &plan.name, writes) {
+                    Some(why) => refused.push((at, why)),
+                    None => *user.get_mut() = (&plan.name, writes),
+                }
+            }
+        }
+    }
+    refused
+}
+
+/// A normal path ([`normal`]) in a map: compared and hashed as bytes, which for normal
+/// paths is as paths (part by part), and cheaper.
+#[derive(Debug)]
+struct Normal<'p>(Cow<'p, Path>);
+
+impl PartialEq for Normal<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.as_os_str() == other.0.as_os_str()
+    }
+}
+
+impl Eq for Normal<'_> {}
+
+impl std::hash::Hash for Normal<'_> {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.0.as_os_str().hash(state);
+    }
+}
+
+/// Why zone `name` cannot use `path` that `other` uses: when either writes it (a
+/// secondary's kept copy is its own).
+fn shared_copy(
+    path: &Path,
+    other: Option<(&Name, bool)>,
+    name: &Name,
+    writes: bool,
+) -> Option<String> {
+    let (other, other_writes) = other?;
+    (other != name && (writes || other_writes)).then(|| {
+        format!(
+            "file {}: zone {other} uses it too, and a secondary's kept copy must be its own",
+            path.display()
+        )
+    })
+}
+
 /// `plan`'s zone file, normalised ([`normal`]), unless it is one of the server's own
 /// files in `storage` (an error says so); `None` for a zone without a file.
 pub fn zone_file(plan: &ZonePlan, storage: &Path) -> Result<Option<PathBuf>, String> {
+    Ok(own_file(plan, &normal(storage))?.map(Cow::into_owned))
+}
+
+/// [`zone_file`], `storage` normalised already, the path borrowed when it is normal.
+fn own_file<'p>(plan: &'p ZonePlan, storage: &Path) -> Result<Option<Cow<'p, Path>>, String> {
     let ZoneSource::File(path) = &plan.source else { return Ok(None) };
-    let path = normal(path);
-    if path.parent() == Some(&normal(storage)) && reserved(&path) {
+    let path = normal_cow(path);
+    if directly_in(&path, storage) && reserved(&path) {
         return Err(format!(
             "file {}: a file ternd keeps in its storage directory (journals, timers, its lock, {ADDED_ZONES}), not a zone file",
             path.display()
@@ -67,6 +139,19 @@ pub fn zone_file(plan: &ZonePlan, storage: &Path) -> Result<Option<PathBuf>, Str
 /// True when `plan` writes its zone file (a secondary's kept copy).
 pub fn writes(plan: &ZonePlan) -> bool {
     matches!(plan.role, Role::Secondary(_))
+}
+
+/// True when normal `path` names a file in normal directory `dir`: `dir` is its parent
+/// (compared as bytes, which for normal paths is as paths).
+fn directly_in(path: &Path, dir: &Path) -> bool {
+    let (path, dir) = (path.as_os_str().as_encoded_bytes(), dir.as_os_str().as_encoded_bytes());
+    let Some(rest) = path.strip_prefix(dir) else { return false };
+    let name = match (dir, rest) {
+        (b"" | b"/", _) => rest,
+        (_, [b'/', name @ ..]) => name,
+        _ => return false,
+    };
+    !name.is_empty() && !name.contains(&b'/')
 }
 
 /// True for the names of the server's own files in storage.
@@ -82,6 +167,15 @@ fn reserved(path: &Path) -> bool {
 
 /// `path` without `.` and with `..` taken back (lexically: the file may not exist yet).
 pub fn normal(path: &Path) -> PathBuf {
+    normal_cow(path).into_owned()
+}
+
+/// [`normal`], borrowed when `path` is normal already (the usual case: then it has
+/// nothing to take out, and is not rebuilt part by part).
+fn normal_cow(path: &Path) -> Cow<'_, Path> {
+    if is_normal(path) {
+        return Cow::Borrowed(path);
+    }
     let mut out = PathBuf::new();
     for part in path.components() {
         match part {
@@ -92,7 +186,25 @@ pub fn normal(path: &Path) -> PathBuf {
             other => out.push(other),
         }
     }
-    out
+    Cow::Owned(out)
+}
+
+/// True when [`normal`] gives `path` back unchanged: after the root, no empty part
+/// (`//`, a trailing `/`), `.` or `..`.
+fn is_normal(path: &Path) -> bool {
+    let Some(text) = path.to_str() else {
+        let bytes = path.as_os_str().as_encoded_bytes();
+        let body = bytes.strip_prefix(b"/").unwrap_or(bytes);
+        return body.is_empty()
+            || body.split(|&b| b == b'/').all(|part| !matches!(part, b"" | b"." | b".."));
+    };
+    // The same on text, searched (quickly) rather than split: no empty part, and no
+    // part `.` or `..`, first, inside or last.
+    let body = text.strip_prefix('/').unwrap_or(text);
+    let inside = ["//", "/./", "/../"].iter().any(|part| body.contains(part));
+    let first = [".", ".."].contains(&body) || body.starts_with("./") || body.starts_with("../");
+    let last = body.ends_with("/.") || body.ends_with("/..");
+    body.is_empty() || !(inside || first || last || body.starts_with('/') || body.ends_with('/'))
 }
 
 /// Checks the file of a zone added at run time: an absolute path in one of `dirs`
@@ -178,6 +290,101 @@ mod tests {
             assert!(why.contains("not a zone file"), "{own}: {why}");
         }
         assert_eq!(super::users(&[plan("g.example", copy, true)]).len(), 1);
+    }
+
+    /// Checking the plans all at once refuses what claiming them one by one does.
+    #[test]
+    fn checking_all_refuses_what_claiming_each_does() {
+        let storage = Path::new("/var/lib/tern/.");
+        let plans = [
+            plan("a.example", Path::new("/etc/tern/parked.zone"), false),
+            plan("b.example", Path::new("/etc/tern/./parked.zone"), false),
+            plan("c.example", Path::new("/etc/tern/parked.zone"), true),
+            plan("d.example", Path::new("/var/lib/tern/d.zone"), true),
+            plan("e.example", Path::new("/var/lib/tern//d.zone"), false),
+            plan("f.example", Path::new("/var/lib/tern/x.journal"), false),
+            plan("d.example", Path::new("/var/lib/tern/d.zone"), true),
+        ];
+        let mut users = FileUsers::new();
+        let claimed: Vec<(usize, String)> = plans
+            .iter()
+            .enumerate()
+            .filter_map(|(at, plan)| claim(plan, &mut users, storage).err().map(|why| (at, why)))
+            .collect();
+        assert_eq!(claimed.iter().map(|(at, _)| *at).collect::<Vec<_>>(), [2, 4, 5]);
+        assert_eq!(check(&plans, storage), claimed);
+    }
+
+    /// A path found normal already is given back as the part-by-part rebuild gives it.
+    #[test]
+    fn a_normal_path_is_borrowed_and_the_same() {
+        for path in [
+            "",
+            "/",
+            "//",
+            "/a",
+            "/a/b.zone",
+            "./",
+            "../a",
+            "a/.",
+            "a/..",
+            "...",
+            "a/.../b",
+            "//a",
+            "/a/./b",
+            "a/b/../c",
+            "/a/.b/c..",
+            "a/b",
+            "./a",
+            "a/./b",
+            "a/../b",
+            "/a//b",
+            "/a/b/",
+            "/a/.",
+            "/a/..",
+            "..",
+            ".",
+            "/.hidden/x",
+            "/a/b..c/d.",
+            "a\\b",
+        ] {
+            let rebuilt: PathBuf = {
+                let mut out = PathBuf::new();
+                for part in Path::new(path).components() {
+                    match part {
+                        Component::CurDir => {}
+                        Component::ParentDir => {
+                            out.pop();
+                        }
+                        other => out.push(other),
+                    }
+                }
+                out
+            };
+            assert_eq!(normal(Path::new(path)), rebuilt, "{path:?}");
+            let same = Path::new(path).as_os_str() == rebuilt.as_os_str();
+            assert_eq!(is_normal(Path::new(path)), same, "{path:?}");
+        }
+        assert!(is_normal(Path::new("/var/lib/tern/a.example.zone")));
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = |b: &'static [u8]| Path::new(std::ffi::OsStr::from_bytes(b));
+        assert!(is_normal(bytes(b"/a/\xff/b")));
+        assert!(!is_normal(bytes(b"/a/\xff/./b")) && !is_normal(bytes(b"/a/\xff//b")));
+        for (path, dir) in [
+            ("/var/lib/tern/x", "/var/lib/tern"),
+            ("/var/lib/ternx", "/var/lib/tern"),
+            ("/var/lib/tern/a/x", "/var/lib/tern"),
+            ("/var/lib/tern", "/var/lib/tern"),
+            ("/x", "/"),
+            ("/", "/"),
+            ("x", ""),
+            ("/x", ""),
+            ("a/x", "a"),
+            ("a", "a"),
+        ] {
+            let (path, dir) = (Path::new(path), Path::new(dir));
+            assert_eq!(directly_in(path, dir), path.parent() == Some(dir), "{path:?} in {dir:?}");
+        }
     }
 
     #[test]

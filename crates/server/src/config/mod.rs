@@ -4,8 +4,10 @@
 //! errors that name the file, line and column and give a hint ([`report`]); every table
 //! is read on its own, so one file reports all its errors at once (up to
 //! [`MAX_ERRORS`]). The same [`Config`] is built by the quick command-line mode and by
-//! `ternd demo`. Keys, remotes, access rules and templates are in [`xfr`]; rate
-//! limiting and cookies in [`defences`]; the HTTP listener in [`http`].
+//! `ternd demo`. Reading is [`read`]'s: a large file's `[[zone]]` tables one at a time
+//! ([`layout`]), each planned as it is read ([`intake`]). Keys, remotes, access rules
+//! and templates are in [`xfr`]; rate limiting and cookies in [`defences`]; the HTTP
+//! listener in [`http`].
 
 pub mod added_file;
 pub mod control;
@@ -13,7 +15,10 @@ pub mod database;
 pub mod defences;
 pub mod files;
 pub mod http;
+mod intake;
+mod layout;
 pub mod quic;
+mod read;
 pub mod report;
 pub mod signing;
 pub mod tls;
@@ -26,13 +31,13 @@ use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Arc;
 
-use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use tern_wire::Name;
-use toml::de::{DeTable, DeValue, ValueDeserializer};
+use toml::de::DeValue;
 use toml::Spanned;
 use tracing::level_filters::LevelFilter;
 
@@ -96,9 +101,6 @@ pub struct Config {
     /// The file this configuration was read from (`None` for built-in configurations);
     /// SIGHUP re-reads it.
     pub path: Option<PathBuf>,
-    /// Where each zone's table is in the file, for errors found as it is read (dropped
-    /// once it is).
-    zone_spans: Vec<Range<usize>>,
     /// The zones before this position are the configuration file's; those from it on
     /// were added at run time ([`ADDED_ZONES`]).
     added_from: usize,
@@ -318,6 +320,43 @@ impl ZoneConfig {
             catalog_max_members: None,
         }
     }
+
+    /// The zone of a `[[zone]]` table of string values alone ([`layout::FlatReader`]):
+    /// what reading the table gives, when it reads; `None` otherwise (it is then read
+    /// the usual way, which says what is wrong and where).
+    fn from_strings(values: &[(Cow<'_, str>, Cow<'_, str>)]) -> Option<ZoneConfig> {
+        let (mut name, mut file, mut template) = (None, None, None);
+        for (key, value) in values {
+            match &**key {
+                "name" => name = Some(values::parse_zone_name(value).ok()?),
+                "file" if !value.is_empty() => {
+                    file = Some(ZoneSource::File(PathBuf::from(&**value)))
+                }
+                "template" => template = Some(value.clone().into_owned()),
+                _ => return ZoneConfig::from_string_table(values),
+            }
+        }
+        // What `TryFrom<RawZone>` gives for these keys alone (a test compares them).
+        Some(ZoneConfig {
+            name: name?,
+            source: file,
+            template,
+            settings: xfr::TemplateConfig::default(),
+            catalog_role: None,
+            catalog_templates: Vec::new(),
+            catalog_max_members: None,
+        })
+    }
+
+    /// [`Self::from_strings`] for other keys: the table read by serde, as a table
+    /// without places.
+    fn from_string_table(values: &[(Cow<'_, str>, Cow<'_, str>)]) -> Option<ZoneConfig> {
+        let table = values.iter().map(|(key, value)| {
+            (key.clone().into_owned(), toml::Value::String(value.clone().into_owned()))
+        });
+        let raw = RawZone::deserialize(toml::Value::Table(table.collect())).ok()?;
+        ZoneConfig::try_from(raw).ok()
+    }
 }
 
 /// A `[[zone]]` table as written.
@@ -384,8 +423,6 @@ impl TryFrom<RawZone> for ZoneConfig {
     /// The settings are read as a template's are (same keys, same checks).
     fn try_from(raw: RawZone) -> std::result::Result<Self, String> {
         let source = zone_source(&raw)?;
-        let mut table = toml::Table::new();
-        table.insert("id".into(), toml::Value::String(String::new()));
         let keys = [
             ("primary", raw.primary),
             ("notify", raw.notify),
@@ -404,13 +441,11 @@ impl TryFrom<RawZone> for ZoneConfig {
             ("catalog-group", raw.catalog_group),
             ("dnssec-policy", raw.dnssec_policy),
         ];
-        for (key, value) in keys {
-            if let Some(value) = value {
-                table.insert(key.into(), value);
-            }
-        }
-        let settings = xfr::TemplateConfig::deserialize(toml::Value::Table(table.clone()))
-            .map_err(|e| format!("zone {}: {}{}", raw.name, culprit(&table), e.message()))?;
+        // A zone of none of its own (most) has the empty template's: nothing to read.
+        let settings = match keys.iter().all(|(_, value)| value.is_none()) {
+            true => xfr::TemplateConfig::default(),
+            false => zone_settings(&raw.name, keys)?,
+        };
         Ok(ZoneConfig {
             name: raw.name,
             source,
@@ -421,6 +456,22 @@ impl TryFrom<RawZone> for ZoneConfig {
             catalog_max_members: raw.catalog_max_members,
         })
     }
+}
+
+/// A zone's settings, read as a template's are (`keys` are those given).
+fn zone_settings(
+    name: &Name,
+    keys: [(&str, Option<toml::Value>); 16],
+) -> std::result::Result<xfr::TemplateConfig, String> {
+    let mut table = toml::Table::new();
+    table.insert("id".into(), toml::Value::String(String::new()));
+    for (key, value) in keys {
+        if let Some(value) = value {
+            table.insert(key.into(), value);
+        }
+    }
+    xfr::TemplateConfig::deserialize(toml::Value::Table(table.clone()))
+        .map_err(|e| format!("zone {name}: {}{}", culprit(&table), e.message()))
 }
 
 /// A zone's `file`, `script` (with its bounds) or `database` (one of them).
@@ -493,20 +544,21 @@ pub struct Identity {
 }
 
 impl Config {
-    /// Reads and checks a configuration file.
+    /// Reads and checks a configuration file, with the zones added at run time (the
+    /// file [`ADDED_ZONES`] in the storage directory it names) after its own.
     pub fn from_file(path: &Path) -> Result<Config> {
         let text = std::fs::read_to_string(path)
             .map_err(|source| Error::File { path: path.to_owned(), source })?;
-        let mut config = Config::from_text(&text, path)?;
-        let added_path = config.added_zones_path();
-        if let Some(added) = added_path.as_deref().filter(|p| p.exists()) {
-            // Lossy: bytes a crash left past the last whole change need not be UTF-8
-            // (they are ignored, see `added_file`).
-            let added_bytes = std::fs::read(added)
-                .map_err(|source| Error::File { path: added.to_owned(), source })?;
-            let added_text = String::from_utf8_lossy(&added_bytes);
-            config = Config::read(&text, path, Some((&added_text, added)))?;
-        }
+        let mut config = match Config::read_with(&text, path, read::Added::Storage) {
+            Ok(config) => config,
+            // The file's own errors come first, as when it is read alone; then those
+            // the added zones bring.
+            Err(read::Failure { error, added: true }) => {
+                Config::from_text(&text, path)?;
+                return Err(error);
+            }
+            Err(read::Failure { error, added: false }) => return Err(error),
+        };
         // Absolute, so that a reload after `--daemon` (which changes to `/`) finds it.
         config.path = std::path::absolute(path).ok();
         Ok(config)
@@ -554,57 +606,11 @@ impl Config {
     /// [`from_text`](Self::from_text), with the zones of `added` (text and path) after
     /// the file's own; errors in either are shown in their own file.
     pub fn read(text: &str, path: &Path, added: Option<(&str, &Path)>) -> Result<Config> {
-        // Spans past the end of `text` are in `added`.
-        let offset = text.len() + 1;
-        let fail = |errors: Vec<(Option<Range<usize>>, String)>| {
-            let rendered: Vec<String> = errors
-                .iter()
-                .take(MAX_ERRORS)
-                .map(|(span, message)| match (span, added) {
-                    (Some(s), Some((added_text, added_path))) if s.start >= offset => {
-                        let inner = s.start - offset..s.end.saturating_sub(offset);
-                        report::render(added_path, added_text, Some(inner), message)
-                    }
-                    _ => report::render(path, text, span.clone(), message),
-                })
-                .collect();
-            let more = errors.len().saturating_sub(MAX_ERRORS);
-            let tail =
-                if more > 0 { format!("\n({more} more errors not shown)") } else { String::new() };
-            Error::Config(format!("{}{tail}", rendered.join("\n")))
+        let added = match added {
+            Some((added_text, added_path)) => read::Added::Given(added_text, added_path),
+            None => read::Added::Absent,
         };
-        let (doc, syntax) = DeTable::parse_recoverable(text);
-        if !syntax.is_empty() {
-            return Err(fail(syntax.iter().map(|e| (e.span(), e.message().to_owned())).collect()));
-        }
-        let mut reader = TableReader::default();
-        let mut config = Config { path: Some(path.to_owned()), ..Config::default() };
-        let mut zones = Vec::new();
-        for (key, value) in doc.get_ref() {
-            reader.top(&mut config, &mut zones, key, value);
-        }
-        let main_zones = zones.len();
-        if let Some((added_text, _)) = added {
-            config.added_log = read_log(added_text, offset, &mut zones, &mut reader);
-        }
-        let base = config.base().unwrap_or_else(|| PathBuf::from("/"));
-        config.take_zones(zones, &mut reader.errors);
-        config.added_from = main_zones.min(config.zones.len());
-        config.attach_databases(&mut reader.errors);
-        config.resolve_paths(&base);
-        config.cookies.resolve(&base, &mut reader.errors);
-        if let Err(why) = config.tls.check(!config.quic.listen.is_empty()) {
-            let table = |name: &str| doc.get_ref().iter().find(|(k, _)| &**k.get_ref() == name);
-            let table = table("tls").or_else(|| table("quic"));
-            reader.errors.push((table.map(|(k, _)| k.span()), why));
-        }
-        if reader.errors.is_empty() {
-            config.resolve(&base, &mut reader.errors);
-        }
-        match reader.errors.is_empty() {
-            true => Ok(config),
-            false => Err(fail(reader.errors)),
-        }
+        Config::read_with(text, path, added).map_err(|failure| failure.error)
     }
 
     /// The zones of `batch` (`[[zone]]` tables given to `zone-add`, to be added beside
@@ -621,10 +627,7 @@ impl Config {
         producers: impl Iterator<Item = &'z ZoneConfig>,
     ) -> Option<Result<NewZones>> {
         let mut errors = Vec::new();
-        let mut read = Vec::new();
-        let mut reader = TableReader::default();
-        read_added(batch, 0, &mut read, &mut reader);
-        errors.append(&mut reader.errors);
+        let (read, _) = read::added_tables(batch, 0, &mut errors, &mut |zone| zone);
         let base = self.base()?;
         let mut zones = Vec::new();
         for spanned in read {
@@ -702,76 +705,43 @@ impl Config {
         let mut config = Config::default();
         config.server.listen = listen;
         let mut seen = std::collections::HashSet::new();
-        for zone in zones {
+        for zone in &zones {
             if !seen.insert(zone.name.clone()) {
                 return Err(Error::Config(format!("zone {} is given twice", zone.name)));
             }
-            config.zones.push(zone);
         }
-        config.added_from = config.zones.len();
-        let mut errors = Vec::new();
-        config.resolve(Path::new("/"), &mut errors);
-        match errors.into_iter().next() {
-            None => Ok(config),
-            Some((_, message)) => Err(Error::Config(message)),
+        let mut intake = intake::Intake::new(&config, Path::new("/"), false, zones.len());
+        for zone in zones {
+            let prepared = intake.prepare(0..0, zone);
+            intake.admit(prepared);
         }
-    }
-
-    /// Moves the zones read to `zones`, reporting a zone listed twice.
-    fn take_zones(
-        &mut self,
-        zones: Vec<Spanned<ZoneConfig>>,
-        errors: &mut Vec<(Option<Range<usize>>, String)>,
-    ) {
-        let mut seen = std::collections::HashSet::new();
-        let mut spans = Vec::new();
-        for spanned in zones {
-            let span = spanned.span();
-            let zone = spanned.into_inner();
-            if !seen.insert(zone.name.clone()) {
-                errors.push((Some(span), format!("zone {} is listed twice", zone.name)));
-                continue;
+        config.added_from = intake.taken();
+        let first = intake.errors().next();
+        let finished = match first {
+            Some(error) => Err(vec![error]),
+            None => intake.finish(&config.server.storage),
+        };
+        match finished {
+            Ok((resolved, producers)) => {
+                config.resolved = Arc::new(resolved);
+                config.zones = producers;
+                Ok(config)
             }
-            spans.push(span);
-            self.zones.push(zone);
-        }
-        self.zone_spans = spans;
-    }
-
-    /// Checks references and builds the zone plans ([`xfr::resolve`]); of the tables
-    /// read, only produced catalogs' are kept then.
-    fn resolve(&mut self, base: &Path, errors: &mut Vec<(Option<Range<usize>>, String)>) {
-        let mut spans = std::mem::take(&mut self.zone_spans).into_iter();
-        let zones: Vec<(Range<usize>, ZoneConfig)> = std::mem::take(&mut self.zones)
-            .into_iter()
-            .map(|z| (spans.next().unwrap_or(0..0), z))
-            .collect();
-        self.zones = zones.iter().map(|(_, z)| z).filter(|z| z.is_producer()).cloned().collect();
-        let signing = self.signing_defaults();
-        match xfr::resolve(&self.tables, &zones, base, (&self.server.storage, &signing)) {
-            Ok(resolved) => {
-                let mut users = files::FileUsers::new();
-                for ((span, _), plan) in zones.iter().zip(&resolved.zones) {
-                    if let Err(why) = files::claim(plan, &mut users, &self.server.storage) {
-                        errors.push((Some(span.clone()), format!("zone {}: {why}", plan.name)));
-                    }
-                }
-                self.resolved = Arc::new(resolved);
+            Err(errors) => {
+                let message = errors.into_iter().next().map(|(_, message)| message);
+                Err(Error::Config(message.unwrap_or_default()))
             }
-            Err(problems) => errors.extend(problems.into_iter().map(|(s, m)| (Some(s), m))),
         }
     }
 
-    /// Makes relative zone, PID and log file paths relative to `base`.
+    /// Makes relative PID, log and other file paths relative to `base` (the zones'
+    /// are made so as they are read: see [`intake`]).
     fn resolve_paths(&mut self, base: &Path) {
         let anchor = |p: &mut PathBuf| {
             if p.is_relative() {
                 *p = base.join(&*p);
             }
         };
-        for zone in &mut self.zones {
-            anchor_source(&mut zone.source, base);
-        }
         for key in &mut self.tables.keys {
             key.get_mut().secret_file.as_mut().map(anchor);
         }
@@ -860,77 +830,6 @@ fn zone_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<ZoneSource
 /// The name of the file of zones added at run time, in the storage directory.
 pub const ADDED_ZONES: &str = "zones-added.toml";
 
-/// Reads the file of added zones ([`added_file`]): its committed part's zones (see
-/// [`read_added`]) and what is known of it. A torn last change is ignored (its bytes
-/// are past [`AddedLog::committed`](added_file::AddedLog)); damage is an error at the
-/// mark that does not match.
-fn read_log(
-    text: &str,
-    offset: usize,
-    zones: &mut Vec<Spanned<ZoneConfig>>,
-    reader: &mut TableReader,
-) -> added_file::AddedLog {
-    let (end, marked, tail) = added_file::committed(text);
-    // A torn change (`len` past `committed`) is logged once logging runs.
-    match tail {
-        added_file::Tail::Clean | added_file::Tail::Torn(_) => {}
-        added_file::Tail::Damaged(at) => reader.errors.push((
-            Some(at + offset..at + offset + 1),
-            "damaged: this change's check (CRC-32) does not match, and changes follow it; restore the file from a backup".into(),
-        )),
-    }
-    let committed = text.get(..end).unwrap_or_default();
-    let tables = read_added(committed, offset, zones, reader);
-    let len = text.len() as u64;
-    added_file::AddedLog { committed: end as u64, len, marked, tables }
-}
-
-/// Reads the `[[zone]]` tables of the file of added zones (nothing else may be in it),
-/// their spans and errors moved `offset` on (see [`Config::read`]); a removal record
-/// takes away the zone of its name read before it. Returns the tables read.
-fn read_added(
-    text: &str,
-    offset: usize,
-    zones: &mut Vec<Spanned<ZoneConfig>>,
-    reader: &mut TableReader,
-) -> usize {
-    let shift = |r: Range<usize>| r.start + offset..r.end + offset;
-    let (doc, syntax) = DeTable::parse_recoverable(text);
-    if !syntax.is_empty() {
-        let errors = syntax.iter().map(|e| (e.span().map(shift), e.message().to_owned()));
-        reader.errors.extend(errors);
-        return 0;
-    }
-    let mut inner = TableReader::default();
-    let mut added: Vec<Option<Spanned<ZoneConfig>>> = Vec::new();
-    let mut tables = 0;
-    for (key, value) in doc.get_ref() {
-        match &**key.get_ref() {
-            "zone" => tables += inner.zone_log(&mut added, value),
-            other => inner.errors.push((
-                Some(key.span()),
-                format!("unknown field `{other}`: only `[[zone]]` tables belong here"),
-            )),
-        }
-    }
-    reader.errors.extend(inner.errors.into_iter().map(|(span, m)| (span.map(shift), m)));
-    zones.extend(added.into_iter().flatten().map(|z| {
-        let span = shift(z.span());
-        Spanned::new(span, z.into_inner())
-    }));
-    tables
-}
-
-/// A removal record of the file of added zones ([`added_file::removal`]).
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct RemovedZone {
-    #[serde(deserialize_with = "values::zone_name")]
-    name: Name,
-    #[allow(dead_code)]
-    removed: bool,
-}
-
 /// `key-dir`, else `storage/keys`.
 fn key_dir(server: &ServerConfig) -> PathBuf {
     server.key_dir.clone().unwrap_or_else(|| server.storage.join("keys"))
@@ -938,132 +837,6 @@ fn key_dir(server: &ServerConfig) -> PathBuf {
 
 fn default_storage() -> PathBuf {
     PathBuf::from("/var/lib/tern")
-}
-
-/// Reads the top-level tables one by one, collecting every error.
-#[derive(Default)]
-struct TableReader {
-    errors: Vec<(Option<Range<usize>>, String)>,
-}
-
-/// The top-level keys, for the unknown-key hint.
-const TOP_KEYS: &str = "`server`, `tcp`, `identity`, `log`, `transfer`, `rrl`, `cookies`, \
-     `control`, `xdp`, `http`, `tls`, `quic`, `key`, `remote`, `acl`, `template`, `policy`, `zone`, `database`";
-
-impl TableReader {
-    /// Reads one top-level key.
-    fn top(
-        &mut self,
-        config: &mut Config,
-        zones: &mut Vec<Spanned<ZoneConfig>>,
-        key: &Spanned<toml::de::DeString<'_>>,
-        value: &Spanned<DeValue<'_>>,
-    ) {
-        match &**key.get_ref() {
-            "server" => self.one(&mut config.server, value),
-            "tcp" => self.one(&mut config.tcp, value),
-            "identity" => self.one(&mut config.identity, value),
-            "log" => self.one(&mut config.log, value),
-            "transfer" => self.one(&mut config.transfer, value),
-            "rrl" => self.one(&mut config.rrl, value),
-            "cookies" => self.one(&mut config.cookies, value),
-            "control" => self.one(&mut config.control, value),
-            "xdp" => self.one(&mut config.xdp, value),
-            "http" => self.one(&mut config.http, value),
-            "tls" => self.one(&mut config.tls, value),
-            "quic" => self.one(&mut config.quic, value),
-            "key" => self.list(&mut config.tables.keys, value),
-            "remote" => self.list(&mut config.tables.remotes, value),
-            "acl" => self.list(&mut config.tables.acls, value),
-            "template" => self.list(&mut config.tables.templates, value),
-            "policy" => self.list(&mut config.tables.policies, value),
-            "zone" => self.list(zones, value),
-            "database" => self.list(&mut config.databases, value),
-            other => self.errors.push((
-                Some(key.span()),
-                format!("unknown field `{other}`, expected one of {TOP_KEYS}"),
-            )),
-        }
-    }
-
-    /// A table read into `slot`.
-    fn one<T: DeserializeOwned>(&mut self, slot: &mut T, value: &Spanned<DeValue<'_>>) {
-        match T::deserialize(ValueDeserializer::from(value.clone())) {
-            Ok(read) => *slot = read,
-            Err(e) => self.errors.push((e.span().or(Some(value.span())), e.message().to_owned())),
-        }
-    }
-
-    /// The `[[zone]]` array of the file of added zones, in order: a table adds its zone,
-    /// a removal record ([`added_file::removal`]) takes away the last zone of its name.
-    /// Returns the tables read.
-    fn zone_log(
-        &mut self,
-        zones: &mut Vec<Option<Spanned<ZoneConfig>>>,
-        value: &Spanned<DeValue<'_>>,
-    ) -> usize {
-        let Some(items) = value.get_ref().as_array() else {
-            let message = "expected an array of tables (`[[...]]`)".to_owned();
-            self.errors.push((Some(value.span()), message));
-            return 0;
-        };
-        let mut at: std::collections::HashMap<Name, usize> = std::collections::HashMap::new();
-        for item in items.iter() {
-            let table = item.get_ref().as_table();
-            let keys = table.into_iter().flat_map(|t| t.iter().map(|(k, _)| k.get_ref().as_ref()));
-            if added_file::is_removal(keys) {
-                match RemovedZone::deserialize(ValueDeserializer::from(item.clone())) {
-                    Ok(gone) => {
-                        if let Some(slot) = at.remove(&gone.name).and_then(|i| zones.get_mut(i)) {
-                            *slot = None;
-                        }
-                    }
-                    Err(e) => {
-                        self.errors.push((e.span().or(Some(item.span())), e.message().into()))
-                    }
-                }
-                continue;
-            }
-            let mut one: Vec<Spanned<ZoneConfig>> = Vec::new();
-            self.items(&mut one, std::slice::from_ref(item));
-            for zone in one {
-                at.insert(zone.get_ref().name.clone(), zones.len());
-                zones.push(Some(zone));
-            }
-        }
-        items.len()
-    }
-
-    /// An array of tables, each read on its own.
-    fn list<T: DeserializeOwned>(
-        &mut self,
-        list: &mut Vec<Spanned<T>>,
-        value: &Spanned<DeValue<'_>>,
-    ) {
-        let Some(items) = value.get_ref().as_array() else {
-            let message = "expected an array of tables (`[[...]]`)".to_owned();
-            self.errors.push((Some(value.span()), message));
-            return;
-        };
-        self.items(list, items);
-    }
-
-    /// Tables, each read on its own.
-    fn items<T: DeserializeOwned>(
-        &mut self,
-        list: &mut Vec<Spanned<T>>,
-        items: &[Spanned<DeValue<'_>>],
-    ) {
-        for item in items {
-            match Spanned::<T>::deserialize(ValueDeserializer::from(item.clone())) {
-                Ok(read) => list.push(read),
-                Err(e) => {
-                    let span = key_span(item, e.message()).or(e.span()).or(Some(item.span()));
-                    self.errors.push((span, e.message().to_owned()))
-                }
-            }
-        }
-    }
 }
 
 fn default_listen() -> Vec<ListenAddr> {

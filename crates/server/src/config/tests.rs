@@ -807,3 +807,143 @@ fn a_plan_changed_alone_gets_its_own_settings() {
     assert!(a.query_stats);
     assert!(!config.resolved.zones[1].query_stats, "the others keep the shared value");
 }
+
+/// Many zone tables, each parsed on its own (see `layout`): an error in the 500th is
+/// shown at its own line, whatever the kind of error.
+#[test]
+fn an_error_in_the_500th_zone_table_is_shown_at_its_line() {
+    let zones = |bad: &str| {
+        let mut text = String::from("[server]\nstorage = \"data\"\n");
+        for n in 1..=1000 {
+            match n {
+                500 => text += bad,
+                _ => text += &format!("[[zone]]\nname = \"z{n}.example\"\nfile = \"z{n}.zone\"\n"),
+            }
+        }
+        text
+    };
+    // The 500th table starts on line 3 + 3 × 499.
+    let header = 3 + 3 * 499;
+    let cases = [
+        ("[[zone]]\nname = \"a..b\"\nfile = \"x\"\n", header + 1, 8, "not a domain name"),
+        ("[[zone]]\nname = \"x.example\"\nfil = \"x\"\n", header + 2, 1, "unknown field `fil`"),
+        (
+            "[[zone]]\nname = \"x.example\"\nnotify = 3\n",
+            header + 2,
+            10,
+            "zone x.example.: `notify`",
+        ),
+        ("[[zone]]\nname = \"x.example\"\n# no file\n", header, 1, "a primary zone needs `file`"),
+        ("[[zone]]\nname = \"z1.example\"\nfile = \"y\"\n", header, 1, "listed twice"),
+        ("[[zone]]\nname = \"x.example\"\nfile = \"z1.zone\"\nprimary = []\n", header, 1, ""),
+    ];
+    for (bad, line, column, what) in cases {
+        let text = zones(bad);
+        if what.is_empty() {
+            assert!(parse(&text).is_ok(), "{bad}: two primaries may share a file");
+            continue;
+        }
+        let message = error(&text);
+        let at = format!("/etc/tern/ternd.toml:{line}:{column}: ");
+        assert!(message.starts_with(&at), "{bad:?}: {message}");
+        assert!(message.contains(what), "{bad:?}: {message}");
+        assert_eq!(message.matches("ternd.toml:").count(), 1, "{message}");
+    }
+    let config = parse(&zones("")).unwrap();
+    assert_eq!(config.resolved.zones.len(), 999);
+    assert_eq!(config.resolved.zones[998].name.to_string(), "z1000.example.");
+}
+
+/// A `[[zone]]` line inside a multi-line string is part of the string (the file is
+/// then parsed whole, as the cut there does not hold), and errors after it are still
+/// shown at their lines.
+#[test]
+fn a_zone_header_inside_a_multi_line_string_is_text() {
+    for quotes in ["\"\"\"", "'''"] {
+        let text = format!(
+            "[[zone]]\nname = \"a.example\"\nfile = {quotes}\n[[zone]]\nname = \"b.example\"\n{quotes}\n\
+             [[zone]]\nname = \"c.example\"\nfile = \"c.zone\"\n"
+        );
+        let config = parse(&text).unwrap();
+        let names: Vec<String> = config.resolved.zones.iter().map(|p| p.name.to_string()).collect();
+        assert_eq!(names, ["a.example.", "c.example."], "{text}");
+        let ZoneSource::File(file) = &config.resolved.zones[0].source else { panic!() };
+        assert!(file.ends_with("[[zone]]\nname = \"b.example\"\n"), "{file:?}");
+        let bad = error(&text.replace("c.example", "c..example"));
+        assert!(bad.starts_with("/etc/tern/ternd.toml:8:8: "), "{bad}");
+    }
+    let text = "[server]\nuser = \"\"\"\n[[zone]]\nname = \"b.example\"\n\"\"\"\n[[zone]]\nname = \"c.example\"\nfile = \"c\"\n";
+    let config = parse(text).unwrap();
+    assert_eq!(config.server.user.as_deref(), Some("[[zone]]\nname = \"b.example\"\n"));
+    assert_eq!(config.resolved.zones.len(), 1);
+}
+
+/// Zones however TOML allows them to be written: between other tables, as an inline
+/// array, with the key quoted; and what is not a zone table.
+#[test]
+fn zone_tables_however_written() {
+    let text = "[[zone]]\nname = \"a\"\nfile = \"a\"\n[log]\nlevel = \"warn\"\n  [[ \"zone\" ]]  # b\nname = \"b\"\nfile = \"b\"\n[server]\nstorage = \"s\"\n[[zone]]\nname = \"c\"\nfile = \"c\"\n";
+    let config = parse(text).unwrap();
+    let names: Vec<String> = config.resolved.zones.iter().map(|p| p.name.to_string()).collect();
+    assert_eq!(names, ["a.", "b.", "c."]);
+    assert_eq!(
+        (config.log.level, config.server.storage.as_path()),
+        (LevelFilter::WARN, Path::new("/etc/tern/s"))
+    );
+    let inline =
+        parse("zone = [{ name = \"a\", file = \"a\" }, { name = \"b\", file = \"b\" }]\n").unwrap();
+    assert_eq!(inline.resolved.zones.len(), 2);
+    let bad = error("[[zone]]\nname = \"a\"\nfile = \"a\"\n[zone.x]\ny = 1\n");
+    assert!(bad.starts_with("/etc/tern/ternd.toml:"), "{bad}");
+    let bad = error("[[zone]]\nname = \"a\"\nfile = \"a\"\n[log]\nlevel = \"loud\"\n[[zone]]\nname = \"b\"\nfil = \"b\"\n");
+    assert!(
+        bad.starts_with("/etc/tern/ternd.toml:5:9: ")
+            && bad.contains("\n/etc/tern/ternd.toml:8:1: "),
+        "{bad}"
+    );
+}
+
+/// A zone of no settings of its own takes the empty template's without reading it:
+/// the same value as reading one.
+#[test]
+fn the_settings_of_a_zone_of_none_are_the_empty_templates() {
+    let mut table = toml::Table::new();
+    table.insert("id".into(), toml::Value::String(String::new()));
+    let read = xfr::TemplateConfig::deserialize(toml::Value::Table(table)).unwrap();
+    assert_eq!(read, xfr::TemplateConfig::default());
+}
+
+/// The file of added zones is read with the configuration file, once; the file's own
+/// errors come first, as when it is read alone, and those the added zones bring are
+/// shown in their file.
+#[test]
+fn the_added_zones_are_read_with_the_file_and_its_errors_come_first() {
+    let dir = tempfile::tempdir().unwrap();
+    let storage = dir.path().join("s");
+    std::fs::create_dir(&storage).unwrap();
+    let main = dir.path().join("ternd.toml");
+    let zone = "[[zone]]\nname = \"a.example\"\nfile = \"a\"\n";
+    std::fs::write(&main, format!("[server]\nstorage = \"s\"\n{zone}")).unwrap();
+    let added = storage.join(ADDED_ZONES);
+    std::fs::write(&added, "[[zone]]\nname = \"b.example\"\nfile = \"/z/b\"\n").unwrap();
+    let config = Config::from_file(&main).unwrap();
+    assert_eq!(config.zones_split().0.len(), 1);
+    assert_eq!(config.zones_split().1[0].name.to_string(), "b.example.");
+    assert_eq!(config.added_log.tables, 1);
+    std::fs::write(&added, "[[zone]]\nname = \"A.example\"\nfile = \"/z/b\"\n").unwrap();
+    let twice = Config::from_file(&main).unwrap_err().to_string();
+    assert!(
+        twice.starts_with(&format!("{}:1:1: zone A.example. is listed twice", added.display())),
+        "{twice}"
+    );
+    std::fs::write(&main, format!("[server]\nstorage = \"s\"\nudp-workers = 0\n{zone}")).unwrap();
+    let own = Config::from_file(&main).unwrap_err().to_string();
+    assert!(own.starts_with(&format!("{}:3:15: ", main.display())), "{own}");
+    assert!(!own.contains(ADDED_ZONES), "{own}");
+    std::fs::remove_file(&added).unwrap();
+    std::fs::create_dir(&added).unwrap();
+    let own = Config::from_file(&main).unwrap_err().to_string();
+    assert!(own.starts_with(&format!("{}:3:15: ", main.display())), "{own}");
+    std::fs::write(&main, format!("[server]\nstorage = \"s\"\n{zone}")).unwrap();
+    assert!(matches!(Config::from_file(&main), Err(Error::File { .. })));
+}

@@ -2,13 +2,14 @@
 //! talks to (`[[remote]]`), who may do what (`[[acl]]`), settings shared by zones
 //! (`[[template]]`), and the limits on transfers (`[transfer]`).
 //!
-//! The tables are read as written; [`resolve`] then checks every reference (a zone's
+//! The tables are read as written; a [`Resolver`] then checks every reference (a zone's
 //! `primary`, `notify`, `acl` and `template`, a remote's or rule's `key`), reads secrets
-//! from files, and gives each zone its [`ZonePlan`]: its role, remotes and access rules
-//! (an update rule's relative `update-owner-name`s completed with the zone's name). The
-//! zones that set nothing beside their name, source and template share one value of
-//! their template's settings, resolved once (a million such zones cost their names and
-//! files, not a million copies of the settings).
+//! from files, and gives each zone its [`ZonePlan`] as the zone is read ([`resolve`]: a
+//! batch of zones at once): its role, remotes and access rules (an update rule's
+//! relative `update-owner-name`s completed with the zone's name). The zones that set
+//! nothing beside their name, source and template share one value of their template's
+//! settings, resolved once (a million such zones cost their names and files, not a
+//! million copies of the settings).
 //!
 //! Update rules take Knot DNS's keys and meanings (`update-owner`, `update-owner-match`,
 //! `update-owner-name`, `update-type`), so that a Knot DNS ACL reads the same here; a
@@ -359,59 +360,140 @@ pub struct Resolved {
     pub zones: Vec<Arc<ZonePlan>>,
 }
 
-/// Checks every reference and builds the plans; every problem found is returned.
+/// Checks every reference and builds the plans of `zones` (see [`Resolver`]); every
+/// problem found is returned.
 pub fn resolve(
     tables: &Tables,
     zones: &[(std::ops::Range<usize>, ZoneConfig)],
     base: &Path,
     (storage, signing): (&Path, &super::signing::Defaults),
 ) -> Result<Resolved, Vec<Problem>> {
-    let mut problems = Vec::new();
-    let keys = resolve_keys(tables, base, &mut problems);
-    let remotes = resolve_remotes(tables, &keys, base, &mut problems);
-    let acls = resolve_acls(tables, &keys, &mut problems);
-    let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
-    let policies =
-        super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
-    let mut plans = Vec::new();
-    let refs = Refs { remotes: &remotes, acls: &acls, templates: &templates, policies: &policies };
-    let mut shared = SharedSettings::new();
+    let (mut resolver, mut problems) = Resolver::new(tables, base, (storage, signing));
+    let mut plans = Vec::with_capacity(zones.len());
+    let mut spans = Vec::with_capacity(zones.len());
     for (span, zone) in zones {
-        match refs.plan(zone, storage, &mut shared) {
-            Ok(plan) => plans.push((span, plan)),
+        match resolver.plan(zone) {
+            Ok(plan) => {
+                plans.push(Arc::new(plan));
+                spans.push(span.clone());
+            }
             Err(why) => problems.push((span.clone(), format!("zone {}: {why}", zone.name))),
         }
     }
-    list_catalog_members(&mut plans, &mut problems);
-    if !problems.is_empty() {
-        return Err(problems);
+    resolver.finish(plans, &spans, problems)
+}
+
+/// The tables' references, checked once; each zone's plan is then built against them
+/// ([`Resolver::plan`]) as the zone is read, so that a configuration's zones need not
+/// all be held as read at once.
+#[derive(Debug)]
+pub struct Resolver {
+    keys: HashMap<Name, Key>,
+    remotes: HashMap<String, Remote>,
+    acls: HashMap<String, AclRule>,
+    templates: HashMap<String, TemplateConfig>,
+    policies: HashMap<String, Arc<tern_control::signer::SigningPlan>>,
+    shared: SharedSettings,
+    /// Those of the zones that name no template (most), apart: not looked up.
+    shared_default: Option<Arc<ZoneSettings>>,
+    storage: PathBuf,
+}
+
+impl Resolver {
+    /// Resolves the keys, remotes, access rules, templates and policies of `tables`
+    /// (relative files taken from `base`); secondaries keep their copies in `storage`.
+    /// The problems found are returned beside it.
+    pub fn new(
+        tables: &Tables,
+        base: &Path,
+        (storage, signing): (&Path, &super::signing::Defaults),
+    ) -> (Resolver, Vec<Problem>) {
+        let mut problems = Vec::new();
+        let keys = resolve_keys(tables, base, &mut problems);
+        let remotes = resolve_remotes(tables, &keys, base, &mut problems);
+        let acls = resolve_acls(tables, &keys, &mut problems);
+        let templates = unique(&tables.templates, |t| &t.id, "template", &mut problems);
+        let templates = templates.into_iter().map(|(id, t)| (id, t.clone())).collect();
+        let policies =
+            super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
+        let (shared, shared_default) = (SharedSettings::new(), None);
+        let storage = storage.to_owned();
+        let resolver =
+            Resolver { keys, remotes, acls, templates, policies, shared, shared_default, storage };
+        (resolver, problems)
     }
-    // Not collected in place: that would keep the buffer sized for the plans themselves
-    // (hundreds of bytes a zone) under the pointers to them.
-    let mut zones = Vec::with_capacity(plans.len());
-    zones.extend(plans.into_iter().map(|(_, plan)| Arc::new(plan)));
-    Ok(Resolved { keys: keys.into_values().collect(), zones })
+
+    /// The zone's plan: its settings over its template's (or `default`'s), shared with
+    /// the other zones of its template when it sets none of its own.
+    pub fn plan(&mut self, zone: &ZoneConfig) -> Result<ZonePlan, String> {
+        let (settings, source) = self.settings_and_source(zone)?;
+        let source = source.or_else(|| zone.source.clone()).ok_or_else(no_source)?;
+        Ok(ZonePlan { name: zone.name.clone(), source, settings })
+    }
+
+    /// [`Self::plan`], taking the zone's name and source rather than copying them; the
+    /// zone's name beside the problem.
+    pub fn plan_owned(&mut self, zone: ZoneConfig) -> Result<ZonePlan, (Name, String)> {
+        let (settings, source) = match self.settings_and_source(&zone) {
+            Ok(found) => found,
+            Err(why) => return Err((zone.name, why)),
+        };
+        match source.or(zone.source) {
+            Some(source) => Ok(ZonePlan { name: zone.name, source, settings }),
+            None => Err((zone.name, no_source())),
+        }
+    }
+
+    /// The zone's settings, and its source unless it is the zone's own (`None`).
+    fn settings_and_source(
+        &mut self,
+        zone: &ZoneConfig,
+    ) -> Result<(Arc<ZoneSettings>, Option<ZoneSource>), String> {
+        let settings = match zone.names_only_template() {
+            true => self.shared_settings(zone)?,
+            false => Arc::new(self.settings(zone)?),
+        };
+        let source = zone_source(zone, &settings, &self.storage)?;
+        Ok((settings, source))
+    }
+
+    /// The keys and the plans (`spans` are their zones' tables): produced catalogs
+    /// given their members, checked. Every problem, with those of `problems`, is the
+    /// error.
+    pub fn finish(
+        self,
+        mut plans: Vec<Arc<ZonePlan>>,
+        spans: &[std::ops::Range<usize>],
+        mut problems: Vec<Problem>,
+    ) -> Result<Resolved, Vec<Problem>> {
+        list_catalog_members(&mut plans, spans, &mut problems);
+        if !problems.is_empty() {
+            return Err(problems);
+        }
+        Ok(Resolved { keys: self.keys.into_values().collect(), zones: plans })
+    }
 }
 
 /// Gives each produced catalog its members; a member of a catalog that is not produced
-/// here is a problem.
+/// here is a problem (at its zone's span).
 fn list_catalog_members(
-    plans: &mut [(&std::ops::Range<usize>, ZonePlan)],
+    plans: &mut [Arc<ZonePlan>],
+    spans: &[std::ops::Range<usize>],
     problems: &mut Vec<Problem>,
 ) {
     let mut members: HashMap<Name, Vec<CatalogMember>> = plans
         .iter()
-        .filter(|(_, p)| p.catalog == CatalogRole::Producer)
-        .map(|(_, p)| (p.name.clone(), Vec::new()))
+        .filter(|p| p.catalog == CatalogRole::Producer)
+        .map(|p| (p.name.clone(), Vec::new()))
         .collect();
-    for (span, plan) in plans.iter() {
+    for (plan, span) in plans.iter().zip(spans) {
         let CatalogRole::Member { catalog, group } = &plan.catalog else { continue };
         match members.get_mut(catalog) {
             Some(list) => {
                 list.push(CatalogMember { zone: plan.name.clone(), group: group.clone() })
             }
             None => problems.push((
-                (*span).clone(),
+                span.clone(),
                 format!(
                     "zone {}: catalog `{catalog}` is not a zone with catalog-role = \"producer\"",
                     plan.name
@@ -419,10 +501,13 @@ fn list_catalog_members(
             )),
         }
     }
-    for (_, plan) in plans.iter_mut() {
+    for plan in plans.iter_mut() {
+        if members.is_empty() {
+            break;
+        }
         if let Some(mut list) = members.remove(&plan.name) {
             list.sort();
-            plan.source = ZoneSource::Catalog(Arc::from(list));
+            Arc::make_mut(plan).source = ZoneSource::Catalog(Arc::from(list));
         }
     }
 }
@@ -619,51 +704,30 @@ fn span_of<T>(list: &[toml::Spanned<T>], pick: impl Fn(&T) -> bool) -> std::ops:
     list.iter().find(|s| pick(s.get_ref())).map_or(0..0, toml::Spanned::span)
 }
 
-/// What zones refer to.
-struct Refs<'a> {
-    remotes: &'a HashMap<String, Remote>,
-    acls: &'a HashMap<String, AclRule>,
-    templates: &'a HashMap<String, &'a TemplateConfig>,
-    policies: &'a HashMap<String, Arc<tern_control::signer::SigningPlan>>,
-}
-
 /// The settings of the zones that set nothing of their own, resolved once for each
 /// template they name (`None`: the `default` template, or none) and shared by them all.
 type SharedSettings = HashMap<Option<String>, Arc<ZoneSettings>>;
 
-impl Refs<'_> {
-    /// The zone's plan: its settings over its template's (or `default`'s), shared with
-    /// the other zones of its template when it sets none of its own.
-    fn plan(
-        &self,
-        zone: &ZoneConfig,
-        storage: &Path,
-        shared: &mut SharedSettings,
-    ) -> Result<ZonePlan, String> {
-        let settings = match zone.names_only_template() {
-            true => self.shared_settings(zone, shared)?,
-            false => Arc::new(self.settings(zone)?),
-        };
-        let source = zone_source(zone, &settings, storage)?;
-        Ok(ZonePlan { name: zone.name.clone(), source, settings })
-    }
-
-    /// The settings of `zone`'s template, from `shared` or resolved and kept there —
+impl Resolver {
+    /// The settings of `zone`'s template, shared, or resolved and kept to be shared —
     /// unless they hold something of the zone's own (an access rule's owner names are
     /// completed with the zone's name).
-    fn shared_settings(
-        &self,
-        zone: &ZoneConfig,
-        shared: &mut SharedSettings,
-    ) -> Result<Arc<ZoneSettings>, String> {
-        if let Some(settings) = shared.get(&zone.template) {
+    fn shared_settings(&mut self, zone: &ZoneConfig) -> Result<Arc<ZoneSettings>, String> {
+        let known = match &zone.template {
+            None => self.shared_default.as_ref(),
+            named => self.shared.get(named),
+        };
+        if let Some(settings) = known {
             return Ok(Arc::clone(settings));
         }
         let settings = Arc::new(self.settings(zone)?);
         let acls = self.template(zone)?.and_then(|t| t.acl.as_ref());
         let own_names = |id: &String| self.acls.get(id).is_some_and(|a| !a.owner_names.is_empty());
         if !acls.is_some_and(|ids| ids.iter().any(own_names)) {
-            shared.insert(zone.template.clone(), Arc::clone(&settings));
+            match &zone.template {
+                None => self.shared_default = Some(Arc::clone(&settings)),
+                named => drop(self.shared.insert(named.clone(), Arc::clone(&settings))),
+            }
         }
         Ok(settings)
     }
@@ -672,10 +736,10 @@ impl Refs<'_> {
     fn template(&self, zone: &ZoneConfig) -> Result<Option<&TemplateConfig>, String> {
         match &zone.template {
             Some(id) => match self.templates.get(id) {
-                Some(template) => Ok(Some(*template)),
+                Some(template) => Ok(Some(template)),
                 None => Err(format!("template `{id}` is not declared")),
             },
-            None => Ok(self.templates.get("default").copied()),
+            None => Ok(self.templates.get("default")),
         }
     }
 
@@ -750,17 +814,18 @@ impl Refs<'_> {
     }
 }
 
-/// Where the zone's data comes from: its `file`, `script` or `database`; a produced
-/// catalog's is written here, and a secondary's kept copy is in `storage` by default.
+/// Where the zone's data comes from: its `file`, `script` or `database` (`None`: the
+/// zone's own source, as it is); a produced catalog's is written here, and a
+/// secondary's kept copy is in `storage` by default.
 fn zone_source(
     zone: &ZoneConfig,
     settings: &ZoneSettings,
     storage: &Path,
-) -> Result<ZoneSource, String> {
+) -> Result<Option<ZoneSource>, String> {
     let secondary = matches!(settings.role, Role::Secondary(_));
     match (&zone.source, secondary) {
         _ if settings.catalog == CatalogRole::Producer => {
-            Ok(ZoneSource::Catalog(Arc::from(Vec::new())))
+            Ok(Some(ZoneSource::Catalog(Arc::from(Vec::new()))))
         }
         (Some(ZoneSource::Script(_)), true) => {
             Err("a secondary's data comes from its primaries: `script` is for primary zones".into())
@@ -769,10 +834,14 @@ fn zone_source(
             Err("a secondary's data comes from its primaries: `database` is for primary zones"
                 .into())
         }
-        (Some(source), _) => Ok(source.clone()),
-        (None, true) => Ok(ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy())),
-        (None, false) => Err("a primary zone needs `file` (or `primary` to be a secondary)".into()),
+        (Some(_), _) => Ok(None),
+        (None, true) => Ok(Some(ZoneSource::File(ZoneFiles::new(storage, &zone.name).zone_copy()))),
+        (None, false) => Err(no_source()),
     }
+}
+
+fn no_source() -> String {
+    "a primary zone needs `file` (or `primary` to be a secondary)".into()
 }
 
 /// The zone's part in catalogs, checked: a consumed catalog is a secondary, a produced
