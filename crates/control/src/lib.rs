@@ -43,6 +43,7 @@
 )]
 
 pub mod backup;
+mod blocking;
 pub mod catalog;
 pub mod change;
 pub mod clock;
