@@ -24,6 +24,7 @@
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
 //!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
 //! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps),
+//!   [`tidy`] (the memory housekeeping after transfers),
 //!   [`backup`] (`zone-backup` and `zone-restore`), [`keystore`] (a zone's DNSSEC keys
 //!   and their state, BIND key import, DNSKEY and DS export).
 //! * [`plan`]: what the server tells the control plane about each zone;
@@ -45,6 +46,7 @@
 )]
 
 pub mod backup;
+mod blocking;
 pub mod catalog;
 pub mod change;
 pub mod clock;
@@ -81,6 +83,7 @@ pub mod signed_zone;
 pub mod signer;
 pub mod state;
 pub mod storage;
+pub mod tidy;
 pub mod timer_queue;
 pub mod updates;
 pub mod writer;

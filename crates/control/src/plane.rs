@@ -400,30 +400,19 @@ impl Control {
 }
 
 impl Loading {
-    /// Waits up to `timeout` for the loads still pending; true when all are done.
+    /// Waits up to `timeout` for the loads still pending; true when all are done. The
+    /// wait ends as soon as the last of them is ([`crate::blocking`]).
     pub fn wait(&mut self, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         while let Some((name, mut receiver)) = self.pending.pop() {
-            loop {
-                match receiver.try_recv() {
-                    Ok(outcome) => {
-                        self.done.push((name, outcome));
-                        break;
-                    }
-                    Err(oneshot::error::TryRecvError::Closed) => {
-                        self.done
-                            .push((name, LoadOutcome::Failed("the zone's writer stopped".into())));
-                        break;
-                    }
-                    Err(oneshot::error::TryRecvError::Empty)
-                        if std::time::Instant::now() >= deadline =>
-                    {
-                        self.pending.push((name, receiver));
-                        return false;
-                    }
-                    Err(oneshot::error::TryRecvError::Empty) => {
-                        std::thread::sleep(Duration::from_millis(5))
-                    }
+            match crate::blocking::receive_by(&mut receiver, deadline) {
+                Some(Ok(outcome)) => self.done.push((name, outcome)),
+                Some(Err(_)) => {
+                    self.done.push((name, LoadOutcome::Failed("the zone's writer stopped".into())))
+                }
+                None => {
+                    self.pending.push((name, receiver));
+                    return false;
                 }
             }
         }

@@ -260,7 +260,7 @@ impl Writer {
                 error!(zone = %name, "cannot keep the zone's timers on disk: {e}");
             }
             if large {
-                tern_zone::memory::after_load();
+                crate::tidy::after_transfer(u64::try_from(zone.record_count()).unwrap_or(u64::MAX));
             }
         });
     }

@@ -80,8 +80,12 @@ impl Output {
 }
 
 impl LogHandle {
-    /// Sets the level (on reload).
+    /// Sets the level (on reload). Unchanged, nothing is done: a change rebuilds every
+    /// call site's interest, which each zone-add would otherwise pay for.
     pub fn set_level(&self, level: LevelFilter) {
+        if self.level.with_current(|current| *current == level).unwrap_or(false) {
+            return;
+        }
         let _ = self.level.modify(|current| *current = level);
     }
 

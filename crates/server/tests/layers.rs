@@ -34,6 +34,8 @@ const CONTROL: &[&[&str]] = &[
         "inbox",
         "counters",
         "timer_queue",
+        "tidy",
+        "blocking",
     ],
     &["error", "updates", "query_stats"],
     &["change", "keystore"],

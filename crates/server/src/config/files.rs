@@ -211,35 +211,68 @@ fn is_normal(path: &Path) -> bool {
 /// once symbolic links are resolved (its directory must exist; the file need not, for
 /// a secondary). The file is not read. Returns the path as checked.
 pub fn confine(file: &Path, dirs: &[PathBuf]) -> Result<PathBuf, String> {
-    if !file.is_absolute() {
-        return Err(format!("file {}: must be an absolute path", file.display()));
+    Confinement::new(dirs).check(file)
+}
+
+/// [`confine`] for the many files of one zone-add: the directories zones may be added
+/// from, and the directories of the files checked, are resolved once each.
+#[derive(Debug)]
+pub struct Confinement {
+    /// `added-zone-dirs` as configured (for messages).
+    dirs: Vec<PathBuf>,
+    /// The same, links resolved (those that exist).
+    real: Vec<PathBuf>,
+    /// Each directory of a file checked, links resolved (`None`: it cannot be).
+    parents: HashMap<PathBuf, Option<PathBuf>>,
+}
+
+impl Confinement {
+    /// Files to be confined to `dirs`.
+    pub fn new(dirs: &[PathBuf]) -> Confinement {
+        let real = dirs.iter().filter_map(|d| std::fs::canonicalize(d).ok()).collect();
+        Confinement { dirs: dirs.to_vec(), real, parents: HashMap::new() }
     }
-    let listed = || dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", ");
-    let outside = || {
+
+    /// Checks `file` as [`confine`] does.
+    pub fn check(&mut self, file: &Path) -> Result<PathBuf, String> {
+        if !file.is_absolute() {
+            return Err(format!("file {}: must be an absolute path", file.display()));
+        }
+        let (Some(parent), Some(name)) = (file.parent(), file.file_name()) else {
+            return Err(self.outside(file));
+        };
+        let parent = self
+            .parents
+            .entry(parent.to_owned())
+            .or_insert_with(|| std::fs::canonicalize(parent).ok());
+        let Some(parent) = parent else { return Err(self.outside(file)) };
+        let mut real = parent.join(name);
+        // The directory is resolved: only the file itself may still be a link.
+        match std::fs::symlink_metadata(&real) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                real = std::fs::canonicalize(&real).map_err(|_| self.outside(file))?;
+                if !real.is_file() {
+                    return Err(format!("file {}: not a regular file", file.display()));
+                }
+            }
+            Ok(meta) if !meta.is_file() => {
+                return Err(format!("file {}: not a regular file", file.display()));
+            }
+            Ok(_) | Err(_) => {}
+        }
+        match self.real.iter().any(|d| real.starts_with(d) && real != *d) {
+            true => Ok(file.to_owned()),
+            false => Err(self.outside(file)),
+        }
+    }
+
+    fn outside(&self, file: &Path) -> String {
+        let listed: Vec<String> = self.dirs.iter().map(|d| d.display().to_string()).collect();
         format!(
             "file {}: not in a directory zones may be added from (`[server] added-zone-dirs`: {})",
             file.display(),
-            listed()
+            listed.join(", ")
         )
-    };
-    let (Some(parent), Some(name)) = (file.parent(), file.file_name()) else {
-        return Err(outside());
-    };
-    let Ok(parent) = std::fs::canonicalize(parent) else { return Err(outside()) };
-    let mut real = parent.join(name);
-    if std::fs::symlink_metadata(&real).is_ok() {
-        real = std::fs::canonicalize(&real).map_err(|_| outside())?;
-        if !real.is_file() {
-            return Err(format!("file {}: not a regular file", file.display()));
-        }
-    }
-    let inside = dirs
-        .iter()
-        .filter_map(|d| std::fs::canonicalize(d).ok())
-        .any(|d| real.starts_with(&d) && real != d);
-    match inside {
-        true => Ok(file.to_owned()),
-        false => Err(outside()),
     }
 }
 
@@ -411,5 +444,15 @@ mod tests {
             assert!(why.contains("added-zone-dirs") || why.contains("regular"), "{why}");
         }
         assert!(confine(Path::new("zones/a.zone"), &dirs).unwrap_err().contains("absolute"));
+        // One confinement for many files says what `confine` says of each.
+        let mut many = Confinement::new(&dirs);
+        assert!(many.check(&allowed.join("a.zone")).is_ok());
+        assert!(many.check(&allowed.join("new.zone")).is_ok());
+        assert!(many.check(&allowed.join("link.zone")).is_err());
+        assert!(many.check(&allowed.join("../secret")).is_err());
+        assert!(many.check(&allowed.join("missing/a.zone")).is_err());
+        assert!(many.check(&allowed.clone()).is_err());
+        std::fs::create_dir(allowed.join("sub")).unwrap();
+        assert!(many.check(&allowed.join("sub")).unwrap_err().contains("regular"));
     }
 }

@@ -42,6 +42,8 @@ pub enum MainRequest {
     ZoneAddChecked {
         /// The tables.
         tables: Vec<String>,
+        /// Where the main thread kept the add as it prepared it.
+        ticket: u64,
         /// The zones whose file did not load, and why.
         failures: Vec<String>,
         /// Told the outcome.

@@ -23,7 +23,7 @@
 //!
 //! A table arrives as text (from `ternctl` or the API) and is never written as given:
 //! it is parsed, checked to hold only a zone's keys, its `file` confined to
-//! `added-zone-dirs` ([`files::confine`]), and written again one key a line with its
+//! `added-zone-dirs` ([`files::Confinement`]), and written again one key a line with its
 //! value in TOML's inline form — so no value (a key holding a newline, a string holding
 //! `[[zone]]`) can add a table or a key to the file.
 
@@ -147,6 +147,35 @@ impl Index {
     }
 }
 
+/// Zone-adds whose files are being checked on a thread of their own, kept as prepared
+/// so that they are not prepared again when they go on — unless the configuration or
+/// the index changed meanwhile: every change forgets them ([`Checking::changed`]).
+#[derive(Debug, Default)]
+pub struct Checking {
+    next: u64,
+    waiting: HashMap<u64, Prepared>,
+}
+
+impl Checking {
+    /// Keeps `prepared` while its files are checked: the ticket to take it back with.
+    pub fn keep(&mut self, prepared: Prepared) -> u64 {
+        self.next += 1;
+        self.waiting.insert(self.next, prepared);
+        self.next
+    }
+
+    /// The add of `ticket` as prepared; `None` when something changed since (prepare it
+    /// again).
+    pub fn take(&mut self, ticket: u64) -> Option<Prepared> {
+        self.waiting.remove(&ticket)
+    }
+
+    /// The configuration or the index changed: the adds kept are prepared again.
+    pub fn changed(&mut self) {
+        self.waiting.clear();
+    }
+}
+
 /// The index in `slot`, built from `config` when missing or out of step with it.
 pub fn in_step<'i>(slot: &'i mut Option<Index>, config: &Config) -> &'i mut Index {
     if slot.as_ref().is_some_and(|index| !index.fits(config)) {
@@ -191,7 +220,24 @@ pub struct Prepared {
     zones: Option<NewZones>,
 }
 
+/// The most bytes of zone files a zone-add checks on the main thread, without a thread of
+/// its own (see [`Prepared::checked_here`]).
+pub const CHECK_HERE_BYTES: u64 = 64 * 1024;
+
 impl Prepared {
+    /// True when the new zones' files are small enough to be loaded once on the calling
+    /// thread ([`CHECK_HERE_BYTES`] in all, at most): a thread of their own would cost
+    /// more than they do. A file that cannot be looked at counts as small: its load
+    /// fails at once.
+    pub fn checked_here(&self) -> bool {
+        let size = |path: &PathBuf| std::fs::metadata(path).map_or(0, |m| m.len());
+        let mut total = 0u64;
+        self.new_zone_files().iter().all(|(_, path)| {
+            total = total.saturating_add(size(path));
+            total <= CHECK_HERE_BYTES
+        })
+    }
+
     /// The zone files the new primary zones load, to check before anything is kept
     /// (none known when the whole configuration is read again: they are loaded then).
     pub fn new_zone_files(&self) -> Vec<(Name, PathBuf)> {
@@ -214,11 +260,11 @@ pub fn prepare(config: &Config, index: &mut Index, tables: &[String]) -> Result<
         return Err("no zone to add".into());
     }
     let path = added_path(config)?;
-    let dirs = config.added_zone_dirs();
+    let mut dirs = files::Confinement::new(&config.added_zone_dirs());
     let mut names = HashSet::new();
     let mut body = String::new();
     for table in tables {
-        let table = checked_table(table, &dirs)?;
+        let table = checked_table(table, &mut dirs)?;
         let name = table_name(&table)?;
         if index.at.contains_key(&name) {
             return Err(format!("{name} is served already"));
@@ -238,11 +284,22 @@ pub fn prepare(config: &Config, index: &mut Index, tables: &[String]) -> Result<
     }
     Ok(Prepared { body, count: tables.len(), zones })
 }
-/// Adds the zones of `tables` (all or none): checked ([`prepare`]), appended to the
-/// file and synced, then the configuration changed in place and `index` with it (or,
-/// when a produced catalog gains a member, the whole configuration read again).
+/// Adds the zones of `tables` (all or none): checked ([`prepare`]), then kept
+/// ([`commit`]).
 pub fn add(config: &mut Config, index: &mut Index, tables: &[String]) -> Result<Change, String> {
     let prepared = prepare(config, index, tables)?;
+    commit(config, index, prepared)
+}
+
+/// Keeps the zones `prepared` (by [`prepare`], from this `config` and `index`, unchanged
+/// since): appended to the file and synced, then the configuration changed in place and
+/// `index` with it (or, when a produced catalog gains a member, the whole configuration
+/// read again).
+pub fn commit(
+    config: &mut Config,
+    index: &mut Index,
+    prepared: Prepared,
+) -> Result<Change, String> {
     let path = added_path(config)?;
     let Some((zones, plans)) = prepared.zones else {
         let mut next = whole(config, &path, &prepared.body)?;
@@ -371,7 +428,7 @@ fn rewrite_when_worn(config: &mut Config, path: &Path) {
 
 /// A table given to `zone-add`, checked (see the module comment): TOML holding only a
 /// zone's keys, with a `file` inside `dirs` once its `%s` is filled in.
-fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
+fn checked_table(text: &str, dirs: &mut files::Confinement) -> Result<toml::Table, String> {
     let mut table: toml::Table =
         toml::from_str(text).map_err(|e| format!("not a zone table: {}", e.message()))?;
     let name = table_name(&table)?;
@@ -395,7 +452,7 @@ fn checked_table(text: &str, dirs: &[PathBuf]) -> Result<toml::Table, String> {
     ZoneConfig::deserialize(toml::Value::Table(table.clone()))
         .map_err(|e| format!("zone {name}: {}", e.message()))?;
     match table.get("file") {
-        Some(toml::Value::String(file)) => drop(files::confine(Path::new(file), dirs)?),
+        Some(toml::Value::String(file)) => drop(dirs.check(Path::new(file))?),
         Some(_) => return Err(format!("zone {name}: `file` must be a string")),
         None => {}
     }
@@ -562,6 +619,43 @@ mod tests {
         let why = remove(&mut again, &mut index, &["b.example".into()]).unwrap_err();
         assert!(why.contains("not served"), "{why}");
         assert_eq!(names(&restarted(&again)), ["a.example."]);
+    }
+
+    #[test]
+    fn an_add_kept_while_its_files_are_checked_goes_on_as_prepared_unless_a_change_came() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        let prepared = prepare(&config, &mut index, &tables(dir.path(), 0, 2)).unwrap();
+        assert!(prepared.checked_here(), "two small files");
+        assert_eq!(prepared.new_zone_files().len(), 2);
+        let mut checking = Checking::default();
+        let ticket = checking.keep(prepared);
+        let kept = checking.take(ticket).unwrap();
+        assert!(checking.take(ticket).is_none(), "taken once");
+        commit(&mut config, &mut index, kept).unwrap();
+        assert_eq!(config.resolved.zones.len(), 3);
+        assert_in_step(&config, &index);
+        let other = checking.keep(prepare(&config, &mut index, &tables(dir.path(), 5, 1)).unwrap());
+        checking.changed();
+        assert!(checking.take(other).is_none(), "prepared again after a change");
+        assert_eq!(names(&restarted(&config)), names(&config));
+    }
+
+    #[test]
+    fn large_zone_files_are_checked_on_a_thread_of_their_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        let big = dir.path().join("big.zone");
+        let mut text = String::from("@ 300 SOA ns h 1 2 3 4 5\n@ 300 NS ns\n");
+        while text.len() as u64 <= CHECK_HERE_BYTES {
+            text.push_str("www 300 A 192.0.2.1\n");
+        }
+        std::fs::write(&big, text).unwrap();
+        let table = format!("name = \"big.example\"\nfile = \"{}\"", big.display());
+        let prepared = prepare(&config, &mut index, &[table]).unwrap();
+        assert!(!prepared.checked_here());
     }
 
     #[test]

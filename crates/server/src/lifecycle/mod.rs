@@ -192,6 +192,7 @@ fn serve(
         consumed: catalogs::Consumed::default(),
         index: None,
         changed: reload::Zones::default(),
+        checking: added::Checking::default(),
     };
     steering.run(&signals, &requests);
     if let Some(n) = &notifier {
@@ -202,6 +203,23 @@ fn serve(
     stop(running, control);
     drop(pid_file);
     Ok(())
+}
+
+/// Loads each of `files` (a new zone and its file) once, as a check: why each one that
+/// would not load fails.
+fn check_zone_files(files: &[(tern_wire::Name, std::path::PathBuf)]) -> Vec<String> {
+    files
+        .iter()
+        .filter_map(|(zone, file)| {
+            let loaded = tern_zone::load_file(file, zone, &Default::default(), &mut |_| {});
+            loaded.err().map(|e| format!("zone {zone}: {e}"))
+        })
+        .collect()
+}
+
+/// The answer to a zone-add of which a zone would not load (`failures`).
+fn not_added(failures: &[String]) -> Reply {
+    Reply::error(format!("nothing added, as a zone would not load:\n{}", failures.join("\n")))
 }
 
 /// The main thread once serving: it owns the configuration, and changes it on SIGHUP
@@ -227,6 +245,8 @@ struct Steering<'a> {
     index: Option<added::Index>,
     /// Zones added and removed since the last memory housekeeping.
     changed: reload::Zones,
+    /// Zone-adds whose files are being checked, as prepared.
+    checking: added::Checking,
 }
 
 impl Steering<'_> {
@@ -263,8 +283,8 @@ impl Steering<'_> {
                 self.reload(Some(reply));
             }
             MainRequest::ZoneAdd { tables, reply } => self.zone_add(tables, reply),
-            MainRequest::ZoneAddChecked { tables, failures, reply } => {
-                self.zone_add_checked(&tables, &failures, reply);
+            MainRequest::ZoneAddChecked { tables, ticket, failures, reply } => {
+                self.zone_add_checked(&tables, ticket, &failures, reply);
             }
             MainRequest::ZoneRemove { zones, reply } => self.zone_remove(&zones, reply),
             MainRequest::ZonePurge { zones, reply } => drop(reply.send(self.zone_purge(&zones))),
@@ -277,45 +297,56 @@ impl Steering<'_> {
     }
 
     /// Adds zones for good (see [`added`]), all or none: the new primary zones' files
-    /// are loaded first on a thread of their own (this one keeps taking signals and
-    /// requests), and the add goes on when they all load ([`Self::zone_add_checked`]).
+    /// are loaded first, here when they are small ([`added::Prepared::checked_here`]),
+    /// else on a thread of their own (this one keeps taking signals and requests), the
+    /// add going on when they all load ([`Self::zone_add_checked`]).
     fn zone_add(&mut self, tables: Vec<String>, reply: tokio::sync::oneshot::Sender<Reply>) {
         let index = added::in_step(&mut self.index, &self.config);
-        let files = match added::prepare(&self.config, index, &tables) {
-            Ok(prepared) => prepared.new_zone_files(),
+        let prepared = match added::prepare(&self.config, index, &tables) {
+            Ok(prepared) => prepared,
             Err(why) => return drop(reply.send(Reply::error(why))),
         };
+        let files = prepared.new_zone_files();
+        if prepared.checked_here() {
+            let failures = check_zone_files(&files);
+            if !failures.is_empty() {
+                return drop(reply.send(not_added(&failures)));
+            }
+            let change = added::commit(&mut self.config, index, prepared);
+            return self.take_change(change, "zone-add", reply);
+        }
+        let ticket = self.checking.keep(prepared);
         let main = self.main.clone();
         let check = move || {
-            let failures = files
-                .iter()
-                .filter_map(|(zone, file)| {
-                    let loaded = tern_zone::load_file(file, zone, &Default::default(), &mut |_| {});
-                    loaded.err().map(|e| format!("zone {zone}: {e}"))
-                })
-                .collect();
-            let _ = main.send(MainRequest::ZoneAddChecked { tables, failures, reply });
+            let failures = check_zone_files(&files);
+            let _ = main.send(MainRequest::ZoneAddChecked { tables, ticket, failures, reply });
             signals::wake();
         };
         if let Err(e) = std::thread::Builder::new().name("ternd-zone-add".into()).spawn(check) {
+            self.checking.take(ticket);
             error!("zone-add: cannot start the thread that checks the zone files: {e}");
         }
     }
 
-    /// A zone-add whose files were checked: nothing is added when one failed;
-    /// otherwise the zones are kept and applied, told once they are loaded.
+    /// A zone-add whose files were checked on a thread of their own: nothing is added
+    /// when one failed; otherwise the zones are kept and applied as prepared (prepared
+    /// again if the configuration changed meanwhile), told once they are loaded.
     fn zone_add_checked(
         &mut self,
         tables: &[String],
+        ticket: u64,
         failures: &[String],
         reply: tokio::sync::oneshot::Sender<Reply>,
     ) {
+        let prepared = self.checking.take(ticket);
         if !failures.is_empty() {
-            let why = format!("nothing added, as a zone would not load:\n{}", failures.join("\n"));
-            return drop(reply.send(Reply::error(why)));
+            return drop(reply.send(not_added(failures)));
         }
         let index = added::in_step(&mut self.index, &self.config);
-        let change = added::add(&mut self.config, index, tables);
+        let change = match prepared {
+            Some(prepared) => added::commit(&mut self.config, index, prepared),
+            None => added::add(&mut self.config, index, tables),
+        };
         self.take_change(change, "zone-add", reply);
     }
 
@@ -333,6 +364,7 @@ impl Steering<'_> {
         what: &'static str,
         reply: tokio::sync::oneshot::Sender<Reply>,
     ) {
+        self.checking.changed();
         match change {
             Ok(added::Change::Zones(added, removed)) => {
                 self.apply_change(&added, &removed, what, reply);
@@ -456,6 +488,7 @@ impl Steering<'_> {
 
     /// Re-reads and applies the configuration; `reply` is told once the loads are done.
     fn reload(&mut self, reply: Option<tokio::sync::oneshot::Sender<Reply>>) {
+        self.checking.changed();
         if let Some(n) = &self.notifier {
             n.reloading();
         }

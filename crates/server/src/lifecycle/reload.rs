@@ -139,6 +139,8 @@ impl Zones {
 /// (so the reload's outcome is logged at the level in force when it began) and, with
 /// [`Tidy::After`], gives freed memory back; the signal loop is not held up.
 /// `reply`, when given, is told the outcome too (`ternctl reload`), with what was `said`.
+/// A change with nothing to wait for and no housekeeping after it (a `zone-remove`) is
+/// told here, without a thread.
 pub fn log_when_done(
     mut loading: Loading,
     (what, said, tidy): (&'static str, Said, Tidy),
@@ -147,17 +149,31 @@ pub fn log_when_done(
     reply: Option<oneshot::Sender<Reply>>,
 ) {
     let started = Instant::now();
+    if tidy == Tidy::Skip && loading.wait(Duration::ZERO) {
+        return tell(&loading, (what, &said, started), &log, level, reply);
+    }
     let _ = std::thread::Builder::new().name("ternd-reload".into()).spawn(move || {
         while !loading.wait(Duration::from_secs(1)) {}
-        log_report(&loading, what, started.elapsed());
-        log.set_level(level);
-        if let Some(reply) = reply {
-            let _ = reply.send(said.told(outcome(&loading, what)));
-        }
+        tell(&loading, (what, &said, started), &log, level, reply);
         if tidy == Tidy::After {
             housekeeping();
         }
     });
+}
+
+/// Logs the outcome of `loading`, done, applies `level` and tells `reply`.
+fn tell(
+    loading: &Loading,
+    (what, said, started): (&'static str, &Said, Instant),
+    log: &LogHandle,
+    level: LevelFilter,
+    reply: Option<oneshot::Sender<Reply>>,
+) {
+    log_report(loading, what, started.elapsed());
+    log.set_level(level);
+    if let Some(reply) = reply {
+        let _ = reply.send(said.told(outcome(loading, what)));
+    }
 }
 
 /// The memory housekeeping after a reload ([`tern_zone::memory::after_load`]), at the
