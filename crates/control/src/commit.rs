@@ -33,6 +33,10 @@ use crate::signer::Signing;
 use crate::state::SharedJournal;
 use crate::writer::Writer;
 
+/// Whole versions up to this many records are committed on the writer's own task when
+/// nothing is synced or signed ([`Writer::quick_commit`]).
+const QUICK_COMMIT_RECORDS: usize = 1_000;
+
 /// The version a change makes, ready to publish, and what it sends to the journal.
 struct Made {
     zone: ZoneContents,
@@ -44,8 +48,21 @@ struct Made {
 impl Writer {
     /// Commits `change` (see the module comment); the version published.
     pub async fn commit(&mut self, change: Change, notify: Notify) -> Result<Arc<ZoneContents>> {
-        let (committed, ()) = self.commit_with(move |_| (Some(change), ()), notify).await;
+        let inline = self.quick_commit(&change);
+        let build = move |_: Option<&Arc<ZoneContents>>| (Some(change), ());
+        let (committed, ()) = self.commit_on(build, notify, inline).await;
         committed?.ok_or(Error::NothingServed)
+    }
+
+    /// True when committing `change` costs less than handing it to a blocking thread
+    /// and back: a whole version of at most [`QUICK_COMMIT_RECORDS`] records with
+    /// nothing for the journal (nothing to write or sync), of a zone this server does
+    /// not sign. A start with a million small zones commits each first load so, on the
+    /// writer's task.
+    fn quick_commit(&self, change: &Change) -> bool {
+        let small = matches!(change, Change::Whole { zone, journal, .. }
+            if journal.is_empty() && zone.record_count() <= QUICK_COMMIT_RECORDS);
+        small && self.signer.is_none() && self.plan.signing.is_none()
     }
 
     /// Commits the change `build` makes of the served version on a blocking thread (see
@@ -59,12 +76,23 @@ impl Writer {
         build: impl FnOnce(Option<&Arc<ZoneContents>>) -> (Option<Change>, T) + Send + 'static,
         notify: Notify,
     ) -> (Result<Option<Arc<ZoneContents>>>, T) {
+        self.commit_on(build, notify, false).await
+    }
+
+    /// [`Self::commit_with`], the change made on the writer's own task when `inline`
+    /// ([`Self::quick_commit`]), on a blocking thread otherwise.
+    async fn commit_on<T: Send + 'static>(
+        &mut self,
+        build: impl FnOnce(Option<&Arc<ZoneContents>>) -> (Option<Change>, T) + Send + 'static,
+        notify: Notify,
+        inline: bool,
+    ) -> (Result<Option<Arc<ZoneContents>>>, T) {
         let base = self.current.clone();
         let (journal, name, limits) =
             (self.journal.clone(), self.plan.name.to_string(), self.plan.history);
         let ours = self.slot_holds_ours();
         let signing = self.signing();
-        let done = tokio::task::spawn_blocking(move || {
+        let work = move || {
             let (change, extra) = build(base.as_ref());
             let made = match change {
                 None => Ok(None),
@@ -77,11 +105,13 @@ impl Writer {
             };
             drop(base); // freed here, off the writer, when it is the last reference
             (made, extra)
-        })
-        .await;
-        let (made, extra) = match done {
-            Ok(done) => done,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
+        };
+        let (made, extra) = match inline {
+            true => work(),
+            false => match tokio::task::spawn_blocking(work).await {
+                Ok(done) => done,
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            },
         };
         let published = match made {
             Ok(Some(zone)) => self.publish_change(zone, notify).map(Some),

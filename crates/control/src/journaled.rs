@@ -63,20 +63,46 @@ pub struct OpenedJournal {
 /// the zone as written are taken over first (see `tern_journal::files`; with
 /// `default_copy`, the kept copy too). Everything done is logged.
 pub fn open_blocking(zone: &Name, path: &Path, primary: bool, default_copy: bool) -> OpenedJournal {
+    open_found(zone, path, (primary, default_copy), false)
+}
+
+/// [`open_blocking`] of a primary's journal, `absent` when its caller found no file at
+/// `path` just before (then it is not looked for again: a start with a million zones
+/// looks once).
+pub fn open_primary(zone: &Name, path: &Path, absent: bool) -> OpenedJournal {
+    open_found(zone, path, (true, false), absent)
+}
+
+/// [`open_blocking`], `absent` as [`open_primary`] says.
+fn open_found(
+    zone: &Name,
+    path: &Path,
+    (primary, copy): (bool, bool),
+    absent: bool,
+) -> OpenedJournal {
+    let mut absent = absent;
     if let Some(dir) = path.parent() {
         let files = tern_journal::files::ZoneFiles::new(dir, zone);
-        for (old, new) in files.adopt_legacy(zone, default_copy) {
+        for (old, new) in files.adopt_legacy(zone, copy) {
+            absent &= new != path; // a journal taken over is there now
             info!(zone = %zone, from = %old.display(), to = %new.display(), "file renamed to the name this version gives it");
         }
     }
-    if let Some(aside) = tern_journal::set_aside_before(path).filter(|_| primary) {
+    let aside = match absent {
+        true => tern_journal::set_aside_beside(path),
+        false => tern_journal::set_aside_before(path),
+    };
+    if let Some(aside) = aside.filter(|_| primary) {
         let why = format!("a damaged journal was set aside as {}: changes are refused until it is checked and removed (then `ternctl zone-reload {zone}`)", aside.display());
         error!(zone = %zone, "{why}");
         return refusing(path, why);
     }
-    match Journal::open(path) {
-        Ok(opened) => opened_journal(zone, opened),
-        Err(e) => unreadable(zone, path, primary, &e),
+    match absent {
+        true => opened_journal(zone, Journal::open_absent(path)),
+        false => match Journal::open(path) {
+            Ok(opened) => opened_journal(zone, opened),
+            Err(e) => unreadable(zone, path, primary, &e),
+        },
     }
 }
 

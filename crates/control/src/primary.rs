@@ -109,10 +109,11 @@ impl Writer {
             kept,
         };
         let name = self.plan.name.clone();
-        let inline = quick(&source, now_version.as_ref(), journal.as_deref());
+        let absent = journal.as_deref().is_some_and(absent);
+        let inline = quick(&source, now_version.as_ref()) && (journal.is_none() || absent);
         let work = move || {
             let mut opened =
-                journal.map(|path| crate::journaled::open_blocking(&name, &path, true, false));
+                journal.map(|path| crate::journaled::open_primary(&name, &path, absent));
             if let Some(opened) = &mut opened {
                 base.journaled = std::mem::take(&mut opened.changes);
                 base.floor = opened.floor;
@@ -350,15 +351,20 @@ fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Buil
 /// with a million small zones, those hand-overs were most of the time).
 const QUICK_LOAD_MAX: u64 = 16 * 1024;
 
-/// True when a load is quick enough to run on the writer's task ([`QUICK_LOAD_MAX`]): a
-/// small zone file (by `version`, read just before) and no journal to replay (one
-/// `stat`: a journal may be large).
-fn quick(source: &ZoneSource, version: Option<&SourceVersion>, journal: Option<&Path>) -> bool {
-    let small = matches!(
+/// True when a zone file is small enough to load on the writer's task
+/// ([`QUICK_LOAD_MAX`], by `version`, read just before). The load runs there if it has
+/// no journal to replay either ([`absent`]: a journal may be large).
+fn quick(source: &ZoneSource, version: Option<&SourceVersion>) -> bool {
+    matches!(
         (source, version),
         (ZoneSource::File(_), Some(SourceVersion::File { len, .. })) if *len <= QUICK_LOAD_MAX
-    );
-    small && journal.is_none_or(|path| std::fs::symlink_metadata(path).is_err())
+    )
+}
+
+/// True when there is no file at `journal` (one `stat`; the journal is then not looked
+/// for again as it is opened).
+fn absent(journal: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(journal), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// A produced catalog: its serial kept while its members are, raised when they change

@@ -162,8 +162,7 @@ impl Journal {
     pub fn open(path: &Path) -> Result<Opened> {
         let io = |doing| move |source| Error::Io { path: path.to_owned(), doing, source };
         if !path.exists() {
-            let journal = Journal::at(path, 0, 0);
-            return Ok(Opened { journal, changes: Vec::new(), dropped: None, damaged: None });
+            return Ok(Journal::open_absent(path));
         }
         let mut file =
             OpenOptions::new().read(true).write(true).open(path).map_err(io("opening"))?;
@@ -220,6 +219,13 @@ impl Journal {
     /// Why it refuses changes, for a journal made by [`Journal::refusing`].
     pub fn refused(&self) -> Option<&str> {
         self.refusing.as_deref()
+    }
+
+    /// [`Journal::open`] of a journal its caller just found absent (no file at `path`):
+    /// an empty one, created at its first append, without looking for the file again.
+    pub fn open_absent(path: &Path) -> Opened {
+        let journal = Journal::at(path, 0, 0);
+        Opened { journal, changes: Vec::new(), dropped: None, damaged: None }
     }
 
     fn at(path: &Path, len: u64, frames: u64) -> Journal {
@@ -458,8 +464,14 @@ pub fn aside_path(path: &Path, n: u32) -> PathBuf {
 /// one is there and no journal is, the zone's journaled changes are not known: its
 /// server refuses changes to a primary zone until an operator has checked it.
 pub fn set_aside_before(path: &Path) -> Option<PathBuf> {
+    (!path.exists()).then(|| set_aside_beside(path)).flatten()
+}
+
+/// [`set_aside_before`] for a `path` its caller just found absent: only the set-aside
+/// journal is looked for (a start with a million zones looks for each file once).
+pub fn set_aside_beside(path: &Path) -> Option<PathBuf> {
     let aside = aside_path(path, 0);
-    (!path.exists() && std::fs::symlink_metadata(&aside).is_ok()).then_some(aside)
+    std::fs::symlink_metadata(&aside).is_ok().then_some(aside)
 }
 
 /// Most names tried for one set-aside journal.
