@@ -7,6 +7,7 @@ use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{Flags, ZoneContents, APEX};
 
 use crate::error::{Error, Result};
+pub use crate::rdatas::Rdatas;
 
 /// What an owner is to the signer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,15 +31,15 @@ pub struct Rrset {
     /// The TTL.
     pub ttl: u32,
     /// The records' RDATA in wire form.
-    pub rdatas: Vec<Vec<u8>>,
+    pub rdatas: Rdatas,
     /// The RRSIG RDATA covering it.
-    pub sigs: Vec<Vec<u8>>,
+    pub sigs: Rdatas,
 }
 
 impl Rrset {
     /// An unsigned RRset.
-    pub fn new(rtype: Rtype, ttl: u32, rdatas: Vec<Vec<u8>>) -> Rrset {
-        Rrset { rtype, ttl, rdatas, sigs: Vec::new() }
+    pub fn new(rtype: Rtype, ttl: u32, rdatas: impl Into<Rdatas>) -> Rrset {
+        Rrset { rtype, ttl, rdatas: rdatas.into(), sigs: Rdatas::default() }
     }
 }
 
@@ -109,10 +110,13 @@ pub fn collect(zone: &ZoneContents) -> Result<Vec<Owner>> {
     Ok(owners)
 }
 
-/// An unsigned copy of a stored RRset, its RDATA list no longer than it must be.
+/// An unsigned copy of a stored RRset, its RDATA in one buffer no longer than it must be.
 fn copied(rrset: &tern_zone::Rrset<'_>) -> Rrset {
-    let mut rdatas = Vec::with_capacity(usize::from(rrset.count));
-    rdatas.extend(rrset.rdatas().map(<[u8]>::to_vec));
+    let bytes = rrset.rdatas().map(|rd| rd.len() + 2).sum();
+    let mut rdatas = Rdatas::with_capacity(bytes);
+    rrset.rdatas().for_each(|rd| {
+        let _ = rdatas.push(rd); // a stored RDATA is never too long
+    });
     Rrset::new(rrset.rtype, rrset.ttl, rdatas)
 }
 

@@ -60,7 +60,11 @@ mod tests {
             .filter_map(|o| {
                 let r = o.rrset(Rtype::NSEC)?;
                 assert_eq!(r.ttl, 300);
-                Some(format!("{} {}", o.name, tern_wire::rdata::to_text(Rtype::NSEC, &r.rdatas[0])))
+                Some(format!(
+                    "{} {}",
+                    o.name,
+                    tern_wire::rdata::to_text(Rtype::NSEC, r.rdatas.first().unwrap())
+                ))
             })
             .collect();
         assert_eq!(

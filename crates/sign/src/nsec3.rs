@@ -202,7 +202,7 @@ mod tests {
             .map(|(name, _)| {
                 let owner = hashed_owner(&params.hash(name), z.origin()).unwrap();
                 let record = chain.iter().find(|o| o.name == owner).unwrap();
-                let rdata = &record.rrsets[0].rdatas[0];
+                let rdata = record.rrsets[0].rdatas.first().unwrap();
                 let text = tern_wire::rdata::to_text(Rtype::NSEC3, rdata);
                 let fields: Vec<&str> = text.splitn(6, ' ').collect();
                 format!("{name} {} {}", fields[1], fields.get(5).unwrap_or(&""))
@@ -256,7 +256,7 @@ mod tests {
         assert_eq!(chain.len(), 8);
         for (i, owner) in chain.iter().enumerate() {
             let Rdata::Nsec3(n) =
-                Rdata::from_wire(Rtype::NSEC3, &owner.rrsets[0].rdatas[0]).unwrap()
+                Rdata::from_wire(Rtype::NSEC3, owner.rrsets[0].rdatas.first().unwrap()).unwrap()
             else {
                 panic!()
             };

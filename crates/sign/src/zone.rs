@@ -222,7 +222,7 @@ pub fn sign_zone(
 /// (RFC 9077 §3, updating RFC 4034 §4 and RFC 5155 §3).
 fn soa_ttls(owners: &[Owner]) -> Result<(u32, u32)> {
     let soa = owners.first().and_then(|apex| apex.rrset(Rtype::SOA));
-    soa_ttls_of(soa.and_then(|s| Some((s.ttl, s.rdatas.first()?.as_slice()))))
+    soa_ttls_of(soa.and_then(|s| Some((s.ttl, s.rdatas.first()?))))
 }
 
 /// [`soa_ttls`] of an SOA given as (TTL, RDATA).
