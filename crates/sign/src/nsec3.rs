@@ -253,7 +253,7 @@ mod tests {
 
     fn chain_text(zone_text: &str, opt_out: bool) -> Vec<String> {
         let z = zone("example.", zone_text);
-        let mut owners = collect(&z).unwrap();
+        let mut owners = collect(&z, true).unwrap();
         let config = Nsec3Config { opt_out, ..Nsec3Config::default() };
         owners[0].insert(Rrset::new(
             Rtype::NSEC3PARAM,
@@ -318,7 +318,7 @@ mod tests {
     #[test]
     fn chain_rdata_as_the_encoder_writes_them() {
         let z = zone("example.", ZONE);
-        let owners = collect(&z).unwrap();
+        let owners = collect(&z, true).unwrap();
         for (salt, opt_out) in [(vec![], true), (vec![0xaa, 0xbb], false)] {
             let config = Nsec3Config { iterations: 3, salt, opt_out };
             let mut writer = RdataWriter::new(&config).unwrap();
@@ -336,7 +336,7 @@ mod tests {
     #[test]
     fn the_chain_is_closed_in_hash_order() {
         let z = zone("example.", ZONE);
-        let owners = collect(&z).unwrap();
+        let owners = collect(&z, true).unwrap();
         let chain = build_chain(&owners, z.origin(), &Nsec3Config::default(), 300).unwrap();
         assert_eq!(chain.len(), 8);
         for (i, owner) in chain.iter().enumerate() {

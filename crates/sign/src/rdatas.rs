@@ -9,23 +9,22 @@ use crate::error::{Error, Result};
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Rdatas {
     bytes: Vec<u8>,
-    count: u32,
 }
 
 impl Rdatas {
     /// No RDATA, with room for `bytes` bytes (each RDATA takes its length plus two).
     pub fn with_capacity(bytes: usize) -> Rdatas {
-        Rdatas { bytes: Vec::with_capacity(bytes), count: 0 }
+        Rdatas { bytes: Vec::with_capacity(bytes) }
     }
 
-    /// How many RDATA there are.
+    /// How many RDATA there are (counted: an RRset has few).
     pub fn len(&self) -> usize {
-        self.count as usize
+        self.iter().count()
     }
 
     /// True when there are none.
     pub fn is_empty(&self) -> bool {
-        self.count == 0
+        self.bytes.is_empty()
     }
 
     /// The RDATA, in the order pushed.
@@ -72,7 +71,6 @@ impl Rdatas {
                     .get_mut(at..at + 2)
                     .unwrap_or_default()
                     .copy_from_slice(&len.to_be_bytes());
-                self.count += 1;
                 Ok(())
             }
             Err(e) => {

@@ -195,7 +195,7 @@ pub fn sign_zone(
 ) -> Result<SignedZone> {
     check_keys(keys)?;
     let origin = zone.origin().clone();
-    let mut owners = collect(zone)?;
+    let mut owners = collect(zone, options.denial == DenialConfig::Nsec)?;
     let (soa_ttl, negative_ttl) = soa_ttls(&owners)?;
     let apex = owners.first_mut().ok_or_else(|| Error::Zone(format!("{origin} is empty")))?;
     let key_ttl = options.dnskey_ttl.unwrap_or(soa_ttl);
