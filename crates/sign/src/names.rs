@@ -93,7 +93,8 @@ pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner>> {
     // Made in canonical order, so that the owners' records lie in memory in the order
     // every later pass (the chain, the signing, the snapshot) reads them.
     let mut owners = Vec::with_capacity(ids.len());
-    for id in ids {
+    for (i, &id) in ids.iter().enumerate() {
+        prefetch_ahead(zone, &ids, i);
         let Some(node) = zone.node(id) else { continue };
         let at_apex = id == APEX;
         let kept = || node.rrsets().filter(|r| r.has_records() && !remade(r.rtype, at_apex));
@@ -106,6 +107,19 @@ pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner>> {
     }
     classify(zone.origin(), &mut owners)?;
     Ok(owners)
+}
+
+/// Starts loading what the owner `ahead` places after `ids[i]` will read: the nodes
+/// are visited in canonical order, which is not the order they lie in memory, so each
+/// would otherwise wait on its loads in turn.
+fn prefetch_ahead(zone: &ZoneContents, ids: &[u32], i: usize) {
+    const AHEAD: usize = 8;
+    if let Some(&id) = ids.get(i + AHEAD) {
+        zone.prefetch_node(id);
+    }
+    if let Some(node) = ids.get(i + AHEAD / 2).and_then(|&id| zone.node(id)) {
+        node.prefetch_data();
+    }
 }
 
 /// True when the node `id` is an owner the signer reads: the apex, or a node with an
