@@ -135,12 +135,7 @@ fn has_data(zone: &ZoneContents, id: u32) -> bool {
 
 /// An unsigned copy of a stored RRset, its RDATA in one buffer no longer than it must be.
 fn copied(rrset: &tern_zone::Rrset<'_>) -> Rrset {
-    let bytes = rrset.rdatas().map(|rd| rd.len() + 2).sum();
-    let mut rdatas = Rdatas::with_capacity(bytes);
-    rrset.rdatas().for_each(|rd| {
-        let _ = rdatas.push(rd); // a stored RDATA is never too long
-    });
-    Rrset::new(rrset.rtype, rrset.ttl, rdatas)
+    Rrset::new(rrset.rtype, rrset.ttl, Rdatas::copied(rrset.rdatas()))
 }
 
 /// The ids of the zone's nodes with data ([`has_data`]) sorted in canonical order (RFC

@@ -47,6 +47,19 @@ impl Rdatas {
         (self.bytes.len(), self.bytes.capacity())
     }
 
+    /// A copy of `rdatas`, in a buffer exactly as long as they need; those longer than
+    /// an RDATA can be (none read from a zone is) are left out.
+    pub fn copied<'a>(rdatas: impl Iterator<Item = &'a [u8]> + Clone) -> Rdatas {
+        let fitting = |rd: &'a [u8]| Some((u16::try_from(rd.len()).ok()?, rd));
+        let bytes = rdatas.clone().filter_map(fitting).map(|(len, _)| usize::from(len) + 2).sum();
+        let mut out = Rdatas::with_capacity(bytes);
+        for (len, rdata) in rdatas.filter_map(fitting) {
+            out.bytes.extend_from_slice(&len.to_be_bytes());
+            out.bytes.extend_from_slice(rdata);
+        }
+        out
+    }
+
     /// Adds `rdata`; one longer than an RDATA can be (65,535 bytes) is refused.
     pub fn push(&mut self, rdata: &[u8]) -> Result<()> {
         self.push_with(|out| {
@@ -91,7 +104,7 @@ impl std::fmt::Debug for Rdatas {
 /// holds one).
 impl From<Vec<Vec<u8>>> for Rdatas {
     fn from(rdatas: Vec<Vec<u8>>) -> Rdatas {
-        rdatas.iter().map(Vec::as_slice).collect()
+        Rdatas::copied(rdatas.iter().map(Vec::as_slice))
     }
 }
 
@@ -151,6 +164,8 @@ mod tests {
         assert_eq!((r.len(), r.get(2), r.get(3)), (3, Some(&[9u8, 9][..]), None));
         assert_eq!(r.bytes_used().0, 3 + 2 + 2 + 2 + 2);
         assert_eq!(r, Rdatas::from(vec![vec![1, 2, 3], vec![], vec![9, 9]]));
+        let copy = Rdatas::copied(r.iter());
+        assert_eq!((&copy, copy.bytes_used().1), (&r, r.bytes_used().0));
     }
 
     #[test]
