@@ -14,6 +14,7 @@ use std::time::Instant;
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{EcdsaKeyPair, Ed25519KeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use tern_sign::names::Rdatas;
 use tern_sign::rrsig::{sign_rrset, signed_data, RrsetRef, Scratch};
 use tern_sign::{sign_zone, Algorithm, KeyRole, SignOptions, SigningKey, Validity};
 use tern_wire::{Name, Rtype};
@@ -77,8 +78,8 @@ fn main() {
     let key = SigningKey::generate(algorithm, KeyRole::Csk).unwrap();
     let validity = Validity::new(1_800_000_000, 1_800_000_000 + 30 * 86400).unwrap();
     let times = (validity.inception(), validity.expiration());
-    let rdatas: Vec<Vec<Vec<u8>>> =
-        (0..n).map(|i| vec![vec![10, (i >> 16) as u8, (i >> 8) as u8, i as u8]]).collect();
+    let rdatas: Vec<Rdatas> =
+        (0..n).map(|i| vec![vec![10, (i >> 16) as u8, (i >> 8) as u8, i as u8]].into()).collect();
     let rrset =
         |i: usize| RrsetRef { owner: &names[i], rtype: Rtype::A, ttl: 3600, rdatas: &rdatas[i] };
     let origin = zone.origin().clone();

@@ -30,6 +30,7 @@ use std::time::Instant;
 
 use aws_lc_rs::rand::SystemRandom;
 use aws_lc_rs::signature::{EcdsaKeyPair, ECDSA_P256_SHA256_FIXED_SIGNING};
+use tern_sign::names::Rdatas;
 use tern_sign::rrsig::{signed_data, RrsetRef, Scratch};
 use tern_sign::{
     sign_zone, Algorithm, DenialConfig, KeyRole, Nsec3Config, SignOptions, SigningKey, Validity,
@@ -112,7 +113,7 @@ fn sample(zone: &ZoneContents, key: &SigningKey, count: usize) -> Sample {
             if data.ends.len() == count {
                 return data;
             }
-            let rdatas: Vec<Vec<u8>> = rrset.rdatas().map(<[u8]>::to_vec).collect();
+            let rdatas: Rdatas = rrset.rdatas().collect();
             let view = RrsetRef {
                 owner: node.owner(),
                 rtype: rrset.rtype,

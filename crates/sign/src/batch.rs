@@ -10,7 +10,7 @@ use tern_wire::Dname;
 
 use crate::error::{Error, Result};
 use crate::key::SigningKey;
-use crate::names::Owner;
+use crate::names::{Owner, Rdatas};
 use crate::rrsig::{signed_data, RrsetRef, Scratch};
 use crate::validity::Validity;
 use crate::zone::signed_by_ksk_at;
@@ -50,21 +50,21 @@ impl Batch {
             start = job.end;
             let key = keys.get(job.key as usize).ok_or(Error::Keys("a key out of range"))?;
             // The signed data starts with the RRSIG RDATA up to the signature.
-            let header = data.get(..18 + signer.len()).unwrap_or_default();
-            let mut rrsig = Vec::with_capacity(header.len() + key.signature_len());
-            rrsig.extend_from_slice(header);
-            key.sign_into(data, &mut rrsig)?;
+            let header = data.get(..header_len(signer)).unwrap_or_default();
             let rrset = owners
                 .get_mut(job.owner as usize)
                 .and_then(|o| o.rrsets.get_mut(job.rrset as usize))
                 .ok_or(Error::Zone("an RRset out of range".into()))?;
-            rrset.sigs.push(rrsig);
+            rrset.sigs.push_with(|rrsig| {
+                rrsig.extend_from_slice(header);
+                key.sign_into(data, rrsig)
+            })?;
         }
         Ok(self.jobs.len())
     }
 
     /// The first pass: the signed data of every signature `owners` need, and each
-    /// signed RRset's list of RRSIGs made exactly as long as it will be (a zone has
+    /// signed RRset's buffer of RRSIGs made exactly as long as it will be (a zone has
     /// millions of them).
     fn prepare(
         &mut self,
@@ -86,7 +86,9 @@ impl Batch {
                     true => k.role().signs_keys(),
                     false => k.role().signs_zone(),
                 };
-                rrset.sigs = Vec::with_capacity(keys.iter().filter(signs).count());
+                let room =
+                    keys.iter().filter(signs).map(|k| 2 + header_len(signer) + k.signature_len());
+                rrset.sigs = Rdatas::with_capacity(room.sum());
                 let view = RrsetRef {
                     owner: &owner.name,
                     rtype: rrset.rtype,
@@ -103,4 +105,10 @@ impl Batch {
         }
         Ok(())
     }
+}
+
+/// The length of an RRSIG's RDATA before the signature (RFC 4034 §3.1): the fixed fields,
+/// 18 bytes, and the signer's name.
+fn header_len(signer: &Dname) -> usize {
+    18 + signer.len()
 }

@@ -386,7 +386,7 @@ fn data_signatures(
 /// True when a stored RRset holds the records and TTL of `rrset`.
 fn same_records(stored: &tern_zone::Rrset<'_>, rrset: &Rrset) -> bool {
     let mut old: Vec<&[u8]> = stored.rdatas().collect();
-    let mut new: Vec<&[u8]> = rrset.rdatas.iter().map(Vec::as_slice).collect();
+    let mut new: Vec<&[u8]> = rrset.rdatas.iter().collect();
     old.sort_unstable();
     new.sort_unstable();
     stored.ttl == rrset.ttl && old == new

@@ -34,6 +34,7 @@ pub mod nsec;
 pub mod nsec3;
 mod parallel;
 pub mod policy;
+mod rdatas;
 mod refresh;
 pub mod rrsig;
 mod rsa_public;

@@ -7,6 +7,7 @@ use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{Flags, ZoneContents, APEX};
 
 use crate::error::{Error, Result};
+pub use crate::rdatas::Rdatas;
 
 /// What an owner is to the signer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,15 +31,15 @@ pub struct Rrset {
     /// The TTL.
     pub ttl: u32,
     /// The records' RDATA in wire form.
-    pub rdatas: Vec<Vec<u8>>,
+    pub rdatas: Rdatas,
     /// The RRSIG RDATA covering it.
-    pub sigs: Vec<Vec<u8>>,
+    pub sigs: Rdatas,
 }
 
 impl Rrset {
     /// An unsigned RRset.
-    pub fn new(rtype: Rtype, ttl: u32, rdatas: Vec<Vec<u8>>) -> Rrset {
-        Rrset { rtype, ttl, rdatas, sigs: Vec::new() }
+    pub fn new(rtype: Rtype, ttl: u32, rdatas: impl Into<Rdatas>) -> Rrset {
+        Rrset { rtype, ttl, rdatas: rdatas.into(), sigs: Rdatas::default() }
     }
 }
 
@@ -84,56 +85,78 @@ fn remade(rtype: Rtype, at_apex: bool) -> bool {
         || (at_apex && rtype == Rtype::DNSKEY)
 }
 
-/// The zone's owners with data, in canonical order, classified; the apex first.
-pub fn collect(zone: &ZoneContents) -> Result<Vec<Owner>> {
-    let mut owners = Vec::with_capacity(zone.node_count());
-    for id in 0..zone.node_count() as u32 {
+/// The zone's owners with data, in canonical order, classified; the apex first. Each
+/// owner's list of RRsets has room for one more when `nsec_room` (the NSEC chain adds
+/// its record there; an NSEC3 chain has owners of its own).
+pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner>> {
+    let ids = canonical_ids(zone);
+    // Made in canonical order, so that the owners' records lie in memory in the order
+    // every later pass (the chain, the signing, the snapshot) reads them.
+    let mut owners = Vec::with_capacity(ids.len());
+    for (i, &id) in ids.iter().enumerate() {
+        prefetch_ahead(zone, &ids, i);
         let Some(node) = zone.node(id) else { continue };
-        if node.flags.intersects(Flags::PHANTOM | Flags::EMPTY) || node.is_vacant() {
-            continue;
-        }
         let at_apex = id == APEX;
         let kept = || node.rrsets().filter(|r| r.has_records() && !remade(r.rtype, at_apex));
-        // Room for the denial record the chain adds, and no more: a zone has millions.
-        let mut rrsets = Vec::with_capacity(kept().count() + 1);
+        // Exactly the room needed: a zone has millions of these lists.
+        let mut rrsets = Vec::with_capacity(kept().count() + usize::from(nsec_room));
         rrsets.extend(kept().map(|r| copied(&r)));
-        if rrsets.is_empty() && !at_apex {
-            continue;
-        }
         rrsets.sort_by_key(|r| r.rtype.0);
         let kind = if at_apex { Kind::Apex } else { Kind::Authoritative };
         owners.push(Owner { name: node.owner().to_name(), kind, rrsets });
     }
-    let mut owners = canonical_order(owners);
     classify(zone.origin(), &mut owners)?;
     Ok(owners)
 }
 
-/// An unsigned copy of a stored RRset, its RDATA list no longer than it must be.
-fn copied(rrset: &tern_zone::Rrset<'_>) -> Rrset {
-    let mut rdatas = Vec::with_capacity(usize::from(rrset.count));
-    rdatas.extend(rrset.rdatas().map(<[u8]>::to_vec));
-    Rrset::new(rrset.rtype, rrset.ttl, rdatas)
+/// Starts loading what the owner `ahead` places after `ids[i]` will read: the nodes
+/// are visited in canonical order, which is not the order they lie in memory, so each
+/// would otherwise wait on its loads in turn.
+fn prefetch_ahead(zone: &ZoneContents, ids: &[u32], i: usize) {
+    const AHEAD: usize = 8;
+    if let Some(&id) = ids.get(i + AHEAD) {
+        zone.prefetch_node(id);
+    }
+    if let Some(node) = ids.get(i + AHEAD / 2).and_then(|&id| zone.node(id)) {
+        node.prefetch_data();
+    }
 }
 
-/// `owners` (each name once) sorted in canonical order (RFC 4034 §6.1): by their lookup
-/// keys, whose byte order is canonical name order, kept one after another in one buffer.
-/// What is sorted is small — the first 8 bytes of each key past what every key shares
-/// (the origin's), and the owner's index — so that most comparisons are one integer's,
-/// and ties are settled by the whole keys.
-fn canonical_order(owners: Vec<Owner>) -> Vec<Owner> {
-    let mut keys: Vec<u8> = Vec::with_capacity(owners.len() * 24);
-    let mut ends: Vec<usize> = Vec::with_capacity(owners.len());
-    for owner in &owners {
-        keys.extend_from_slice(owner.name.lookup_key().as_bytes());
+/// True when the node `id` is an owner the signer reads: the apex, or a node with an
+/// RRset that is not [`remade`].
+fn has_data(zone: &ZoneContents, id: u32) -> bool {
+    let Some(node) = zone.node(id) else { return false };
+    if node.flags.intersects(Flags::PHANTOM | Flags::EMPTY) || node.is_vacant() {
+        return false;
+    }
+    let at_apex = id == APEX;
+    at_apex || node.rrsets().any(|r| r.has_records() && !remade(r.rtype, at_apex))
+}
+
+/// An unsigned copy of a stored RRset, its RDATA in one buffer no longer than it must be.
+fn copied(rrset: &tern_zone::Rrset<'_>) -> Rrset {
+    Rrset::new(rrset.rtype, rrset.ttl, Rdatas::copied(rrset.rdatas()))
+}
+
+/// The ids of the zone's nodes with data ([`has_data`]) sorted in canonical order (RFC
+/// 4034 §6.1): by their owners' lookup keys, whose byte order is canonical name order,
+/// kept one after another in one buffer. What is sorted is small — the first 8 bytes
+/// of each key past what every key shares (the origin's), and an index — so that most
+/// comparisons are one integer's, and ties are settled by the whole keys.
+fn canonical_ids(zone: &ZoneContents) -> Vec<u32> {
+    let ids: Vec<u32> = (0..zone.node_count() as u32).filter(|&id| has_data(zone, id)).collect();
+    let mut keys: Vec<u8> = Vec::with_capacity(ids.len() * 24);
+    let mut ends: Vec<usize> = Vec::with_capacity(ids.len());
+    for node in ids.iter().filter_map(|&id| zone.node(id)) {
+        keys.extend_from_slice(node.owner().lookup_key().as_bytes());
         ends.push(keys.len());
     }
     let key = |i: usize| {
         let start = i.checked_sub(1).and_then(|p| ends.get(p)).copied().unwrap_or(0);
         keys.get(start..ends.get(i).copied().unwrap_or(start)).unwrap_or_default()
     };
-    let shared = (0..owners.len()).map(key).reduce(common_prefix).map_or(0, <[u8]>::len);
-    let mut order: Vec<(u64, u32)> = (0..owners.len())
+    let shared = (0..ends.len()).map(key).reduce(common_prefix).map_or(0, <[u8]>::len);
+    let mut order: Vec<(u64, u32)> = (0..ends.len())
         .map(|i| {
             let mut prefix = [0u8; 8];
             let rest = key(i).get(shared..).unwrap_or_default();
@@ -149,8 +172,7 @@ fn canonical_order(owners: Vec<Owner>) -> Vec<Owner> {
     order.sort_unstable_by(|a, b| {
         a.0.cmp(&b.0).then_with(|| key(a.1 as usize).cmp(key(b.1 as usize)))
     });
-    let mut slots: Vec<Option<Owner>> = owners.into_iter().map(Some).collect();
-    order.iter().filter_map(|&(_, i)| slots.get_mut(i as usize).and_then(Option::take)).collect()
+    order.iter().filter_map(|&(_, i)| ids.get(i as usize).copied()).collect()
 }
 
 /// The longest prefix `a` and `b` share.
@@ -260,7 +282,7 @@ mod tests {
         ];
         let text: String = labels.iter().map(|l| format!("{l} A 192.0.2.1\n")).collect();
         let z = zone("example.", &format!("@ SOA ns h 1 2 3 4 5\n@ NS ns.example.net.\n{text}"));
-        let owners = collect(&z).unwrap();
+        let owners = collect(&z, true).unwrap();
         let names: Vec<Name> = owners.iter().map(|o| o.name.clone()).collect();
         let mut expect = names.clone();
         expect.sort_by(|a, b| a.canonical_cmp(b));
@@ -277,7 +299,7 @@ mod tests {
              sub NS ns.sub\nns.sub A 192.0.2.2\nx.y.sub A 192.0.2.3\nsub DS 1 13 2 00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF\n\
              a.b.ent TXT x\n@ NSEC3PARAM 1 0 0 -\n@ DNSKEY 256 3 13 AAAA\nold RRSIG A 13 2 300 20300101000000 20200101000000 1 example. AAAA\n",
         );
-        let owners = collect(&z).unwrap();
+        let owners = collect(&z, true).unwrap();
         let names: Vec<String> = owners.iter().map(|o| o.name.to_string()).collect();
         assert_eq!(
             names,

@@ -53,14 +53,18 @@ mod tests {
              sub NS ns.sub\nns.sub A 192.0.2.2\nsub DS 1 13 2 00112233445566778899AABBCCDDEEFF00112233445566778899AABBCCDDEEFF\n\
              ins NS ns.example.net.\na.b.ent MX 10 ns\n",
         );
-        let mut owners = collect(&z).unwrap();
+        let mut owners = collect(&z, true).unwrap();
         add_chain(&mut owners, 300);
         let nsec: Vec<String> = owners
             .iter()
             .filter_map(|o| {
                 let r = o.rrset(Rtype::NSEC)?;
                 assert_eq!(r.ttl, 300);
-                Some(format!("{} {}", o.name, tern_wire::rdata::to_text(Rtype::NSEC, &r.rdatas[0])))
+                Some(format!(
+                    "{} {}",
+                    o.name,
+                    tern_wire::rdata::to_text(Rtype::NSEC, r.rdatas.first().unwrap())
+                ))
             })
             .collect();
         assert_eq!(

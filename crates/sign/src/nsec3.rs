@@ -6,14 +6,14 @@
 //! The defaults follow RFC 9276 §3.1: SHA-1 (the only hash defined), no extra iterations,
 //! an empty salt.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use tern_wire::rdata::{CharString, Nsec3, Nsec3param, Rdata};
+use tern_wire::rdata::{CharString, Nsec, Nsec3, Nsec3param, Rdata};
 use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{Nsec3Hash, Nsec3Params};
 
 use crate::error::{Error, Result};
-use crate::names::{denial_types, is_signed, Kind, Owner, Rrset};
+use crate::names::{denial_types, is_signed, Kind, Owner, Rdatas, Rrset};
 
 /// SHA-1, the one NSEC3 hash algorithm (RFC 5155 §11).
 const SHA1: u8 = 1;
@@ -73,16 +73,31 @@ pub fn nsec3_types(owner: &Owner) -> Vec<Rtype> {
     types
 }
 
-/// The names the chain hashes, with their types: the members, then the empty
-/// non-terminals above them (RFC 5155 §7.1), which list no type. The set of the zone's
-/// names is made only when a member lies deeper than a child of the apex (in a TLD,
-/// none does).
-fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<(Name, Vec<Rtype>)> {
+/// A name the chain hashes: an owner of the zone (by its index), or an empty
+/// non-terminal above one (RFC 5155 §7.1), which lists no type.
+enum Hashed {
+    Owner(usize),
+    Empty(Name),
+}
+
+impl Hashed {
+    fn name<'a>(&'a self, owners: &'a [Owner]) -> Option<&'a Dname> {
+        match self {
+            Hashed::Owner(i) => owners.get(*i).map(|o| &*o.name),
+            Hashed::Empty(name) => Some(name),
+        }
+    }
+}
+
+/// The names the chain hashes: the members, then the empty non-terminals above them.
+/// The set of the zone's names is made only when a member lies deeper than a child of
+/// the apex (in a TLD, none does).
+fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<Hashed> {
     let mut existing: Option<HashSet<&Dname>> = None;
-    let mut names: Vec<(Name, Vec<Rtype>)> = Vec::new();
+    let mut names: Vec<Hashed> = Vec::new();
     let mut empty: HashSet<Name> = HashSet::new();
-    for owner in owners.iter().filter(|o| in_chain(o, opt_out)) {
-        names.push((owner.name.clone(), nsec3_types(owner)));
+    for (i, owner) in owners.iter().enumerate().filter(|(_, o)| in_chain(o, opt_out)) {
+        names.push(Hashed::Owner(i));
         let mut above = owner.name.parent();
         while let Some(name) = above.filter(|n| n.is_below(origin)) {
             let existing =
@@ -90,7 +105,7 @@ fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<(Name, V
             if existing.contains(name) || !empty.insert(name.to_name()) {
                 break; // a name of the zone, or met on another name's way up: so were its ancestors
             }
-            names.push((name.to_name(), Vec::new()));
+            names.push(Hashed::Empty(name.to_name()));
             above = name.parent();
         }
     }
@@ -107,25 +122,30 @@ pub fn build_chain(
     ttl: u32,
 ) -> Result<Vec<Owner>> {
     let params = config.params();
-    let mut hashed: Vec<(Nsec3Hash, Name, Vec<Rtype>)> =
-        hashed_names(owners, origin, config.opt_out)
-            .into_iter()
-            .map(|(name, types)| (params.hash(&name), name, types))
-            .collect();
+    let mut hashed: Vec<(Nsec3Hash, Hashed)> = hashed_names(owners, origin, config.opt_out)
+        .into_iter()
+        .map(|h| (h.name(owners).map_or([0; 20], |n| params.hash(n)), h))
+        .collect();
     hashed.sort_unstable_by_key(|a| a.0);
     if let Some(pair) = hashed.windows(2).find(|w| w.first().map(|x| x.0) == w.get(1).map(|y| y.0))
     {
-        let names: Vec<String> = pair.iter().map(|(_, n, _)| n.to_string()).collect();
+        let names: Vec<String> =
+            pair.iter().filter_map(|(_, h)| h.name(owners)).map(|n| n.to_string()).collect();
         return Err(Error::HashCollision(names.join(" and ")));
     }
+    let mut writer = RdataWriter::new(config)?;
     let mut chain = Vec::with_capacity(hashed.len());
-    for (i, (hash, _, types)) in hashed.iter().enumerate() {
+    for (i, (hash, name)) in hashed.iter().enumerate() {
         let next = hashed.get(i + 1).or(hashed.first()).map_or(*hash, |n| n.0);
-        let rrset = Rrset::new(Rtype::NSEC3, ttl, vec![nsec3_rdata(config, &next, types.clone())?]);
+        let owner = match name {
+            Hashed::Owner(o) => owners.get(*o),
+            Hashed::Empty(_) => None,
+        };
+        let rdatas = writer.rdata(&next, owner)?;
         chain.push(Owner {
             name: hashed_owner(hash, origin)?,
             kind: Kind::Authoritative,
-            rrsets: vec![rrset],
+            rrsets: vec![Rrset::new(Rtype::NSEC3, ttl, rdatas)],
         });
     }
     Ok(chain)
@@ -143,6 +163,51 @@ pub fn nsec3_rdata(config: &Nsec3Config, next: &Nsec3Hash, types: Vec<Rtype>) ->
         types,
     };
     Ok(Rdata::Nsec3(nsec3).to_wire_vec())
+}
+
+/// The NSEC3 RDATA of a whole chain, written field by field (RFC 5155 §3.2) straight
+/// into each record's buffer: the fields before the next hash are the same in every
+/// record, and a chain has few type bitmaps (a TLD: the apex's, and NS DS RRSIG), each
+/// encoded once.
+struct RdataWriter {
+    /// Hash algorithm, flags, iterations, salt length and salt.
+    head: Vec<u8>,
+    /// Type bitmaps by the types they list (RFC 4034 §4.1.2).
+    bitmaps: HashMap<Vec<Rtype>, Vec<u8>>,
+}
+
+impl RdataWriter {
+    fn new(config: &Nsec3Config) -> Result<RdataWriter> {
+        let salt = config.salt()?;
+        let mut head = vec![SHA1, if config.opt_out { OPT_OUT } else { 0 }];
+        head.extend_from_slice(&config.iterations.to_be_bytes());
+        head.push(salt.as_bytes().len() as u8); // at most 255: a CharString
+        head.extend_from_slice(salt.as_bytes());
+        Ok(RdataWriter { head, bitmaps: HashMap::new() })
+    }
+
+    /// The NSEC3 RDATA of the hashed name `owner` (`None`: an empty non-terminal), the
+    /// next hash `next`.
+    fn rdata(&mut self, next: &Nsec3Hash, owner: Option<&Owner>) -> Result<Rdatas> {
+        let types = owner.map(nsec3_types).unwrap_or_default();
+        if !self.bitmaps.contains_key(&types) {
+            // An NSEC RDATA whose next name is the root: that name's one byte, then
+            // the bitmap, the same in NSEC3 (RFC 5155 §3.2.1).
+            let nsec = Rdata::Nsec(Nsec { next: Name::root(), types: types.clone() });
+            let bitmap = nsec.to_wire_vec().get(1..).unwrap_or_default().to_vec();
+            self.bitmaps.insert(types.clone(), bitmap);
+        }
+        let bitmap = self.bitmaps.get(&types).map_or(&[][..], Vec::as_slice);
+        let mut rdatas = Rdatas::with_capacity(2 + self.head.len() + 1 + next.len() + bitmap.len());
+        rdatas.push_with(|out| {
+            out.extend_from_slice(&self.head);
+            out.push(next.len() as u8);
+            out.extend_from_slice(next);
+            out.extend_from_slice(bitmap);
+            Ok(())
+        })?;
+        Ok(rdatas)
+    }
 }
 
 /// The owner of the NSEC3 record of `hash`: its base32hex form (RFC 4648 §7, lower
@@ -188,7 +253,7 @@ mod tests {
 
     fn chain_text(zone_text: &str, opt_out: bool) -> Vec<String> {
         let z = zone("example.", zone_text);
-        let mut owners = collect(&z).unwrap();
+        let mut owners = collect(&z, true).unwrap();
         let config = Nsec3Config { opt_out, ..Nsec3Config::default() };
         owners[0].insert(Rrset::new(
             Rtype::NSEC3PARAM,
@@ -199,10 +264,11 @@ mod tests {
         let params = config.params();
         let mut by_name: Vec<String> = hashed_names(&owners, z.origin(), opt_out)
             .iter()
-            .map(|(name, _)| {
+            .map(|h| {
+                let name = h.name(&owners).unwrap();
                 let owner = hashed_owner(&params.hash(name), z.origin()).unwrap();
                 let record = chain.iter().find(|o| o.name == owner).unwrap();
-                let rdata = &record.rrsets[0].rdatas[0];
+                let rdata = record.rrsets[0].rdatas.first().unwrap();
                 let text = tern_wire::rdata::to_text(Rtype::NSEC3, rdata);
                 let fields: Vec<&str> = text.splitn(6, ' ').collect();
                 format!("{name} {} {}", fields[1], fields.get(5).unwrap_or(&""))
@@ -248,15 +314,34 @@ mod tests {
         );
     }
 
+    /// The chain's RDATA, written field by field, are those the record's encoder makes.
+    #[test]
+    fn chain_rdata_as_the_encoder_writes_them() {
+        let z = zone("example.", ZONE);
+        let owners = collect(&z, true).unwrap();
+        for (salt, opt_out) in [(vec![], true), (vec![0xaa, 0xbb], false)] {
+            let config = Nsec3Config { iterations: 3, salt, opt_out };
+            let mut writer = RdataWriter::new(&config).unwrap();
+            let next: Nsec3Hash = core::array::from_fn(|i| i as u8 * 7);
+            for owner in owners.iter().map(Some).chain([None, owners.first()]) {
+                let types = owner.map(nsec3_types).unwrap_or_default();
+                let expect = nsec3_rdata(&config, &next, types).unwrap();
+                let written = writer.rdata(&next, owner).unwrap();
+                assert_eq!(written, Rdatas::from(vec![expect]));
+                assert_eq!(written.bytes_used().0, written.bytes_used().1);
+            }
+        }
+    }
+
     #[test]
     fn the_chain_is_closed_in_hash_order() {
         let z = zone("example.", ZONE);
-        let owners = collect(&z).unwrap();
+        let owners = collect(&z, true).unwrap();
         let chain = build_chain(&owners, z.origin(), &Nsec3Config::default(), 300).unwrap();
         assert_eq!(chain.len(), 8);
         for (i, owner) in chain.iter().enumerate() {
             let Rdata::Nsec3(n) =
-                Rdata::from_wire(Rtype::NSEC3, &owner.rrsets[0].rdatas[0]).unwrap()
+                Rdata::from_wire(Rtype::NSEC3, owner.rrsets[0].rdatas.first().unwrap()).unwrap()
             else {
                 panic!()
             };

@@ -204,7 +204,7 @@ fn refresh_rrset(
         wanted.iter().zip(&kept).filter(|(_, kept)| !**kept).map(|(&i, _)| i).collect();
     delta.removed.extend(dropped);
     if !missing.is_empty() {
-        let rdatas = rrset.rdatas().map(<[u8]>::to_vec).collect();
+        let rdatas: crate::names::Rdatas = rrset.rdatas().collect();
         delta.sign(owner, Rrset::new(rrset.rtype, rrset.ttl, rdatas), missing);
     }
 }

@@ -8,6 +8,7 @@ use tern_wire::{Class, Dname, Rtype};
 
 use crate::error::{Error, Result};
 use crate::key::SigningKey;
+use crate::rdatas::Rdatas;
 
 /// One RRset to sign: RDATA in uncompressed wire form, in any order, duplicates allowed.
 #[derive(Debug, Clone, Copy)]
@@ -19,7 +20,7 @@ pub struct RrsetRef<'a> {
     /// The TTL: the RRSIG's original TTL and TTL (RFC 4034 §3, §3.1.4).
     pub ttl: u32,
     /// The records' RDATA.
-    pub rdatas: &'a [Vec<u8>],
+    pub rdatas: &'a Rdatas,
 }
 
 /// Buffers kept between RRsets, so that signing a zone allocates nothing per RRset but
@@ -69,7 +70,7 @@ pub fn append_canonical_rrset(rrset: &RrsetRef<'_>, scratch: &mut Scratch) -> Re
     fixed.extend_from_slice(&rrset.rtype.0.to_be_bytes());
     fixed.extend_from_slice(&Class::IN.0.to_be_bytes());
     fixed.extend_from_slice(&rrset.ttl.to_be_bytes());
-    if let [rdata] = rrset.rdatas {
+    if let (1, Some(rdata)) = (rrset.rdatas.len(), rrset.rdatas.first()) {
         // One record, as most RRsets are: nothing to sort, its canonical form written
         // in place.
         data.extend_from_slice(fixed);
@@ -82,7 +83,7 @@ pub fn append_canonical_rrset(rrset: &RrsetRef<'_>, scratch: &mut Scratch) -> Re
     }
     canonical.clear();
     ranges.clear();
-    for rdata in rrset.rdatas {
+    for rdata in rrset.rdatas.iter() {
         let start = canonical.len();
         canonical_rdata(rrset, rdata, canonical)?;
         ranges.push((start, canonical.len()));
@@ -170,12 +171,12 @@ mod tests {
     fn rrset_in_canonical_form_and_order() {
         let owner = name("WWW.Example.");
         let mx = |t: &str| parse_str(Rtype::MX, t, None).unwrap();
-        let rdatas = vec![
+        let rdatas = Rdatas::from(vec![
             mx("20 B.example."),
             mx("10 Z.example."),
             mx("10 a.EXAMPLE."),
             mx("20 b.example."),
-        ];
+        ]);
         let rrset = RrsetRef { owner: &owner, rtype: Rtype::MX, ttl: 300, rdatas: &rdatas };
         let mut scratch = Scratch::default();
         append_canonical_rrset(&rrset, &mut scratch).unwrap();
@@ -193,7 +194,8 @@ mod tests {
     fn signatures_verify_over_the_signed_data() {
         let owner = name("*.wild.example.");
         let signer = name("Example.");
-        let rdatas = vec![vec![192, 0, 2, 2], vec![192, 0, 2, 1]];
+        let list = vec![vec![192, 0, 2, 2], vec![192, 0, 2, 1]];
+        let rdatas = Rdatas::from(list.clone());
         let rrset = RrsetRef { owner: &owner, rtype: Rtype::A, ttl: 3600, rdatas: &rdatas };
         let mut scratch = Scratch::default();
         for algorithm in [Algorithm::EcdsaP256Sha256, Algorithm::Ed25519, Algorithm::RsaSha512] {
@@ -212,7 +214,7 @@ mod tests {
             let data = signed_data(&rrset, &key, &signer, (1000, 2000), &mut scratch).unwrap();
             assert!(data.starts_with(&rrsig[..rrsig.len() - fields.signature.len()]));
             verify(key.dnskey(), data, &fields.signature).unwrap();
-            let reordered = vec![rdatas[1].clone(), rdatas[0].clone(), rdatas[1].clone()];
+            let reordered = Rdatas::from(vec![list[1].clone(), list[0].clone(), list[1].clone()]);
             let same = RrsetRef { rdatas: &reordered, ..rrset };
             let data = signed_data(&same, &key, &signer, (1000, 2000), &mut scratch).unwrap();
             verify(key.dnskey(), data, &fields.signature).unwrap();

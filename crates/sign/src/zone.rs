@@ -195,7 +195,7 @@ pub fn sign_zone(
 ) -> Result<SignedZone> {
     check_keys(keys)?;
     let origin = zone.origin().clone();
-    let mut owners = collect(zone)?;
+    let mut owners = collect(zone, options.denial == DenialConfig::Nsec)?;
     let (soa_ttl, negative_ttl) = soa_ttls(&owners)?;
     let apex = owners.first_mut().ok_or_else(|| Error::Zone(format!("{origin} is empty")))?;
     let key_ttl = options.dnskey_ttl.unwrap_or(soa_ttl);
@@ -222,7 +222,7 @@ pub fn sign_zone(
 /// (RFC 9077 §3, updating RFC 4034 §4 and RFC 5155 §3).
 fn soa_ttls(owners: &[Owner]) -> Result<(u32, u32)> {
     let soa = owners.first().and_then(|apex| apex.rrset(Rtype::SOA));
-    soa_ttls_of(soa.and_then(|s| Some((s.ttl, s.rdatas.first()?.as_slice()))))
+    soa_ttls_of(soa.and_then(|s| Some((s.ttl, s.rdatas.first()?))))
 }
 
 /// [`soa_ttls`] of an SOA given as (TTL, RDATA).

@@ -94,7 +94,7 @@ pub(crate) fn verify_zone(zone: &ZoneContents, keys: &[SigningKey]) -> usize {
     let chain = zone.nsec3().into_iter().flat_map(|c| c.nodes());
     for node in zone.data_nodes().map(|(_, n)| n).chain(chain) {
         for rrset in node.rrsets().filter(|r| r.has_records()) {
-            let rdatas: Vec<Vec<u8>> = rrset.rdatas().map(<[u8]>::to_vec).collect();
+            let rdatas: crate::names::Rdatas = rrset.rdatas().collect();
             let view = RrsetRef {
                 owner: node.owner(),
                 rtype: rrset.rtype,
