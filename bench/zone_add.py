@@ -22,7 +22,9 @@ answer: must be 0). Last, `--singles` times one zone is added and removed again,
 timed from the command until it returns and the zone answers (or no longer does):
 the median of each is the cost of one change beside all the zones (Tern: `ternctl
 zone-add NAME --file TMPL` and `zone-remove NAME`, which return once done; Knot DNS:
-`conf-begin`, `conf-set` or `conf-unset`, `conf-commit`). Meanwhile dnsperf (CPU `bench.CLIENT_CPU`) asks `www.base.example`
+`conf-begin`, `conf-set` or `conf-unset`, `conf-commit`). Before each, a `zone-status`
+of the first zone is timed the same way: the client's start and round trip alone, the
+floor under each single (its median is printed). Meanwhile dnsperf (CPU `bench.CLIENT_CPU`) asks `www.base.example`
 at `--rate` queries a second, from the server's start to the end; its lost queries
 (no answer within 1 s) are reported.
 
@@ -73,6 +75,10 @@ def parse_args():
                    help="ternd binary, ternctl beside it (default: $TERND or <cargo target>/perf/ternd)")
     p.add_argument("--work", default=os.path.join(HERE, "out", "zone-add"), type=os.path.abspath)
     p.add_argument("--timeout", type=float, default=600.0)
+    p.add_argument("--settle", type=float, default=0.0,
+                   help="with --reuse: seconds to wait after the restart before the singles "
+                        "(ternd trims and collapses its heap into huge pages on a thread of "
+                        "its own then, seconds at 1M zones)")
     p.add_argument("--reuse", action="store_true",
                    help="restart on the zones a previous run left in --work (same --zones) and "
                         "time the singles only: no steps, no sweep")
@@ -176,8 +182,21 @@ def remove_one_knot(work, name, args):
 
 
 ADD = {"tern": add_tern, "knot": add_knot}
+def status_tern(work, args):
+    run([ternctl_of(args.ternd), "-s", f"{work}/ternd.sock", "-t", str(int(args.timeout)),
+         "zone-status", "base.example"], args.timeout)
+
+
+def status_knot(work, args):
+    run(["knotc", "-s", f"{work}/knot.sock", "-t", str(int(args.timeout)), "zone-status",
+         "base.example"], args.timeout)
+
+
 ADD_ONE = {"tern": add_one_tern, "knot": lambda work, name, args: add_knot(work, [name], args)}
 REMOVE_ONE = {"tern": remove_one_tern, "knot": remove_one_knot}
+# A command that changes nothing: the client's start and round trip alone, the floor
+# under every single's time.
+STATUS = {"tern": status_tern, "knot": status_knot}
 
 
 def wait_soa(port, name, answering, timeout):
@@ -195,9 +214,12 @@ def wait_soa(port, name, answering, timeout):
 
 def singles(kind, work, port, args):
     """Adds and removes one zone `args.singles` times: the seconds of each, in lists."""
-    added, removed = [], []
+    added, removed, floor = [], [], []
     for i in range(args.singles):
         name = f"single{i}.{kind}.example"
+        started = time.monotonic()
+        STATUS[kind](work, args)
+        floor.append(time.monotonic() - started)
         started = time.monotonic()
         ADD_ONE[kind](work, name, args)
         wait_soa(port, name, True, args.timeout)
@@ -207,7 +229,9 @@ def singles(kind, work, port, args):
         wait_soa(port, name, False, args.timeout)
         removed.append(time.monotonic() - started)
     print(f"  {kind}: singles, ms: add " + " ".join(f"{s * 1000:.1f}" for s in added)
-          + " / remove " + " ".join(f"{s * 1000:.1f}" for s in removed), flush=True)
+          + " / remove " + " ".join(f"{s * 1000:.1f}" for s in removed)
+          + f" / a zone-status (the client's floor), median {statistics.median(floor) * 1000:.1f}",
+          flush=True)
     return added, removed
 SERVER = {"tern": tern_server, "knot": knot_server}
 
@@ -302,6 +326,7 @@ def reused(kind, work, args):
               f"{time.monotonic() - started:.1f} s, PSS {server.pss_kb() / 1024:.0f} MiB", flush=True)
         perf = dnsperf(port, work, args)
         record["pss0"] = server.pss_kb()
+        time.sleep(args.settle)  # the start's memory housekeeping, if asked
         record["add_one"], record["remove_one"] = singles(kind, work, port, args)
     except (RuntimeError, subprocess.TimeoutExpired) as err:
         record["error"] = str(err)[:800]

@@ -179,7 +179,12 @@ fn serve(
         n.notify(&format!("READY=1\nSTATUS=serving {} zones", loading.report().zones));
     }
     drop(loading); // an outcome per zone: not kept while serving
-    tern_zone::memory::after_load();
+                   // On a thread of its own: at a million zones the trim and huge-page collapse take
+                   // seconds, during which the control socket's first commands would wait.
+    let tidy = std::thread::Builder::new().name("ternd-tidy".into());
+    if tidy.spawn(reload::housekeeping).is_err() {
+        tern_zone::memory::after_load(); // at the main thread's priority
+    }
     let mut steering = Steering {
         config,
         main: steering_main,

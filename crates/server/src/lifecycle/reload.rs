@@ -176,13 +176,13 @@ fn tell(
     }
 }
 
-/// The memory housekeeping after a reload ([`tern_zone::memory::after_load`]), at the
-/// lowest priority: nobody waits for it, and at the server's own priority it held off
+/// The memory housekeeping after the start or a reload
+/// ([`tern_zone::memory::after_load`]), at the lowest priority: nobody waits for it, and at the server's own priority it held off
 /// the control plane (nice 10) as it sent the NOTIFYs and served the IXFRs of the change
 /// just published (a 1M zone's trim and collapse take most of a second; a one-record
 /// change reached a secondary in 28 ms instead of 11). The calling thread keeps that
-/// priority: it is the reload's own.
-fn housekeeping() {
+/// priority: it is the reload's own, or one started for it.
+pub(super) fn housekeeping() {
     if let Err(e) = crate::priority::set_thread_nice(crate::priority::LOWEST_NICE) {
         warn!("the memory housekeeping after a reload keeps its priority: {e}");
     }
