@@ -401,7 +401,7 @@ impl Control {
 
 impl Loading {
     /// Waits up to `timeout` for the loads still pending; true when all are done. The
-    /// wait ends as soon as the last of them is ([`crate::blocking`]).
+    /// wait ends as soon as the last of them is (`blocking::receive_by`).
     pub fn wait(&mut self, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         while let Some((name, mut receiver)) = self.pending.pop() {

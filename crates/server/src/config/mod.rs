@@ -4,8 +4,8 @@
 //! errors that name the file, line and column and give a hint ([`report`]); every table
 //! is read on its own, so one file reports all its errors at once (up to
 //! [`MAX_ERRORS`]). The same [`Config`] is built by the quick command-line mode and by
-//! `ternd demo`. Reading is [`read`]'s: a large file's `[[zone]]` tables one at a time
-//! ([`layout`]), each planned as it is read ([`intake`]). Keys, remotes, access rules
+//! `ternd demo`. Reading is `read`'s: a large file's `[[zone]]` tables one at a time
+//! (`layout`), each planned as it is read (`intake`). Keys, remotes, access rules
 //! and templates are in [`xfr`]; rate limiting and cookies in [`defences`]; the HTTP
 //! listener in [`http`].
 
