@@ -300,13 +300,23 @@ def session(kind, args, round_no):
         if args.singles > 0:
             record["add_one"], record["remove_one"] = singles(kind, work, port, args)
     except (RuntimeError, subprocess.TimeoutExpired) as err:
-        record["error"] = str(err)[:800]
-        print(f"  {kind}: {record['error']}", flush=True)
+        failed(kind, record, err)
     finally:
-        if perf is not None:
-            record["sent"], record["lost"] = lost(perf)
-        server.stop()
+        stopped(record, perf, server)
     return record
+
+
+def failed(kind, record, err):
+    """Notes a session's error in its record."""
+    record["error"] = str(err)[:800]
+    print(f"  {kind}: {record['error']}", flush=True)
+
+
+def stopped(record, perf, server):
+    """Ends a session: dnsperf's counts into its record, the server stopped."""
+    if perf is not None:
+        record["sent"], record["lost"] = lost(perf)
+    server.stop()
 
 
 def reused(kind, work, args):
@@ -329,12 +339,9 @@ def reused(kind, work, args):
         time.sleep(args.settle)  # the start's memory housekeeping, if asked
         record["add_one"], record["remove_one"] = singles(kind, work, port, args)
     except (RuntimeError, subprocess.TimeoutExpired) as err:
-        record["error"] = str(err)[:800]
-        print(f"  {kind}: {record['error']}", flush=True)
+        failed(kind, record, err)
     finally:
-        if perf is not None:
-            record["sent"], record["lost"] = lost(perf)
-        server.stop()
+        stopped(record, perf, server)
     return record
 
 

@@ -109,41 +109,24 @@ def primary_config(zones, port, work):
     """A Tern primary of `zones` on 127.0.0.1:`port` that gives transfers to loopback."""
     zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nfile = "{z.path}"\nacl = ["xfr"]\n'
                          for z in zones)
-    conf = f"""[server]
-listen = ["127.0.0.1:{port}"]
-udp-workers = 1
-tcp-workers = 1
-storage = "{work}/primary-data"
-[log]
-level = "warn"
-[[acl]]
-id = "xfr"
-address = "127.0.0.0/8"
-action = "transfer"
-{zone_lines}"""
-    path = os.path.join(work, "primary.toml")
-    with open(path, "w") as f:
-        f.write(conf)
-    return path
+    acl = '[[acl]]\nid = "xfr"\naddress = "127.0.0.0/8"\naction = "transfer"\n'
+    return write_config(work, "primary", port, acl + zone_lines)
 
 
 def secondary_config(zones, port, primary_port, work):
     """A Tern secondary of `zones` on 127.0.0.1:`port`, of the primary at `primary_port`."""
     zone_lines = "".join(f'[[zone]]\nname = "{z.origin}"\nprimary = "p"\n' for z in zones)
-    conf = f"""[server]
-listen = ["127.0.0.1:{port}"]
-udp-workers = 1
-tcp-workers = 1
-storage = "{work}/secondary-data"
-[log]
-level = "warn"
-[transfer]
-max-incoming = 50
-[[remote]]
-id = "p"
-address = "127.0.0.1:{primary_port}"
-{zone_lines}"""
-    path = os.path.join(work, "secondary.toml")
+    rest = (f'[transfer]\nmax-incoming = 50\n[[remote]]\nid = "p"\n'
+            f'address = "127.0.0.1:{primary_port}"\n')
+    return write_config(work, "secondary", port, rest + zone_lines)
+
+
+def write_config(work, role, port, body):
+    """`work`/`role`.toml: one worker each way on 127.0.0.1:`port`, storage in
+    `work`/`role`-data, warnings only, then `body`. Its path."""
+    conf = (f'[server]\nlisten = ["127.0.0.1:{port}"]\nudp-workers = 1\ntcp-workers = 1\n'
+            f'storage = "{work}/{role}-data"\n[log]\nlevel = "warn"\n{body}')
+    path = os.path.join(work, f"{role}.toml")
     with open(path, "w") as f:
         f.write(conf)
     return path

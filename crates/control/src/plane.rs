@@ -550,18 +550,7 @@ mod tests {
     #[test]
     fn a_change_adds_and_removes_zones_and_leaves_the_others_as_they_are() {
         let db = Arc::new(ZoneDb::new());
-        let control = Control::start(Options {
-            db: Arc::clone(&db),
-            max_incoming: 2,
-            limits: limits(),
-            storage: None,
-            network: Arc::new(crate::testing::NoNetwork),
-            clock: Arc::new(crate::clock::SystemClock),
-            catalogs_listed: None,
-            on_thread_start: Arc::new(|| {}),
-            query_stats_rows: 0,
-        })
-        .unwrap_or_else(|e| panic!("{e}"));
+        let control = started(&db);
         let plans: Vec<Arc<ZonePlan>> = (0..40).map(|i| plan(&format!("z{i}.example."))).collect();
         let mut loading = control.apply(&plans, limits(), true);
         assert!(loading.wait(Duration::from_secs(20)));
