@@ -6,7 +6,9 @@
 //! 2. on a blocking thread: builds the change (the caller's work, such as judging a
 //!    batch of updates); signs it when the zone is signed by this server
 //!    ([`crate::signer::sign`]); applies it copy-on-write, keeps it in the IXFR
-//!    history, and appends it to the journal and syncs (`fdatasync`);
+//!    history, and appends it to the journal and syncs (`fdatasync`) — on the writer's
+//!    own task instead for a small whole version with nothing to journal or sign
+//!    (`Writer::quick_commit`: a zone's first load at a start of many zones);
 //! 3. publishes the new version with one pointer swap that checks it replaces the
 //!    version it started from;
 //! 4. sends NOTIFY to the secondaries, when asked.
