@@ -61,29 +61,19 @@ pub struct OpenedJournal {
 /// Opens `zone`'s journal at `path` (blocking), dealing with damage as the module
 /// comment says; `primary` for a primary zone. Files an earlier version named after
 /// the zone as written are taken over first (see `tern_journal::files`; with
-/// `default_copy`, the kept copy too). Everything done is logged.
-pub fn open_blocking(zone: &Name, path: &Path, primary: bool, default_copy: bool) -> OpenedJournal {
-    open_found(zone, path, (primary, default_copy), false)
-}
-
-/// [`open_blocking`] of a primary's journal, `absent` when its caller found no file at
-/// `path` just before (then it is not looked for again: a start with a million zones
-/// looks once).
-pub fn open_primary(zone: &Name, path: &Path, absent: bool) -> OpenedJournal {
-    open_found(zone, path, (true, false), absent)
-}
-
-/// [`open_blocking`], `absent` as [`open_primary`] says.
-fn open_found(
+/// `default_copy`, the kept copy too). `absent` when the caller found no file at `path`
+/// just before: it is not looked for again (a start with a million zones looks once).
+/// Everything done is logged.
+pub fn open_blocking(
     zone: &Name,
     path: &Path,
-    (primary, copy): (bool, bool),
-    absent: bool,
+    primary: bool,
+    default_copy: bool,
+    mut absent: bool,
 ) -> OpenedJournal {
-    let mut absent = absent;
     if let Some(dir) = path.parent() {
         let files = tern_journal::files::ZoneFiles::new(dir, zone);
-        for (old, new) in files.adopt_legacy(zone, copy) {
+        for (old, new) in files.adopt_legacy(zone, default_copy) {
             absent &= new != path; // a journal taken over is there now
             info!(zone = %zone, from = %old.display(), to = %new.display(), "file renamed to the name this version gives it");
         }
@@ -207,7 +197,7 @@ impl Writer {
                 tern_journal::files::ZoneFiles::new(path.parent().unwrap_or(&path), &name)
                     .zone_copy(),
             );
-        let open = move || open_blocking(&name, &path, primary, default_copy);
+        let open = move || open_blocking(&name, &path, primary, default_copy, false);
         match tokio::task::spawn_blocking(open).await {
             Ok(opened) => {
                 let floor = opened.floor;

@@ -112,8 +112,8 @@ impl Writer {
         let absent = journal.as_deref().is_some_and(absent);
         let inline = quick(&source, now_version.as_ref()) && (journal.is_none() || absent);
         let work = move || {
-            let mut opened =
-                journal.map(|path| crate::journaled::open_primary(&name, &path, absent));
+            let mut opened = journal
+                .map(|path| crate::journaled::open_blocking(&name, &path, true, false, absent));
             if let Some(opened) = &mut opened {
                 base.journaled = std::mem::take(&mut opened.changes);
                 base.floor = opened.floor;

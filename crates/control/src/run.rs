@@ -52,8 +52,9 @@ impl Writer {
                 self.show_status();
                 Box::pin(self.report_catalog()).await;
                 let resting = entry.is_some() && self.restful();
+                // `rest` checks that it may.
                 if let (true, Some(entry)) = (std::mem::take(&mut self.rest_now), &entry) {
-                    if resting && self.rest(entry, &inbox) {
+                    if self.rest(entry, &inbox) {
                         return;
                     }
                 }
