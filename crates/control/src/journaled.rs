@@ -38,6 +38,7 @@ use crate::state::SharedJournal;
 /// A journal shared between the writer and its disk writes (see [`SharedJournal`]).
 pub type Shared = SharedJournal;
 use crate::error::Error;
+use crate::listing::Found;
 use crate::writer::Writer;
 
 /// Where a zone's journal is kept (named by `tern_journal::files`, which cannot leave
@@ -61,35 +62,38 @@ pub struct OpenedJournal {
 /// Opens `zone`'s journal at `path` (blocking), dealing with damage as the module
 /// comment says; `primary` for a primary zone. Files an earlier version named after
 /// the zone as written are taken over first (see `tern_journal::files`; with
-/// `default_copy`, the kept copy too). `absent` when the caller found no file at `path`
-/// just before: it is not looked for again (a start with a million zones looks once).
-/// Everything done is logged.
+/// `default_copy`, the kept copy too). `found`: what the caller knows is not there
+/// (at a start, the files are looked for once: [`crate::listing`]). Everything done is
+/// logged.
 pub fn open_blocking(
     zone: &Name,
     path: &Path,
     primary: bool,
     default_copy: bool,
-    mut absent: bool,
+    mut found: Found,
 ) -> OpenedJournal {
     if let Some(dir) = path.parent() {
         let files = tern_journal::files::ZoneFiles::new(dir, zone);
         for (old, new) in files.adopt_legacy(zone, default_copy) {
-            absent &= new != path; // a journal taken over is there now
+            if new == path {
+                found = Found::Unknown; // a journal taken over is there now
+            }
             info!(zone = %zone, from = %old.display(), to = %new.display(), "file renamed to the name this version gives it");
         }
     }
-    let aside = match absent {
-        true => tern_journal::set_aside_beside(path),
-        false => tern_journal::set_aside_before(path),
+    let aside = match found {
+        Found::Nothing => None,
+        Found::NoJournal => tern_journal::set_aside_beside(path),
+        Found::Unknown => tern_journal::set_aside_before(path),
     };
     if let Some(aside) = aside.filter(|_| primary) {
         let why = format!("a damaged journal was set aside as {}: changes are refused until it is checked and removed (then `ternctl zone-reload {zone}`)", aside.display());
         error!(zone = %zone, "{why}");
         return refusing(path, why);
     }
-    match absent {
-        true => opened_journal(zone, Journal::open_absent(path)),
-        false => match Journal::open(path) {
+    match found {
+        Found::NoJournal | Found::Nothing => opened_journal(zone, Journal::open_absent(path)),
+        Found::Unknown => match Journal::open(path) {
             Ok(opened) => opened_journal(zone, opened),
             Err(e) => unreadable(zone, path, primary, &e),
         },
@@ -197,7 +201,7 @@ impl Writer {
                 tern_journal::files::ZoneFiles::new(path.parent().unwrap_or(&path), &name)
                     .zone_copy(),
             );
-        let open = move || open_blocking(&name, &path, primary, default_copy, false);
+        let open = move || open_blocking(&name, &path, primary, default_copy, Found::Unknown);
         match tokio::task::spawn_blocking(open).await {
             Ok(opened) => {
                 let floor = opened.floor;

@@ -23,7 +23,8 @@
 //! * [`primary`] (zone files, reload differences), [`secondary`] and [`refresh`]
 //!   (transfers in, timers, NOTIFY), [`dynamic`] (UPDATE), [`commands`] (operators'
 //!   commands and transactions), [`catalog`] (RFC 9432), [`notify`] (NOTIFY out).
-//! * [`journaled`] (a zone's journal in its writer), [`storage`] (files a zone keeps),
+//! * [`journaled`] (a zone's journal in its writer), [`listing`] (the journals the start
+//!   found, read once), [`storage`] (files a zone keeps),
 //!   [`tidy`] (the memory housekeeping after transfers),
 //!   [`backup`] (`zone-backup` and `zone-restore`), [`keystore`] (a zone's DNSSEC keys
 //!   and their state, BIND key import, DNSKEY and DS export).
@@ -64,6 +65,7 @@ pub mod event;
 pub mod inbox;
 pub mod journaled;
 pub mod keystore;
+pub mod listing;
 pub mod notify;
 pub mod peer;
 pub mod plan;

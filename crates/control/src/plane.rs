@@ -21,6 +21,7 @@
 //! zones or a million.
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -37,6 +38,7 @@ use crate::dormant::Dormant;
 use crate::error::{Error, Result};
 use crate::event::{Event, LoadDone, LoadOutcome, NoticeFrom, Notified};
 use crate::event::{Outcome, ZoneCommand};
+use crate::listing::StartListing;
 use crate::peer::{Limits, Network};
 use crate::plan::ZonePlan;
 use crate::query_stats::QueryStatsRows;
@@ -108,6 +110,8 @@ pub struct Control {
     query_stats: Mutex<QueryStatsRows>,
     /// The loads to start, in order ([`pace`]).
     starts: mpsc::UnboundedSender<Vec<Start>>,
+    /// Whether [`apply`](Self::apply) was called: the first call is the start's.
+    applied: AtomicBool,
 }
 
 /// Zones named in the log line about zones left uncounted; the rest are counted.
@@ -163,6 +167,8 @@ pub struct Loading {
     done: Vec<(Name, LoadOutcome)>,
     /// The loads to start, handed to [`pace`] before the caller gets this.
     starts: Vec<Start>,
+    /// The start's listing of journals, let go once the loads are done.
+    listing: Option<Arc<StartListing>>,
 }
 
 /// A writer to tell to load ([`pace`]).
@@ -196,6 +202,7 @@ impl Control {
             network: options.network,
             clock: options.clock,
             timers: Arc::default(),
+            listing: Arc::default(),
         });
         let wake = waker(runtime.handle().clone(), Arc::clone(&shared));
         let writers = Arc::new(Writers::new(wake, UPDATE_QUEUE));
@@ -206,7 +213,8 @@ impl Control {
         let (starts, to_start) = mpsc::unbounded_channel();
         runtime.spawn(pace(to_start, Arc::clone(&writers)));
         let query_stats = Mutex::new(QueryStatsRows::new(options.query_stats_rows));
-        Ok(Control { runtime, shared, writers, notices, query_stats, starts })
+        let applied = AtomicBool::new(false);
+        Ok(Control { runtime, shared, writers, notices, query_stats, starts, applied })
     }
 
     /// Where the data plane sends the NOTIFYs it accepted.
@@ -229,6 +237,7 @@ impl Control {
         let slots = self.publish_set(plans);
         self.count_queries(plans, &slots);
         let mut loading = Loading::default();
+        self.list_journals(&mut loading);
         self.writers
             .change(|writers| self.start_loads(writers, plans, slots, reload, &mut loading));
         self.pace(&mut loading);
@@ -243,6 +252,7 @@ impl Control {
     /// rules first.
     pub fn change(&self, added: &[Arc<ZonePlan>], removed: &[Name], limits: Limits) -> Loading {
         self.shared.limits.store(Arc::new(limits));
+        self.shared.listing.drop_listing();
         let mut set = ZoneSet::clone(&self.shared.db.snapshot());
         for name in removed {
             set.remove(name);
@@ -316,6 +326,20 @@ impl Control {
         let (done, outcome) = oneshot::channel();
         loading.pending.push((plan.name.clone(), outcome));
         loading.starts.push(Start { entry, plan: Arc::clone(plan), done });
+    }
+
+    /// At the start (the first [`apply`](Self::apply)), lists the journals in storage
+    /// once for the first loads, until `loading` is done; at any later change of the
+    /// zone set, lets that listing go ([`crate::listing`]).
+    fn list_journals(&self, loading: &mut Loading) {
+        let listing = &self.shared.listing;
+        match (self.applied.swap(true, Ordering::AcqRel), &self.shared.storage) {
+            (false, Some(storage)) => {
+                listing.take(storage);
+                loading.listing = Some(Arc::clone(listing));
+            }
+            _ => listing.drop_listing(),
+        }
     }
 
     /// Hands `loading`'s starts to [`pace`], after those of earlier calls.
@@ -415,6 +439,9 @@ impl Loading {
                     return false;
                 }
             }
+        }
+        if let Some(listing) = self.listing.take() {
+            listing.drop_listing();
         }
         true
     }
@@ -579,11 +606,15 @@ mod tests {
     }
 
     fn started(db: &Arc<ZoneDb>) -> Control {
+        started_with(db, None)
+    }
+
+    fn started_with(db: &Arc<ZoneDb>, storage: Option<PathBuf>) -> Control {
         Control::start(Options {
             db: Arc::clone(db),
             max_incoming: 2,
             limits: limits(),
-            storage: None,
+            storage,
             network: Arc::new(crate::testing::NoNetwork),
             clock: Arc::new(crate::clock::SystemClock),
             catalogs_listed: None,
@@ -591,6 +622,25 @@ mod tests {
             query_stats_rows: 0,
         })
         .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    /// The journals in storage are listed once for the start's first loads, and the
+    /// listing is let go when they are done; a later change never takes one.
+    #[test]
+    fn the_starts_listing_of_journals_lasts_as_long_as_its_loads() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let journal = dir.path().join("z.example.journal");
+        let db = Arc::new(ZoneDb::new());
+        let control = started_with(&db, Some(dir.path().to_path_buf()));
+        let plans = [plan("z.example.")];
+        let mut loading = control.apply(&plans, limits(), true);
+        assert_eq!(control.shared.listing.found(&journal), crate::listing::Found::Nothing);
+        assert!(loading.wait(Duration::from_secs(20)));
+        assert_eq!(control.shared.listing.found(&journal), crate::listing::Found::Unknown);
+        let mut loading = control.apply(&plans, limits(), true);
+        assert_eq!(control.shared.listing.found(&journal), crate::listing::Found::Unknown);
+        assert!(loading.wait(Duration::from_secs(20)));
+        control.shutdown();
     }
 
     /// Many zones load with at most [`STARTING`] per CPU running at once, each at rest

@@ -14,13 +14,14 @@ use std::sync::Arc;
 
 use tern_engine::UpdatePolicy;
 use tern_zone::records::serial_gt;
-use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents};
+use tern_zone::{Changeset, History, HistoryLimits, Loaded, Options, ZoneContents, ZoneFile};
 use tracing::{error, info, warn};
 
 use crate::change::with_serial;
 use crate::commit::{Change, Notify};
 use crate::error::Error;
 use crate::event::LoadOutcome;
+use crate::listing::Found;
 use crate::plan::{ZoneSource, ZonefileSync};
 use crate::progress::LoadProgress;
 use crate::state::{version, SourceVersion};
@@ -78,6 +79,8 @@ struct Base {
     now: u64,
     /// `zonefile-sync = "never"`: the file is never written.
     never: bool,
+    /// The zone file, opened already (at the first load).
+    opened: Option<ZoneFile>,
     /// A database zone's kept copy, at its first load.
     kept: Option<std::path::PathBuf>,
 }
@@ -87,7 +90,10 @@ impl Writer {
     pub async fn load_primary(&mut self) -> LoadOutcome {
         self.reopen_refused_journal().await;
         let source = self.plan.source.clone();
-        let now_version = version(&source);
+        let (now_version, opened) = match self.current {
+            None => first_version(&source),
+            Some(_) => (version(&source), None),
+        };
         if now_version.is_some() && now_version == self.source && self.current.is_some() {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
             return LoadOutcome::Unchanged { records };
@@ -107,13 +113,15 @@ impl Writer {
             now: self.now(),
             never: self.plan.zonefile_sync == ZonefileSync::Never,
             kept,
+            opened,
         };
         let name = self.plan.name.clone();
-        let absent = journal.as_deref().is_some_and(absent);
-        let inline = quick(&source, now_version.as_ref()) && (journal.is_none() || absent);
+        let found = journal.as_deref().map_or(Found::Unknown, |j| self.look_for(j));
+        let inline =
+            quick(&source, now_version.as_ref()) && (journal.is_none() || found != Found::Unknown);
         let work = move || {
             let mut opened = journal
-                .map(|path| crate::journaled::open_blocking(&name, &path, true, false, absent));
+                .map(|path| crate::journaled::open_blocking(&name, &path, true, false, found));
             if let Some(opened) = &mut opened {
                 base.journaled = std::mem::take(&mut opened.changes);
                 base.floor = opened.floor;
@@ -321,18 +329,18 @@ impl Writer {
 /// Loads the file and compares it with the served version (on a blocking thread): a
 /// plain reload, the first load (with the journal's updates replayed), or an edit
 /// merged into updated data.
-fn build(name: &tern_wire::Name, source: &ZoneSource, base: Base) -> Result<Built, Error> {
+fn build(name: &tern_wire::Name, source: &ZoneSource, mut base: Base) -> Result<Built, Error> {
     if let ZoneSource::Catalog(members) = source {
         return produced(name, members, base.old.as_deref(), (base.limits, base.now));
     }
-    let loaded = load(name, source, base.now)?;
+    let loaded = load(name, source, base.now, base.opened.take())?;
     if let (ZoneSource::Database(_), None) = (source, &base.old) {
         return database_first(name, loaded, base);
     }
     if let ZoneSource::Script(_) | ZoneSource::Database(_) = source {
         return scripted(base.old.as_deref(), loaded, (base.limits, base.policy, base.now));
     }
-    let Base { old, file, journaled, floor, limits, policy, now, never, kept: _ } = base;
+    let Base { old, file, journaled, floor, limits, policy, now, never, .. } = base;
     match (old, file) {
         (Some(old), Some(file)) => merge(&old, &file, loaded, (limits, policy, now), never),
         (Some(old), None) => reloaded(&old, loaded, limits),
@@ -361,10 +369,36 @@ fn quick(source: &ZoneSource, version: Option<&SourceVersion>) -> bool {
     )
 }
 
-/// True when there is no file at `journal` (one `stat`; the journal is then not looked
-/// for again as it is opened).
+impl Writer {
+    /// What is known of the zone's journal at `journal` before it is opened: what the
+    /// start's listing says ([`crate::listing`]), else whether a file is there (one
+    /// `stat`; the journal is then not looked for again as it is opened).
+    fn look_for(&self, journal: &Path) -> Found {
+        match self.shared.listing.found(journal) {
+            Found::Unknown if absent(journal) => Found::NoJournal,
+            found => found,
+        }
+    }
+}
+
+/// True when there is no file at `journal`.
 fn absent(journal: &Path) -> bool {
     matches!(std::fs::symlink_metadata(journal), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
+}
+
+/// The version of a zone's source at its first load and, for a zone file, the file
+/// opened: its size and time are taken from the open file, so the file is looked up
+/// once (a start with a million zones), and the version is the one of the file read.
+/// A file that cannot be opened has no version; the load then says why.
+fn first_version(source: &ZoneSource) -> (Option<SourceVersion>, Option<ZoneFile>) {
+    let ZoneSource::File(path) = source else { return (version(source), None) };
+    match ZoneFile::open(path, &Options::default()) {
+        Ok(file) => {
+            let version = SourceVersion::File { len: file.size(), modified: file.modified() };
+            (Some(version), Some(file))
+        }
+        Err(_) => (None, None),
+    }
 }
 
 /// A produced catalog: its serial kept while its members are, raised when they change
@@ -441,13 +475,22 @@ fn database_first(name: &tern_wire::Name, rows: ZoneContents, base: Base) -> Res
 }
 
 /// The zone file (or script), loaded and its warnings logged.
-fn load(name: &tern_wire::Name, source: &ZoneSource, now: u64) -> Result<ZoneContents, Error> {
+fn load(
+    name: &tern_wire::Name,
+    source: &ZoneSource,
+    now: u64,
+    opened: Option<ZoneFile>,
+) -> Result<ZoneContents, Error> {
     let mut progress = LoadProgress::start(name);
     let options = Options::default();
     let loaded = match source {
         ZoneSource::File(path) => {
-            tern_zone::load_file(path, name, &options, &mut |p| progress.update(p.records))
-                .map_err(Error::Load)
+            let mut progress = |p: tern_zone::Progress| progress.update(p.records);
+            let loaded = match opened {
+                Some(file) => tern_zone::load_opened(file, name, &options, &mut progress),
+                None => tern_zone::load_file(path, name, &options, &mut progress),
+            };
+            loaded.map_err(Error::Load)
         }
         ZoneSource::Embedded(text) => {
             tern_zone::load_bytes(text.as_bytes(), Path::new("<built-in>"), name, &options)
@@ -491,6 +534,9 @@ fn reloaded(old: &ZoneContents, new: ZoneContents, limits: HistoryLimits) -> Res
 /// merged instead: what it removes that is gone, or adds that is there, is left out.
 fn replay(file: ZoneContents, journaled: Vec<Changeset>) -> Result<Built, Error> {
     let after = crate::journaled::chain_after(&journaled, file.serial());
+    if after.is_empty() {
+        return Ok(Built { journaled, ..Built::of(file) });
+    }
     let mut zone = file.clone();
     let mut applied: Vec<Cow<'_, Changeset>> = Vec::with_capacity(after.len());
     for change in after {

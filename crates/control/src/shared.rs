@@ -15,6 +15,7 @@ use tokio::sync::Semaphore;
 use crate::clock::Clock;
 use crate::error::Result;
 use crate::event::Listed;
+use crate::listing::StartListing;
 use crate::peer::{Limits, Network};
 use crate::timer_queue::TimerQueue;
 
@@ -45,6 +46,9 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     /// The deadlines of the writers at rest ([`crate::timer_queue`]).
     pub timers: Arc<ZoneTimers>,
+    /// The journals in `storage` as the start found them, while the start's first loads
+    /// run ([`crate::listing`]).
+    pub listing: Arc<StartListing>,
 }
 
 /// The timer queue of the writers at rest ([`crate::timer_queue`]): each deadline's
@@ -114,6 +118,7 @@ impl Shared {
             network,
             clock,
             timers: Arc::default(),
+            listing: Arc::default(),
         })
     }
 

@@ -36,6 +36,7 @@ const CONTROL: &[&[&str]] = &[
         "timer_queue",
         "tidy",
         "blocking",
+        "listing",
     ],
     &["error", "updates", "query_stats"],
     &["change", "keystore"],

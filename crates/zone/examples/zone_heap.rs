@@ -11,7 +11,9 @@
 #[path = "../tests/common/heap.rs"]
 mod heap;
 
-use heap::{delegation_zone, held, hosting_origin, hosting_zone, load, Counting, Parts};
+use heap::{
+    delegation_zone, held, held_blocks, hosting_origin, hosting_zone, load, Counting, Parts,
+};
 
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
@@ -30,6 +32,8 @@ fn main() {
     println!("| node data (blobs, 8-byte header each) | {} |", parts.blobs);
     println!("| the rest (name index, chunk lists, negative SOA, origin, …) | {} |", parts.rest());
     println!("| **total** | **{}** |", parts.total);
+    let (_zone, allocations, chunks) = held_blocks(|| load(&text, &origin));
+    println!("{allocations} allocations, {chunks} bytes as glibc's malloc holds them");
     if delegations > 0 {
         let text = delegation_zone(delegations);
         let (zone, bytes) = held(|| load(&text, "tld."));

@@ -46,10 +46,20 @@ pub fn load_file(
     options: &Options,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Loaded, Error> {
+    load_opened(parser::ZoneFile::open(path, options)?, origin, options, progress)
+}
+
+/// [`load_file`] of a file opened already ([`ZoneFile::open`](parser::ZoneFile::open)).
+pub fn load_opened(
+    file: parser::ZoneFile,
+    origin: &Dname,
+    options: &Options,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<Loaded, Error> {
     let started = Instant::now();
     let mut builder = ZoneBuilder::new(origin);
     let mut count = 0u64;
-    let parse = parser::parse_file(path, origin, options, &mut |record| {
+    let parse = parser::parse_opened(file, origin, options, &mut |record| {
         builder.add_record(record);
         count += 1;
         if count % PROGRESS_EVERY == 0 {

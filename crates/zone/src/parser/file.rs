@@ -47,6 +47,8 @@ pub(super) struct Regular {
     /// Its size when opened.
     pub size: u64,
     pub id: FileId,
+    /// When it was last modified, as the open file says (`None` where that is not kept).
+    pub modified: Option<std::time::SystemTime>,
 }
 
 /// Opens `path` for reading if it is a regular file of at most `max_size` bytes.
@@ -63,7 +65,8 @@ pub(super) fn open_regular(path: &Path, max_size: u64) -> Result<Regular, Refuse
     if meta.len() > max_size {
         return Err(Refused::TooBig(meta.len(), max_size));
     }
-    Ok(Regular { file, size: meta.len(), id: (meta.dev(), meta.ino()) })
+    let modified = meta.modified().ok();
+    Ok(Regular { file, size: meta.len(), id: (meta.dev(), meta.ino()), modified })
 }
 
 /// What a file that is not regular is, for the message.

@@ -72,9 +72,53 @@ pub fn parse_file(
     options: &Options,
     sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
 ) -> Result<Report, Error> {
-    let opened = file::open_regular(path, options.max_file_size)
-        .map_err(|refused| Error::Io { path: path.to_path_buf(), message: refused.to_string() })?;
-    let top = Frame { path: path.to_path_buf(), id: Some(opened.id), include_line: 0, number: 0 };
+    parse_opened(ZoneFile::open(path, options)?, origin, options, sink)
+}
+
+/// A zone file opened for [`parse_opened`]: a regular file within
+/// [`Options::max_file_size`], whose size and time are those of the file opened, so that
+/// a caller keeping them as the file's version never pairs one file's version with
+/// another's contents, and looks the path up once.
+#[derive(Debug)]
+pub struct ZoneFile {
+    path: std::path::PathBuf,
+    opened: file::Regular,
+}
+
+impl ZoneFile {
+    /// Opens the zone file at `path` (refused as [`parse_file`] refuses it).
+    pub fn open(path: &Path, options: &Options) -> Result<ZoneFile, Error> {
+        let opened = file::open_regular(path, options.max_file_size).map_err(|refused| {
+            Error::Io { path: path.to_path_buf(), message: refused.to_string() }
+        })?;
+        Ok(ZoneFile { path: path.to_path_buf(), opened })
+    }
+
+    /// Its size when opened, in bytes.
+    pub fn size(&self) -> u64 {
+        self.opened.size
+    }
+
+    /// When it was last modified, as the opened file says.
+    pub fn modified(&self) -> Option<std::time::SystemTime> {
+        self.opened.modified
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// [`parse_file`] of a file opened already.
+pub fn parse_opened(
+    zone_file: ZoneFile,
+    origin: &Dname,
+    options: &Options,
+    sink: &mut dyn FnMut(&Record<'_>) -> Result<(), Error>,
+) -> Result<Report, Error> {
+    let ZoneFile { path, opened } = zone_file;
+    let top = Frame { path, id: Some(opened.id), include_line: 0, number: 0 };
     Parser::new(options, sink, top).run_file(opened.file, Some(opened.size), origin, chunks::CHUNK)
 }
 

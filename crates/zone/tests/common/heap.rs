@@ -21,6 +21,16 @@ thread_local! {
     /// Bytes this thread allocated minus those it freed (a free on another thread than
     /// the allocation's counts there).
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// Allocations this thread made minus those it freed.
+    static BLOCKS: Cell<isize> = const { Cell::new(0) };
+    /// As `LIVE`, in glibc's chunk sizes (the size asked for, its 8-byte header, rounded
+    /// up to 16, at least 32): what the allocations take from the heap.
+    static CHUNKS: Cell<isize> = const { Cell::new(0) };
+}
+
+/// What glibc's malloc takes for an allocation of `size` bytes (x86-64).
+fn chunk(size: usize) -> isize {
+    ((size + 8 + 15) & !15).max(32) as isize
 }
 
 fn count(delta: isize) {
@@ -28,28 +38,38 @@ fn count(delta: isize) {
     let _ = LIVE.try_with(|live| live.set(live.get() + delta));
 }
 
+fn blocks(size: usize, sign: isize) {
+    let _ = BLOCKS.try_with(|b| b.set(b.get() + sign));
+    let _ = CHUNKS.try_with(|c| c.set(c.get() + sign * chunk(size)));
+}
+
 // SAFETY: every call is passed to `System` unchanged; only a counter is kept beside.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
+        blocks(layout.size(), 1);
         // SAFETY: as the caller promised for `layout`.
         unsafe { System.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         count(layout.size() as isize);
+        blocks(layout.size(), 1);
         // SAFETY: as the caller promised for `layout`.
         unsafe { System.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         count(-(layout.size() as isize));
+        blocks(layout.size(), -1);
         // SAFETY: as the caller promised: `ptr` came from this allocator with `layout`.
         unsafe { System.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         count(new_size as isize - layout.size() as isize);
+        blocks(layout.size(), -1);
+        blocks(new_size, 1);
         // SAFETY: as the caller promised.
         unsafe { System.realloc(ptr, layout, new_size) }
     }
@@ -58,6 +78,20 @@ unsafe impl GlobalAlloc for Counting {
 /// This thread's live heap bytes.
 pub fn live() -> isize {
     LIVE.with(Cell::get)
+}
+
+/// This thread's live allocations and the glibc chunk bytes they take.
+pub fn blocks_live() -> (isize, isize) {
+    (BLOCKS.with(Cell::get), CHUNKS.with(Cell::get))
+}
+
+/// The allocations that `make`'s result holds when `make` returns and the glibc chunk
+/// bytes they take, with the result.
+pub fn held_blocks<T>(make: impl FnOnce() -> T) -> (T, isize, isize) {
+    let (n, c) = blocks_live();
+    let made = make();
+    let (n2, c2) = blocks_live();
+    (made, n2 - n, c2 - c)
 }
 
 /// The heap that `make`'s result holds when `make` returns (what it allocated and did
