@@ -57,7 +57,7 @@ pub fn load_opened(
     progress: &mut dyn FnMut(Progress),
 ) -> Result<Loaded, Error> {
     let started = Instant::now();
-    let mut builder = ZoneBuilder::new(origin);
+    let mut builder = ZoneBuilder::sized(origin, file.size());
     let mut count = 0u64;
     let parse = parser::parse_opened(file, origin, options, &mut |record| {
         builder.add_record(record);
@@ -79,7 +79,7 @@ pub fn load_bytes(
     options: &Options,
 ) -> Result<Loaded, Error> {
     let started = Instant::now();
-    let mut builder = ZoneBuilder::new(origin);
+    let mut builder = ZoneBuilder::sized(origin, text.len() as u64);
     let parse = parser::parse_bytes(text, source, origin, options, &mut |record| {
         builder.add_record(record);
         Ok(())

@@ -107,6 +107,11 @@ pub(super) struct Encoder<'a> {
     unique: Unique,
 }
 
+/// Records of a node, and bytes of its blob, that an [`Encoder`] has room for from the
+/// start.
+const NODE_RECORDS: usize = 16;
+const NODE_BYTES: usize = 512;
+
 impl<'a> Encoder<'a> {
     pub(super) fn new(
         records: &'a [Pending],
@@ -119,11 +124,13 @@ impl<'a> Encoder<'a> {
             rdata,
             lines,
             report,
-            group: Vec::new(),
-            data: Vec::new(),
+            // Room for the usual node (a zone apex) from the start: a small zone's
+            // nodes are encoded without growing them.
+            group: Vec::with_capacity(NODE_RECORDS),
+            data: Vec::with_capacity(NODE_RECORDS),
             sigs: Vec::new(),
-            targets: Vec::new(),
-            writer: BlobWriter::default(),
+            targets: Vec::with_capacity(NODE_RECORDS),
+            writer: BlobWriter::with_capacity(Dname::ROOT, NODE_BYTES),
             unique: Unique::default(),
         }
     }

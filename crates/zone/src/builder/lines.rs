@@ -52,6 +52,11 @@ impl Default for Lines {
 }
 
 impl Lines {
+    /// Makes room for `records` records' steps.
+    pub fn reserve(&mut self, records: usize) {
+        self.steps.reserve(records);
+    }
+
     /// Notes the next record's file — its number in the parse and its path — and line
     /// (`None` and 0 when it has no location). The usual record, from the same file a
     /// few lines on and not at a checkpoint, costs a subtraction, two tests and a push.

@@ -85,6 +85,12 @@ impl Space {
         }
     }
 
+    /// Makes room for `nodes` nodes whose names take `names` bytes.
+    pub fn reserve(&mut self, nodes: usize, names: usize) {
+        self.owners.nodes.reserve(nodes);
+        self.owners.names.reserve(names);
+    }
+
     /// The node value for the next record of `owner`, to be pushed onto `records`: its
     /// node id (with the space's tag), or `DEFERRED` with the tag until
     /// [`Space::resolve`].
