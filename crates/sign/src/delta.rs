@@ -16,7 +16,7 @@ use crate::zone::SignOptions;
 #[derive(Debug)]
 struct SignJob {
     owner: Name,
-    rrset: Rrset,
+    rrset: Rrset<'static>,
     keys: Vec<usize>,
 }
 
@@ -51,13 +51,13 @@ impl Delta {
     }
 
     /// Adds an RRset's records.
-    pub fn add_rrset(&mut self, owner: &Dname, rrset: &Rrset) {
+    pub fn add_rrset(&mut self, owner: &Dname, rrset: &Rrset<'_>) {
         let records = rrset.rdatas.iter().map(|rd| record(owner, rrset.rtype, rrset.ttl, rd));
         self.added.extend(records);
     }
 
     /// Signs `rrset` at `owner` with the keys numbered `keys` (nothing without keys).
-    pub fn sign(&mut self, owner: &Dname, rrset: Rrset, keys: Vec<usize>) {
+    pub fn sign(&mut self, owner: &Dname, rrset: Rrset<'static>, keys: Vec<usize>) {
         if keys.is_empty() {
             return;
         }

@@ -378,13 +378,13 @@ fn data_signatures(
             delta.remove_sigs(p.node.owner(), &old);
         }
         if let (Some(new), Some(o)) = (new, owner.as_ref()) {
-            delta.sign(&o.name, new.clone(), signing_keys(keys, o.kind, rtype));
+            delta.sign(&o.name, new.clone().into_owned(), signing_keys(keys, o.kind, rtype));
         }
     }
 }
 
 /// True when a stored RRset holds the records and TTL of `rrset`.
-fn same_records(stored: &tern_zone::Rrset<'_>, rrset: &Rrset) -> bool {
+fn same_records(stored: &tern_zone::Rrset<'_>, rrset: &Rrset<'_>) -> bool {
     let mut old: Vec<&[u8]> = stored.rdatas().collect();
     let mut new: Vec<&[u8]> = rrset.rdatas.iter().collect();
     old.sort_unstable();

@@ -2,8 +2,15 @@
 //! records left out, to be made anew), in canonical order (RFC 4034 §6.1), each marked
 //! by what it is to the signer — the apex, authoritative, a delegation point, or below a
 //! zone cut (glue and occluded data, RFC 4035 §2.2).
+//!
+//! An owner of the zone borrows its name and its records from the loaded zone (`'z`):
+//! reading the zone costs an owner one allocation, its list of RRsets. What the signer
+//! makes — signatures, denial records, the apex's keys, the NSEC3 chain's owners — is
+//! held.
 
-use tern_wire::{Dname, Name, Rtype};
+use std::borrow::Cow;
+
+use tern_wire::{Dname, Rtype};
 use tern_zone::{Flags, ZoneContents, APEX};
 
 use crate::error::{Error, Result};
@@ -23,51 +30,63 @@ pub enum Kind {
     Occluded,
 }
 
-/// One RRset: its records' RDATA and, once signed, its RRSIGs.
+/// One RRset: its records' RDATA (borrowed from the zone, `'z`, or held) and, once
+/// signed, its RRSIGs.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Rrset {
+pub struct Rrset<'z> {
     /// The type.
     pub rtype: Rtype,
     /// The TTL.
     pub ttl: u32,
     /// The records' RDATA in wire form.
-    pub rdatas: Rdatas,
+    pub rdatas: Rdatas<'z>,
     /// The RRSIG RDATA covering it.
-    pub sigs: Rdatas,
+    pub sigs: Rdatas<'static>,
 }
 
-impl Rrset {
+impl<'z> Rrset<'z> {
     /// An unsigned RRset.
-    pub fn new(rtype: Rtype, ttl: u32, rdatas: impl Into<Rdatas>) -> Rrset {
+    pub fn new(rtype: Rtype, ttl: u32, rdatas: impl Into<Rdatas<'z>>) -> Rrset<'z> {
         Rrset { rtype, ttl, rdatas: rdatas.into(), sigs: Rdatas::default() }
+    }
+
+    /// The RRset with its records held: copied when borrowed.
+    pub fn into_owned(self) -> Rrset<'static> {
+        Rrset {
+            rtype: self.rtype,
+            ttl: self.ttl,
+            rdatas: self.rdatas.into_owned(),
+            sigs: self.sigs,
+        }
     }
 }
 
-/// One owner name and its RRsets, sorted by type.
+/// One owner name and its RRsets, sorted by type; the name and records borrowed from the
+/// zone (`'z`) or held.
 #[derive(Debug, Clone)]
-pub struct Owner {
+pub struct Owner<'z> {
     /// The name.
-    pub name: Name,
+    pub name: Cow<'z, Dname>,
     /// What it is.
     pub kind: Kind,
     /// Its RRsets.
-    pub rrsets: Vec<Rrset>,
+    pub rrsets: Vec<Rrset<'z>>,
 }
 
-impl Owner {
+impl<'z> Owner<'z> {
     /// The RRset of `rtype`, if any.
-    pub fn rrset(&self, rtype: Rtype) -> Option<&Rrset> {
+    pub fn rrset(&self, rtype: Rtype) -> Option<&Rrset<'z>> {
         self.rrsets.iter().find(|r| r.rtype == rtype)
     }
 
     /// Adds an RRset, keeping them sorted by type.
-    pub fn insert(&mut self, rrset: Rrset) {
+    pub fn insert(&mut self, rrset: Rrset<'z>) {
         let at = self.rrsets.partition_point(|r| r.rtype.0 < rrset.rtype.0);
         self.rrsets.insert(at, rrset);
     }
 
     /// Puts `rrset` in place of the RRset of its type (added when there is none).
-    pub fn replace(&mut self, rrset: Rrset) {
+    pub fn replace(&mut self, rrset: Rrset<'z>) {
         self.remove(rrset.rtype);
         self.insert(rrset);
     }
@@ -85,14 +104,16 @@ fn remade(rtype: Rtype, at_apex: bool) -> bool {
         || (at_apex && rtype == Rtype::DNSKEY)
 }
 
-/// The zone's owners with data, in canonical order, classified; the apex first. Each
-/// owner's list of RRsets has room for one more when `nsec_room` (the NSEC chain adds
-/// its record there; an NSEC3 chain has owners of its own).
-pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner>> {
+/// The zone's owners with data, in canonical order, classified; the apex first; their
+/// names and records borrowed from `zone`. Each owner's list of RRsets has room for one
+/// more when `nsec_room` (the NSEC chain adds its record there; an NSEC3 chain has
+/// owners of its own).
+pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner<'_>>> {
     let ids = canonical_ids(zone);
     // Made in canonical order, so that the owners' records lie in memory in the order
     // every later pass (the chain, the signing, the snapshot) reads them.
     let mut owners = Vec::with_capacity(ids.len());
+    let mut cut = None;
     for (i, &id) in ids.iter().enumerate() {
         prefetch_ahead(zone, &ids, i);
         let Some(node) = zone.node(id) else { continue };
@@ -100,12 +121,13 @@ pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner>> {
         let kept = || node.rrsets().filter(|r| r.has_records() && !remade(r.rtype, at_apex));
         // Exactly the room needed: a zone has millions of these lists.
         let mut rrsets = Vec::with_capacity(kept().count() + usize::from(nsec_room));
-        rrsets.extend(kept().map(|r| copied(&r)));
+        rrsets.extend(kept().map(|r| borrowed(&r)));
         rrsets.sort_by_key(|r| r.rtype.0);
-        let kind = if at_apex { Kind::Apex } else { Kind::Authoritative };
-        owners.push(Owner { name: node.owner().to_name(), kind, rrsets });
+        // Classified now, while the node's data is in the cache.
+        let kind = kind_at(at_apex, node.owner(), &rrsets, &mut cut);
+        owners.push(Owner { name: Cow::Borrowed(node.owner()), kind, rrsets });
     }
-    classify(zone.origin(), &mut owners)?;
+    check_apex(zone.origin(), &owners)?;
     Ok(owners)
 }
 
@@ -133,9 +155,9 @@ fn has_data(zone: &ZoneContents, id: u32) -> bool {
     at_apex || node.rrsets().any(|r| r.has_records() && !remade(r.rtype, at_apex))
 }
 
-/// An unsigned copy of a stored RRset, its RDATA in one buffer no longer than it must be.
-fn copied(rrset: &tern_zone::Rrset<'_>) -> Rrset {
-    Rrset::new(rrset.rtype, rrset.ttl, Rdatas::copied(rrset.rdatas()))
+/// A stored RRset, unsigned, its records borrowed where they lie.
+fn borrowed<'z>(rrset: &tern_zone::Rrset<'z>) -> Rrset<'z> {
+    Rrset::new(rrset.rtype, rrset.ttl, Rdatas::stored(rrset))
 }
 
 /// The ids of the zone's nodes with data ([`has_data`]) sorted in canonical order (RFC
@@ -181,50 +203,64 @@ fn common_prefix<'a>(a: &'a [u8], b: &'a [u8]) -> &'a [u8] {
     a.get(..n).unwrap_or_default()
 }
 
-/// Marks delegation points and what lies below them, walking names in canonical order
-/// (a name's descendants follow it); checks the apex is first and holds the SOA.
-fn classify(origin: &Dname, owners: &mut [Owner]) -> Result<()> {
-    match owners.first() {
-        Some(apex) if apex.name.eq_ignore_case(origin) && apex.rrset(Rtype::SOA).is_some() => {}
-        _ => return Err(Error::Zone(format!("{origin} has no SOA at its apex"))),
+/// What the owner `name` holding `rrsets` is, names met in canonical order (a name's
+/// descendants follow it): below the delegation point `cut`, the last one met while the
+/// names since were below it, it is occluded (RFC 4035 §2.2); with NS and not the apex,
+/// it is a delegation point, and the new `cut`.
+fn kind_at<'z>(
+    at_apex: bool,
+    name: &'z Dname,
+    rrsets: &[Rrset<'_>],
+    cut: &mut Option<&'z Dname>,
+) -> Kind {
+    if at_apex {
+        return Kind::Apex;
     }
-    let mut cut: Option<usize> = None;
-    for i in 1..owners.len() {
-        let below_cut = cut.is_some_and(|c| is_below(owners, i, c));
-        let Some(owner) = owners.get_mut(i) else { break };
-        if below_cut {
-            owner.kind = Kind::Occluded;
-        } else if owner.rrset(Rtype::NS).is_some() {
-            owner.kind = Kind::Delegation;
-            cut = Some(i);
-        } else {
-            cut = None;
-        }
+    if cut.is_some_and(|c| name.is_below(c)) {
+        return Kind::Occluded;
     }
-    Ok(())
+    let delegation = rrsets.iter().any(|r| r.rtype == Rtype::NS);
+    *cut = delegation.then_some(name);
+    if delegation {
+        Kind::Delegation
+    } else {
+        Kind::Authoritative
+    }
 }
 
-/// True when owner `i` is below owner `cut` (a cut found by index, so that no name is
-/// copied).
-fn is_below(owners: &[Owner], i: usize, cut: usize) -> bool {
-    matches!((owners.get(i), owners.get(cut)), (Some(o), Some(c)) if o.name.is_below(&c.name))
+/// Checks that the apex is the first owner and holds the SOA.
+fn check_apex(origin: &Dname, owners: &[Owner<'_>]) -> Result<()> {
+    match owners.first() {
+        Some(apex) if apex.name.eq_ignore_case(origin) && apex.rrset(Rtype::SOA).is_some() => {
+            Ok(())
+        }
+        _ => Err(Error::Zone(format!("{origin} has no SOA at its apex"))),
+    }
 }
 
 /// The types at `owner` that its denial record lists, without RRSIG, NSEC or NSEC3
 /// (the chains add them): all of them at authoritative names, NS and DS at a delegation
-/// (RFC 4035 §2.3: only what the parent is authoritative for), none below a cut.
-pub fn denial_types(owner: &Owner) -> Vec<Rtype> {
+/// (RFC 4035 §2.3: only what the parent is authoritative for), none below a cut. The
+/// list has room for the two types a chain adds.
+pub fn denial_types(owner: &Owner<'_>) -> Vec<Rtype> {
+    let mut types = Vec::with_capacity(owner.rrsets.len() + 2);
+    denial_types_into(owner, &mut types);
+    types
+}
+
+/// Appends [`denial_types`] of `owner` to `types`.
+pub fn denial_types_into(owner: &Owner<'_>, types: &mut Vec<Rtype>) {
     let listed = |t: Rtype| match owner.kind {
         Kind::Apex | Kind::Authoritative => true,
         Kind::Delegation => matches!(t, Rtype::NS | Rtype::DS),
         Kind::Occluded => false,
     };
-    owner.rrsets.iter().map(|r| r.rtype).filter(|&t| listed(t)).collect()
+    types.extend(owner.rrsets.iter().map(|r| r.rtype).filter(|&t| listed(t)));
 }
 
 /// True when the RRset of `rtype` at `owner` is signed (RFC 4035 §2.2): every
 /// authoritative RRset, at a delegation only DS and the denial records.
-pub fn is_signed(owner: &Owner, rtype: Rtype) -> bool {
+pub fn is_signed(owner: &Owner<'_>, rtype: Rtype) -> bool {
     owner.kind.signs(rtype)
 }
 
@@ -244,13 +280,13 @@ impl Kind {
 /// denial records and signatures (RRSIG, NSEC, NSEC3), sorted by type. Unlike
 /// [`collect`], the apex keeps its DNSKEY and NSEC3PARAM RRsets: the node is taken to
 /// hold what the signed zone holds.
-pub fn node_rrsets(node: &tern_zone::Node) -> Vec<Rrset> {
-    let mut rrsets: Vec<Rrset> = node
+pub fn node_rrsets(node: &tern_zone::Node) -> Vec<Rrset<'_>> {
+    let mut rrsets: Vec<Rrset<'_>> = node
         .rrsets()
         .filter(|r| {
             r.has_records() && !matches!(r.rtype, Rtype::RRSIG | Rtype::NSEC | Rtype::NSEC3)
         })
-        .map(|r| copied(&r))
+        .map(|r| borrowed(&r))
         .collect();
     rrsets.sort_by_key(|r| r.rtype.0);
     rrsets
@@ -260,6 +296,7 @@ pub fn node_rrsets(node: &tern_zone::Node) -> Vec<Rrset> {
 mod tests {
     use super::*;
     use crate::testutil::zone;
+    use tern_wire::Name;
 
     /// Names alike in their first 8 bytes past the origin, of every length, in any
     /// case, with bytes that lookup keys escape: sorted as RFC 4034 §6.1 orders them.
@@ -283,7 +320,7 @@ mod tests {
         let text: String = labels.iter().map(|l| format!("{l} A 192.0.2.1\n")).collect();
         let z = zone("example.", &format!("@ SOA ns h 1 2 3 4 5\n@ NS ns.example.net.\n{text}"));
         let owners = collect(&z, true).unwrap();
-        let names: Vec<Name> = owners.iter().map(|o| o.name.clone()).collect();
+        let names: Vec<Name> = owners.iter().map(|o| o.name.to_name()).collect();
         let mut expect = names.clone();
         expect.sort_by(|a, b| a.canonical_cmp(b));
         assert_eq!(names, expect);

@@ -8,13 +8,13 @@ use tern_wire::{Name, Rtype};
 use crate::names::{denial_types, Kind, Owner, Rrset};
 
 /// True for owners in the NSEC chain: all but those below a zone cut.
-pub fn in_chain(owner: &Owner) -> bool {
+pub fn in_chain(owner: &Owner<'_>) -> bool {
     owner.kind != Kind::Occluded
 }
 
 /// The NSEC bitmap types of `owner`: what is there (for a delegation, only NS and DS),
 /// RRSIG (every chain member has a signed NSEC) and NSEC.
-pub fn nsec_types(owner: &Owner) -> Vec<Rtype> {
+pub fn nsec_types(owner: &Owner<'_>) -> Vec<Rtype> {
     let mut types = denial_types(owner);
     types.extend([Rtype::RRSIG, Rtype::NSEC]);
     types
@@ -22,12 +22,12 @@ pub fn nsec_types(owner: &Owner) -> Vec<Rtype> {
 
 /// Adds an NSEC RRset with TTL `ttl` to every owner in the chain. `owners` are in
 /// canonical order, the apex first.
-pub fn add_chain(owners: &mut [Owner], ttl: u32) {
+pub fn add_chain(owners: &mut [Owner<'_>], ttl: u32) {
     let members: Vec<usize> =
         (0..owners.len()).filter(|&i| owners.get(i).is_some_and(in_chain)).collect();
     for (at, &i) in members.iter().enumerate() {
         let next = members.get(at + 1).or(members.first()).copied().unwrap_or(i);
-        let Some(next) = owners.get(next).map(|o| o.name.clone()) else { continue };
+        let Some(next) = owners.get(next).map(|o| o.name.to_name()) else { continue };
         let Some(owner) = owners.get_mut(i) else { continue };
         let rdata = nsec_rdata(next, owner);
         owner.insert(Rrset::new(Rtype::NSEC, ttl, vec![rdata]));
@@ -35,7 +35,7 @@ pub fn add_chain(owners: &mut [Owner], ttl: u32) {
 }
 
 /// The RDATA of `owner`'s NSEC record, `next` the next owner in the chain.
-pub fn nsec_rdata(next: Name, owner: &Owner) -> Vec<u8> {
+pub fn nsec_rdata(next: Name, owner: &Owner<'_>) -> Vec<u8> {
     Rdata::Nsec(Nsec { next, types: nsec_types(owner) }).to_wire_vec()
 }
 

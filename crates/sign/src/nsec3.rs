@@ -6,6 +6,7 @@
 //! The defaults follow RFC 9276 §3.1: SHA-1 (the only hash defined), no extra iterations,
 //! an empty salt.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use tern_wire::rdata::{CharString, Nsec, Nsec3, Nsec3param, Rdata};
@@ -13,7 +14,7 @@ use tern_wire::{Dname, Name, Rtype};
 use tern_zone::{Nsec3Hash, Nsec3Params};
 
 use crate::error::{Error, Result};
-use crate::names::{denial_types, is_signed, Kind, Owner, Rdatas, Rrset};
+use crate::names::{denial_types_into, is_signed, Kind, Owner, Rdatas, Rrset};
 
 /// SHA-1, the one NSEC3 hash algorithm (RFC 5155 §11).
 const SHA1: u8 = 1;
@@ -55,7 +56,7 @@ impl Nsec3Config {
 }
 
 /// Whether `owner` has an NSEC3 record of its own.
-pub fn in_chain(owner: &Owner, opt_out: bool) -> bool {
+pub fn in_chain(owner: &Owner<'_>, opt_out: bool) -> bool {
     match owner.kind {
         Kind::Apex | Kind::Authoritative => true,
         Kind::Delegation => !opt_out || owner.rrset(Rtype::DS).is_some(),
@@ -65,12 +66,18 @@ pub fn in_chain(owner: &Owner, opt_out: bool) -> bool {
 
 /// The types an NSEC3 record lists for `owner` (RFC 5155 §3.2.1): those its denial
 /// covers, and RRSIG when any of them is signed (an insecure delegation has none).
-pub fn nsec3_types(owner: &Owner) -> Vec<Rtype> {
-    let mut types = denial_types(owner);
+pub fn nsec3_types(owner: &Owner<'_>) -> Vec<Rtype> {
+    let mut types = Vec::with_capacity(owner.rrsets.len() + 1);
+    nsec3_types_into(owner, &mut types);
+    types
+}
+
+/// Appends [`nsec3_types`] of `owner` to `types` (empty).
+fn nsec3_types_into(owner: &Owner<'_>, types: &mut Vec<Rtype>) {
+    denial_types_into(owner, types);
     if types.iter().any(|&t| is_signed(owner, t)) {
         types.push(Rtype::RRSIG);
     }
-    types
 }
 
 /// A name the chain hashes: an owner of the zone (by its index), or an empty
@@ -81,7 +88,7 @@ enum Hashed {
 }
 
 impl Hashed {
-    fn name<'a>(&'a self, owners: &'a [Owner]) -> Option<&'a Dname> {
+    fn name<'a>(&'a self, owners: &'a [Owner<'_>]) -> Option<&'a Dname> {
         match self {
             Hashed::Owner(i) => owners.get(*i).map(|o| &*o.name),
             Hashed::Empty(name) => Some(name),
@@ -92,7 +99,7 @@ impl Hashed {
 /// The names the chain hashes: the members, then the empty non-terminals above them.
 /// The set of the zone's names is made only when a member lies deeper than a child of
 /// the apex (in a TLD, none does).
-fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<Hashed> {
+fn hashed_names(owners: &[Owner<'_>], origin: &Dname, opt_out: bool) -> Vec<Hashed> {
     let mut existing: Option<HashSet<&Dname>> = None;
     let mut names: Vec<Hashed> = Vec::new();
     let mut empty: HashSet<Name> = HashSet::new();
@@ -114,41 +121,61 @@ fn hashed_names(owners: &[Owner], origin: &Dname, opt_out: bool) -> Vec<Hashed> 
 
 /// The NSEC3 owners (hashed names below `origin`, in hash order), each with its NSEC3
 /// RRset of TTL `ttl`, for the zone's `owners` (canonical order, the apex first, the
-/// NSEC3PARAM RRset already there).
+/// NSEC3PARAM RRset already there). What the chain needs of an owner, its hash and its
+/// types, is read in the owners' order, where they lie in memory; the records are then
+/// made in hash order from that alone.
 pub fn build_chain(
-    owners: &[Owner],
+    owners: &[Owner<'_>],
     origin: &Dname,
     config: &Nsec3Config,
     ttl: u32,
-) -> Result<Vec<Owner>> {
+) -> Result<Vec<Owner<'static>>> {
     let params = config.params();
-    let mut hashed: Vec<(Nsec3Hash, Hashed)> = hashed_names(owners, origin, config.opt_out)
-        .into_iter()
-        .map(|h| (h.name(owners).map_or([0; 20], |n| params.hash(n)), h))
-        .collect();
-    hashed.sort_unstable_by_key(|a| a.0);
-    if let Some(pair) = hashed.windows(2).find(|w| w.first().map(|x| x.0) == w.get(1).map(|y| y.0))
-    {
-        let names: Vec<String> =
-            pair.iter().filter_map(|(_, h)| h.name(owners)).map(|n| n.to_string()).collect();
-        return Err(Error::HashCollision(names.join(" and ")));
-    }
     let mut writer = RdataWriter::new(config)?;
-    let mut chain = Vec::with_capacity(hashed.len());
-    for (i, (hash, name)) in hashed.iter().enumerate() {
-        let next = hashed.get(i + 1).or(hashed.first()).map_or(*hash, |n| n.0);
-        let owner = match name {
+    let names = hashed_names(owners, origin, config.opt_out);
+    // (hash, bitmap, index into `names`)
+    let mut hashed: Vec<(Nsec3Hash, u32, usize)> = Vec::with_capacity(names.len());
+    for (i, h) in names.iter().enumerate() {
+        // The names lie in the loaded zone, not in the owners' order: each is loaded
+        // a few names ahead.
+        if let Some(ahead) = names.get(i + 8).and_then(|a| a.name(owners)) {
+            tern_zone::prefetch_address(ahead.as_wire().as_ptr() as usize);
+        }
+        let owner = match h {
             Hashed::Owner(o) => owners.get(*o),
             Hashed::Empty(_) => None,
         };
-        let rdatas = writer.rdata(&next, owner)?;
+        let hash = h.name(owners).map_or([0; 20], |n| params.hash(n));
+        hashed.push((hash, writer.bitmap(owner), i));
+    }
+    hashed.sort_unstable_by_key(|a| a.0);
+    check_collisions(&hashed, &names, owners)?;
+    let mut chain = Vec::with_capacity(hashed.len());
+    for (i, (hash, bitmap, _)) in hashed.iter().enumerate() {
+        let next = hashed.get(i + 1).or(hashed.first()).map_or(*hash, |n| n.0);
+        let rdatas = writer.rdata(&next, *bitmap)?;
         chain.push(Owner {
-            name: hashed_owner(hash, origin)?,
+            name: Cow::Owned(hashed_owner(hash, origin)?),
             kind: Kind::Authoritative,
             rrsets: vec![Rrset::new(Rtype::NSEC3, ttl, rdatas)],
         });
     }
     Ok(chain)
+}
+
+/// Fails when two of the `hashed` names (sorted by hash) have the same hash.
+fn check_collisions(
+    hashed: &[(Nsec3Hash, u32, usize)],
+    names: &[Hashed],
+    owners: &[Owner<'_>],
+) -> Result<()> {
+    let Some(pair) = hashed.windows(2).find(|w| w.first().map(|x| x.0) == w.get(1).map(|y| y.0))
+    else {
+        return Ok(());
+    };
+    let name = |&(_, _, i): &(Nsec3Hash, u32, usize)| names.get(i)?.name(owners);
+    let names: Vec<String> = pair.iter().filter_map(name).map(|n| n.to_string()).collect();
+    Err(Error::HashCollision(names.join(" and ")))
 }
 
 /// The RDATA of an NSEC3 record (RFC 5155 §3.2) of the chain `config` makes: `next` the
@@ -168,12 +195,16 @@ pub fn nsec3_rdata(config: &Nsec3Config, next: &Nsec3Hash, types: Vec<Rtype>) ->
 /// The NSEC3 RDATA of a whole chain, written field by field (RFC 5155 §3.2) straight
 /// into each record's buffer: the fields before the next hash are the same in every
 /// record, and a chain has few type bitmaps (a TLD: the apex's, and NS DS RRSIG), each
-/// encoded once.
+/// encoded once and known by its number.
 struct RdataWriter {
     /// Hash algorithm, flags, iterations, salt length and salt.
     head: Vec<u8>,
-    /// Type bitmaps by the types they list (RFC 4034 §4.1.2).
-    bitmaps: HashMap<Vec<Rtype>, Vec<u8>>,
+    /// Type bitmaps (RFC 4034 §4.1.2), by number.
+    bitmaps: Vec<Vec<u8>>,
+    /// The numbers of the bitmaps, by the types they list.
+    numbers: HashMap<Vec<Rtype>, u32>,
+    /// The types of the name at hand (kept from one to the next).
+    types: Vec<Rtype>,
 }
 
 impl RdataWriter {
@@ -183,21 +214,34 @@ impl RdataWriter {
         head.extend_from_slice(&config.iterations.to_be_bytes());
         head.push(salt.as_bytes().len() as u8); // at most 255: a CharString
         head.extend_from_slice(salt.as_bytes());
-        Ok(RdataWriter { head, bitmaps: HashMap::new() })
+        let (bitmaps, numbers, types) = (Vec::new(), HashMap::new(), Vec::new());
+        Ok(RdataWriter { head, bitmaps, numbers, types })
     }
 
-    /// The NSEC3 RDATA of the hashed name `owner` (`None`: an empty non-terminal), the
-    /// next hash `next`.
-    fn rdata(&mut self, next: &Nsec3Hash, owner: Option<&Owner>) -> Result<Rdatas> {
-        let types = owner.map(nsec3_types).unwrap_or_default();
-        if !self.bitmaps.contains_key(&types) {
-            // An NSEC RDATA whose next name is the root: that name's one byte, then
-            // the bitmap, the same in NSEC3 (RFC 5155 §3.2.1).
-            let nsec = Rdata::Nsec(Nsec { next: Name::root(), types: types.clone() });
-            let bitmap = nsec.to_wire_vec().get(1..).unwrap_or_default().to_vec();
-            self.bitmaps.insert(types.clone(), bitmap);
+    /// The number of the type bitmap of the hashed name `owner` (`None`: an empty
+    /// non-terminal).
+    fn bitmap(&mut self, owner: Option<&Owner<'_>>) -> u32 {
+        let types = &mut self.types;
+        types.clear();
+        if let Some(owner) = owner {
+            nsec3_types_into(owner, types);
         }
-        let bitmap = self.bitmaps.get(&types).map_or(&[][..], Vec::as_slice);
+        if let Some(&number) = self.numbers.get(types.as_slice()) {
+            return number;
+        }
+        // An NSEC RDATA whose next name is the root: that name's one byte, then the
+        // bitmap, the same in NSEC3 (RFC 5155 §3.2.1).
+        let nsec = Rdata::Nsec(Nsec { next: Name::root(), types: types.clone() });
+        self.bitmaps.push(nsec.to_wire_vec().get(1..).unwrap_or_default().to_vec());
+        let number = self.bitmaps.len() as u32 - 1; // a few: one per set of types
+        self.numbers.insert(types.clone(), number);
+        number
+    }
+
+    /// The NSEC3 RDATA with the bitmap numbered `bitmap` ([`RdataWriter::bitmap`]), the
+    /// next hash `next`.
+    fn rdata(&self, next: &Nsec3Hash, bitmap: u32) -> Result<Rdatas<'static>> {
+        let bitmap = self.bitmaps.get(bitmap as usize).map_or(&[][..], Vec::as_slice);
         let mut rdatas = Rdatas::with_capacity(2 + self.head.len() + 1 + next.len() + bitmap.len());
         rdatas.push_with(|out| {
             out.extend_from_slice(&self.head);
@@ -214,18 +258,19 @@ impl RdataWriter {
 /// case, no padding) as a label under the apex (RFC 5155 §3).
 pub fn hashed_owner(hash: &Nsec3Hash, origin: &Dname) -> Result<Name> {
     const ALPHABET: &[u8; 32] = b"0123456789abcdefghijklmnopqrstuv";
-    let mut wire = Vec::with_capacity(33 + origin.len());
-    wire.push(32);
-    for chunk in hash.chunks(5) {
+    let too_long = || Error::Zone(format!("{origin} is too long for NSEC3 owner names"));
+    let digits = hash.chunks(5).flat_map(|chunk| {
         let bits = chunk.iter().fold(0u64, |acc, &b| acc << 8 | u64::from(b));
-        for i in (0..8).rev() {
-            let index = (bits >> (i * 5)) & 31;
-            wire.push(ALPHABET.get(index as usize).copied().unwrap_or(b'0'));
-        }
+        (0..8).rev().map(move |i| ALPHABET.get((bits >> (i * 5) & 31) as usize).copied())
+    });
+    // Written on the stack: the name's one allocation is its own.
+    let mut wire = [0u8; 255];
+    let (label, rest) = wire.split_at_mut(33);
+    for (out, digit) in label.iter_mut().zip(std::iter::once(Some(32)).chain(digits)) {
+        *out = digit.unwrap_or(b'0');
     }
-    wire.extend_from_slice(origin.as_wire());
-    Name::from_wire(&wire)
-        .map_err(|_| Error::Zone(format!("{origin} is too long for NSEC3 owner names")))
+    rest.get_mut(..origin.len()).ok_or_else(too_long)?.copy_from_slice(origin.as_wire());
+    Name::from_wire(wire.get(..33 + origin.len()).ok_or_else(too_long)?).map_err(|_| too_long())
 }
 
 #[cfg(test)]
@@ -267,7 +312,7 @@ mod tests {
             .map(|h| {
                 let name = h.name(&owners).unwrap();
                 let owner = hashed_owner(&params.hash(name), z.origin()).unwrap();
-                let record = chain.iter().find(|o| o.name == owner).unwrap();
+                let record = chain.iter().find(|o| *o.name == *owner).unwrap();
                 let rdata = record.rrsets[0].rdatas.first().unwrap();
                 let text = tern_wire::rdata::to_text(Rtype::NSEC3, rdata);
                 let fields: Vec<&str> = text.splitn(6, ' ').collect();
@@ -326,7 +371,8 @@ mod tests {
             for owner in owners.iter().map(Some).chain([None, owners.first()]) {
                 let types = owner.map(nsec3_types).unwrap_or_default();
                 let expect = nsec3_rdata(&config, &next, types).unwrap();
-                let written = writer.rdata(&next, owner).unwrap();
+                let bitmap = writer.bitmap(owner);
+                let written = writer.rdata(&next, bitmap).unwrap();
                 assert_eq!(written, Rdatas::from(vec![expect]));
                 assert_eq!(written.bytes_used().0, written.bytes_used().1);
             }
@@ -347,7 +393,7 @@ mod tests {
             };
             let next = &chain[(i + 1) % chain.len()];
             let next_hash: Nsec3Hash = n.next_hashed.as_bytes().try_into().unwrap();
-            assert_eq!(hashed_owner(&next_hash, z.origin()).unwrap(), next.name);
+            assert_eq!(*hashed_owner(&next_hash, z.origin()).unwrap(), *next.name);
             assert!(i == 0 || chain[i - 1].name.canonical_cmp(&owner.name).is_lt());
         }
     }

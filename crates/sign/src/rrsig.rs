@@ -20,7 +20,7 @@ pub struct RrsetRef<'a> {
     /// The TTL: the RRSIG's original TTL and TTL (RFC 4034 §3, §3.1.4).
     pub ttl: u32,
     /// The records' RDATA.
-    pub rdatas: &'a Rdatas,
+    pub rdatas: &'a Rdatas<'a>,
 }
 
 /// Buffers kept between RRsets, so that signing a zone allocates nothing per RRset but

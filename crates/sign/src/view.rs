@@ -6,6 +6,7 @@
 //! Nothing here reads the whole zone but [`descendants`] in its last resort, documented
 //! there.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use tern_wire::{Dname, Name, NameBuilder, Rtype};
@@ -27,10 +28,12 @@ pub struct Place<'z> {
     pub data: bool,
 }
 
-impl Place<'_> {
-    /// The owner as the signer's whole-zone functions take it.
-    pub fn owner(&self) -> Owner {
-        Owner { name: self.node.owner().to_name(), kind: self.kind, rrsets: node_rrsets(self.node) }
+impl<'z> Place<'z> {
+    /// The owner as the signer's whole-zone functions take it, its name and records
+    /// borrowed from the node.
+    pub fn owner(&self) -> Owner<'z> {
+        let name = Cow::Borrowed(self.node.owner());
+        Owner { name, kind: self.kind, rrsets: node_rrsets(self.node) }
     }
 }
 

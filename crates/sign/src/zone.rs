@@ -129,22 +129,23 @@ impl SignOptions {
 }
 
 /// A signed zone: every owner with its RRsets and their RRSIGs, and the denial chain's
-/// owners (NSEC3 owners after the others).
+/// owners (NSEC3 owners after the others); the unsigned zone's names and records
+/// borrowed from it (`'z`).
 #[derive(Debug, Clone)]
-pub struct SignedZone {
+pub struct SignedZone<'z> {
     origin: Name,
-    owners: Vec<Owner>,
+    owners: Vec<Owner<'z>>,
     signatures: usize,
 }
 
-impl SignedZone {
+impl<'z> SignedZone<'z> {
     /// The zone's origin.
     pub fn origin(&self) -> &Name {
         &self.origin
     }
 
     /// The owners: the zone's in canonical order, then the NSEC3 chain's in hash order.
-    pub fn owners(&self) -> &[Owner] {
+    pub fn owners(&self) -> &[Owner<'z>] {
         &self.owners
     }
 
@@ -161,10 +162,10 @@ impl SignedZone {
 
     /// The zone snapshot of these records, as Tern's engine serves it. Takes the signed
     /// zone: each owner is freed as soon as its records are in the builder, so that the
-    /// snapshot's node data, made at the end, reuses the memory the owners held instead
-    /// of adding to it (a lower peak), and lies packed there rather than scattered among
-    /// them (more of the freed heap goes back to the system once the unsigned zone is
-    /// dropped too).
+    /// snapshot's node data, made at the end, reuses the memory the owners held (their
+    /// signatures and lists of RRsets) instead of adding to it (a lower peak), and lies
+    /// packed there rather than scattered among them (more of the freed heap goes back
+    /// to the system once the unsigned zone is dropped too).
     pub fn to_contents(self) -> Result<ZoneContents> {
         let mut builder = ZoneBuilder::new(&self.origin);
         for owner in self.owners {
@@ -177,7 +178,7 @@ impl SignedZone {
 }
 
 /// Calls `f` for every record of `owner` (see [`SignedZone::for_each_record`]).
-fn owner_records(owner: &Owner, f: &mut impl FnMut(&Dname, Rtype, u32, &[u8])) {
+fn owner_records(owner: &Owner<'_>, f: &mut impl FnMut(&Dname, Rtype, u32, &[u8])) {
     for rrset in &owner.rrsets {
         rrset.rdatas.iter().for_each(|rd| f(&owner.name, rrset.rtype, rrset.ttl, rd));
         rrset.sigs.iter().for_each(|rd| f(&owner.name, Rtype::RRSIG, rrset.ttl, rd));
@@ -185,14 +186,14 @@ fn owner_records(owner: &Owner, f: &mut impl FnMut(&Dname, Rtype, u32, &[u8])) {
 }
 
 /// Signs `zone` with `keys` (a KSK and a ZSK, or a CSK, per algorithm; see
-/// [`check_keys`]). Never inlined, so that a profile can single it out (it runs once a
-/// zone).
+/// [`check_keys`]); the signed zone borrows the unsigned one's names and records. Never
+/// inlined, so that a profile can single it out (it runs once a zone).
 #[inline(never)]
-pub fn sign_zone(
-    zone: &ZoneContents,
+pub fn sign_zone<'z>(
+    zone: &'z ZoneContents,
     keys: &[SigningKey],
     options: &SignOptions,
-) -> Result<SignedZone> {
+) -> Result<SignedZone<'z>> {
     check_keys(keys)?;
     let origin = zone.origin().clone();
     let mut owners = collect(zone, options.denial == DenialConfig::Nsec)?;
@@ -220,7 +221,7 @@ pub fn sign_zone(
 
 /// The SOA's TTL, and the TTL of denial records: the lesser of it and the SOA MINIMUM
 /// (RFC 9077 §3, updating RFC 4034 §4 and RFC 5155 §3).
-fn soa_ttls(owners: &[Owner]) -> Result<(u32, u32)> {
+fn soa_ttls(owners: &[Owner<'_>]) -> Result<(u32, u32)> {
     let soa = owners.first().and_then(|apex| apex.rrset(Rtype::SOA));
     soa_ttls_of(soa.and_then(|s| Some((s.ttl, s.rdatas.first()?))))
 }
@@ -273,7 +274,7 @@ pub(crate) fn signing_keys(keys: &[SigningKey], kind: Kind, rtype: Rtype) -> Vec
 /// threads, a chunk of owners at a time by one thread ([`Batch`]), the RRSIGs put in
 /// place there; returns how many were made.
 fn sign_owners(
-    owners: &mut [Owner],
+    owners: &mut [Owner<'_>],
     keys: &[SigningKey],
     signer: &Dname,
     options: &SignOptions,

@@ -180,7 +180,8 @@ fn rsasha512_csk() {
 #[test]
 fn a_forged_signature_is_refused_by_both() {
     let keys = [SigningKey::generate(Algorithm::Ed25519, KeyRole::Csk).unwrap()];
-    let signed = sign_zone(&unsigned_zone(), &keys, &SignOptions::new(validity())).unwrap();
+    let unsigned = unsigned_zone();
+    let signed = sign_zone(&unsigned, &keys, &SignOptions::new(validity())).unwrap();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("forged.zone");
     write_zone(&signed, &path);

@@ -356,7 +356,7 @@ pub(crate) fn prefetch<T>(value: &T) {
 
 /// Hints the CPU to bring the cache line at `address` in; 0 is skipped.
 #[inline(always)]
-pub(crate) fn prefetch_address(address: usize) {
+pub fn prefetch_address(address: usize) {
     #[cfg(target_arch = "x86_64")]
     if address != 0 {
         use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};

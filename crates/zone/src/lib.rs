@@ -57,6 +57,7 @@ pub use contents::{Denial, Lookup, ZoneContents, APEX};
 pub use db::{ContentsGuard, ZoneDb, ZoneSet, ZoneSlot};
 pub use error::{Error, Position, Result};
 pub use history::{History, HistoryLimits};
+pub use index::prefetch_address;
 pub use load::{load_bytes, load_file, load_opened, Loaded, Progress};
 pub use name_map::{Keyed, NameMap};
 pub use negative_soa::NegativeSoa;

@@ -319,6 +319,14 @@ impl<'a> Rrset<'a> {
         RdataIter { rest: self.rdatas }
     }
 
+    /// The records' RDATA as stored, one after another, each after its length (two
+    /// bytes, little-endian): what [`rdatas`](Self::rdatas) walks, for a reader that
+    /// keeps it without copying it.
+    #[inline]
+    pub fn rdata_bytes(&self) -> &'a [u8] {
+        self.rdatas
+    }
+
     /// The covering RRSIGs' RDATA.
     #[inline]
     pub fn sigs(&self) -> RdataIter<'a> {
