@@ -7,8 +7,8 @@
 //! not what the zones served do:
 //!
 //! * it is checked against an [`Index`] of the zones served and the files they use
-//!   (lookups, not scans; built on a thread of its own after a start or a reload, see
-//!   [`index`]), and only its own tables are read and resolved
+//!   (lookups, not scans; built on a thread of its own after a start or a reload:
+//!   [`IndexSlot`]), and only its own tables are read and resolved
 //!   ([`Config::read_new_zones`]);
 //! * it is appended to the file and synced before it is applied or acknowledged (a
 //!   crash leaves the old set or the new one: [`added_file`]);

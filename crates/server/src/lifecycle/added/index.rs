@@ -14,10 +14,10 @@
 //! and the API too, and must not be chosen to collide.
 //!
 //! A start or a reload has the index built on a thread of its own ([`IndexSlot::build`],
-//! about a tenth of a second at a million zones), so that the first change does not
-//! build it (before, 1.2 to 1.9 s at a million zones). A change that comes before it is
-//! ready waits for it, and takes it only when it was built from the very zones served
-//! now; otherwise it builds one itself ([`IndexSlot::in_step`]).
+//! half a second at a million zones on a busy machine: mostly a cache miss for each
+//! plan and name), so that the first change does not build it. A change that comes
+//! before it is ready waits for it, and takes it only when it was built from the very
+//! zones served now; otherwise it builds one itself ([`IndexSlot::in_step`]).
 
 use std::borrow::Cow;
 use std::collections::HashMap;
