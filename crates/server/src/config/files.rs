@@ -125,8 +125,7 @@ pub fn zone_file(plan: &ZonePlan, storage: &Path) -> Result<Option<PathBuf>, Str
 
 /// [`zone_file`], `storage` normalised already, the path borrowed when it is normal.
 fn own_file<'p>(plan: &'p ZonePlan, storage: &Path) -> Result<Option<Cow<'p, Path>>, String> {
-    let ZoneSource::File(path) = &plan.source else { return Ok(None) };
-    let path = normal_cow(path);
+    let Some(path) = normal_file(plan) else { return Ok(None) };
     if directly_in(&path, storage) && reserved(&path) {
         return Err(format!(
             "file {}: a file ternd keeps in its storage directory (journals, timers, its lock, {ADDED_ZONES}), not a zone file",
@@ -134,6 +133,14 @@ fn own_file<'p>(plan: &'p ZonePlan, storage: &Path) -> Result<Option<Cow<'p, Pat
         ));
     }
     Ok(Some(path))
+}
+
+/// `plan`'s zone file, normalised ([`normal`]) but not checked as [`zone_file`] checks
+/// it (for zones checked when they were taken), borrowed when it is normal already;
+/// `None` for a zone without a file.
+pub fn normal_file(plan: &ZonePlan) -> Option<Cow<'_, Path>> {
+    let ZoneSource::File(path) = &plan.source else { return None };
+    Some(normal_cow(path))
 }
 
 /// True when `plan` writes its zone file (a secondary's kept copy).

@@ -7,7 +7,8 @@
 //! not what the zones served do:
 //!
 //! * it is checked against an [`Index`] of the zones served and the files they use
-//!   (lookups, not scans), and only its own tables are read and resolved
+//!   (lookups, not scans; built on a thread of its own after a start or a reload:
+//!   [`IndexSlot`]), and only its own tables are read and resolved
 //!   ([`Config::read_new_zones`]);
 //! * it is appended to the file and synced before it is applied or acknowledged (a
 //!   crash leaves the old set or the new one: [`added_file`]);
@@ -27,6 +28,8 @@
 //! value in TOML's inline form — so no value (a key holding a newline, a string holding
 //! `[[zone]]`) can add a table or a key to the file.
 
+mod index;
+
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -37,115 +40,11 @@ use tern_wire::Name;
 use crate::config::added_file;
 use crate::config::{files, CatalogRole, Config, NewZones, Role, ZoneConfig, ZonePlan, ZoneSource};
 use crate::ctl::listen::parse_zone;
+pub use index::{Index, IndexSlot};
 
 /// Tables of the file that serve nothing (zones removed, and their removal records)
 /// from which, once they outweigh the zones kept, the file is rewritten with those only.
 const REWRITE_AFTER: usize = 1024;
-
-/// The zones served by name, and who uses which zone file, kept in step with the
-/// configuration by the changes of this module (see the module comment). Built from the
-/// configuration at the first change after a start or a whole-set change.
-#[derive(Debug, Default)]
-pub struct Index {
-    /// Each zone of the configuration: its plan's position in `Config::resolved`.
-    at: HashMap<Name, usize>,
-    /// Each zone file: its users.
-    files: HashMap<PathBuf, Users>,
-}
-
-/// The zones that use one file.
-#[derive(Debug, Default)]
-struct Users {
-    /// The secondary that writes it (then the only user).
-    writer: Option<Name>,
-    /// Primaries that read it.
-    readers: usize,
-    /// One of them, for messages (`None` once that one is gone).
-    reader: Option<Name>,
-}
-
-impl Index {
-    /// The index of `config`'s zones.
-    pub fn of(config: &Config) -> Index {
-        let mut index = Index::default();
-        let plans = &config.resolved.zones;
-        index.at.reserve(plans.len());
-        for (at, plan) in plans.iter().enumerate() {
-            index.at.insert(plan.name.clone(), at);
-            if let Ok(Some(path)) = files::zone_file(plan, &config.server.storage) {
-                index.take(path, plan);
-            }
-        }
-        index
-    }
-
-    /// True when the index was built for `config`'s zones (a cheap check: the count).
-    pub fn fits(&self, config: &Config) -> bool {
-        self.at.len() == config.resolved.zones.len()
-    }
-
-    fn take(&mut self, path: PathBuf, plan: &ZonePlan) {
-        let users = self.files.entry(path).or_default();
-        match files::writes(plan) {
-            true => users.writer = Some(plan.name.clone()),
-            false => {
-                users.readers += 1;
-                users.reader.get_or_insert_with(|| plan.name.clone());
-            }
-        }
-    }
-
-    /// Takes `plan`'s file for it, or says why it cannot use it (as [`files::claim`]).
-    fn claim(&mut self, plan: &ZonePlan, storage: &Path) -> Result<(), String> {
-        let Some(path) = files::zone_file(plan, storage)? else { return Ok(()) };
-        if let Some(users) = self.files.get(&path) {
-            let other = match (&users.writer, files::writes(plan) && users.readers > 0) {
-                (Some(writer), _) => Some(format!("zone {writer}")),
-                (None, true) => Some(users.reader.as_ref().map_or_else(
-                    || format!("{} other zones", users.readers),
-                    |reader| format!("zone {reader}"),
-                )),
-                (None, false) => None,
-            };
-            if let Some(other) = other {
-                return Err(format!(
-                    "file {}: {other} uses it too, and a secondary's kept copy must be its own",
-                    path.display()
-                ));
-            }
-        }
-        self.take(path, plan);
-        Ok(())
-    }
-
-    /// Gives back `plan`'s file.
-    fn release(&mut self, plan: &ZonePlan, storage: &Path) {
-        let Ok(Some(path)) = files::zone_file(plan, storage) else { return };
-        let Some(users) = self.files.get_mut(&path) else { return };
-        if users.writer.as_ref() == Some(&plan.name) {
-            users.writer = None;
-        } else if users.readers > 0 {
-            users.readers -= 1;
-            if users.reader.as_ref() == Some(&plan.name) {
-                users.reader = None;
-            }
-        }
-        if users.writer.is_none() && users.readers == 0 {
-            self.files.remove(&path);
-        }
-    }
-
-    /// Claims every plan's file, all or none.
-    fn claim_all(&mut self, plans: &[Arc<ZonePlan>], storage: &Path) -> Result<(), String> {
-        for (done, plan) in plans.iter().enumerate() {
-            if let Err(why) = self.claim(plan, storage) {
-                plans.iter().take(done).for_each(|p| self.release(p, storage));
-                return Err(format!("zone {}: {why}", plan.name));
-            }
-        }
-        Ok(())
-    }
-}
 
 /// Zone-adds whose files are being checked on a thread of their own, kept as prepared
 /// so that they are not prepared again when they go on — unless the configuration or
@@ -174,14 +73,6 @@ impl Checking {
     pub fn changed(&mut self) {
         self.waiting.clear();
     }
-}
-
-/// The index in `slot`, built from `config` when missing or out of step with it.
-pub fn in_step<'i>(slot: &'i mut Option<Index>, config: &Config) -> &'i mut Index {
-    if slot.as_ref().is_some_and(|index| !index.fits(config)) {
-        *slot = None;
-    }
-    slot.get_or_insert_with(|| Index::of(config))
 }
 
 /// Logs the change to the file of added zones that a crash left unfinished, if any
@@ -266,7 +157,7 @@ pub fn prepare(config: &Config, index: &mut Index, tables: &[String]) -> Result<
     for table in tables {
         let table = checked_table(table, &mut dirs)?;
         let name = table_name(&table)?;
-        if index.at.contains_key(&name) {
+        if index.position(&config.resolved.zones, &name).is_some() {
             return Err(format!("{name} is served already"));
         }
         if !names.insert(name.clone()) {
@@ -279,8 +170,7 @@ pub fn prepare(config: &Config, index: &mut Index, tables: &[String]) -> Result<
         None => None,
     };
     if let Some((_, plans)) = &zones {
-        index.claim_all(plans, &config.server.storage)?;
-        plans.iter().for_each(|p| index.release(p, &config.server.storage));
+        index.check_files(&config.resolved.zones, plans, &config.server.storage)?;
     }
     Ok(Prepared { body, count: tables.len(), zones })
 }
@@ -307,16 +197,14 @@ pub fn commit(
         next.added_log = config.added_log.clone();
         return Ok(Change::Whole(Box::new(next)));
     };
-    let storage = config.server.storage.clone();
-    index.claim_all(&plans, &storage)?;
-    if let Err(why) = append(config, &path, &prepared.body, prepared.count) {
-        plans.iter().for_each(|p| index.release(p, &storage));
-        return Err(why);
-    }
-    for (offset, plan) in plans.iter().enumerate() {
-        index.at.insert(plan.name.clone(), config.resolved.zones.len() + offset);
-    }
+    index.check_files(&config.resolved.zones, &plans, &config.server.storage)?;
+    let first = config.resolved.zones.len();
+    let (Ok(from), Ok(to)) = (u32::try_from(first), u32::try_from(first + plans.len())) else {
+        return Err(format!("no more than {} zones can be served", u32::MAX));
+    };
+    append(config, &path, &prepared.body, prepared.count)?;
     config.push_added(zones, &plans);
+    (from..to).for_each(|at| index.insert(&config.resolved.zones, at));
     Ok(Change::Zones(plans, Vec::new()))
 }
 
@@ -328,9 +216,9 @@ pub fn remove(config: &mut Config, index: &mut Index, zones: &[String]) -> Resul
     let (mut gone, mut seen) = (Vec::new(), HashSet::new());
     for zone in zones {
         let name = parse_zone(zone)?;
-        match index.at.get(&name) {
+        match index.position(&config.resolved.zones, &name) {
             None => return Err(format!("{name} is not served here")),
-            Some(&at) if at < config.zones_split().0.len() => {
+            Some(at) if at < config.zones_split().0.len() => {
                 let file = config.path.as_deref().unwrap_or(Path::new("?")).display();
                 return Err(format!("{name} is in {file}: remove it there and reload"));
             }
@@ -340,7 +228,8 @@ pub fn remove(config: &mut Config, index: &mut Index, zones: &[String]) -> Resul
     }
     let body: String = gone.iter().map(added_file::removal).collect();
     let catalogued = |n: &Name| {
-        let plan = index.at.get(n).and_then(|&at| config.resolved.zones.get(at));
+        let plan =
+            index.position(&config.resolved.zones, n).and_then(|at| config.resolved.zones.get(at));
         plan.is_some_and(|p| p.catalog != CatalogRole::None)
     };
     if gone.iter().any(catalogued) {
@@ -359,14 +248,9 @@ pub fn remove(config: &mut Config, index: &mut Index, zones: &[String]) -> Resul
 
 /// Takes `name` out of `config` and `index`.
 fn forget(config: &mut Config, index: &mut Index, name: &Name) {
-    let Some(at) = index.at.remove(name) else { return };
-    if let Some(plan) = config.resolved.zones.get(at).cloned() {
-        index.release(&plan, &config.server.storage);
-    }
-    if let Some((_, Some(_moved))) = config.swap_remove_added(at) {
-        if let Some(plan) = config.resolved.zones.get(at) {
-            index.at.insert(plan.name.clone(), at);
-        }
+    let Some(at) = index.remove(&config.resolved.zones, name) else { return };
+    if let Some((_, Some(moved))) = config.swap_remove_added(at) {
+        index.moved(&config.resolved.zones, moved, at);
     }
 }
 
@@ -575,18 +459,86 @@ mod tests {
 
     /// Every zone is found by the index at its place, as one built afresh finds it.
     fn assert_in_step(config: &Config, index: &Index) {
-        let fresh = Index::of(config);
-        assert_eq!(index.at, fresh.at);
-        for (at, plan) in config.resolved.zones.iter().enumerate() {
-            assert_eq!(index.at[&plan.name], at);
+        let zones = &config.resolved.zones;
+        assert_eq!(index.listing(zones), Index::of(config).listing(zones));
+        for (at, plan) in zones.iter().enumerate() {
+            assert_eq!(index.position(zones, &plan.name), Some(at));
         }
-        let users = |i: &Index| {
-            let mut users: Vec<_> =
-                i.files.iter().map(|(p, u)| (p.clone(), u.readers, u.writer.clone())).collect();
-            users.sort();
-            users
+    }
+
+    /// The index built on a thread of its own after a start is the first change's.
+    #[test]
+    fn the_index_built_after_a_start_is_taken_by_the_first_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 0, 3)).unwrap();
+        let mut config = restarted(&config);
+        let mut slot = IndexSlot::default();
+        slot.build(&config);
+        assert!(slot.is_building());
+        assert_in_step(&config, slot.in_step(&config));
+        assert!(!slot.is_building(), "taken");
+        let index = slot.in_step(&config);
+        remove(&mut config, index, &["z1.example".into()]).unwrap();
+        let index = slot.in_step(&config);
+        add(&mut config, index, &tables(dir.path(), 9, 2)).unwrap();
+        assert_in_step(&config, slot.in_step(&config));
+        assert_eq!(names(&restarted(&config)), names(&config));
+    }
+
+    /// An index built from other zones than those served when the first change comes is
+    /// never taken, though it counts as many: zones changed in place meanwhile, or
+    /// another configuration taken.
+    #[test]
+    fn an_index_built_from_other_zones_is_not_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 0, 3)).unwrap();
+        let mut slot = IndexSlot::default();
+        slot.build(&config);
+        let mut index = Index::of(&config);
+        add(&mut config, &mut index, &tables(dir.path(), 7, 1)).unwrap();
+        remove(&mut config, &mut index, &["z0.example".into()]).unwrap();
+        assert_in_step(&config, slot.in_step(&config));
+        slot.build(&config);
+        let mut other = restarted(&config);
+        let mut index = Index::of(&other);
+        add(&mut other, &mut index, &tables(dir.path(), 8, 1)).unwrap();
+        remove(&mut other, &mut index, &["z1.example".into()]).unwrap();
+        assert_eq!(other.resolved.zones.len(), config.resolved.zones.len());
+        assert_in_step(&other, slot.in_step(&other));
+        slot.forget();
+        assert!(!slot.is_building());
+        assert_in_step(&config, slot.in_step(&config));
+    }
+
+    /// Zones with files of their own, removed in whatever order: the index follows each
+    /// file to the position its zone moves to.
+    #[test]
+    fn files_of_their_own_follow_their_zones() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = config_in(dir.path());
+        let mut index = Index::of(&config);
+        let own = |n: usize| {
+            let file = dir.path().join(format!("o{n}.zone")).display().to_string();
+            format!("name = \"o{n}.example\"\nfile = \"{file}\"")
         };
-        assert_eq!(users(index), users(&fresh));
+        add(&mut config, &mut index, &(0..12).map(own).collect::<Vec<_>>()).unwrap();
+        add(&mut config, &mut index, &tables(dir.path(), 0, 4)).unwrap();
+        for n in [0, 11, 5, 6] {
+            remove(&mut config, &mut index, &[format!("o{n}.example")]).unwrap();
+            assert_in_step(&config, &index);
+        }
+        let secondary = |n: usize| {
+            let file = dir.path().join(format!("o{n}.zone")).display().to_string();
+            format!("name = \"s{n}.example\"\nfile = \"{file}\"\nprimary = \"p\"")
+        };
+        let why = add(&mut config, &mut index, &[secondary(3)]).unwrap_err();
+        assert!(why.contains("zone o3.example. uses it too"), "{why}");
+        add(&mut config, &mut index, &[secondary(5)]).unwrap();
+        assert_in_step(&config, &index);
     }
 
     #[test]

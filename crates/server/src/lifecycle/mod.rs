@@ -185,6 +185,9 @@ fn serve(
     if tidy.spawn(reload::housekeeping).is_err() {
         tern_zone::memory::after_load(); // at the main thread's priority
     }
+    // Built meanwhile, so that the first zone-add or zone-remove does not build it.
+    let mut index = added::IndexSlot::default();
+    index.build(&config);
     let mut steering = Steering {
         config,
         main: steering_main,
@@ -195,7 +198,7 @@ fn serve(
         log_overrides,
         http: http_server.as_ref(),
         consumed: catalogs::Consumed::default(),
-        index: None,
+        index,
         changed: reload::Zones::default(),
         checking: added::Checking::default(),
     };
@@ -245,9 +248,9 @@ struct Steering<'a> {
     http: Option<&'a live::Http>,
     /// Consumed catalogs' members.
     consumed: catalogs::Consumed,
-    /// The zones served and their files, for zone-add and zone-remove (built at the
-    /// first, kept in step by them; dropped when the configuration is replaced).
-    index: Option<added::Index>,
+    /// The zones served and their files, for zone-add and zone-remove: built on a thread
+    /// of its own once a configuration is taken, kept in step by them.
+    index: added::IndexSlot,
     /// Zones added and removed since the last memory housekeeping.
     changed: reload::Zones,
     /// Zone-adds whose files are being checked, as prepared.
@@ -306,7 +309,7 @@ impl Steering<'_> {
     /// else on a thread of their own (this one keeps taking signals and requests), the
     /// add going on when they all load ([`Self::zone_add_checked`]).
     fn zone_add(&mut self, tables: Vec<String>, reply: tokio::sync::oneshot::Sender<Reply>) {
-        let index = added::in_step(&mut self.index, &self.config);
+        let index = self.index.in_step(&self.config);
         let prepared = match added::prepare(&self.config, index, &tables) {
             Ok(prepared) => prepared,
             Err(why) => return drop(reply.send(Reply::error(why))),
@@ -347,7 +350,7 @@ impl Steering<'_> {
         if !failures.is_empty() {
             return drop(reply.send(not_added(failures)));
         }
-        let index = added::in_step(&mut self.index, &self.config);
+        let index = self.index.in_step(&self.config);
         let change = match prepared {
             Some(prepared) => added::commit(&mut self.config, index, prepared),
             None => added::add(&mut self.config, index, tables),
@@ -357,7 +360,7 @@ impl Steering<'_> {
 
     /// Removes zones added at run time.
     fn zone_remove(&mut self, zones: &[String], reply: tokio::sync::oneshot::Sender<Reply>) {
-        let index = added::in_step(&mut self.index, &self.config);
+        let index = self.index.in_step(&self.config);
         let change = added::remove(&mut self.config, index, zones);
         self.take_change(change, "zone-remove", reply);
     }
@@ -375,8 +378,8 @@ impl Steering<'_> {
                 self.apply_change(&added, &removed, what, reply);
             }
             Ok(added::Change::Whole(next)) => {
-                self.index = None;
                 self.apply(*next, what, reply);
+                self.index.build(&self.config);
             }
             Err(why) => drop(reply.send(Reply::error(why))),
         }
@@ -511,7 +514,7 @@ impl Steering<'_> {
                 let said = ("reload", said, reload::Tidy::After);
                 reload::log_when_done(loading, said, self.log.clone(), level, reply);
                 self.config = next;
-                self.index = None;
+                self.index.build(&self.config);
             }
             Err(e) => {
                 if let Some(reply) = reply {
