@@ -96,7 +96,7 @@ impl ZoneBuilder {
 
     /// A builder for the zone at `origin` whose text is about `bytes` long (a zone
     /// file's size): its buffers start at the sizes a zone file of that length usually
-    /// needs, up to [`SIZED_UP_TO`] bytes' worth, so that a small zone is built without
+    /// needs, up to 64 KiB of text's worth, so that a small zone is built without
     /// growing them step by step (a start with a million small zones spent a sixth of
     /// its load's instructions there). Bigger zones grow their buffers as they go.
     pub fn sized(origin: &Dname, bytes: u64) -> ZoneBuilder {
