@@ -63,7 +63,7 @@ pub use name_map::{Keyed, NameMap};
 pub use negative_soa::NegativeSoa;
 pub use node::{has_targets, Flags, Node, NodeId, Rrset, NO_NODE, NSEC3_COVERS, REFS_UNCOUNTED};
 pub use nsec3::{decode_hash_label, Nsec3Chain, Nsec3Hash, Nsec3Params, Nsec3Position};
-pub use parser::{parse_bytes, parse_file, parse_opened, Options, Record, RecordBuf, ZoneFile};
+pub use parser::{parse_bytes, parse_file, Options, Record, RecordBuf, ZoneFile};
 pub use pins::{Pin, Pins};
 pub use report::{Issue, Report, Severity};
 pub use stats::StatsTicket;

@@ -103,11 +103,6 @@ impl ZoneFile {
     pub fn modified(&self) -> Option<std::time::SystemTime> {
         self.opened.modified
     }
-
-    /// Its path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
 }
 
 /// [`parse_file`] of a file opened already.
