@@ -223,7 +223,7 @@ impl ZoneBuilder {
             // A name has at most 127 labels.
             origin_labels: self.origin.label_count() as u8,
             nodes,
-            free: ChunkVec::new(),
+            free: None,
             index,
             nsec3: chain.map(Box::new),
             nsec3_covers: false,

@@ -364,7 +364,7 @@ impl Apply {
             }
             zone.index.remove(name_hash(node.owner()), id);
             zone.nodes.set(id as usize, Node::vacant());
-            zone.free.push(id);
+            zone.free.get_or_insert_default().push(id);
         }
     }
 
@@ -585,13 +585,23 @@ fn target_of(zone: &mut ZoneContents, owner: &Dname, rtype: Rtype, rdata: &[u8])
     }
 }
 
+/// A vacant node's id to take, if the version has one; the list goes with its last id.
+fn vacant(zone: &mut ZoneContents) -> Option<NodeId> {
+    let free = zone.free.as_mut()?;
+    let id = free.pop();
+    if free.len() == 0 {
+        zone.free = None;
+    }
+    id
+}
+
 /// Makes a node without data and indexes it (`hash` is `owner`'s [`name_hash`]): in the
 /// place of a reclaimed node when there is one, else at the end of the table.
 fn new_node(zone: &mut ZoneContents, owner: &Dname, hash: NameTag, flags: Flags) -> NodeId {
     let mut node = Node::new(node::encode(owner, &[]));
     node.flags = flags;
     let hint = node.data_address();
-    let id = match zone.free.pop() {
+    let id = match vacant(zone) {
         Some(id) => {
             zone.nodes.set(id as usize, node);
             id

@@ -390,7 +390,7 @@ fn held_records(z: &ZoneContents) -> Vec<RecordData> {
 /// no phantom that nothing names is left behind.
 pub(crate) fn assert_ids_sound(z: &ZoneContents) {
     use crate::node::{NodeId, REFS_UNCOUNTED};
-    let mut free: Vec<NodeId> = z.free.iter().copied().collect();
+    let mut free: Vec<NodeId> = z.free.iter().flat_map(|f| f.iter()).copied().collect();
     free.sort_unstable();
     let before = free.len();
     free.dedup();

@@ -57,8 +57,9 @@ pub struct ZoneContents {
     pub(crate) nodes: ChunkVec<Node>,
     /// Ids of the vacant nodes ([`Node::is_vacant`]: reclaimed by a change), which the
     /// next names a change makes take before the table grows. Each version has its own
-    /// list, sharing chunks as the table does.
-    pub(crate) free: ChunkVec<NodeId>,
+    /// list, sharing chunks as the table does; boxed, and `None` when empty, as most
+    /// versions' lists are.
+    pub(crate) free: Option<Box<ChunkVec<NodeId>>>,
     pub(crate) index: NameIndex,
     /// The NSEC3 chain (NSEC3-signed zones), boxed: most zones have none, and a box
     /// costs them 8 bytes where the chain itself would cost its whole size.
@@ -131,7 +132,7 @@ impl ZoneContents {
 
     /// Number of vacant places in the node table, waiting for new names.
     pub fn vacant_count(&self) -> usize {
-        self.free.len()
+        self.free.as_ref().map_or(0, |free| free.len())
     }
 
     /// The node with this id.

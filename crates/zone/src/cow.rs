@@ -22,15 +22,16 @@ const MIN_TAIL: usize = 8;
 #[derive(Clone)]
 pub struct ChunkVec<T> {
     /// Every chunk but the last holds [`CHUNK`] elements; the last holds the rest, and
-    /// may be padded past them.
-    chunks: Vec<Arc<[T]>>,
+    /// may be padded past them. A boxed slice, not a `Vec`: a word less in every zone's
+    /// version, and chunks come and go a thousand elements at a time.
+    chunks: Box<[Arc<[T]>]>,
     len: usize,
 }
 
 impl<T: Clone> ChunkVec<T> {
     /// An empty vector.
     pub fn new() -> Self {
-        ChunkVec { chunks: Vec::new(), len: 0 }
+        ChunkVec { chunks: Box::default(), len: 0 }
     }
 
     /// Moves a plain vector into chunks.
@@ -45,7 +46,7 @@ impl<T: Clone> ChunkVec<T> {
             }
             chunks.push(chunk);
         }
-        ChunkVec { chunks, len }
+        ChunkVec { chunks: chunks.into_boxed_slice(), len }
     }
 
     /// A vector of `len` elements, element `i` made by `make(i)`, in order, each written
@@ -107,7 +108,7 @@ impl<T: Clone> ChunkVec<T> {
     {
         let at = self.len & (CHUNK - 1);
         if at == 0 && self.len == self.chunks.len() * CHUNK {
-            self.chunks.push(Arc::from(vec![T::default(); MIN_TAIL]));
+            self.edit_chunks(|chunks| chunks.push(Arc::from(vec![T::default(); MIN_TAIL])));
         }
         let Some(last) = self.chunks.last_mut() else { return };
         if at >= last.len() {
@@ -132,9 +133,23 @@ impl<T: Clone> ChunkVec<T> {
         let value = self.get(last).cloned();
         self.len = last;
         if self.chunks.len() > self.len.div_ceil(CHUNK) {
-            self.chunks.pop();
+            self.edit_chunks(|chunks| chunks.pop());
         }
         value
+    }
+
+    /// The elements of the first chunk: every element of a vector of at most [`CHUNK`].
+    #[inline]
+    pub fn head(&self) -> &[T] {
+        let head = self.chunks.first().map_or(&[][..], |chunk| &chunk[..]);
+        head.get(..self.len.min(CHUNK)).unwrap_or(head)
+    }
+
+    /// Changes the list of chunks (made again at its new length).
+    fn edit_chunks<R>(&mut self, edit: impl FnOnce(&mut Vec<Arc<[T]>>) -> R) {
+        let mut chunks = std::mem::take(&mut self.chunks).into_vec();
+        edit(&mut chunks);
+        self.chunks = chunks.into_boxed_slice();
     }
 
     /// Iterates over all elements in order.

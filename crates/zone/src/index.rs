@@ -8,6 +8,11 @@
 //! decides equality (it compares the node's owner name), keeping the index free of name
 //! storage.
 //!
+//! A small index (at most [`LINEAR_MAX`] entries: most zones of a hosting server) has no
+//! empty slots: its entries lie in a row and a lookup compares each one's tag, which
+//! costs the same few cache lines as probing a hashed table of [`MIN_SLOTS`] and takes
+//! about half the room.
+//!
 //! Beside its key a slot may carry a *hint*: the address of the entry's data, which
 //! [`NameIndex::find`] starts loading as soon as the tag matches, while the caller's
 //! equality check is still waiting for the node that points to that data. Two dependent
@@ -46,9 +51,19 @@ impl Slot {
 #[derive(Clone, Debug)]
 pub struct NameIndex {
     slots: ChunkVec<Slot>,
+    /// Slots − 1 of a hashed table, or [`LINEAR`]: then the `used` entries lie in a row.
     mask: usize,
-    used: usize,
+    used: u32,
+    /// In a row, a bit per entry ([`bloom_bit`] of its tag): a name whose bit is clear
+    /// is not there, and its lookup reads no slot.
+    bloom: u32,
 }
+
+/// [`NameIndex::mask`] of an index whose entries lie in a row, without empty slots.
+const LINEAR: usize = usize::MAX;
+
+/// Most entries an index keeps in a row: what a hashed table of [`MIN_SLOTS`] holds.
+const LINEAR_MAX: usize = MIN_SLOTS * 3 / 4;
 
 impl Default for NameIndex {
     fn default() -> Self {
@@ -67,24 +82,49 @@ fn encode(tag: u32, id: u32) -> u64 {
 impl NameIndex {
     /// An index sized for about `expected` names (at most 3/4 full).
     pub fn with_capacity(expected: usize) -> Self {
-        let size = Self::slots_for(expected);
-        NameIndex { slots: ChunkVec::filled(Slot::default(), size), mask: size - 1, used: 0 }
+        match Self::slots_for(expected) {
+            LINEAR => NameIndex { slots: ChunkVec::new(), mask: LINEAR, used: 0, bloom: 0 },
+            size => NameIndex {
+                slots: ChunkVec::filled(Slot::default(), size),
+                mask: size - 1,
+                used: 0,
+                bloom: 0,
+            },
+        }
     }
 
-    /// Table size for `expected` names: a power of two, at most 3/4 full.
+    /// Table size for `expected` names: a power of two, at most 3/4 full; [`LINEAR`] for
+    /// a row.
     fn slots_for(expected: usize) -> usize {
+        if expected <= LINEAR_MAX {
+            return LINEAR;
+        }
+        Self::hashed_slots(expected)
+    }
+
+    /// Hashed table size for `expected` names: a power of two, at most 3/4 full.
+    fn hashed_slots(expected: usize) -> usize {
         (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS)
     }
 
+    /// True when the entries lie in a row.
+    #[inline]
+    fn is_linear(&self) -> bool {
+        self.mask == LINEAR
+    }
+
     /// Number of entries.
-    #[cfg(test)]
+    #[inline]
     pub fn len(&self) -> usize {
-        self.used
+        self.used as usize
     }
 
     /// Number of slots (for tests and diagnostics).
     #[cfg(test)]
     pub fn slot_count(&self) -> usize {
+        if self.is_linear() {
+            return self.len();
+        }
         self.mask + 1
     }
 
@@ -96,15 +136,35 @@ impl NameIndex {
     /// Finds the node for a name tag; `is_match` confirms a candidate id. The candidate's
     /// hint, if any, is prefetched first.
     #[inline]
-    pub fn find(&self, tag: NameTag, is_match: impl FnMut(u32) -> bool) -> Option<u32> {
-        probe(tag, self.mask, |i| self.slot(i), is_match)
+    pub fn find(&self, tag: NameTag, mut is_match: impl FnMut(u32) -> bool) -> Option<u32> {
+        if !self.is_linear() {
+            return probe(tag, self.mask, |i| self.slot(i), is_match);
+        }
+        if self.bloom & bloom_bit(tag) == 0 {
+            return None;
+        }
+        let slot = self.slots.head().iter().find(|slot| {
+            slot.tag() == tag && {
+                prefetch_address(slot.hint);
+                is_match(slot.id())
+            }
+        })?;
+        Some(slot.id())
     }
 
     /// Starts loading the slot where a [`find`](Self::find) for `tag` will look, so that
     /// the find, done a little later, does not wait for memory.
     #[inline]
     pub fn prefetch(&self, tag: NameTag) {
-        if let Some(slot) = self.slots.get(tag as usize & self.mask) {
+        if self.is_linear() {
+            // The row's first and last slots: the lines between come with them, or
+            // with the adjacent-line prefetcher (a row spans at most four).
+            let row = self.slots.head();
+            if let (Some(first), Some(last)) = (row.first(), row.last()) {
+                prefetch(first);
+                prefetch(last);
+            }
+        } else if let Some(slot) = self.slots.get(tag as usize & self.mask) {
             prefetch(slot);
         }
     }
@@ -112,31 +172,42 @@ impl NameIndex {
     /// Adds an entry (the caller has checked the name is not present yet), with the
     /// address to prefetch when it is found (0: none).
     pub fn insert(&mut self, tag: NameTag, id: u32, hint: usize) {
-        if (self.used + 1) * 4 > (self.mask + 1) * 3 {
-            self.grow();
-        }
-        self.insert_slot(Slot { key: encode(tag, id), hint });
+        let slot = Slot { key: encode(tag, id), hint };
         self.used += 1;
-    }
-
-    fn insert_slot(&mut self, slot: Slot) {
+        if self.is_linear() && self.len() <= LINEAR_MAX {
+            // Made again at its exact length: a row is short, and a change's copy of it
+            // takes no more room than it needs.
+            let row = self.slots.head().iter().copied().chain([slot]);
+            self.slots = ChunkVec::from_vec(row.collect());
+            self.bloom |= bloom_bit(tag);
+            return;
+        }
+        if self.is_linear() || self.len() * 4 > (self.mask + 1) * 3 {
+            self.resize(Self::slots_for(self.len()));
+        }
         let i = free_place(slot.tag(), self.mask, |i| !self.slot(i).is_empty());
         self.slots.set(i, slot);
     }
 
-    fn grow(&mut self) {
-        self.resize((self.mask + 1) * 2);
-    }
-
-    /// Places every entry in a new table of `size` slots (a power of two).
+    /// Places every entry in a new table of `size` slots (a power of two), or in a row
+    /// ([`LINEAR`]).
     fn resize(&mut self, size: usize) {
-        let table = placed(self.slots.iter().copied(), vec![Slot::default(); size], |s| s.key);
-        self.slots = ChunkVec::from_vec(table);
-        self.mask = size - 1;
+        let entries = self.slots.iter().copied().filter(|s| !s.is_empty());
+        if size == LINEAR {
+            self.slots = ChunkVec::from_vec(entries.collect());
+            self.bloom = bloom_of(self.slots.head());
+        } else {
+            let table = placed(entries, vec![Slot::default(); size], |s| s.key);
+            self.slots = ChunkVec::from_vec(table);
+        }
+        self.mask = if size == LINEAR { LINEAR } else { size - 1 };
     }
 
     /// Where the entry for `id` under `tag` is.
     fn position(&self, tag: NameTag, id: u32) -> Option<usize> {
+        if self.is_linear() {
+            return self.slots.head().iter().position(|s| s.key == encode(tag, id));
+        }
         let mut i = tag as usize & self.mask;
         loop {
             let slot = self.slot(i);
@@ -155,10 +226,18 @@ impl NameIndex {
     /// its entries need, so that it follows the names a zone keeps, not the most it had.
     pub fn remove(&mut self, tag: NameTag, id: u32) -> bool {
         let Some(i) = self.position(tag, id) else { return false };
-        self.shift_back(i);
         self.used -= 1;
-        if self.used * 8 < self.mask + 1 && self.mask + 1 > MIN_SLOTS {
-            self.resize(Self::slots_for(self.used));
+        if self.is_linear() {
+            let last = self.slots.pop().unwrap_or_default();
+            if i < self.len() {
+                self.slots.set(i, last);
+            }
+            self.bloom = bloom_of(self.slots.head());
+            return true;
+        }
+        self.shift_back(i);
+        if self.len() * 8 < self.mask + 1 && self.mask + 1 > MIN_SLOTS {
+            self.resize(Self::slots_for(self.len()));
         }
         true
     }
@@ -216,7 +295,7 @@ pub struct IndexBuilder {
 impl IndexBuilder {
     /// A table sized for about `expected` names.
     pub fn with_capacity(expected: usize) -> IndexBuilder {
-        let size = NameIndex::slots_for(expected);
+        let size = NameIndex::hashed_slots(expected);
         IndexBuilder { keys: zeroed_keys(size), mask: size - 1, used: 0 }
     }
 
@@ -265,6 +344,13 @@ impl IndexBuilder {
     ) -> NameIndex {
         const AHEAD: usize = 16;
         let size = NameIndex::slots_for(self.used);
+        if size == LINEAR {
+            let keys = self.keys.iter().copied().filter(|&key| key != 0);
+            let row: Vec<Slot> =
+                keys.map(|key| Slot { key, hint: hint_of(Slot { key, hint: 0 }.id()) }).collect();
+            let (used, bloom) = (row.len() as u32, bloom_of(&row));
+            return NameIndex { slots: ChunkVec::from_vec(row), mask: LINEAR, used, bloom };
+        }
         let keys = if size == self.keys.len() {
             self.keys
         } else {
@@ -280,8 +366,21 @@ impl IndexBuilder {
             let hint = if slot.is_empty() { 0 } else { hint_of(slot.id()) };
             Slot { hint, ..slot }
         });
-        NameIndex { slots, mask: size - 1, used: self.used }
+        let used = u32::try_from(self.used).unwrap_or(u32::MAX);
+        NameIndex { slots, mask: size - 1, used, bloom: 0 }
     }
+}
+
+/// The bit of a row's bloom filter for names tagged `tag`: from the tag's top bits, as
+/// a hashed table's slot is from its low bits.
+#[inline(always)]
+fn bloom_bit(tag: NameTag) -> u32 {
+    1 << (tag >> 27)
+}
+
+/// The bloom filter of a row's entries.
+fn bloom_of(row: &[Slot]) -> u32 {
+    row.iter().fold(0, |bloom, slot| bloom | bloom_bit(slot.tag()))
 }
 
 /// A builder's empty table of `size` keys; a large one on huge pages (see
@@ -423,7 +522,8 @@ mod tests {
         for id in 0..100u32 {
             assert!(index.remove(hash(id), id));
         }
-        assert_eq!((index.len(), index.slot_count()), (0, MIN_SLOTS));
+        assert_eq!((index.len(), index.slot_count()), (0, 0));
+        assert!(index.is_linear(), "an emptied index is an empty row");
     }
 
     #[test]
@@ -437,6 +537,33 @@ mod tests {
         assert_eq!(a.find(2, |id| id == 20), None);
         assert_eq!(b.find(1, |id| id == 10), None);
         assert_eq!(b.find(2, |id| id == 20), Some(20));
+    }
+
+    #[test]
+    fn a_small_index_lies_in_a_row_and_turns_hashed_and_back_as_it_grows_and_shrinks() {
+        let hash = |id: u32| id % 5;
+        let mut index = NameIndex::with_capacity(3);
+        for id in 0..LINEAR_MAX as u32 {
+            index.insert(hash(id), id, id as usize + 1);
+        }
+        assert!(index.is_linear() && index.slot_count() == LINEAR_MAX);
+        let row = index.clone();
+        index.insert(hash(99), 99, 0);
+        assert_eq!(index.slot_count(), 32, "one past the row: a hashed table");
+        for id in (0..LINEAR_MAX as u32).filter(|id| id % 4 != 1).chain([99]) {
+            assert!(index.remove(hash(id), id));
+        }
+        assert!(index.is_linear(), "{} entries left in {} slots", index.len(), index.slot_count());
+        for id in 0..100 {
+            let kept = id % 4 == 1 && id < LINEAR_MAX as u32;
+            assert_eq!(index.find(hash(id), |c| c == id), kept.then_some(id), "id {id}");
+            assert_eq!(row.find(hash(id), |c| c == id), (id < LINEAR_MAX as u32).then_some(id));
+        }
+        assert_eq!(row.hint(hash(7), 7), Some(8), "the snapshot kept its hints");
+        assert!(index.remove(hash(1), 1) && !index.remove(hash(1), 1));
+        index.set_hint(hash(5), 5, 77);
+        assert_eq!((index.hint(hash(5), 5), index.len()), (Some(77), 2));
+        assert_eq!(index.find(hash(9), |c| c == 9), Some(9), "the last entry moved to the hole");
     }
 
     #[test]
@@ -456,8 +583,12 @@ mod tests {
             let g = grown.finish(hint, |id| asked.push(id));
             let l = large.finish(hint, |_| {});
             let e = exact.finish(hint, |_| {});
-            assert_eq!(e.mask + 1, NameIndex::slots_for(count as usize), "kept its size");
-            assert_eq!(l.mask + 1, NameIndex::slots_for(count as usize), "shrunk");
+            let mask = match NameIndex::slots_for(count as usize) {
+                LINEAR => LINEAR,
+                size => size - 1,
+            };
+            assert_eq!(e.mask, mask, "kept its size");
+            assert_eq!(l.mask, mask, "shrunk");
             assert_eq!((g.len(), l.len()), (count as usize, count as usize));
             assert!(asked.iter().all(|&id| id < count), "only entries are prefetched");
             for id in 0..count {
