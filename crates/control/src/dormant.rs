@@ -51,22 +51,30 @@ pub struct Dormant {
     pub source: Option<SourceVersion>,
     /// When the served version was published.
     pub loaded_at: Option<u64>,
-    /// The last error and when, until something succeeds.
-    pub last_error: Option<Box<(u64, String)>>,
     /// The journal, when it holds changes or refuses them (an empty one is let go of).
     pub journal: Option<SharedJournal>,
     /// An empty journal was let go of: it is opened again at the wake.
     pub journal_closed: bool,
     /// Frozen by an operator.
     pub frozen: bool,
-    /// A consumed catalog's serial whose members were last reported.
-    pub catalog_reported: Option<u32>,
     /// The journal's length as `zone-status` last showed it.
     pub journal_bytes: Option<u64>,
-    /// NOTIFYs still being sent.
-    pub notifying: Box<[JoinHandle<()>]>,
+    /// What few zones keep at rest: an error, NOTIFYs under way, a catalog's report.
+    pub rare: Option<Box<Rare>>,
     /// A zone with timers: what they need, and the deadline it waits for.
     pub timed: Option<Box<Timed>>,
+}
+
+/// What a resting zone keeps only now and then (most keep none, and no box): the
+/// writer's fields of the same names.
+#[derive(Debug, Default)]
+pub struct Rare {
+    /// The last error and when, until something succeeds.
+    pub last_error: Option<(u64, String)>,
+    /// A consumed catalog's serial whose members were last reported.
+    pub catalog_reported: Option<u32>,
+    /// NOTIFYs still being sent.
+    pub notifying: Box<[JoinHandle<()>]>,
 }
 
 /// What a resting zone with timers keeps beside the rest (a primary without any keeps
@@ -113,13 +121,11 @@ impl Dormant {
             current: None,
             source: None,
             loaded_at: None,
-            last_error: None,
             journal: None,
             journal_closed: false,
             frozen: false,
-            catalog_reported: None,
             journal_bytes: None,
-            notifying: Box::default(),
+            rare: None,
             timed: None,
         }
     }
@@ -127,7 +133,7 @@ impl Dormant {
     /// What `zone-status` shows: what the writer showed when it went to rest.
     pub fn status(&self) -> ZoneStatus {
         let zone = self.current.as_ref();
-        let last_error = self.last_error.as_deref().cloned();
+        let last_error = self.rare.as_ref().and_then(|rare| rare.last_error.clone());
         let timed = self.timed.as_deref();
         let mut status = ZoneStatus {
             zone: self.plan.name.to_string(),
@@ -179,12 +185,13 @@ impl Writer {
         writer.current = record.current;
         writer.source = record.source;
         writer.loaded_at = record.loaded_at;
-        writer.last_error = record.last_error.map(|e| *e);
         writer.journal = record.journal;
         writer.journal_closed = record.journal_closed;
         writer.frozen = record.frozen;
-        writer.catalog_reported = record.catalog_reported;
-        writer.notifying = record.notifying.into_vec();
+        let rare = record.rare.map(|rare| *rare).unwrap_or_default();
+        writer.last_error = rare.last_error;
+        writer.catalog_reported = rare.catalog_reported;
+        writer.notifying = rare.notifying.into_vec();
         let timed = record.timed.map(|t| *t).unwrap_or_default();
         writer.schedule = timed.schedule;
         writer.notices = timed.notices;
@@ -228,15 +235,26 @@ impl Writer {
             current: self.current.take(),
             source: self.source.take(),
             loaded_at: self.loaded_at,
-            last_error: self.last_error.take().map(Box::new),
             journal: journal.filter(|_| !empty),
             journal_closed: empty,
             frozen: self.frozen,
-            catalog_reported: self.catalog_reported,
             journal_bytes,
-            notifying: self.notifying.drain(..).filter(|t| !t.is_finished()).collect(),
+            rare: self.take_rare(),
             timed: self.take_timed(generation),
         }
+    }
+
+    /// What only some zones keep at rest, taken from it; `None` when it has none.
+    fn take_rare(&mut self) -> Option<Box<Rare>> {
+        let rare = Rare {
+            last_error: self.last_error.take(),
+            catalog_reported: self.catalog_reported,
+            notifying: self.notifying.drain(..).filter(|t| !t.is_finished()).collect(),
+        };
+        let empty = rare.last_error.is_none()
+            && rare.catalog_reported.is_none()
+            && rare.notifying.is_empty();
+        (!empty).then(|| Box::new(rare))
     }
 
     /// What its timers need, taken from it; `None` when it has none.
@@ -327,7 +345,8 @@ mod tests {
         writer.notifying = vec![tokio::spawn(std::future::pending()), done];
         assert!(writer.restful() && writer.tasks_done());
         let record = writer.take_dormant(0);
-        assert_eq!(record.notifying.len(), 1, "the one still being sent");
+        let rare = record.rare.as_ref().unwrap();
+        assert_eq!(rare.notifying.len(), 1, "the one still being sent");
         let status = Arc::new(Mutex::new(record.status()));
         let woken = Writer::from_dormant(record, status, Shared::for_tests(None));
         assert_eq!(woken.notifying.len(), 1);

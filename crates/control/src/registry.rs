@@ -136,7 +136,9 @@ impl Entry {
             Life::Running { inbox, .. } => {
                 let _ = inbox.send(Event::Stop);
             }
-            Life::Dormant(record) => record.notifying.iter().for_each(|t| t.abort()),
+            Life::Dormant(record) => {
+                record.rare.iter().flat_map(|rare| rare.notifying.iter()).for_each(|t| t.abort());
+            }
             Life::Stopped => {}
         }
     }
@@ -342,13 +344,11 @@ mod tests {
             current: Some(zone),
             source: None,
             loaded_at: Some(7),
-            last_error: None,
             journal: None,
             journal_closed: false,
             frozen: false,
-            catalog_reported: None,
             journal_bytes: Some(12),
-            notifying: Box::default(),
+            rare: None,
             timed: None,
         }
     }
