@@ -87,7 +87,7 @@ impl Plane {
             access.zones.remove(name);
         }
         for plan in added {
-            access.zones.insert((plan.name.clone(), ZoneAccess { rules: plan.rules.clone() }));
+            admit(&mut access, plan);
         }
         self.handler.set_access(access);
         self.control.change(added, removed, limits(config))
@@ -139,9 +139,19 @@ fn thread_start(config: &Config) -> Arc<dyn Fn() + Send + Sync> {
 fn access(config: &Config, plans: &[Arc<ZonePlan>]) -> Access {
     let mut access = Access { keys: config.resolved.keys.clone(), ..Access::default() };
     for plan in plans {
-        access.zones.insert((plan.name.clone(), ZoneAccess { rules: plan.rules.clone() }));
+        admit(&mut access, plan);
     }
     access
+}
+
+/// Enters `plan`'s zone in the access rules. A zone without rules has no entry: that
+/// allows nothing, as its empty list would, and a server of many zones that allow
+/// nothing (transfers, NOTIFY and UPDATE are denied until configured) keeps no entry
+/// for them.
+fn admit(access: &mut Access, plan: &ZonePlan) {
+    if !plan.rules.is_empty() {
+        access.zones.insert((plan.name.clone(), ZoneAccess { rules: plan.rules.clone() }));
+    }
 }
 
 /// Timeouts and sizes for talking to remotes (`[transfer]`).
