@@ -55,8 +55,8 @@ async fn start(
     let slot = Arc::new(ZoneSlot::new(&plan.name));
     let (inbox, received) = crate::inbox::inbox(64);
     let writer = Writer::new(Arc::clone(&plan), Arc::clone(&slot), Arc::clone(shared));
-    let entry = Entry::running(inbox, Arc::clone(&writer.status));
-    writers.change(|map| map.insert((plan.name.clone(), Arc::clone(&entry))));
+    let entry = Entry::running(Arc::clone(&slot), inbox, Arc::clone(&writer.status));
+    writers.change(|map| map.insert(Arc::clone(&entry)));
     tokio::spawn(writer.run(received, Some(Arc::clone(&entry))));
     let outcome = load(writers, &entry, plan).await;
     (entry, slot, outcome)
@@ -170,8 +170,8 @@ async fn a_removed_secondary_leaves_no_timer_and_a_restart_keeps_its_timers() {
     let due = next_refresh(&removed);
     let queries = primary.soa_queries.load(Relaxed);
     until(&clock, due - 3600).await;
-    writers.change(|map| map.remove(&plan.name)).unwrap().1.stop(); // as the plane removes it
-                                                                    // Started again: the timers kept with its copy say when.
+    writers.change(|map| map.remove(&plan.name)).unwrap().stop(); // as the plane removes it
+                                                                  // Started again: the timers kept with its copy say when.
     let (writers, shared) = plane(dir.path(), network, clock.clone());
     let (entry, slot, outcome) = start(&writers, &shared, plan).await;
     assert!(matches!(outcome, LoadOutcome::Loaded { serial: 1, .. }), "{outcome:?}");

@@ -70,7 +70,7 @@ pub struct Zones {
 impl Zones {
     /// The names of the zones served, in canonical order.
     pub fn names(&self) -> Vec<Name> {
-        let mut names: Vec<Name> = self.writers.load().iter().map(|(n, _)| n.clone()).collect();
+        let mut names: Vec<Name> = self.writers.load().iter().map(|e| e.name().clone()).collect();
         names.sort();
         names
     }
@@ -270,8 +270,8 @@ impl Control {
         let mut loading = Loading::default();
         self.writers.change(|writers| {
             for name in removed {
-                if let Some((name, entry)) = writers.remove(name) {
-                    stop(&name, &entry);
+                if let Some(entry) = writers.remove(name) {
+                    stop(entry.name(), &entry);
                 }
             }
             for (plan, slot) in added.iter().zip(slots) {
@@ -292,10 +292,10 @@ impl Control {
         loading: &mut Loading,
     ) {
         let keep: std::collections::HashSet<&Name> = plans.iter().map(|p| &p.name).collect();
-        writers.retain(|(name, entry)| {
-            let kept = keep.contains(name);
+        writers.retain(|entry| {
+            let kept = keep.contains(entry.name());
             if !kept {
-                stop(name, entry);
+                stop(entry.name(), entry);
             }
             kept
         });
@@ -314,13 +314,13 @@ impl Control {
         reload: bool,
         loading: &mut Loading,
     ) {
-        let known = writers.get(&plan.name).map(|(_, entry)| Arc::clone(entry));
+        let known = writers.get(&plan.name).map(Arc::clone);
         if known.is_some() && !reload && plan.catalog != crate::plan::CatalogRole::Producer {
             return;
         }
         let entry = known.unwrap_or_else(|| {
             let entry = Entry::dormant(Dormant::unloaded(Arc::clone(plan), slot));
-            writers.insert((plan.name.clone(), Arc::clone(&entry)));
+            writers.insert(Arc::clone(&entry));
             entry
         });
         let (done, outcome) = oneshot::channel();
@@ -414,7 +414,7 @@ impl Control {
     /// way (they are cut off; what they would have published is not needed any more).
     pub fn shutdown(self) {
         self.writers.change(|writers| {
-            for (_, entry) in writers.iter() {
+            for entry in writers.iter() {
                 entry.stop();
             }
             *writers = WriterMap::new();

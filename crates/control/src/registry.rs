@@ -32,7 +32,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
 use arc_swap::ArcSwap;
 use tern_ctl::proto::ZoneStatus;
 use tern_wire::{Dname, Name};
-use tern_zone::{NameMap, ZoneSlot};
+use tern_zone::{Keyed, NameMap, ZoneSlot};
 use tracing::warn;
 
 use crate::dormant::Dormant;
@@ -44,7 +44,16 @@ use crate::updates::{UpdateSink, UpdateTask};
 /// One zone's writer, however it is (see the module comment).
 #[derive(Debug)]
 pub struct Entry {
+    /// The zone's slot, whose origin the writers' map finds the entry by (so that the
+    /// map keeps no name of its own for each zone).
+    slot: Arc<ZoneSlot>,
     life: Mutex<Life>,
+}
+
+impl Keyed for Entry {
+    fn key(&self) -> &Dname {
+        self.slot.origin()
+    }
 }
 
 #[derive(Debug)]
@@ -75,14 +84,25 @@ pub struct Woken {
 pub type Wake = Box<dyn Fn(Woken) + Send + Sync>;
 
 impl Entry {
-    /// The entry of a running writer, with its `inbox` and `status`.
-    pub fn running(inbox: Arc<WriterInbox>, status: Arc<Mutex<ZoneStatus>>) -> Arc<Entry> {
-        Arc::new(Entry { life: Mutex::new(Life::Running { inbox, status }) })
+    /// The entry of a running writer of the zone of `slot`, with its `inbox` and
+    /// `status`.
+    pub fn running(
+        slot: Arc<ZoneSlot>,
+        inbox: Arc<WriterInbox>,
+        status: Arc<Mutex<ZoneStatus>>,
+    ) -> Arc<Entry> {
+        Arc::new(Entry { slot, life: Mutex::new(Life::Running { inbox, status }) })
     }
 
     /// The entry of a writer at rest (not started yet: see [`Dormant::unloaded`]).
     pub fn dormant(record: Dormant) -> Arc<Entry> {
-        Arc::new(Entry { life: Mutex::new(Life::Dormant(record)) })
+        let slot = Arc::clone(&record.slot);
+        Arc::new(Entry { slot, life: Mutex::new(Life::Dormant(record)) })
+    }
+
+    /// The zone's name.
+    pub fn name(&self) -> &Name {
+        self.slot.origin()
     }
 
     fn life(&self) -> MutexGuard<'_, Life> {
@@ -144,8 +164,8 @@ impl Entry {
     }
 }
 
-/// The writers by zone name: each entry the zone's name and its writer's entry.
-pub type WriterMap = NameMap<(Name, Arc<Entry>)>;
+/// The writers by zone name (each entry found by its slot's origin).
+pub type WriterMap = NameMap<Arc<Entry>>;
 
 /// The writers (see the module comment).
 pub struct Writers {
@@ -186,7 +206,7 @@ impl Writers {
 
     /// `zone`'s writer, if it has one.
     pub fn get(&self, zone: &Dname) -> Option<Arc<Entry>> {
-        self.map.load().get(zone).map(|(_, entry)| Arc::clone(entry))
+        self.map.load().get(zone).map(Arc::clone)
     }
 
     /// Sends `event` to `entry`'s writer, woken if it rests; gives it back once the
@@ -269,7 +289,7 @@ impl UpdateSink for Writers {
     fn submit(&self, task: UpdateTask) {
         let Some(zone) = task.request().map(|r| r.zone()) else { return };
         let map = self.map.load();
-        let Some((_, entry)) = map.get(zone) else {
+        let Some(entry) = map.get(zone) else {
             return self.dropped.note("update for a zone without a writer: SERVFAIL", zone);
         };
         if let Err(task) = self.deliver(entry, task, |inbox, task| inbox.try_send_update(task)) {
@@ -356,11 +376,16 @@ mod tests {
     /// An entry at rest, in `writers` as `example.com.`.
     fn resting(writers: &Writers) -> Arc<Entry> {
         let (inbox, receiver) = crate::inbox::inbox(4);
-        let entry = Entry::running(inbox, Arc::new(Mutex::new(ZoneStatus::default())));
+        let entry =
+            Entry::running(example_slot(), inbox, Arc::new(Mutex::new(ZoneStatus::default())));
         assert!(entry.rest(&receiver, record));
-        let name: Name = "example.com.".parse().unwrap();
-        writers.change(|map| map.insert((name, Arc::clone(&entry))));
+        writers.change(|map| map.insert(Arc::clone(&entry)));
         entry
+    }
+
+    /// The slot of `example.com.`.
+    fn example_slot() -> Arc<ZoneSlot> {
+        Arc::new(ZoneSlot::new(&"example.com.".parse::<Name>().unwrap()))
     }
 
     fn notify(serial: u32) -> Event {
@@ -375,7 +400,8 @@ mod tests {
         let name: Name = "example.".parse().unwrap_or_else(|_| unreachable!());
         let (inbox, _receiver) = crate::inbox::inbox(4);
         let status = Arc::new(Mutex::new(ZoneStatus::default()));
-        writers.change(|map| map.insert((name.clone(), Entry::running(inbox, status))));
+        let slot = Arc::new(ZoneSlot::new(&name));
+        writers.change(|map| map.insert(Entry::running(slot, inbox, status)));
         assert!(before.get(&name).is_none());
         assert!(writers.get(&name).is_some());
         assert!(writers.change(|map| map.remove(&name)).is_some());
@@ -436,7 +462,8 @@ mod tests {
             Dormant { timed: Some(Box::new(timed)), ..record() }
         };
         let (inbox, receiver) = crate::inbox::inbox(4);
-        let entry = Entry::running(inbox, Arc::new(Mutex::new(ZoneStatus::default())));
+        let entry =
+            Entry::running(example_slot(), inbox, Arc::new(Mutex::new(ZoneStatus::default())));
         assert!(entry.rest(&receiver, || timed(1)));
         assert!(entry.waits_for(1) && !entry.waits_for(2));
         writers.timer_due(&entry, 2);
@@ -469,7 +496,8 @@ mod tests {
     fn a_writer_rests_only_with_nothing_waiting() {
         let (writers, wakes) = writers();
         let (inbox, receiver) = crate::inbox::inbox(4);
-        let entry = Entry::running(inbox, Arc::new(Mutex::new(ZoneStatus::default())));
+        let entry =
+            Entry::running(example_slot(), inbox, Arc::new(Mutex::new(ZoneStatus::default())));
         writers.send(&entry, notify(1)).unwrap();
         assert!(!entry.rest(&receiver, record));
         entry.stop();
