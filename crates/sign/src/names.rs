@@ -113,6 +113,7 @@ pub fn collect(zone: &ZoneContents, nsec_room: bool) -> Result<Vec<Owner<'_>>> {
     // Made in canonical order, so that the owners' records lie in memory in the order
     // every later pass (the chain, the signing, the snapshot) reads them.
     let mut owners = Vec::with_capacity(ids.len());
+    tern_zone::memory::advise_huge(owners.spare_capacity_mut()); // written whole
     let mut cut = None;
     for (i, &id) in ids.iter().enumerate() {
         prefetch_ahead(zone, &ids, i);
@@ -169,13 +170,12 @@ fn canonical_ids(zone: &ZoneContents) -> Vec<u32> {
     let skip = zone.origin().label_count();
     let owner = |id: u32| zone.node(id).map_or(Dname::ROOT, |n| n.owner());
     // The prefix in two halves: a u128 would make each entry 32 bytes, not 24.
-    let mut order: Vec<(u64, u64, u32)> = (0..zone.node_count() as u32)
-        .filter(|&id| has_data(zone, id))
-        .map(|id| {
-            let prefix = owner(id).lookup_key_prefix(skip);
-            ((prefix >> 64) as u64, prefix as u64, id)
-        })
-        .collect();
+    let mut order: Vec<(u64, u64, u32)> = Vec::with_capacity(zone.node_count());
+    tern_zone::memory::advise_huge(order.spare_capacity_mut()); // nearly every node has data
+    order.extend((0..zone.node_count() as u32).filter(|&id| has_data(zone, id)).map(|id| {
+        let prefix = owner(id).lookup_key_prefix(skip);
+        ((prefix >> 64) as u64, prefix as u64, id)
+    }));
     order.sort_unstable();
     for alike in order.chunk_by_mut(|a, b| (a.0, a.1) == (b.0, b.1)).filter(|run| run.len() > 1) {
         alike.sort_unstable_by(|a, b| owner(a.2).canonical_cmp(owner(b.2)));
