@@ -31,6 +31,8 @@ pub struct Batch {
     scratch: Scratch,
     data: Vec<u8>,
     jobs: Vec<Job>,
+    /// The chunk's owners with an RRset that is signed, by index.
+    signed: Vec<u32>,
 }
 
 impl Batch {
@@ -63,6 +65,20 @@ impl Batch {
         Ok(self.jobs.len())
     }
 
+    /// Lists the owners with an RRset that is signed in [`Batch::signed`], and starts
+    /// loading what the first [`AHEAD`] of them read. Most owners of a delegation-heavy
+    /// zone sign nothing: the loads are started that many owners with signatures ahead,
+    /// not that many owners.
+    fn find_signed(&mut self, owners: &[Owner<'_>]) {
+        let signs = |o: &&Owner<'_>| o.rrsets.iter().any(|r| o.kind.signs(r.rtype));
+        let signed = owners.iter().enumerate().filter(|(_, o)| signs(o)).map(|(i, _)| i as u32);
+        self.signed.clear();
+        self.signed.extend(signed); // a chunk: a few dozen
+        for &o in self.signed.iter().take(AHEAD) {
+            prefetch_signed(owners.get(o as usize));
+        }
+    }
+
     /// The first pass: the signed data of every signature `owners` need, and each
     /// signed RRset's buffer of RRSIGs made exactly as long as it will be (a zone has
     /// millions of them).
@@ -75,8 +91,12 @@ impl Batch {
     ) -> Result<()> {
         self.data.clear();
         self.jobs.clear();
-        for o in 0..owners.len() {
-            prefetch_signed(owners.get(o + AHEAD));
+        self.find_signed(owners);
+        for at in 0..self.signed.len() {
+            if let Some(&ahead) = self.signed.get(at + AHEAD) {
+                prefetch_signed(owners.get(ahead as usize));
+            }
+            let o = self.signed.get(at).map_or(usize::MAX, |&o| o as usize);
             let Some(owner) = owners.get_mut(o) else { break };
             let mut times = None; // read from the name only at an owner that is signed
             for (r, rrset) in owner.rrsets.iter_mut().enumerate() {
@@ -112,18 +132,16 @@ impl Batch {
     }
 }
 
-/// Owners [`Batch::prepare`] reads ahead of the one at hand.
+/// Owners with signatures [`Batch::prepare`] reads ahead of the one at hand.
 const AHEAD: usize = 4;
 
-/// Starts loading the name and the records of `owner` when it has an RRset that is
-/// signed: an owner of the zone borrows them from the loaded zone, where they do not
-/// lie in the owners' order, so each would otherwise wait on its loads in turn.
+/// Starts loading the name of `owner`, which has an RRset that is signed, and the
+/// records of those: an owner of the zone borrows them from the loaded zone, where they
+/// do not lie in the owners' order, so each would otherwise wait on its loads in turn.
 fn prefetch_signed(owner: Option<&Owner<'_>>) {
     let Some(owner) = owner else { return };
-    let mut signed = owner.rrsets.iter().filter(|r| owner.kind.signs(r.rtype)).peekable();
-    if signed.peek().is_some() {
-        tern_zone::prefetch_address(owner.name.as_wire().as_ptr() as usize);
-    }
+    tern_zone::prefetch_address(owner.name.as_wire().as_ptr() as usize);
+    let signed = owner.rrsets.iter().filter(|r| owner.kind.signs(r.rtype));
     signed.for_each(|r| tern_zone::prefetch_address(r.rdatas.address()));
 }
 

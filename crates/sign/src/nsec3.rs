@@ -96,15 +96,30 @@ impl Hashed {
     }
 }
 
-/// The names the chain hashes: the members, then the empty non-terminals above them.
-/// The set of the zone's names is made only when a member lies deeper than a child of
-/// the apex (in a TLD, none does).
-fn hashed_names(owners: &[Owner<'_>], origin: &Dname, opt_out: bool) -> Vec<Hashed> {
+/// The names the chain hashes: each member, then the empty non-terminals above it, each
+/// also given to `each` with its place in the list as soon as it is met (while its
+/// name is in the cache). The set of the zone's names is made only when a member lies
+/// deeper than a child of the apex (in a TLD, none does).
+fn hashed_names(
+    owners: &[Owner<'_>],
+    origin: &Dname,
+    opt_out: bool,
+    mut each: impl FnMut(usize, &Hashed),
+) -> Vec<Hashed> {
+    let members: Vec<u32> = (0..owners.len() as u32)
+        .filter(|&i| owners.get(i as usize).is_some_and(|o| in_chain(o, opt_out)))
+        .collect();
     let mut existing: Option<HashSet<&Dname>> = None;
-    let mut names: Vec<Hashed> = Vec::new();
+    let mut names: Vec<Hashed> = Vec::with_capacity(members.len());
     let mut empty: HashSet<Name> = HashSet::new();
-    for (i, owner) in owners.iter().enumerate().filter(|(_, o)| in_chain(o, opt_out)) {
-        names.push(Hashed::Owner(i));
+    let mut add = |names: &mut Vec<Hashed>, name: Hashed| {
+        each(names.len(), &name);
+        names.push(name);
+    };
+    for (at, &i) in members.iter().enumerate() {
+        prefetch_member(members.get(at + AHEAD).and_then(|&a| owners.get(a as usize)));
+        let Some(owner) = owners.get(i as usize) else { continue };
+        add(&mut names, Hashed::Owner(i as usize));
         let mut above = owner.name.parent();
         while let Some(name) = above.filter(|n| n.is_below(origin)) {
             let existing =
@@ -112,18 +127,29 @@ fn hashed_names(owners: &[Owner<'_>], origin: &Dname, opt_out: bool) -> Vec<Hash
             if existing.contains(name) || !empty.insert(name.to_name()) {
                 break; // a name of the zone, or met on another name's way up: so were its ancestors
             }
-            names.push(Hashed::Empty(name.to_name()));
+            add(&mut names, Hashed::Empty(name.to_name()));
             above = name.parent();
         }
     }
     names
 }
 
+/// Members [`hashed_names`] reads ahead of the one at hand.
+const AHEAD: usize = 8;
+
+/// Starts loading the name of `owner` (it lies in the loaded zone, not in the owners'
+/// order) and its list of RRsets, which its type bitmap is made from.
+fn prefetch_member(owner: Option<&Owner<'_>>) {
+    let Some(owner) = owner else { return };
+    tern_zone::prefetch_address(owner.name.as_wire().as_ptr() as usize);
+    tern_zone::prefetch_address(owner.rrsets.as_ptr() as usize);
+}
+
 /// The NSEC3 owners (hashed names below `origin`, in hash order), each with its NSEC3
 /// RRset of TTL `ttl`, for the zone's `owners` (canonical order, the apex first, the
-/// NSEC3PARAM RRset already there). What the chain needs of an owner, its hash and its
-/// types, is read in the owners' order, where they lie in memory; the records are then
-/// made in hash order from that alone.
+/// NSEC3PARAM RRset already there). What the chain needs of a name, its hash and its
+/// types, is read as the name is met, in the owners' order, where they lie in memory;
+/// the records are then made in hash order from that alone.
 pub fn build_chain(
     owners: &[Owner<'_>],
     origin: &Dname,
@@ -132,22 +158,16 @@ pub fn build_chain(
 ) -> Result<Vec<Owner<'static>>> {
     let params = config.params();
     let mut writer = RdataWriter::new(config)?;
-    let names = hashed_names(owners, origin, config.opt_out);
     // (hash, bitmap, index into `names`)
-    let mut hashed: Vec<(Nsec3Hash, u32, usize)> = Vec::with_capacity(names.len());
-    for (i, h) in names.iter().enumerate() {
-        // The names lie in the loaded zone, not in the owners' order: each is loaded
-        // a few names ahead.
-        if let Some(ahead) = names.get(i + 8).and_then(|a| a.name(owners)) {
-            tern_zone::prefetch_address(ahead.as_wire().as_ptr() as usize);
-        }
+    let mut hashed: Vec<(Nsec3Hash, u32, usize)> = Vec::new();
+    let names = hashed_names(owners, origin, config.opt_out, |i, h| {
         let owner = match h {
             Hashed::Owner(o) => owners.get(*o),
             Hashed::Empty(_) => None,
         };
         let hash = h.name(owners).map_or([0; 20], |n| params.hash(n));
         hashed.push((hash, writer.bitmap(owner), i));
-    }
+    });
     hashed.sort_unstable_by_key(|a| a.0);
     check_collisions(&hashed, &names, owners)?;
     let mut chain = Vec::with_capacity(hashed.len());
@@ -307,7 +327,7 @@ mod tests {
         ));
         let chain = build_chain(&owners, z.origin(), &config, 300).unwrap();
         let params = config.params();
-        let mut by_name: Vec<String> = hashed_names(&owners, z.origin(), opt_out)
+        let mut by_name: Vec<String> = hashed_names(&owners, z.origin(), opt_out, |_, _| {})
             .iter()
             .map(|h| {
                 let name = h.name(&owners).unwrap();

@@ -241,6 +241,29 @@ impl Dname {
         key
     }
 
+    /// The first 16 bytes of the [lookup key](Self::lookup_key) past the key of the name's
+    /// last `skip` labels (its ancestor of `skip` labels), padded with zeros, as a
+    /// big-endian integer. Of two names below the same ancestor of `skip` labels, the one
+    /// with the lesser integer sorts first in canonical order; equal integers tell
+    /// nothing (then the names are compared whole). A sort key made without a buffer.
+    pub fn lookup_key_prefix(&self, skip: usize) -> u128 {
+        let mut offsets = LabelOffsets::default();
+        self.label_offsets_into(&mut offsets);
+        let (mut bytes, mut len) = ([0u8; 16], 0);
+        for i in (0..offsets.len().saturating_sub(skip)).rev() {
+            push_key_label(self.label_at(offsets.get(i)), &mut |b| {
+                if let Some(slot) = bytes.get_mut(len) {
+                    *slot = b;
+                    len += 1;
+                }
+            });
+            if len == bytes.len() {
+                break;
+            }
+        }
+        u128::from_be_bytes(bytes)
+    }
+
     /// Copies this name into a new owned [`Name`].
     pub fn to_name(&self) -> Name {
         Name::from_dname(self)
@@ -450,16 +473,7 @@ impl LookupKey {
 
     /// Appends one label (lower-cased, escaped) and its separator.
     fn push_label(&mut self, label: &[u8]) {
-        for &b in label {
-            match b.to_ascii_lowercase() {
-                b @ (0 | 1) => {
-                    self.push(1);
-                    self.push(b + 1);
-                }
-                b => self.push(b),
-            }
-        }
-        self.push(0);
+        push_key_label(label, &mut |b| self.push(b));
     }
 
     fn push(&mut self, b: u8) {
@@ -468,6 +482,22 @@ impl LookupKey {
             self.len += 1;
         }
     }
+}
+
+/// Gives `push` the bytes a label adds to a lookup key: the label lower-cased, bytes 0x00
+/// and 0x01 escaped as 0x01 0x01 and 0x01 0x02, then the separator 0x00.
+#[inline]
+fn push_key_label(label: &[u8], push: &mut impl FnMut(u8)) {
+    for &b in label {
+        match b.to_ascii_lowercase() {
+            b @ (0 | 1) => {
+                push(1);
+                push(b + 1);
+            }
+            b => push(b),
+        }
+    }
+    push(0);
 }
 
 impl fmt::Debug for LookupKey {
@@ -1137,6 +1167,28 @@ mod tests {
                 let (ka, kb) = (a.lookup_key(), b.lookup_key());
                 assert_eq!(ka.as_bytes().cmp(kb.as_bytes()), i.cmp(&j), "keys {a} vs {b}");
             }
+        }
+    }
+
+    /// The prefix is the key's first 16 bytes past the ancestor's, padded with zeros.
+    #[test]
+    fn lookup_key_prefixes() {
+        let prefix = |text: &str, skip| name(text).lookup_key_prefix(skip).to_be_bytes();
+        assert_eq!(&prefix("www.Example.com.", 1), b"example\0www\0\0\0\0\0");
+        assert_eq!(&prefix("www.Example.com.", 2), b"www\0\0\0\0\0\0\0\0\0\0\0\0\0");
+        assert_eq!(&prefix("Example.com.", 2), &[0; 16]);
+        assert_eq!(&prefix("a.\\000\\001b.com.", 1), b"\x01\x01\x01\x02b\0a\0\0\0\0\0\0\0\0\0");
+        assert_eq!(&prefix("x.abcdefghijklmnopq.com.", 1), b"abcdefghijklmnop");
+        assert_eq!(&prefix("com.", 3), &[0; 16]);
+        let names =
+            ["x.a.", "a\\000.", "A.", "ab.", "b.", "abcdefghijklmnop.", "x.abcdefghijklmnop."];
+        for text in names {
+            let n = name(text);
+            let key = n.lookup_key();
+            let mut expect = [0u8; 16];
+            let len = key.as_bytes().len().min(16);
+            expect[..len].copy_from_slice(&key.as_bytes()[..len]);
+            assert_eq!(n.lookup_key_prefix(0).to_be_bytes(), expect, "{text}");
         }
     }
 
