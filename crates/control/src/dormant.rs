@@ -43,8 +43,6 @@ pub const REST_AFTER: Duration = Duration::from_secs(1);
 pub struct Dormant {
     /// The zone's plan, as last applied.
     pub plan: Arc<ZonePlan>,
-    /// The slot the data plane reads.
-    pub slot: Arc<ZoneSlot>,
     /// The version last published.
     pub current: Option<Arc<ZoneContents>>,
     /// The source as last loaded.
@@ -114,10 +112,9 @@ impl Timed {
 impl Dormant {
     /// The record of a zone not loaded yet: its writer starts when told to load
     /// ([`crate::plane`] paces the loads of many zones so that few writers run at once).
-    pub fn unloaded(plan: Arc<ZonePlan>, slot: Arc<ZoneSlot>) -> Dormant {
+    pub fn unloaded(plan: Arc<ZonePlan>) -> Dormant {
         Dormant {
             plan,
-            slot,
             current: None,
             source: None,
             loaded_at: None,
@@ -175,13 +172,14 @@ pub fn refused(journal: Option<&SharedJournal>, loaded_at: Option<u64>) -> Optio
 }
 
 impl Writer {
-    /// The writer of a zone woken from rest, showing `status`.
+    /// The writer of the zone of `slot` woken from rest, showing `status`.
     pub fn from_dormant(
         record: Dormant,
+        slot: Arc<ZoneSlot>,
         status: Arc<Mutex<ZoneStatus>>,
         shared: Arc<Shared>,
     ) -> Writer {
-        let mut writer = Writer::with_status(record.plan, record.slot, shared, status);
+        let mut writer = Writer::with_status(record.plan, slot, shared, status);
         writer.current = record.current;
         writer.source = record.source;
         writer.loaded_at = record.loaded_at;
@@ -231,7 +229,6 @@ impl Writer {
         let journal_bytes = self.status.lock().ok().and_then(|s| s.journal_bytes);
         Dormant {
             plan: Arc::clone(&self.plan),
-            slot: Arc::clone(&self.slot),
             current: self.current.take(),
             source: self.source.take(),
             loaded_at: self.loaded_at,
@@ -316,13 +313,14 @@ mod tests {
         writer.show_status();
         assert!(writer.restful() && writer.tasks_done());
         let before = writer.status.lock().unwrap().clone();
+        let slot = Arc::clone(&writer.slot);
         let record = writer.take_dormant(0);
         assert_eq!(record.status(), before);
         assert!(record.journal.is_none() && record.journal_closed);
-        let (slot, current) = (Arc::clone(&record.slot), record.current.clone().unwrap());
+        let current = record.current.clone().unwrap();
         let status = Arc::new(Mutex::new(record.status()));
         let shared = Shared::for_tests(Some(storage.path().to_owned()));
-        let mut woken = Writer::from_dormant(record, status, shared);
+        let mut woken = Writer::from_dormant(record, Arc::clone(&slot), status, shared);
         assert!(!woken.restful(), "not before its journal is open again");
         woken.reopen_journal().await;
         assert!(woken.journal.is_some() && woken.restful());
@@ -344,11 +342,12 @@ mod tests {
         }
         writer.notifying = vec![tokio::spawn(std::future::pending()), done];
         assert!(writer.restful() && writer.tasks_done());
+        let slot = Arc::clone(&writer.slot);
         let record = writer.take_dormant(0);
         let rare = record.rare.as_ref().unwrap();
         assert_eq!(rare.notifying.len(), 1, "the one still being sent");
         let status = Arc::new(Mutex::new(record.status()));
-        let woken = Writer::from_dormant(record, status, Shared::for_tests(None));
+        let woken = Writer::from_dormant(record, slot, status, Shared::for_tests(None));
         assert_eq!(woken.notifying.len(), 1);
         assert!(!woken.notifying[0].is_finished());
     }
@@ -414,11 +413,12 @@ mod tests {
         writer.show_status();
         let before = writer.status.lock().unwrap().clone();
         assert_eq!((before.role.as_str(), before.next_refresh), ("secondary", Some(now + 7200)));
+        let slot = Arc::clone(&writer.slot);
         let record = writer.take_dormant(7);
         assert_eq!(record.status(), before, "zone-status at rest");
         assert!(record.waits_for(7) && !record.waits_for(6) && !record.waits_for(0));
         let status = Arc::new(Mutex::new(record.status()));
-        let woken = Writer::from_dormant(record, status, Shared::for_tests(None));
+        let woken = Writer::from_dormant(record, slot, status, Shared::for_tests(None));
         assert_eq!(woken.schedule.refresh_at, Some(now + 7200));
         assert_eq!(woken.next_wake(), Some(now + 7200));
         assert!(woken.notices.is_some());

@@ -319,7 +319,7 @@ impl Control {
             return;
         }
         let entry = known.unwrap_or_else(|| {
-            let entry = Entry::dormant(Dormant::unloaded(Arc::clone(plan), slot));
+            let entry = Entry::dormant(slot, Dormant::unloaded(Arc::clone(plan)));
             writers.insert(Arc::clone(&entry));
             entry
         });
@@ -485,7 +485,9 @@ fn stop(name: &Name, entry: &Entry) {
 /// Starts a woken writer ([`crate::dormant`]) on `runtime`, from what it kept.
 pub(crate) fn waker(runtime: tokio::runtime::Handle, shared: Arc<Shared>) -> Wake {
     Box::new(move |woken| {
-        let writer = writer::Writer::from_dormant(woken.record, woken.status, Arc::clone(&shared));
+        let slot = Arc::clone(woken.entry.slot());
+        let writer =
+            writer::Writer::from_dormant(woken.record, slot, woken.status, Arc::clone(&shared));
         runtime.spawn(writer.run(woken.inbox, Some(woken.entry)));
     })
 }

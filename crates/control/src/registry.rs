@@ -94,15 +94,20 @@ impl Entry {
         Arc::new(Entry { slot, life: Mutex::new(Life::Running { inbox, status }) })
     }
 
-    /// The entry of a writer at rest (not started yet: see [`Dormant::unloaded`]).
-    pub fn dormant(record: Dormant) -> Arc<Entry> {
-        let slot = Arc::clone(&record.slot);
+    /// The entry of a writer at rest of the zone of `slot` (not started yet: see
+    /// [`Dormant::unloaded`]).
+    pub fn dormant(slot: Arc<ZoneSlot>, record: Dormant) -> Arc<Entry> {
         Arc::new(Entry { slot, life: Mutex::new(Life::Dormant(record)) })
     }
 
     /// The zone's name.
     pub fn name(&self) -> &Name {
         self.slot.origin()
+    }
+
+    /// The zone's slot, which its writer publishes to (a woken one too).
+    pub fn slot(&self) -> &Arc<ZoneSlot> {
+        &self.slot
     }
 
     fn life(&self) -> MutexGuard<'_, Life> {
@@ -356,11 +361,9 @@ mod tests {
     /// What a resting primary of `example.com.` keeps.
     fn record() -> Dormant {
         let plan = crate::testing::primary("example.com.", ZoneSource::Embedded(""));
-        let slot = Arc::new(tern_zone::ZoneSlot::new(&plan.name));
         let zone = Arc::new(crate::testing::load("example.com.", crate::testing::ZONE_TEXT));
         Dormant {
             plan,
-            slot,
             current: Some(zone),
             source: None,
             loaded_at: Some(7),
