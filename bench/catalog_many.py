@@ -40,14 +40,9 @@ sys.path.insert(0, HERE)
 
 import bench  # noqa: E402
 import peers  # noqa: E402
+import zone_add  # noqa: E402
 
-MEMBER = """@ 3600 SOA ns1 hostmaster 1 7200 3600 1209600 3600
-@ 3600 NS ns1
-@ 3600 NS ns2
-ns1 3600 A 192.0.2.1
-ns2 3600 A 192.0.2.2
-www 3600 A 192.0.2.10
-"""
+MEMBER = zone_add.ZONE  # the same small zone as the zones added at run time
 CATALOG = "catalog.example."
 ARMS = ("catalog", "config", "files")
 
