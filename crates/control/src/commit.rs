@@ -127,7 +127,12 @@ impl Writer {
 
     /// Publishes a committed version and notifies; `Err` if something else replaced
     /// the served version meanwhile (a bug: the change is in the journal).
-    fn publish_change(&mut self, zone: ZoneContents, notify: Notify) -> Result<Arc<ZoneContents>> {
+    fn publish_change(
+        &mut self,
+        mut zone: ZoneContents,
+        notify: Notify,
+    ) -> Result<Arc<ZoneContents>> {
+        zone.share_origin(&self.plan.name);
         let zone = Arc::new(zone);
         if !self.publish(Arc::clone(&zone)) {
             error!(zone = %self.plan.name, "a journaled change was not published: the zone changed under its writer");

@@ -259,7 +259,11 @@ impl Control {
         }
         let slots: Vec<Arc<ZoneSlot>> = added
             .iter()
-            .map(|p| set.get(&p.name).cloned().unwrap_or_else(|| Arc::new(ZoneSlot::new(&p.name))))
+            .map(|p| {
+                set.get(&p.name)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(ZoneSlot::named(p.name.clone())))
+            })
             .collect();
         for slot in &slots {
             set.insert(Arc::clone(slot));
@@ -357,7 +361,10 @@ impl Control {
         let slots: Vec<Arc<ZoneSlot>> = plans
             .iter()
             .map(|p| {
-                current.get(&p.name).cloned().unwrap_or_else(|| Arc::new(ZoneSlot::new(&p.name)))
+                current
+                    .get(&p.name)
+                    .cloned()
+                    .unwrap_or_else(|| Arc::new(ZoneSlot::named(p.name.clone())))
             })
             .collect();
         self.shared.db.publish_set(ZoneSet::new(slots.clone()));

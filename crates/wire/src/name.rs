@@ -17,6 +17,7 @@ use std::cmp::Ordering;
 use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::ops::Deref;
+use std::sync::Arc;
 
 use crate::bytes::{splat, zero_bytes};
 use crate::error::{Error, Result};
@@ -506,11 +507,13 @@ impl fmt::Debug for LookupKey {
     }
 }
 
-/// An owned domain name: wire form followed by label offsets, in one allocation.
+/// An owned domain name: wire form followed by label offsets, in one shared,
+/// reference-counted allocation. A clone shares it: a zone's name is held by its
+/// configuration, its slot and its versions, and a server may have a million zones.
 #[derive(Clone)]
 pub struct Name {
     /// `wire_len` bytes of wire form, then one offset byte per label.
-    buf: Box<[u8]>,
+    buf: Arc<[u8]>,
     wire_len: u8,
 }
 
@@ -524,11 +527,15 @@ impl Name {
     pub fn from_dname(name: &Dname) -> Name {
         let mut offsets = LabelOffsets::default();
         name.label_offsets_into(&mut offsets);
-        let mut buf = Vec::with_capacity(name.len() + offsets.len());
-        buf.extend_from_slice(name.as_wire());
-        buf.extend_from_slice(offsets.as_slice());
+        // Wire form and offsets side by side on the stack, then one allocation.
+        let mut bytes = [0u8; 2 * MAX_NAME_LEN];
+        let (wire, labels) = (name.as_wire(), offsets.as_slice());
+        let len = wire.len() + labels.len();
+        for (dst, src) in bytes.iter_mut().zip(wire.iter().chain(labels)) {
+            *dst = *src;
+        }
         // A valid name is at most 255 bytes.
-        Name { buf: buf.into_boxed_slice(), wire_len: name.len() as u8 }
+        Name { buf: Arc::from(bytes.get(..len).unwrap_or_default()), wire_len: name.len() as u8 }
     }
 
     /// Parses and copies an uncompressed wire-form name filling `bytes`.

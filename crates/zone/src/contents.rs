@@ -91,6 +91,15 @@ impl ZoneContents {
         &self.origin
     }
 
+    /// Takes `name`'s allocation for the origin when it is the same name byte for byte
+    /// (a [`Name`]'s clones share one): a server's zones then hold their names once,
+    /// in their configuration, not again in each version.
+    pub fn share_origin(&mut self, name: &Name) {
+        if name.as_wire() == self.origin.as_wire() {
+            self.origin = name.clone();
+        }
+    }
+
     /// Labels of the origin.
     #[inline]
     pub fn origin_labels(&self) -> usize {

@@ -41,8 +41,14 @@ pub struct ZoneSlot {
 impl ZoneSlot {
     /// An empty slot for `origin`, its queries not counted.
     pub fn new(origin: &Dname) -> ZoneSlot {
+        ZoneSlot::named(origin.to_name())
+    }
+
+    /// [`new`](Self::new), the slot holding `origin` itself (a clone of the zone's
+    /// configured name shares its allocation).
+    pub fn named(origin: Name) -> ZoneSlot {
         ZoneSlot {
-            origin: origin.to_name(),
+            origin,
             contents: ArcSwapOption::empty(),
             stats: AtomicU64::new(StatsTicket::NONE.to_raw()),
         }
