@@ -275,7 +275,7 @@ impl Control {
         self.writers.change(|writers| {
             for name in removed {
                 if let Some(entry) = writers.remove(name) {
-                    stop(entry.name(), &entry);
+                    stop(&entry);
                 }
             }
             for (plan, slot) in added.iter().zip(slots) {
@@ -299,7 +299,7 @@ impl Control {
         writers.retain(|entry| {
             let kept = keep.contains(entry.name());
             if !kept {
-                stop(entry.name(), entry);
+                stop(entry);
             }
             kept
         });
@@ -482,7 +482,8 @@ impl Loading {
 }
 
 /// Stops `name`'s writer: the zone is no longer served.
-fn stop(name: &Name, entry: &Entry) {
+fn stop(entry: &Entry) {
+    let name = entry.name();
     entry.stop();
     crate::counters::control::control().forget_journal(&name.to_string());
     crate::counters::control::control().forget_signatures(&name.to_string());

@@ -527,15 +527,10 @@ impl Name {
     pub fn from_dname(name: &Dname) -> Name {
         let mut offsets = LabelOffsets::default();
         name.label_offsets_into(&mut offsets);
-        // Wire form and offsets side by side on the stack, then one allocation.
-        let mut bytes = [0u8; 2 * MAX_NAME_LEN];
-        let (wire, labels) = (name.as_wire(), offsets.as_slice());
-        let len = wire.len() + labels.len();
-        for (dst, src) in bytes.iter_mut().zip(wire.iter().chain(labels)) {
-            *dst = *src;
-        }
+        // One allocation: the iterator's length is known.
+        let buf = name.as_wire().iter().chain(offsets.as_slice()).copied().collect();
         // A valid name is at most 255 bytes.
-        Name { buf: Arc::from(bytes.get(..len).unwrap_or_default()), wire_len: name.len() as u8 }
+        Name { buf, wire_len: name.len() as u8 }
     }
 
     /// Parses and copies an uncompressed wire-form name filling `bytes`.

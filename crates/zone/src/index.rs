@@ -83,7 +83,7 @@ impl NameIndex {
     /// An index sized for about `expected` names (at most 3/4 full).
     pub fn with_capacity(expected: usize) -> Self {
         match Self::slots_for(expected) {
-            LINEAR => NameIndex { slots: ChunkVec::new(), mask: LINEAR, used: 0, bloom: 0 },
+            LINEAR => NameIndex::row(Vec::new()),
             size => NameIndex {
                 slots: ChunkVec::filled(Slot::default(), size),
                 mask: size - 1,
@@ -105,6 +105,12 @@ impl NameIndex {
     /// Hashed table size for `expected` names: a power of two, at most 3/4 full.
     fn hashed_slots(expected: usize) -> usize {
         (expected.saturating_mul(4) / 3 + 1).next_power_of_two().max(MIN_SLOTS)
+    }
+
+    /// An index whose entries are `row`, in a row (at most [`LINEAR_MAX`] of them).
+    fn row(row: Vec<Slot>) -> NameIndex {
+        let (used, bloom) = (row.len() as u32, bloom_of(&row));
+        NameIndex { slots: ChunkVec::from_vec(row), mask: LINEAR, used, bloom }
     }
 
     /// True when the entries lie in a row.
@@ -173,15 +179,13 @@ impl NameIndex {
     /// address to prefetch when it is found (0: none).
     pub fn insert(&mut self, tag: NameTag, id: u32, hint: usize) {
         let slot = Slot { key: encode(tag, id), hint };
-        self.used += 1;
-        if self.is_linear() && self.len() <= LINEAR_MAX {
+        if self.is_linear() && self.len() < LINEAR_MAX {
             // Made again at its exact length: a row is short, and a change's copy of it
             // takes no more room than it needs.
-            let row = self.slots.head().iter().copied().chain([slot]);
-            self.slots = ChunkVec::from_vec(row.collect());
-            self.bloom |= bloom_bit(tag);
+            *self = NameIndex::row(self.slots.head().iter().copied().chain([slot]).collect());
             return;
         }
+        self.used += 1;
         if self.is_linear() || self.len() * 4 > (self.mask + 1) * 3 {
             self.resize(Self::slots_for(self.len()));
         }
@@ -194,13 +198,12 @@ impl NameIndex {
     fn resize(&mut self, size: usize) {
         let entries = self.slots.iter().copied().filter(|s| !s.is_empty());
         if size == LINEAR {
-            self.slots = ChunkVec::from_vec(entries.collect());
-            self.bloom = bloom_of(self.slots.head());
+            *self = NameIndex::row(entries.collect());
         } else {
             let table = placed(entries, vec![Slot::default(); size], |s| s.key);
             self.slots = ChunkVec::from_vec(table);
+            self.mask = size - 1;
         }
-        self.mask = if size == LINEAR { LINEAR } else { size - 1 };
     }
 
     /// Where the entry for `id` under `tag` is.
@@ -346,10 +349,8 @@ impl IndexBuilder {
         let size = NameIndex::slots_for(self.used);
         if size == LINEAR {
             let keys = self.keys.iter().copied().filter(|&key| key != 0);
-            let row: Vec<Slot> =
-                keys.map(|key| Slot { key, hint: hint_of(Slot { key, hint: 0 }.id()) }).collect();
-            let (used, bloom) = (row.len() as u32, bloom_of(&row));
-            return NameIndex { slots: ChunkVec::from_vec(row), mask: LINEAR, used, bloom };
+            let row = keys.map(|key| Slot { key, hint: hint_of(Slot { key, hint: 0 }.id()) });
+            return NameIndex::row(row.collect());
         }
         let keys = if size == self.keys.len() {
             self.keys
