@@ -55,6 +55,9 @@ const SIGNAL_POLL: Duration = Duration::from_millis(100);
 /// ([`Steering::sort_freed`]): what a control command arriving meanwhile may wait.
 const SORT_BUDGET: Duration = Duration::from_millis(5);
 
+/// Most idle ticks spent sorting after one housekeeping (a second at [`SORT_BUDGET`]).
+const SORT_TICKS: u32 = 200;
+
 /// How to run.
 #[derive(Debug, Clone, Default)]
 pub struct RunOptions {
@@ -206,6 +209,7 @@ fn serve(
         changed: reload::Zones::default(),
         checking: added::Checking::default(),
         sorted_after: 0,
+        sort_ticks: 0,
     };
     steering.run(&signals, &requests);
     if let Some(n) = &notifier {
@@ -261,8 +265,9 @@ struct Steering<'a> {
     /// Zone-adds whose files are being checked, as prepared.
     checking: added::Checking,
     /// The memory housekeeping after which this thread's freed heap was last sorted
-    /// ([`Steering::sort_freed`]).
+    /// ([`Steering::sort_freed`]), and the ticks spent sorting since.
     sorted_after: u64,
+    sort_ticks: u32,
 }
 
 impl Steering<'_> {
@@ -291,11 +296,24 @@ impl Steering<'_> {
     /// changes do not (`tern_zone::memory::sort_freed`). After the housekeeping, whose
     /// trim merges the freed blocks at the lowest priority: sorted before it, the first
     /// step merged them on this thread (660 ms at a million zones).
+    ///
+    /// Gives up after [`SORT_TICKS`] ticks (a second of this thread's time), should the
+    /// steps never come back quick (a machine so loaded that every step is preempted).
     fn sort_freed(&mut self) {
         let housekeeping = tern_zone::memory::housekeeping_done();
-        if self.sorted_after != housekeeping && tern_zone::memory::sort_freed(SORT_BUDGET) {
+        if self.sorted_after == housekeeping {
+            return;
+        }
+        self.sort_ticks += 1;
+        let sorted = tern_zone::memory::sort_freed(SORT_BUDGET);
+        if sorted || self.sort_ticks >= SORT_TICKS {
+            debug!(
+                sorted,
+                ticks = self.sort_ticks,
+                "freed heap sorted after the memory housekeeping"
+            );
             self.sorted_after = housekeeping;
-            debug!("the heap freed before the memory housekeeping is sorted");
+            self.sort_ticks = 0;
         }
     }
 
