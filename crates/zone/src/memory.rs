@@ -24,6 +24,9 @@
 //! whole as soon as they are made (`advise_huge`; `TERND_HUGE_PAGES=0` turns that off
 //! too).
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
 /// `MADV_COLLAPSE` (Linux 6.1+; not in every `libc` release).
 #[cfg(target_os = "linux")]
 const MADV_COLLAPSE: libc::c_int = 25;
@@ -43,15 +46,15 @@ pub fn after_load() {
             }
         }
     }
-    HOUSEKEEPING.fetch_add(1, std::sync::atomic::Ordering::Release);
+    HOUSEKEEPING.fetch_add(1, Ordering::Release);
 }
 
 /// How many [`after_load`] calls have finished.
-static HOUSEKEEPING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+static HOUSEKEEPING: AtomicU64 = AtomicU64::new(0);
 
 /// How many memory housekeepings ([`after_load`]) have finished so far.
 pub fn housekeeping_done() -> u64 {
-    HOUSEKEEPING.load(std::sync::atomic::Ordering::Acquire)
+    HOUSEKEEPING.load(Ordering::Acquire)
 }
 
 /// Has glibc's malloc put away the blocks freed on the calling thread's heap arena, for
@@ -63,11 +66,11 @@ pub fn housekeeping_done() -> u64 {
 /// moments, a step at a time), leaves the changes their usual cost. Each step asks for
 /// a block that no small-block list holds, so that malloc goes through the list, then
 /// frees it; a step that comes back at once means the list is empty.
-pub fn sort_freed(budget: std::time::Duration) -> bool {
-    let started = std::time::Instant::now();
+pub fn sort_freed(budget: Duration) -> bool {
+    let started = Instant::now();
     let mut quick = 0;
     loop {
-        let step = std::time::Instant::now();
+        let step = Instant::now();
         sort_step();
         quick = if step.elapsed() < SORTED_STEP { quick + 1 } else { 0 };
         if quick == QUICK_STEPS {
@@ -82,7 +85,7 @@ pub fn sort_freed(budget: std::time::Duration) -> bool {
 /// A step of [`sort_freed`] that takes longer than this did some sorting (a full step,
 /// 10,000 blocks, takes a millisecond or more); after this many quicker ones in a row,
 /// little or nothing is left.
-const SORTED_STEP: std::time::Duration = std::time::Duration::from_micros(50);
+const SORTED_STEP: Duration = Duration::from_micros(50);
 const QUICK_STEPS: u32 = 3;
 
 /// The block a step asks for: too large for the small-block lists, below the size glibc
@@ -230,10 +233,9 @@ mod tests {
         }
         drop(freed);
         let before = housekeeping_done();
-        release_freed();
-        HOUSEKEEPING.fetch_add(1, std::sync::atomic::Ordering::Release);
+        after_load();
         assert!(housekeeping_done() > before);
-        assert!(sort_freed(std::time::Duration::from_secs(30)), "sorting ends");
+        assert!(sort_freed(Duration::from_secs(30)), "sorting ends");
         assert_eq!(kept.iter().map(|k| k.len()).sum::<usize>(), 200_000 * 40);
     }
 
