@@ -120,7 +120,7 @@ impl TimerBounds {
 pub const ZONEFILE_SYNC: ZonefileSync = ZonefileSync::After(Duration::from_secs(60));
 
 /// When a primary's zone file is written with the changes it lacks (`zonefile-sync`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ZonefileSync {
     /// This long after the first change it lacks (zero: after every change).
     After(Duration),
@@ -161,8 +161,9 @@ pub struct ZoneSettings {
     pub role: Role,
     /// Targets of NOTIFY.
     pub notify: Vec<Remote>,
-    /// Access rules (a secondary's primaries may always notify).
-    pub rules: Vec<Rule>,
+    /// Access rules (a secondary's primaries may always notify), shared with the
+    /// data plane's access table.
+    pub rules: Arc<[Rule]>,
     /// History kept for IXFR.
     pub history: HistoryLimits,
     /// SOA timer bounds.
@@ -189,7 +190,7 @@ impl ZoneSettings {
         ZoneSettings {
             role,
             notify: Vec::new(),
-            rules: Vec::new(),
+            rules: Arc::from([]),
             history: HistoryLimits::default(),
             timers: TimerBounds::DEFAULT,
             update: UpdatePolicy::default(),

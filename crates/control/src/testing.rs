@@ -123,7 +123,7 @@ pub fn update_tasks(
     let engine = Engine::new(Config::default());
     let mut access = Access::default();
     let rule = Rule { actions: vec![Action::Update], ..Rule::default() };
-    access.zones.insert((zone.origin().to_name(), ZoneAccess { rules: vec![rule] }));
+    access.zones.insert((zone.origin().to_name(), ZoneAccess { rules: vec![rule].into() }));
     engine.set_access(access);
     let client: std::net::IpAddr = "127.0.0.1".parse().unwrap();
     let (mut tasks, mut answers) = (Vec::new(), Vec::new());

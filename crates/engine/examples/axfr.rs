@@ -34,7 +34,7 @@ fn main() {
     let engine = Engine::new(Config::default());
     let mut access = Access { keys: vec![key.clone()], ..Access::default() };
     let rule = Rule { actions: vec![Action::Transfer], ..Rule::default() };
-    access.zones.insert((origin.clone(), ZoneAccess { rules: vec![rule] }));
+    access.zones.insert((origin.clone(), ZoneAccess { rules: vec![rule].into() }));
     engine.set_access(access);
     let query = request(&origin, signed.then_some(&key));
     let mut out = vec![0u8; 65535];

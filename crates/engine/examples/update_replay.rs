@@ -46,7 +46,7 @@ fn main() {
         actions: vec![Action::Update, Action::Transfer],
         ..Rule::default()
     };
-    access.zones.insert((origin.clone(), ZoneAccess { rules: vec![rule] }));
+    access.zones.insert((origin.clone(), ZoneAccess { rules: vec![rule].into() }));
     engine.set_access(access);
     for path in messages {
         let message = std::fs::read(path).unwrap();

@@ -30,6 +30,7 @@
 //! zones or a million.
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use tern_wire::tsig::{Key, Keyring};
 use tern_wire::{Dname, Name, Rtype};
@@ -238,8 +239,10 @@ impl UpdateLimits {
 /// The rules of one zone, in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ZoneAccess {
-    /// The rules; the first that matches decides.
-    pub rules: Vec<Rule>,
+    /// The rules; the first that matches decides. Shared with the zone's settings and
+    /// with the zones whose settings are the same (a million secondaries of one
+    /// primary hold one list).
+    pub rules: Arc<[Rule]>,
 }
 
 impl ZoneAccess {
@@ -343,7 +346,8 @@ mod tests {
                     ..Rule::default()
                 },
                 Rule { actions: vec![Action::Notify], ..Rule::default() },
-            ],
+            ]
+            .into(),
         };
         let t = Action::Transfer;
         assert!(zone.allows(t, &Who::plain(ip("127.0.0.1"), Some(&key))));
@@ -412,7 +416,8 @@ mod tests {
                     update: txt_only,
                     ..Rule::default()
                 },
-            ],
+            ]
+            .into(),
         };
         let client = ip("192.0.2.1");
         let allows = |owner: &str, rtype: Rtype| {
@@ -445,7 +450,8 @@ mod tls_tests {
                 cert_keys,
                 client_cert,
                 ..Rule::default()
-            }],
+            }]
+            .into(),
         };
         let client = "192.0.2.1".parse().unwrap();
         let plain = Who::plain(client, None);

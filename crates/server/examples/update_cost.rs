@@ -82,7 +82,7 @@ fn main() {
     let engine = Engine::new(Config::default());
     let mut access = Access::default();
     let rule = Rule { actions: vec![Action::Update], ..Rule::default() };
-    access.zones.insert((origin.clone(), ZoneAccess { rules: vec![rule] }));
+    access.zones.insert((origin.clone(), ZoneAccess { rules: vec![rule].into() }));
     engine.set_access(access);
     let dir = tempfile::tempdir().unwrap();
     let journal = Journal::open(&dir.path().join("journal")).unwrap().journal;

@@ -51,7 +51,7 @@ fn engine() -> Engine {
         },
     ];
     let mut access = Access { keys: vec![key()], ..Access::default() };
-    access.zones.insert((origin(), ZoneAccess { rules }));
+    access.zones.insert((origin(), ZoneAccess { rules: rules.into() }));
     engine.set_access(access);
     engine
 }
@@ -424,13 +424,15 @@ fn update_message(zone: &str, ztype: Rtype, zclass: Class, key: Option<(&Key, u6
 fn update_engine() -> Engine {
     let e = engine();
     let mut access = (*e.access()).clone();
-    let rules = &mut access.zones.get_mut(&origin()).unwrap().1.rules;
+    let zone = &mut access.zones.get_mut(&origin()).unwrap().1;
+    let mut rules = zone.rules.to_vec();
     rules.push(Rule {
         addresses: vec![Prefix::parse("127.0.0.1").unwrap()],
         keys: vec![key().name().to_name()],
         actions: vec![Action::Update],
         ..Rule::default()
     });
+    zone.rules = rules.into();
     e.set_access(access);
     e
 }

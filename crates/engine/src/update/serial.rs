@@ -3,7 +3,7 @@
 //! of Knot DNS's `serial-policy`, with BIND's care to never produce 0.
 
 /// How the serial is raised.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub enum SerialPolicy {
     /// One more (RFC 1982 §3.1 addition).
     #[default]

@@ -159,7 +159,7 @@ fn open_access() -> Access {
 
 fn access(rules: Vec<Rule>) -> Access {
     let mut access = Access::default();
-    access.zones.insert(("example.".parse().unwrap(), ZoneAccess { rules }));
+    access.zones.insert(("example.".parse().unwrap(), ZoneAccess { rules: rules.into() }));
     access
 }
 

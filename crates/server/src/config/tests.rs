@@ -784,6 +784,51 @@ fn zones_that_name_only_their_template_share_its_settings() {
 }
 
 #[test]
+fn zones_that_set_the_same_of_their_own_share_their_settings() {
+    let config = parse(
+        r#"
+        [[remote]]
+        id = "p"
+        address = "192.0.2.1"
+        [[remote]]
+        id = "q"
+        address = "192.0.2.2"
+        [[acl]]
+        id = "acme"
+        action = "update"
+        update-owner-name = "_acme-challenge"
+        [[zone]]
+        name = "a.example"
+        primary = "p"
+        [[zone]]
+        name = "b.example"
+        primary = "p"
+        [[zone]]
+        name = "c.example"
+        primary = "q"
+        [[zone]]
+        name = "d.example"
+        file = "d.zone"
+        acl = "acme"
+        [[zone]]
+        name = "e.example"
+        file = "e.zone"
+        acl = "acme"
+        "#,
+    )
+    .unwrap();
+    let [a, b, c, d, e] = &config.resolved.zones[..] else { panic!("five zones") };
+    assert!(Arc::ptr_eq(&a.settings, &b.settings), "two secondaries of one primary");
+    assert_ne!(a.source, b.source, "each its own copy");
+    assert!(!Arc::ptr_eq(&a.settings, &c.settings), "another primary");
+    let Role::Secondary(primaries) = &c.role else { panic!("not a secondary") };
+    assert_eq!(primaries[0].id, "q");
+    assert!(!Arc::ptr_eq(&d.settings, &e.settings), "owner names completed with each zone's");
+    let owners = |p: &ZonePlan| p.rules[0].update.owners.clone();
+    assert_ne!(owners(d), owners(e));
+}
+
+#[test]
 fn a_changed_template_reaches_every_zone_that_uses_it() {
     let before = template_zones("one");
     let after = template_zones("two");

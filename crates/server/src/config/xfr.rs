@@ -190,7 +190,7 @@ pub enum UpdateOwner {
 }
 
 /// Settings a `[[template]]` gives and a `[[zone]]` may override.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct TemplateConfig {
     /// The name zones use to refer to it; `default` applies to zones that name none.
@@ -396,6 +396,8 @@ pub struct Resolver {
     shared: SharedSettings,
     /// Those of the zones that name no template (most), apart: not looked up.
     shared_default: Option<Arc<ZoneSettings>>,
+    /// Those of the zones that set some of their own, by template and what they set.
+    alike: AlikeSettings,
     storage: PathBuf,
 }
 
@@ -416,10 +418,19 @@ impl Resolver {
         let templates = templates.into_iter().map(|(id, t)| (id, t.clone())).collect();
         let policies =
             super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
-        let (shared, shared_default) = (SharedSettings::new(), None);
+        let (shared, shared_default, alike) = (SharedSettings::new(), None, AlikeSettings::new());
         let storage = storage.to_owned();
-        let resolver =
-            Resolver { keys, remotes, acls, templates, policies, shared, shared_default, storage };
+        let resolver = Resolver {
+            keys,
+            remotes,
+            acls,
+            templates,
+            policies,
+            shared,
+            shared_default,
+            alike,
+            storage,
+        };
         (resolver, problems)
     }
 
@@ -449,9 +460,12 @@ impl Resolver {
         &mut self,
         zone: &ZoneConfig,
     ) -> Result<(Arc<ZoneSettings>, Option<ZoneSource>), String> {
-        let settings = match zone.names_only_template() {
-            true => self.shared_settings(zone)?,
-            false => Arc::new(self.settings(zone)?),
+        let settings = if zone.names_only_template() {
+            self.shared_settings(zone)?
+        } else if sets_no_catalog(zone) {
+            self.alike_settings(zone)?
+        } else {
+            Arc::new(self.settings(zone)?)
         };
         let source = zone_source(zone, &settings, &self.storage)?;
         Ok((settings, source))
@@ -708,6 +722,24 @@ fn span_of<T>(list: &[toml::Spanned<T>], pick: impl Fn(&T) -> bool) -> std::ops:
 /// template they name (`None`: the `default` template, or none) and shared by them all.
 type SharedSettings = HashMap<Option<String>, Arc<ZoneSettings>>;
 
+/// The settings of zones that set some of their own (a secondary's `primary`, most
+/// often), resolved once for each template and set of their own and shared by the
+/// zones alike: a million secondaries of one primary hold one (2 KiB a zone when each
+/// held its own).
+type AlikeSettings = HashMap<(Option<String>, TemplateConfig), Arc<ZoneSettings>>;
+
+/// At most this many different sets of a zone's own settings are kept to be shared;
+/// the zones past them hold their own.
+const MAX_ALIKE: usize = 10_000;
+
+/// True when `zone` sets nothing of a catalog's: its settings then depend only on its
+/// template, its own settings and (through access rules with owner names) its name.
+fn sets_no_catalog(zone: &ZoneConfig) -> bool {
+    zone.catalog_role.is_none()
+        && zone.catalog_templates.is_empty()
+        && zone.catalog_max_members.is_none()
+}
+
 impl Resolver {
     /// The settings of `zone`'s template, shared, or resolved and kept to be shared —
     /// unless they hold something of the zone's own (an access rule's owner names are
@@ -721,15 +753,37 @@ impl Resolver {
             return Ok(Arc::clone(settings));
         }
         let settings = Arc::new(self.settings(zone)?);
-        let acls = self.template(zone)?.and_then(|t| t.acl.as_ref());
-        let own_names = |id: &String| self.acls.get(id).is_some_and(|a| !a.owner_names.is_empty());
-        if !acls.is_some_and(|ids| ids.iter().any(own_names)) {
+        if !self.names_the_zone(zone)? {
             match &zone.template {
                 None => self.shared_default = Some(Arc::clone(&settings)),
                 named => drop(self.shared.insert(named.clone(), Arc::clone(&settings))),
             }
         }
         Ok(settings)
+    }
+
+    /// The settings of `zone`, which sets some of its own, shared with the zones of its
+    /// template that set the same — unless they hold something of the zone's own (see
+    /// [`Self::names_the_zone`]), or [`MAX_ALIKE`] sets are kept already.
+    fn alike_settings(&mut self, zone: &ZoneConfig) -> Result<Arc<ZoneSettings>, String> {
+        let key = (zone.template.clone(), zone.settings.clone());
+        if let Some(settings) = self.alike.get(&key) {
+            return Ok(Arc::clone(settings));
+        }
+        let settings = Arc::new(self.settings(zone)?);
+        if self.alike.len() < MAX_ALIKE && !self.names_the_zone(zone)? {
+            self.alike.insert(key, Arc::clone(&settings));
+        }
+        Ok(settings)
+    }
+
+    /// True when `zone`'s settings hold something of its own name: an access rule whose
+    /// owner names are completed with it (`update-owner-name`). Such settings are not
+    /// shared.
+    fn names_the_zone(&self, zone: &ZoneConfig) -> Result<bool, String> {
+        let template = self.template(zone)?.and_then(|t| t.acl.as_ref());
+        let Some(ids) = zone.settings.acl.as_ref().or(template) else { return Ok(false) };
+        Ok(ids.iter().any(|id| self.acls.get(id).is_some_and(|a| !a.owner_names.is_empty())))
     }
 
     /// The template `zone` names, else `default` if declared.
@@ -766,7 +820,7 @@ impl Resolver {
         Ok(ZoneSettings {
             role,
             notify,
-            rules,
+            rules: rules.into(),
             history: history(own, t),
             timers: timers(own, t),
             update: UpdatePolicy {
