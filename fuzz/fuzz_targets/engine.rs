@@ -96,7 +96,7 @@ fn open_access() -> Access {
     let actions = vec![Action::Transfer, Action::Notify, Action::Update];
     let rule = Rule { actions, ..Rule::default() };
     let mut access = Access { keys: vec![key], ..Access::default() };
-    access.zones.insert((origin, ZoneAccess { rules: vec![rule] }));
+    access.zones.insert((origin, ZoneAccess { rules: vec![rule].into() }));
     access
 }
 
