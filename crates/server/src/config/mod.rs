@@ -640,7 +640,8 @@ impl Config {
             let producers = producers.map(|z| (0..0, z.clone()));
             let all: Vec<_> = zones.iter().cloned().chain(producers).collect();
             let signing = self.signing_defaults();
-            match xfr::resolve(&self.tables, &all, &base, (&self.server.storage, &signing)) {
+            let storage = (self.server.storage.as_path(), &signing);
+            match xfr::resolve(&self.tables, &all, &base, storage, &self.resolved.shared) {
                 Ok(resolved) => {
                     let plans = resolved.zones.get(..zones.len()).unwrap_or_default();
                     if plans.iter().any(|p| matches!(p.catalog, CatalogRole::Member { .. })) {

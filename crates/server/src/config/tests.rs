@@ -829,6 +829,39 @@ fn zones_that_set_the_same_of_their_own_share_their_settings() {
 }
 
 #[test]
+fn zones_added_later_share_the_settings_of_the_served_zones_alike() {
+    let config = parse(
+        r#"
+        [[remote]]
+        id = "p"
+        address = "192.0.2.1"
+        [[zone]]
+        name = "a.example"
+        primary = "p"
+        [[zone]]
+        name = "b.example"
+        file = "b.zone"
+        "#,
+    )
+    .unwrap();
+    let batch = r#"
+        [[zone]]
+        name = "c.example"
+        primary = "p"
+        [[zone]]
+        name = "d.example"
+        file = "d.zone"
+        "#;
+    let added = config.read_new_zones(batch, Path::new("/etc/tern/added.toml"), [].iter());
+    let (zones, plans) = added.expect("no produced catalog").unwrap();
+    assert_eq!(zones.len(), 2);
+    let [a, b] = &config.resolved.zones[..] else { panic!("two zones") };
+    assert!(Arc::ptr_eq(&plans[0].settings, &a.settings), "a secondary of the same primary");
+    assert!(Arc::ptr_eq(&plans[1].settings, &b.settings), "a zone that sets nothing");
+    assert_eq!(plans[0].name.to_string(), "c.example.");
+}
+
+#[test]
 fn a_changed_template_reaches_every_zone_that_uses_it() {
     let before = template_zones("one");
     let after = template_zones("two");

@@ -358,6 +358,9 @@ pub struct Resolved {
     pub keys: Vec<Key>,
     /// One plan per zone, in the order of the zones.
     pub zones: Vec<Arc<ZonePlan>>,
+    /// The settings the plans share, for the zones resolved later against the same
+    /// tables (added at run time, a catalog's members) to share them too.
+    pub shared: Shared,
 }
 
 /// Checks every reference and builds the plans of `zones` (see [`Resolver`]); every
@@ -367,8 +370,10 @@ pub fn resolve(
     zones: &[(std::ops::Range<usize>, ZoneConfig)],
     base: &Path,
     (storage, signing): (&Path, &super::signing::Defaults),
+    shared: &Shared,
 ) -> Result<Resolved, Vec<Problem>> {
     let (mut resolver, mut problems) = Resolver::new(tables, base, (storage, signing));
+    resolver.shared = shared.clone();
     let mut plans = Vec::with_capacity(zones.len());
     let mut spans = Vec::with_capacity(zones.len());
     for (span, zone) in zones {
@@ -393,11 +398,7 @@ pub struct Resolver {
     acls: HashMap<String, AclRule>,
     templates: HashMap<String, TemplateConfig>,
     policies: HashMap<String, Arc<tern_control::signer::SigningPlan>>,
-    shared: SharedSettings,
-    /// Those of the zones that name no template (most), apart: not looked up.
-    shared_default: Option<Arc<ZoneSettings>>,
-    /// Those of the zones that set some of their own, by template and what they set.
-    alike: AlikeSettings,
+    shared: Shared,
     storage: PathBuf,
 }
 
@@ -418,19 +419,8 @@ impl Resolver {
         let templates = templates.into_iter().map(|(id, t)| (id, t.clone())).collect();
         let policies =
             super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
-        let (shared, shared_default, alike) = (SharedSettings::new(), None, AlikeSettings::new());
-        let storage = storage.to_owned();
-        let resolver = Resolver {
-            keys,
-            remotes,
-            acls,
-            templates,
-            policies,
-            shared,
-            shared_default,
-            alike,
-            storage,
-        };
+        let (shared, storage) = (Shared::default(), storage.to_owned());
+        let resolver = Resolver { keys, remotes, acls, templates, policies, shared, storage };
         (resolver, problems)
     }
 
@@ -484,7 +474,8 @@ impl Resolver {
         if !problems.is_empty() {
             return Err(problems);
         }
-        Ok(Resolved { keys: self.keys.into_values().collect(), zones: plans })
+        let keys = self.keys.into_values().collect();
+        Ok(Resolved { keys, zones: plans, shared: self.shared })
     }
 }
 
@@ -718,15 +709,20 @@ fn span_of<T>(list: &[toml::Spanned<T>], pick: impl Fn(&T) -> bool) -> std::ops:
     list.iter().find(|s| pick(s.get_ref())).map_or(0..0, toml::Spanned::span)
 }
 
-/// The settings of the zones that set nothing of their own, resolved once for each
-/// template they name (`None`: the `default` template, or none) and shared by them all.
-type SharedSettings = HashMap<Option<String>, Arc<ZoneSettings>>;
-
-/// The settings of zones that set some of their own (a secondary's `primary`, most
-/// often), resolved once for each template and set of their own and shared by the
-/// zones alike: a million secondaries of one primary hold one (2 KiB a zone when each
-/// held its own).
-type AlikeSettings = HashMap<(Option<String>, TemplateConfig), Arc<ZoneSettings>>;
+/// Settings resolved once and shared by the zones alike. Valid against the tables they
+/// were resolved from only: a reload resolves every zone afresh.
+#[derive(Debug, Clone, Default)]
+pub struct Shared {
+    /// Those of the zones that set nothing of their own and name no template (most),
+    /// apart: not looked up.
+    default: Option<Arc<ZoneSettings>>,
+    /// Those of the zones that set nothing of their own, by the template they name.
+    templates: HashMap<Option<String>, Arc<ZoneSettings>>,
+    /// Those of the zones that set some of their own (a secondary's `primary`, most
+    /// often), by template and what they set: a million secondaries of one primary
+    /// hold one (2 KiB a zone when each held its own).
+    alike: HashMap<(Option<String>, TemplateConfig), Arc<ZoneSettings>>,
+}
 
 /// At most this many different sets of a zone's own settings are kept to be shared;
 /// the zones past them hold their own.
@@ -746,8 +742,8 @@ impl Resolver {
     /// completed with the zone's name).
     fn shared_settings(&mut self, zone: &ZoneConfig) -> Result<Arc<ZoneSettings>, String> {
         let known = match &zone.template {
-            None => self.shared_default.as_ref(),
-            named => self.shared.get(named),
+            None => self.shared.default.as_ref(),
+            named => self.shared.templates.get(named),
         };
         if let Some(settings) = known {
             return Ok(Arc::clone(settings));
@@ -755,8 +751,10 @@ impl Resolver {
         let settings = Arc::new(self.settings(zone)?);
         if !self.names_the_zone(zone)? {
             match &zone.template {
-                None => self.shared_default = Some(Arc::clone(&settings)),
-                named => drop(self.shared.insert(named.clone(), Arc::clone(&settings))),
+                None => self.shared.default = Some(Arc::clone(&settings)),
+                named => {
+                    self.shared.templates.insert(named.clone(), Arc::clone(&settings));
+                }
             }
         }
         Ok(settings)
@@ -767,12 +765,12 @@ impl Resolver {
     /// [`Self::names_the_zone`]), or [`MAX_ALIKE`] sets are kept already.
     fn alike_settings(&mut self, zone: &ZoneConfig) -> Result<Arc<ZoneSettings>, String> {
         let key = (zone.template.clone(), zone.settings.clone());
-        if let Some(settings) = self.alike.get(&key) {
+        if let Some(settings) = self.shared.alike.get(&key) {
             return Ok(Arc::clone(settings));
         }
         let settings = Arc::new(self.settings(zone)?);
-        if self.alike.len() < MAX_ALIKE && !self.names_the_zone(zone)? {
-            self.alike.insert(key, Arc::clone(&settings));
+        if self.shared.alike.len() < MAX_ALIKE && !self.names_the_zone(zone)? {
+            self.shared.alike.insert(key, Arc::clone(&settings));
         }
         Ok(settings)
     }

@@ -248,12 +248,13 @@ fn resolve(config: &Config, zones: &[(std::ops::Range<usize>, ZoneConfig)]) -> V
     let base = config.path.as_ref().and_then(|p| p.parent()).map(PathBuf::from).unwrap_or_default();
     let signing = config.signing_defaults();
     let storage = (config.server.storage.as_path(), &signing);
-    if let Ok(resolved) = xfr::resolve(&config.tables, zones, &base, storage) {
+    let shared = &config.resolved.shared;
+    if let Ok(resolved) = xfr::resolve(&config.tables, zones, &base, storage, shared) {
         return resolved.zones;
     }
     let mut plans = Vec::new();
     for one in zones {
-        match xfr::resolve(&config.tables, std::slice::from_ref(one), &base, storage) {
+        match xfr::resolve(&config.tables, std::slice::from_ref(one), &base, storage, shared) {
             Ok(resolved) => plans.extend(resolved.zones),
             Err(problems) => {
                 for (_, why) in problems {
