@@ -713,12 +713,9 @@ fn the_example_templates_commented_values_read() {
     }
 }
 
-/// A configuration of zones that name template `t` and nothing else, one zone that
-/// also sets its own `notify`, and one whose template completes owner names with its
-/// name; `t` notifies `notified`.
-fn template_zones(notified: &str) -> Config {
-    parse(&format!(
-        r#"
+/// Two remotes (`one`, `two`) and an ACL that completes owner names with each zone's
+/// name (`acme`).
+const REMOTES_AND_ACME: &str = r#"
         [[remote]]
         id = "one"
         address = "192.0.2.1"
@@ -729,6 +726,14 @@ fn template_zones(notified: &str) -> Config {
         id = "acme"
         action = "update"
         update-owner-name = "_acme-challenge"
+"#;
+
+/// A configuration of zones that name template `t` and nothing else, one zone that
+/// also sets its own `notify`, and one whose template completes owner names with its
+/// name; `t` notifies `notified`.
+fn template_zones(notified: &str) -> Config {
+    parse(&format!(
+        r#"{REMOTES_AND_ACME}
         [[template]]
         id = "t"
         notify = "{notified}"
@@ -785,27 +790,17 @@ fn zones_that_name_only_their_template_share_its_settings() {
 
 #[test]
 fn zones_that_set_the_same_of_their_own_share_their_settings() {
-    let config = parse(
-        r#"
-        [[remote]]
-        id = "p"
-        address = "192.0.2.1"
-        [[remote]]
-        id = "q"
-        address = "192.0.2.2"
-        [[acl]]
-        id = "acme"
-        action = "update"
-        update-owner-name = "_acme-challenge"
+    let config = parse(&format!(
+        r#"{REMOTES_AND_ACME}
         [[zone]]
         name = "a.example"
-        primary = "p"
+        primary = "one"
         [[zone]]
         name = "b.example"
-        primary = "p"
+        primary = "one"
         [[zone]]
         name = "c.example"
-        primary = "q"
+        primary = "two"
         [[zone]]
         name = "d.example"
         file = "d.zone"
@@ -814,15 +809,15 @@ fn zones_that_set_the_same_of_their_own_share_their_settings() {
         name = "e.example"
         file = "e.zone"
         acl = "acme"
-        "#,
-    )
+        "#
+    ))
     .unwrap();
     let [a, b, c, d, e] = &config.resolved.zones[..] else { panic!("five zones") };
     assert!(Arc::ptr_eq(&a.settings, &b.settings), "two secondaries of one primary");
     assert_ne!(a.source, b.source, "each its own copy");
     assert!(!Arc::ptr_eq(&a.settings, &c.settings), "another primary");
     let Role::Secondary(primaries) = &c.role else { panic!("not a secondary") };
-    assert_eq!(primaries[0].id, "q");
+    assert_eq!(primaries[0].id, "two");
     assert!(!Arc::ptr_eq(&d.settings, &e.settings), "owner names completed with each zone's");
     let owners = |p: &ZonePlan| p.rules[0].update.owners.clone();
     assert_ne!(owners(d), owners(e));
