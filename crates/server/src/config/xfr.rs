@@ -360,7 +360,7 @@ pub struct Resolved {
     pub zones: Vec<Arc<ZonePlan>>,
     /// The settings the plans share, for the zones resolved later against the same
     /// tables (added at run time, a catalog's members) to share them too.
-    pub shared: Shared,
+    pub shared: Arc<Shared>,
 }
 
 /// Checks every reference and builds the plans of `zones` (see [`Resolver`]); every
@@ -370,10 +370,10 @@ pub fn resolve(
     zones: &[(std::ops::Range<usize>, ZoneConfig)],
     base: &Path,
     (storage, signing): (&Path, &super::signing::Defaults),
-    shared: &Shared,
+    seed: &Arc<Shared>,
 ) -> Result<Resolved, Vec<Problem>> {
     let (mut resolver, mut problems) = Resolver::new(tables, base, (storage, signing));
-    resolver.shared = shared.clone();
+    resolver.seed = Arc::clone(seed);
     let mut plans = Vec::with_capacity(zones.len());
     let mut spans = Vec::with_capacity(zones.len());
     for (span, zone) in zones {
@@ -398,7 +398,11 @@ pub struct Resolver {
     acls: HashMap<String, AclRule>,
     templates: HashMap<String, TemplateConfig>,
     policies: HashMap<String, Arc<tern_control::signer::SigningPlan>>,
+    /// The settings resolved here and kept to be shared.
     shared: Shared,
+    /// Those resolved before against the same tables ([`resolve`]'s `seed`), looked up
+    /// after [`Self::shared`], never copied.
+    seed: Arc<Shared>,
     storage: PathBuf,
 }
 
@@ -419,8 +423,8 @@ impl Resolver {
         let templates = templates.into_iter().map(|(id, t)| (id, t.clone())).collect();
         let policies =
             super::signing::resolve_policies(&tables.policies, (signing, &remotes), &mut problems);
-        let (shared, storage) = (Shared::default(), storage.to_owned());
-        let resolver = Resolver { keys, remotes, acls, templates, policies, shared, storage };
+        let (shared, seed, storage) = (Shared::default(), Arc::default(), storage.to_owned());
+        let resolver = Resolver { keys, remotes, acls, templates, policies, shared, seed, storage };
         (resolver, problems)
     }
 
@@ -475,7 +479,7 @@ impl Resolver {
             return Err(problems);
         }
         let keys = self.keys.into_values().collect();
-        Ok(Resolved { keys, zones: plans, shared: self.shared })
+        Ok(Resolved { keys, zones: plans, shared: Arc::new(self.shared) })
     }
 }
 
@@ -721,7 +725,20 @@ pub struct Shared {
     /// Those of the zones that set some of their own (a secondary's `primary`, most
     /// often), by template and what they set: a million secondaries of one primary
     /// hold one (2 KiB a zone when each held its own).
-    alike: HashMap<(Option<String>, TemplateConfig), Arc<ZoneSettings>>,
+    alike: HashMap<AlikeKey, Arc<ZoneSettings>>,
+}
+
+/// A zone's template and the settings it sets of its own.
+type AlikeKey = (Option<String>, TemplateConfig);
+
+impl Shared {
+    /// The settings of the zones that set nothing of their own and name `template`.
+    fn of_template(&self, template: &Option<String>) -> Option<&Arc<ZoneSettings>> {
+        match template {
+            None => self.default.as_ref(),
+            named => self.templates.get(named),
+        }
+    }
 }
 
 /// At most this many different sets of a zone's own settings are kept to be shared;
@@ -741,15 +758,13 @@ impl Resolver {
     /// unless they hold something of the zone's own (an access rule's owner names are
     /// completed with the zone's name).
     fn shared_settings(&mut self, zone: &ZoneConfig) -> Result<Arc<ZoneSettings>, String> {
-        let known = match &zone.template {
-            None => self.shared.default.as_ref(),
-            named => self.shared.templates.get(named),
-        };
+        let template = &zone.template;
+        let known = self.shared.of_template(template).or_else(|| self.seed.of_template(template));
         if let Some(settings) = known {
             return Ok(Arc::clone(settings));
         }
         let settings = Arc::new(self.settings(zone)?);
-        if !self.names_the_zone(zone)? {
+        if !self.names_the_zone(zone) {
             match &zone.template {
                 None => self.shared.default = Some(Arc::clone(&settings)),
                 named => {
@@ -765,11 +780,11 @@ impl Resolver {
     /// [`Self::names_the_zone`]), or [`MAX_ALIKE`] sets are kept already.
     fn alike_settings(&mut self, zone: &ZoneConfig) -> Result<Arc<ZoneSettings>, String> {
         let key = (zone.template.clone(), zone.settings.clone());
-        if let Some(settings) = self.shared.alike.get(&key) {
+        if let Some(settings) = self.shared.alike.get(&key).or_else(|| self.seed.alike.get(&key)) {
             return Ok(Arc::clone(settings));
         }
         let settings = Arc::new(self.settings(zone)?);
-        if self.shared.alike.len() < MAX_ALIKE && !self.names_the_zone(zone)? {
+        if self.shared.alike.len() < MAX_ALIKE && !self.names_the_zone(zone) {
             self.shared.alike.insert(key, Arc::clone(&settings));
         }
         Ok(settings)
@@ -777,11 +792,11 @@ impl Resolver {
 
     /// True when `zone`'s settings hold something of its own name: an access rule whose
     /// owner names are completed with it (`update-owner-name`). Such settings are not
-    /// shared.
-    fn names_the_zone(&self, zone: &ZoneConfig) -> Result<bool, String> {
-        let template = self.template(zone)?.and_then(|t| t.acl.as_ref());
-        let Some(ids) = zone.settings.acl.as_ref().or(template) else { return Ok(false) };
-        Ok(ids.iter().any(|id| self.acls.get(id).is_some_and(|a| !a.owner_names.is_empty())))
+    /// shared. Asked once the settings resolved, so its template is declared.
+    fn names_the_zone(&self, zone: &ZoneConfig) -> bool {
+        let template = self.template(zone).ok().flatten().and_then(|t| t.acl.as_ref());
+        let Some(ids) = zone.settings.acl.as_ref().or(template) else { return false };
+        ids.iter().any(|id| self.acls.get(id).is_some_and(|a| !a.owner_names.is_empty()))
     }
 
     /// The template `zone` names, else `default` if declared.
