@@ -484,7 +484,7 @@ fn a_one_name_change_copies_a_few_chunks_of_a_signed_zone() {
         let new = sign(&more, signing, 2);
         let (applied, _) = zone.apply(&diff(&old, &new)).unwrap();
         assert_same(&applied, &build(&new).unwrap(), &format!("{signing:?}"));
-        let chunks = zone.nodes.len().div_ceil(crate::cow::CHUNK);
+        let chunks = zone.nodes.len().div_ceil(crate::cow::ChunkVec::<crate::node::Node>::CHUNK);
         let shared = applied.nodes.shared_chunks(&zone.nodes);
         assert!(shared + 3 >= chunks, "{signing:?}: {shared} of {chunks} node chunks shared");
         if let (Some(a), Some(b)) = (&applied.order, &zone.order) {

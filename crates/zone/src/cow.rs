@@ -11,24 +11,33 @@
 
 use std::sync::Arc;
 
-/// Elements per chunk (a power of two).
-pub const CHUNK: usize = 1024;
-const SHIFT: u32 = CHUNK.trailing_zeros();
+/// Elements per chunk, as a power of two, unless a vector says otherwise: 1,024.
+///
+/// A version's clone copies a pointer and changes a count per chunk (about 30 ns each
+/// when the counts are out of the cache, as between two changes of a large zone), and
+/// a write to a shared chunk copies the chunk. Elements that are plain values, cheap
+/// to copy, go in larger chunks ([`crate::index::NameIndex`]'s slots).
+pub const SHIFT: u32 = 10;
 
 /// Padding elements a pushed-to last chunk starts with, at least.
 const MIN_TAIL: usize = 8;
 
-/// A vector of `T` split into shared, copy-on-write chunks.
+/// A vector of `T` split into shared, copy-on-write chunks of 2^`BITS` elements.
 #[derive(Clone)]
-pub struct ChunkVec<T> {
-    /// Every chunk but the last holds [`CHUNK`] elements; the last holds the rest, and
+pub struct ChunkVec<T, const BITS: u32 = SHIFT> {
+    /// Every chunk but the last holds [`Self::CHUNK`] elements; the last holds the rest, and
     /// may be padded past them. A boxed slice, not a `Vec`: a word less in every zone's
     /// version, and chunks come and go a thousand elements at a time.
     chunks: Box<[Arc<[T]>]>,
     len: usize,
 }
 
-impl<T: Clone> ChunkVec<T> {
+impl<T, const BITS: u32> ChunkVec<T, BITS> {
+    /// Elements per chunk.
+    pub const CHUNK: usize = 1 << BITS;
+}
+
+impl<T: Clone, const BITS: u32> ChunkVec<T, BITS> {
     /// An empty vector.
     pub fn new() -> Self {
         ChunkVec { chunks: Box::default(), len: 0 }
@@ -37,10 +46,10 @@ impl<T: Clone> ChunkVec<T> {
     /// Moves a plain vector into chunks.
     pub fn from_vec(items: Vec<T>) -> Self {
         let len = items.len();
-        let mut chunks = Vec::with_capacity(len.div_ceil(CHUNK));
+        let mut chunks = Vec::with_capacity(len.div_ceil(Self::CHUNK));
         let mut items = items.into_iter();
         loop {
-            let chunk: Arc<[T]> = items.by_ref().take(CHUNK).collect();
+            let chunk: Arc<[T]> = items.by_ref().take(Self::CHUNK).collect();
             if chunk.is_empty() {
                 break;
             }
@@ -52,8 +61,8 @@ impl<T: Clone> ChunkVec<T> {
     /// A vector of `len` elements, element `i` made by `make(i)`, in order, each written
     /// once, straight into its chunk.
     pub fn from_fn(len: usize, mut make: impl FnMut(usize) -> T) -> Self {
-        let chunks = (0..len.div_ceil(CHUNK))
-            .map(|c| (c * CHUNK..len.min((c + 1) * CHUNK)).map(&mut make).collect())
+        let chunks = (0..len.div_ceil(Self::CHUNK))
+            .map(|c| (c * Self::CHUNK..len.min((c + 1) * Self::CHUNK)).map(&mut make).collect())
             .collect();
         ChunkVec { chunks, len }
     }
@@ -74,7 +83,7 @@ impl<T: Clone> ChunkVec<T> {
         if index >= self.len {
             return None;
         }
-        self.chunks.get(index >> SHIFT)?.get(index & (CHUNK - 1))
+        self.chunks.get(index >> BITS)?.get(index & (Self::CHUNK - 1))
     }
 
     /// Mutable access to the element at `index`, copying its chunk first if it is shared.
@@ -82,8 +91,8 @@ impl<T: Clone> ChunkVec<T> {
         if index >= self.len {
             return None;
         }
-        let chunk = self.chunks.get_mut(index >> SHIFT)?;
-        Arc::make_mut(chunk).get_mut(index & (CHUNK - 1))
+        let chunk = self.chunks.get_mut(index >> BITS)?;
+        Arc::make_mut(chunk).get_mut(index & (Self::CHUNK - 1))
     }
 
     /// Replaces the element at `index`; returns false if out of range.
@@ -99,15 +108,15 @@ impl<T: Clone> ChunkVec<T> {
 
     /// Appends an element. The last chunk is copied when it is full of elements: into one
     /// with a few more places when it is shared with another snapshot, else into one
-    /// twice as long (up to [`CHUNK`]), so that appending n elements copies O(n)
+    /// twice as long (up to [`Self::CHUNK`]), so that appending n elements copies O(n)
     /// elements, however many chunks the vector has. (A shared chunk with room left is
     /// copied by `Arc::make_mut`, as any write to it.)
     pub fn push(&mut self, value: T)
     where
         T: Default,
     {
-        let at = self.len & (CHUNK - 1);
-        if at == 0 && self.len == self.chunks.len() * CHUNK {
+        let at = self.len & (Self::CHUNK - 1);
+        if at == 0 && self.len == self.chunks.len() * Self::CHUNK {
             self.edit_chunks(|chunks| chunks.push(Arc::from(vec![T::default(); MIN_TAIL])));
         }
         let Some(last) = self.chunks.last_mut() else { return };
@@ -116,7 +125,7 @@ impl<T: Clone> ChunkVec<T> {
             // changes add a name or two); one this vector owns already, doubled.
             let room = if Arc::strong_count(last) > 1 { at + MIN_TAIL } else { 2 * at };
             let mut items: Vec<T> = last.get(..at).unwrap_or(&[]).to_vec();
-            items.resize(room.clamp(MIN_TAIL, CHUNK), T::default());
+            items.resize(room.clamp(MIN_TAIL, Self::CHUNK), T::default());
             *last = items.into();
         }
         if let Some(slot) = Arc::make_mut(last).get_mut(at) {
@@ -132,17 +141,17 @@ impl<T: Clone> ChunkVec<T> {
         let last = self.len.checked_sub(1)?;
         let value = self.get(last).cloned();
         self.len = last;
-        if self.chunks.len() > self.len.div_ceil(CHUNK) {
+        if self.chunks.len() > self.len.div_ceil(Self::CHUNK) {
             self.edit_chunks(|chunks| chunks.pop());
         }
         value
     }
 
-    /// The elements of the first chunk: every element of a vector of at most [`CHUNK`].
+    /// The elements of the first chunk: every element of a vector of at most [`Self::CHUNK`].
     #[inline]
     pub fn head(&self) -> &[T] {
         let head = self.chunks.first().map_or(&[][..], |chunk| &chunk[..]);
-        head.get(..self.len.min(CHUNK)).unwrap_or(head)
+        head.get(..self.len.min(Self::CHUNK)).unwrap_or(head)
     }
 
     /// Changes the list of chunks (made again at its new length).
@@ -170,7 +179,7 @@ impl<T: Clone> Default for ChunkVec<T> {
     }
 }
 
-impl<T> std::fmt::Debug for ChunkVec<T> {
+impl<T, const BITS: u32> std::fmt::Debug for ChunkVec<T, BITS> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "ChunkVec(len {}, {} chunks)", self.len, self.chunks.len())
     }
@@ -180,9 +189,11 @@ impl<T> std::fmt::Debug for ChunkVec<T> {
 mod tests {
     use super::*;
 
+    const CHUNK: usize = ChunkVec::<u32>::CHUNK;
+
     #[test]
     fn copy_on_write_shares_untouched_chunks() {
-        let a = ChunkVec::from_vec((0..5000u32).collect());
+        let a = ChunkVec::<_>::from_vec((0..5000u32).collect());
         assert_eq!(a.len(), 5000);
         assert_eq!(a.get(4999), Some(&4999));
         assert_eq!(a.get(5000), None);
@@ -201,7 +212,7 @@ mod tests {
     fn made_in_order_across_chunks() {
         for len in [0, 1, CHUNK, CHUNK + 1, 3 * CHUNK - 1] {
             let mut calls = Vec::new();
-            let v = ChunkVec::from_fn(len, |i| {
+            let v = ChunkVec::<_>::from_fn(len, |i| {
                 calls.push(i);
                 i * 2
             });
@@ -214,7 +225,7 @@ mod tests {
 
     #[test]
     fn pop_takes_back_what_push_added_and_leaves_snapshots_alone() {
-        let mut v = ChunkVec::new();
+        let mut v = ChunkVec::<_>::new();
         for i in 0..(2 * CHUNK + 5) {
             v.push(i);
         }
@@ -234,13 +245,13 @@ mod tests {
         }
         assert_eq!((v.len(), v.get(CHUNK), v.chunks.len()), (CHUNK + 2, Some(&101), 2));
         assert!(snapshot.iter().copied().eq(0..2 * CHUNK + 5), "the snapshot is untouched");
-        let mut empty: ChunkVec<u32> = ChunkVec::new();
+        let mut empty: ChunkVec<u32> = ChunkVec::<_>::new();
         assert_eq!(empty.pop(), None);
     }
 
     #[test]
     fn push_across_chunk_boundary() {
-        let mut v = ChunkVec::new();
+        let mut v = ChunkVec::<_>::new();
         for i in 0..(CHUNK + 3) {
             v.push(i);
         }
