@@ -27,7 +27,7 @@ const MIN_TAIL: usize = 8;
 pub struct ChunkVec<T, const BITS: u32 = SHIFT> {
     /// Every chunk but the last holds [`Self::CHUNK`] elements; the last holds the rest, and
     /// may be padded past them. A boxed slice, not a `Vec`: a word less in every zone's
-    /// version, and chunks come and go a thousand elements at a time.
+    /// version, and the list changes only when a whole chunk comes or goes.
     chunks: Box<[Arc<[T]>]>,
     len: usize,
 }
