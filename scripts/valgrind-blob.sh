@@ -39,4 +39,4 @@ for line in sys.stdin:
 echo "valgrind: $binary"
 valgrind --quiet --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite \
   --show-leak-kinds=definite "$binary" --quiet \
-  blob:: node::tests:: cow:: changeset_tests:: db::tests:: pins::tests::
+  blob:: node::tests:: cow:: builder::table::tests:: changeset_tests:: db::tests:: pins::tests::

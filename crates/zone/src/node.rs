@@ -549,6 +549,11 @@ impl BlobWriter {
     pub fn blob(&self) -> Blob {
         Blob::new(&self.buf)
     }
+
+    /// The bytes written since the last [`restart`](Self::restart).
+    pub fn bytes(&self) -> &[u8] {
+        &self.buf
+    }
 }
 
 /// The fixed part of an RRset being written.

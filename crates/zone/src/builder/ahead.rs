@@ -104,6 +104,11 @@ impl Ahead {
         }
     }
 
+    /// True when any node is encoded ahead (and not taken yet).
+    pub fn encoded_any(&self) -> bool {
+        self.early.iter().any(|e| matches!(e, Early::Encoded(..)))
+    }
+
     /// True when nodes given up need their records back ([`ZoneBuilder::compact`]).
     pub fn must_restore(&self) -> bool {
         !self.restore.is_empty()

@@ -182,6 +182,12 @@ impl<'a> Encoder<'a> {
 
     /// Encodes one node's records: RRsets in type order, each followed by its RRSIGs.
     pub(super) fn node(&mut self, owner: &Dname, members: &[u32]) -> crate::blob::Blob {
+        crate::blob::Blob::new(self.node_bytes(owner, members))
+    }
+
+    /// Encodes one node's records (as [`Encoder::node`]): the blob's bytes, valid until
+    /// the next node.
+    pub(super) fn node_bytes(&mut self, owner: &Dname, members: &[u32]) -> &[u8] {
         let rdata = self.rdata;
         let records = self.records;
         self.group.clear();
@@ -196,7 +202,7 @@ impl<'a> Encoder<'a> {
             self.rrset(owner, Rtype(key), start..end);
             start = end;
         }
-        self.writer.blob()
+        self.writer.bytes()
     }
 
     /// Encodes the records and signatures of one type (`group[range]` holds records
