@@ -43,17 +43,15 @@ impl<T: Clone, const BITS: u32> ChunkVec<T, BITS> {
         ChunkVec { chunks: Box::default(), len: 0 }
     }
 
-    /// Moves a plain vector into chunks.
+    /// Moves a plain vector into chunks, each made at its size. (No empty chunk is made
+    /// to find the end: made and freed after a zone's long-lived allocations, it left a
+    /// hole among them.)
     pub fn from_vec(items: Vec<T>) -> Self {
         let len = items.len();
         let mut chunks = Vec::with_capacity(len.div_ceil(Self::CHUNK));
         let mut items = items.into_iter();
-        loop {
-            let chunk: Arc<[T]> = items.by_ref().take(Self::CHUNK).collect();
-            if chunk.is_empty() {
-                break;
-            }
-            chunks.push(chunk);
+        while items.len() > 0 {
+            chunks.push(items.by_ref().take(Self::CHUNK).collect());
         }
         ChunkVec { chunks: chunks.into_boxed_slice(), len }
     }
