@@ -210,6 +210,7 @@ impl Writer {
             && self.schedule.failures == 0
             && !self.schedule.expired
             && !self.journal_closed
+            && !self.notices.as_ref().is_some_and(|n| n.before_load) // awaits its load
             && self.next_wake().is_none_or(|at| at > soon)
     }
 

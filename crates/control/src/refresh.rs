@@ -15,6 +15,8 @@
 //!   a flood of them (spoofed from the primary's address) is not reflected at the
 //!   primary as as many SOA queries; their log line is written at most once a
 //!   [`NOTIFY_LOG_GAP`] and when a refresh starts, with the count of those merged.
+//! * A NOTIFY before the zone's first load (one can wake its writer before a start's
+//!   paced load comes) waits for that load, which refreshes once it is done.
 //! * An operator's `zone-refresh` (or `zone-reload`) joins the refresh under way;
 //!   `zone-retransfer` joins a whole transfer under way, or is done after the refresh
 //!   under way. Either is answered once its refresh is over.
@@ -43,7 +45,11 @@ pub const NOTIFY_LOG_GAP: Duration = Duration::from_secs(10);
 
 impl Writer {
     /// A NOTIFY from a primary (with those merged into it): refresh now, or as soon as
-    /// allowed (see the module comment); a frozen zone only logs it.
+    /// allowed (see the module comment); a frozen zone only logs it. Before the zone's
+    /// first load (a NOTIFY can wake its writer before the paced load of a start comes),
+    /// the refresh waits for the load: started now, it would transfer the whole zone,
+    /// with neither the kept copy nor a signing secondary's primary version read yet, and
+    /// its outcome would be dropped once the load publishes the kept copy.
     pub fn notified(&mut self, notified: Notified) {
         if !matches!(self.plan.role, Role::Secondary(_)) {
             return;
@@ -54,7 +60,28 @@ impl Writer {
         if notices.logged_at.is_none_or(|at| at.elapsed() >= NOTIFY_LOG_GAP) {
             self.log_notices();
         }
-        if !self.frozen {
+        if self.frozen {
+            return;
+        }
+        if self.first_load_pending() {
+            if let Some(notices) = self.notices.as_mut() {
+                notices.before_load = true;
+            }
+        } else {
+            self.refresh_soon();
+        }
+    }
+
+    /// True while the zone has not been loaded once: no version, no refresh under way
+    /// and no refresh time, which a secondary's load always sets
+    /// ([`start_secondary`](Self::start_secondary)).
+    fn first_load_pending(&self) -> bool {
+        self.current.is_none() && self.refreshing.is_none() && self.schedule.refresh_at.is_none()
+    }
+
+    /// After a secondary's load: the refresh that NOTIFYs asked for before it.
+    pub(crate) fn refresh_if_notified_before(&mut self) {
+        if self.notices.as_mut().is_some_and(|n| std::mem::take(&mut n.before_load)) {
             self.refresh_soon();
         }
     }
@@ -297,6 +324,7 @@ mod tests {
         let mut writer = Writer::new(plan, slot, shared);
         let (inbox, receiver) = crate::inbox::inbox(4);
         writer.inbox = Some(inbox);
+        writer.schedule.refresh_at = Some(writer.now() + 3600); // as its load leaves it
         (writer, receiver)
     }
 
@@ -330,6 +358,30 @@ mod tests {
         assert!(writer.refreshing.is_none(), "not at once: less than a second after the last");
         assert!(soon <= writer.now() + 1 && writer.last_error.is_some(), "{soon}");
         assert_eq!(writer.next_wake(), Some(soon));
+    }
+
+    /// A NOTIFY that wakes a zone's writer before its first load (at a start, before the
+    /// paced load comes) waits for the load: a refresh started then would transfer the
+    /// whole zone, and be dropped once the load publishes the kept copy. The writer does
+    /// not rest meanwhile, and the load's end starts the refresh.
+    #[tokio::test]
+    async fn a_notify_before_the_first_load_waits_for_it() {
+        let storage = tempfile::tempdir().unwrap();
+        let (mut writer, _receiver) = secondary(storage.path());
+        writer.schedule = Default::default(); // not loaded yet
+        let from: SocketAddr = "127.0.0.1:53".parse().unwrap();
+        writer.notified(Notified { serial: Some(2), from, merged: 0 });
+        assert!(writer.refreshing.is_none(), "no refresh before the load");
+        assert!(writer.notices.as_ref().unwrap().before_load);
+        assert!(!writer.restful(), "it waits for its load awake");
+        // The load (no kept copy here: nothing to serve yet) sets the refresh time; its
+        // end starts the refresh the NOTIFY asked for.
+        assert!(matches!(writer.start_secondary().await, crate::event::LoadOutcome::Waiting));
+        writer.refresh_if_notified_before();
+        assert!(writer.refreshing.is_some(), "refreshed once loaded");
+        assert!(!writer.notices.as_ref().unwrap().before_load);
+        writer.notified(Notified { serial: Some(3), from, merged: 0 });
+        assert_eq!(writer.refreshing.as_ref().unwrap().again, Some(false), "as usual since");
     }
 
     /// An outcome that comes back once the zone is a primary is dropped, and leaves it

@@ -222,7 +222,11 @@ impl Writer {
                 self.schedule = Schedule::default();
                 self.load_primary().await
             }
-            Role::Secondary(_) => self.start_secondary().await,
+            Role::Secondary(_) => {
+                let outcome = self.start_secondary().await;
+                self.refresh_if_notified_before();
+                outcome
+            }
         };
         if let Some(why) = unsigned {
             self.last_error = Some((self.now(), format!("not signed: {why}")));

@@ -110,6 +110,9 @@ pub struct Notices {
     pub(crate) unlogged: u64,
     /// The last of them: its sender and the serial it announced.
     pub(crate) last: Option<(SocketAddr, Option<u32>)>,
+    /// One came before the zone's first load (see `Writer::notified`): the load
+    /// refreshes once it is done.
+    pub(crate) before_load: bool,
 }
 
 /// When the last batch of updates was committed, and who sent it (see [`crate::dynamic::COMMIT_GAP`]).
