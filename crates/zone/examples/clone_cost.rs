@@ -7,7 +7,7 @@
 //! percentile of each, in microseconds; `huge` backs the zone with huge pages first, as
 //! the server does after a load (`tern_zone::memory::after_load`).
 
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)]
+#![allow(clippy::indexing_slicing)]
 
 use std::path::Path;
 use std::time::Instant;
@@ -15,15 +15,25 @@ use std::time::Instant;
 use tern_wire::Name;
 use tern_zone::Options;
 
+const USAGE: &str = "usage: clone_cost ZONE_FILE ORIGIN [ROUNDS] [huge]";
+
+/// Ends the program with `why` (a bad argument or zone file).
+fn fail(why: impl std::fmt::Display) -> ! {
+    eprintln!("clone_cost: {why}\n{USAGE}");
+    std::process::exit(2)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let [file, origin, rest @ ..] = args.as_slice() else {
-        panic!("usage: clone_cost ZONE_FILE ORIGIN [ROUNDS] [huge]");
-    };
-    let origin: Name = origin.parse().unwrap();
-    let rounds: usize = rest.first().map_or(300, |n| n.parse().unwrap()).max(1);
+    let [file, origin, rest @ ..] = args.as_slice() else { fail("ZONE_FILE and ORIGIN needed") };
+    let origin: Name = origin.parse().unwrap_or_else(|e| fail(format!("origin {origin}: {e}")));
+    let rounds: usize = rest
+        .first()
+        .map_or(Ok(300), |n| n.parse())
+        .unwrap_or_else(|e| fail(format!("ROUNDS: {e}")))
+        .max(1);
     let zone = tern_zone::load_file(Path::new(file), &origin, &Options::default(), &mut |_| {})
-        .unwrap()
+        .unwrap_or_else(|e| fail(e))
         .contents;
     if rest.get(1).is_some_and(|a| a == "huge") {
         tern_zone::memory::after_load();

@@ -293,6 +293,11 @@ mod tests {
         }
     }
 
+    /// The data of `zone`'s node `name`.
+    fn data_of<'z>(zone: &'z crate::ZoneContents, name: &str) -> &'z Blob {
+        zone.node(zone.find(&name.parse::<Name>().unwrap()).unwrap()).unwrap().data()
+    }
+
     #[test]
     fn a_small_zone_has_its_nodes_in_one_pack_and_a_larger_one_a_blob_each() {
         let text = format!("{APEX}{ZONE}");
@@ -311,19 +316,13 @@ mod tests {
         let many: String =
             (0..=super::SMALL_NODES).map(|i| format!("h{i}.example. 300 A 192.0.2.9\n")).collect();
         let (large, _) = testutil::zone("example.", &format!("{APEX}{many}"));
-        let data = |name: &str| {
-            large.node(large.find(&name.parse::<Name>().unwrap()).unwrap()).unwrap().data()
-        };
-        let (a, b) = (data("h0.example."), data("h1.example."));
+        let (a, b) = (data_of(&large, "h0.example."), data_of(&large, "h1.example."));
         assert!(!Blob::same_allocation(a, b), "past {} nodes, a blob each", super::SMALL_NODES);
 
         let long = format!("\"{}\" ", "x".repeat(255)).repeat(8); // about 2 KiB a record
         let big: String = (0..10).map(|i| format!("t{i}.example. 300 TXT {long}\n")).collect();
         let (big, _) = testutil::zone("example.", &format!("{APEX}{big}"));
-        let data = |name: &str| {
-            big.node(big.find(&name.parse::<Name>().unwrap()).unwrap()).unwrap().data()
-        };
-        let (a, b) = (data("t0.example."), data("t1.example."));
+        let (a, b) = (data_of(&big, "t0.example."), data_of(&big, "t1.example."));
         assert!(a.len() > 2000 && b.len() > 2000);
         assert!(!Blob::same_allocation(a, b), "past {} bytes, a blob each", super::PACK_BYTES);
     }
