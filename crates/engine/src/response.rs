@@ -261,7 +261,8 @@ impl<'b> Response<'b> {
     ) -> Result<(), Truncated> {
         let mark = self.writer.mark();
         let section = Section::Authority;
-        let written = self.writer.push_prepared(section, soa.record(), soa.slots(), apex_at);
+        let record = soa.record(ttl);
+        let written = self.writer.push_prepared(section, record.bytes(), record.slots(), apex_at);
         let all = written.map_err(drop).and_then(|owner_at| match signed {
             Some(rrset) => self.sigs(section, apex, owner_at, rrset, ttl),
             None => Ok(()),

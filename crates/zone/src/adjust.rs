@@ -58,7 +58,7 @@ pub fn zone_facts(zone: &mut ZoneContents) {
     }
     zone.negative_soa = zone.apex().and_then(|apex| {
         let rdata = apex.rrset(Rtype::SOA)?.rdatas().next()?;
-        NegativeSoa::new(zone.origin(), zone.negative_ttl, rdata)
+        NegativeSoa::new(zone.origin(), apex.data(), zone.negative_ttl, rdata)
     });
     zone.denial = denial(zone);
 }

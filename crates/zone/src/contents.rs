@@ -77,7 +77,7 @@ pub struct ZoneContents {
     pub(crate) serial: u32,
     /// TTL of the SOA in negative answers: min(SOA TTL, SOA MINIMUM) (RFC 2308 §3).
     pub(crate) negative_ttl: u32,
-    /// The apex SOA prepared for negative answers, with `negative_ttl`.
+    /// The apex SOA prepared for negative answers (written with `negative_ttl`).
     pub(crate) negative_soa: Option<NegativeSoa>,
     pub(crate) record_count: usize,
     /// The changes that led to this version (IXFR); `None` for none, so that a zone

@@ -78,6 +78,31 @@ fn negative_soa_points_into_the_question() {
 }
 
 #[test]
+fn a_negative_soa_naming_servers_elsewhere_is_written_as_the_zone_holds_it() {
+    // A hosting platform's zone: MNAME and RNAME are the platform's, so the prepared SOA
+    // is the apex data's RDATA as it is (tern_zone::NegativeSoa::Whole), only the owner
+    // a pointer into the question.
+    let z = zones(&[(
+        "cust.example.",
+        "$TTL 3600\n@ SOA ns1.hoster.example. hostmaster.hoster.example. 7 7200 3600 \
+         1209600 300\n@ NS ns1.hoster.example.\nwww A 192.0.2.1\n",
+    )]);
+    let soa = "Cust.Example. 300 SOA ns1.hoster.example. hostmaster.hoster.example. 7 7200 \
+               3600 1209600 300";
+    let message = query("nope.Cust.Example.", Rtype::A, Ask::default());
+    let response = raw(&z, Config::default(), &message, Transport::Udp).unwrap();
+    assert_eq!(render(&response), format!("NXDOMAIN aa rd | au: {soa} | ad: OPT(1232,-)"));
+    // Header and question (12 + 19 + 4), the SOA: owner pointer, fields, RDATA whole
+    // (2 + 10 + 20 + 27 + 20), OPT (11).
+    assert_eq!(response.len(), 35 + 79 + 11);
+    assert_eq!(
+        ask(&z, "www.cust.example.", Rtype::TXT),
+        "NOERROR aa rd | au: cust.example. 300 SOA ns1.hoster.example. hostmaster.hoster.example. \
+         7 7200 3600 1209600 300 | ad: OPT(1232,-)"
+    );
+}
+
+#[test]
 fn cname_chains_are_followed_in_zone() {
     let z = example();
     assert_eq!(

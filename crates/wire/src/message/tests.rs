@@ -413,13 +413,21 @@ fn prepared_records_get_their_pointers_and_fit_or_are_refused() {
     let mut w = MessageWriter::new(&mut buf, 60, &mut table).unwrap();
     w.push_question(&name("x.Example."), Rtype::A, Class::IN).unwrap();
     // The apex "Example." is at 12 + 2 in the question.
-    assert_eq!(w.push_prepared(Section::Authority, record, &[0, 16], 14), Ok(Some(14)));
+    assert_eq!(w.push_prepared(Section::Authority, (record, b""), &[0, 16], 14), Ok(Some(14)));
+    // The same record in two pieces is written the same.
+    let (head, tail) = record.split_at(13);
+    let mut buf2 = [0u8; 64];
+    let mut table2 = CompressionTable::new();
+    let mut w2 = MessageWriter::new(&mut buf2, 60, &mut table2).unwrap();
+    w2.push_question(&name("x.Example."), Rtype::A, Class::IN).unwrap();
+    assert_eq!(w2.push_prepared(Section::Authority, (head, tail), &[0, 16], 14), Ok(Some(14)));
+    assert_eq!(w2.as_bytes(), w.as_bytes());
     assert_eq!(w.last_owner_at(), Some(14));
     // Out of bounds: a target past the end, a slot outside the record, no room.
-    assert!(w.push_prepared(Section::Authority, record, &[0], 60).is_err());
+    assert!(w.push_prepared(Section::Authority, (record, b""), &[0], 60).is_err());
     let before = w.as_bytes().to_vec();
-    assert!(w.push_prepared(Section::Authority, record, &[17], 14).is_err());
-    assert_eq!(w.push_prepared(Section::Authority, record, &[0], 14), Err(Error::NoSpace));
+    assert!(w.push_prepared(Section::Authority, (record, b""), &[17], 14).is_err());
+    assert_eq!(w.push_prepared(Section::Authority, (record, b""), &[0], 14), Err(Error::NoSpace));
     assert_eq!(w.as_bytes(), &before[..]);
     let msg = w.finish().to_vec();
     let (_, records) = read_all(&msg).unwrap();

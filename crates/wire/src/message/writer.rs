@@ -646,16 +646,16 @@ impl<'b> MessageWriter<'b> {
         Ok((written, owner_at))
     }
 
-    /// Appends one record prepared in wire form, `record` (owner to RDATA), with a
-    /// compression pointer to `target` written at each offset in `slots`: a record whose
-    /// names end in a name already in the message, built once and copied into every
-    /// answer. Returns where the owner decodes from when slot 0 is the owner. All or
-    /// nothing; a `target` not below the current end, or a slot outside `record`, is
-    /// refused.
+    /// Appends one record prepared in wire form, `record` then `tail` (owner to RDATA;
+    /// `tail` may be empty), with a compression pointer to `target` written at each
+    /// offset in `slots`: a record whose names end in a name already in the message,
+    /// built once and copied into every answer. Returns where the owner decodes from
+    /// when slot 0 is the owner. All or nothing; a `target` not below the current end, or
+    /// a slot outside what is written, is refused.
     pub fn push_prepared(
         &mut self,
         section: Section,
-        record: &[u8],
+        (record, tail): (&[u8], &[u8]),
         slots: &[u16],
         target: u16,
     ) -> Result<Option<u16>> {
@@ -663,7 +663,11 @@ impl<'b> MessageWriter<'b> {
         self.enter(section)?;
         let start = self.len;
         let limit = self.soft_limit();
-        let result = self.put(record, limit).and_then(|()| {
+        let whole = match tail {
+            [] => self.put(record, limit),
+            _ => self.put2(record, tail, limit),
+        };
+        let result = whole.and_then(|()| {
             slots.iter().try_for_each(|&slot| self.fill_pointer(start, slot, target))
         });
         self.finish_item(section, start, result)?;

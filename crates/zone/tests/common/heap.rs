@@ -199,7 +199,7 @@ impl Parts {
         Parts { total: heap + version, version, table: nodes * 32, blobs, nodes }
     }
 
-    /// What is left: the name index, the chunk lists, the negative SOA, the origin, …
+    /// What is left: the name index, the chunk lists, the origin, …
     pub fn rest(&self) -> usize {
         self.total.saturating_sub(self.version + self.table + self.blobs)
     }
