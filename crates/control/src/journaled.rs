@@ -233,7 +233,7 @@ impl Writer {
 
     /// Keeps the journal [`open_blocking`] gave; its changes.
     pub fn take_journal(&mut self, opened: OpenedJournal) -> Vec<Changeset> {
-        control().journal_size(&self.plan.name.to_string(), opened.journal.len());
+        control().journal_size_of(&self.plan.name, opened.journal.len());
         if let Some(why) = opened.journal.refused() {
             self.last_error = Some((self.now(), why.to_owned()));
         }
@@ -311,7 +311,7 @@ impl Writer {
             let rewritten = journal.lock().map(|mut j| (j.rewrite_since(&changes, mark), j.len()));
             match rewritten {
                 Ok((Ok(()), len)) => {
-                    control().journal_size(&name.to_string(), len);
+                    control().journal_size_of(&name, len);
                     info!(zone = %name, kept = changes.len(), "journal compacted");
                 }
                 Ok((Err(tern_journal::Error::StaleMark), _)) => {

@@ -14,13 +14,12 @@
 //! listing before the start's first loads and drops it when they are done, or at the
 //! first change of the zone set after the start ([`StartListing`]).
 
-use std::collections::hash_map::DefaultHasher;
-use std::hash::{Hash, Hasher};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arc_swap::ArcSwapOption;
+use tern_journal::ASIDE_SUFFIX;
 
 /// What a zone's first load knows of its journal before opening it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,8 +48,9 @@ impl Listing {
         for entry in std::fs::read_dir(dir).ok()? {
             let name = entry.ok()?.file_name();
             let bytes = name.as_bytes();
-            if bytes.ends_with(b"journal") || bytes.ends_with(b"journal.damaged") {
-                names.push(hash(bytes));
+            let kept = bytes.strip_suffix(ASIDE_SUFFIX.as_bytes()).unwrap_or(bytes);
+            if kept.ends_with(b"journal") {
+                names.push(hash(&[bytes]));
             }
         }
         names.sort_unstable();
@@ -58,29 +58,30 @@ impl Listing {
     }
 
     /// What the listing says of the journal at `journal` and of its set-aside copy
-    /// `aside` (`Unknown` for a journal in another directory).
-    pub fn found(&self, journal: &Path, aside: &Path) -> Found {
-        match (self.may_hold(journal), self.may_hold(aside)) {
-            (Some(false), Some(false)) => Found::Nothing,
-            (Some(false), _) => Found::NoJournal,
-            _ => Found::Unknown,
+    /// (`tern_journal::aside_path(journal, 0)`; `Unknown` for a journal in another
+    /// directory). Nothing is allocated: the set-aside name is hashed in two parts.
+    pub fn found(&self, journal: &Path) -> Found {
+        if journal.parent() != Some(self.dir.as_path()) {
+            return Found::Unknown;
         }
-    }
-
-    /// Whether the file at `path` may be there (`None`: not in this directory).
-    fn may_hold(&self, path: &Path) -> Option<bool> {
-        if path.parent() != Some(self.dir.as_path()) {
-            return None;
+        let Some(name) = journal.file_name().map(OsStrExt::as_bytes) else {
+            return Found::Unknown;
+        };
+        let holds = |hash: u64| self.names.binary_search(&hash).is_ok();
+        match (holds(hash(&[name])), holds(hash(&[name, ASIDE_SUFFIX.as_bytes()]))) {
+            (false, false) => Found::Nothing,
+            (false, true) => Found::NoJournal,
+            (true, _) => Found::Unknown,
         }
-        let name = hash(path.file_name()?.as_bytes());
-        Some(self.names.binary_search(&name).is_ok())
     }
 }
 
-fn hash(name: &[u8]) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    name.hash(&mut hasher);
-    hasher.finish()
+/// A 64-bit FNV-1a hash of `parts` one after the other (the same for a name in one
+/// part or in two): names are told apart by it only to save a lookup, so a hash
+/// shared by chance costs a lookup, never a wrong answer.
+fn hash(parts: &[&[u8]]) -> u64 {
+    let bytes = parts.iter().flat_map(|part| part.iter());
+    bytes.fold(0xcbf2_9ce4_8422_2325, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
 }
 
 /// The listing of the start, while it may be trusted (see the module comment).
@@ -102,7 +103,7 @@ impl StartListing {
     pub fn found(&self, journal: &Path) -> Found {
         let listing = self.0.load();
         let Some(listing) = listing.as_deref() else { return Found::Unknown };
-        listing.found(journal, &tern_journal::aside_path(journal, 0))
+        listing.found(journal)
     }
 }
 

@@ -89,10 +89,11 @@ impl Writer {
     /// Loads the zone file if it changed; publishes and notifies when the zone did.
     pub async fn load_primary(&mut self) -> LoadOutcome {
         self.reopen_refused_journal().await;
-        let source = self.plan.source.clone();
+        // The plan's count, not a copy of its path: the build may run on another thread.
+        let plan = Arc::clone(&self.plan);
         let (now_version, opened) = match self.current {
-            None => first_version(&source),
-            Some(_) => (version(&source), None),
+            None => first_version(&plan.source),
+            Some(_) => (version(&plan.source), None),
         };
         if now_version.is_some() && now_version == self.source && self.current.is_some() {
             let records = self.current.as_ref().map_or(0, |z| z.record_count() as u64);
@@ -117,8 +118,8 @@ impl Writer {
         };
         let name = self.plan.name.clone();
         let found = journal.as_deref().map_or(Found::Unknown, |j| self.look_for(j));
-        let inline =
-            quick(&source, now_version.as_ref()) && (journal.is_none() || found != Found::Unknown);
+        let inline = quick(&plan.source, now_version.as_ref())
+            && (journal.is_none() || found != Found::Unknown);
         let work = move || {
             let mut opened = journal
                 .map(|path| crate::journaled::open_blocking(&name, &path, true, false, found));
@@ -126,7 +127,7 @@ impl Writer {
                 base.journaled = std::mem::take(&mut opened.changes);
                 base.floor = opened.floor;
             }
-            (opened, build(&name, &source, base))
+            (opened, build(&name, &plan.source, base))
         };
         let (opened, built) = match inline {
             true => work(),

@@ -122,11 +122,23 @@ pub fn legacy(dir: &Path, zone: &Dname, suffix: &str) -> Option<PathBuf> {
 }
 
 impl ZoneFiles {
+    /// False when the zone's name as written is its stem (lower-case letters, digits,
+    /// `-` and `_` only, not cut): then its files had today's names before too.
+    fn may_have_legacy(&self, zone: &Dname) -> bool {
+        let plain = |label: &[u8]| {
+            label.iter().all(|b| matches!(b, b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_'))
+        };
+        !zone.labels().all(plain) || self.stem.contains('~')
+    }
+
     /// Moves the journal, and with `copy` the kept copy and its timers, that an earlier
     /// version named after the zone as written (upper case kept, `\` escapes) to
     /// today's names, when today's do not exist. Returns what was moved, for the log.
     pub fn adopt_legacy(&self, zone: &Dname, copy: bool) -> Vec<(PathBuf, PathBuf)> {
         let mut moved = Vec::new();
+        if !self.may_have_legacy(zone) {
+            return moved; // the usual name: nothing formatted to find that out
+        }
         let mut files = vec![("journal", self.journal())];
         if copy {
             files.push(("zone", self.zone_copy()));
@@ -244,5 +256,15 @@ mod tests {
         assert_eq!(std::fs::read(files.zone_copy()).unwrap(), b"z");
         assert!(files.adopt_legacy(&zone, true).is_empty(), "once");
         assert_eq!(legacy(dir.path(), &name("/tmp/x."), "journal"), None, "never outside");
+        // Names spelled as their stem had today's names before too: nothing is looked for.
+        let plain = name("a-b_c.example.");
+        assert!(!ZoneFiles::new(dir.path(), &plain).may_have_legacy(&plain));
+        for other in ["A.example.", "a\\032b.example.", "a\\.b.example."] {
+            let zone = name(other);
+            assert!(ZoneFiles::new(dir.path(), &zone).may_have_legacy(&zone), "{other}");
+        }
+        let long = name(&format!("{}.{}.example.", "a".repeat(63), "b".repeat(63)));
+        let cut = ZoneFiles::new(dir.path(), &long);
+        assert_eq!(cut.may_have_legacy(&long), cut.stem.contains('~'));
     }
 }

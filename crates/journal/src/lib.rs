@@ -449,13 +449,16 @@ const AHEAD_MAX: u64 = 4 << 20;
 /// run of zeros would read as a torn frame header.
 const SPARE_MIN: u64 = 8;
 
+/// What the name of a damaged journal kept aside ends in (see [`aside_path`]).
+pub const ASIDE_SUFFIX: &str = ".damaged";
+
 /// Where a damaged journal at `path` is kept aside: `<journal>.damaged`, then
 /// `<journal>.damaged.1`, `.2`, … for the `n`th (one is never overwritten).
 pub fn aside_path(path: &Path, n: u32) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
     match n {
-        0 => name.push(".damaged"),
-        n => name.push(format!(".damaged.{n}")),
+        0 => name.push(ASIDE_SUFFIX),
+        n => name.push(format!("{ASIDE_SUFFIX}.{n}")),
     }
     PathBuf::from(name)
 }

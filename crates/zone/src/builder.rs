@@ -79,19 +79,7 @@ pub struct ZoneBuilder {
 impl ZoneBuilder {
     /// A builder for the zone at `origin`.
     pub fn new(origin: &Dname) -> ZoneBuilder {
-        let mut main = Space::new(0, Some(origin.label_count()));
-        let hash = crate::hash::name_hash(origin);
-        main.owners.create(origin, hash, NO_NODE, false);
-        ZoneBuilder {
-            origin: origin.to_name(),
-            main,
-            nsec3: Space::new(NSEC3_SPACE, None),
-            records: Vec::new(),
-            rdata: Vec::new(),
-            lines: Lines::default(),
-            report: Report::default(),
-            ahead: Ahead::new(0),
-        }
+        ZoneBuilder::with_room(origin, 0)
     }
 
     /// A builder for the zone at `origin` whose text is about `bytes` long (a zone
@@ -100,14 +88,36 @@ impl ZoneBuilder {
     /// growing them step by step (a start with a million small zones spent a sixth of
     /// its load's instructions there). Bigger zones grow their buffers as they go.
     pub fn sized(origin: &Dname, bytes: u64) -> ZoneBuilder {
-        let bytes = usize::try_from(bytes).unwrap_or(usize::MAX).min(SIZED_UP_TO);
-        let mut builder = ZoneBuilder::new(origin);
-        // About 30 bytes of text a record, about 10 of RDATA and 20 of owner names a
-        // node in a small hosting zone; a little more room than that.
-        builder.records.reserve(bytes / 24 + 4);
-        builder.rdata.reserve(bytes / 2 + 16);
-        builder.main.reserve(bytes / 40 + 4, bytes / 2 + 32);
-        builder.lines.reserve(bytes / 24 + 4);
+        ZoneBuilder::with_room(origin, usize::try_from(bytes).unwrap_or(usize::MAX).min(SIZED_UP_TO))
+    }
+
+    /// A builder with room for about `bytes` of zone text (none for 0). The room is made
+    /// before the apex's node: growing its buffers after would free their first, small
+    /// allocations among the zone's data in glibc's heap (a hole a zone, at a start of
+    /// many small zones).
+    fn with_room(origin: &Dname, bytes: usize) -> ZoneBuilder {
+        let mut main = Space::new(0, Some(origin.label_count()));
+        let mut builder_room = (0, 0, 0);
+        if bytes > 0 {
+            // About 30 bytes of text a record, about 10 of RDATA and 20 of owner names a
+            // node in a small hosting zone; a little more room than that.
+            main.reserve(bytes / 40 + 4, bytes / 2 + 32);
+            builder_room = (bytes / 24 + 4, bytes / 2 + 16, bytes / 24 + 4);
+        }
+        let hash = crate::hash::name_hash(origin);
+        main.owners.create(origin, hash, NO_NODE, false);
+        let (records, rdata, lines) = builder_room;
+        let mut builder = ZoneBuilder {
+            origin: origin.to_name(),
+            main,
+            nsec3: Space::new(NSEC3_SPACE, None),
+            records: Vec::with_capacity(records),
+            rdata: Vec::with_capacity(rdata),
+            lines: Lines::default(),
+            report: Report::default(),
+            ahead: Ahead::new(0),
+        };
+        builder.lines.reserve(lines);
         builder
     }
 
@@ -215,6 +225,7 @@ impl ZoneBuilder {
         let (nodes, checks) =
             table::main_nodes(&mut encoder, &self.main.owners, &groups, &mut self.ahead);
         let chain = encoder.nsec3_chain(&self.nsec3.owners, &groups);
+        drop(encoder);
         let firsts = self.lines.has_files().then(|| first_records(&self.records, lens.0));
         drop((groups, self.records, self.rdata, self.ahead));
         let index = hinted(self.main.owners.index, &nodes);

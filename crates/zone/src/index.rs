@@ -115,8 +115,13 @@ impl NameIndex {
 
     /// An index whose entries are `row`, in a row (at most [`LINEAR_MAX`] of them).
     fn row(row: Vec<Slot>) -> NameIndex {
-        let (used, bloom) = (row.len() as u32, bloom_of(&row));
-        NameIndex { slots: ChunkVec::from_vec(row), mask: LINEAR, used, bloom }
+        NameIndex::in_row(ChunkVec::from_vec(row))
+    }
+
+    /// The index of the entries `slots`, in a row.
+    fn in_row(slots: ChunkVec<Slot, SLOT_BITS>) -> NameIndex {
+        let bloom = slots.iter().fold(0, |bloom, slot| bloom | bloom_bit(slot.tag()));
+        NameIndex { used: slots.len() as u32, slots, mask: LINEAR, bloom }
     }
 
     /// True when the entries lie in a row.
@@ -355,8 +360,10 @@ impl IndexBuilder {
         let size = NameIndex::slots_for(self.used);
         if size == LINEAR {
             let keys = self.keys.iter().copied().filter(|&key| key != 0);
-            let row = keys.map(|key| Slot { key, hint: hint_of(Slot { key, hint: 0 }.id()) });
-            return NameIndex::row(row.collect());
+            let mut row = keys.map(|key| Slot { key, hint: hint_of(Slot { key, hint: 0 }.id()) });
+            // Straight into the index's chunk: no list made and freed beside it.
+            let slots = ChunkVec::from_fn(self.used, |_| row.next().unwrap_or_default());
+            return NameIndex::in_row(slots);
         }
         let keys = if size == self.keys.len() {
             self.keys

@@ -466,6 +466,17 @@ impl BlobWriter {
         w
     }
 
+    /// A writer without a buffer (none allocated): [`restart`](Self::restart) it before
+    /// writing.
+    pub(crate) fn unallocated() -> BlobWriter {
+        BlobWriter { buf: Vec::new() }
+    }
+
+    /// The bytes its buffer has room for.
+    pub(crate) fn capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// Discards what was written and starts a blob for `owner`, keeping the buffer (a
     /// builder encoding a million nodes reuses one writer).
     pub fn restart(&mut self, owner: &Dname) {

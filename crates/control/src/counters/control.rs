@@ -137,6 +137,16 @@ impl ControlCounters {
         }
     }
 
+    /// [`journal_size`](Self::journal_size) of the zone `zone` names, its name written
+    /// out only when a row may change: an empty journal of a zone without a row (every
+    /// zone at a start without journals) costs no string.
+    pub fn journal_size_of(&self, zone: &impl std::fmt::Display, bytes: u64) {
+        if bytes == 0 && self.journals.lock().unwrap_or_else(PoisonError::into_inner).is_empty() {
+            return;
+        }
+        self.journal_size(&zone.to_string(), bytes);
+    }
+
     /// Sets the size of `zone`'s journal.
     pub fn journal_size(&self, zone: &str, bytes: u64) {
         let mut journals = self.journals.lock().unwrap_or_else(PoisonError::into_inner);
@@ -202,5 +212,13 @@ mod tests {
         c.journal_size("counted.test.", 5);
         c.forget_journal("counted.test.");
         assert!(!c.journals().iter().any(|(z, _)| z == "counted.test."));
+        // By a name written out: the same rows.
+        let name: tern_wire::Name = "shown.test.".parse().unwrap();
+        c.journal_size_of(&name, 0);
+        assert!(!c.journals().iter().any(|(z, _)| z == "shown.test."));
+        c.journal_size_of(&name, 7);
+        assert!(c.journals().contains(&("shown.test.".to_owned(), 7)));
+        c.journal_size_of(&name, 0);
+        assert!(!c.journals().iter().any(|(z, _)| z == "shown.test."), "its row goes");
     }
 }

@@ -237,7 +237,8 @@ impl ZoneBuilder {
             }
             start = end;
         }
-        ahead.targets = runs.targets;
+        ahead.targets = std::mem::take(&mut runs.targets);
+        drop(runs);
         ahead.done = upto;
         if !self.lines.has_files() {
             self.compact(upto);

@@ -7,6 +7,7 @@
 //! blob. A million-node zone thus costs one allocation per node, the blob itself.
 //! Findings about a record are placed at its line (the `lines` module).
 
+use std::cell::Cell;
 use std::ops::Range;
 
 use tern_wire::{Dname, Rtype};
@@ -49,7 +50,9 @@ impl Groups {
         // Counts land two slots up so that, after the prefix sum, `starts[k + 1]` is
         // group k's first slot: the scatter advances it to group k's end, which is
         // group k + 1's start.
-        let mut starts = vec![0u32; main_len + nsec3_len + 2];
+        let (mut starts, mut order) = GROUPS.try_with(Cell::take).unwrap_or_default();
+        starts.clear();
+        starts.resize(main_len + nsec3_len + 2, 0);
         let mut kept = 0;
         for p in records.iter().filter(|p| !taken(p)) {
             kept += 1;
@@ -62,7 +65,8 @@ impl Groups {
             sum += *slot;
             *slot = sum;
         }
-        let mut order = vec![0u32; kept];
+        order.clear();
+        order.resize(kept, 0);
         for (i, p) in records.iter().enumerate().filter(|(_, p)| !taken(p)) {
             if let Some(cursor) = starts.get_mut(key(p) + 1) {
                 if let Some(slot) = order.get_mut(*cursor as usize) {
@@ -90,6 +94,19 @@ impl Groups {
     }
 }
 
+impl Drop for Groups {
+    /// Keeps the two lists for the thread's next groups (see [`Scratch`]).
+    fn drop(&mut self) {
+        let lists = (kept(std::mem::take(&mut self.starts)), kept(std::mem::take(&mut self.order)));
+        let _ = GROUPS.try_with(|cell| cell.set(lists));
+    }
+}
+
+thread_local! {
+    /// The lists of the thread's last [`Groups`], emptied.
+    static GROUPS: Cell<(Vec<u32>, Vec<u32>)> = const { Cell::new((Vec::new(), Vec::new())) };
+}
+
 /// Encodes nodes one after the other through reused buffers.
 #[derive(Debug)]
 pub(super) struct Encoder<'a> {
@@ -112,6 +129,59 @@ pub(super) struct Encoder<'a> {
 const NODE_RECORDS: usize = 16;
 const NODE_BYTES: usize = 512;
 
+/// An [`Encoder`]'s buffers, kept by the thread for its next encoder: a start encodes
+/// zone after zone on each loading thread, and each encoder making and freeing its own
+/// left holes among the zones' data in glibc's heap.
+#[derive(Default)]
+struct Scratch {
+    group: Vec<Member>,
+    data: Vec<Member>,
+    sigs: Vec<Member>,
+    targets: Vec<NodeId>,
+    writer: Option<BlobWriter>,
+    unique: Unique,
+}
+
+thread_local! {
+    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+}
+
+/// Buffers of more elements than this are freed rather than kept for the next encoder.
+const KEEP_UP_TO: usize = 1 << 12;
+
+/// `v`, emptied, with room for `room` elements.
+fn with_room<T>(mut v: Vec<T>, room: usize) -> Vec<T> {
+    v.clear();
+    v.reserve(room);
+    v
+}
+
+/// `v` emptied, or a new one when it is too large to keep.
+fn kept<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    if v.capacity() > KEEP_UP_TO {
+        Vec::new()
+    } else {
+        v
+    }
+}
+
+impl Drop for Encoder<'_> {
+    /// Keeps the buffers for the thread's next encoder (see [`Scratch`]).
+    fn drop(&mut self) {
+        let writer = std::mem::replace(&mut self.writer, BlobWriter::unallocated());
+        let scratch = Scratch {
+            group: kept(std::mem::take(&mut self.group)),
+            data: kept(std::mem::take(&mut self.data)),
+            sigs: kept(std::mem::take(&mut self.sigs)),
+            targets: kept(std::mem::take(&mut self.targets)),
+            writer: (writer.capacity() <= KEEP_UP_TO * 16).then_some(writer),
+            unique: std::mem::take(&mut self.unique).kept(KEEP_UP_TO),
+        };
+        let _ = SCRATCH.try_with(|cell| cell.set(scratch));
+    }
+}
+
 impl<'a> Encoder<'a> {
     pub(super) fn new(
         records: &'a [Pending],
@@ -119,6 +189,8 @@ impl<'a> Encoder<'a> {
         lines: &'a Lines,
         report: &'a mut Report,
     ) -> Self {
+        let Scratch { group, data, sigs, targets, writer, unique } =
+            SCRATCH.try_with(Cell::take).unwrap_or_default();
         Encoder {
             records,
             rdata,
@@ -126,12 +198,18 @@ impl<'a> Encoder<'a> {
             report,
             // Room for the usual node (a zone apex) from the start: a small zone's
             // nodes are encoded without growing them.
-            group: Vec::with_capacity(NODE_RECORDS),
-            data: Vec::with_capacity(NODE_RECORDS),
-            sigs: Vec::new(),
-            targets: Vec::with_capacity(NODE_RECORDS),
-            writer: BlobWriter::with_capacity(Dname::ROOT, NODE_BYTES),
-            unique: Unique::default(),
+            group: with_room(group, NODE_RECORDS),
+            data: with_room(data, NODE_RECORDS),
+            sigs,
+            targets: with_room(targets, NODE_RECORDS),
+            writer: writer.map_or_else(
+                || BlobWriter::with_capacity(Dname::ROOT, NODE_BYTES),
+                |mut w| {
+                    w.restart(Dname::ROOT);
+                    w
+                },
+            ),
+            unique,
         }
     }
 

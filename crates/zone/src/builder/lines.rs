@@ -9,6 +9,7 @@
 //! one file. Finding one record's line reads at most a checkpoint's worth of steps, and
 //! is only done for a finding.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use crate::error::Position;
@@ -35,19 +36,72 @@ pub(super) struct Lines {
     files: Vec<PathBuf>,
     /// The parser's number of the file of the current run (`NO_FILE`: no location).
     current: u32,
+    /// Paths of an earlier builder's files, whose room the next files take.
+    spare_paths: Vec<PathBuf>,
 }
+
+/// The buffers of the last [`Lines`] dropped on this thread, emptied, for the next one:
+/// a start loads zone after zone on each loading thread, and each zone's `Lines` making
+/// and freeing its own (its file's path among them) left holes among the zones' data
+/// in glibc's heap, which the next zones' data did not fit.
+#[derive(Default)]
+struct Spare {
+    steps: Vec<u8>,
+    checkpoints: Vec<u32>,
+    jumps: Vec<(u32, u32)>,
+    runs: Vec<(u32, u32)>,
+    files: Vec<PathBuf>,
+    paths: Vec<PathBuf>,
+}
+
+thread_local! {
+    static SPARE: Cell<Spare> = Cell::new(Spare::default());
+}
+
+/// Buffers larger than this (in elements) are freed rather than kept for the next
+/// zone: a large zone's lines should not stay with the thread.
+const KEEP_UP_TO: usize = 1 << 16;
 
 impl Default for Lines {
     fn default() -> Lines {
+        let spare = SPARE.try_with(Cell::take).unwrap_or_default();
         Lines {
-            steps: Vec::new(),
-            checkpoints: Vec::new(),
-            jumps: Vec::new(),
+            steps: spare.steps,
+            checkpoints: spare.checkpoints,
+            jumps: spare.jumps,
             last: 0,
-            runs: Vec::new(),
-            files: Vec::new(),
+            runs: spare.runs,
+            files: spare.files,
             current: NONE_YET,
+            spare_paths: spare.paths,
         }
+    }
+}
+
+impl Drop for Lines {
+    /// Keeps the buffers, emptied, for the next `Lines` of this thread (see [`Spare`]).
+    fn drop(&mut self) {
+        fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
+            v.clear();
+            if v.capacity() > KEEP_UP_TO {
+                Vec::new()
+            } else {
+                v
+            }
+        }
+        let mut paths = std::mem::take(&mut self.spare_paths);
+        paths.extend(self.files.drain(..).filter(|p| p.capacity() <= KEEP_UP_TO));
+        paths.truncate(4);
+        let spare = Spare {
+            steps: emptied(std::mem::take(&mut self.steps)),
+            checkpoints: emptied(std::mem::take(&mut self.checkpoints)),
+            jumps: emptied(std::mem::take(&mut self.jumps)),
+            runs: emptied(std::mem::take(&mut self.runs)),
+            files: emptied(std::mem::take(&mut self.files)),
+            paths,
+        };
+        // A `Lines` dropped while the thread ends finds no thread-local: nothing kept.
+        let _ = SPARE.try_with(|cell| cell.set(spare));
     }
 }
 
@@ -99,7 +153,10 @@ impl Lines {
             Some(file) => match self.files.iter().position(|f| f.as_os_str() == file.as_os_str()) {
                 Some(n) => n as u32,
                 None => {
-                    self.files.push(file.to_path_buf());
+                    let mut path = self.spare_paths.pop().unwrap_or_default();
+                    path.as_mut_os_string().clear();
+                    path.as_mut_os_string().push(file.as_os_str());
+                    self.files.push(path);
                     (self.files.len() - 1) as u32
                 }
             },

@@ -32,6 +32,20 @@ pub(super) struct Unique {
 }
 
 impl Unique {
+    /// Itself, emptied, to keep for later; a new one when a buffer holds more than
+    /// `limit` elements.
+    pub(super) fn kept(mut self, limit: usize) -> Unique {
+        let largest = [self.keys.capacity(), self.spans.capacity(), self.order.capacity()];
+        if largest.into_iter().chain([self.duplicate.capacity()]).any(|c| c > limit) {
+            return Unique::default();
+        }
+        self.keys.clear();
+        self.spans.clear();
+        self.order.clear();
+        self.duplicate.clear();
+        self
+    }
+
     /// Copies `records` (all of one type) into `kept` in order, without duplicates, and
     /// calls `dropped` with each duplicate.
     pub(super) fn retain(
