@@ -8,7 +8,9 @@ turn — pinned to CPU 1, one worker, the same configurations as `bench.py` — 
 
 * load s: process start until every sampled zone (every `--sample`th, and the last one)
   gets an authoritative NOERROR answer to its SOA query;
-* PSS: proportional set size summed over the process tree, 0.5 s later;
+* PSS: proportional set size summed over the process tree, 0.5 s later, and again
+  `--settle` seconds after that (settled: a server may give back what its load freed
+  only once the load is done);
 * after the timing, a sweep asks every zone's SOA and counts those that do not answer
   authoritatively (must be 0; not part of the load time; counting stops at 100).
 
@@ -39,6 +41,8 @@ def parse_args():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--sample", type=int, default=1000, help="probe every Nth zone")
     p.add_argument("--timeout", type=float, default=1200, help="seconds to wait for a load")
+    p.add_argument("--settle", type=float, default=10,
+                   help="seconds after the first PSS reading for the settled one")
     bench.add_common_args(p)
     return p.parse_args()
 
@@ -92,8 +96,10 @@ def session(kind, zones, args, tern):
     try:
         load_s = server.wait_answering(timeout=args.timeout)
         time.sleep(0.5)
-        record = {"server": kind, "load_s": load_s, "pss_kb": server.pss_kb(),
-                  "missing": sweep(server.port, zones)}
+        pss_kb = server.pss_kb()
+        time.sleep(args.settle)
+        record = {"server": kind, "load_s": load_s, "pss_kb": pss_kb,
+                  "settled_kb": server.pss_kb(), "missing": sweep(server.port, zones)}
     except RuntimeError as err:
         record = {"server": kind, "error": str(err)[:500]}
     finally:
@@ -104,20 +110,23 @@ def session(kind, zones, args, tern):
 def render(records, kinds, count):
     rows = [f"#### {count:,} small zones: load time and memory", "",
             "| server | load s (median) | load × Knot | PSS MiB (median) | PSS × Knot "
-            "| zones not answering |", "|---|---:|---:|---:|---:|---:|"]
+            "| PSS MiB settled | settled × Knot | zones not answering |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     med = {}
     for kind in kinds:
         ok = [r for r in records if r["server"] == kind and "error" not in r]
         if ok:
             med[kind] = (statistics.median(r["load_s"] for r in ok),
                          statistics.median(r["pss_kb"] for r in ok) / 1024,
+                         statistics.median(r["settled_kb"] for r in ok) / 1024,
                          max(r["missing"] for r in ok))
     knot = med.get("knot")
-    for kind, (load, pss, missing) in med.items():
+    for kind, (load, pss, settled, missing) in med.items():
         load_ratio = f"{load / knot[0]:.2f}" if knot else "—"
         pss_ratio = f"{pss / knot[1]:.2f}" if knot else "—"
+        settled_ratio = f"{settled / knot[2]:.2f}" if knot else "—"
         rows.append(f"| {kind} | {load:.2f} | {load_ratio} | {pss:,.1f} | {pss_ratio} "
-                    f"| {missing} |")
+                    f"| {settled:,.1f} | {settled_ratio} | {missing} |")
     return "\n".join(rows)
 
 
@@ -141,7 +150,7 @@ def main():
             r = records[-1]
             print(f"  {kind:5} " + (f"FAILED: {r['error']}" if "error" in r else
                   f"load {r['load_s']:.2f}s pss {r['pss_kb'] / 1024:.1f} MiB "
-                  f"missing {r['missing']}"), flush=True)
+                  f"settled {r['settled_kb'] / 1024:.1f} MiB missing {r['missing']}"), flush=True)
     print()
     print(render(records, kinds, len(zones)))
     bad = any("error" in r or r.get("missing") for r in records)
