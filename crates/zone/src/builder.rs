@@ -88,7 +88,10 @@ impl ZoneBuilder {
     /// growing them step by step (a start with a million small zones spent a sixth of
     /// its load's instructions there). Bigger zones grow their buffers as they go.
     pub fn sized(origin: &Dname, bytes: u64) -> ZoneBuilder {
-        ZoneBuilder::with_room(origin, usize::try_from(bytes).unwrap_or(usize::MAX).min(SIZED_UP_TO))
+        ZoneBuilder::with_room(
+            origin,
+            usize::try_from(bytes).unwrap_or(usize::MAX).min(SIZED_UP_TO),
+        )
     }
 
     /// A builder with room for about `bytes` of zone text (none for 0). The room is made
