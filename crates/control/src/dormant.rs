@@ -48,7 +48,7 @@ pub struct Dormant {
     /// The source as last loaded.
     pub source: Option<SourceVersion>,
     /// When the served version was published.
-    pub loaded_at: Option<u64>,
+    pub loaded_at: Kept,
     /// The journal, when it holds changes or refuses them (an empty one is let go of).
     pub journal: Option<SharedJournal>,
     /// An empty journal was let go of: it is opened again at the wake.
@@ -56,11 +56,32 @@ pub struct Dormant {
     /// Frozen by an operator.
     pub frozen: bool,
     /// The journal's length as `zone-status` last showed it.
-    pub journal_bytes: Option<u64>,
+    pub journal_bytes: Kept,
     /// What few zones keep at rest: an error, NOTIFYs under way, a catalog's report.
     pub rare: Option<Box<Rare>>,
     /// A zone with timers: what they need, and the deadline it waits for.
     pub timed: Option<Box<Timed>>,
+}
+
+/// An `Option<u64>` in 8 bytes (`Option<u64>` takes 16), for what a million resting
+/// zones each keep: `u64::MAX` stands for none, so that value itself reads back as none
+/// (no time or journal length reaches it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Kept(u64);
+
+impl Kept {
+    /// None.
+    pub const NONE: Kept = Kept(u64::MAX);
+
+    /// `value` kept.
+    pub fn new(value: Option<u64>) -> Kept {
+        Kept(value.unwrap_or(u64::MAX))
+    }
+
+    /// The value kept.
+    pub fn get(self) -> Option<u64> {
+        (self.0 != u64::MAX).then_some(self.0)
+    }
 }
 
 /// What a resting zone keeps only now and then (most keep none, and no box): the
@@ -117,11 +138,11 @@ impl Dormant {
             plan,
             current: None,
             source: None,
-            loaded_at: None,
+            loaded_at: Kept::NONE,
             journal: None,
             journal_closed: false,
             frozen: false,
-            journal_bytes: None,
+            journal_bytes: Kept::NONE,
             rare: None,
             timed: None,
         }
@@ -136,11 +157,11 @@ impl Dormant {
             zone: self.plan.name.to_string(),
             serial: zone.map(|z| z.serial()),
             records: zone.map_or(0, |z| z.record_count() as u64),
-            loaded_at: self.loaded_at,
-            journal_bytes: self.journal_bytes,
+            loaded_at: self.loaded_at.get(),
+            journal_bytes: self.journal_bytes.get(),
             unflushed: timed.is_some_and(|t| t.file_base.is_some()),
             frozen: self.frozen,
-            last_error: last_error.or_else(|| refused(self.journal.as_ref(), self.loaded_at)),
+            last_error: last_error.or_else(|| refused(self.journal.as_ref(), self.loaded_at.get())),
             ..ZoneStatus::default()
         };
         let schedule = timed.map_or_else(Schedule::default, |t| t.schedule);
@@ -182,7 +203,7 @@ impl Writer {
         let mut writer = Writer::with_status(record.plan, slot, shared, status);
         writer.current = record.current;
         writer.source = record.source;
-        writer.loaded_at = record.loaded_at;
+        writer.loaded_at = record.loaded_at.get();
         writer.journal = record.journal;
         writer.journal_closed = record.journal_closed;
         writer.frozen = record.frozen;
@@ -232,11 +253,11 @@ impl Writer {
             plan: Arc::clone(&self.plan),
             current: self.current.take(),
             source: self.source.take(),
-            loaded_at: self.loaded_at,
+            loaded_at: Kept::new(self.loaded_at),
             journal: journal.filter(|_| !empty),
             journal_closed: empty,
             frozen: self.frozen,
-            journal_bytes,
+            journal_bytes: Kept::new(journal_bytes),
             rare: self.take_rare(),
             timed: self.take_timed(generation),
         }
@@ -288,6 +309,17 @@ mod timers_tests;
 mod tests {
     use super::*;
     use crate::plan::ZoneSource;
+
+    #[test]
+    fn kept_values_read_back_and_a_resting_entry_stays_small() {
+        for value in [None, Some(0), Some(7), Some(u64::MAX - 1)] {
+            assert_eq!(Kept::new(value).get(), value);
+        }
+        assert_eq!(Kept::NONE.get(), None);
+        // A million resting zones each hold an entry: 104 bytes (120 with its counts,
+        // a 128-byte block in glibc's heap). Two `Option<u64>` fields made it 120.
+        assert!(std::mem::size_of::<crate::registry::Entry>() <= 104);
+    }
 
     /// A primary loaded from a file, its journal opened (empty) under `storage`.
     async fn loaded(storage: &std::path::Path) -> Writer {

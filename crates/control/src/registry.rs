@@ -366,11 +366,11 @@ mod tests {
             plan,
             current: Some(zone),
             source: None,
-            loaded_at: Some(7),
+            loaded_at: crate::dormant::Kept::new(Some(7)),
             journal: None,
             journal_closed: false,
             frozen: false,
-            journal_bytes: Some(12),
+            journal_bytes: crate::dormant::Kept::new(Some(12)),
             rare: None,
             timed: None,
         }
