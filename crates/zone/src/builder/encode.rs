@@ -146,8 +146,10 @@ thread_local! {
     static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
 }
 
-/// Buffers of more elements than this are freed rather than kept for the next encoder.
-const KEEP_UP_TO: usize = 1 << 12;
+/// Buffers of more bytes than this are freed rather than kept for the next encoder (or
+/// grouping, or line records: see `lines.rs`), so that a thread keeps at most a few
+/// hundred KiB after a large zone.
+pub(super) const KEEP_UP_TO: usize = 64 << 10;
 
 /// `v`, emptied, with room for `room` elements.
 fn with_room<T>(mut v: Vec<T>, room: usize) -> Vec<T> {
@@ -157,9 +159,9 @@ fn with_room<T>(mut v: Vec<T>, room: usize) -> Vec<T> {
 }
 
 /// `v` emptied, or a new one when it is too large to keep.
-fn kept<T>(mut v: Vec<T>) -> Vec<T> {
+pub(super) fn kept<T>(mut v: Vec<T>) -> Vec<T> {
     v.clear();
-    if v.capacity() > KEEP_UP_TO {
+    if v.capacity().saturating_mul(std::mem::size_of::<T>()) > KEEP_UP_TO {
         Vec::new()
     } else {
         v
@@ -175,7 +177,7 @@ impl Drop for Encoder<'_> {
             data: kept(std::mem::take(&mut self.data)),
             sigs: kept(std::mem::take(&mut self.sigs)),
             targets: kept(std::mem::take(&mut self.targets)),
-            writer: (writer.capacity() <= KEEP_UP_TO * 16).then_some(writer),
+            writer: (writer.capacity() <= KEEP_UP_TO).then_some(writer),
             unique: std::mem::take(&mut self.unique).kept(KEEP_UP_TO),
         };
         let _ = SCRATCH.try_with(|cell| cell.set(scratch));
@@ -355,6 +357,16 @@ fn rrset_key(p: &Pending, arena: &[u8]) -> (u16, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn small_buffers_are_kept_emptied_and_large_ones_freed() {
+        let mut small = Vec::with_capacity(100);
+        small.push(1u32);
+        let small = kept(small);
+        assert!(small.is_empty() && small.capacity() >= 100);
+        let large: Vec<u64> = Vec::with_capacity(KEEP_UP_TO / 8 + 1);
+        assert_eq!(kept(large).capacity(), 0, "more than KEEP_UP_TO bytes");
+    }
     use crate::node::NO_NODE;
     use tern_wire::Rtype;
 

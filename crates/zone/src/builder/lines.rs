@@ -12,6 +12,8 @@
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
+use super::encode::{kept, KEEP_UP_TO};
+
 use crate::error::Position;
 
 /// Records between two stored lines.
@@ -58,10 +60,6 @@ thread_local! {
     static SPARE: Cell<Spare> = Cell::new(Spare::default());
 }
 
-/// Buffers larger than this (in elements) are freed rather than kept for the next
-/// zone: a large zone's lines should not stay with the thread.
-const KEEP_UP_TO: usize = 1 << 16;
-
 impl Default for Lines {
     fn default() -> Lines {
         let spare = SPARE.try_with(Cell::take).unwrap_or_default();
@@ -81,23 +79,15 @@ impl Default for Lines {
 impl Drop for Lines {
     /// Keeps the buffers, emptied, for the next `Lines` of this thread (see [`Spare`]).
     fn drop(&mut self) {
-        fn emptied<T>(mut v: Vec<T>) -> Vec<T> {
-            v.clear();
-            if v.capacity() > KEEP_UP_TO {
-                Vec::new()
-            } else {
-                v
-            }
-        }
         let mut paths = std::mem::take(&mut self.spare_paths);
         paths.extend(self.files.drain(..).filter(|p| p.capacity() <= KEEP_UP_TO));
         paths.truncate(4);
         let spare = Spare {
-            steps: emptied(std::mem::take(&mut self.steps)),
-            checkpoints: emptied(std::mem::take(&mut self.checkpoints)),
-            jumps: emptied(std::mem::take(&mut self.jumps)),
-            runs: emptied(std::mem::take(&mut self.runs)),
-            files: emptied(std::mem::take(&mut self.files)),
+            steps: kept(std::mem::take(&mut self.steps)),
+            checkpoints: kept(std::mem::take(&mut self.checkpoints)),
+            jumps: kept(std::mem::take(&mut self.jumps)),
+            runs: kept(std::mem::take(&mut self.runs)),
+            files: kept(std::mem::take(&mut self.files)),
             paths,
         };
         // A `Lines` dropped while the thread ends finds no thread-local: nothing kept.

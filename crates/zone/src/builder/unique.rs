@@ -33,10 +33,16 @@ pub(super) struct Unique {
 
 impl Unique {
     /// Itself, emptied, to keep for later; a new one when a buffer holds more than
-    /// `limit` elements.
+    /// `limit` bytes.
     pub(super) fn kept(mut self, limit: usize) -> Unique {
-        let largest = [self.keys.capacity(), self.spans.capacity(), self.order.capacity()];
-        if largest.into_iter().chain([self.duplicate.capacity()]).any(|c| c > limit) {
+        let bytes = |cap: usize, size: usize| cap.saturating_mul(size);
+        let largest = [
+            bytes(self.keys.capacity(), 1),
+            bytes(self.spans.capacity(), std::mem::size_of::<(usize, usize)>()),
+            bytes(self.order.capacity(), 4),
+            bytes(self.duplicate.capacity(), 1),
+        ];
+        if largest.into_iter().any(|b| b > limit) {
             return Unique::default();
         }
         self.keys.clear();
