@@ -61,6 +61,22 @@ type Member = (u32, Pending);
 /// The text length up to which [`ZoneBuilder::sized`] sizes its buffers ahead.
 const SIZED_UP_TO: usize = 64 * 1024;
 
+/// Buffers of more bytes than this are freed rather than kept by the thread for its
+/// next zone (the encoder's, the grouping's and the line records'), so that a thread
+/// keeps at most a few hundred KiB after a large zone.
+const KEEP_UP_TO: usize = 64 << 10;
+
+/// `v` emptied, to keep for the thread's next zone; a new one when it is too large to
+/// keep ([`KEEP_UP_TO`]).
+fn kept<T>(mut v: Vec<T>) -> Vec<T> {
+    v.clear();
+    if v.capacity().saturating_mul(std::mem::size_of::<T>()) > KEEP_UP_TO {
+        Vec::new()
+    } else {
+        v
+    }
+}
+
 /// Collects records and builds a [`ZoneContents`].
 #[derive(Debug)]
 pub struct ZoneBuilder {

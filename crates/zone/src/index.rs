@@ -120,7 +120,7 @@ impl NameIndex {
 
     /// The index of the entries `slots`, in a row.
     fn in_row(slots: ChunkVec<Slot, SLOT_BITS>) -> NameIndex {
-        let bloom = slots.iter().fold(0, |bloom, slot| bloom | bloom_bit(slot.tag()));
+        let bloom = bloom_of(slots.head());
         NameIndex { used: slots.len() as u32, slots, mask: LINEAR, bloom }
     }
 

@@ -15,7 +15,7 @@ use tern_wire::{Dname, Rtype};
 use super::lines::Lines;
 use super::space::Owners;
 use super::unique::{rdata_of, Unique};
-use super::{Member, Pending, NSEC3_SPACE};
+use super::{kept, Member, Pending, KEEP_UP_TO, NSEC3_SPACE};
 use crate::check;
 use crate::node::{BlobWriter, Node, NodeId, RrsetHead};
 use crate::nsec3::{decode_hash_label, Nsec3Chain, Nsec3Params};
@@ -146,26 +146,11 @@ thread_local! {
     static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
 }
 
-/// Buffers of more bytes than this are freed rather than kept for the next encoder (or
-/// grouping, or line records: see `lines.rs`), so that a thread keeps at most a few
-/// hundred KiB after a large zone.
-pub(super) const KEEP_UP_TO: usize = 64 << 10;
-
 /// `v`, emptied, with room for `room` elements.
 fn with_room<T>(mut v: Vec<T>, room: usize) -> Vec<T> {
     v.clear();
     v.reserve(room);
     v
-}
-
-/// `v` emptied, or a new one when it is too large to keep.
-pub(super) fn kept<T>(mut v: Vec<T>) -> Vec<T> {
-    v.clear();
-    if v.capacity().saturating_mul(std::mem::size_of::<T>()) > KEEP_UP_TO {
-        Vec::new()
-    } else {
-        v
-    }
 }
 
 impl Drop for Encoder<'_> {
@@ -178,7 +163,7 @@ impl Drop for Encoder<'_> {
             sigs: kept(std::mem::take(&mut self.sigs)),
             targets: kept(std::mem::take(&mut self.targets)),
             writer: (writer.capacity() <= KEEP_UP_TO).then_some(writer),
-            unique: std::mem::take(&mut self.unique).kept(KEEP_UP_TO),
+            unique: std::mem::take(&mut self.unique).kept(),
         };
         let _ = SCRATCH.try_with(|cell| cell.set(scratch));
     }
@@ -357,6 +342,12 @@ fn rrset_key(p: &Pending, arena: &[u8]) -> (u16, bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::node::NO_NODE;
+    use tern_wire::Rtype;
+
+    fn pending(node: u32) -> Pending {
+        Pending { rdata_at: 0, node, ttl: 0, target: NO_NODE, len: 0, rtype: Rtype::A }
+    }
 
     #[test]
     fn small_buffers_are_kept_emptied_and_large_ones_freed() {
@@ -366,12 +357,6 @@ mod tests {
         assert!(small.is_empty() && small.capacity() >= 100);
         let large: Vec<u64> = Vec::with_capacity(KEEP_UP_TO / 8 + 1);
         assert_eq!(kept(large).capacity(), 0, "more than KEEP_UP_TO bytes");
-    }
-    use crate::node::NO_NODE;
-    use tern_wire::Rtype;
-
-    fn pending(node: u32) -> Pending {
-        Pending { rdata_at: 0, node, ttl: 0, target: NO_NODE, len: 0, rtype: Rtype::A }
     }
 
     #[test]

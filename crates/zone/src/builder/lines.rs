@@ -12,7 +12,7 @@
 use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
-use super::encode::{kept, KEEP_UP_TO};
+use super::{kept, KEEP_UP_TO};
 
 use crate::error::Position;
 

@@ -12,7 +12,7 @@
 use tern_wire::rdata::canonical_wire;
 use tern_wire::Rtype;
 
-use super::{Member, Pending};
+use super::{kept, Member, Pending};
 use crate::records::canonical_eq;
 
 /// RRsets up to this size compare each record with the ones kept before it.
@@ -32,24 +32,14 @@ pub(super) struct Unique {
 }
 
 impl Unique {
-    /// Itself, emptied, to keep for later; a new one when a buffer holds more than
-    /// `limit` bytes.
-    pub(super) fn kept(mut self, limit: usize) -> Unique {
-        let bytes = |cap: usize, size: usize| cap.saturating_mul(size);
-        let largest = [
-            bytes(self.keys.capacity(), 1),
-            bytes(self.spans.capacity(), std::mem::size_of::<(usize, usize)>()),
-            bytes(self.order.capacity(), 4),
-            bytes(self.duplicate.capacity(), 1),
-        ];
-        if largest.into_iter().any(|b| b > limit) {
-            return Unique::default();
+    /// Itself, emptied, to keep for later (each buffer as [`kept`] keeps it).
+    pub(super) fn kept(self) -> Unique {
+        Unique {
+            keys: kept(self.keys),
+            spans: kept(self.spans),
+            order: kept(self.order),
+            duplicate: kept(self.duplicate),
         }
-        self.keys.clear();
-        self.spans.clear();
-        self.order.clear();
-        self.duplicate.clear();
-        self
     }
 
     /// Copies `records` (all of one type) into `kept` in order, without duplicates, and
