@@ -261,8 +261,9 @@ impl<'b> Response<'b> {
     ) -> Result<(), Truncated> {
         let mark = self.writer.mark();
         let section = Section::Authority;
-        let record = soa.record(ttl);
-        let written = self.writer.push_prepared(section, record.bytes(), record.slots(), apex_at);
+        let mut fields = [0; 12];
+        let (record, slots) = soa.record(ttl, &mut fields);
+        let written = self.writer.push_prepared(section, record, slots, apex_at);
         let all = written.map_err(drop).and_then(|owner_at| match signed {
             Some(rrset) => self.sigs(section, apex, owner_at, rrset, ttl),
             None => Ok(()),

@@ -5,8 +5,8 @@
 //! and its MNAME and RNAME usually end in the apex too — a suffix of the query name, so
 //! in the answer all three compress to a pointer into the question (RFC 1035 §4.1.4).
 //! Written through the general record path that costs a name parse and a suffix search
-//! per name; prepared here, it is one copy plus a pointer patched in at each
-//! [`NegativeRecord::slots`] offset, with the same bytes as the general path writes when
+//! per name; prepared here, it is one copy plus a pointer patched in at each slot
+//! ([`NegativeSoa::record`]), with the same bytes as the general path writes when
 //! the apex is where the pointers point.
 //!
 //! When neither MNAME nor RNAME ends in the apex (a hosting platform's zones name the
@@ -43,23 +43,6 @@ pub enum NegativeSoa {
     },
 }
 
-/// The negative SOA of one answer (see [`NegativeSoa::record`]).
-#[derive(Debug, Clone, Copy)]
-pub struct NegativeRecord<'a> {
-    /// The record's start: all of it, or the owner's slot to RDLENGTH.
-    head: Head<'a>,
-    /// The rest of it (the RDATA of [`NegativeSoa::Whole`]).
-    tail: &'a [u8],
-    slots: &'a [u16],
-}
-
-/// The start of a [`NegativeRecord`].
-#[derive(Debug, Clone, Copy)]
-enum Head<'a> {
-    Prepared(&'a [u8]),
-    Fields([u8; 12]),
-}
-
 /// The owner's slot alone.
 const OWNER_SLOT: [u16; 1] = [0];
 
@@ -92,7 +75,7 @@ impl NegativeSoa {
             record.extend_from_slice(&[0, 0]);
         };
         slot(&mut record);
-        record.extend_from_slice(fields(ttl, 0).get(2..).unwrap_or(&[]));
+        record.extend_from_slice(soa_fields(ttl, 0).get(2..).unwrap_or(&[]));
         for name in [mname, rname] {
             let wire = name.as_wire();
             match wire.len().checked_sub(apex.len()).and_then(|n| wire.get(..n)) {
@@ -119,22 +102,25 @@ impl NegativeSoa {
     }
 
     /// The record with TTL `ttl` (the TTL the zone gave when it was prepared, for
-    /// [`NegativeSoa::Prepared`]).
+    /// [`NegativeSoa::Prepared`]): its start and the rest (owner, type, class, TTL,
+    /// RDLENGTH and RDATA, two zero bytes at each slot), as
+    /// [`tern_wire::message::MessageWriter::push_prepared`] takes them, and the offsets
+    /// where a pointer to the apex goes: the owner (always, at 0) and each RDATA name
+    /// that ends in the apex. `fields` is room for the start of a [`NegativeSoa::Whole`].
     #[inline]
-    pub fn record(&self, ttl: u32) -> NegativeRecord<'_> {
+    pub fn record<'a>(
+        &'a self,
+        ttl: u32,
+        fields: &'a mut [u8; 12],
+    ) -> ((&'a [u8], &'a [u8]), &'a [u16]) {
         match self {
-            NegativeSoa::Prepared { record, slots, slot_count } => NegativeRecord {
-                head: Head::Prepared(record),
-                tail: &[],
-                slots: slots.get(..usize::from(*slot_count)).unwrap_or(&[]),
-            },
+            NegativeSoa::Prepared { record, slots, slot_count } => {
+                ((record, &[]), slots.get(..usize::from(*slot_count)).unwrap_or(&[]))
+            }
             NegativeSoa::Whole { data, at, len } => {
                 let start = usize::from(*at);
-                NegativeRecord {
-                    head: Head::Fields(fields(ttl, *len)),
-                    tail: data.get(start..start + usize::from(*len)).unwrap_or(&[]),
-                    slots: &OWNER_SLOT,
-                }
+                *fields = soa_fields(ttl, *len);
+                ((fields, data.get(start..start + usize::from(*len)).unwrap_or(&[])), &OWNER_SLOT)
             }
         }
     }
@@ -142,30 +128,10 @@ impl NegativeSoa {
 
 /// The owner's slot, type, class, TTL and RDLENGTH of an SOA record.
 #[inline]
-fn fields(ttl: u32, rdlength: u16) -> [u8; 12] {
+fn soa_fields(ttl: u32, rdlength: u16) -> [u8; 12] {
     let ([t0, t1], [c0, c1]) = (Rtype::SOA.0.to_be_bytes(), Class::IN.0.to_be_bytes());
     let ([l0, l1, l2, l3], [r0, r1]) = (ttl.to_be_bytes(), rdlength.to_be_bytes());
     [0, 0, t0, t1, c0, c1, l0, l1, l2, l3, r0, r1]
-}
-
-impl<'a> NegativeRecord<'a> {
-    /// The record: its start and the rest (owner, type, class, TTL, RDLENGTH and RDATA,
-    /// two zero bytes at each slot), as
-    /// [`tern_wire::message::MessageWriter::push_prepared`] takes it.
-    #[inline]
-    pub fn bytes(&self) -> (&[u8], &'a [u8]) {
-        match &self.head {
-            Head::Prepared(record) => (record, self.tail),
-            Head::Fields(fields) => (fields, self.tail),
-        }
-    }
-
-    /// Offsets into the record where a pointer to the apex goes: the owner (always, at
-    /// 0) and each RDATA name that ends in the apex.
-    #[inline]
-    pub fn slots(&self) -> &'a [u16] {
-        self.slots
-    }
 }
 
 #[cfg(test)]
@@ -192,9 +158,9 @@ mod tests {
 
     /// The record's bytes and slots.
     fn written(soa: &NegativeSoa, ttl: u32) -> (Vec<u8>, Vec<u16>) {
-        let record = soa.record(ttl);
-        let (head, tail) = record.bytes();
-        ([head, tail].concat(), record.slots().to_vec())
+        let mut fields = [0; 12];
+        let ((head, tail), slots) = soa.record(ttl, &mut fields);
+        ([head, tail].concat(), slots.to_vec())
     }
 
     #[test]
